@@ -1,0 +1,98 @@
+// Package bus holds event buses: named channels of an account that events are put on and rules read from.
+package bus
+
+import (
+	"context"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// Retention bounds how long and how much of a bus's events are kept (it also backs replay).
+type Retention struct {
+	MaxAge   time.Duration
+	MaxBytes int64
+}
+
+// Retention defaults and limits.
+const (
+	DefaultMaxAge   = 72 * time.Hour
+	DefaultMaxBytes = int64(1 << 30)
+	MinMaxAge       = time.Minute
+	MaxMaxAge       = 365 * 24 * time.Hour
+	MinMaxBytes     = int64(1 << 20)
+)
+
+// Errors returned by this package and its repository.
+var (
+	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "BusNotFound"}
+	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "BusAlreadyExists"}
+	ErrNotEmpty      = &domain.Error{Kind: domain.KindConflict, Code: "BusNotEmpty"}
+)
+
+// Bus is an event bus of an account. Its internal id names its stream, so the name is free to change.
+type Bus struct {
+	id          string
+	accountID   string
+	name        string
+	description string
+	retention   Retention
+	createdAt   time.Time
+}
+
+// New validates and returns a new bus with a fresh id. A zero retention field takes its default.
+func New(accountID, name, description string, retention Retention, now time.Time) (*Bus, error) {
+	if err := domain.ValidateAccountID(accountID); err != nil {
+		return nil, err
+	}
+	if err := domain.ValidateName("name", name); err != nil {
+		return nil, err
+	}
+	if err := domain.ValidateDescription(description); err != nil {
+		return nil, err
+	}
+	if retention.MaxAge == 0 {
+		retention.MaxAge = DefaultMaxAge
+	}
+	if retention.MaxBytes == 0 {
+		retention.MaxBytes = DefaultMaxBytes
+	}
+	if retention.MaxAge < MinMaxAge || retention.MaxAge > MaxMaxAge {
+		return nil, domain.Invalid("retention.maxAge", "retention.maxAge must be between %s and %s", MinMaxAge, MaxMaxAge)
+	}
+	if retention.MaxBytes < MinMaxBytes {
+		return nil, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", MinMaxBytes)
+	}
+	return &Bus{
+		id: domain.NewID(), accountID: accountID, name: name, description: description,
+		retention: retention, createdAt: now.UTC(),
+	}, nil
+}
+
+// UnmarshalFromDatabase rebuilds a bus from storage without validation.
+func UnmarshalFromDatabase(id, accountID, name, description string, retention Retention, createdAt time.Time) *Bus {
+	return &Bus{id: id, accountID: accountID, name: name, description: description, retention: retention, createdAt: createdAt}
+}
+
+func (b *Bus) ID() string           { return b.id }
+func (b *Bus) AccountID() string    { return b.accountID }
+func (b *Bus) Name() string         { return b.name }
+func (b *Bus) Description() string  { return b.description }
+func (b *Bus) Retention() Retention { return b.retention }
+func (b *Bus) CreatedAt() time.Time { return b.createdAt }
+
+// Repository stores buses. Names are unique per account.
+type Repository interface {
+	// Create stores a new bus; ErrAlreadyExists when the account has a bus of that name.
+	Create(ctx context.Context, b *Bus) error
+	// Get returns ErrNotFound when the account has no bus of that name.
+	Get(ctx context.Context, accountID, name string) (*Bus, error)
+	// GetByID returns ErrNotFound when no bus has that id.
+	GetByID(ctx context.Context, id string) (*Bus, error)
+	// List returns one page of an account's buses ordered by name, and the token of the next page ("" at the end).
+	List(ctx context.Context, accountID string, page domain.Page) ([]*Bus, string, error)
+	// ListAll returns every bus of every account (for reconciliation).
+	ListAll(ctx context.Context) ([]*Bus, error)
+	// Delete removes a bus; ErrNotEmpty while it has rules, ErrNotFound when it does not exist.
+	Delete(ctx context.Context, id string) error
+}

@@ -1,0 +1,172 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/account"
+)
+
+// Size limits of events put on a bus.
+const (
+	// MaxEventSize is the largest encoded event (one batch entry) accepted.
+	MaxEventSize = 256 << 10
+	// MaxRequestSize is the largest PutEvents request body accepted.
+	MaxRequestSize = 1 << 20
+)
+
+// Errors of event validation.
+var (
+	ErrInvalidEvent  = &domain.Error{Kind: domain.KindInvalid, Code: "InvalidEvent"}
+	ErrEventTooLarge = &domain.Error{Kind: domain.KindTooLarge, Code: "EventTooLarge"}
+)
+
+// EventStore is where events put on a bus are stored (a stream per bus).
+type EventStore interface {
+	// CreateStream creates (or updates the limits of) the bus's stream. Idempotent.
+	CreateStream(ctx context.Context, b *Bus) error
+	// DeleteStream deletes the bus's stream and everything in it. Idempotent.
+	DeleteStream(ctx context.Context, b *Bus) error
+	// Put stores events on the bus and returns one error per event, in order (nil when stored). It returns only
+	// after the store acknowledged every event it stored: an acknowledged event survives a crash of the process.
+	Put(ctx context.Context, b *Bus, events []*event.Event) []error
+}
+
+// Runtime is the part of the runtime adapter that keeps a bus's connectors in step with the declared state.
+type Runtime interface {
+	// SyncBus makes the runtime run what is declared on the bus now; it returns once the runtime applied it.
+	SyncBus(ctx context.Context, b *Bus) error
+	// RemoveBus removes every connector of the bus.
+	RemoveBus(ctx context.Context, b *Bus) error
+}
+
+// RuleCounter tells how many rules a bus has (deleting a bus with rules is refused).
+type RuleCounter interface {
+	CountByBus(ctx context.Context, busID string) (int, error)
+}
+
+// Service holds the use cases of buses and of the events put on them.
+type Service struct {
+	Buses    Repository
+	Accounts account.Repository
+	Rules    RuleCounter
+	Store    EventStore
+	Runtime  Runtime
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.
+func (s *Service) Create(ctx context.Context, accountID, name, description string, retention Retention) (*Bus, error) {
+	acc, err := account.New(accountID, s.now())
+	if err != nil {
+		return nil, err
+	}
+	b, err := New(accountID, name, description, retention, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Accounts.Ensure(ctx, acc); err != nil {
+		return nil, err
+	}
+	if err := s.Buses.Create(ctx, b); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateStream(ctx, b); err != nil {
+		if derr := s.Buses.Delete(context.WithoutCancel(ctx), b.ID()); derr != nil {
+			s.Logger.Error("removing bus after failed stream creation", "bus", b.ID(), "err", derr)
+		}
+		return nil, fmt.Errorf("creating stream of bus %s: %w", b.Name(), err)
+	}
+	s.sync(ctx, b)
+	return b, nil
+}
+
+// sync asks the runtime to apply the bus's declared state. A failure is logged, not returned: the reconciler
+// retries, and the resources show their runtime state meanwhile.
+func (s *Service) sync(ctx context.Context, b *Bus) {
+	if err := s.Runtime.SyncBus(ctx, b); err != nil {
+		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
+	}
+}
+
+// Get returns ErrNotFound for an unknown bus.
+func (s *Service) Get(ctx context.Context, accountID, name string) (*Bus, error) {
+	return s.Buses.Get(ctx, accountID, name)
+}
+
+// List returns a page of the account's buses.
+func (s *Service) List(ctx context.Context, accountID string, page domain.Page) ([]*Bus, string, error) {
+	return s.Buses.List(ctx, accountID, page)
+}
+
+// Delete deletes a bus with no rules, its router and its stream. Errors: ErrNotFound, ErrNotEmpty.
+func (s *Service) Delete(ctx context.Context, accountID, name string) error {
+	b, err := s.Buses.Get(ctx, accountID, name)
+	if err != nil {
+		return err
+	}
+	n, err := s.Rules.CountByBus(ctx, b.ID())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return ErrNotEmpty.With("bus %q still has %d rule(s); delete them first", name, n)
+	}
+	if err := s.Buses.Delete(ctx, b.ID()); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := s.Runtime.RemoveBus(ctx, b); err != nil {
+		s.Logger.Warn("removing connectors of a deleted bus; the reconciler will retry", "bus", b.ID(), "err", err)
+	}
+	if err := s.Store.DeleteStream(ctx, b); err != nil {
+		s.Logger.Error("deleting stream of a deleted bus", "bus", b.ID(), "err", err)
+	}
+	return nil
+}
+
+// ValidateEvent checks one event before it is stored: the CloudEvents required attributes and the size of its
+// encoded form.
+func ValidateEvent(e *event.Event, encodedSize int) error {
+	if encodedSize > MaxEventSize {
+		return ErrEventTooLarge.With("event is %d bytes; at most %d are allowed", encodedSize, MaxEventSize)
+	}
+	if err := e.Validate(); err != nil {
+		return ErrInvalidEvent.With("invalid CloudEvent: %s", err.Error())
+	}
+	return nil
+}
+
+// PutEvents stores events on a bus and returns one error per event in order (nil when stored). It fails as a whole
+// only when the bus does not exist (ErrNotFound). Events must have passed ValidateEvent.
+func (s *Service) PutEvents(ctx context.Context, accountID, busName string, events []*event.Event) ([]error, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	results := s.Store.Put(ctx, b, events)
+	for i, err := range results {
+		if err != nil && !errors.Is(err, ErrInvalidEvent) {
+			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", err)
+			results[i] = domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")
+		}
+	}
+	return results, nil
+}

@@ -1,0 +1,59 @@
+package domain
+
+import (
+	"encoding/base64"
+	"strconv"
+)
+
+// Page asks for one page of a list ordered by name: at most Limit items after the position in Token.
+type Page struct {
+	Limit int
+	Token string
+}
+
+const (
+	// DefaultPageLimit is the page size when none is asked for.
+	DefaultPageLimit = 50
+	// MaxPageLimit is the largest page size.
+	MaxPageLimit = 100
+)
+
+// NewPage validates a limit (0 means the default) and an opaque next token from a previous page.
+func NewPage(limit int, token string) (Page, error) {
+	if limit == 0 {
+		limit = DefaultPageLimit
+	}
+	if limit < 1 || limit > MaxPageLimit {
+		return Page{}, Invalid("limit", "limit must be between 1 and %s", strconv.Itoa(MaxPageLimit))
+	}
+	if _, err := DecodePageToken(token); err != nil {
+		return Page{}, err
+	}
+	return Page{Limit: limit, Token: token}, nil
+}
+
+// After returns the name after which the page starts ("" for the first page).
+func (p Page) After() string {
+	s, _ := DecodePageToken(p.Token)
+	return s
+}
+
+// EncodePageToken makes the opaque token of the page that starts after name.
+func EncodePageToken(name string) string {
+	if name == "" {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+
+// DecodePageToken reads a token made by EncodePageToken.
+func DecodePageToken(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || ValidateName("nextToken", string(b)) != nil {
+		return "", Invalid("nextToken", "nextToken is not a token this API returned")
+	}
+	return string(b), nil
+}

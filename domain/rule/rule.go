@@ -1,0 +1,135 @@
+// Package rule holds rules: an event pattern on a bus that selects the events its targets receive.
+package rule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/pattern"
+)
+
+// State says whether the router routes events to the rule.
+type State string
+
+const (
+	Enabled  State = "ENABLED"
+	Disabled State = "DISABLED"
+)
+
+// MaxPatternSize is the largest event pattern accepted, in bytes.
+const MaxPatternSize = 4096
+
+// Errors returned by this package and its repository.
+var (
+	ErrNotFound            = &domain.Error{Kind: domain.KindNotFound, Code: "RuleNotFound"}
+	ErrAlreadyExists       = &domain.Error{Kind: domain.KindConflict, Code: "RuleAlreadyExists"}
+	ErrInvalidEventPattern = &domain.Error{Kind: domain.KindInvalid, Code: "InvalidEventPattern", Field: "eventPattern"}
+)
+
+// Rule selects events of its bus with an event pattern.
+type Rule struct {
+	id           string
+	accountID    string
+	busID        string
+	name         string
+	description  string
+	eventPattern []byte
+	state        State
+	createdAt    time.Time
+	updatedAt    time.Time
+}
+
+// New validates and returns a new rule with a fresh id. An empty state means ENABLED.
+func New(accountID, busID, name, description string, eventPattern []byte, state State, now time.Time) (*Rule, error) {
+	r := &Rule{id: domain.NewID(), accountID: accountID, busID: busID, createdAt: now.UTC(), updatedAt: now.UTC()}
+	if err := domain.ValidateName("name", name); err != nil {
+		return nil, err
+	}
+	r.name = name
+	if err := r.Change(description, eventPattern, state, now); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// UnmarshalFromDatabase rebuilds a rule from storage without validation.
+func UnmarshalFromDatabase(id, accountID, busID, name, description string, eventPattern []byte, state State, createdAt, updatedAt time.Time) *Rule {
+	return &Rule{id: id, accountID: accountID, busID: busID, name: name, description: description,
+		eventPattern: eventPattern, state: state, createdAt: createdAt, updatedAt: updatedAt}
+}
+
+// Change replaces the description, the pattern and the state (empty means ENABLED) after validating them.
+func (r *Rule) Change(description string, eventPattern []byte, state State, now time.Time) error {
+	if err := domain.ValidateDescription(description); err != nil {
+		return err
+	}
+	p, err := CompilePattern(eventPattern)
+	if err != nil {
+		return err
+	}
+	if state == "" {
+		state = Enabled
+	}
+	if state != Enabled && state != Disabled {
+		return domain.Invalid("state", "state must be ENABLED or DISABLED, not %q", state)
+	}
+	r.description, r.eventPattern, r.state, r.updatedAt = description, p, state, now.UTC()
+	return nil
+}
+
+// SetState enables or disables the rule.
+func (r *Rule) SetState(s State, now time.Time) {
+	r.state, r.updatedAt = s, now.UTC()
+}
+
+// CompilePattern checks an event pattern and returns its compact JSON form. Errors are ErrInvalidEventPattern
+// naming the problem.
+func CompilePattern(eventPattern []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(eventPattern)) == 0 {
+		return nil, ErrInvalidEventPattern.With("eventPattern is required")
+	}
+	if len(eventPattern) > MaxPatternSize {
+		return nil, ErrInvalidEventPattern.With("eventPattern is %d bytes; at most %d are allowed", len(eventPattern), MaxPatternSize)
+	}
+	if _, err := pattern.Compile(eventPattern); err != nil {
+		return nil, ErrInvalidEventPattern.With("invalid eventPattern: %s", err.Error())
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, eventPattern); err != nil {
+		return nil, ErrInvalidEventPattern.With("invalid eventPattern: %s", err.Error())
+	}
+	return buf.Bytes(), nil
+}
+
+func (r *Rule) ID() string           { return r.id }
+func (r *Rule) AccountID() string    { return r.accountID }
+func (r *Rule) BusID() string        { return r.busID }
+func (r *Rule) Name() string         { return r.name }
+func (r *Rule) Description() string  { return r.description }
+func (r *Rule) EventPattern() []byte { return r.eventPattern }
+func (r *Rule) State() State         { return r.state }
+func (r *Rule) Enabled() bool        { return r.state == Enabled }
+func (r *Rule) CreatedAt() time.Time { return r.createdAt }
+func (r *Rule) UpdatedAt() time.Time { return r.updatedAt }
+
+// Repository stores rules. Names are unique per bus.
+type Repository interface {
+	// Create stores a new rule; ErrAlreadyExists when the bus has a rule of that name.
+	Create(ctx context.Context, r *Rule) error
+	// Get returns ErrNotFound when the bus has no rule of that name.
+	Get(ctx context.Context, busID, name string) (*Rule, error)
+	// List returns one page of a bus's rules ordered by name and the next page's token ("" at the end).
+	List(ctx context.Context, busID string, page domain.Page) ([]*Rule, string, error)
+	// ListByBus returns every rule of a bus (for the router's rule table).
+	ListByBus(ctx context.Context, busID string) ([]*Rule, error)
+	// CountByBus counts a bus's rules.
+	CountByBus(ctx context.Context, busID string) (int, error)
+	// Update loads the rule, lets fn change it and stores it, in one transaction. ErrNotFound when it does not
+	// exist; fn's error is returned as is and nothing is stored.
+	Update(ctx context.Context, busID, name string, fn func(*Rule) error) (*Rule, error)
+	// Delete removes the rule and its targets; ErrNotFound when it does not exist.
+	Delete(ctx context.Context, busID, name string) error
+}

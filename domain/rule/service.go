@@ -1,0 +1,147 @@
+package rule
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+)
+
+// Runtime applies a bus's declared rules and targets to the worker runtime.
+type Runtime interface {
+	// SyncBus returns once the runtime applied the bus's declared state (the router's rule table included).
+	SyncBus(ctx context.Context, b *bus.Bus) error
+}
+
+// Service holds the use cases of rules.
+type Service struct {
+	Rules   Repository
+	Buses   bus.Repository
+	Runtime Runtime
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Spec is what a caller declares about a rule.
+type Spec struct {
+	Name         string
+	Description  string
+	EventPattern []byte
+	State        State
+}
+
+// Create creates a rule. It answers once the router routes to it (or at once, logged, while the runtime is
+// unreachable): the rule receives every matching event stored from then on. Errors: bus.ErrNotFound,
+// ErrAlreadyExists, ErrInvalidEventPattern, validation.
+func (s *Service) Create(ctx context.Context, accountID, busName string, spec Spec) (*Rule, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Rules.Create(ctx, r); err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return r, nil
+}
+
+// Put creates the rule or replaces its description, pattern and state; created tells which.
+func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec) (r *Rule, created bool, err error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := domain.ValidateName("name", spec.Name); err != nil {
+		return nil, false, err
+	}
+	r, err = s.Rules.Update(ctx, b.ID(), spec.Name, func(r *Rule) error {
+		return r.Change(spec.Description, spec.EventPattern, spec.State, s.now())
+	})
+	if errors.Is(err, ErrNotFound) {
+		r, err = s.Create(ctx, accountID, busName, spec)
+		return r, err == nil, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s.sync(ctx, b)
+	return r, false, nil
+}
+
+// Get returns bus.ErrNotFound or ErrNotFound when either does not exist.
+func (s *Service) Get(ctx context.Context, accountID, busName, name string) (*Rule, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	return s.Rules.Get(ctx, b.ID(), name)
+}
+
+// List returns a page of a bus's rules.
+func (s *Service) List(ctx context.Context, accountID, busName string, page domain.Page) ([]*Rule, string, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.Rules.List(ctx, b.ID(), page)
+}
+
+// Delete deletes a rule and its targets; their connectors are removed and the rule's routed events purged.
+func (s *Service) Delete(ctx context.Context, accountID, busName, name string) error {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return err
+	}
+	if err := s.Rules.Delete(ctx, b.ID(), name); err != nil {
+		return err
+	}
+	s.sync(context.WithoutCancel(ctx), b)
+	return nil
+}
+
+// Enable makes the router route to the rule again: it receives every matching event stored after the call
+// answered, none stored while it was disabled.
+func (s *Service) Enable(ctx context.Context, accountID, busName, name string) (*Rule, error) {
+	return s.setState(ctx, accountID, busName, name, Enabled)
+}
+
+// Disable stops routing to the rule; events put while it is disabled are never delivered to its targets.
+func (s *Service) Disable(ctx context.Context, accountID, busName, name string) (*Rule, error) {
+	return s.setState(ctx, accountID, busName, name, Disabled)
+}
+
+func (s *Service) setState(ctx context.Context, accountID, busName, name string, st State) (*Rule, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Rules.Update(ctx, b.ID(), name, func(r *Rule) error {
+		r.SetState(st, s.now())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return r, nil
+}
+
+func (s *Service) sync(ctx context.Context, b *bus.Bus) {
+	if err := s.Runtime.SyncBus(ctx, b); err != nil {
+		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
+	}
+}

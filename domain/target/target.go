@@ -1,0 +1,219 @@
+// Package target holds targets: where the events a rule selects are delivered, how, and with which retries.
+package target
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// Type names the kind of a target; it selects the sink plugin that delivers.
+type Type string
+
+// HTTP delivers each event with an HTTP request.
+const HTTP Type = "http"
+
+// MaxPerRule is how many targets a rule may have.
+const MaxPerRule = 5
+
+// Errors returned by this package and its repository.
+var (
+	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "TargetNotFound"}
+	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "TargetAlreadyExists"}
+	ErrLimitExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "LimitExceeded"}
+)
+
+// Mode is how an HTTP target encodes the CloudEvent.
+type Mode string
+
+const (
+	// Binary puts attributes in ce-* headers and data in the body.
+	Binary Mode = "binary"
+	// Structured sends the whole event as application/cloudevents+json.
+	Structured Mode = "structured"
+)
+
+// HTTP target defaults and limits.
+const (
+	DefaultMethod  = http.MethodPost
+	DefaultMode    = Binary
+	DefaultTimeout = 5 * time.Second
+	MaxTimeout     = 60 * time.Second
+	MaxHeaders     = 50
+)
+
+// HTTPConfig is the configuration of an http target.
+type HTTPConfig struct {
+	URL     string
+	Method  string
+	Headers map[string]string
+	Mode    Mode
+	Timeout time.Duration
+}
+
+var headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
+
+// normalize fills defaults and validates. Fields are named as in the API (config.url, ...).
+func (c HTTPConfig) normalize() (HTTPConfig, error) {
+	u, err := url.Parse(c.URL)
+	if c.URL == "" {
+		return c, domain.Invalid("config.url", "config.url is required")
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, domain.Invalid("config.url", "config.url %q must be an absolute http or https URL", c.URL)
+	}
+	if c.Method == "" {
+		c.Method = DefaultMethod
+	}
+	c.Method = strings.ToUpper(c.Method)
+	switch c.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodGet:
+	default:
+		return c, domain.Invalid("config.method", "config.method must be one of POST, PUT, PATCH, DELETE, GET, not %q", c.Method)
+	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.Mode != Binary && c.Mode != Structured {
+		return c, domain.Invalid("config.mode", "config.mode must be binary or structured, not %q", c.Mode)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Timeout < 100*time.Millisecond || c.Timeout > MaxTimeout {
+		return c, domain.Invalid("config.timeout", "config.timeout must be between 100ms and %s", MaxTimeout)
+	}
+	if len(c.Headers) > MaxHeaders {
+		return c, domain.Invalid("config.headers", "config.headers has %d entries; at most %d are allowed", len(c.Headers), MaxHeaders)
+	}
+	for k, v := range c.Headers {
+		if !headerNameRe.MatchString(k) {
+			return c, domain.Invalid("config.headers", "config.headers: %q is not a valid header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return c, domain.Invalid("config.headers", "config.headers: the value of %q contains a control character", k)
+		}
+	}
+	return c, nil
+}
+
+// RetryPolicy bounds redelivery of an event that failed: by attempts and by the event's age.
+type RetryPolicy struct {
+	MaximumRetryAttempts     int
+	MaximumEventAgeInSeconds int
+}
+
+// Retry policy defaults and limits, as Amazon EventBridge has them.
+const (
+	DefaultMaximumRetryAttempts     = 185
+	DefaultMaximumEventAgeInSeconds = 86400
+)
+
+// DefaultRetryPolicy is the policy of a target that declares none.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaximumRetryAttempts: DefaultMaximumRetryAttempts, MaximumEventAgeInSeconds: DefaultMaximumEventAgeInSeconds}
+}
+
+func (p RetryPolicy) validate() error {
+	if p.MaximumRetryAttempts < 0 || p.MaximumRetryAttempts > 185 {
+		return domain.Invalid("retryPolicy.maximumRetryAttempts", "retryPolicy.maximumRetryAttempts must be between 0 and 185")
+	}
+	if p.MaximumEventAgeInSeconds < 60 || p.MaximumEventAgeInSeconds > 86400 {
+		return domain.Invalid("retryPolicy.maximumEventAgeInSeconds", "retryPolicy.maximumEventAgeInSeconds must be between 60 and 86400")
+	}
+	return nil
+}
+
+// Target delivers a rule's events.
+type Target struct {
+	id          string
+	accountID   string
+	busID       string
+	ruleID      string
+	name        string
+	typ         Type
+	http        HTTPConfig
+	retryPolicy RetryPolicy
+	createdAt   time.Time
+	updatedAt   time.Time
+}
+
+// Spec is what a caller declares about a target.
+type Spec struct {
+	Name        string
+	Type        Type
+	HTTP        HTTPConfig
+	RetryPolicy RetryPolicy
+}
+
+// New validates and returns a new target of a rule with a fresh id.
+func New(accountID, busID, ruleID string, spec Spec, now time.Time) (*Target, error) {
+	if err := domain.ValidateName("name", spec.Name); err != nil {
+		return nil, err
+	}
+	t := &Target{id: domain.NewID(), accountID: accountID, busID: busID, ruleID: ruleID, name: spec.Name, createdAt: now.UTC()}
+	if err := t.Change(spec, now); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Change replaces the type, the configuration and the retry policy after validating them. The name stays.
+func (t *Target) Change(spec Spec, now time.Time) error {
+	switch spec.Type {
+	case HTTP:
+	case "":
+		return domain.Invalid("type", "type is required (http)")
+	default:
+		return domain.Invalid("type", "type %q is not supported; use http", spec.Type)
+	}
+	c, err := spec.HTTP.normalize()
+	if err != nil {
+		return err
+	}
+	if err := spec.RetryPolicy.validate(); err != nil {
+		return err
+	}
+	t.typ, t.http, t.retryPolicy, t.updatedAt = spec.Type, c, spec.RetryPolicy, now.UTC()
+	return nil
+}
+
+// UnmarshalFromDatabase rebuilds a target from storage without validation.
+func UnmarshalFromDatabase(id, accountID, busID, ruleID, name string, typ Type, httpConfig HTTPConfig, retry RetryPolicy, createdAt, updatedAt time.Time) *Target {
+	return &Target{id: id, accountID: accountID, busID: busID, ruleID: ruleID, name: name, typ: typ,
+		http: httpConfig, retryPolicy: retry, createdAt: createdAt, updatedAt: updatedAt}
+}
+
+func (t *Target) ID() string               { return t.id }
+func (t *Target) AccountID() string        { return t.accountID }
+func (t *Target) BusID() string            { return t.busID }
+func (t *Target) RuleID() string           { return t.ruleID }
+func (t *Target) Name() string             { return t.name }
+func (t *Target) Type() Type               { return t.typ }
+func (t *Target) HTTP() HTTPConfig         { return t.http }
+func (t *Target) RetryPolicy() RetryPolicy { return t.retryPolicy }
+func (t *Target) CreatedAt() time.Time     { return t.createdAt }
+func (t *Target) UpdatedAt() time.Time     { return t.updatedAt }
+
+// Repository stores targets. Names are unique per rule.
+type Repository interface {
+	// Create stores a new target; ErrAlreadyExists when the rule has a target of that name; ErrLimitExceeded
+	// when the rule already has MaxPerRule targets (checked in the same transaction).
+	Create(ctx context.Context, t *Target) error
+	// Get returns ErrNotFound when the rule has no target of that name.
+	Get(ctx context.Context, ruleID, name string) (*Target, error)
+	// ListByRule returns a rule's targets ordered by name.
+	ListByRule(ctx context.Context, ruleID string) ([]*Target, error)
+	// ListByBus returns the targets of every rule of a bus.
+	ListByBus(ctx context.Context, busID string) ([]*Target, error)
+	// Update loads the target, lets fn change it and stores it in one transaction; ErrNotFound when it does not
+	// exist; fn's error is returned as is and nothing is stored.
+	Update(ctx context.Context, ruleID, name string, fn func(*Target) error) (*Target, error)
+	// Delete removes a target; ErrNotFound when it does not exist.
+	Delete(ctx context.Context, ruleID, name string) error
+}

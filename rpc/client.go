@@ -1,0 +1,149 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Error is an error answer of the worker REST API.
+type Error struct {
+	Status  int
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("worker answered %d: %s", e.Status, e.Message)
+}
+
+// IsNotFound reports whether err is a 404 answer.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// IsConflict reports whether err is a 409 answer.
+func IsConflict(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusConflict
+}
+
+// Client calls the worker REST API of one worker (any worker of a cluster answers any request). Safe for
+// concurrent use. Transport failures come back as they are; error answers as *Error.
+type Client struct {
+	BaseURL string
+	HTTP    *http.Client
+}
+
+// NewClient returns a client of the worker at baseURL (for example http://127.0.0.1:8083).
+func NewClient(baseURL string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var er ErrorResponse
+		if json.Unmarshal(data, &er) != nil || er.Message == "" {
+			er.Message = strings.TrimSpace(string(data))
+		}
+		return &Error{Status: resp.StatusCode, Code: er.ErrorCode, Message: er.Message}
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decoding answer of %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+func conn(name string) string { return "/connectors/" + url.PathEscape(name) }
+
+// ServerInfo calls GET /.
+func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
+	var out ServerInfo
+	return &out, c.do(ctx, http.MethodGet, "/", nil, &out)
+}
+
+// ListConnectors calls GET /connectors?expand=status&expand=info.
+func (c *Client) ListConnectors(ctx context.Context) (map[string]ConnectorExpanded, error) {
+	out := map[string]ConnectorExpanded{}
+	return out, c.do(ctx, http.MethodGet, "/connectors?expand=status&expand=info", nil, &out)
+}
+
+// CreateConnector calls POST /connectors; a 409 means it exists.
+func (c *Client) CreateConnector(ctx context.Context, req CreateConnectorRequest) (*ConnectorInfo, error) {
+	var out ConnectorInfo
+	return &out, c.do(ctx, http.MethodPost, "/connectors", req, &out)
+}
+
+// GetConnector calls GET /connectors/{c}.
+func (c *Client) GetConnector(ctx context.Context, name string) (*ConnectorInfo, error) {
+	var out ConnectorInfo
+	return &out, c.do(ctx, http.MethodGet, conn(name), nil, &out)
+}
+
+// GetConnectorConfig calls GET /connectors/{c}/config.
+func (c *Client) GetConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
+	out := map[string]string{}
+	return out, c.do(ctx, http.MethodGet, conn(name)+"/config", nil, &out)
+}
+
+// PutConnectorConfig calls PUT /connectors/{c}/config (creates or updates).
+func (c *Client) PutConnectorConfig(ctx context.Context, name string, config map[string]string) (*ConnectorInfo, error) {
+	var out ConnectorInfo
+	return &out, c.do(ctx, http.MethodPut, conn(name)+"/config", config, &out)
+}
+
+// ConnectorStatus calls GET /connectors/{c}/status.
+func (c *Client) ConnectorStatus(ctx context.Context, name string) (*ConnectorStatus, error) {
+	var out ConnectorStatus
+	return &out, c.do(ctx, http.MethodGet, conn(name)+"/status", nil, &out)
+}
+
+// PauseConnector calls PUT /connectors/{c}/pause.
+func (c *Client) PauseConnector(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPut, conn(name)+"/pause", nil, nil)
+}
+
+// ResumeConnector calls PUT /connectors/{c}/resume.
+func (c *Client) ResumeConnector(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPut, conn(name)+"/resume", nil, nil)
+}
+
+// DeleteConnector calls DELETE /connectors/{c}.
+func (c *Client) DeleteConnector(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, conn(name), nil, nil)
+}

@@ -1,0 +1,91 @@
+// Package rpc is the contract of the worker's REST API in the Kafka Connect dialect: its wire types and a typed
+// client. It imports the standard library only, so the worker and the control plane share it.
+package rpc
+
+// Connector and task states, as Kafka Connect names them.
+const (
+	StateUnassigned = "UNASSIGNED"
+	StateRunning    = "RUNNING"
+	StatePaused     = "PAUSED"
+	StateStopped    = "STOPPED"
+	StateFailed     = "FAILED"
+	StateRestarting = "RESTARTING"
+)
+
+// Connector types, lower-case as Kafka Connect writes them.
+const (
+	TypeSource = "source"
+	TypeSink   = "sink"
+)
+
+// Well-known connector config keys.
+const (
+	ConfigConnectorClass = "connector.class"
+	ConfigTasksMax       = "tasks.max"
+	ConfigTopics         = "topics"
+)
+
+// CreateConnectorRequest is the body of POST /connectors.
+type CreateConnectorRequest struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	// InitialState is RUNNING (default), PAUSED or STOPPED.
+	InitialState string `json:"initial_state,omitempty"`
+}
+
+// TaskID names one task of a connector.
+type TaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+// ConnectorInfo is the answer of POST /connectors and GET /connectors/{c}.
+type ConnectorInfo struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []TaskID          `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+// ConnectorState is the state of a connector instance.
+type ConnectorState struct {
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// TaskState is the state of one task.
+type TaskState struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// ConnectorStatus is the answer of GET /connectors/{c}/status.
+type ConnectorStatus struct {
+	Name      string         `json:"name"`
+	Connector ConnectorState `json:"connector"`
+	Tasks     []TaskState    `json:"tasks"`
+	Type      string         `json:"type"`
+}
+
+// ConnectorExpanded is one entry of GET /connectors?expand=status&expand=info.
+type ConnectorExpanded struct {
+	Info   *ConnectorInfo   `json:"info,omitempty"`
+	Status *ConnectorStatus `json:"status,omitempty"`
+}
+
+// ErrorResponse is the body of every error answer.
+type ErrorResponse struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+// ServerInfo is the answer of GET /.
+type ServerInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	ClusterID string `json:"kafka_cluster_id"`
+	WorkerID  string `json:"worker_id"`
+}

@@ -1,0 +1,67 @@
+// Package jetstream owns the physical model on NATS JetStream: the names of streams, subjects, consumers and KV
+// buckets, the CloudEvents encoding of messages, message ids, bus streams and the embedded server. Only this
+// package knows these names; everything else asks it.
+package jetstream
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+)
+
+// Names builds every physical name of one installation (one cluster id).
+type Names struct {
+	Cluster string
+}
+
+// BusStream is the stream of a bus: <cluster>_BUS_<busId>.
+func (n Names) BusStream(busID string) string { return n.Cluster + "_BUS_" + busID }
+
+// BusSubjects are the subject families of a bus's stream.
+func (n Names) BusSubjects(busID string) []string {
+	return []string{n.BusIn(busID), n.Cluster + ".bus." + busID + ".rule.*"}
+}
+
+// BusIn is the subject of the events put on a bus: <cluster>.bus.<busId>.in.
+func (n Names) BusIn(busID string) string { return n.Cluster + ".bus." + busID + ".in" }
+
+// RuleSubject is the subject of the events routed to a rule: <cluster>.bus.<busId>.rule.<ruleId>.
+func (n Names) RuleSubject(busID, ruleID string) string {
+	return n.Cluster + ".bus." + busID + ".rule." + ruleID
+}
+
+// RouterConsumer is the durable consumer of a bus's router: <cluster>_<busId>_router.
+func (n Names) RouterConsumer(busID string) string { return n.Cluster + "_" + busID + "_router" }
+
+// TargetConsumer is the durable consumer of one rule's target: <cluster>_<ruleId>_<targetId>.
+func (n Names) TargetConsumer(ruleID, targetID string) string {
+	return n.Cluster + "_" + ruleID + "_" + targetID
+}
+
+// Bucket is a KV bucket of the installation: <cluster>_<purpose>.
+func (n Names) Bucket(purpose string) string { return n.Cluster + "_" + purpose }
+
+// PutMsgID is the Nats-Msg-Id of an event put on a bus: hex SHA-256 of len(source)|source|id, so a retried
+// PutEvents is stored once inside the duplicate window.
+func PutMsgID(source, id string) string {
+	h := sha256.New()
+	h.Write([]byte(strconv.Itoa(len(source))))
+	h.Write([]byte{'|'})
+	h.Write([]byte(source))
+	h.Write([]byte{'|'})
+	h.Write([]byte(id))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// HopMsgID is the Nats-Msg-Id of a later hop of a message (routing to a rule, dead-lettering, forwarding): it
+// hashes the previous id with the hop, so a hop retried after a crash is stored once, and two legitimate copies
+// (two rules, two attempts) never collide.
+func HopMsgID(prevID string, hop ...string) string {
+	h := sha256.New()
+	h.Write([]byte(prevID))
+	for _, s := range hop {
+		h.Write([]byte{'|'})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,96 @@
+package jetstream
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// ServerConfig configures the embedded NATS server.
+type ServerConfig struct {
+	// StoreDir holds JetStream's files.
+	StoreDir string
+	// Listen is host:port of a TCP listener for clients; empty means in-process connections only.
+	Listen string
+	// SyncAlways flushes every write to disk; otherwise writes are flushed every SyncInterval.
+	SyncAlways   bool
+	SyncInterval time.Duration
+	// ServerName names the server (default "eventbridge").
+	ServerName string
+}
+
+// Server is an embedded nats-server with JetStream.
+type Server struct {
+	ns *server.Server
+}
+
+// StartServer starts an embedded nats-server with JetStream and waits until it accepts connections.
+func StartServer(cfg ServerConfig) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("jetstream: StoreDir is required")
+	}
+	name := cfg.ServerName
+	if name == "" {
+		name = "eventbridge"
+	}
+	opts := &server.Options{
+		ServerName:         name,
+		JetStream:          true,
+		StoreDir:           filepath.Clean(cfg.StoreDir),
+		NoSigs:             true,
+		NoLog:              true,
+		SyncAlways:         cfg.SyncAlways,
+		SyncInterval:       cfg.SyncInterval,
+		MaxPayload:         8 << 20,
+		JetStreamMaxMemory: 256 << 20,
+	}
+	if cfg.Listen == "" {
+		opts.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("jetstream: listen address %q: %w", cfg.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("jetstream: listen port %q: %w", port, err)
+		}
+		opts.Host, opts.Port = host, p
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("jetstream: embedded server did not become ready in 30s")
+	}
+	return &Server{ns: ns}, nil
+}
+
+// Connect opens a client connection to the embedded server (in process, no TCP).
+func (s *Server) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
+	opts = append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}, opts...)
+	return nats.Connect("", opts...)
+}
+
+// ClientURL is the TCP URL of the server, or "" when it has no listener.
+func (s *Server) ClientURL() string {
+	if s.ns.Addr() == nil {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// Shutdown stops the server; JetStream flushes its files first. Safe to call twice.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}

@@ -1,0 +1,76 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DuplicateWindow is how long a message id is remembered, so a retried put is stored once.
+const DuplicateWindow = 2 * time.Minute
+
+// BusStreamConfig is the stream of a bus with its retention.
+func (n Names) BusStreamConfig(busID string, maxAge time.Duration, maxBytes int64, replicas int) jetstream.StreamConfig {
+	if replicas < 1 {
+		replicas = 1
+	}
+	return jetstream.StreamConfig{
+		Name:       n.BusStream(busID),
+		Subjects:   n.BusSubjects(busID),
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		MaxAge:     maxAge,
+		MaxBytes:   maxBytes,
+		Discard:    jetstream.DiscardOld,
+		Duplicates: DuplicateWindow,
+		Replicas:   replicas,
+	}
+}
+
+// EnsureBusStream creates the stream of a bus or updates its limits. Idempotent.
+func (n Names) EnsureBusStream(ctx context.Context, js jetstream.JetStream, busID string, maxAge time.Duration, maxBytes int64, replicas int) error {
+	if _, err := js.CreateOrUpdateStream(ctx, n.BusStreamConfig(busID, maxAge, maxBytes, replicas)); err != nil {
+		return fmt.Errorf("ensuring stream of bus %s: %w", busID, err)
+	}
+	return nil
+}
+
+// DeleteBusStream deletes the stream of a bus; a missing stream is not an error.
+func (n Names) DeleteBusStream(ctx context.Context, js jetstream.JetStream, busID string) error {
+	err := js.DeleteStream(ctx, n.BusStream(busID))
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("deleting stream of bus %s: %w", busID, err)
+	}
+	return nil
+}
+
+// PurgeRule removes the events routed to a rule from its bus's stream; a missing stream is not an error.
+func (n Names) PurgeRule(ctx context.Context, js jetstream.JetStream, busID, ruleID string) error {
+	s, err := js.Stream(ctx, n.BusStream(busID))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(n.RuleSubject(busID, ruleID))); err != nil {
+		return fmt.Errorf("purging events of rule %s: %w", ruleID, err)
+	}
+	return nil
+}
+
+// LastSequence returns the sequence of the last message stored in a bus's stream (0 when empty).
+func (n Names) LastSequence(ctx context.Context, js jetstream.JetStream, busID string) (uint64, error) {
+	s, err := js.Stream(ctx, n.BusStream(busID))
+	if err != nil {
+		return 0, fmt.Errorf("reading stream of bus %s: %w", busID, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.LastSeq, nil
+}
