@@ -23,8 +23,10 @@ type Service struct {
 	Rules   rule.Repository
 	Buses   bus.Repository
 	Runtime Runtime
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Statuses reads runtime states; nil means every target shows PENDING.
+	Statuses StatusReader
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 func (s *Service) now() time.Time {

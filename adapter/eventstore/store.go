@@ -1,0 +1,94 @@
+// Package eventstore implements the domain's event-store port on NATS JetStream: one stream per bus, events
+// stored in the CloudEvents binary mode with de-duplicating message ids, published with asynchronous
+// acknowledgements.
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// Store stores events on bus streams.
+type Store struct {
+	js       jetstream.JetStream
+	names    ebjs.Names
+	replicas int
+	// AckTimeout bounds the wait for JetStream's acknowledgements of one Put.
+	AckTimeout time.Duration
+}
+
+var _ bus.EventStore = (*Store)(nil)
+
+// New returns a store on the JetStream context js for the installation named cluster; replicas is the number of
+// stream replicas (1 on a single server).
+func New(js jetstream.JetStream, cluster string, replicas int) *Store {
+	return &Store{js: js, names: ebjs.Names{Cluster: cluster}, replicas: replicas, AckTimeout: 10 * time.Second}
+}
+
+// CreateStream creates or updates the bus's stream.
+func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
+	r := b.Retention()
+	return s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas)
+}
+
+// DeleteStream deletes the bus's stream.
+func (s *Store) DeleteStream(ctx context.Context, b *bus.Bus) error {
+	return s.names.DeleteBusStream(ctx, s.js, b.ID())
+}
+
+// PurgeRule removes the events routed to a rule.
+func (s *Store) PurgeRule(ctx context.Context, busID, ruleID string) error {
+	return s.names.PurgeRule(ctx, s.js, busID, ruleID)
+}
+
+// LastSequence returns the last stored sequence of the bus's stream.
+func (s *Store) LastSequence(ctx context.Context, busID string) (uint64, error) {
+	return s.names.LastSequence(ctx, s.js, busID)
+}
+
+// Put publishes every event without waiting between them, then waits for every acknowledgement. An event is
+// reported stored (nil) only once JetStream acknowledged it; a duplicate inside the window is acknowledged too
+// and reported stored, so a retried PutEvents answers success with the same ids.
+func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []error {
+	results := make([]error, len(events))
+	futures := make([]jetstream.PubAckFuture, len(events))
+	subject := s.names.BusIn(b.ID())
+	for i, e := range events {
+		m := ebjs.Encode(e)
+		m.Subject = subject
+		m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(e.Source(), e.ID()))
+		f, err := s.js.PublishMsgAsync(m)
+		if err != nil {
+			results[i] = fmt.Errorf("publishing: %w", err)
+			continue
+		}
+		futures[i] = f
+	}
+	timer := time.NewTimer(s.AckTimeout)
+	defer timer.Stop()
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			results[i] = err
+		case <-ctx.Done():
+			results[i] = ctx.Err()
+		case <-timer.C:
+			results[i] = errors.New("timed out waiting for the acknowledgement")
+			timer.Reset(0) // every later unacknowledged entry fails at once
+		}
+	}
+	return results
+}

@@ -1,0 +1,43 @@
+package target
+
+import "context"
+
+// Runtime states of a target beyond the worker's own (RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED).
+const (
+	// StatePending means the runtime does not run the target's connector yet (being created, or unreachable).
+	StatePending = "PENDING"
+)
+
+// TaskStatus is the runtime state of one task of a target's connector.
+type TaskStatus struct {
+	ID       int
+	State    string
+	WorkerID string
+}
+
+// Status is the runtime state of a target, read from the worker runtime; read-only for users.
+type Status struct {
+	State     string
+	Tasks     []TaskStatus
+	LastError string
+}
+
+// StatusReader reads the runtime state of targets.
+type StatusReader interface {
+	// TargetStatus returns the state of the target's connector; a connector the runtime does not know is PENDING.
+	TargetStatus(ctx context.Context, t *Target) (*Status, error)
+}
+
+// Status returns the runtime state of t. It never fails: when the runtime cannot be asked, the state is PENDING
+// with the reason in LastError.
+func (s *Service) Status(ctx context.Context, t *Target) *Status {
+	if s.Statuses == nil {
+		return &Status{State: StatePending}
+	}
+	st, err := s.Statuses.TargetStatus(ctx, t)
+	if err != nil {
+		s.Logger.Warn("reading target status", "target", t.ID(), "err", err)
+		return &Status{State: StatePending, LastError: "the worker runtime could not be reached"}
+	}
+	return st
+}
