@@ -121,6 +121,8 @@ type Repository interface {
 	Create(ctx context.Context, r *Rule) error
 	// Get returns ErrNotFound when the bus has no rule of that name.
 	Get(ctx context.Context, busID, name string) (*Rule, error)
+	// GetByID returns ErrNotFound when no rule has that id.
+	GetByID(ctx context.Context, id string) (*Rule, error)
 	// List returns one page of a bus's rules ordered by name and the next page's token ("" at the end).
 	List(ctx context.Context, busID string, page domain.Page) ([]*Rule, string, error)
 	// ListByBus returns every rule of a bus (for the router's rule table).

@@ -1,6 +1,11 @@
 package target
 
-import "context"
+import (
+	"context"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+)
 
 // Runtime states of a target beyond the worker's own (RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED).
 const (
@@ -25,7 +30,7 @@ type Status struct {
 // StatusReader reads the runtime state of targets.
 type StatusReader interface {
 	// TargetStatus returns the state of the target's connector; a connector the runtime does not know is PENDING.
-	TargetStatus(ctx context.Context, t *Target) (*Status, error)
+	TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t *Target) (*Status, error)
 }
 
 // Status returns the runtime state of t. It never fails: when the runtime cannot be asked, the state is PENDING
@@ -34,7 +39,15 @@ func (s *Service) Status(ctx context.Context, t *Target) *Status {
 	if s.Statuses == nil {
 		return &Status{State: StatePending}
 	}
-	st, err := s.Statuses.TargetStatus(ctx, t)
+	b, err := s.Buses.GetByID(ctx, t.BusID())
+	if err != nil {
+		return &Status{State: StatePending, LastError: "the target's bus is gone"}
+	}
+	r, err := s.Rules.GetByID(ctx, t.RuleID())
+	if err != nil {
+		return &Status{State: StatePending, LastError: "the target's rule is gone"}
+	}
+	st, err := s.Statuses.TargetStatus(ctx, b, r, t)
 	if err != nil {
 		s.Logger.Warn("reading target status", "target", t.ID(), "err", err)
 		return &Status{State: StatePending, LastError: "the worker runtime could not be reached"}

@@ -1,0 +1,377 @@
+// Package connect is the runtime adapter: it turns the logical channels declared in the control plane (buses,
+// rules, targets) into connectors of the worker runtime, applies them through the worker's REST API, keeps the
+// two in step (reconciliation) and reads runtime state back for the API.
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/rpc"
+)
+
+// Streams is what the adapter needs of the event store beyond the domain's port.
+type Streams interface {
+	// LastSequence is the sequence of the last message stored in the bus's stream.
+	LastSequence(ctx context.Context, busID string) (uint64, error)
+	// PurgeRule removes the events routed to a rule.
+	PurgeRule(ctx context.Context, busID, ruleID string) error
+}
+
+// Physical names the adapter writes into connector configs; worker/jetstream owns them, cmd wires them in.
+type Physical interface {
+	BusStream(busID string) string
+	BusIn(busID string) string
+	RuleSubject(busID, ruleID string) string
+	RouterConsumer(busID string) string
+	TargetConsumer(ruleID, targetID string) string
+}
+
+// Config wires an Adapter.
+type Config struct {
+	Runtime  *rpc.Client
+	Buses    bus.Repository
+	Rules    rule.Repository
+	Targets  target.Repository
+	Streams  Streams
+	Physical Physical
+	Logger   *slog.Logger
+	// Interval between periodic reconciliations (default 30s).
+	Interval time.Duration
+}
+
+// Adapter keeps the worker runtime in step with the declared state. Safe for concurrent use; changes are applied
+// one at a time.
+type Adapter struct {
+	cfg Config
+	mu  sync.Mutex // serializes applying changes, so two calls never interleave their reads and writes
+}
+
+var (
+	_ bus.Runtime         = (*Adapter)(nil)
+	_ rule.Runtime        = (*Adapter)(nil)
+	_ target.Runtime      = (*Adapter)(nil)
+	_ target.StatusReader = (*Adapter)(nil)
+)
+
+// New returns an adapter.
+func New(cfg Config) *Adapter {
+	if cfg.Interval == 0 {
+		cfg.Interval = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Adapter{cfg: cfg}
+}
+
+// routeEntry is one rule in the router's rule table (the `router.rules` config key).
+type routeEntry struct {
+	ID           string          `json:"id"`
+	Subject      string          `json:"subject"`
+	Pattern      json.RawMessage `json:"pattern"`
+	FromSequence uint64          `json:"fromSequence"`
+}
+
+// SyncBus applies the bus's declared state to the runtime and returns once the runtime applied it: target
+// connectors (and their consumers) first, then the router's rule table, then removal of what no longer belongs.
+func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	if err != nil {
+		return fmt.Errorf("listing connectors: %w", err)
+	}
+	return a.syncBus(ctx, b, actual)
+}
+
+func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded) error {
+	rules, err := a.cfg.Rules.ListByBus(ctx, b.ID())
+	if err != nil {
+		return err
+	}
+	targets, err := a.cfg.Targets.ListByBus(ctx, b.ID())
+	if err != nil {
+		return err
+	}
+	rulesByID := make(map[string]*rule.Rule, len(rules))
+	for _, r := range rules {
+		rulesByID[r.ID()] = r
+	}
+
+	desired := map[string]map[string]string{}
+	for _, t := range targets {
+		r, ok := rulesByID[t.RuleID()]
+		if !ok {
+			continue // deleted concurrently
+		}
+		desired[TargetName(b.AccountID(), b.Name(), r.Name(), t.Name())] = a.targetConfig(b, r, t)
+	}
+	routerName := RouterName(b.AccountID(), b.Name())
+	oldTable := routerTable(actual[routerName])
+	routerCfg, err := a.routerConfig(ctx, b, rules, oldTable)
+	if err != nil {
+		return err
+	}
+
+	var errs []error
+	prefix := busPrefix(b.AccountID(), b.Name())
+	for name, cfg := range desired {
+		if err := a.apply(ctx, name, cfg, actual[name]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := a.apply(ctx, routerName, routerCfg, actual[routerName]); err != nil {
+		errs = append(errs, err)
+	}
+	// Rules that existed before (in the old rule table or as a target's topic) and exist no more.
+	gone := map[string]bool{}
+	for id := range oldTable {
+		gone[id] = true
+	}
+	for name, c := range actual {
+		if !strings.HasPrefix(name, prefix) || name == routerName {
+			continue
+		}
+		if _, ok := desired[name]; ok {
+			continue
+		}
+		if c.Info != nil {
+			if id := a.ruleOfTopic(b, c.Info.Config[rpc.ConfigTopics]); id != "" {
+				gone[id] = true
+			}
+		}
+		if err := a.cfg.Runtime.DeleteConnector(ctx, name); err != nil && !rpc.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting connector %s: %w", name, err))
+		}
+	}
+	for id := range gone {
+		if _, ok := rulesByID[id]; ok {
+			continue
+		}
+		if err := a.cfg.Streams.PurgeRule(ctx, b.ID(), id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// apply creates the connector or updates its config when it differs. Both calls answer once the worker runs the
+// connector with that config.
+func (a *Adapter) apply(ctx context.Context, name string, cfg map[string]string, actual rpc.ConnectorExpanded) error {
+	if actual.Info != nil && maps.Equal(actual.Info.Config, cfg) {
+		return nil
+	}
+	if actual.Info == nil {
+		_, err := a.cfg.Runtime.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: cfg})
+		if err == nil || !rpc.IsConflict(err) {
+			if err != nil {
+				return fmt.Errorf("creating connector %s: %w", name, err)
+			}
+			return nil
+		}
+	}
+	if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, cfg); err != nil {
+		return fmt.Errorf("updating connector %s: %w", name, err)
+	}
+	return nil
+}
+
+// routerTable reads the rule table of a router connector as the worker has it (nil when none).
+func routerTable(c rpc.ConnectorExpanded) map[string]routeEntry {
+	if c.Info == nil {
+		return nil
+	}
+	var entries []routeEntry
+	if err := json.Unmarshal([]byte(c.Info.Config["router.rules"]), &entries); err != nil {
+		return nil
+	}
+	out := make(map[string]routeEntry, len(entries))
+	for _, e := range entries {
+		out[e.ID] = e
+	}
+	return out
+}
+
+// routerConfig builds the router of a bus. An enabled rule already in the router keeps its start sequence; a rule
+// newly created or enabled starts after the last event stored now, so it receives every matching event stored
+// after this call answers and none before.
+func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Rule, old map[string]routeEntry) (map[string]string, error) {
+	entries := []routeEntry{}
+	var last *uint64
+	for _, r := range rules {
+		if !r.Enabled() {
+			continue
+		}
+		e := routeEntry{ID: r.ID(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.EventPattern()}
+		if prev, ok := old[r.ID()]; ok {
+			e.FromSequence = prev.FromSequence
+		} else {
+			if last == nil {
+				seq, err := a.cfg.Streams.LastSequence(ctx, b.ID())
+				if err != nil {
+					return nil, err
+				}
+				last = &seq
+			}
+			e.FromSequence = *last
+		}
+		entries = append(entries, e)
+	}
+	table, err := json.Marshal(entries)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		rpc.ConfigConnectorClass:   "router",
+		rpc.ConfigTasksMax:         "1",
+		rpc.ConfigTopics:           a.cfg.Physical.BusIn(b.ID()),
+		"jetstream.stream":         a.cfg.Physical.BusStream(b.ID()),
+		"jetstream.durable":        a.cfg.Physical.RouterConsumer(b.ID()),
+		"jetstream.deliver.policy": "all",
+		"router.rules":             string(table),
+		"eb.bus.id":                b.ID(),
+	}, nil
+}
+
+// targetConfig builds the sink connector of one target of a rule.
+func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[string]string {
+	h := t.HTTP()
+	headers, _ := json.Marshal(h.Headers)
+	if h.Headers == nil {
+		headers = []byte("{}")
+	}
+	rp := t.RetryPolicy()
+	return map[string]string{
+		rpc.ConfigConnectorClass:    string(t.Type()),
+		rpc.ConfigTasksMax:          "1",
+		rpc.ConfigTopics:            a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
+		"jetstream.stream":          a.cfg.Physical.BusStream(b.ID()),
+		"jetstream.durable":         a.cfg.Physical.TargetConsumer(r.ID(), t.ID()),
+		"jetstream.deliver.policy":  "new",
+		"errors.tolerance":          "all",
+		"errors.retry.max.attempts": strconv.Itoa(rp.MaximumRetryAttempts),
+		"errors.retry.timeout":      strconv.FormatInt(int64(rp.MaximumEventAgeInSeconds)*1000, 10),
+		"url":                       h.URL,
+		"method":                    h.Method,
+		"headers":                   string(headers),
+		"mode":                      string(h.Mode),
+		"timeout":                   h.Timeout.String(),
+		"eb.bus.id":                 b.ID(),
+		"eb.rule.id":                r.ID(),
+		"eb.target.id":              t.ID(),
+	}
+}
+
+// ruleOfTopic returns the rule id of a rule subject of bus b ("" when topic is not one).
+func (a *Adapter) ruleOfTopic(b *bus.Bus, topic string) string {
+	base := a.cfg.Physical.RuleSubject(b.ID(), "")
+	if !strings.HasPrefix(topic, base) {
+		return ""
+	}
+	return strings.TrimPrefix(topic, base)
+}
+
+// RemoveBus deletes every connector of the bus.
+func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	if err != nil {
+		return fmt.Errorf("listing connectors: %w", err)
+	}
+	var errs []error
+	prefix := busPrefix(b.AccountID(), b.Name())
+	for name := range actual {
+		if strings.HasPrefix(name, prefix) {
+			if err := a.cfg.Runtime.DeleteConnector(ctx, name); err != nil && !rpc.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReconcileAll brings every bus in step and deletes "eb." connectors of buses that no longer exist.
+func (a *Adapter) ReconcileAll(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	if err != nil {
+		return fmt.Errorf("listing connectors: %w", err)
+	}
+	buses, err := a.cfg.Buses.ListAll(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	known := map[string]bool{}
+	for _, b := range buses {
+		known[b.AccountID()+"."+b.Name()] = true
+		if err := a.syncBus(ctx, b, actual); err != nil {
+			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
+		}
+	}
+	for name := range actual {
+		acc, busName, ok := ownerOf(name)
+		if !ok || known[acc+"."+busName] {
+			continue
+		}
+		if err := a.cfg.Runtime.DeleteConnector(ctx, name); err != nil && !rpc.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run reconciles every Interval until ctx ends (callers reconcile once with ReconcileAll at start), retrying
+// sooner with a bounded back-off (1s doubling up to Interval) while the runtime is unreachable. It blocks.
+func (a *Adapter) Run(ctx context.Context) {
+	wait, backoff := a.cfg.Interval, time.Second
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if err := a.ReconcileAll(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			a.cfg.Logger.Warn("reconciling with the worker runtime", "err", err, "retryIn", backoff)
+			wait, backoff = backoff, min(backoff*2, a.cfg.Interval)
+			continue
+		}
+		wait, backoff = a.cfg.Interval, time.Second
+	}
+}
+
+// TargetStatus reads the state of the target's connector; a connector the runtime does not know is PENDING.
+func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t *target.Target) (*target.Status, error) {
+	st, err := a.cfg.Runtime.ConnectorStatus(ctx, TargetName(b.AccountID(), b.Name(), r.Name(), t.Name()))
+	if rpc.IsNotFound(err) {
+		return &target.Status{State: target.StatePending}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &target.Status{State: st.Connector.State, LastError: st.Connector.Trace}
+	for _, ts := range st.Tasks {
+		out.Tasks = append(out.Tasks, target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID})
+		if ts.Trace != "" && out.LastError == "" {
+			out.LastError = ts.Trace
+		}
+	}
+	return out, nil
+}
