@@ -66,7 +66,8 @@ func (s *Service) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
-	return time.Now()
+	// Microseconds: what both databases store, so a created resource reads back as it was answered.
+	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
 // Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.

@@ -33,7 +33,8 @@ func (s *Service) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
-	return time.Now()
+	// Microseconds: what both databases store, so a created resource reads back as it was answered.
+	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
 func (s *Service) lookup(ctx context.Context, accountID, busName, ruleName string) (*bus.Bus, *rule.Rule, error) {

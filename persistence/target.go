@@ -1,0 +1,218 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+)
+
+var _ target.Repository = (*TargetRepository)(nil)
+
+type targetRow struct {
+	ID                      string    `gorm:"column:id;primaryKey"`
+	AccountID               string    `gorm:"column:account_id"`
+	BusID                   string    `gorm:"column:bus_id"`
+	RuleID                  string    `gorm:"column:rule_id"`
+	Name                    string    `gorm:"column:name"`
+	Type                    string    `gorm:"column:type"`
+	Config                  string    `gorm:"column:config"`
+	RetryMaxAttempts        int       `gorm:"column:retry_max_attempts"`
+	RetryMaxEventAgeSeconds int       `gorm:"column:retry_max_event_age_seconds"`
+	CreatedAt               time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt               time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+}
+
+func (targetRow) TableName() string { return "targets" }
+
+// httpConfigJSON is the stored form of an http target's configuration (the config column).
+type httpConfigJSON struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Mode    string            `json:"mode"`
+	// Timeout is a Go duration ("5s").
+	Timeout string `json:"timeout"`
+}
+
+func targetToRow(t *target.Target) (targetRow, error) {
+	var config []byte
+	switch t.Type() {
+	case target.HTTP:
+		c := t.HTTP()
+		var err error
+		config, err = json.Marshal(httpConfigJSON{
+			URL: c.URL, Method: c.Method, Headers: c.Headers, Mode: string(c.Mode), Timeout: c.Timeout.String(),
+		})
+		if err != nil {
+			return targetRow{}, fmt.Errorf("encoding the config of target %s: %w", t.Name(), err)
+		}
+	default:
+		return targetRow{}, fmt.Errorf("storing target %s: type %q has no stored form", t.Name(), t.Type())
+	}
+	return targetRow{
+		ID: t.ID(), AccountID: t.AccountID(), BusID: t.BusID(), RuleID: t.RuleID(), Name: t.Name(),
+		Type: string(t.Type()), Config: string(config),
+		RetryMaxAttempts: t.RetryPolicy().MaximumRetryAttempts, RetryMaxEventAgeSeconds: t.RetryPolicy().MaximumEventAgeInSeconds,
+		CreatedAt: toDB(t.CreatedAt()), UpdatedAt: toDB(t.UpdatedAt()),
+	}, nil
+}
+
+func targetFromRow(row targetRow) (*target.Target, error) {
+	var c target.HTTPConfig
+	switch target.Type(row.Type) {
+	case target.HTTP:
+		var j httpConfigJSON
+		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {
+			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
+		}
+		c = target.HTTPConfig{URL: j.URL, Method: j.Method, Headers: j.Headers, Mode: target.Mode(j.Mode)}
+		if j.Timeout != "" {
+			d, err := time.ParseDuration(j.Timeout)
+			if err != nil {
+				return nil, fmt.Errorf("reading the config of target %s: timeout: %w", row.ID, err)
+			}
+			c.Timeout = d
+		}
+	default:
+		return nil, fmt.Errorf("reading target %s: unknown type %q", row.ID, row.Type)
+	}
+	retry := target.RetryPolicy{MaximumRetryAttempts: row.RetryMaxAttempts, MaximumEventAgeInSeconds: row.RetryMaxEventAgeSeconds}
+	return target.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.RuleID, row.Name, target.Type(row.Type),
+		c, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
+}
+
+func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
+	out := make([]*target.Target, len(rows))
+	for i, row := range rows {
+		t, err := targetFromRow(row)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// TargetRepository stores targets in the targets table, their type's configuration as JSON in the config column.
+// Names are unique per rule and case-sensitive.
+type TargetRepository struct {
+	db *DB
+}
+
+// NewTargetRepository returns the target repository of db.
+func NewTargetRepository(db *DB) *TargetRepository { return &TargetRepository{db: db} }
+
+// Create stores a new target. In one transaction, with the rule's row locked so that concurrent creations on one
+// rule take turns, it checks that the rule exists (rule.ErrNotFound) and has fewer than target.MaxPerRule targets
+// (target.ErrLimitExceeded), then inserts (target.ErrAlreadyExists when the rule has a target of that name).
+func (r *TargetRepository) Create(ctx context.Context, t *target.Target) error {
+	row, err := targetToRow(t)
+	if err != nil {
+		return err
+	}
+	err = r.db.transact(ctx, func(tx *gorm.DB) error {
+		if err := forUpdate(tx).Where("id = ?", t.RuleID()).Take(&ruleRow{}).Error; err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&targetRow{}).Where("rule_id = ?", t.RuleID()).Count(&n).Error; err != nil {
+			return err
+		}
+		if n >= target.MaxPerRule {
+			return target.ErrLimitExceeded.With("a rule may have at most %d targets; this one has %d", target.MaxPerRule, n)
+		}
+		return tx.Create(&row).Error
+	})
+	return translate(err, "storing target "+t.Name(), outcomes{
+		notFound:      rule.ErrNotFound.With("rule %s not found", t.RuleID()),
+		duplicate:     target.ErrAlreadyExists.With("target %q already exists on this rule", t.Name()),
+		missingParent: rule.ErrNotFound.With("rule %s not found", t.RuleID()),
+	})
+}
+
+// Get returns target.ErrNotFound when the rule has no target of that name.
+func (r *TargetRepository) Get(ctx context.Context, ruleID, name string) (*target.Target, error) {
+	var row targetRow
+	if err := r.db.session(ctx).Where("rule_id = ? AND name = ?", ruleID, name).Take(&row).Error; err != nil {
+		return nil, translate(err, "reading target "+name, outcomes{notFound: targetNotFound(name)})
+	}
+	return targetFromRow(row)
+}
+
+// ListByRule returns the rule's targets ordered by name.
+func (r *TargetRepository) ListByRule(ctx context.Context, ruleID string) ([]*target.Target, error) {
+	var rows []targetRow
+	if err := r.db.session(ctx).Where("rule_id = ?", ruleID).Order("name").Find(&rows).Error; err != nil {
+		return nil, translate(err, "listing targets", outcomes{})
+	}
+	return targetsFromRows(rows)
+}
+
+// ListByBus returns the targets of every rule of the bus, ordered by rule id and name.
+func (r *TargetRepository) ListByBus(ctx context.Context, busID string) ([]*target.Target, error) {
+	var rows []targetRow
+	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("rule_id").Order("name").Find(&rows).Error; err != nil {
+		return nil, translate(err, "listing targets", outcomes{})
+	}
+	return targetsFromRows(rows)
+}
+
+// Update loads the target with its row locked, lets fn change it and stores its type, configuration, retry
+// policy and update time, in one transaction. target.ErrNotFound when it does not exist; fn's error is returned
+// as is and nothing is stored. It returns the target as stored.
+func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn func(*target.Target) error) (*target.Target, error) {
+	var (
+		stored targetRow
+		fnErr  error
+	)
+	err := r.db.transact(ctx, func(tx *gorm.DB) error {
+		var row targetRow
+		if err := forUpdate(tx).Where("rule_id = ? AND name = ?", ruleID, name).Take(&row).Error; err != nil {
+			return err
+		}
+		t, err := targetFromRow(row)
+		if err != nil {
+			return err
+		}
+		if fnErr = fn(t); fnErr != nil {
+			return fnErr
+		}
+		if stored, err = targetToRow(t); err != nil {
+			return err
+		}
+		return tx.Model(&targetRow{}).Where("id = ?", row.ID).Updates(map[string]any{
+			"type":                        stored.Type,
+			"config":                      stored.Config,
+			"retry_max_attempts":          stored.RetryMaxAttempts,
+			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
+			"updated_at":                  stored.UpdatedAt,
+		}).Error
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, translate(err, "updating target "+name, outcomes{notFound: targetNotFound(name)})
+	}
+	return targetFromRow(stored)
+}
+
+// Delete removes a target; target.ErrNotFound when it does not exist.
+func (r *TargetRepository) Delete(ctx context.Context, ruleID, name string) error {
+	res := r.db.session(ctx).Where("rule_id = ? AND name = ?", ruleID, name).Delete(&targetRow{})
+	if res.Error != nil {
+		return translate(res.Error, "deleting target "+name, outcomes{})
+	}
+	if res.RowsAffected == 0 {
+		return targetNotFound(name)
+	}
+	return nil
+}
+
+func targetNotFound(name string) error { return target.ErrNotFound.With("target %q not found", name) }
