@@ -1,0 +1,161 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+)
+
+// Bus is an event bus: a named channel of an account that events are put on and rules read from.
+type Bus struct {
+	Name        string    `json:"name" example:"orders"`
+	Description string    `json:"description" example:"shop orders"`
+	Retention   Retention `json:"retention"`
+	CreatedAt   time.Time `json:"createdAt" readonly:"true"`
+} //@name Bus
+
+// Retention bounds how long and how much of a bus's events are kept; a zero or absent field takes its default.
+type Retention struct {
+	// MaxAge is a Go duration ("72h" is accepted; answers read "72h0m0s"); default 72h, between 1m and 8760h.
+	MaxAge string `json:"maxAge,omitempty" example:"72h0m0s"`
+	// MaxBytes is the largest size of the bus's stream; default 1 GiB, at least 1 MiB.
+	MaxBytes int64 `json:"maxBytes,omitempty" example:"1073741824"`
+} //@name Retention
+
+// BusList is one page of buses.
+type BusList struct {
+	Buses []Bus `json:"buses"`
+	// NextToken asks for the next page; absent on the last page.
+	NextToken string `json:"nextToken,omitempty"`
+} //@name BusList
+
+func busOf(b *bus.Bus) Bus {
+	r := b.Retention()
+	return Bus{
+		Name:        b.Name(),
+		Description: b.Description(),
+		Retention:   Retention{MaxAge: r.MaxAge.String(), MaxBytes: r.MaxBytes},
+		CreatedAt:   b.CreatedAt(),
+	}
+}
+
+// retention returns the domain form of the retention; a malformed maxAge is a validation error.
+func (r Retention) retention() (bus.Retention, error) {
+	out := bus.Retention{MaxBytes: r.MaxBytes}
+	if r.MaxAge != "" {
+		d, err := time.ParseDuration(r.MaxAge)
+		if err != nil {
+			return bus.Retention{}, domain.Invalid("retention.maxAge", "retention.maxAge %q is not a duration such as \"72h\"", r.MaxAge)
+		}
+		if d == 0 {
+			return bus.Retention{}, domain.Invalid("retention.maxAge", "retention.maxAge must be between %s and %s", bus.MinMaxAge, bus.MaxMaxAge)
+		}
+		out.MaxAge = d
+	}
+	if r.MaxBytes < 0 {
+		return bus.Retention{}, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", bus.MinMaxBytes)
+	}
+	return out, nil
+}
+
+// listBuses answers a page of the account's buses, ordered by name.
+//
+//	@Summary	List buses
+//	@Tags		buses
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		limit			query		int		false	"page size, 1 to 100 (default 50)"
+//	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Success	200				{object}	BusList
+//	@Failure	400				{object}	Problem
+//	@Router		/api/v1/buses [get]
+func (a *api) listBuses(c *gin.Context) {
+	page, err := pageOf(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	bs, next, err := a.s.Buses.List(c.Request.Context(), accountOf(c), page)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	out := BusList{Buses: make([]Bus, 0, len(bs)), NextToken: next}
+	for _, b := range bs {
+		out.Buses = append(out.Buses, busOf(b))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// createBus creates a bus, its stream and its router.
+//
+//	@Summary	Create a bus
+//	@Tags		buses
+//	@Accept		json
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				body		Bus		true	"the bus"
+//	@Success	201				{object}	Bus
+//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	409				{object}	Problem	"BusAlreadyExists"
+//	@Failure	413				{object}	Problem
+//	@Router		/api/v1/buses [post]
+func (a *api) createBus(c *gin.Context) {
+	var in Bus
+	if err := decodeJSON(c, &in); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	ret, err := in.Retention.retention()
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	b, err := a.s.Buses.Create(c.Request.Context(), accountOf(c), in.Name, in.Description, ret)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, busOf(b))
+}
+
+// getBus answers one bus.
+//
+//	@Summary	Get a bus
+//	@Tags		buses
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Success	200				{object}	Bus
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Router		/api/v1/buses/{bus} [get]
+func (a *api) getBus(c *gin.Context) {
+	b, err := a.s.Buses.Get(c.Request.Context(), accountOf(c), c.Param("bus"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, busOf(b))
+}
+
+// deleteBus deletes a bus that has no rules, its router and its stream.
+//
+//	@Summary	Delete a bus
+//	@Tags		buses
+//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		bus				path	string	true	"bus name"
+//	@Success	204
+//	@Failure	404	{object}	Problem	"BusNotFound"
+//	@Failure	409	{object}	Problem	"BusNotEmpty: the bus still has rules"
+//	@Router		/api/v1/buses/{bus} [delete]
+func (a *api) deleteBus(c *gin.Context) {
+	if err := a.s.Buses.Delete(c.Request.Context(), accountOf(c), c.Param("bus")); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

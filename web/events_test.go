@@ -1,0 +1,290 @@
+package web_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+)
+
+const (
+	structured = "application/cloudevents+json"
+	batch      = "application/cloudevents-batch+json"
+	eventsURL  = "/api/v1/buses/orders/events"
+)
+
+// ce is the JSON form of a CloudEvent.
+func ce(id, source, typ string, data any) map[string]any {
+	return map[string]any{"specversion": "1.0", "id": id, "source": source, "type": typ,
+		"datacontenttype": "application/json", "data": data}
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// mustJSON encodes v (for scenario bodies, built before any test runs).
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// storedIDs asserts the ids of the events stored on the bus, in order.
+func storedIDs(busName string, want ...string) func(t *testing.T, e *env, _ *response) {
+	return func(t *testing.T, e *env, _ *response) {
+		t.Helper()
+		var got []string
+		for _, ev := range e.storedEvents(t, busName) {
+			got = append(got, ev.ID())
+		}
+		assert.Equal(t, want, got, "events stored on the bus")
+	}
+}
+
+func TestPutEvents(t *testing.T) {
+	t.Parallel()
+	orders := withBus("orders")
+	big := strings.Repeat("x", bus.MaxEventSize) // one entry over 256 KiB once wrapped in an event
+	run(t, []scenario{
+		{
+			name: "structured", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    mustJSON(ce("e1", "/shop", "order.created", map[string]any{"amount": 120})),
+			status:  http.StatusOK,
+			json:    map[string]any{"failedEntryCount": 0, "entries": []any{map[string]any{"eventId": "e1"}}},
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, "e1", evs[0].ID())
+				assert.Equal(t, "/shop", evs[0].Source())
+				assert.Equal(t, "order.created", evs[0].Type())
+				assert.Equal(t, "application/json", evs[0].DataContentType())
+				assert.JSONEq(t, `{"amount": 120}`, string(evs[0].Data()))
+			},
+		},
+		{
+			name: "structured with a charset", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured + "; charset=utf-8"},
+			body:    mustJSON(ce("e1", "/shop", "order.created", nil)),
+			status:  http.StatusOK, json: map[string]any{"entries.0.eventId": "e1"},
+			after: storedIDs("orders", "e1"),
+		},
+		{
+			name: "structured with base64 data", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/shop", "type": "blob", "datacontenttype": "application/octet-stream", "data_base64": "AAEC"}`,
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, []byte{0, 1, 2}, evs[0].Data())
+			},
+		},
+		{
+			name: "binary", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1",
+				"ce-source": "/shop", "ce-type": "order.created", "ce-subject": "order-42", "ce-region": "eu"},
+			body:   `{"amount": 120}`,
+			status: http.StatusOK,
+			json:   map[string]any{"failedEntryCount": 0, "entries": []any{map[string]any{"eventId": "e1"}}},
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, "e1", evs[0].ID())
+				assert.Equal(t, "order-42", evs[0].Subject())
+				assert.Equal(t, "eu", evs[0].Extensions()["region"])
+				assert.Equal(t, "application/json", evs[0].DataContentType())
+				assert.JSONEq(t, `{"amount": 120}`, string(evs[0].Data()))
+			},
+		},
+		{
+			name: "binary without an id", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0",
+				"ce-source": "/shop", "ce-type": "order.created"},
+			body:   `{}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"}, contains: []string{"id"},
+			after: storedIDs("orders"),
+		},
+		{
+			name: "binary with an unknown spec version", method: http.MethodPost, url: eventsURL, setup: orders, contains: []string{`\"9.9\" is not a CloudEvents version`},
+			headers: map[string]string{"ce-specversion": "9.9", "ce-id": "e1", "ce-source": "/shop", "ce-type": "t"},
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"},
+		},
+		{
+			name: "binary over 256 KiB", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "text/plain", "ce-specversion": "1.0", "ce-id": "e1",
+				"ce-source": "/shop", "ce-type": "t"},
+			body:   big,
+			status: http.StatusRequestEntityTooLarge, json: map[string]any{"code": "EventTooLarge"},
+			after: storedIDs("orders"),
+		},
+		{
+			name: "structured without a source", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "type": "order.created"}`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "type": "https://eventbridge-go.dev/problems/InvalidEvent"},
+			contains: []string{"source"},
+			after:    storedIDs("orders"),
+		},
+		{
+			name: "structured that is not JSON", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0",`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"},
+		},
+		{
+			name: "not a CloudEvent", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json"},
+			body:    `{"hello": "world"}`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"},
+			contains: []string{"ce-*", structured, batch},
+		},
+		{
+			name: "batch", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: mustJSON([]any{ce("e1", "/shop", "order.created", 1), ce("e2", "/shop", "order.created", 2),
+				ce("e3", "/shop", "order.created", 3)}),
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 0,
+				"entries": []any{map[string]any{"eventId": "e1"}, map[string]any{"eventId": "e2"}, map[string]any{"eventId": "e3"}}},
+			after: storedIDs("orders", "e1", "e2", "e3"),
+		},
+		{
+			name: "batch with a malformed entry", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: `[` + mustJSON(ce("e1", "/shop", "order.created", 1)) + `,
+				{"specversion": "1.0", "id": "e2", "type": "order.created"},
+				` + mustJSON(ce("e3", "/shop", "order.created", 3)) + `]`,
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 1, "entries.0.eventId": "e1", "entries.1.errorCode": "InvalidEvent",
+				"entries.2.eventId": "e3"},
+			after: func(t *testing.T, e *env, resp *response) {
+				entry := resp.JSON(t)["entries"].([]any)[1].(map[string]any)
+				assert.Equal(t, "invalid CloudEvent: source: REQUIRED", entry["errorMessage"], "the entry's reason")
+				assert.NotContains(t, entry, "eventId")
+				storedIDs("orders", "e1", "e3")(t, e, resp)
+			},
+		},
+		{
+			name: "batch with entries that are no events", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: `[42, "x", null, {"specversion": "9.9", "id": "e0", "source": "/shop", "type": "t"}, {"specversion": "1.0", "id": "", "source": "/shop", "type": "t"},` +
+				mustJSON(ce("e1", "/shop", "order.created", 1)) + `]`,
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 5, "entries.0.errorCode": "InvalidEvent", "entries.1.errorCode": "InvalidEvent",
+				"entries.2.errorCode": "InvalidEvent", "entries.3.errorCode": "InvalidEvent", "entries.4.errorCode": "InvalidEvent",
+				"entries.5.eventId": "e1"},
+			after: storedIDs("orders", "e1"),
+		},
+		{
+			name: "batch with an entry over 256 KiB", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: mustJSON([]any{ce("e1", "/shop", "order.created", 1), ce("e2", "/shop", "order.created", big),
+				ce("e3", "/shop", "order.created", 3)}),
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 1, "entries.0.eventId": "e1", "entries.1.errorCode": "EventTooLarge",
+				"entries.2.eventId": "e3"},
+			after: storedIDs("orders", "e1", "e3"),
+		},
+		{
+			name: "batch with a malformed entry over 256 KiB", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body:    `[{"specversion": 7, "data": "` + big + `"},` + mustJSON(ce("e1", "/shop", "order.created", 1)) + `]`,
+			status:  http.StatusOK,
+			json:    map[string]any{"failedEntryCount": 1, "entries.0.errorCode": "EventTooLarge", "entries.1.eventId": "e1"},
+			after:   storedIDs("orders", "e1"),
+		},
+		{
+			name: "body over 1 MiB", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: mustJSON([]any{ce("e1", "/shop", "t", strings.Repeat("x", 200<<10)), ce("e2", "/shop", "t", strings.Repeat("x", 200<<10)),
+				ce("e3", "/shop", "t", strings.Repeat("x", 200<<10)), ce("e4", "/shop", "t", strings.Repeat("x", 200<<10)),
+				ce("e5", "/shop", "t", strings.Repeat("x", 200<<10)), ce("e6", "/shop", "t", strings.Repeat("x", 200<<10))}),
+			status: http.StatusRequestEntityTooLarge, json: map[string]any{"code": "PayloadTooLarge"},
+			after: storedIDs("orders"),
+		},
+		{
+			name: "batch that is not an array", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body:    mustJSON(ce("e1", "/shop", "order.created", 1)),
+			status:  http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest"}, contains: []string{"array"},
+		},
+		{
+			name: "batch that is not JSON", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body:    `[{"id": "e1"},`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest"},
+		},
+		{
+			name: "empty batch", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body:    `[]`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"},
+		},
+		{
+			name: "batch on an unknown bus", method: http.MethodPost, url: "/api/v1/buses/nope/events",
+			headers: map[string]string{"Content-Type": batch},
+			body:    mustJSON([]any{ce("e1", "/shop", "order.created", 1)}),
+			status:  http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "structured on an unknown bus", method: http.MethodPost, url: "/api/v1/buses/nope/events",
+			headers: map[string]string{"Content-Type": structured},
+			body:    mustJSON(ce("e1", "/shop", "order.created", 1)),
+			status:  http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "invalid event on an unknown bus", method: http.MethodPost, url: "/api/v1/buses/nope/events",
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0"}`,
+			status:  http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "bus of another account", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured, "X-Account-Id": "other"},
+			body:    mustJSON(ce("e1", "/shop", "order.created", 1)),
+			status:  http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+			after: storedIDs("orders"),
+		},
+		{
+			name: "the same event put twice is stored once", method: http.MethodPost, url: eventsURL,
+			setup: setups(orders, func(t *testing.T, e *env) {
+				resp := e.do(t, http.MethodPost, eventsURL, map[string]string{"Content-Type": structured},
+					jsonOf(t, ce("e1", "/shop", "order.created", 1)))
+				require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+				assertJSONPath(t, resp.JSON(t), "entries.0.eventId", "e1")
+			}),
+			headers: map[string]string{"Content-Type": structured},
+			body:    mustJSON(ce("e1", "/shop", "order.created", 1)),
+			status:  http.StatusOK, json: map[string]any{"failedEntryCount": 0, "entries.0.eventId": "e1"},
+			after: storedIDs("orders", "e1"),
+		},
+		{
+			name: "the same id from another source is another event", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: mustJSON([]any{ce("e1", "/shop", "order.created", 1), ce("e1", "/crm", "order.created", 1),
+				ce("e1", "/shop", "order.created", 1)}),
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 0, "entries.0.eventId": "e1", "entries.1.eventId": "e1",
+				"entries.2.eventId": "e1"},
+			after: func(t *testing.T, e *env, _ *response) {
+				var sources []string
+				for _, ev := range e.storedEvents(t, "orders") {
+					sources = append(sources, ev.Source())
+				}
+				assert.Equal(t, []string{"/shop", "/crm"}, sources)
+			},
+		},
+	})
+}

@@ -1,0 +1,113 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// ProblemTypeBase prefixes the code of a problem to make its type URI.
+const ProblemTypeBase = "https://eventbridge-go.dev/problems/"
+
+// Codes of problems that the web layer raises itself (the domain's codes are the others).
+const (
+	CodeMalformedRequest = "MalformedRequest"
+	CodeRouteNotFound    = "RouteNotFound"
+	CodeMethodNotAllowed = "MethodNotAllowed"
+)
+
+// Problem is an RFC 9457 problem document, served as application/problem+json.
+type Problem struct {
+	// Type is a URI naming the problem: ProblemTypeBase + code, or about:blank when the status says it all.
+	Type string `json:"type" example:"https://eventbridge-go.dev/problems/BusNotFound"`
+	// Title is the status text of Status.
+	Title  string `json:"title" example:"Not Found"`
+	Status int    `json:"status" example:"404"`
+	// Detail explains this occurrence for people.
+	Detail string `json:"detail" example:"bus \"orders\" does not exist"`
+	// Code is stable and meant for programs.
+	Code string `json:"code" example:"BusNotFound"`
+	// Field names the offending input when it is known (a JSON path, a query parameter or a header).
+	Field string `json:"field,omitempty" example:"name"`
+} //@name Problem
+
+// statusOfKind is the one table that maps domain errors to HTTP statuses.
+var statusOfKind = map[domain.Kind]int{
+	domain.KindInvalid:       http.StatusBadRequest,
+	domain.KindNotFound:      http.StatusNotFound,
+	domain.KindConflict:      http.StatusConflict,
+	domain.KindLimitExceeded: http.StatusConflict,
+	domain.KindTooLarge:      http.StatusRequestEntityTooLarge,
+	domain.KindUnavailable:   http.StatusServiceUnavailable,
+	domain.KindInternal:      http.StatusInternalServerError,
+}
+
+// statusOf returns the HTTP status of a domain error kind (500 for a kind the table does not know).
+func statusOf(k domain.Kind) int {
+	if s, ok := statusOfKind[k]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// problemOf turns any error into the problem to answer. An error that is not a domain error, or a domain error
+// of kind Internal, becomes a generic 500 whose details are logged, never returned.
+func problemOf(log *slog.Logger, r *http.Request, err error) Problem {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		err = domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
+	}
+	de, ok := domain.As(err)
+	if !ok || de.Kind == domain.KindInternal {
+		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		return newProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "", "an internal error occurred; it has been logged")
+	}
+	return newProblem(statusOf(de.Kind), de.Code, de.Field, messageOf(de))
+}
+
+// messageOf is the message of a domain error on one line (the CloudEvents SDK ends its validation errors with a
+// newline and separates several with newlines).
+func messageOf(e *domain.Error) string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Error()
+	}
+	var lines []string
+	for l := range strings.Lines(msg) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+func newProblem(status int, code, field, detail string) Problem {
+	typ := ProblemTypeBase + code
+	switch code {
+	case CodeRouteNotFound, CodeMethodNotAllowed, domain.ErrInternal.Code:
+		typ = "about:blank" // nothing to say beyond the status
+	}
+	return Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail, Code: code, Field: field}
+}
+
+// writeProblem answers p as application/problem+json and stops the handler chain.
+func writeProblem(c *gin.Context, p Problem) {
+	c.Header("Content-Type", "application/problem+json")
+	c.AbortWithStatusJSON(p.Status, p)
+}
+
+// writeError answers err as a problem document (see problemOf).
+func (a *api) writeError(c *gin.Context, err error) {
+	writeProblem(c, problemOf(a.log, c.Request, err))
+}
+
+// malformed is a MalformedRequest error about field ("" when the problem is not about one field).
+func malformed(field, format string, args ...any) *domain.Error {
+	e := &domain.Error{Kind: domain.KindInvalid, Code: CodeMalformedRequest, Field: field}
+	return e.With(format, args...)
+}

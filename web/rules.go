@@ -1,0 +1,248 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+)
+
+// Rule selects the events of its bus that its targets receive.
+type Rule struct {
+	// Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
+	Name        string `json:"name" example:"created"`
+	Description string `json:"description" example:"orders over 100"`
+	// State is ENABLED (default) or DISABLED.
+	State string `json:"state,omitempty" enums:"ENABLED,DISABLED" example:"ENABLED"`
+	// EventPattern is a JSON object; a string holding that object is accepted too (Amazon's SDKs send one).
+	// Answers always hold the object.
+	EventPattern json.RawMessage `json:"eventPattern" swaggertype:"object"`
+	CreatedAt    time.Time       `json:"createdAt" readonly:"true"`
+	UpdatedAt    time.Time       `json:"updatedAt" readonly:"true"`
+} //@name Rule
+
+// RuleList is one page of rules.
+type RuleList struct {
+	Rules []Rule `json:"rules"`
+	// NextToken asks for the next page; absent on the last page.
+	NextToken string `json:"nextToken,omitempty"`
+} //@name RuleList
+
+func ruleOf(r *rule.Rule) Rule {
+	return Rule{
+		Name:         r.Name(),
+		Description:  r.Description(),
+		State:        string(r.State()),
+		EventPattern: json.RawMessage(r.EventPattern()),
+		CreatedAt:    r.CreatedAt(),
+		UpdatedAt:    r.UpdatedAt(),
+	}
+}
+
+// spec returns the domain form of the rule. An eventPattern given as a JSON string is unwrapped.
+func (r Rule) spec() (rule.Spec, error) {
+	p := bytes.TrimSpace(r.EventPattern)
+	if len(p) > 0 && p[0] == '"' {
+		var s string
+		if err := json.Unmarshal(p, &s); err != nil {
+			return rule.Spec{}, rule.ErrInvalidEventPattern.With("eventPattern is not a valid JSON string")
+		}
+		p = []byte(s)
+	}
+	if bytes.Equal(p, []byte("null")) {
+		p = nil
+	}
+	return rule.Spec{Name: r.Name, Description: r.Description, EventPattern: p, State: rule.State(r.State)}, nil
+}
+
+// decodeRule reads a rule from the request body.
+func decodeRule(c *gin.Context) (rule.Spec, error) {
+	var in Rule
+	if err := decodeJSON(c, &in); err != nil {
+		return rule.Spec{}, err
+	}
+	return in.spec()
+}
+
+// listRules answers a page of a bus's rules, ordered by name.
+//
+//	@Summary	List the rules of a bus
+//	@Tags		rules
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		limit			query		int		false	"page size, 1 to 100 (default 50)"
+//	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Success	200				{object}	RuleList
+//	@Failure	400				{object}	Problem
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Router		/api/v1/buses/{bus}/rules [get]
+func (a *api) listRules(c *gin.Context) {
+	page, err := pageOf(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	rs, next, err := a.s.Rules.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	out := RuleList{Rules: make([]Rule, 0, len(rs)), NextToken: next}
+	for _, r := range rs {
+		out.Rules = append(out.Rules, ruleOf(r))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// createRule creates a rule; it answers once the bus's router routes to it.
+//
+//	@Summary	Create a rule
+//	@Tags		rules
+//	@Accept		json
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		rule			body		Rule	true	"the rule"
+//	@Success	201				{object}	Rule
+//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	409				{object}	Problem	"RuleAlreadyExists"
+//	@Router		/api/v1/buses/{bus}/rules [post]
+func (a *api) createRule(c *gin.Context) {
+	spec, err := decodeRule(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	r, err := a.s.Rules.Create(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, ruleOf(r))
+}
+
+// getRule answers one rule.
+//
+//	@Summary	Get a rule
+//	@Tags		rules
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		rule			path		string	true	"rule name"
+//	@Success	200				{object}	Rule
+//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule} [get]
+func (a *api) getRule(c *gin.Context) {
+	r, err := a.s.Rules.Get(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, ruleOf(r))
+}
+
+// putRule creates the rule (201) or replaces its description, pattern and state (200).
+//
+//	@Summary	Create or replace a rule
+//	@Tags		rules
+//	@Accept		json
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		rule			path		string	true	"rule name"
+//	@Param		body			body		Rule	true	"the rule; its name may be absent"
+//	@Success	200				{object}	Rule	"replaced"
+//	@Success	201				{object}	Rule	"created"
+//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule} [put]
+func (a *api) putRule(c *gin.Context) {
+	spec, err := decodeRule(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	name := c.Param("rule")
+	if spec.Name != "" && spec.Name != name {
+		a.writeError(c, domain.Invalid("name", "name %q differs from the rule %q of the path; rules cannot be renamed", spec.Name, name))
+		return
+	}
+	spec.Name = name
+	r, created, err := a.s.Rules.Put(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	c.JSON(status, ruleOf(r))
+}
+
+// deleteRule deletes a rule and its targets.
+//
+//	@Summary	Delete a rule and its targets
+//	@Tags		rules
+//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		bus				path	string	true	"bus name"
+//	@Param		rule			path	string	true	"rule name"
+//	@Success	204
+//	@Failure	404	{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule} [delete]
+func (a *api) deleteRule(c *gin.Context) {
+	if err := a.s.Rules.Delete(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule")); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// enableRule makes the router route to the rule again.
+//
+//	@Summary	Enable a rule
+//	@Description	The rule receives every matching event stored after the call answered, none stored while it was disabled.
+//	@Tags		rules
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		rule			path		string	true	"rule name"
+//	@Success	200				{object}	Rule
+//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule}/enable [post]
+func (a *api) enableRule(c *gin.Context) {
+	r, err := a.s.Rules.Enable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, ruleOf(r))
+}
+
+// disableRule stops routing to the rule.
+//
+//	@Summary	Disable a rule
+//	@Description	Events put while the rule is disabled are never delivered to its targets.
+//	@Tags		rules
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		rule			path		string	true	"rule name"
+//	@Success	200				{object}	Rule
+//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule}/disable [post]
+func (a *api) disableRule(c *gin.Context) {
+	r, err := a.s.Rules.Disable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, ruleOf(r))
+}

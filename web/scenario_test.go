@@ -1,0 +1,382 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
+	"github.com/eventbridge-go/eventbridge/web"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// scenario is one API call against the real router on a freshly migrated database, in the manner of
+// pocketbase's tests.ApiScenario.
+type scenario struct {
+	name    string
+	method  string
+	url     string
+	headers map[string]string
+	// body is sent as is when it is a string or []byte, else encoded as JSON.
+	body any
+	// setup prepares the state, typically through the API itself (env.must).
+	setup func(t *testing.T, e *env)
+
+	status int
+	// contains are fragments the answer must hold; absent are fragments it must not.
+	contains []string
+	absent   []string
+	// json maps dotted paths into the answer ("entries.1.errorCode") to the values they must hold.
+	json map[string]any
+	// after runs extra checks on the answer and the state.
+	after func(t *testing.T, e *env, resp *response)
+}
+
+// response is an answer of the router.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the answer.
+func (r *response) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(r.Body, &v), "answer: %s", r.Body)
+	return v
+}
+
+// env is the router with real services on a fresh database, a real event store on an embedded NATS server, and
+// fakes at the runtime boundary.
+type env struct {
+	router   http.Handler
+	js       jetstream.JetStream
+	names    ebjs.Names
+	buses    bus.Repository
+	runtime  *fakeRuntime
+	statuses *fakeStatuses
+	logs     *syncBuffer
+}
+
+// natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
+func natsServer(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect("web-test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// newEnv returns an environment on a fresh SQLite database and the JetStream js. Each env has its own cluster id,
+// so several can share one server.
+func newEnv(t *testing.T, js jetstream.JetStream) *env {
+	t.Helper()
+	db := persistencetest.Open(t, persistence.SQLite)
+	buses := persistence.NewBusRepository(db)
+	rules := persistence.NewRuleRepository(db)
+	targets := persistence.NewTargetRepository(db)
+	accounts := persistence.NewAccountRepository(db)
+	cluster := "t" + strings.ToLower(domain.NewID()[:8])
+	store := eventstore.New(js, cluster, 1)
+
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rt := &fakeRuntime{}
+	st := &fakeStatuses{status: &target.Status{State: "RUNNING", Tasks: []target.TaskStatus{{ID: 0, State: "RUNNING", WorkerID: "w1"}}}}
+	services := web.Services{
+		Buses:   &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: rt, Logger: log},
+		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: rt, Logger: log},
+		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: rt, Statuses: st, Logger: log},
+	}
+	return &env{
+		router:   web.NewRouter(web.Config{Logger: log}, services),
+		js:       js,
+		names:    ebjs.Names{Cluster: cluster},
+		buses:    buses,
+		runtime:  rt,
+		statuses: st,
+		logs:     logs,
+	}
+}
+
+// run runs each scenario on its own fresh environment; they share one NATS server.
+func run(t *testing.T, scenarios []scenario) {
+	t.Helper()
+	js := natsServer(t)
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			e := newEnv(t, js)
+			if s.setup != nil {
+				s.setup(t, e)
+			}
+			resp := e.do(t, s.method, s.url, s.headers, s.body)
+			t.Logf("%s %s -> %d %s", s.method, s.url, resp.Status, truncate(resp.Body, 600))
+			assert.Equalf(t, s.status, resp.Status, "%s %s answered %s", s.method, s.url, resp.Body)
+			if resp.Status >= 400 {
+				assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"), "errors are problem documents")
+				checkProblem(t, resp)
+			}
+			for _, want := range s.contains {
+				assert.Contains(t, string(resp.Body), want)
+			}
+			for _, bad := range s.absent {
+				assert.NotContains(t, string(resp.Body), bad)
+			}
+			if len(s.json) > 0 {
+				v := resp.JSON(t)
+				for path, want := range s.json {
+					assertJSONPath(t, v, path, want)
+				}
+			}
+			if s.after != nil {
+				s.after(t, e, resp)
+			}
+		})
+	}
+}
+
+// checkProblem checks the members every problem document has.
+func checkProblem(t *testing.T, resp *response) {
+	t.Helper()
+	var p web.Problem
+	require.NoError(t, json.Unmarshal(resp.Body, &p), "problem: %s", resp.Body)
+	assert.Equal(t, resp.Status, p.Status, "problem status")
+	assert.Equal(t, http.StatusText(resp.Status), p.Title, "problem title")
+	assert.NotEmpty(t, p.Code, "problem code")
+	assert.NotEmpty(t, p.Detail, "problem detail")
+	if p.Type != "about:blank" {
+		assert.Equal(t, web.ProblemTypeBase+p.Code, p.Type, "problem type")
+	}
+}
+
+// do sends one request to the router.
+func (e *env) do(t *testing.T, method, url string, headers map[string]string, body any) *response {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		require.NoError(t, err)
+		r = bytes.NewReader(j)
+	}
+	req := httptest.NewRequest(method, url, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	e.router.ServeHTTP(rec, req)
+	return &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// must sends a JSON request and requires the status.
+func (e *env) must(t *testing.T, method, url string, body any, status int) *response {
+	t.Helper()
+	resp := e.do(t, method, url, nil, body)
+	require.Equalf(t, status, resp.Status, "%s %s answered %s", method, url, resp.Body)
+	return resp
+}
+
+// Fixtures made through the API.
+
+func (e *env) createBus(t *testing.T, name string) {
+	t.Helper()
+	e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": name}, http.StatusCreated)
+}
+
+func (e *env) createRule(t *testing.T, busName, name string) {
+	t.Helper()
+	e.must(t, http.MethodPost, "/api/v1/buses/"+busName+"/rules",
+		map[string]any{"name": name, "eventPattern": map[string]any{"source": []any{"shop"}}}, http.StatusCreated)
+}
+
+func (e *env) putTarget(t *testing.T, busName, ruleName, name string) {
+	t.Helper()
+	e.must(t, http.MethodPut, "/api/v1/buses/"+busName+"/rules/"+ruleName+"/targets/"+name,
+		map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/" + name}}, http.StatusCreated)
+}
+
+// setups composes fixtures.
+func setups(fs ...func(t *testing.T, e *env)) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		for _, f := range fs {
+			f(t, e)
+		}
+	}
+}
+
+func withBus(name string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) { e.createBus(t, name) }
+}
+
+func withRule(busName, name string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) { e.createRule(t, busName, name) }
+}
+
+func withTarget(busName, ruleName, name string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) { e.putTarget(t, busName, ruleName, name) }
+}
+
+// storedEvents reads every event put on the bus of the default account from its stream.
+func (e *env) storedEvents(t *testing.T, busName string) []*event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := e.buses.Get(ctx, domain.DefaultAccountID, busName)
+	require.NoError(t, err)
+	s, err := e.js.Stream(ctx, e.names.BusStream(b.ID()))
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	var out []*event.Event
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		require.NoError(t, err)
+		require.Equal(t, e.names.BusIn(b.ID()), m.Subject)
+		ev, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		require.NoError(t, err)
+		out = append(out, ev)
+	}
+	return out
+}
+
+// assertJSONPath checks the value at a dotted path ("entries.1.errorCode"; numbers index arrays) of v.
+func assertJSONPath(t *testing.T, v any, path string, want any) {
+	t.Helper()
+	cur := v
+	for _, part := range strings.Split(path, ".") {
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[part]
+			if !assert.Truef(t, ok, "%s: no member %q in %v", path, part, c) {
+				return
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(part)
+			if !assert.NoErrorf(t, err, "%s: %q indexes an array", path, part) || !assert.Lessf(t, i, len(c), "%s: index out of range", path) {
+				return
+			}
+			cur = c[i]
+		default:
+			assert.Failf(t, "no such path", "%s: %q is below a %T", path, part, cur)
+			return
+		}
+	}
+	// Compare JSON forms, so 201 and float64(201) are equal.
+	wj, err := json.Marshal(want)
+	require.NoError(t, err)
+	gj, err := json.Marshal(cur)
+	require.NoError(t, err)
+	assert.JSONEqf(t, string(wj), string(gj), "at %s", path)
+}
+
+// fakeRuntime stands for the worker runtime, a process boundary: it records what it is asked to apply.
+type fakeRuntime struct {
+	mu      sync.Mutex
+	synced  []string
+	removed []string
+}
+
+func (f *fakeRuntime) SyncBus(_ context.Context, b *bus.Bus) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.synced = append(f.synced, b.Name())
+	return nil
+}
+
+func (f *fakeRuntime) RemoveBus(_ context.Context, b *bus.Bus) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.removed = append(f.removed, b.Name())
+	return nil
+}
+
+func (f *fakeRuntime) calls() (synced, removed []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.synced...), append([]string(nil), f.removed...)
+}
+
+// fakeStatuses answers a fixed runtime status, or an error.
+type fakeStatuses struct {
+	mu     sync.Mutex
+	status *target.Status
+	err    error
+}
+
+func (f *fakeStatuses) TargetStatus(context.Context, *bus.Bus, *rule.Rule, *target.Target) (*target.Status, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status, f.err
+}
+
+func (f *fakeStatuses) set(st *target.Status, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status, f.err = st, err
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var (
+	_ bus.Runtime         = (*fakeRuntime)(nil)
+	_ target.StatusReader = (*fakeStatuses)(nil)
+)
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "..."
+}

@@ -1,0 +1,238 @@
+package web_test
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/eventbridge-go/eventbridge/domain/target"
+)
+
+func TestTargets(t *testing.T) {
+	t.Parallel()
+	rule := setups(withBus("orders"), withRule("orders", "created"))
+	hook := setups(rule, withTarget("orders", "created", "hook"))
+	const url = "/api/v1/buses/orders/rules/created/targets/hook"
+	run(t, []scenario{
+		{
+			name: "put creates with defaults", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusCreated,
+			json: map[string]any{
+				"name": "hook", "type": "http",
+				"config":      map[string]any{"url": "https://example.com/hook", "method": "POST", "headers": map[string]any{}, "mode": "binary", "timeout": "5s"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 185, "maximumEventAgeInSeconds": 86400},
+				"status":      map[string]any{"state": "RUNNING", "tasks": []any{map[string]any{"id": 0, "state": "RUNNING", "workerId": "w1"}}, "lastError": nil},
+			},
+			after: func(t *testing.T, e *env, resp *response) {
+				got := e.must(t, http.MethodGet, url, nil, http.StatusOK)
+				assert.JSONEq(t, string(resp.Body), string(got.Body), "a created target reads back as it was answered")
+				synced, _ := e.runtime.calls()
+				assert.Equal(t, []string{"orders", "orders", "orders"}, synced, "the target's connector is applied")
+			},
+		},
+		{
+			name: "put replaces", method: http.MethodPut, url: url, setup: hook,
+			body: map[string]any{"name": "hook", "type": "http",
+				"config": map[string]any{"url": "http://example.com/v2", "method": "put", "headers": map[string]any{"X-Team": "shop"},
+					"mode": "structured", "timeout": "1500ms"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 3, "maximumEventAgeInSeconds": 600}},
+			status: http.StatusOK,
+			json: map[string]any{
+				"config":      map[string]any{"url": "http://example.com/v2", "method": "PUT", "headers": map[string]any{"X-Team": "shop"}, "mode": "structured", "timeout": "1.5s"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 3, "maximumEventAgeInSeconds": 600},
+			},
+			after: func(t *testing.T, e *env, _ *response) {
+				v := e.must(t, http.MethodGet, url, nil, http.StatusOK).JSON(t)
+				assertJSONPath(t, v, "config.url", "http://example.com/v2")
+				assertJSONPath(t, v, "retryPolicy.maximumRetryAttempts", 3)
+			},
+		},
+		{
+			name: "absent retry policy fields take defaults", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 0}},
+			status: http.StatusCreated,
+			json:   map[string]any{"retryPolicy": map[string]any{"maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 86400}},
+		},
+		{
+			name: "status is read-only", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"status": map[string]any{"state": "FAILED", "tasks": []any{}, "lastError": "made up"}},
+			status: http.StatusCreated,
+			json:   map[string]any{"status.state": "RUNNING", "status.lastError": nil},
+			absent: []string{"made up"},
+		},
+		{
+			name: "status while the runtime cannot be reached", method: http.MethodGet, url: url,
+			setup:  setups(hook, func(_ *testing.T, e *env) { e.statuses.set(nil, errors.New("dial tcp 127.0.0.1:8083: refused")) }),
+			status: http.StatusOK,
+			json:   map[string]any{"status": map[string]any{"state": "PENDING", "tasks": []any{}, "lastError": "the worker runtime could not be reached"}},
+			absent: []string{"8083"},
+		},
+		{
+			name: "status with a last error", method: http.MethodGet, url: url,
+			setup: setups(hook, func(_ *testing.T, e *env) {
+				e.statuses.set(&target.Status{State: "FAILED", LastError: "HTTP 500 from the target"}, nil)
+			}),
+			status: http.StatusOK,
+			json:   map[string]any{"status": map[string]any{"state": "FAILED", "tasks": []any{}, "lastError": "HTTP 500 from the target"}},
+		},
+		{
+			name: "url that is not http", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "ftp://example.com/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "config.url"},
+		},
+		{
+			name: "url missing", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.url"},
+		},
+		{
+			name: "relative url", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.url"},
+		},
+		{
+			name: "unsupported type", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "lambda", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "type"},
+		},
+		{
+			name: "type missing", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "type"},
+		},
+		{
+			name: "unsupported method", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook", "method": "TRACE"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.method"},
+		},
+		{
+			name: "unsupported mode", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook", "mode": "batch"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.mode"},
+		},
+		{
+			name: "timeout not a duration", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook", "timeout": "soon"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.timeout"},
+		},
+		{
+			name: "timeout too long", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook", "timeout": "2m"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.timeout"},
+		},
+		{
+			name: "invalid header name", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook", "headers": map[string]any{"X Team": "a"}}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.headers"},
+		},
+		{
+			name: "header value of the wrong type", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook", "headers": {"X-Team": 7}}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "config.headers"},
+		},
+		{
+			name: "retry attempts out of range", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 186}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "retryPolicy.maximumRetryAttempts"},
+		},
+		{
+			name: "event age out of range", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"retryPolicy": map[string]any{"maximumEventAgeInSeconds": 10}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "retryPolicy.maximumEventAgeInSeconds"},
+		},
+		{
+			name: "retry attempts of the wrong type", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook"}, "retryPolicy": {"maximumRetryAttempts": "many"}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "retryPolicy.maximumRetryAttempts"},
+		},
+		{
+			name: "unknown config key", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook", "proxy": "http://proxy"}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "config.proxy"},
+		},
+		{
+			name: "malformed JSON", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": }`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest"},
+		},
+		{
+			name: "put with another name", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"name": "other", "type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "name"},
+		},
+		{
+			name: "invalid name in the path", method: http.MethodPut, url: "/api/v1/buses/orders/rules/created/targets/h%20ook", setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "name"},
+		},
+		{
+			name: "put on an unknown rule", method: http.MethodPut, url: "/api/v1/buses/orders/rules/nope/targets/hook", setup: withBus("orders"),
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusNotFound, json: map[string]any{"code": "RuleNotFound"},
+		},
+		{
+			name: "put on an unknown bus", method: http.MethodPut, url: "/api/v1/buses/nope/rules/created/targets/hook",
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "a sixth target", method: http.MethodPut, url: "/api/v1/buses/orders/rules/created/targets/t6",
+			setup: setups(rule, withTarget("orders", "created", "t1"), withTarget("orders", "created", "t2"),
+				withTarget("orders", "created", "t3"), withTarget("orders", "created", "t4"), withTarget("orders", "created", "t5")),
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}},
+			status: http.StatusConflict, json: map[string]any{"code": "LimitExceeded"},
+			after: func(t *testing.T, e *env, _ *response) {
+				v := e.must(t, http.MethodGet, "/api/v1/buses/orders/rules/created/targets", nil, http.StatusOK).JSON(t)
+				assert.Len(t, v["targets"], 5)
+				// Replacing one of the five is no new target.
+				e.must(t, http.MethodPut, "/api/v1/buses/orders/rules/created/targets/t5",
+					map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/t5b"}}, http.StatusOK)
+			},
+		},
+		{
+			name: "get", method: http.MethodGet, url: url, setup: hook,
+			status: http.StatusOK,
+			json:   map[string]any{"name": "hook", "type": "http", "config.url": "https://example.com/hook", "status.state": "RUNNING"},
+		},
+		{
+			name: "get an unknown target", method: http.MethodGet, url: "/api/v1/buses/orders/rules/created/targets/nope", setup: rule,
+			status: http.StatusNotFound, json: map[string]any{"code": "TargetNotFound"},
+		},
+		{
+			name: "get on an unknown rule", method: http.MethodGet, url: "/api/v1/buses/orders/rules/nope/targets/hook", setup: withBus("orders"),
+			status: http.StatusNotFound, json: map[string]any{"code": "RuleNotFound"},
+		},
+		{
+			name: "list", method: http.MethodGet, url: "/api/v1/buses/orders/rules/created/targets",
+			setup:  setups(hook, withTarget("orders", "created", "audit")),
+			status: http.StatusOK,
+			json:   map[string]any{"targets.0.name": "audit", "targets.1.name": "hook", "targets.1.status.state": "RUNNING"},
+		},
+		{
+			name: "list empty", method: http.MethodGet, url: "/api/v1/buses/orders/rules/created/targets", setup: rule,
+			status: http.StatusOK, json: map[string]any{"targets": []any{}},
+		},
+		{
+			name: "list on an unknown bus", method: http.MethodGet, url: "/api/v1/buses/nope/rules/created/targets",
+			status: http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "delete", method: http.MethodDelete, url: url, setup: hook,
+			status: http.StatusNoContent,
+			after: func(t *testing.T, e *env, _ *response) {
+				e.must(t, http.MethodGet, url, nil, http.StatusNotFound)
+			},
+		},
+		{
+			name: "delete an unknown target", method: http.MethodDelete, url: url, setup: rule,
+			status: http.StatusNotFound, json: map[string]any{"code": "TargetNotFound"},
+		},
+	})
+}
