@@ -147,3 +147,38 @@ func (c *Client) ResumeConnector(ctx context.Context, name string) error {
 func (c *Client) DeleteConnector(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, conn(name), nil, nil)
 }
+
+// ListConnectorNames calls GET /connectors (names only).
+func (c *Client) ListConnectorNames(ctx context.Context) ([]string, error) {
+	var out []string
+	return out, c.do(ctx, http.MethodGet, "/connectors", nil, &out)
+}
+
+// ListTasks calls GET /connectors/{c}/tasks.
+func (c *Client) ListTasks(ctx context.Context, name string) ([]TaskInfo, error) {
+	var out []TaskInfo
+	return out, c.do(ctx, http.MethodGet, conn(name)+"/tasks", nil, &out)
+}
+
+// TaskStatus calls GET /connectors/{c}/tasks/{t}/status.
+func (c *Client) TaskStatus(ctx context.Context, name string, task int) (*TaskState, error) {
+	var out TaskState
+	return &out, c.do(ctx, http.MethodGet, fmt.Sprintf("%s/tasks/%d/status", conn(name), task), nil, &out)
+}
+
+// StopConnector calls PUT /connectors/{c}/stop.
+func (c *Client) StopConnector(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPut, conn(name)+"/stop", nil, nil)
+}
+
+// ListPlugins calls GET /connector-plugins.
+func (c *Client) ListPlugins(ctx context.Context) ([]PluginInfo, error) {
+	var out []PluginInfo
+	return out, c.do(ctx, http.MethodGet, "/connector-plugins", nil, &out)
+}
+
+// IsBadRequest reports whether err is a 400 answer.
+func IsBadRequest(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusBadRequest
+}

@@ -60,6 +60,18 @@ type TaskState struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	// Counters are ours (Kafka Connect has metrics instead): what a running task did since it started.
+	Counters *TaskCounters `json:"counters,omitempty"`
+}
+
+// TaskCounters count what a task did with records since it started. A record retried twice counts two Retried.
+type TaskCounters struct {
+	Read        uint64 `json:"read"`
+	Written     uint64 `json:"written"`
+	Retried     uint64 `json:"retried"`
+	Dropped     uint64 `json:"dropped"`
+	Failed      uint64 `json:"failed"`
+	Undecodable uint64 `json:"undecodable"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.
@@ -88,4 +100,17 @@ type ServerInfo struct {
 	Commit    string `json:"commit"`
 	ClusterID string `json:"kafka_cluster_id"`
 	WorkerID  string `json:"worker_id"`
+}
+
+// PluginInfo is one entry of GET /connector-plugins.
+type PluginInfo struct {
+	Class   string `json:"class"`
+	Type    string `json:"type"`
+	Version string `json:"version"`
+}
+
+// TaskInfo is one entry of GET /connectors/{c}/tasks.
+type TaskInfo struct {
+	ID     TaskID            `json:"id"`
+	Config map[string]string `json:"config"`
 }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of the control plane, read once from flags and EB_* variables.
+type Config struct {
+	HTTPAddr            string
+	DataDir             string
+	DB                  string
+	NATS                string
+	NATSListen          string
+	Fsync               string
+	Runtime             string
+	WorkerAddr          string
+	ClusterID           string
+	MasterKey           string
+	AllowPrivateTargets bool
+	LogLevel            string
+}
+
+// FsyncAlways reports whether every JetStream write is flushed; else FsyncInterval applies.
+func (c Config) FsyncAlways() bool { return c.Fsync == "always" }
+
+// FsyncInterval is the JetStream flush interval (when not always).
+func (c Config) FsyncInterval() time.Duration {
+	d, _ := time.ParseDuration(c.Fsync)
+	return d
+}
+
+// DSN is the database DSN with the embedded default filled in.
+func (c Config) DSN() string {
+	if c.DB != "" {
+		return c.DB
+	}
+	return "sqlite://" + filepath.Join(c.DataDir, "eventbridge.db")
+}
+
+// RuntimeURLs are the worker URLs of a remote runtime (nil = embedded worker).
+func (c Config) RuntimeURLs() []string {
+	var out []string
+	for _, u := range strings.Split(c.Runtime, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// SlogLevel is the log level.
+func (c Config) SlogLevel() slog.Level {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(c.LogLevel))
+	return l
+}
+
+// Validate checks the configuration and names the first problem.
+func (c Config) Validate() error {
+	if c.HTTPAddr == "" {
+		return errors.New("--http-addr must not be empty")
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir must not be empty")
+	}
+	if !strings.HasPrefix(c.DSN(), "sqlite://") && !strings.HasPrefix(c.DSN(), "mysql://") {
+		return fmt.Errorf("--db %q must start with sqlite:// or mysql://", c.DB)
+	}
+	if !c.FsyncAlways() {
+		if d, err := time.ParseDuration(c.Fsync); err != nil || d <= 0 {
+			return fmt.Errorf("--fsync %q must be \"always\" or a positive duration such as 1s", c.Fsync)
+		}
+	}
+	if c.ClusterID == "" || strings.ContainsAny(c.ClusterID, ". *>") {
+		return fmt.Errorf("--cluster-id %q must be non-empty without dots, spaces or wildcards", c.ClusterID)
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
+
+// ParseConfig reads flags from args; a flag not given takes its EB_* variable from getenv, else its default.
+func ParseConfig(args []string, getenv func(string) string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("eventbridge", flag.ContinueOnError)
+	str := func(p *string, name, env, def, usage string) {
+		if v := getenv(env); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" (env "+env+")")
+	}
+	str(&c.HTTPAddr, "http-addr", "EB_HTTP_ADDR", "127.0.0.1:8080", "address of the HTTP API and console")
+	str(&c.DataDir, "data-dir", "EB_DATA_DIR", "./data", "directory of the embedded database, JetStream files and key")
+	str(&c.DB, "db", "EB_DB", "", "database: sqlite://<path> (default <data-dir>/eventbridge.db) or mysql://user:pass@tcp(host:3306)/db?parseTime=true")
+	str(&c.NATS, "nats", "EB_NATS", "", "NATS URL of an external cluster; empty starts an embedded server")
+	str(&c.NATSListen, "nats-listen", "EB_NATS_LISTEN", "", "host:port for the embedded NATS server to listen on; empty = in-process only")
+	str(&c.Fsync, "fsync", "EB_FSYNC", "1s", "JetStream flush interval, or \"always\" to flush every write")
+	str(&c.Runtime, "runtime", "EB_RUNTIME", "", "worker URL(s), comma-separated; empty runs an embedded worker")
+	str(&c.WorkerAddr, "worker-addr", "EB_WORKER_ADDR", "127.0.0.1:8083", "REST address of the embedded worker")
+	str(&c.ClusterID, "cluster-id", "EB_CLUSTER_ID", "eb", "prefix of every stream, KV bucket and consumer of this installation")
+	str(&c.MasterKey, "master-key", "EB_MASTER_KEY", "", "path of the master key file (default <data-dir>/master.key, generated on first start)")
+	str(&c.LogLevel, "log-level", "EB_LOG_LEVEL", "info", "debug, info, warn or error")
+	allow := false
+	if v := getenv("EB_ALLOW_PRIVATE_TARGETS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("EB_ALLOW_PRIVATE_TARGETS=%q is not a boolean", v)
+		}
+		allow = b
+	}
+	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, c.Validate()
+}
+
+// readOrCreateKey returns the 32-byte master key at path, generating it (mode 0600) on first start.
+func readOrCreateKey(path string, generate func([]byte) error) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		key, derr := decodeKey(b)
+		if derr != nil {
+			return nil, fmt.Errorf("master key %s: %w", path, derr)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key := make([]byte, 32)
+	if err := generate(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(encodeKey(key)+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+func encodeKey(key []byte) string { return hex.EncodeToString(key) }
+
+func decodeKey(b []byte) ([]byte, error) {
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != 32 {
+		return nil, errors.New("must hold 64 hexadecimal characters (32 bytes)")
+	}
+	return key, nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v2"
+)
+
+func TestParseConfigDefaultsAndEnv(t *testing.T) {
+	t.Parallel()
+	c, err := ParseConfig(nil, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
+		ClusterID: "eb", LogLevel: "info"}, c)
+	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
+	require.Nil(t, c.RuntimeURLs())
+
+	env := map[string]string{
+		"EB_HTTP_ADDR": "0.0.0.0:9000", "EB_DATA_DIR": "/var/eb", "EB_DB": "mysql://root@tcp(db:3306)/eb",
+		"EB_NATS": "nats://n:4222", "EB_NATS_LISTEN": "127.0.0.1:4333", "EB_FSYNC": "always",
+		"EB_RUNTIME": "http://w1:8083, http://w2:8083", "EB_WORKER_ADDR": "127.0.0.1:9083", "EB_CLUSTER_ID": "prod",
+		"EB_MASTER_KEY": "/etc/eb/key", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug",
+	}
+	c, err = ParseConfig(nil, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, Config{HTTPAddr: "0.0.0.0:9000", DataDir: "/var/eb", DB: "mysql://root@tcp(db:3306)/eb",
+		NATS: "nats://n:4222", NATSListen: "127.0.0.1:4333", Fsync: "always", Runtime: "http://w1:8083, http://w2:8083",
+		WorkerAddr: "127.0.0.1:9083", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
+		LogLevel: "debug"}, c)
+	require.True(t, c.FsyncAlways())
+	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
+
+	// A flag wins over its variable.
+	c, err = ParseConfig([]string{"--cluster-id", "flag"}, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, "flag", c.ClusterID)
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad db", []string{"--db", "postgres://x"}, nil, "--db"},
+		{"bad fsync", []string{"--fsync", "sometimes"}, nil, "--fsync"},
+		{"negative fsync", []string{"--fsync", "-1s"}, nil, "--fsync"},
+		{"dotted cluster", []string{"--cluster-id", "a.b"}, nil, "--cluster-id"},
+		{"bad level", []string{"--log-level", "loud"}, nil, "--log-level"},
+		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
+		{"unknown flag", []string{"--nope"}, nil, "nope"},
+		{"stray argument", []string{"serve"}, nil, "serve"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] })
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestMasterKeyGeneratedOnceAndKept(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sub", "master.key")
+	gen := func(b []byte) error {
+		for i := range b {
+			b[i] = byte(i)
+		}
+		return nil
+	}
+	k1, err := readOrCreateKey(path, gen)
+	require.NoError(t, err)
+	require.Len(t, k1, 32)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	k2, err := readOrCreateKey(path, func([]byte) error { t.Fatal("must not generate twice"); return nil })
+	require.NoError(t, err)
+	require.Equal(t, k1, k2)
+
+	require.NoError(t, os.WriteFile(path, []byte("short"), 0o600))
+	_, err = readOrCreateKey(path, gen)
+	require.ErrorContains(t, err, "64 hexadecimal")
+}
+
+// TestComposeFile parses docker-compose.yml (no Docker engine here) and checks that the control plane's command
+// line in it is one this binary accepts.
+func TestComposeFile(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	var f struct {
+		Services map[string]struct {
+			Image   string   `yaml:"image"`
+			Build   string   `yaml:"build"`
+			Command []string `yaml:"command"`
+		} `yaml:"services"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &f))
+	for _, name := range []string{"mysql", "nats-1", "nats-2", "nats-3", "worker", "eventbridge"} {
+		require.Contains(t, f.Services, name)
+	}
+	cmd := f.Services["eventbridge"].Command
+	require.True(t, strings.HasSuffix(cmd[0], "eventbridge"))
+	c, err := ParseConfig(cmd[1:], func(string) string { return "" })
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(c.DSN(), "mysql://"))
+	require.NotEmpty(t, c.NATS)
+	require.NotEmpty(t, c.RuntimeURLs())
+}

@@ -1,0 +1,265 @@
+// Command eventbridge is the control plane. By default it also starts the embedded NATS server and an embedded
+// worker, so one process runs everything: `eventbridge` with no flags serves on 127.0.0.1:8080 with its state in
+// ./data.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/adapter/connect"
+	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/migrations"
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/worker"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain()
+	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "eventbridge:", err)
+		os.Exit(2)
+	}
+	if err := m.Run(ctx); err != nil {
+		m.Logger.Error("starting", "err", err)
+		_ = m.Close()
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	if err := m.Close(); err != nil {
+		m.Logger.Error("shutting down", "err", err)
+		os.Exit(1)
+	}
+}
+
+// Main is the control-plane program: ParseFlags, Run, then Close. End-to-end tests drive it in process.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+
+	masterKey  []byte
+	natsServer *ebjs.Server
+	nc         *nats.Conn
+	db         *persistence.DB
+	worker     *worker.Worker
+	adapter    *connect.Adapter
+	httpServer *http.Server
+	listener   net.Listener
+	cancel     context.CancelFunc
+	done       chan struct{}
+}
+
+// NewMain returns a Main with a logger on stderr.
+func NewMain() *Main {
+	return &Main{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+}
+
+// ParseFlags reads the configuration from args and getenv (EB_* variables).
+func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
+	c, err := ParseConfig(args, getenv)
+	if err != nil {
+		return err
+	}
+	m.Config = c
+	m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.SlogLevel()}))
+	return nil
+}
+
+// HTTPAddr is the address the API listens on (useful with port 0).
+func (m *Main) HTTPAddr() string { return m.listener.Addr().String() }
+
+// WorkerAddr is the address of the embedded worker's REST API ("" with a remote runtime).
+func (m *Main) WorkerAddr() string {
+	if m.worker == nil {
+		return ""
+	}
+	return m.worker.Addr()
+}
+
+// Run starts everything and returns once the API serves: the database (migrated), NATS (embedded unless
+// --nats), the embedded worker (unless --runtime), the runtime adapter (reconciled once) and the HTTP API.
+func (m *Main) Run(ctx context.Context) error {
+	c := m.Config
+	log := m.Logger
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	keyPath := c.MasterKey
+	if keyPath == "" {
+		keyPath = filepath.Join(c.DataDir, "master.key")
+	}
+	key, err := readOrCreateKey(keyPath, func(b []byte) error { _, err := rand.Read(b); return err })
+	if err != nil {
+		return err
+	}
+	m.masterKey = key
+
+	db, err := persistence.Open(ctx, c.DSN(), log)
+	if err != nil {
+		return err
+	}
+	m.db = db
+	if err := migrations.Up(ctx, db.SQL(), db.Dialect()); err != nil {
+		return fmt.Errorf("migrating the database: %w", err)
+	}
+
+	if c.NATS == "" {
+		srv, err := ebjs.StartServer(ebjs.ServerConfig{
+			StoreDir:     filepath.Join(c.DataDir, "nats"),
+			Listen:       c.NATSListen,
+			SyncAlways:   c.FsyncAlways(),
+			SyncInterval: c.FsyncInterval(),
+		})
+		if err != nil {
+			return err
+		}
+		m.natsServer = srv
+		m.nc, err = srv.Connect("eventbridge")
+	} else {
+		m.nc, err = nats.Connect(c.NATS, nats.Name("eventbridge"), nats.MaxReconnects(-1))
+	}
+	if err != nil {
+		return fmt.Errorf("connecting to NATS: %w", err)
+	}
+	js, err := jetstream.New(m.nc)
+	if err != nil {
+		return err
+	}
+	names := ebjs.Names{Cluster: c.ClusterID}
+	replicas := 1
+	store := eventstore.New(js, c.ClusterID, replicas)
+
+	runtimeURL := ""
+	if urls := c.RuntimeURLs(); len(urls) > 0 {
+		runtimeURL = urls[0]
+	} else {
+		w, err := worker.New(worker.Config{
+			NATS:                m.nc,
+			ClusterID:           c.ClusterID,
+			WorkerID:            "embedded",
+			RESTAddr:            c.WorkerAddr,
+			AllowPrivateTargets: c.AllowPrivateTargets,
+			Logger:              log.With("component", "worker"),
+		})
+		if err != nil {
+			return err
+		}
+		if err := w.Start(ctx); err != nil {
+			return fmt.Errorf("starting the embedded worker: %w", err)
+		}
+		m.worker = w
+		runtimeURL = "http://" + w.Addr()
+	}
+
+	buses := persistence.NewBusRepository(db)
+	rules := persistence.NewRuleRepository(db)
+	targets := persistence.NewTargetRepository(db)
+	accounts := persistence.NewAccountRepository(db)
+	m.adapter = connect.New(connect.Config{
+		Runtime: rpc.NewClient(runtimeURL), Buses: buses, Rules: rules, Targets: targets,
+		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
+	})
+	if err := m.adapter.ReconcileAll(ctx); err != nil {
+		log.Warn("first reconciliation incomplete; retrying in the background", "err", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	m.done = make(chan struct{})
+	go func() {
+		defer close(m.done)
+		m.adapter.Run(runCtx)
+	}()
+
+	services := web.Services{
+		Buses:   &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: m.adapter, Logger: log},
+		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log},
+		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
+	}
+	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready}, services)
+	ln, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
+	}
+	m.listener = ln
+	m.httpServer = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := m.httpServer.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server stopped", "err", err)
+		}
+	}()
+	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL)
+	return nil
+}
+
+// ready answers /readyz: the database and NATS are reachable.
+func (m *Main) ready(ctx context.Context) error {
+	if err := m.db.Ping(ctx); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	if !m.nc.IsConnected() {
+		return errors.New("NATS is not connected")
+	}
+	return nil
+}
+
+// Close shuts down in order: the API finishes in-flight requests, the reconciler stops, the worker stops its
+// tasks cleanly, NATS flushes, the embedded server flushes JetStream to disk, the database closes.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	if m.httpServer != nil {
+		if err := m.httpServer.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("HTTP server: %w", err))
+		}
+	}
+	if m.cancel != nil {
+		m.cancel()
+		<-m.done
+	}
+	if m.worker != nil {
+		if err := m.worker.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("worker: %w", err))
+		}
+	}
+	if m.nc != nil {
+		if err := m.nc.FlushTimeout(5 * time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("NATS flush: %w", err))
+		}
+		m.nc.Close()
+	}
+	if m.natsServer != nil {
+		m.natsServer.Shutdown()
+	}
+	if m.db != nil {
+		if err := m.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("database: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

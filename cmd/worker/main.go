@@ -1,0 +1,247 @@
+// Command worker runs the connector runtime as its own process against an external NATS with JetStream.
+//
+//	worker --nats nats://127.0.0.1:4222 [--rest-addr 127.0.0.1:8083] [--worker-id ID] [--cluster-id eb]
+//	       [--allow-private-targets] [--log-level info]
+//
+// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_ID, EB_CLUSTER_ID,
+// EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. SIGINT or SIGTERM stops the worker
+// cleanly: records being written finish or are handed back, none is acked that was not delivered.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/worker"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
+)
+
+func main() {
+	m := NewMain()
+	if err := m.ParseFlags(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		_ = m.Close()
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	stop() // a second signal kills the process the default way
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+// MinServerVersion is the oldest nats-server the worker accepts (JetStream KV with per-key TTL).
+const MinServerVersion = "2.11.0"
+
+// Main is the worker program: ParseFlags, then Run, then Close. End-to-end tests drive it the same way.
+type Main struct {
+	NATSURL             string
+	RESTAddr            string
+	WorkerID            string
+	ClusterID           string
+	AllowPrivateTargets bool
+	LogLevel            slog.Level
+	// CloseTimeout bounds a clean stop (default 60s).
+	CloseTimeout time.Duration
+
+	// Getenv reads the environment (default os.Getenv); Stderr receives the log (default os.Stderr).
+	Getenv func(string) string
+	Stderr io.Writer
+
+	nc     *nats.Conn
+	worker *worker.Worker
+}
+
+// NewMain returns a program with the defaults.
+func NewMain() *Main {
+	return &Main{
+		RESTAddr:     "127.0.0.1:8083",
+		ClusterID:    worker.DefaultClusterID,
+		LogLevel:     slog.LevelInfo,
+		CloseTimeout: 60 * time.Second,
+		Getenv:       os.Getenv,
+		Stderr:       os.Stderr,
+	}
+}
+
+// ParseFlags reads the flags in args over the environment over the defaults.
+func (m *Main) ParseFlags(args []string) error {
+	env := func(key, def string) string {
+		if v := m.Getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	allowDefault, err := strconv.ParseBool(env("EB_ALLOW_PRIVATE_TARGETS", "false"))
+	if err != nil {
+		return fmt.Errorf("EB_ALLOW_PRIVATE_TARGETS: %w", err)
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.StringVar(&m.NATSURL, "nats", env("EB_NATS", m.NATSURL), "NATS URL(s), comma-separated (required; env EB_NATS)")
+	fs.StringVar(&m.RESTAddr, "rest-addr", env("EB_WORKER_ADDR", m.RESTAddr), "host:port of the REST API (env EB_WORKER_ADDR)")
+	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker (default host:port; env EB_WORKER_ID)")
+	fs.StringVar(&m.ClusterID, "cluster-id", env("EB_CLUSTER_ID", m.ClusterID), "installation prefix of streams, buckets and consumers (env EB_CLUSTER_ID)")
+	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	level := env("EB_LOG_LEVEL", m.LogLevel.String())
+	fs.StringVar(&level, "log-level", level, "debug, info, warn or error (env EB_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := m.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	if m.NATSURL == "" {
+		return errors.New("--nats (or EB_NATS) is required: the worker runs against an external NATS with JetStream")
+	}
+	if _, _, err := net.SplitHostPort(m.RESTAddr); err != nil {
+		return fmt.Errorf("--rest-addr %q: %w", m.RESTAddr, err)
+	}
+	if m.WorkerID == "" {
+		host, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(m.RESTAddr)
+		m.WorkerID = host + ":" + port
+	}
+	return nil
+}
+
+// Run connects to NATS, checks that the server has what the worker needs, and starts the worker. It returns once
+// the worker serves; Close stops it.
+func (m *Main) Run(ctx context.Context) error {
+	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.LogLevel}))
+	nc, err := nats.Connect(m.NATSURL,
+		nats.Name("eventbridge-worker "+m.WorkerID),
+		nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("disconnected from NATS", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
+	)
+	if err != nil {
+		return fmt.Errorf("connecting to NATS at %s: %w", m.NATSURL, err)
+	}
+	m.nc = nc
+	if err := CheckServer(ctx, nc); err != nil {
+		return err
+	}
+	w, err := worker.New(worker.Config{
+		NATS:                nc,
+		ClusterID:           m.ClusterID,
+		WorkerID:            m.WorkerID,
+		RESTAddr:            m.RESTAddr,
+		AllowPrivateTargets: m.AllowPrivateTargets,
+		Logger:              log,
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	m.worker = w
+	return nil
+}
+
+// CheckServer fails with a clear message when the connected server lacks JetStream or is older than
+// MinServerVersion.
+func CheckServer(ctx context.Context, nc *nats.Conn) error {
+	v := nc.ConnectedServerVersion()
+	if !versionAtLeast(v, MinServerVersion) {
+		return fmt.Errorf("NATS server at %s is version %q; the worker needs nats-server %s or newer",
+			nc.ConnectedUrlRedacted(), v, MinServerVersion)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("NATS server at %s does not have JetStream enabled for this account; "+
+				"start nats-server with -js (or jetstream {} in its config)", nc.ConnectedUrlRedacted())
+		}
+		return fmt.Errorf("asking NATS at %s for JetStream: %w", nc.ConnectedUrlRedacted(), err)
+	}
+	return nil
+}
+
+// versionAtLeast compares dotted versions by their first three numbers; "2.11.0-beta" counts as 2.11.0.
+func versionAtLeast(v, min string) bool {
+	parse := func(s string) (out [3]int, ok bool) {
+		s, _, _ = strings.Cut(strings.TrimPrefix(s, "v"), "-")
+		parts := strings.Split(s, ".")
+		if len(parts) < 2 {
+			return out, false
+		}
+		for i := 0; i < 3 && i < len(parts); i++ {
+			n, err := strconv.Atoi(parts[i])
+			if err != nil {
+				return out, false
+			}
+			out[i] = n
+		}
+		return out, true
+	}
+	a, ok := parse(v)
+	b, _ := parse(min)
+	if !ok {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return true
+}
+
+// Worker is the running worker (nil before Run).
+func (m *Main) Worker() *worker.Worker { return m.worker }
+
+// Close stops the worker cleanly within CloseTimeout and closes the NATS connection. Safe after a failed Run.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), m.CloseTimeout)
+	defer cancel()
+	var errs []error
+	if m.worker != nil {
+		errs = append(errs, m.worker.Close(ctx))
+		m.worker = nil
+	}
+	if m.nc != nil {
+		_ = m.nc.FlushTimeout(5 * time.Second) // the last acks
+		m.nc.Close()
+		m.nc = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+)
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	host, _ := os.Hostname()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    Main
+		wantErr string
+	}{
+		{"defaults", nil, []string{"--nats", "nats://n:4222"},
+			Main{NATSURL: "nats://n:4222", RESTAddr: "127.0.0.1:8083", WorkerID: host + ":8083", ClusterID: "eb", LogLevel: slog.LevelInfo}, ""},
+		{"environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_WORKER_ADDR": "0.0.0.0:9000", "EB_WORKER_ID": "w7",
+			"EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug"}, nil,
+			Main{NATSURL: "nats://e:4222", RESTAddr: "0.0.0.0:9000", WorkerID: "w7", ClusterID: "prod", AllowPrivateTargets: true, LogLevel: slog.LevelDebug}, ""},
+		{"flags win over the environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true"},
+			[]string{"--nats=nats://f:4222", "--cluster-id", "dev", "--rest-addr", "127.0.0.1:9100", "--allow-private-targets=false", "--log-level", "warn"},
+			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + ":9100", ClusterID: "dev", LogLevel: slog.LevelWarn}, ""},
+		{"nats missing", nil, nil, Main{}, "--nats"},
+		{"bad log level", nil, []string{"--nats", "x", "--log-level", "loud"}, Main{}, "--log-level"},
+		{"bad rest address", nil, []string{"--nats", "x", "--rest-addr", "nope"}, Main{}, "--rest-addr"},
+		{"bad boolean variable", map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, []string{"--nats", "x"}, Main{}, "EB_ALLOW_PRIVATE_TARGETS"},
+		{"stray argument", nil, []string{"--nats", "x", "extra"}, Main{}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := NewMain()
+			m.Stderr = io.Discard
+			m.Getenv = func(k string) string { return tt.env[k] }
+			err := m.ParseFlags(tt.args)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			got := Main{NATSURL: m.NATSURL, RESTAddr: m.RESTAddr, WorkerID: m.WorkerID, ClusterID: m.ClusterID,
+				AllowPrivateTargets: m.AllowPrivateTargets, LogLevel: m.LogLevel}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	m := NewMain()
+	m.Stderr = io.Discard
+	assert.ErrorIs(t, m.ParseFlags([]string{"--help"}), flag.ErrHelp)
+}
+
+func TestVersionAtLeast(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{"2.11.0", true},
+		{"2.15.2", true},
+		{"2.11.0-beta.1", true},
+		{"3.0.0", true},
+		{"v2.12.1", true},
+		{"2.10.22", false},
+		{"1.99.0", false},
+		{"", false},
+		{"garbage", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, versionAtLeast(tt.v, MinServerVersion), tt.v)
+	}
+}
+
+// startNATS starts a nats-server with a TCP listener on a free loopback port.
+func startNATS(t *testing.T) string {
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	require.NotEmpty(t, srv.ClientURL())
+	return srv.ClientURL()
+}
+
+func TestRunAgainstExternalNATS(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	m := NewMain()
+	m.Stderr = &log
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags([]string{"--nats", startNATS(t), "--rest-addr", "127.0.0.1:0", "--worker-id", "w1", "--cluster-id", "t1"}))
+	require.NoError(t, m.Run(context.Background()))
+	t.Cleanup(func() { _ = m.Close() })
+
+	client := rpc.NewClient(m.Worker().URL())
+	info, err := client.ServerInfo(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "w1", info.WorkerID)
+	assert.Equal(t, "t1", info.ClusterID)
+	plugins, err := client.ListPlugins(context.Background())
+	require.NoError(t, err)
+	var classes []string
+	for _, p := range plugins {
+		classes = append(classes, p.Class)
+	}
+	assert.Equal(t, []string{"http", "router"}, classes, "the binary links the built-in plugins")
+	require.NoError(t, m.Close())
+	assert.Contains(t, log.String(), "worker started")
+}
+
+func TestRunRefusesServerWithoutJetStream(t *testing.T) {
+	t.Parallel()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(ns.Shutdown)
+
+	m := NewMain()
+	m.Stderr = io.Discard
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags([]string{"--nats", ns.ClientURL(), "--rest-addr", "127.0.0.1:0"}))
+	err = m.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not have JetStream enabled")
+	assert.NoError(t, m.Close())
+}
+
+// The real binary: started on free ports, it delivers an event, and SIGTERM stops it cleanly.
+func TestBinaryStopsCleanlyOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "worker")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	natsURL := startNATS(t)
+	var got sync.Map
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Ce-Id"), true)
+	}))
+	t.Cleanup(hook.Close)
+
+	addr := freeAddr(t)
+	var out syncBuffer
+	cmd := exec.Command(bin, "--rest-addr", addr, "--worker-id", "bin1", "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "EB_NATS="+natsURL, "EB_ALLOW_PRIVATE_TARGETS=true")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+
+	client := rpc.NewClient("http://" + addr)
+	require.Eventually(t, func() bool { _, err := client.ServerInfo(context.Background()); return err == nil },
+		30*time.Second, 20*time.Millisecond, "the worker serves: %s", &out)
+
+	env := natsClient(t, natsURL)
+	env.Stream(t, "S", "s.>")
+	_, err := client.CreateConnector(context.Background(), rpc.CreateConnectorRequest{Name: "hook", Config: map[string]string{
+		connector.KeyClass: httpsink.Name, connector.KeyTopics: "s.in", connector.KeyStream: "S", connector.KeyDurable: "hook",
+		httpsink.KeyURL: hook.URL,
+	}})
+	require.NoError(t, err)
+	env.Publish(t, "s.in", newEvent("e1"))
+	require.Eventually(t, func() bool { _, ok := got.Load("e1"); return ok }, 30*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status after SIGTERM: %s", &out)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the worker did not stop: %s", &out)
+	}
+	info := env.ConsumerInfo(t, "S", "hook")
+	assert.Equal(t, uint64(1), info.AckFloor.Stream, "acked before exiting")
+	assert.Contains(t, out.String(), "worker started")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// jsClient is a test client of an external NATS.
+type jsClient struct{ js jetstream.JetStream }
+
+func natsClient(t *testing.T, url string) *jsClient {
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return &jsClient{js: js}
+}
+
+func (c *jsClient) Stream(t *testing.T, name string, subjects ...string) {
+	_, err := c.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: name, Subjects: subjects})
+	require.NoError(t, err)
+}
+
+func (c *jsClient) Publish(t *testing.T, subject string, e *event.Event) {
+	m := ebjs.Encode(e)
+	m.Subject = subject
+	_, err := c.js.PublishMsg(context.Background(), m)
+	require.NoError(t, err)
+}
+
+func (c *jsClient) ConsumerInfo(t *testing.T, stream, durable string) *jetstream.ConsumerInfo {
+	cons, err := c.js.Consumer(context.Background(), stream, durable)
+	require.NoError(t, err)
+	info, err := cons.Info(context.Background())
+	require.NoError(t, err)
+	return info
+}
+
+func newEvent(id string) *event.Event {
+	e := event.New()
+	e.SetID(id)
+	e.SetSource("test")
+	e.SetType("t")
+	return &e
+}

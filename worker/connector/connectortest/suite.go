@@ -1,0 +1,194 @@
+// Package connectortest is the behaviour suite every sink plugin passes: run through the real runtime (a durable
+// consumer on an embedded NATS server, delivery tasks with retry), a sink delivers every record, a record is
+// acked only after the peer accepted it, records wait and are retried while the peer is down, and the sink
+// reconnects after the peer restarts.
+//
+// A plugin's test provides a Peer, the real system the sink talks to, run by the test:
+//
+//	connectortest.RunSinkSuite(t, connectortest.SinkSuite{Plugin: httpsink.Plugin(), NewPeer: newHTTPPeer})
+package connectortest
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+)
+
+// Peer is the external system a sink delivers to.
+type Peer interface {
+	// Config returns the plugin keys that point a sink at the peer.
+	Config() map[string]string
+	// Accepted returns the ids of the events the peer accepted, in order, duplicates included.
+	Accepted() []string
+	// Hold makes the peer keep every delivery waiting, unanswered, until release is called; held reports how many
+	// deliveries wait.
+	Hold() (held func() int, release func())
+	// Stop stops the peer; deliveries fail until Start.
+	Stop()
+	// Start starts the stopped peer again at the same address.
+	Start()
+}
+
+// SinkSuite configures the suite for one sink plugin.
+type SinkSuite struct {
+	Plugin connector.Plugin
+	// NewPeer starts a peer for one test; the peer stops when the test ends.
+	NewPeer func(t *testing.T) Peer
+	// AllowPrivateTargets is passed to the sink (peers of tests listen on loopback).
+	AllowPrivateTargets bool
+	// Timeout bounds each wait of the suite (default 20s).
+	Timeout time.Duration
+}
+
+const (
+	stream  = "SUITE"
+	subject = "suite.in"
+	durable = "suite"
+	tick    = 10 * time.Millisecond
+)
+
+// RunSinkSuite runs the suite as subtests of t.
+func RunSinkSuite(t *testing.T, s SinkSuite) {
+	if s.Timeout == 0 {
+		s.Timeout = 20 * time.Second
+	}
+	t.Run("DeliversEverything", func(t *testing.T) {
+		t.Parallel()
+		r := s.start(t, 2)
+		ids := r.env.PublishN(t, subject, "every", 100)
+		require.Eventually(t, func() bool { return containsAll(r.peer.Accepted(), ids) }, s.Timeout, tick,
+			"the peer accepted every event")
+		require.Eventually(t, func() bool { return r.settled(t, 100) }, s.Timeout, tick, "every record acked")
+	})
+	t.Run("AcksOnlyAfterAcceptance", func(t *testing.T) {
+		t.Parallel()
+		r := s.start(t, 1)
+		held, release := r.peer.Hold()
+		r.env.Publish(t, subject, natstest.Event("held", "suite.event", map[string]any{"n": 1}))
+		require.Eventually(t, func() bool { return held() == 1 }, s.Timeout, tick, "the delivery reached the peer")
+		info := r.env.ConsumerInfo(t, stream, durable)
+		assert.Equal(t, uint64(0), info.AckFloor.Stream, "not acked while the peer has not answered")
+		assert.Equal(t, 1, info.NumAckPending)
+		assert.Empty(t, r.peer.Accepted())
+		release()
+		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "held") }, s.Timeout, tick)
+		require.Eventually(t, func() bool { return r.settled(t, 1) }, s.Timeout, tick, "acked once accepted")
+	})
+	t.Run("RetriesWhilePeerIsDown", func(t *testing.T) {
+		t.Parallel()
+		r := s.start(t, 1)
+		r.peer.Stop()
+		r.env.Publish(t, subject, natstest.Event("waits", "suite.event", map[string]any{"n": 1}))
+		require.Eventually(t, func() bool { return r.retried() >= 2 }, s.Timeout, tick, "the sink failed and retried")
+		assert.Equal(t, uint64(0), r.env.ConsumerInfo(t, stream, durable).AckFloor.Stream, "a failed record is not acked")
+		r.peer.Start()
+		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "waits") }, s.Timeout, tick)
+		require.Eventually(t, func() bool { return r.settled(t, 1) }, s.Timeout, tick)
+	})
+	t.Run("ReconnectsAfterPeerRestart", func(t *testing.T) {
+		t.Parallel()
+		r := s.start(t, 1)
+		r.env.Publish(t, subject, natstest.Event("before", "suite.event", map[string]any{"n": 1}))
+		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "before") }, s.Timeout, tick)
+		r.peer.Stop()
+		r.peer.Start()
+		r.env.Publish(t, subject, natstest.Event("after", "suite.event", map[string]any{"n": 2}))
+		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "after") }, s.Timeout, tick)
+		require.Eventually(t, func() bool { return r.settled(t, 2) }, s.Timeout, tick)
+	})
+}
+
+type run struct {
+	env   *natstest.Env
+	peer  Peer
+	tasks []*delivery.Task
+}
+
+// start runs the plugin's sink with tasks tasks on a fresh server, reading a fresh stream.
+func (s SinkSuite) start(t *testing.T, tasks int) *run {
+	t.Helper()
+	env := natstest.Start(t)
+	env.Stream(t, stream, "suite.>")
+	peer := s.NewPeer(t)
+	cfg := map[string]string{
+		connector.KeyClass:             s.Plugin.Name,
+		connector.KeyTasksMax:          strconv.Itoa(tasks),
+		connector.KeyTopics:            subject,
+		connector.KeyStream:            stream,
+		connector.KeyDurable:           durable,
+		connector.KeyRetryMaxAttempts:  "1000",
+		connector.KeyRetryDelayInitial: "20",
+		connector.KeyRetryDelayMax:     "100",
+	}
+	maps.Copy(cfg, peer.Config())
+	spec := s.Plugin.FullSpec()
+	require.Empty(t, spec.Validate(cfg), "the suite's config is valid for the plugin")
+	values := spec.Values(cfg)
+	dc := delivery.ParseConfig(values)
+	env0 := connector.Env{JetStream: env.JS, AllowPrivateTargets: s.AllowPrivateTargets, Connector: "suite"}
+
+	probe, err := s.Plugin.NewSink(values, env0)
+	require.NoError(t, err)
+	timeout := connector.DefaultWriteTimeout
+	if wt, ok := probe.(connector.WriteTimeouter); ok {
+		timeout = wt.WriteTimeout()
+	}
+	require.NoError(t, probe.Close())
+
+	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait(timeout))
+	require.NoError(t, err)
+	r := &run{env: env, peer: peer}
+	for i := range tasks {
+		e := env0
+		e.Task = i
+		sink, err := s.Plugin.NewSink(values, e)
+		require.NoError(t, err)
+		task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+			Consumer: cons, Sink: sink, Handler: dc.Chain(sink), AckWait: delivery.AckWait(timeout),
+		})
+		require.NoError(t, err)
+		r.tasks = append(r.tasks, task)
+	}
+	t.Cleanup(func() {
+		for _, task := range r.tasks {
+			_ = task.Stop(context.Background())
+		}
+	})
+	return r
+}
+
+func (r *run) settled(t *testing.T, last uint64) bool {
+	i := r.env.ConsumerInfo(t, stream, durable)
+	return i.NumAckPending == 0 && i.NumPending == 0 && i.AckFloor.Stream == last
+}
+
+func (r *run) retried() uint64 {
+	var n uint64
+	for _, task := range r.tasks {
+		n += task.Counters().Retried
+	}
+	return n
+}
+
+func containsAll(have, want []string) bool {
+	set := make(map[string]bool, len(have))
+	for _, id := range have {
+		set[id] = true
+	}
+	for _, id := range want {
+		if !set[id] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,83 @@
+package connector
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+)
+
+// Common config keys: the contract the control plane's runtime adapter writes. Plugin keys come on top.
+const (
+	KeyClass    = rpc.ConfigConnectorClass // plugin name
+	KeyTasksMax = rpc.ConfigTasksMax       // number of tasks; the tasks of a JetStream-fed sink share its consumer
+	KeyTopics   = rpc.ConfigTopics         // the subject a sink reads
+
+	KeyStream        = "jetstream.stream"         // the stream a sink reads
+	KeyDurable       = "jetstream.durable"        // the sink's durable consumer
+	KeyDeliverPolicy = "jetstream.deliver.policy" // all | new; applies when the consumer is created
+
+	KeyRetryMaxAttempts  = "errors.retry.max.attempts"     // retries after the first attempt; 0 = none
+	KeyRetryTimeout      = "errors.retry.timeout"          // max event age in ms for a retry; -1 = unbounded
+	KeyRetryDelayInitial = "errors.retry.delay.initial.ms" // delay before the first retry, doubling after
+	KeyRetryDelayMax     = "errors.retry.delay.max.ms"     // cap of the delay
+	KeyErrorsTolerance   = "errors.tolerance"              // none | all
+)
+
+// Values of enumerated common keys.
+const (
+	DeliverAll      = "all"
+	DeliverNew      = "new"
+	ToleranceNone   = "none"
+	ToleranceAll    = "all"
+	DefaultTasksMax = "1"
+)
+
+// SinkSpec returns the common keys of sinks fed by a JetStream consumer.
+func SinkSpec() Spec {
+	return Spec{
+		{Name: KeyClass, Type: TypeString, Required: true, Doc: "Name of the connector plugin."},
+		{Name: KeyTasksMax, Type: TypeInt, Default: DefaultTasksMax, Min: Min(1),
+			Doc: "Number of tasks; the tasks of a sink share its durable consumer."},
+		{Name: KeyTopics, Type: TypeString, Required: true, Check: checkSubject,
+			Doc: "Subject the sink reads (the consumer's filter subject)."},
+		{Name: KeyStream, Type: TypeString, Required: true, Check: checkName,
+			Doc: "Stream the sink reads."},
+		{Name: KeyDurable, Type: TypeString, Required: true, Check: checkName,
+			Doc: "Durable consumer of the sink; created or updated before the connector's config is answered."},
+		{Name: KeyDeliverPolicy, Type: TypeEnum, Default: DeliverAll, Enum: []string{DeliverAll, DeliverNew},
+			Doc: "Where a new consumer starts: every stored record (all) or records stored from now on (new)."},
+		{Name: KeyRetryMaxAttempts, Type: TypeInt, Default: "185", Min: Min(0),
+			Doc: "Retries of a record after its first attempt; 0 disables retries."},
+		{Name: KeyRetryTimeout, Type: TypeInt, Default: "86400000", Min: Min(-1),
+			Doc: "Maximum age in milliseconds of a record that is still retried; -1 is unbounded, 0 disables retries."},
+		{Name: KeyRetryDelayInitial, Type: TypeInt, Default: "1000", Min: Min(1),
+			Doc: "Delay in milliseconds before the first retry; it doubles with each attempt, with ±20% jitter."},
+		{Name: KeyRetryDelayMax, Type: TypeInt, Default: "60000", Min: Min(1),
+			Doc: "Maximum delay in milliseconds between two attempts."},
+		{Name: KeyErrorsTolerance, Type: TypeEnum, Default: ToleranceAll, Enum: []string{ToleranceNone, ToleranceAll},
+			Doc: "What happens to a record whose retries are exhausted or whose error is permanent: all drops it " +
+				"(logged and counted), none fails the task and leaves the record in the stream."},
+	}
+}
+
+// checkName accepts JetStream stream and consumer names.
+func checkName(v string) error {
+	if strings.ContainsAny(v, ".*> \t\r\n/\\") {
+		return errors.New("must not contain '.', '*', '>', '/', '\\' or whitespace")
+	}
+	return nil
+}
+
+// checkSubject accepts NATS subjects, wildcards included.
+func checkSubject(v string) error {
+	if strings.ContainsAny(v, " \t\r\n") {
+		return errors.New("a subject must not contain whitespace")
+	}
+	for _, tok := range strings.Split(v, ".") {
+		if tok == "" {
+			return errors.New("a subject must not have empty tokens")
+		}
+	}
+	return nil
+}

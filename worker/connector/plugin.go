@@ -1,0 +1,172 @@
+// Package connector is the plugin SPI of the worker runtime: a plugin is a name, a type, a config Spec and a
+// constructor; the record is the CloudEvent. Built-in plugins live in worker/plugins/<tech> and register
+// themselves in init with Register, the only global of the runtime; a worker reads a Registry (by default a clone
+// of the global one, see Default), so tests can build their own.
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+)
+
+// Type says what a plugin does.
+type Type string
+
+// Plugin types.
+const (
+	TypeSink   Type = rpc.TypeSink
+	TypeSource Type = rpc.TypeSource
+)
+
+// NewSinkFunc builds one sink for one task. It must not do I/O (Connect does) and must be cheap enough to be
+// called to validate a config. cfg reads the connector config through the plugin's Spec merged with SinkSpec.
+// Problems of the config that the Spec cannot express are returned as FieldErrors.
+type NewSinkFunc func(cfg Values, env Env) (Sink, error)
+
+// Plugin is a connector plugin.
+type Plugin struct {
+	// Name is the value of connector.class that selects the plugin.
+	Name    string
+	Type    Type
+	Version string
+	Doc     string
+	// Spec holds the plugin's own keys; the runtime adds the common keys of its type (SinkSpec).
+	Spec Spec
+	// NewSink builds a sink; set for TypeSink.
+	NewSink NewSinkFunc
+}
+
+func (p Plugin) validate() error {
+	switch {
+	case p.Name == "":
+		return errors.New("connector: plugin without a name")
+	case p.Type == TypeSink && p.NewSink == nil:
+		return fmt.Errorf("connector: sink plugin %q without NewSink", p.Name)
+	case p.Type != TypeSink && p.Type != TypeSource:
+		return fmt.Errorf("connector: plugin %q has unknown type %q", p.Name, p.Type)
+	}
+	return nil
+}
+
+// FullSpec is the plugin's spec with the common keys of its type.
+func (p Plugin) FullSpec() Spec {
+	if p.Type == TypeSink {
+		return SinkSpec().Merge(p.Spec)
+	}
+	return p.Spec
+}
+
+// Registry holds plugins by name. Safe for concurrent use.
+type Registry struct {
+	mu      sync.RWMutex
+	plugins map[string]Plugin
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{plugins: map[string]Plugin{}} }
+
+// Register adds p; it fails when p is incomplete or its name is taken.
+func (r *Registry) Register(p Plugin) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.plugins[p.Name]; ok {
+		return fmt.Errorf("connector: plugin %q registered twice", p.Name)
+	}
+	r.plugins[p.Name] = p
+	return nil
+}
+
+// Lookup returns the plugin named name.
+func (r *Registry) Lookup(name string) (Plugin, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.plugins[name]
+	return p, ok
+}
+
+// Plugins returns every plugin, sorted by name.
+func (r *Registry) Plugins() []Plugin {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := slices.Collect(maps.Values(r.plugins))
+	slices.SortFunc(out, func(a, b Plugin) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Clone returns an independent copy of r.
+func (r *Registry) Clone() *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return &Registry{plugins: maps.Clone(r.plugins)}
+}
+
+// Validate looks up the plugin named by connector.class and checks cfg against its full spec, then builds one
+// sink with it (constructors find what a spec cannot say, such as a pattern that does not compile) and closes it.
+// It returns every problem, each naming its key; an unknown plugin is a problem of connector.class.
+func (r *Registry) Validate(cfg map[string]string, env Env) (Plugin, FieldErrors) {
+	class := cfg[KeyClass]
+	if class == "" {
+		return Plugin{}, FieldErrors{{Key: KeyClass, Message: "is required"}}
+	}
+	p, ok := r.Lookup(class)
+	if !ok {
+		names := []string{}
+		for _, q := range r.Plugins() {
+			names = append(names, q.Name)
+		}
+		return Plugin{}, FieldErrors{{Key: KeyClass, Message: fmt.Sprintf("unknown plugin %q (known: %v)", class, names)}}
+	}
+	spec := p.FullSpec()
+	if errs := spec.Validate(cfg); len(errs) > 0 {
+		return p, errs
+	}
+	if p.Type != TypeSink {
+		return p, FieldErrors{{Key: KeyClass, Message: fmt.Sprintf("plugin %q is a %s; this worker runs sinks only", class, p.Type)}}
+	}
+	s, err := p.NewSink(spec.Values(cfg), env)
+	if err != nil {
+		var fe FieldErrors
+		if errors.As(err, &fe) {
+			return p, fe
+		}
+		return p, FieldErrors{{Key: KeyClass, Message: err.Error()}}
+	}
+	_ = s.Close()
+	return p, nil
+}
+
+// global is the registry plugins add themselves to in init; the only package-level state of the runtime.
+var global = NewRegistry()
+
+// Register adds p to the global registry. Call it from the init function of the plugin's package; it panics when
+// p is incomplete or its name is taken, which is a programming error.
+func Register(p Plugin) {
+	if err := global.Register(p); err != nil {
+		panic(err)
+	}
+}
+
+// Lookup returns the plugin of the global registry named name.
+func Lookup(name string) (Plugin, bool) { return global.Lookup(name) }
+
+// Plugins returns the plugins of the global registry, sorted by name.
+func Plugins() []Plugin { return global.Plugins() }
+
+// Default returns a clone of the global registry: the plugins of every linked worker/plugins package.
+func Default() *Registry { return global.Clone() }

@@ -1,0 +1,118 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go/jetstream"
+
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// Sink delivers records to an external system. The runtime calls, for each task:
+//
+//	NewSink → Connect → Write (concurrently, many times) → Close
+//
+// Close may also follow NewSink directly (a config being validated) or a failed Connect.
+type Sink interface {
+	// Connect prepares the sink (opens connections, checks credentials). An error fails the task.
+	Connect(ctx context.Context) error
+	// Write delivers one record and blocks until the external system accepted or refused it. nil means accepted:
+	// only then is the record acked. An error wrapped with Permanent is not retried; any other error is retried
+	// under the connector's retry policy. Write is called concurrently and must be safe for it; ctx ends when the
+	// task is forced to stop. The record's JetStream metadata is in ctx (MetaFrom). The sink must not modify e.
+	Write(ctx context.Context, e *event.Event) error
+	// Close releases what Connect opened. It is called once, after every Write returned.
+	Close() error
+}
+
+// WriteTimeouter is implemented by sinks whose Write is bounded by a timeout; the runtime gives the records of
+// such a sink that long (plus a margin) before JetStream redelivers them. Other sinks get DefaultWriteTimeout.
+type WriteTimeouter interface {
+	WriteTimeout() time.Duration
+}
+
+// DefaultWriteTimeout is the write timeout assumed of a sink that does not say.
+const DefaultWriteTimeout = 30 * time.Second
+
+// Env is what a plugin gets from the runtime.
+type Env struct {
+	// JetStream is the worker's JetStream context, shared by every task.
+	JetStream jetstream.JetStream
+	// Names builds the physical names of the installation (cluster).
+	Names ebjs.Names
+	// Logger is scoped to the connector and task.
+	Logger *slog.Logger
+	// AllowPrivateTargets lets outbound sinks reach loopback, private and link-local addresses.
+	AllowPrivateTargets bool
+	// Connector and Task name the task the sink is built for.
+	Connector string
+	Task      int
+}
+
+// Log returns env's logger, or a logger that discards when there is none.
+func (e Env) Log() *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as not worth retrying: the record is given up at once (dropped or failed, as the
+// connector's errors.tolerance says). Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+// Meta is the JetStream metadata of the record being written.
+type Meta struct {
+	Stream  string
+	Subject string
+	// Sequence is the record's stream sequence.
+	Sequence uint64
+	// NumDelivered counts deliveries of the record to the consumer, this one included: the attempt number.
+	NumDelivered uint64
+	// Timestamp is when the record was stored in the stream.
+	Timestamp time.Time
+	// MsgID is the record's Nats-Msg-Id header ("" when it has none).
+	MsgID string
+}
+
+// ID returns an id of the record that is stable across redeliveries: its Nats-Msg-Id, else stream:sequence.
+func (m Meta) ID() string {
+	if m.MsgID != "" {
+		return m.MsgID
+	}
+	return m.Stream + ":" + strconv.FormatUint(m.Sequence, 10)
+}
+
+type metaKey struct{}
+
+// WithMeta returns ctx carrying m; the runtime calls it before Write.
+func WithMeta(ctx context.Context, m Meta) context.Context {
+	return context.WithValue(ctx, metaKey{}, m)
+}
+
+// MetaFrom returns the record metadata the runtime put in ctx.
+func MetaFrom(ctx context.Context) (Meta, bool) {
+	m, ok := ctx.Value(metaKey{}).(Meta)
+	return m, ok
+}

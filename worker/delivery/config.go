@@ -1,0 +1,114 @@
+// Package delivery runs JetStream-fed sink tasks: it owns their durable consumer, reads records with at most
+// MaxInFlight in flight, decodes them into CloudEvents, hands them to the sink through middleware (retry,
+// errors.tolerance; dead-lettering fits the same chain) and acks a record only after the sink accepted it.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+)
+
+// MaxInFlight is the number of records a task holds at most: delivered to it and not yet acked or nak'ed.
+const MaxInFlight = 64
+
+// AckWaitMargin is added to a sink's write timeout to make its consumer's AckWait.
+const AckWaitMargin = 10 * time.Second
+
+// Config is the part of a sink connector's config the runtime reads (the common keys of connector.SinkSpec).
+type Config struct {
+	Stream        string
+	Subject       string
+	Durable       string
+	DeliverPolicy jetstream.DeliverPolicy
+	Tasks         int
+	Retry         RetryPolicy
+	// Tolerance is connector.ToleranceAll (drop what cannot be delivered) or connector.ToleranceNone (fail).
+	Tolerance string
+}
+
+// ParseConfig reads the common keys of a config that passed connector.SinkSpec validation.
+func ParseConfig(v connector.Values) Config {
+	c := Config{
+		Stream:        v.String(connector.KeyStream),
+		Subject:       v.String(connector.KeyTopics),
+		Durable:       v.String(connector.KeyDurable),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Tasks:         int(v.Int(connector.KeyTasksMax)),
+		Tolerance:     v.String(connector.KeyErrorsTolerance),
+		Retry: RetryPolicy{
+			MaxRetries:   int(v.Int(connector.KeyRetryMaxAttempts)),
+			MaxAge:       time.Duration(v.Int(connector.KeyRetryTimeout)) * time.Millisecond,
+			InitialDelay: time.Duration(v.Int(connector.KeyRetryDelayInitial)) * time.Millisecond,
+			MaxDelay:     time.Duration(v.Int(connector.KeyRetryDelayMax)) * time.Millisecond,
+		},
+	}
+	if v.String(connector.KeyDeliverPolicy) == connector.DeliverNew {
+		c.DeliverPolicy = jetstream.DeliverNewPolicy
+	}
+	if c.Tasks < 1 {
+		c.Tasks = 1
+	}
+	if c.Retry.MaxAge < 0 {
+		c.Retry.MaxAge = -1
+	}
+	return c
+}
+
+// AckWait is the AckWait of a consumer whose sink writes within writeTimeout.
+func AckWait(writeTimeout time.Duration) time.Duration {
+	if writeTimeout <= 0 {
+		writeTimeout = connector.DefaultWriteTimeout
+	}
+	return writeTimeout + AckWaitMargin
+}
+
+// ConsumerConfig is the durable consumer of c: explicit acks, redelivered without bound (the retry middleware
+// decides when to give up), MaxInFlight records pending per task.
+func (c Config) ConsumerConfig(ackWait time.Duration) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		FilterSubject: c.Subject,
+		DeliverPolicy: c.DeliverPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxDeliver:    -1,
+		MaxAckPending: MaxInFlight * c.Tasks,
+	}
+}
+
+// EnsureConsumer creates c's durable consumer, or updates an existing one. The deliver policy only applies when
+// the consumer is created: an existing consumer keeps its position and start policy. Errors come from JetStream
+// (a missing stream is jetstream.ErrStreamNotFound).
+func EnsureConsumer(ctx context.Context, js jetstream.JetStream, c Config, ackWait time.Duration) (jetstream.Consumer, error) {
+	cc := c.ConsumerConfig(ackWait)
+	existing, err := js.Consumer(ctx, c.Stream, c.Durable)
+	switch {
+	case err == nil:
+		old := existing.CachedInfo().Config
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = old.DeliverPolicy, old.OptStartSeq, old.OptStartTime
+		cc.Replicas = old.Replicas
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+	default:
+		return nil, fmt.Errorf("reading consumer %s of stream %s: %w", c.Durable, c.Stream, err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, c.Stream, cc)
+	if err != nil {
+		return nil, fmt.Errorf("creating consumer %s of stream %s: %w", c.Durable, c.Stream, err)
+	}
+	return cons, nil
+}
+
+// DeleteConsumer deletes a durable consumer; a missing consumer or stream is not an error.
+func DeleteConsumer(ctx context.Context, js jetstream.JetStream, stream, durable string) error {
+	err := js.DeleteConsumer(ctx, stream, durable)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("deleting consumer %s of stream %s: %w", durable, stream, err)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+)
+
+// Action is what the task does with a record once its handler returned.
+type Action int
+
+// Actions.
+const (
+	// Ack: the sink accepted the record.
+	Ack Action = iota
+	// Retry: redeliver the record after Outcome.Delay (NakWithDelay).
+	Retry
+	// GiveUp: the record cannot be delivered (permanent error, retries exhausted); a later middleware decides
+	// what that means (Tolerate: drop or fail; dead-lettering later). A task treats an unhandled GiveUp as Fail.
+	GiveUp
+	// Drop: ack the record without delivering it, logged and counted.
+	Drop
+	// Fail: nak the record and fail the task (errors.tolerance=none).
+	Fail
+)
+
+func (a Action) String() string {
+	switch a {
+	case Ack:
+		return "ack"
+	case Retry:
+		return "retry"
+	case GiveUp:
+		return "give-up"
+	case Drop:
+		return "drop"
+	case Fail:
+		return "fail"
+	}
+	return fmt.Sprintf("action(%d)", int(a))
+}
+
+// Outcome is the result of handling one record.
+type Outcome struct {
+	Action Action
+	// Delay is the redelivery delay of Retry.
+	Delay time.Duration
+	// Err is why the record was not accepted.
+	Err error
+	// Attempts is the attempt that produced the outcome (the delivery count).
+	Attempts uint64
+}
+
+// Handler handles one record; the record's JetStream metadata is in ctx (connector.MetaFrom). Middleware wraps a
+// Handler into another one.
+type Handler func(ctx context.Context, e *event.Event) Outcome
+
+// Write is the innermost handler: it writes to the sink. nil → Ack; a permanent error → GiveUp; any other error
+// → Retry without delay (Retry middleware sets the delay and the bounds).
+func Write(s connector.Sink) Handler {
+	return func(ctx context.Context, e *event.Event) Outcome {
+		m, _ := connector.MetaFrom(ctx)
+		err := s.Write(ctx, e)
+		switch {
+		case err == nil:
+			return Outcome{Action: Ack, Attempts: m.NumDelivered}
+		case connector.IsPermanent(err):
+			return Outcome{Action: GiveUp, Err: err, Attempts: m.NumDelivered}
+		default:
+			return Outcome{Action: Retry, Err: err, Attempts: m.NumDelivered}
+		}
+	}
+}
+
+// RetryPolicy bounds the retries of a record by attempts and by age, and spaces them exponentially.
+type RetryPolicy struct {
+	// MaxRetries is the number of retries after the first attempt; 0 disables retries.
+	MaxRetries int
+	// MaxAge is the age (since the record was stored) beyond which a record is not retried; negative is unbounded,
+	// 0 disables retries.
+	MaxAge time.Duration
+	// InitialDelay is the delay before the first retry; it doubles with every attempt up to MaxDelay. Each delay
+	// varies by ±20% so that records failed together do not come back together.
+	InitialDelay time.Duration
+	MaxDelay     time.Duration
+}
+
+// Allows reports whether a record that failed its attempt-th attempt (1-based) and was stored age ago may be
+// retried.
+func (p RetryPolicy) Allows(attempt uint64, age time.Duration) bool {
+	if attempt >= uint64(p.MaxRetries)+1 {
+		return false
+	}
+	return p.MaxAge < 0 || age < p.MaxAge
+}
+
+// Delay is the redelivery delay after the attempt-th attempt (1-based): InitialDelay·2^(attempt-1), capped at
+// MaxDelay, ±20% jitter.
+func (p RetryPolicy) Delay(attempt uint64) time.Duration {
+	d := p.InitialDelay
+	for i := uint64(1); i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	if p.MaxDelay > 0 && d > p.MaxDelay {
+		d = p.MaxDelay
+	}
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+// WithRetry is the retry middleware: a Retry outcome of next becomes a Retry with the policy's delay while the
+// policy allows another attempt, else a GiveUp. Attempts are the record's delivery count, so they survive the
+// death of a worker.
+func WithRetry(p RetryPolicy, next Handler) Handler {
+	return func(ctx context.Context, e *event.Event) Outcome {
+		o := next(ctx, e)
+		if o.Action != Retry {
+			return o
+		}
+		m, _ := connector.MetaFrom(ctx)
+		attempt := max(m.NumDelivered, 1)
+		age := time.Duration(0)
+		if !m.Timestamp.IsZero() {
+			age = time.Since(m.Timestamp)
+		}
+		if !p.Allows(attempt, age) {
+			o.Action = GiveUp
+			o.Err = fmt.Errorf("giving up after %d attempt(s), event age %s: %w", attempt, age.Round(time.Millisecond), o.Err)
+			return o
+		}
+		o.Delay = p.Delay(attempt)
+		return o
+	}
+}
+
+// Tolerate is the errors.tolerance middleware: GiveUp becomes Drop under connector.ToleranceAll and Fail under
+// connector.ToleranceNone.
+func Tolerate(tolerance string, next Handler) Handler {
+	return func(ctx context.Context, e *event.Event) Outcome {
+		o := next(ctx, e)
+		if o.Action == GiveUp {
+			if tolerance == connector.ToleranceNone {
+				o.Action = Fail
+			} else {
+				o.Action = Drop
+			}
+		}
+		return o
+	}
+}
+
+// Chain is the standard handler of a sink under c: Tolerate(WithRetry(Write(s))).
+func (c Config) Chain(s connector.Sink) Handler {
+	return Tolerate(c.Tolerance, WithRetry(c.Retry, Write(s)))
+}

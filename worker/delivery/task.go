@@ -1,0 +1,339 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// TaskConfig configures one sink task.
+type TaskConfig struct {
+	// Consumer is the durable consumer the task reads (EnsureConsumer); tasks of a connector share it.
+	Consumer jetstream.Consumer
+	// Sink is connected by Start and closed by Stop.
+	Sink connector.Sink
+	// Handler handles each record; usually Config.Chain(Sink).
+	Handler Handler
+	// AckWait is the consumer's AckWait; records whose handler runs longer get in-progress acks.
+	AckWait time.Duration
+	// MaxInFlight bounds the records the task holds (default MaxInFlight).
+	MaxInFlight int
+	Logger      *slog.Logger
+}
+
+// Counters count what a task did with records. A record retried three times counts three Retried.
+type Counters struct {
+	Read        uint64 // records received
+	Written     uint64 // accepted by the sink, then acked
+	Retried     uint64 // nak'ed with a delay for another attempt
+	Dropped     uint64 // given up and acked without delivery (errors.tolerance=all)
+	Failed      uint64 // given up and left in the stream, failing the task (errors.tolerance=none)
+	Undecodable uint64 // not a CloudEvent; terminated
+	Nacked      uint64 // handed back unprocessed because the task stopped
+}
+
+type counters struct {
+	read, written, retried, dropped, failed, undecodable, nacked atomic.Uint64
+}
+
+// Task reads a durable consumer and delivers its records to a sink. It is RUNNING from Start until it fails
+// (FAILED, with the error as trace) or is stopped.
+type Task struct {
+	cfg  TaskConfig
+	log  *slog.Logger
+	iter jetstream.MessagesContext
+
+	stopping     chan struct{} // closed when the task stops reading (Stop or failure)
+	stopOnce     sync.Once
+	readerDone   chan struct{} // closed when the reader loop returned
+	inflight     sync.WaitGroup
+	writeCtx     context.Context // ends when Stop's grace period is over
+	cancelWrites context.CancelFunc
+	closeOnce    sync.Once
+	closeErr     error
+
+	mu    sync.Mutex
+	state string
+	trace string
+
+	n counters
+}
+
+// Start connects the sink and starts reading. It returns once the task reads; an error means the sink did not
+// connect or the consumer could not be read, and nothing was started.
+func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = MaxInFlight
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = AckWait(0)
+	}
+	if cfg.Handler == nil {
+		cfg.Handler = Write(cfg.Sink)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Sink.Connect(ctx); err != nil {
+		_ = cfg.Sink.Close()
+		return nil, fmt.Errorf("connecting the sink: %w", err)
+	}
+	// Half of the budget buffers in the client, half is being handled, so the task never holds more than
+	// MaxInFlight records.
+	buffered := max(cfg.MaxInFlight/2, 1)
+	iter, err := cfg.Consumer.Messages(jetstream.PullMaxMessages(buffered))
+	if err != nil {
+		_ = cfg.Sink.Close()
+		return nil, fmt.Errorf("reading the consumer: %w", err)
+	}
+	t := &Task{
+		cfg:        cfg,
+		log:        log,
+		iter:       iter,
+		stopping:   make(chan struct{}),
+		readerDone: make(chan struct{}),
+		state:      rpc.StateRunning,
+	}
+	t.writeCtx, t.cancelWrites = context.WithCancel(context.Background())
+	go t.read(max(cfg.MaxInFlight-buffered, 1))
+	return t, nil
+}
+
+// State returns RUNNING or FAILED, with the error that failed the task as trace.
+func (t *Task) State() (state, trace string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state, t.trace
+}
+
+// Counters returns what the task did so far.
+func (t *Task) Counters() Counters {
+	return Counters{
+		Read: t.n.read.Load(), Written: t.n.written.Load(), Retried: t.n.retried.Load(), Dropped: t.n.dropped.Load(),
+		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
+	}
+}
+
+// Stop stops reading, hands back the records received but not started (nak), lets the records being handled
+// finish, then closes the sink. When ctx ends first, the writes still running are cancelled and their records
+// nak'ed. Nothing is acked that the sink did not accept. Safe to call more than once; the sink's Close error is
+// returned.
+func (t *Task) Stop(ctx context.Context) error {
+	t.halt()
+	done := make(chan struct{})
+	go func() {
+		<-t.readerDone
+		t.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.cancelWrites()
+		<-done
+	}
+	t.cancelWrites()
+	t.closeOnce.Do(func() { t.closeErr = t.cfg.Sink.Close() })
+	return t.closeErr
+}
+
+// halt stops reading; the reader loop then naks whatever the client buffered.
+func (t *Task) halt() {
+	t.stopOnce.Do(func() {
+		close(t.stopping)
+		t.iter.Drain()
+	})
+}
+
+func (t *Task) fail(err error) {
+	t.mu.Lock()
+	if t.state != rpc.StateFailed {
+		t.state, t.trace = rpc.StateFailed, err.Error()
+	}
+	t.mu.Unlock()
+	t.log.Error("task failed", "err", err)
+	t.halt()
+}
+
+func (t *Task) isStopping() bool {
+	select {
+	case <-t.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// read is the reader loop: it takes a slot, then a record, and hands the record to a goroutine holding the slot.
+func (t *Task) read(slots int) {
+	defer close(t.readerDone)
+	sem := make(chan struct{}, slots)
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-t.stopping:
+			t.drain()
+			return
+		}
+		msg, err := t.iter.Next()
+		if err != nil {
+			<-sem
+			switch {
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				if !t.isStopping() {
+					t.fail(fmt.Errorf("reading the consumer: %w", err))
+				}
+				return
+			case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound),
+				errors.Is(err, jetstream.ErrBadRequest):
+				t.fail(fmt.Errorf("reading the consumer: %w", err))
+				t.drain()
+				return
+			}
+			// Missing heartbeats and reconnects: the iterator recovers by itself.
+			t.log.Warn("reading the consumer", "err", err)
+			select {
+			case <-t.stopping:
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		t.n.read.Add(1)
+		if t.isStopping() {
+			t.nak(msg)
+			<-sem
+			continue
+		}
+		t.inflight.Add(1)
+		go func() {
+			defer func() { <-sem; t.inflight.Done() }()
+			t.handle(msg)
+		}()
+	}
+}
+
+// drain naks the records the client buffered after reading stopped.
+func (t *Task) drain() {
+	t.iter.Drain()
+	for {
+		msg, err := t.iter.Next(jetstream.NextMaxWait(5 * time.Second))
+		if err != nil {
+			return
+		}
+		t.n.read.Add(1)
+		t.nak(msg)
+	}
+}
+
+func (t *Task) nak(msg jetstream.Msg) {
+	t.n.nacked.Add(1)
+	if err := msg.Nak(); err != nil {
+		t.log.Warn("nak", "err", err)
+	}
+}
+
+func (t *Task) handle(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		t.n.undecodable.Add(1)
+		t.log.Error("record without JetStream metadata, terminated", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	meta := connector.Meta{
+		Stream:       md.Stream,
+		Subject:      msg.Subject(),
+		Sequence:     md.Sequence.Stream,
+		NumDelivered: md.NumDelivered,
+		Timestamp:    md.Timestamp,
+		MsgID:        msg.Headers().Get(nats.MsgIdHdr),
+	}
+	e, err := ebjs.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+	if err != nil {
+		t.n.undecodable.Add(1)
+		t.log.Error("record is not a CloudEvent, terminated", "stream", meta.Stream, "seq", meta.Sequence, "err", err)
+		if err := msg.TermWithReason("not a CloudEvent"); err != nil {
+			t.log.Warn("term", "err", err)
+		}
+		return
+	}
+
+	stopProgress := t.keepAlive(msg)
+	o := t.cfg.Handler(connector.WithMeta(t.writeCtx, meta), e)
+	stopProgress()
+	if o.Action != Ack && t.writeCtx.Err() != nil {
+		// Stopped while writing: hand the record back at once; it was not a failure of the target.
+		t.nak(msg)
+		return
+	}
+
+	log := func(level slog.Level, text string) {
+		t.log.Log(context.Background(), level, text, "stream", meta.Stream, "seq", meta.Sequence,
+			"event_id", e.ID(), "event_source", e.Source(), "attempts", o.Attempts, "err", o.Err)
+	}
+	switch o.Action {
+	case Ack:
+		t.n.written.Add(1)
+		if err := msg.Ack(); err != nil {
+			t.log.Warn("ack", "err", err)
+		}
+	case Retry:
+		t.n.retried.Add(1)
+		log(slog.LevelDebug, "record will be retried")
+		if err := msg.NakWithDelay(o.Delay); err != nil {
+			t.log.Warn("nak", "err", err)
+		}
+	case Drop:
+		t.n.dropped.Add(1)
+		log(slog.LevelWarn, fmt.Sprintf("record dropped after %d attempts", o.Attempts))
+		if err := msg.Ack(); err != nil {
+			t.log.Warn("ack", "err", err)
+		}
+	default: // Fail, and GiveUp that no middleware handled
+		t.n.failed.Add(1)
+		log(slog.LevelError, "record could not be delivered; failing the task")
+		t.nak(msg)
+		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
+			meta.Sequence, meta.Stream, o.Attempts, o.Err))
+	}
+}
+
+// keepAlive sends in-progress acks for msg every third of AckWait until the returned func is called, so that a
+// slow sink does not get its record redelivered to another reader.
+func (t *Task) keepAlive(msg jetstream.Msg) (stop func()) {
+	every := t.cfg.AckWait / 3
+	var mu sync.Mutex
+	stopped := false
+	mu.Lock()
+	defer mu.Unlock()
+	var tick *time.Timer
+	tick = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if err := msg.InProgress(); err != nil {
+			t.log.Warn("in-progress ack", "err", err)
+		}
+		tick.Reset(every)
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		tick.Stop()
+	}
+}

@@ -1,0 +1,350 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+)
+
+const (
+	wait = 10 * time.Second
+	tick = 10 * time.Millisecond
+)
+
+// recordingSink is a fake target: it fails the first FailFirst attempts of every event, and blocks in Write while
+// Block is open (until the write's context ends when BlockUntilCancel).
+type recordingSink struct {
+	FailFirst        int
+	Err              error
+	Block            chan struct{}
+	BlockUntilCancel bool
+
+	mu       sync.Mutex
+	attempts map[string][]uint64 // event id → NumDelivered of every attempt
+	accepted []string
+	inWrite  int
+	peak     int
+}
+
+func newSink() *recordingSink { return &recordingSink{attempts: map[string][]uint64{}} }
+
+func (s *recordingSink) Connect(context.Context) error { return nil }
+func (s *recordingSink) Close() error                  { return nil }
+
+func (s *recordingSink) Write(ctx context.Context, e *event.Event) error {
+	m, _ := connector.MetaFrom(ctx)
+	s.mu.Lock()
+	s.attempts[e.ID()] = append(s.attempts[e.ID()], m.NumDelivered)
+	n := len(s.attempts[e.ID()])
+	s.inWrite++
+	s.peak = max(s.peak, s.inWrite)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inWrite--
+		s.mu.Unlock()
+	}()
+	if s.BlockUntilCancel {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if s.Block != nil {
+		select {
+		case <-s.Block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if n <= s.FailFirst {
+		if s.Err != nil {
+			return s.Err
+		}
+		return errors.New("target unavailable")
+	}
+	s.mu.Lock()
+	s.accepted = append(s.accepted, e.ID())
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *recordingSink) Accepted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.accepted...)
+}
+
+func (s *recordingSink) Attempts(id string) []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]uint64(nil), s.attempts[id]...)
+}
+
+func (s *recordingSink) InWrite() (now, peak int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inWrite, s.peak
+}
+
+type fixture struct {
+	env *natstest.Env
+	cfg delivery.Config
+}
+
+func newFixture(t *testing.T) *fixture {
+	env := natstest.Start(t)
+	env.Stream(t, "S", "s.>")
+	return &fixture{env: env, cfg: delivery.Config{
+		Stream: "S", Subject: "s.in", Durable: "d", DeliverPolicy: jetstream.DeliverAllPolicy, Tasks: 1,
+		Tolerance: connector.ToleranceAll,
+		Retry:     delivery.RetryPolicy{MaxRetries: 5, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond},
+	}}
+}
+
+func (f *fixture) start(t *testing.T, s connector.Sink, ackWait time.Duration) *delivery.Task {
+	t.Helper()
+	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, ackWait)
+	require.NoError(t, err)
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+		Consumer: cons, Sink: s, Handler: f.cfg.Chain(s), AckWait: ackWait,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+	return task
+}
+
+func (f *fixture) info(t *testing.T) *jetstream.ConsumerInfo {
+	return f.env.ConsumerInfo(t, "S", "d")
+}
+
+// settled reports whether every record of the consumer was acked.
+func (f *fixture) settled(t *testing.T, lastSeq uint64) bool {
+	i := f.info(t)
+	return i.NumAckPending == 0 && i.NumPending == 0 && i.AckFloor.Stream == lastSeq
+}
+
+func TestTaskDeliversAndAcks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ids := f.env.PublishN(t, "s.in", "e", 100)
+	sink := newSink()
+	task := f.start(t, sink, 15*time.Second)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 100 }, wait, tick)
+	assert.ElementsMatch(t, ids, sink.Accepted())
+	require.Eventually(t, func() bool { return f.settled(t, 100) }, wait, tick)
+	c := task.Counters()
+	assert.Equal(t, uint64(100), c.Written)
+	assert.Equal(t, uint64(100), c.Read)
+	st, _ := task.State()
+	assert.Equal(t, rpc.StateRunning, st)
+}
+
+func TestTaskBoundsRecordsInFlight(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.PublishN(t, "s.in", "e", 200)
+	sink := newSink()
+	sink.Block = make(chan struct{})
+	f.start(t, sink, 15*time.Second)
+	require.Eventually(t, func() bool { now, _ := sink.InWrite(); return now == delivery.MaxInFlight/2 }, wait, tick)
+	assert.LessOrEqual(t, f.info(t).NumAckPending, delivery.MaxInFlight, "the consumer never has more than MaxInFlight records out")
+	close(sink.Block)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 200 }, wait, tick)
+	_, peak := sink.InWrite()
+	assert.LessOrEqual(t, peak, delivery.MaxInFlight/2)
+}
+
+func TestTaskRetriesUntilDelivered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.Publish(t, "s.in", natstest.Event("flaky", "t", nil))
+	sink := newSink()
+	sink.FailFirst = 3
+	task := f.start(t, sink, 15*time.Second)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 1 }, wait, tick)
+	assert.Equal(t, []uint64{1, 2, 3, 4}, sink.Attempts("flaky"), "attempts are the delivery count")
+	require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick)
+	assert.Equal(t, uint64(3), task.Counters().Retried)
+}
+
+// Attempts come from JetStream's delivery count, so a task that replaces a stopped one continues the count.
+func TestTaskRetriesSurviveTaskRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.cfg.Retry.MaxRetries = 3
+	f.env.Publish(t, "s.in", natstest.Event("doomed", "t", nil))
+
+	first := newSink()
+	first.FailFirst = 100
+	t1 := f.start(t, first, 15*time.Second)
+	require.Eventually(t, func() bool { return len(first.Attempts("doomed")) >= 2 }, wait, tick)
+	require.NoError(t, t1.Stop(context.Background()))
+	seen := len(first.Attempts("doomed"))
+
+	second := newSink()
+	second.FailFirst = 100
+	t2 := f.start(t, second, 15*time.Second)
+	require.Eventually(t, func() bool { return t2.Counters().Dropped == 1 }, wait, tick)
+	all := append(first.Attempts("doomed"), second.Attempts("doomed")...)
+	assert.Len(t, all, 4, "max attempts 3 = 4 attempts in all, across both tasks (first saw %d)", seen)
+	assert.Equal(t, uint64(4), all[len(all)-1])
+	require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick, "a dropped record is acked")
+	assert.Empty(t, second.Accepted())
+}
+
+func TestTaskGivesUp(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		err        error
+		maxRetries int
+		tolerance  string
+		attempts   int
+		wantState  string
+		wantAcked  bool
+	}{
+		{"retries exhausted, dropped", nil, 2, connector.ToleranceAll, 3, rpc.StateRunning, true},
+		{"no retries", nil, 0, connector.ToleranceAll, 1, rpc.StateRunning, true},
+		{"permanent, dropped at once", connector.Permanent(errors.New("400")), 5, connector.ToleranceAll, 1, rpc.StateRunning, true},
+		{"permanent, tolerance none fails the task", connector.Permanent(errors.New("400")), 5, connector.ToleranceNone, 1, rpc.StateFailed, false},
+		{"exhausted, tolerance none fails the task", nil, 1, connector.ToleranceNone, 2, rpc.StateFailed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.cfg.Retry.MaxRetries = tt.maxRetries
+			f.cfg.Tolerance = tt.tolerance
+			f.env.Publish(t, "s.in", natstest.Event("x", "t", nil))
+			sink := newSink()
+			sink.FailFirst, sink.Err = 100, tt.err
+			task := f.start(t, sink, 15*time.Second)
+			if tt.wantAcked {
+				require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick)
+				assert.Equal(t, uint64(1), task.Counters().Dropped)
+			} else {
+				require.Eventually(t, func() bool { s, _ := task.State(); return s == rpc.StateFailed }, wait, tick)
+				_, trace := task.State()
+				assert.Contains(t, trace, "could not be delivered")
+				require.NoError(t, task.Stop(context.Background()))
+				assert.Equal(t, uint64(0), f.info(t).AckFloor.Stream, "the record stays in the stream")
+				assert.Equal(t, uint64(1), task.Counters().Failed)
+			}
+			assert.Len(t, sink.Attempts("x"), tt.attempts)
+			s, _ := task.State()
+			assert.Equal(t, tt.wantState, s)
+		})
+	}
+}
+
+func TestTaskTerminatesUndecodable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.env.JS.Publish(context.Background(), "s.in", []byte("not a cloudevent"))
+	require.NoError(t, err)
+	f.env.Publish(t, "s.in", natstest.Event("good", "t", nil))
+	sink := newSink()
+	task := f.start(t, sink, 15*time.Second)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 1 }, wait, tick)
+	require.Eventually(t, func() bool { return f.settled(t, 2) }, wait, tick)
+	assert.Equal(t, uint64(1), task.Counters().Undecodable)
+}
+
+func TestTaskStopLetsWritesFinish(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.Publish(t, "s.in", natstest.Event("slow", "t", nil))
+	sink := newSink()
+	sink.Block = make(chan struct{})
+	task := f.start(t, sink, 15*time.Second)
+	require.Eventually(t, func() bool { now, _ := sink.InWrite(); return now == 1 }, wait, tick)
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- task.Stop(context.Background()) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a write was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(sink.Block)
+	require.NoError(t, <-stopped)
+	assert.Equal(t, []string{"slow"}, sink.Accepted())
+	require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick)
+}
+
+func TestTaskStopAfterGraceNaksWithoutAck(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.cfg.Retry.MaxRetries = 0 // a cancelled write must not count as a failure that drops the record
+	f.env.Publish(t, "s.in", natstest.Event("stuck", "t", nil))
+	stuck := newSink()
+	stuck.BlockUntilCancel = true
+	task := f.start(t, stuck, 15*time.Second)
+	require.Eventually(t, func() bool { now, _ := stuck.InWrite(); return now == 1 }, wait, tick)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	require.NoError(t, task.Stop(ctx))
+	assert.Equal(t, uint64(0), f.info(t).AckFloor.Stream, "not acked")
+	assert.Equal(t, uint64(0), task.Counters().Dropped)
+	assert.Equal(t, uint64(1), task.Counters().Nacked)
+
+	good := newSink()
+	f.start(t, good, 15*time.Second)
+	require.Eventually(t, func() bool { return len(good.Accepted()) == 1 }, wait, tick, "nak'ed at once, not after AckWait")
+}
+
+func TestTaskSendsInProgressForSlowSinks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.Publish(t, "s.in", natstest.Event("slow", "t", nil))
+	sink := newSink()
+	sink.Block = make(chan struct{})
+	ackWait := 600 * time.Millisecond
+	f.start(t, sink, ackWait)
+	require.Eventually(t, func() bool { now, _ := sink.InWrite(); return now == 1 }, wait, tick)
+	time.Sleep(3 * ackWait) // the write outlives AckWait several times
+	close(sink.Block)
+	require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick)
+	assert.Equal(t, []uint64{1}, sink.Attempts("slow"), "in-progress acks kept JetStream from redelivering")
+}
+
+func TestEnsureConsumerKeepsStartPolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.PublishN(t, "s.in", "old", 3)
+	f.cfg.DeliverPolicy = jetstream.DeliverNewPolicy
+	_, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, time.Minute)
+	require.NoError(t, err)
+	info := f.info(t)
+	assert.Equal(t, uint64(0), info.NumPending, "new: records stored before are not delivered")
+	assert.Equal(t, delivery.MaxInFlight, info.Config.MaxAckPending)
+	assert.Equal(t, -1, info.Config.MaxDeliver)
+	assert.Equal(t, jetstream.AckExplicitPolicy, info.Config.AckPolicy)
+
+	f.cfg.DeliverPolicy = jetstream.DeliverAllPolicy // an update must not fail nor move the consumer
+	f.cfg.Tasks = 3
+	_, err = delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Minute)
+	require.NoError(t, err)
+	info = f.info(t)
+	assert.Equal(t, jetstream.DeliverNewPolicy, info.Config.DeliverPolicy)
+	assert.Equal(t, 3*delivery.MaxInFlight, info.Config.MaxAckPending)
+	assert.Equal(t, 2*time.Minute, info.Config.AckWait)
+	assert.Equal(t, uint64(0), info.NumPending)
+
+	require.NoError(t, delivery.DeleteConsumer(context.Background(), f.env.JS, "S", "d"))
+	require.NoError(t, delivery.DeleteConsumer(context.Background(), f.env.JS, "S", "d"), "deleting twice is fine")
+	_, err = f.env.JS.Consumer(context.Background(), "S", "d")
+	assert.ErrorIs(t, err, jetstream.ErrConsumerNotFound)
+}

@@ -1,0 +1,152 @@
+// Package natstest starts an embedded NATS server with JetStream for tests and publishes CloudEvents the way the
+// control plane stores them. Tests never use a NATS server that happens to run on the machine.
+package natstest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// Env is an embedded server and a client connection to it, both closed when the test ends.
+type Env struct {
+	Server *ebjs.Server
+	Conn   *nats.Conn
+	JS     jetstream.JetStream
+}
+
+// Start starts a server whose files live in a temporary directory of t.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	if err != nil {
+		t.Fatalf("starting NATS: %v", err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc := Connect(t, srv)
+	return &Env{Server: srv, Conn: nc, JS: jetstreamOf(t, nc)}
+}
+
+// Connect opens another in-process connection, closed when the test ends.
+func Connect(t testing.TB, srv *ebjs.Server) *nats.Conn {
+	t.Helper()
+	nc, err := srv.Connect(t.Name())
+	if err != nil {
+		t.Fatalf("connecting to NATS: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func jetstreamOf(t testing.TB, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("JetStream: %v", err)
+	}
+	return js
+}
+
+// Stream creates a stream named name over subjects.
+func (e *Env) Stream(t testing.TB, name string, subjects ...string) jetstream.Stream {
+	t.Helper()
+	s, err := e.JS.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{
+		Name: name, Subjects: subjects, Storage: jetstream.FileStorage, Duplicates: ebjs.DuplicateWindow,
+	})
+	if err != nil {
+		t.Fatalf("creating stream %s: %v", name, err)
+	}
+	return s
+}
+
+// Event returns a valid CloudEvent with a JSON object as data.
+func Event(id, typ string, data map[string]any) *event.Event {
+	e := event.New()
+	e.SetID(id)
+	e.SetSource("test/source")
+	e.SetType(typ)
+	e.SetTime(time.Now().UTC())
+	if data != nil {
+		if err := e.SetData(event.ApplicationJSON, data); err != nil {
+			panic(err)
+		}
+	}
+	return &e
+}
+
+// Publish stores e on subject as PutEvents does (binary mode, de-duplicating Nats-Msg-Id) and returns its
+// stream sequence.
+func (e *Env) Publish(t testing.TB, subject string, ev *event.Event) uint64 {
+	t.Helper()
+	m := ebjs.Encode(ev)
+	m.Subject = subject
+	m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(ev.Source(), ev.ID()))
+	ack, err := e.JS.PublishMsg(context.Background(), m)
+	if err != nil {
+		t.Fatalf("publishing %s: %v", ev.ID(), err)
+	}
+	return ack.Sequence
+}
+
+// PublishN publishes n events with ids prefix-0 .. prefix-(n-1) and returns the ids.
+func (e *Env) PublishN(t testing.TB, subject, prefix string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+		e.Publish(t, subject, Event(ids[i], "test.event", map[string]any{"n": i}))
+	}
+	return ids
+}
+
+// ConsumerInfo returns the info of a consumer, failing the test on error.
+func (e *Env) ConsumerInfo(t testing.TB, stream, durable string) *jetstream.ConsumerInfo {
+	t.Helper()
+	c, err := e.JS.Consumer(context.Background(), stream, durable)
+	if err != nil {
+		t.Fatalf("consumer %s: %v", durable, err)
+	}
+	info, err := c.Info(context.Background())
+	if err != nil {
+		t.Fatalf("consumer %s: %v", durable, err)
+	}
+	return info
+}
+
+// Messages returns the events stored on subject in stream, in order, with their Nats-Msg-Id.
+func (e *Env) Messages(t testing.TB, stream, subject string) []Stored {
+	t.Helper()
+	ctx := context.Background()
+	s, err := e.JS.Stream(ctx, stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	var out []Stored
+	seq := uint64(0)
+	for {
+		m, err := s.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subject))
+		if err != nil {
+			return out
+		}
+		seq = m.Sequence
+		ev, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		if err != nil {
+			t.Fatalf("stored message %d: %v", m.Sequence, err)
+		}
+		out = append(out, Stored{Seq: m.Sequence, MsgID: m.Header.Get(nats.MsgIdHdr), Event: ev})
+	}
+}
+
+// Stored is one stored event.
+type Stored struct {
+	Seq   uint64
+	MsgID string
+	Event *event.Event
+}

@@ -1,0 +1,186 @@
+// Package router is the router sink plugin: it reads the events put on a bus, matches each of them once against
+// every enabled rule of the bus (one pattern.Matcher), and stores one copy per matched rule on the rule's subject.
+// The input record is accepted only after every copy was stored, so nothing is lost between the two.
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/domain/pattern"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// Name is the plugin's connector.class.
+const Name = "router"
+
+// KeyRules is the config key of the rule table: a JSON array of Rule.
+const KeyRules = "router.rules"
+
+// PublishTimeout bounds the wait for JetStream to store the copies of one event.
+const PublishTimeout = 10 * time.Second
+
+// Rule is one entry of the rule table.
+type Rule struct {
+	ID string `json:"id"`
+	// Subject is where the rule's copies are stored: <cluster>.bus.<busId>.rule.<ruleId>.
+	Subject string `json:"subject"`
+	// Pattern is the rule's event pattern (domain/pattern).
+	Pattern json.RawMessage `json:"pattern"`
+	// FromSequence gives exact start semantics: the rule receives the events whose stream sequence is greater,
+	// i.e. those stored after the rule was enabled.
+	FromSequence uint64 `json:"fromSequence"`
+}
+
+func init() { connector.Register(Plugin()) }
+
+// Plugin returns the router plugin.
+func Plugin() connector.Plugin {
+	return connector.Plugin{
+		Name:    Name,
+		Type:    connector.TypeSink,
+		Version: "1.0.0",
+		Doc:     "Matches the events of a bus against its rules in one pass and stores one copy per matched rule.",
+		Spec: connector.Spec{
+			{Name: KeyRules, Type: connector.TypeJSON, Default: "[]",
+				Doc: `Rule table: [{"id": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}].`},
+		},
+		NewSink: New,
+	}
+}
+
+// Sink is the router. Safe for concurrent Write.
+type Sink struct {
+	js      jetstream.JetStream
+	matcher *pattern.Matcher
+	rules   map[string]Rule
+}
+
+var (
+	_ connector.Sink           = (*Sink)(nil)
+	_ connector.WriteTimeouter = (*Sink)(nil)
+)
+
+// New compiles the rule table into one matcher. Problems of the table are connector.FieldErrors of router.rules,
+// one per problem.
+func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
+	var rules []Rule
+	if err := cfg.JSON(KeyRules, &rules); err != nil {
+		return nil, err
+	}
+	s := &Sink{js: env.JetStream, matcher: pattern.NewMatcher(), rules: make(map[string]Rule, len(rules))}
+	var errs connector.FieldErrors
+	bad := func(i int, r Rule, format string, args ...any) {
+		errs = append(errs, connector.FieldError{Key: KeyRules,
+			Message: fmt.Sprintf("rule %d (id %q): %s", i, r.ID, fmt.Sprintf(format, args...))})
+	}
+	seen := map[string]bool{}
+	for i, r := range rules {
+		switch {
+		case r.ID == "":
+			bad(i, r, "id is required")
+			continue
+		case seen[r.ID]:
+			bad(i, r, "id is used twice")
+			continue
+		}
+		seen[r.ID] = true
+		if r.Subject == "" || strings.ContainsAny(r.Subject, "*> \t\r\n") || strings.Contains(r.Subject, "..") ||
+			strings.HasPrefix(r.Subject, ".") || strings.HasSuffix(r.Subject, ".") {
+			bad(i, r, "subject %q is not a literal NATS subject", r.Subject)
+			continue
+		}
+		p, err := pattern.Compile(r.Pattern)
+		if err != nil {
+			bad(i, r, "pattern: %v", err)
+			continue
+		}
+		if err := s.matcher.Add(r.ID, p); err != nil {
+			bad(i, r, "pattern: %v", err)
+			continue
+		}
+		s.rules[r.ID] = r
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return s, nil
+}
+
+// Connect does nothing: the router publishes on the worker's JetStream context.
+func (s *Sink) Connect(context.Context) error { return nil }
+
+// Close does nothing.
+func (s *Sink) Close() error { return nil }
+
+// WriteTimeout is how long a Write may wait for JetStream to store its copies.
+func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
+
+// Write matches e once and stores a copy on the subject of every matched rule whose FromSequence is below the
+// record's stream sequence, publishing them together and returning once JetStream acknowledged every one. A copy's
+// Nats-Msg-Id hashes the record's id with the rule, so copies stored before a crash are not stored twice when the
+// record is retried. A record without JetStream metadata, or whose JSON form cannot be built, is a permanent
+// error; a copy that was not stored is a retryable one.
+func (s *Sink) Write(ctx context.Context, e *event.Event) error {
+	meta, ok := connector.MetaFrom(ctx)
+	if !ok {
+		return connector.Permanent(errors.New("router: record without JetStream metadata"))
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return connector.Permanent(fmt.Errorf("router: JSON form of the event: %w", err))
+	}
+	matched, err := s.matcher.Match(body)
+	if err != nil {
+		return connector.Permanent(fmt.Errorf("router: matching: %w", err))
+	}
+	type pending struct {
+		rule string
+		f    jetstream.PubAckFuture
+	}
+	var futures []pending
+	var errs []error
+	for _, id := range matched {
+		r := s.rules[id]
+		if r.FromSequence >= meta.Sequence {
+			continue
+		}
+		m := ebjs.Encode(e)
+		m.Subject = r.Subject
+		m.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(meta.ID(), "route", r.ID))
+		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(meta.Stream))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))
+			continue
+		}
+		futures = append(futures, pending{rule: r.ID, f: f})
+	}
+	timer := time.NewTimer(PublishTimeout)
+	defer timer.Stop()
+	for _, p := range futures {
+		select {
+		case <-p.f.Ok():
+		case err := <-p.f.Err():
+			errs = append(errs, fmt.Errorf("rule %s: %w", p.rule, err))
+		case <-ctx.Done():
+			return fmt.Errorf("router: waiting for copies to be stored: %w", ctx.Err())
+		case <-timer.C:
+			return errors.New("router: timed out waiting for copies to be stored")
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
+			strconv.FormatUint(meta.Sequence, 10), errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
+)
+
+var names = ebjs.Names{Cluster: "eb"}
+
+const bus = "b1"
+
+func rulesJSON(t *testing.T, rules ...router.Rule) string {
+	b, err := json.Marshal(rules)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func newRouter(t *testing.T, env *natstest.Env, rules string) connector.Sink {
+	t.Helper()
+	spec := router.Plugin().FullSpec()
+	s, err := router.New(spec.Values(map[string]string{router.KeyRules: rules}), connector.Env{JetStream: env.JS, Names: names})
+	require.NoError(t, err)
+	return s
+}
+
+func TestRulesValidation(t *testing.T) {
+	t.Parallel()
+	pat := json.RawMessage(`{"type": ["a"]}`)
+	subj := names.RuleSubject(bus, "r1")
+	tests := []struct {
+		name    string
+		rules   string
+		wantMsg []string // one per problem
+	}{
+		{"empty table", `[]`, nil},
+		{"default", ``, nil},
+		{"valid", rulesJSON(t, router.Rule{ID: "r1", Subject: subj, Pattern: pat}), nil},
+		{"not an array", `{"id": "r1"}`, []string{"cannot be read"}},
+		{"id missing", rulesJSON(t, router.Rule{Subject: subj, Pattern: pat}), []string{`rule 0 (id ""): id is required`}},
+		{"id twice", rulesJSON(t, router.Rule{ID: "r1", Subject: subj, Pattern: pat}, router.Rule{ID: "r1", Subject: subj, Pattern: pat}),
+			[]string{`rule 1 (id "r1"): id is used twice`}},
+		{"wildcard subject", rulesJSON(t, router.Rule{ID: "r1", Subject: "eb.bus.b1.rule.*", Pattern: pat}),
+			[]string{`rule 0 (id "r1"): subject "eb.bus.b1.rule.*" is not a literal NATS subject`}},
+		{"every problem", rulesJSON(t,
+			router.Rule{ID: "r1", Subject: subj, Pattern: json.RawMessage(`{"type": [{"nope": 1}]}`)},
+			router.Rule{ID: "r2", Subject: "", Pattern: pat},
+			router.Rule{ID: "r3", Subject: subj, Pattern: json.RawMessage(`[]`)}),
+			[]string{`rule 0 (id "r1"): pattern: type[0].nope: unsupported operator "nope"`,
+				`rule 1 (id "r2"): subject "" is not a literal NATS subject`,
+				`rule 2 (id "r3"): pattern: pattern must be a JSON object`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := map[string]string{}
+			if tt.rules != "" {
+				cfg[router.KeyRules] = tt.rules
+			}
+			_, err := router.New(router.Plugin().FullSpec().Values(cfg), connector.Env{})
+			if tt.wantMsg == nil {
+				require.NoError(t, err)
+				return
+			}
+			var fe connector.FieldErrors
+			require.ErrorAs(t, err, &fe)
+			require.Len(t, fe, len(tt.wantMsg), "%v", fe)
+			for i, msg := range tt.wantMsg {
+				assert.Equal(t, router.KeyRules, fe[i].Key)
+				assert.Contains(t, fe[i].Message, msg)
+			}
+		})
+	}
+}
+
+type routed struct {
+	env  *natstest.Env
+	task *delivery.Task
+}
+
+// startRouter runs a router connector's task on the bus's .in subject, as the runtime does.
+func startRouter(t *testing.T, env *natstest.Env, rules string) *routed {
+	t.Helper()
+	dc := delivery.Config{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Durable: names.RouterConsumer(bus),
+		Tasks: 1, Tolerance: connector.ToleranceAll,
+		Retry: delivery.RetryPolicy{MaxRetries: 10, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond}}
+	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait(router.PublishTimeout))
+	require.NoError(t, err)
+	s := newRouter(t, env, rules)
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{Consumer: cons, Sink: s, Handler: dc.Chain(s)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+	return &routed{env: env, task: task}
+}
+
+func busEnv(t *testing.T) *natstest.Env {
+	env := natstest.Start(t)
+	require.NoError(t, names.EnsureBusStream(context.Background(), env.JS, bus, time.Hour, -1, 1))
+	return env
+}
+
+func ids(stored []natstest.Stored) []string {
+	out := []string{}
+	for _, s := range stored {
+		out = append(out, s.Event.ID())
+	}
+	return out
+}
+
+func newEvent(id, typ, source string, data map[string]any) *event.Event {
+	e := natstest.Event(id, typ, data)
+	e.SetSource(source)
+	return e
+}
+
+func TestRouterCopiesToMatchingRules(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
+		router.Rule{ID: "big", Subject: names.RuleSubject(bus, "big"), Pattern: json.RawMessage(`{"data": {"size": ["big"]}, "source": [{"prefix": "shop"}]}`)},
+	)
+	r := startRouter(t, env, rules)
+
+	in := names.BusIn(bus)
+	env.Publish(t, in, newEvent("e1", "order.created", "shop/eu", map[string]any{"size": "big"}))   // both
+	env.Publish(t, in, newEvent("e2", "order.created", "shop/eu", map[string]any{"size": "small"})) // created
+	env.Publish(t, in, newEvent("e3", "order.paid", "shop/us", map[string]any{"size": "big"}))      // big
+	env.Publish(t, in, newEvent("e4", "order.paid", "crm", map[string]any{"size": "big"}))          // none
+	env.Publish(t, in, newEvent("e5", "order.paid", "shop/us", nil))                                // none
+
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 5 }, 10*time.Second, 10*time.Millisecond)
+	stream := names.BusStream(bus)
+	created := env.Messages(t, stream, names.RuleSubject(bus, "created"))
+	big := env.Messages(t, stream, names.RuleSubject(bus, "big"))
+	assert.ElementsMatch(t, []string{"e1", "e2"}, ids(created), "records are handled concurrently: no order")
+	assert.ElementsMatch(t, []string{"e1", "e3"}, ids(big))
+
+	// A copy is the event, with a hop id derived from the input's id and the rule.
+	c := created[0]
+	if c.Event.ID() != "e1" {
+		c = created[1]
+	}
+	assert.Equal(t, ebjs.HopMsgID(ebjs.PutMsgID("shop/eu", "e1"), "route", "created"), c.MsgID)
+	assert.Equal(t, "order.created", c.Event.Type())
+	assert.Equal(t, "shop/eu", c.Event.Source())
+	assert.JSONEq(t, `{"size": "big"}`, string(c.Event.Data()))
+
+	info := env.ConsumerInfo(t, stream, names.RouterConsumer(bus))
+	assert.Equal(t, 0, info.NumAckPending)
+	assert.Equal(t, uint64(0), info.NumPending)
+}
+
+func TestRouterHonoursFromSequence(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	in := names.BusIn(bus)
+	var last uint64
+	for _, id := range []string{"before-1", "before-2"} {
+		last = env.Publish(t, in, newEvent(id, "order.created", "shop", nil))
+	}
+	rules := rulesJSON(t,
+		router.Rule{ID: "old", Subject: names.RuleSubject(bus, "old"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
+		router.Rule{ID: "new", Subject: names.RuleSubject(bus, "new"), Pattern: json.RawMessage(`{"type": ["order.created"]}`), FromSequence: last},
+	)
+	r := startRouter(t, env, rules)
+	env.Publish(t, in, newEvent("after", "order.created", "shop", nil))
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
+	stream := names.BusStream(bus)
+	assert.ElementsMatch(t, []string{"before-1", "before-2", "after"}, ids(env.Messages(t, stream, names.RuleSubject(bus, "old"))))
+	assert.Equal(t, []string{"after"}, ids(env.Messages(t, stream, names.RuleSubject(bus, "new"))),
+		"a rule receives the events stored after it was enabled, none before")
+}
+
+// A record written again (a redelivery after a crash) stores no second copy.
+func TestRouterCopiesAreDeduplicated(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "all", Subject: names.RuleSubject(bus, "all"), Pattern: json.RawMessage(`{"type": ["t"]}`)},
+		router.Rule{ID: "also", Subject: names.RuleSubject(bus, "also"), Pattern: json.RawMessage(`{"type": ["t"]}`)},
+	)
+	s := newRouter(t, env, rules)
+	e := newEvent("dup", "t", "shop", nil)
+	seq := env.Publish(t, names.BusIn(bus), e)
+	meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: seq, NumDelivered: 1,
+		MsgID: ebjs.PutMsgID(e.Source(), e.ID())}
+	for attempt := uint64(1); attempt <= 3; attempt++ {
+		meta.NumDelivered = attempt
+		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
+	}
+	stream := names.BusStream(bus)
+	all := env.Messages(t, stream, names.RuleSubject(bus, "all"))
+	also := env.Messages(t, stream, names.RuleSubject(bus, "also"))
+	assert.Len(t, all, 1)
+	assert.Len(t, also, 1, "copies for two rules are two legitimate copies")
+	assert.NotEqual(t, all[0].MsgID, also[0].MsgID)
+
+	err := s.Write(context.Background(), e)
+	assert.True(t, connector.IsPermanent(err), "a record without metadata cannot be routed: %v", err)
+}
