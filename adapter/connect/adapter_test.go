@@ -1,0 +1,305 @@
+package connect_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/adapter/connect"
+	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
+)
+
+// env is a control plane without its web layer: SQLite, an embedded NATS, a real worker on a loopback port,
+// and the adapter between them.
+type env struct {
+	adapter *connect.Adapter
+	client  *rpc.Client
+	js      jetstream.JetStream
+	store   *eventstore.Store
+	buses   *bus.Service
+	rules   *rule.Service
+	targets *target.Service
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), SyncInterval: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect("test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+
+	w, err := worker.New(worker.Config{NATS: nc, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+
+	db := persistencetest.Open(t, persistence.SQLite)
+	busRepo, ruleRepo, targetRepo := persistence.NewBusRepository(db), persistence.NewRuleRepository(db), persistence.NewTargetRepository(db)
+	store := eventstore.New(js, "t", 1)
+	client := rpc.NewClient(w.URL())
+	log := slog.New(slog.DiscardHandler)
+	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo,
+		Streams: store, Physical: ebjs.Names{Cluster: "t"}, Logger: log})
+	return &env{
+		adapter: a, client: client, js: js, store: store,
+		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Store: store, Runtime: a, Logger: log},
+		rules:   &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: a, Logger: log},
+		targets: &target.Service{Targets: targetRepo, Rules: ruleRepo, Buses: busRepo, Runtime: a, Statuses: a, Logger: log},
+	}
+}
+
+func (e *env) connectors(t *testing.T) map[string]rpc.ConnectorExpanded {
+	t.Helper()
+	c, err := e.client.ListConnectors(context.Background())
+	require.NoError(t, err)
+	return c
+}
+
+func httpSpec(name, url string) target.Spec {
+	return target.Spec{Name: name, Type: target.HTTP, HTTP: target.HTTPConfig{URL: url}, RetryPolicy: target.DefaultRetryPolicy()}
+}
+
+func TestSyncBusBuildsRouterAndTargets(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	require.Contains(t, e.connectors(t), "eb.acme.orders.router", "the router exists once the bus is created")
+
+	r, err := e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "big", EventPattern: []byte(`{"type":["order.created"]}`)})
+	require.NoError(t, err)
+	tg, created, err := e.targets.Put(ctx, "acme", "orders", "big", httpSpec("hook", "http://127.0.0.1:1/x"))
+	require.NoError(t, err)
+	require.True(t, created)
+
+	cs := e.connectors(t)
+	require.Len(t, cs, 2)
+	router := cs["eb.acme.orders.router"].Info.Config
+	var table []struct {
+		ID, Subject  string
+		Pattern      json.RawMessage
+		FromSequence uint64
+	}
+	require.NoError(t, json.Unmarshal([]byte(router["router.rules"]), &table))
+	require.Len(t, table, 1)
+	require.Equal(t, r.ID(), table[0].ID)
+	require.Equal(t, "t.bus."+b.ID()+".rule."+r.ID(), table[0].Subject)
+	require.JSONEq(t, `{"type":["order.created"]}`, string(table[0].Pattern))
+
+	sink := cs["eb.acme.orders.big.hook"].Info.Config
+	require.Equal(t, "http", sink["connector.class"])
+	require.Equal(t, table[0].Subject, sink["topics"])
+	require.Equal(t, "t_"+r.ID()+"_"+tg.ID(), sink["jetstream.durable"])
+	require.Equal(t, "new", sink["jetstream.deliver.policy"])
+	require.Equal(t, "185", sink["errors.retry.max.attempts"])
+	require.Equal(t, "86400000", sink["errors.retry.timeout"])
+
+	st := e.targets.Status(ctx, tg)
+	require.Equal(t, "RUNNING", st.State)
+	require.Len(t, st.Tasks, 1)
+	require.Equal(t, "w1", st.Tasks[0].WorkerID)
+
+	// A disabled rule leaves the router's table; its target connector stays.
+	_, err = e.rules.Disable(ctx, "acme", "orders", "big")
+	require.NoError(t, err)
+	cs = e.connectors(t)
+	require.Equal(t, "[]", cs["eb.acme.orders.router"].Info.Config["router.rules"])
+	require.Contains(t, cs, "eb.acme.orders.big.hook")
+}
+
+func TestEnabledRuleKeepsItsStartAndReEnabledRuleStartsAnew(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	put := func(n int) {
+		var evs []*event.Event
+		for i := 0; i < n; i++ {
+			ev := event.New()
+			ev.SetID(time.Now().Format(time.RFC3339Nano) + string(rune('a'+i)))
+			ev.SetSource("s")
+			ev.SetType("t")
+			evs = append(evs, &ev)
+		}
+		errs, err := e.buses.PutEvents(ctx, "acme", "orders", evs)
+		require.NoError(t, err)
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	fromSeq := func() uint64 {
+		var table []struct{ FromSequence uint64 }
+		require.NoError(t, json.Unmarshal([]byte(e.connectors(t)["eb.acme.orders.router"].Info.Config["router.rules"]), &table))
+		require.Len(t, table, 1)
+		return table[0].FromSequence
+	}
+	put(3)
+	_, err = e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	last, err := e.store.LastSequence(ctx, b.ID())
+	require.NoError(t, err)
+	require.Equal(t, last, fromSeq(), "a new rule starts after the events stored before it")
+	first := fromSeq()
+
+	put(2)
+	_, _, err = e.rules.Put(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["s","x"]}`)})
+	require.NoError(t, err)
+	require.Equal(t, first, fromSeq(), "changing the pattern of an enabled rule keeps its start")
+	require.NoError(t, e.adapter.ReconcileAll(ctx))
+	require.Equal(t, first, fromSeq(), "reconciling keeps the start")
+
+	_, err = e.rules.Disable(ctx, "acme", "orders", "r")
+	require.NoError(t, err)
+	put(2)
+	_, err = e.rules.Enable(ctx, "acme", "orders", "r")
+	require.NoError(t, err)
+	last, err = e.store.LastSequence(ctx, b.ID())
+	require.NoError(t, err)
+	require.Greater(t, fromSeq(), first)
+	require.LessOrEqual(t, fromSeq(), last)
+}
+
+func TestReconcileRepairsTheRuntime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	_, err = e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", httpSpec("t", "http://127.0.0.1:1/x"))
+	require.NoError(t, err)
+	want := e.connectors(t)
+
+	// Deleted by hand, changed by hand, and one that belongs to nothing.
+	require.NoError(t, e.client.DeleteConnector(ctx, "eb.acme.orders.r.t"))
+	cfg := want["eb.acme.orders.router"].Info.Config
+	changed := map[string]string{}
+	for k, v := range cfg {
+		changed[k] = v
+	}
+	changed["router.rules"] = "[]"
+	_, err = e.client.PutConnectorConfig(ctx, "eb.acme.orders.router", changed)
+	require.NoError(t, err)
+	orphan := map[string]string{}
+	for k, v := range want["eb.acme.orders.r.t"].Info.Config {
+		orphan[k] = v
+	}
+	orphan["jetstream.durable"] = "t_orphan"
+	_, err = e.client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: "eb.acme.gone.r.t", Config: orphan})
+	require.NoError(t, err)
+	// Connectors that are not ours are left alone.
+	foreign := map[string]string{}
+	for k, v := range orphan {
+		foreign[k] = v
+	}
+	foreign["jetstream.durable"] = "t_foreign"
+	_, err = e.client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: "someone-elses", Config: foreign})
+	require.NoError(t, err)
+
+	require.NoError(t, e.adapter.ReconcileAll(ctx))
+	got := e.connectors(t)
+	require.Len(t, got, 3)
+	require.Contains(t, got, "someone-elses")
+	for name, c := range want {
+		require.Contains(t, got, name)
+		if name == "eb.acme.orders.router" {
+			// The rule re-enters the table with a new start: events put meanwhile were not routed to it.
+			require.NotEqual(t, "[]", got[name].Info.Config["router.rules"])
+			continue
+		}
+		require.Equal(t, c.Info.Config, got[name].Info.Config)
+	}
+}
+
+func TestDeletingARuleRemovesItsConnectorsAndRoutedEvents(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable) // events stay in the rule's subject
+	}))
+	defer srv.Close()
+	b, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	r, err := e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", httpSpec("t", srv.URL))
+	require.NoError(t, err)
+	ev := event.New()
+	ev.SetID("1")
+	ev.SetSource("s")
+	ev.SetType("t")
+	errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+
+	stream, err := e.js.Stream(ctx, "t_BUS_"+b.ID())
+	require.NoError(t, err)
+	ruleSubject := "t.bus." + b.ID() + ".rule." + r.ID()
+	routed := func() uint64 {
+		info, err := stream.Info(ctx, jetstream.WithSubjectFilter(ruleSubject))
+		require.NoError(t, err)
+		return info.State.Subjects[ruleSubject]
+	}
+	require.Eventually(t, func() bool { return routed() == 1 && hits.Load() > 0 }, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, e.rules.Delete(ctx, "acme", "orders", "r"))
+	cs := e.connectors(t)
+	require.NotContains(t, cs, "eb.acme.orders.r.t")
+	require.Equal(t, "[]", cs["eb.acme.orders.router"].Info.Config["router.rules"])
+	require.Zero(t, routed(), "the rule's routed events are purged")
+
+	// Deleting the bus removes its router and its stream.
+	require.NoError(t, e.buses.Delete(ctx, "acme", "orders"))
+	require.Empty(t, e.connectors(t))
+	_, err = e.js.Stream(ctx, "t_BUS_"+b.ID())
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound)
+}
+
+func TestUnreachableRuntimeLeavesTargetsPending(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	_, err = e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	tg, _, err := e.targets.Put(ctx, "acme", "orders", "r", httpSpec("t", "http://127.0.0.1:1/x"))
+	require.NoError(t, err)
+
+	e.client.BaseURL = "http://127.0.0.1:1" // nothing listens there
+	st := e.targets.Status(ctx, tg)
+	require.Equal(t, target.StatePending, st.State)
+	require.NotEmpty(t, st.LastError)
+	// Declaring still works while the runtime is unreachable; the reconciler catches up later.
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", httpSpec("t2", "http://127.0.0.1:1/y"))
+	require.NoError(t, err)
+	require.Error(t, e.adapter.ReconcileAll(ctx))
+}
