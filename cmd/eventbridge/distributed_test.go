@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
+	"github.com/eventbridge-go/eventbridge/worker"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestEndToEndOnMySQLWithARemoteWorker runs the control plane on MariaDB, with its embedded NATS server listening
+// on TCP and a worker of its own (as cmd/worker runs it) joined over that port as the remote runtime.
+func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
+	dsn := persistencetest.NewMySQLDatabase(t)
+	natsAddr, workerAddr := freePort(t), freePort(t)
+	m := startMain(t, t.TempDir(), "--db", "mysql://"+dsn, "--nats-listen", natsAddr, "--runtime", "http://"+workerAddr)
+	defer func() { require.NoError(t, m.Close()) }()
+	require.Empty(t, m.WorkerAddr(), "no embedded worker with --runtime")
+
+	nc, err := nats.Connect("nats://" + natsAddr)
+	require.NoError(t, err)
+	defer nc.Close()
+	w, err := worker.New(worker.Config{NATS: nc, ClusterID: "eb", WorkerID: "remote-1", RESTAddr: workerAddr, AllowPrivateTargets: true})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background()))
+	defer func() { require.NoError(t, w.Close(context.Background())) }()
+
+	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	r := newReceiver(t)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
+	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "eu",
+		"eventPattern": map[string]any{"data": map[string]any{"region": []any{"eu"}}}}, 201)
+	a.must("PUT", "/api/v1/buses/orders/rules/eu/targets/hook", httpTarget(r.srv.URL), 201)
+
+	want := map[string]bool{}
+	var batch []map[string]any
+	for i := 0; i < 200; i++ {
+		id, region := fmt.Sprintf("m-%d", i), "us"
+		if i%4 == 0 {
+			region = "eu"
+			want[id] = true
+		}
+		batch = append(batch, event(id, "shop", "order.created", map[string]any{"region": region}))
+	}
+	a.putBatch("orders", batch[:100])
+	a.putBatch("orders", batch[100:])
+	r.waitFor(t, want)
+
+	require.Eventually(t, func() bool {
+		out := a.must("GET", "/api/v1/buses/orders/rules/eu/targets/hook", nil, 200)
+		return strings.Contains(string(out), `"RUNNING"`) && strings.Contains(string(out), `"remote-1"`)
+	}, 10*time.Second, 50*time.Millisecond, "the target's status names the remote worker")
+}
+
