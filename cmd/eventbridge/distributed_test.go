@@ -66,4 +66,3 @@ func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 		return strings.Contains(string(out), `"RUNNING"`) && strings.Contains(string(out), `"remote-1"`)
 	}, 10*time.Second, 50*time.Millisecond, "the target's status names the remote worker")
 }
-
