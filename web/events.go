@@ -202,6 +202,11 @@ func decodeStructured(raw []byte) (*event.Event, error) {
 	if err := bus.ValidateEvent(&e, len(raw)); err != nil {
 		return nil, err
 	}
+	// The SDK keeps a JSON payload's bytes as they stood in the envelope, whitespace around them included
+	// (a data_base64 payload is binary and stays as it is).
+	if !e.DataBase64 {
+		e.DataEncoded = bytes.TrimSpace(e.DataEncoded)
+	}
 	return &e, nil
 }
 

@@ -92,6 +92,28 @@ func TestPutEvents(t *testing.T) {
 			},
 		},
 		{
+			name: "structured data is stored without the envelope's whitespace", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    "{\"specversion\": \"1.0\", \"id\": \"e1\", \"source\": \"/shop\", \"type\": \"t\", \"data\":  \n {\"a\": 1}  \n}",
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, `{"a": 1}`, string(evs[0].Data()))
+			},
+		},
+		{
+			name: "base64 data that is whitespace stays as it is", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/shop", "type": "blob", "datacontenttype": "application/octet-stream", "data_base64": "IAkK"}`,
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, []byte(" \t\n"), evs[0].Data())
+			},
+		},
+		{
 			name: "binary", method: http.MethodPost, url: eventsURL, setup: orders,
 			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1",
 				"ce-source": "/shop", "ce-type": "order.created", "ce-subject": "order-42", "ce-region": "eu"},
