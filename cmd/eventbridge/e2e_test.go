@@ -32,7 +32,7 @@ func startMain(t *testing.T, dataDir string, extra ...string) *Main {
 
 // api is a small client of the control plane's REST API for tests.
 type api struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 }
 

@@ -128,6 +128,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("migrating the database: %w", err)
 	}
 
+	natsOpts := []nats.Option{
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			log.Warn("NATS asynchronous error", "subject", subject, "err", err)
+		}),
+	}
 	if c.NATS == "" {
 		srv, err := ebjs.StartServer(ebjs.ServerConfig{
 			StoreDir:     filepath.Join(c.DataDir, "nats"),
@@ -139,9 +150,9 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		m.natsServer = srv
-		m.nc, err = srv.Connect("eventbridge")
+		m.nc, err = srv.Connect("eventbridge", natsOpts...)
 	} else {
-		m.nc, err = nats.Connect(c.NATS, nats.Name("eventbridge"), nats.MaxReconnects(-1))
+		m.nc, err = nats.Connect(c.NATS, append(natsOpts, nats.Name("eventbridge"), nats.MaxReconnects(-1))...)
 	}
 	if err != nil {
 		return fmt.Errorf("connecting to NATS: %w", err)

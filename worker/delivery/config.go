@@ -68,6 +68,13 @@ func AckWait(writeTimeout time.Duration) time.Duration {
 	return writeTimeout + AckWaitMargin
 }
 
+// PullExpiry is how long one pull request of a task lives. Under CPU load a pull request sometimes vanishes while
+// the client still counts on it (nats.go issue 1622: the consumer shows no waiting pulls and pending messages);
+// the client notices only when two heartbeats (half the expiry each) are missing and pulls again. The default
+// expiry of 30 s made such a stall last 30 s (measured in BenchmarkDelivery under load); 5 s bounds it at
+// about 5 s, for one small pull request every 5 s per idle task.
+const PullExpiry = 5 * time.Second
+
 // ConsumerConfig is the durable consumer of c: explicit acks, redelivered without bound (the retry middleware
 // decides when to give up), MaxInFlight records pending per task.
 func (c Config) ConsumerConfig(ackWait time.Duration) jetstream.ConsumerConfig {

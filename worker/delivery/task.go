@@ -93,7 +93,7 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 	// Half of the budget buffers in the client, half is being handled, so the task never holds more than
 	// MaxInFlight records.
 	buffered := max(cfg.MaxInFlight/2, 1)
-	iter, err := cfg.Consumer.Messages(jetstream.PullMaxMessages(buffered))
+	iter, err := cfg.Consumer.Messages(jetstream.PullMaxMessages(buffered), jetstream.PullExpiry(PullExpiry))
 	if err != nil {
 		_ = cfg.Sink.Close()
 		return nil, fmt.Errorf("reading the consumer: %w", err)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkDelivery measures the whole path in one process: PutEvents in batches of 100 → bus stream → router
+// (one rule of two matching) → rule subject → HTTP target on loopback. It reports events put per second and
+// events delivered per second (the clock stops when the last matching event arrived).
+func BenchmarkDelivery(b *testing.B) {
+	m := NewMain()
+	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error"}, func(string) string { return "" }))
+	require.NoError(b, m.Run(b.Context()))
+	defer m.Close()
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a := api{t: b, base: "http://" + m.HTTPAddr()}
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
+	a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
+		"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
+	a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "none",
+		"eventPattern": map[string]any{"type": []any{"never"}}}, 201)
+	a.must("PUT", "/api/v1/buses/bench/rules/half/targets/t", httpTarget(srv.URL), 201)
+
+	const batch = 100
+	n := b.N * batch
+	b.ResetTimer()
+	start := time.Now()
+	var batchEvents []map[string]any
+	for i := 0; i < n; i++ {
+		typ := "odd"
+		if i%2 == 0 {
+			typ = "even"
+		}
+		batchEvents = append(batchEvents, event(fmt.Sprintf("b-%d", i), "bench", typ, map[string]any{"i": i, "pad": "0123456789abcdef"}))
+		if len(batchEvents) == batch {
+			a.putBatch("bench", batchEvents)
+			batchEvents = batchEvents[:0]
+		}
+	}
+	put := time.Since(start)
+	want := int64((n + 1) / 2)
+	for got.Load() < want {
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("delivered %d of %d", got.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(n)/put.Seconds(), "put/s")
+	b.ReportMetric(float64(want)/total.Seconds(), "delivered/s")
+}
