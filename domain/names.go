@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"regexp"
 	"strings"
+	"time"
 )
 
 var (
@@ -51,3 +52,16 @@ func NewID() string {
 
 // IsID reports whether s has the form of an internal id.
 func IsID(s string) bool { return idRe.MatchString(s) }
+
+// Clock tells the time to services; nil is the system clock. Tests set their own.
+type Clock func() time.Time
+
+// Now returns the time in UTC to the microsecond, which is what both databases store, so that a resource reads
+// back exactly as it was answered when created.
+func (c Clock) Now() time.Time {
+	t := time.Now()
+	if c != nil {
+		t = c()
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/web"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
 // scenario is one API call against the real router on a freshly migrated database, in the manner of
@@ -83,15 +84,7 @@ type env struct {
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
 func natsServer(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect("web-test")
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	return js
+	return jetstreamtest.Start(t).JS
 }
 
 // newEnv returns an environment on a fresh SQLite database and the JetStream js. Each env has its own cluster id,

@@ -20,8 +20,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
-	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
@@ -41,7 +41,7 @@ func registry(t *testing.T) *connector.Registry {
 	return r
 }
 
-func startWorker(t *testing.T, env *natstest.Env) (*worker.Worker, *rpc.Client) {
+func startWorker(t *testing.T, env *jetstreamtest.Env) (*worker.Worker, *rpc.Client) {
 	t.Helper()
 	w, err := worker.New(worker.Config{
 		NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
@@ -53,8 +53,8 @@ func startWorker(t *testing.T, env *natstest.Env) (*worker.Worker, *rpc.Client) 
 	return w, rpc.NewClient(w.URL())
 }
 
-func busEnv(t *testing.T) *natstest.Env {
-	env := natstest.Start(t)
+func busEnv(t *testing.T) *jetstreamtest.Env {
+	env := jetstreamtest.Start(t)
 	require.NoError(t, names.EnsureBusStream(context.Background(), env.JS, bus, time.Hour, -1, 1))
 	return env
 }
@@ -157,8 +157,8 @@ func targetConfig(ruleID, url string) map[string]string {
 	})
 }
 
-func put(t *testing.T, env *natstest.Env, id, typ string) uint64 {
-	return env.Publish(t, names.BusIn(bus), natstest.Event(id, typ, map[string]any{"id": id}))
+func put(t *testing.T, env *jetstreamtest.Env, id, typ string) uint64 {
+	return env.Publish(t, names.BusIn(bus), jetstreamtest.Event(id, typ, map[string]any{"id": id}))
 }
 
 // raw sends a request and returns the status and the decoded error answer (if any).
@@ -178,7 +178,7 @@ func raw(t *testing.T, method, url, body string) (int, rpc.ErrorResponse) {
 	return resp.StatusCode, er
 }
 
-func consumerExists(t *testing.T, env *natstest.Env, durable string) bool {
+func consumerExists(t *testing.T, env *jetstreamtest.Env, durable string) bool {
 	_, err := env.JS.Consumer(context.Background(), names.BusStream(bus), durable)
 	if err != nil {
 		require.ErrorIs(t, err, jetstream.ErrConsumerNotFound)
@@ -563,7 +563,7 @@ func TestConfigChangeLosesNothing(t *testing.T) {
 // A connector whose consumer cannot be created is stored FAILED; the same PUT once the stream exists starts it.
 func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	t.Parallel()
-	env := natstest.Start(t) // no bus stream yet
+	env := jetstreamtest.Start(t) // no bus stream yet
 	_, client := startWorker(t, env)
 	ctx := context.Background()
 	hook := newTarget(t)
@@ -585,7 +585,7 @@ func TestFailedStartIsReportedAndRetried(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, rpc.StateRunning, st.Connector.State)
 	assert.Empty(t, st.Connector.Trace)
-	env.Publish(t, names.RuleSubject(bus, "r1"), natstest.Event("e1", "t", nil))
+	env.Publish(t, names.RuleSubject(bus, "r1"), jetstreamtest.Event("e1", "t", nil))
 	require.Eventually(t, func() bool { return hook.has("e1") }, wait, tick)
 }
 

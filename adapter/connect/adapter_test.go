@@ -25,6 +25,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
@@ -45,16 +46,10 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), SyncInterval: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect("test")
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	nenv := jetstreamtest.Start(t)
+	js := nenv.JS
 
-	w, err := worker.New(worker.Config{NATS: nc, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true})
+	w, err := worker.New(worker.Config{NATS: nenv.Conn, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })

@@ -12,19 +12,13 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
 func newStore(tb testing.TB, syncAlways bool) (*Store, jetstream.JetStream) {
 	tb.Helper()
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: tb.TempDir(), SyncAlways: syncAlways, SyncInterval: time.Second})
-	require.NoError(tb, err)
-	tb.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect("test")
-	require.NoError(tb, err)
-	tb.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(tb, err)
-	return New(js, "t", 1), js
+	env := jetstreamtest.StartWith(tb, ebjs.ServerConfig{SyncAlways: syncAlways, SyncInterval: time.Second})
+	return New(env.JS, "t", 1), env.JS
 }
 
 func newEvent(i int) *event.Event {

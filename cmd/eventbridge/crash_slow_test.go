@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,14 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // process is the eventbridge binary running as a child process.
 type process struct {
 	cmd  *exec.Cmd
@@ -35,8 +26,8 @@ type process struct {
 
 func startProcess(t *testing.T, bin, dataDir string) *process {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freeAddr(t), "--data-dir", dataDir,
+	addr := freePort(t)
+	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freePort(t), "--data-dir", dataDir,
 		"--allow-private-targets", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
@@ -59,24 +58,16 @@ type Service struct {
 	Store    EventStore
 	Runtime  Runtime
 	Logger   *slog.Logger
-	Now      func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	// Microseconds: what both databases store, so a created resource reads back as it was answered.
-	return time.Now().UTC().Truncate(time.Microsecond)
+	Clock    domain.Clock
 }
 
 // Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.
 func (s *Service) Create(ctx context.Context, accountID, name, description string, retention Retention) (*Bus, error) {
-	acc, err := account.New(accountID, s.now())
+	acc, err := account.New(accountID, s.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	b, err := New(accountID, name, description, retention, s.now())
+	b, err := New(accountID, name, description, retention, s.Clock.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
@@ -22,15 +21,7 @@ type Service struct {
 	Buses   bus.Repository
 	Runtime Runtime
 	Logger  *slog.Logger
-	Now     func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	// Microseconds: what both databases store, so a created resource reads back as it was answered.
-	return time.Now().UTC().Truncate(time.Microsecond)
+	Clock   domain.Clock
 }
 
 // Spec is what a caller declares about a rule.
@@ -49,7 +40,7 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.now())
+	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +61,7 @@ func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec)
 		return nil, false, err
 	}
 	r, err = s.Rules.Update(ctx, b.ID(), spec.Name, func(r *Rule) error {
-		return r.Change(spec.Description, spec.EventPattern, spec.State, s.now())
+		return r.Change(spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
 	})
 	if errors.Is(err, ErrNotFound) {
 		r, err = s.Create(ctx, accountID, busName, spec)
@@ -131,7 +122,7 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 		return nil, err
 	}
 	r, err := s.Rules.Update(ctx, b.ID(), name, func(r *Rule) error {
-		r.SetState(st, s.now())
+		r.SetState(st, s.Clock.Now())
 		return nil
 	})
 	if err != nil {

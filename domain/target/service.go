@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 )
@@ -26,15 +26,7 @@ type Service struct {
 	// Statuses reads runtime states; nil means every target shows PENDING.
 	Statuses StatusReader
 	Logger   *slog.Logger
-	Now      func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	// Microseconds: what both databases store, so a created resource reads back as it was answered.
-	return time.Now().UTC().Truncate(time.Microsecond)
+	Clock    domain.Clock
 }
 
 func (s *Service) lookup(ctx context.Context, accountID, busName, ruleName string) (*bus.Bus, *rule.Rule, error) {
@@ -56,9 +48,9 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	if err != nil {
 		return nil, false, err
 	}
-	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.now()) })
+	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Clock.Now()) })
 	if errors.Is(err, ErrNotFound) {
-		t, err = New(accountID, b.ID(), r.ID(), spec, s.now())
+		t, err = New(accountID, b.ID(), r.ID(), spec, s.Clock.Now())
 		if err != nil {
 			return nil, false, err
 		}
@@ -69,9 +61,7 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	} else if err != nil {
 		return nil, false, err
 	}
-	if err := s.Runtime.SyncBus(ctx, b); err != nil {
-		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
-	}
+	s.sync(ctx, b)
 	return t, created, nil
 }
 
@@ -102,8 +92,14 @@ func (s *Service) Delete(ctx context.Context, accountID, busName, ruleName, name
 	if err := s.Targets.Delete(ctx, r.ID(), name); err != nil {
 		return err
 	}
-	if err := s.Runtime.SyncBus(context.WithoutCancel(ctx), b); err != nil {
+	s.sync(context.WithoutCancel(ctx), b)
+	return nil
+}
+
+// sync asks the runtime to apply the bus's declared state. A failure is logged, not returned: the reconciler
+// retries, and the target shows PENDING meanwhile.
+func (s *Service) sync(ctx context.Context, b *bus.Bus) {
+	if err := s.Runtime.SyncBus(ctx, b); err != nil {
 		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
 	}
-	return nil
 }

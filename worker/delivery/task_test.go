@@ -15,7 +15,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
 const (
@@ -98,12 +98,12 @@ func (s *recordingSink) InWrite() (now, peak int) {
 }
 
 type fixture struct {
-	env *natstest.Env
+	env *jetstreamtest.Env
 	cfg delivery.Config
 }
 
 func newFixture(t *testing.T) *fixture {
-	env := natstest.Start(t)
+	env := jetstreamtest.Start(t)
 	env.Stream(t, "S", "s.>")
 	return &fixture{env: env, cfg: delivery.Config{
 		Stream: "S", Subject: "s.in", Durable: "d", DeliverPolicy: jetstream.DeliverAllPolicy, Tasks: 1,
@@ -168,7 +168,7 @@ func TestTaskBoundsRecordsInFlight(t *testing.T) {
 func TestTaskRetriesUntilDelivered(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.env.Publish(t, "s.in", natstest.Event("flaky", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("flaky", "t", nil))
 	sink := newSink()
 	sink.FailFirst = 3
 	task := f.start(t, sink, 15*time.Second)
@@ -183,7 +183,7 @@ func TestTaskRetriesSurviveTaskRestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.cfg.Retry.MaxRetries = 3
-	f.env.Publish(t, "s.in", natstest.Event("doomed", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("doomed", "t", nil))
 
 	first := newSink()
 	first.FailFirst = 100
@@ -226,7 +226,7 @@ func TestTaskGivesUp(t *testing.T) {
 			f := newFixture(t)
 			f.cfg.Retry.MaxRetries = tt.maxRetries
 			f.cfg.Tolerance = tt.tolerance
-			f.env.Publish(t, "s.in", natstest.Event("x", "t", nil))
+			f.env.Publish(t, "s.in", jetstreamtest.Event("x", "t", nil))
 			sink := newSink()
 			sink.FailFirst, sink.Err = 100, tt.err
 			task := f.start(t, sink, 15*time.Second)
@@ -253,7 +253,7 @@ func TestTaskTerminatesUndecodable(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.env.JS.Publish(context.Background(), "s.in", []byte("not a cloudevent"))
 	require.NoError(t, err)
-	f.env.Publish(t, "s.in", natstest.Event("good", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("good", "t", nil))
 	sink := newSink()
 	task := f.start(t, sink, 15*time.Second)
 	require.Eventually(t, func() bool { return len(sink.Accepted()) == 1 }, wait, tick)
@@ -264,7 +264,7 @@ func TestTaskTerminatesUndecodable(t *testing.T) {
 func TestTaskStopLetsWritesFinish(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.env.Publish(t, "s.in", natstest.Event("slow", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("slow", "t", nil))
 	sink := newSink()
 	sink.Block = make(chan struct{})
 	task := f.start(t, sink, 15*time.Second)
@@ -287,7 +287,7 @@ func TestTaskStopAfterGraceNaksWithoutAck(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.cfg.Retry.MaxRetries = 0 // a cancelled write must not count as a failure that drops the record
-	f.env.Publish(t, "s.in", natstest.Event("stuck", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("stuck", "t", nil))
 	stuck := newSink()
 	stuck.BlockUntilCancel = true
 	task := f.start(t, stuck, 15*time.Second)
@@ -308,7 +308,7 @@ func TestTaskStopAfterGraceNaksWithoutAck(t *testing.T) {
 func TestTaskSendsInProgressForSlowSinks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.env.Publish(t, "s.in", natstest.Event("slow", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("slow", "t", nil))
 	sink := newSink()
 	sink.Block = make(chan struct{})
 	ackWait := 600 * time.Millisecond

@@ -21,7 +21,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
 // Peer is the external system a sink delivers to.
@@ -74,7 +74,7 @@ func RunSinkSuite(t *testing.T, s SinkSuite) {
 		t.Parallel()
 		r := s.start(t, 1)
 		held, release := r.peer.Hold()
-		r.env.Publish(t, subject, natstest.Event("held", "suite.event", map[string]any{"n": 1}))
+		r.env.Publish(t, subject, jetstreamtest.Event("held", "suite.event", map[string]any{"n": 1}))
 		require.Eventually(t, func() bool { return held() == 1 }, s.Timeout, tick, "the delivery reached the peer")
 		info := r.env.ConsumerInfo(t, stream, durable)
 		assert.Equal(t, uint64(0), info.AckFloor.Stream, "not acked while the peer has not answered")
@@ -88,7 +88,7 @@ func RunSinkSuite(t *testing.T, s SinkSuite) {
 		t.Parallel()
 		r := s.start(t, 1)
 		r.peer.Stop()
-		r.env.Publish(t, subject, natstest.Event("waits", "suite.event", map[string]any{"n": 1}))
+		r.env.Publish(t, subject, jetstreamtest.Event("waits", "suite.event", map[string]any{"n": 1}))
 		require.Eventually(t, func() bool { return r.retried() >= 2 }, s.Timeout, tick, "the sink failed and retried")
 		assert.Equal(t, uint64(0), r.env.ConsumerInfo(t, stream, durable).AckFloor.Stream, "a failed record is not acked")
 		r.peer.Start()
@@ -98,18 +98,18 @@ func RunSinkSuite(t *testing.T, s SinkSuite) {
 	t.Run("ReconnectsAfterPeerRestart", func(t *testing.T) {
 		t.Parallel()
 		r := s.start(t, 1)
-		r.env.Publish(t, subject, natstest.Event("before", "suite.event", map[string]any{"n": 1}))
+		r.env.Publish(t, subject, jetstreamtest.Event("before", "suite.event", map[string]any{"n": 1}))
 		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "before") }, s.Timeout, tick)
 		r.peer.Stop()
 		r.peer.Start()
-		r.env.Publish(t, subject, natstest.Event("after", "suite.event", map[string]any{"n": 2}))
+		r.env.Publish(t, subject, jetstreamtest.Event("after", "suite.event", map[string]any{"n": 2}))
 		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "after") }, s.Timeout, tick)
 		require.Eventually(t, func() bool { return r.settled(t, 2) }, s.Timeout, tick)
 	})
 }
 
 type run struct {
-	env   *natstest.Env
+	env   *jetstreamtest.Env
 	peer  Peer
 	tasks []*delivery.Task
 }
@@ -117,7 +117,7 @@ type run struct {
 // start runs the plugin's sink with tasks tasks on a fresh server, reading a fresh stream.
 func (s SinkSuite) start(t *testing.T, tasks int) *run {
 	t.Helper()
-	env := natstest.Start(t)
+	env := jetstreamtest.Start(t)
 	env.Stream(t, stream, "suite.>")
 	peer := s.NewPeer(t)
 	cfg := map[string]string{

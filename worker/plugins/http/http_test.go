@@ -21,7 +21,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
 
@@ -38,7 +38,7 @@ func newSink(t *testing.T, cfg map[string]string, allowPrivate bool) connector.S
 }
 
 func orderEvent() *event.Event {
-	e := natstest.Event("order-1", "order.created", map[string]any{"orderId": "o-1", "amount": 120})
+	e := jetstreamtest.Event("order-1", "order.created", map[string]any{"orderId": "o-1", "amount": 120})
 	e.SetSubject("orders/o-1")
 	e.SetExtension("tenant", "acme")
 	return e
@@ -257,7 +257,7 @@ func TestRetriedThroughTheRuntime(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	env := natstest.Start(t)
+	env := jetstreamtest.Start(t)
 	env.Stream(t, "S", "s.>")
 	dc := delivery.Config{Stream: "S", Subject: "s.in", Durable: "d", Tasks: 1, Tolerance: connector.ToleranceAll,
 		Retry: delivery.RetryPolicy{MaxRetries: 3, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 10 * time.Millisecond}}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	"github.com/eventbridge-go/eventbridge/worker/internal/natstest"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
@@ -27,7 +27,7 @@ func rulesJSON(t *testing.T, rules ...router.Rule) string {
 	return string(b)
 }
 
-func newRouter(t *testing.T, env *natstest.Env, rules string) connector.Sink {
+func newRouter(t *testing.T, env *jetstreamtest.Env, rules string) connector.Sink {
 	t.Helper()
 	spec := router.Plugin().FullSpec()
 	s, err := router.New(spec.Values(map[string]string{router.KeyRules: rules}), connector.Env{JetStream: env.JS, Names: names})
@@ -85,12 +85,12 @@ func TestRulesValidation(t *testing.T) {
 }
 
 type routed struct {
-	env  *natstest.Env
+	env  *jetstreamtest.Env
 	task *delivery.Task
 }
 
 // startRouter runs a router connector's task on the bus's .in subject, as the runtime does.
-func startRouter(t *testing.T, env *natstest.Env, rules string) *routed {
+func startRouter(t *testing.T, env *jetstreamtest.Env, rules string) *routed {
 	t.Helper()
 	dc := delivery.Config{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Durable: names.RouterConsumer(bus),
 		Tasks: 1, Tolerance: connector.ToleranceAll,
@@ -104,13 +104,13 @@ func startRouter(t *testing.T, env *natstest.Env, rules string) *routed {
 	return &routed{env: env, task: task}
 }
 
-func busEnv(t *testing.T) *natstest.Env {
-	env := natstest.Start(t)
+func busEnv(t *testing.T) *jetstreamtest.Env {
+	env := jetstreamtest.Start(t)
 	require.NoError(t, names.EnsureBusStream(context.Background(), env.JS, bus, time.Hour, -1, 1))
 	return env
 }
 
-func ids(stored []natstest.Stored) []string {
+func ids(stored []jetstreamtest.Stored) []string {
 	out := []string{}
 	for _, s := range stored {
 		out = append(out, s.Event.ID())
@@ -119,7 +119,7 @@ func ids(stored []natstest.Stored) []string {
 }
 
 func newEvent(id, typ, source string, data map[string]any) *event.Event {
-	e := natstest.Event(id, typ, data)
+	e := jetstreamtest.Event(id, typ, data)
 	e.SetSource(source)
 	return e
 }

@@ -1,6 +1,6 @@
-// Package natstest starts an embedded NATS server with JetStream for tests and publishes CloudEvents the way the
+// Package jetstreamtest starts an embedded NATS server with JetStream for tests and publishes CloudEvents the way the
 // control plane stores them. Tests never use a NATS server that happens to run on the machine.
-package natstest
+package jetstreamtest
 
 import (
 	"context"
@@ -25,7 +25,19 @@ type Env struct {
 // Start starts a server whose files live in a temporary directory of t.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	return StartWith(t, ebjs.ServerConfig{})
+}
+
+// StartWith starts a server configured by cfg; an empty StoreDir is a temporary directory of t.
+func StartWith(t testing.TB, cfg ebjs.ServerConfig) *Env {
+	t.Helper()
+	if cfg.StoreDir == "" {
+		cfg.StoreDir = t.TempDir()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = "test"
+	}
+	srv, err := ebjs.StartServer(cfg)
 	if err != nil {
 		t.Fatalf("starting NATS: %v", err)
 	}
