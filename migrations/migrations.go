@@ -32,9 +32,34 @@ const lockTimeout = 60 * time.Second
 var files embed.FS
 
 // Up applies every migration of dialect ("mysql" or "sqlite") that db does not have yet; it is a no-op on an
-// up-to-date database. On MySQL it runs under the named lock LockName, taken with GET_LOCK on one dedicated
-// connection and released with RELEASE_LOCK; it fails when the lock cannot be taken within 60 seconds.
-func Up(ctx context.Context, db *sql.DB, dialect string) error {
+// up-to-date database. On MySQL the whole of it runs under the named lock LockName, taken with GET_LOCK on one
+// dedicated connection and released with RELEASE_LOCK; it fails when the lock cannot be taken within 60 seconds.
+//
+// The lock wraps goose entirely rather than being goose's session locker: goose checks for pending migrations
+// before it locks, and that check creates its version table and then inserts the zero version, two statements
+// on MySQL (DDL commits at once). A replica starting at the same moment could see the table without the row
+// and fail with "missing zero version migration" (seen in CI with three replicas).
+func Up(ctx context.Context, db *sql.DB, dialect string) (err error) {
+	if dialect == MySQL {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		defer conn.Close()
+		l := mysqlLocker{name: LockName, timeout: lockTimeout}
+		if err := l.SessionLock(ctx, conn); err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		defer func() {
+			if uerr := l.SessionUnlock(context.WithoutCancel(ctx), conn); uerr != nil && err == nil {
+				err = fmt.Errorf("migrations: %w", uerr)
+			}
+		}()
+	}
+	return up(ctx, db, dialect)
+}
+
+func up(ctx context.Context, db *sql.DB, dialect string) error {
 	var (
 		gooseDialect goose.Dialect
 		opts         = []goose.ProviderOption{goose.WithLogger(goose.NopLogger()), goose.WithDisableGlobalRegistry(true)}
@@ -42,7 +67,6 @@ func Up(ctx context.Context, db *sql.DB, dialect string) error {
 	switch dialect {
 	case MySQL:
 		gooseDialect = goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(mysqlLocker{name: LockName, timeout: lockTimeout}))
 	case SQLite:
 		gooseDialect = goose.DialectSQLite3
 	default:
@@ -62,9 +86,8 @@ func Up(ctx context.Context, db *sql.DB, dialect string) error {
 	return nil
 }
 
-// mysqlLocker is a goose session locker over a MySQL named lock. Goose takes one connection (db.Conn), locks it,
-// runs every migration on that connection and unlocks it on the same connection. A named lock belongs to its
-// connection: if the process dies the server releases it with the connection.
+// mysqlLocker is a MySQL named lock held by one connection (it has goose's SessionLocker shape). A named lock
+// belongs to its connection: if the process dies the server releases it with the connection.
 type mysqlLocker struct {
 	name    string
 	timeout time.Duration
