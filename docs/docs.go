@@ -760,7 +760,7 @@ const docTemplate = `{
                 }
             },
             "put": {
-                "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.",
+                "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.\nAn input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the\ntarget receives; try one with POST /api/v1/test-input-transformer.",
                 "consumes": [
                     "application/json"
                 ],
@@ -882,6 +882,52 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "BusNotFound, RuleNotFound, TargetNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/test-input-transformer": {
+            "post": {
+                "description": "Answers the data a target with this input transformer would receive for the event, and its content\ntype. The transformer is validated as a target's is: an invalid one is a 400 naming its field.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "targets"
+                ],
+                "summary": "Try an input transformer on an event",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "one of inputTransformer, input, inputPath and transform, and an event",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/TestInputTransformerInput"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/TestInputTransformerOutput"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -1019,6 +1065,23 @@ const docTemplate = `{
                 "status": {
                     "type": "string",
                     "example": "ok"
+                }
+            }
+        },
+        "InputTransformer": {
+            "type": "object",
+            "properties": {
+                "inputPathsMap": {
+                    "description": "InputPathsMap binds up to 100 variables (A-Z, a-z, 0-9, _ and -) to JSON paths of the event's JSON form:\n$.data.orderId, $.data.items[0].sku, $.source, $['odd.key']. A path that does not exist gives null.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "inputTemplate": {
+                    "description": "InputTemplate (at most 8 KiB) holds \u003cvariable\u003e placeholders; \u003cce.id\u003e, \u003cce.type\u003e, \u003cce.source\u003e,\n\u003cce.subject\u003e, \u003cce.time\u003e, \u003cce.specversion\u003e, \u003cce.datacontenttype\u003e, \u003cce.dataschema\u003e and \u003cce.event.json\u003e (the\nwhole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a\nstring literal) and a missing value as null; a template that is not JSON is text, where strings are\ninserted as they are and missing values as nothing.",
+                    "type": "string",
+                    "example": "{\"order\": \u003cid\u003e, \"text\": \"Order \u003cid\u003e created\"}"
                 }
             }
         },
@@ -1178,6 +1241,24 @@ const docTemplate = `{
                     "type": "string",
                     "readOnly": true
                 },
+                "input": {
+                    "description": "Input is constant JSON text that replaces the data of every event.",
+                    "type": "string",
+                    "example": "{\"status\": \"created\"}"
+                },
+                "inputPath": {
+                    "description": "InputPath is a JSON path selecting the part of the event that becomes the data ($ is the event, $.data its\npayload).",
+                    "type": "string",
+                    "example": "$.data.order"
+                },
+                "inputTransformer": {
+                    "description": "InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data\nthe target receives out of each event; at most one of them may be set, and without any the target receives\nthe event as it is. Answers hold the one that is set.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/InputTransformer"
+                        }
+                    ]
+                },
                 "name": {
                     "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
                     "type": "string",
@@ -1194,6 +1275,14 @@ const docTemplate = `{
                         }
                     ],
                     "readOnly": true
+                },
+                "transform": {
+                    "description": "Transform is an input transformer in Apache RocketMQ EventBridge's form.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/TransformParam"
+                        }
+                    ]
                 },
                 "type": {
                     "description": "Type selects the sink that delivers: http.",
@@ -1294,6 +1383,82 @@ const docTemplate = `{
                 "workerId": {
                     "type": "string",
                     "example": "w1"
+                }
+            }
+        },
+        "TestInputTransformerInput": {
+            "type": "object",
+            "properties": {
+                "event": {
+                    "description": "Event is a CloudEvent in its JSON form (structured mode), data included.",
+                    "type": "object"
+                },
+                "input": {
+                    "description": "Input is constant JSON text that replaces the data.",
+                    "type": "string",
+                    "example": "{\"status\": \"created\"}"
+                },
+                "inputPath": {
+                    "description": "InputPath is a JSON path selecting the part of the event that becomes the data.",
+                    "type": "string",
+                    "example": "$.data.order"
+                },
+                "inputTransformer": {
+                    "description": "InputTransformer, Input, InputPath and Transform are as in a Target: exactly one of them is required.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/InputTransformer"
+                        }
+                    ]
+                },
+                "transform": {
+                    "description": "Transform is an input transformer in Apache RocketMQ EventBridge's form.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/TransformParam"
+                        }
+                    ]
+                }
+            }
+        },
+        "TestInputTransformerOutput": {
+            "type": "object",
+            "properties": {
+                "contentType": {
+                    "description": "ContentType is the event's new datacontenttype: application/json or text/plain.",
+                    "type": "string",
+                    "enum": [
+                        "application/json",
+                        "text/plain"
+                    ],
+                    "example": "application/json"
+                },
+                "output": {
+                    "description": "Output is the new data: a JSON value when contentType is application/json, else a string.",
+                    "type": "object"
+                }
+            }
+        },
+        "TransformParam": {
+            "type": "object",
+            "properties": {
+                "form": {
+                    "type": "string",
+                    "enum": [
+                        "ORIGINAL",
+                        "CONSTANT",
+                        "JSONPATH",
+                        "TEMPLATE"
+                    ],
+                    "example": "TEMPLATE"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "{\"msgtype\": \"text\", \"text\": {\"content\": \"${content}\"}}"
+                },
+                "value": {
+                    "type": "string",
+                    "example": "{\"content\": \"$.data.body\"}"
                 }
             }
         }

@@ -89,7 +89,7 @@ func TestBothDialectsGiveTheSameSchema(t *testing.T) {
 			"created_at", "updated_at"},
 		"rules": {"id", "account_id", "bus_id", "name", "description", "event_pattern", "state", "created_at", "updated_at"},
 		"targets": {"id", "account_id", "bus_id", "rule_id", "name", "type", "config", "retry_max_attempts",
-			"retry_max_event_age_seconds", "created_at", "updated_at"},
+			"retry_max_event_age_seconds", "created_at", "updated_at", "input_transformer"},
 	}
 	liteSchema, mySchema := sqliteSchema(t, lite.SQL()), mysqlSchema(t, my)
 	assert.Equal(t, liteSchema, mySchema, "sqlite and mysql schemas differ")

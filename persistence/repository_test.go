@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 )
@@ -57,6 +59,7 @@ var repositoryCases = []struct {
 	{"target limit per rule", testTargetLimit},
 	{"target limit under concurrent creations", testTargetLimitConcurrent},
 	{"target update and rollback", testTargetUpdate},
+	{"target input transformers round-trip", testTargetTransformers},
 	{"target delete", testTargetDelete},
 	{"times round-trip in UTC", testTimesRoundTrip},
 }
@@ -192,6 +195,7 @@ func assertSameTarget(t *testing.T, want, got *target.Target) {
 	assert.Equal(t, want.Name(), got.Name())
 	assert.Equal(t, want.Type(), got.Type())
 	assert.Equal(t, want.HTTP(), got.HTTP())
+	assert.Equal(t, want.Transformer(), got.Transformer())
 	assert.Equal(t, want.RetryPolicy(), got.RetryPolicy())
 	assert.Equal(t, stored(want.CreatedAt()), got.CreatedAt())
 	assert.Equal(t, stored(want.UpdatedAt()), got.UpdatedAt())
@@ -713,6 +717,63 @@ func testTargetDelete(t *testing.T, r repos) {
 	list, err := r.targets.ListByRule(ctx, ru.ID())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"kept"}, targetNames(list))
+}
+
+func testTargetTransformers(t *testing.T, r repos) {
+	b := createBus(t, r, newAccount(), "orders")
+	str := func(s string) *string { return &s }
+	// Every form, with text that needs escaping and a template as large as allowed.
+	big := `{"k": "` + strings.Repeat(`é\"<x>`, (transform.MaxTemplateSize-16)/7) + `"}`
+	forms := map[string]transform.Spec{
+		"inputTransformer": {InputTransformer: &transform.InputTransformer{
+			InputPathsMap: map[string]string{"id": "$.data.orderId", "sku": "$.data.items[0].sku", "x": "$['odd key']"},
+			InputTemplate: `{"order": <id>, "text": "Zoë said \"hi\"\n<sku>"}`}},
+		"big":       {InputTransformer: &transform.InputTransformer{InputPathsMap: map[string]string{"x": "$.data.x"}, InputTemplate: big}},
+		"input":     {Input: str(`{"fixed": [1, 2.50, null]}`)},
+		"inputPath": {InputPath: str("$.data.customer")},
+		"original":  {Transform: &transform.Param{Form: transform.Original}},
+		"template": {Transform: &transform.Param{Form: transform.Template, Value: `{"c": "$.data.c"}`,
+			Template: `{"msgtype": "text", "text": {"content": "${c}"}}`}},
+		"none": {},
+	}
+	require.LessOrEqual(t, len(forms["big"].InputTransformer.InputTemplate), transform.MaxTemplateSize)
+	require.Greater(t, len(forms["big"].InputTransformer.InputTemplate), transform.MaxTemplateSize-16)
+	ru := createRule(t, r, b, "r1")
+	for name, tr := range forms {
+		spec := httpSpec(name)
+		spec.Transformer = tr
+		tg, err := target.New(ru.AccountID(), ru.BusID(), ru.ID(), spec, time.Now())
+		require.NoError(t, err, name)
+		require.NoError(t, r.targets.Create(ctx, tg), name)
+		got, err := r.targets.Get(ctx, ru.ID(), name)
+		require.NoError(t, err, name)
+		assertSameTarget(t, tg, got)
+		assert.Equal(t, tr.IsZero(), got.Transformer().IsZero(), name)
+		// A rule has at most MaxPerRule targets: make room for the next form.
+		if name != "none" {
+			require.NoError(t, r.targets.Delete(ctx, ru.ID(), name))
+		}
+	}
+
+	// Update adds, replaces and removes a transformer.
+	change := func(tr transform.Spec) *target.Target {
+		t.Helper()
+		spec := httpSpec("none")
+		spec.Transformer = tr
+		updated, err := r.targets.Update(ctx, ru.ID(), "none", func(tg *target.Target) error { return tg.Change(spec, time.Now()) })
+		require.NoError(t, err)
+		got, err := r.targets.Get(ctx, ru.ID(), "none")
+		require.NoError(t, err)
+		assertSameTarget(t, updated, got)
+		return got
+	}
+	assert.Equal(t, forms["inputPath"], change(forms["inputPath"]).Transformer())
+	assert.Equal(t, forms["template"], change(forms["template"]).Transformer())
+	assert.True(t, change(transform.Spec{}).Transformer().IsZero(), "removed: the column is NULL again")
+
+	var stored *string
+	require.NoError(t, r.db.SQL().QueryRow("SELECT input_transformer FROM targets WHERE rule_id = ? AND name = 'none'", ru.ID()).Scan(&stored))
+	assert.Nil(t, stored, "a target without a transformer stores NULL")
 }
 
 // --- times

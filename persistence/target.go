@@ -10,6 +10,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 )
 
 var _ target.Repository = (*TargetRepository)(nil)
@@ -26,6 +27,8 @@ type targetRow struct {
 	RetryMaxEventAgeSeconds int       `gorm:"column:retry_max_event_age_seconds"`
 	CreatedAt               time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt               time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// InputTransformer is the JSON form of the target's transform.Spec; NULL when it has none.
+	InputTransformer *string `gorm:"column:input_transformer"`
 }
 
 func (targetRow) TableName() string { return "targets" }
@@ -55,9 +58,18 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	default:
 		return targetRow{}, fmt.Errorf("storing target %s: type %q has no stored form", t.Name(), t.Type())
 	}
+	var transformer *string
+	if tr := t.Transformer(); !tr.IsZero() {
+		b, err := json.Marshal(tr)
+		if err != nil {
+			return targetRow{}, fmt.Errorf("encoding the input transformer of target %s: %w", t.Name(), err)
+		}
+		s := string(b)
+		transformer = &s
+	}
 	return targetRow{
 		ID: t.ID(), AccountID: t.AccountID(), BusID: t.BusID(), RuleID: t.RuleID(), Name: t.Name(),
-		Type: string(t.Type()), Config: string(config),
+		Type: string(t.Type()), Config: string(config), InputTransformer: transformer,
 		RetryMaxAttempts: t.RetryPolicy().MaximumRetryAttempts, RetryMaxEventAgeSeconds: t.RetryPolicy().MaximumEventAgeInSeconds,
 		CreatedAt: toDB(t.CreatedAt()), UpdatedAt: toDB(t.UpdatedAt()),
 	}, nil
@@ -82,9 +94,16 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 	default:
 		return nil, fmt.Errorf("reading target %s: unknown type %q", row.ID, row.Type)
 	}
+	var transformer transform.Spec
+	if row.InputTransformer != nil && *row.InputTransformer != "" {
+		var err error
+		if transformer, err = transform.ParseSpec([]byte(*row.InputTransformer)); err != nil {
+			return nil, fmt.Errorf("reading the input transformer of target %s: %w", row.ID, err)
+		}
+	}
 	retry := target.RetryPolicy{MaximumRetryAttempts: row.RetryMaxAttempts, MaximumEventAgeInSeconds: row.RetryMaxEventAgeSeconds}
 	return target.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.RuleID, row.Name, target.Type(row.Type),
-		c, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
+		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
 }
 
 func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
@@ -99,7 +118,8 @@ func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
 	return out, nil
 }
 
-// TargetRepository stores targets in the targets table, their type's configuration as JSON in the config column.
+// TargetRepository stores targets in the targets table, their type's configuration as JSON in the config column
+// and their input transformer, if any, as JSON in the input_transformer column.
 // Names are unique per rule and case-sensitive.
 type TargetRepository struct {
 	db *DB
@@ -163,9 +183,9 @@ func (r *TargetRepository) ListByBus(ctx context.Context, busID string) ([]*targ
 	return targetsFromRows(rows)
 }
 
-// Update loads the target with its row locked, lets fn change it and stores its type, configuration, retry
-// policy and update time, in one transaction. target.ErrNotFound when it does not exist; fn's error is returned
-// as is and nothing is stored. It returns the target as stored.
+// Update loads the target with its row locked, lets fn change it and stores its type, configuration, input
+// transformer, retry policy and update time, in one transaction. target.ErrNotFound when it does not exist; fn's
+// error is returned as is and nothing is stored. It returns the target as stored.
 func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn func(*target.Target) error) (*target.Target, error) {
 	var (
 		stored targetRow
@@ -189,6 +209,7 @@ func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn f
 		return tx.Model(&targetRow{}).Where("id = ?", row.ID).Updates(map[string]any{
 			"type":                        stored.Type,
 			"config":                      stored.Config,
+			"input_transformer":           stored.InputTransformer,
 			"retry_max_attempts":          stored.RetryMaxAttempts,
 			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
 			"updated_at":                  stored.UpdatedAt,

@@ -72,6 +72,10 @@ type TaskCounters struct {
 	Dropped     uint64 `json:"dropped"`
 	Failed      uint64 `json:"failed"`
 	Undecodable uint64 `json:"undecodable"`
+	// Filtered records were removed by a transform and acked without being written.
+	Filtered uint64 `json:"filtered"`
+	// TransformFailed records were refused by a transform; each is also counted dropped or failed.
+	TransformFailed uint64 `json:"transform_failed"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.

@@ -93,6 +93,7 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.GET("/buses/:bus/rules/:rule/targets/:target", a.getTarget)
 	v1.PUT("/buses/:bus/rules/:rule/targets/:target", a.putTarget)
 	v1.DELETE("/buses/:bus/rules/:rule/targets/:target", a.deleteTarget)
+	v1.POST("/test-input-transformer", a.testInputTransformer)
 	return r
 }
 

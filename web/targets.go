@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 )
 
 // Target delivers the events its rule selects.
@@ -15,9 +16,20 @@ type Target struct {
 	// Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
 	Name string `json:"name" example:"hook"`
 	// Type selects the sink that delivers: http.
-	Type        string       `json:"type" enums:"http" example:"http"`
-	Config      TargetConfig `json:"config"`
-	RetryPolicy RetryPolicy  `json:"retryPolicy"`
+	Type   string       `json:"type" enums:"http" example:"http"`
+	Config TargetConfig `json:"config"`
+	// InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data
+	// the target receives out of each event; at most one of them may be set, and without any the target receives
+	// the event as it is. Answers hold the one that is set.
+	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
+	// Input is constant JSON text that replaces the data of every event.
+	Input *string `json:"input,omitempty" example:"{\"status\": \"created\"}"`
+	// InputPath is a JSON path selecting the part of the event that becomes the data ($ is the event, $.data its
+	// payload).
+	InputPath *string `json:"inputPath,omitempty" example:"$.data.order"`
+	// Transform is an input transformer in Apache RocketMQ EventBridge's form.
+	Transform   *TransformParam `json:"transform,omitempty"`
+	RetryPolicy RetryPolicy     `json:"retryPolicy"`
 	// Status is the runtime state of the target's connector; read-only, ignored on input.
 	Status    TargetStatus `json:"status" readonly:"true"`
 	CreatedAt time.Time    `json:"createdAt" readonly:"true"`
@@ -37,6 +49,53 @@ type TargetConfig struct {
 	// Timeout of one request, a Go duration between 100ms and 1m.
 	Timeout string `json:"timeout,omitempty" example:"5s"`
 } //@name TargetConfig
+
+// InputTransformer is Amazon EventBridge's input transformer: variables bound to JSON paths of the event, and a
+// template that uses them.
+type InputTransformer struct {
+	// InputPathsMap binds up to 100 variables (A-Z, a-z, 0-9, _ and -) to JSON paths of the event's JSON form:
+	// $.data.orderId, $.data.items[0].sku, $.source, $['odd.key']. A path that does not exist gives null.
+	InputPathsMap map[string]string `json:"inputPathsMap,omitempty"`
+	// InputTemplate (at most 8 KiB) holds <variable> placeholders; <ce.id>, <ce.type>, <ce.source>,
+	// <ce.subject>, <ce.time>, <ce.specversion>, <ce.datacontenttype>, <ce.dataschema> and <ce.event.json> (the
+	// whole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a
+	// string literal) and a missing value as null; a template that is not JSON is text, where strings are
+	// inserted as they are and missing values as nothing.
+	InputTemplate string `json:"inputTemplate" example:"{\"order\": <id>, \"text\": \"Order <id> created\"}"`
+} //@name InputTransformer
+
+// TransformParam is an input transformer in Apache RocketMQ EventBridge's form (its TransformParam). ORIGINAL
+// delivers the whole event as the data; CONSTANT delivers value; JSONPATH delivers the part of the event that the
+// JSON path in value selects (a string as text); TEMPLATE fills template's ${variable} placeholders from value, a
+// JSON object mapping variables to JSON paths written as a string.
+type TransformParam struct {
+	Form     string `json:"form" enums:"ORIGINAL,CONSTANT,JSONPATH,TEMPLATE" example:"TEMPLATE"`
+	Value    string `json:"value,omitempty" example:"{\"content\": \"$.data.body\"}"`
+	Template string `json:"template,omitempty" example:"{\"msgtype\": \"text\", \"text\": {\"content\": \"${content}\"}}"`
+} //@name TransformParam
+
+// transformSpec returns the domain form of the transformer fields of a DTO.
+func transformSpec(it *InputTransformer, input, inputPath *string, tp *TransformParam) transform.Spec {
+	s := transform.Spec{Input: input, InputPath: inputPath}
+	if it != nil {
+		s.InputTransformer = &transform.InputTransformer{InputPathsMap: it.InputPathsMap, InputTemplate: it.InputTemplate}
+	}
+	if tp != nil {
+		s.Transform = &transform.Param{Form: transform.Form(tp.Form), Value: tp.Value, Template: tp.Template}
+	}
+	return s
+}
+
+// transformDTO returns the transformer fields of a DTO for a domain transformer.
+func transformDTO(s transform.Spec) (it *InputTransformer, input, inputPath *string, tp *TransformParam) {
+	if s.InputTransformer != nil {
+		it = &InputTransformer{InputPathsMap: s.InputTransformer.InputPathsMap, InputTemplate: s.InputTransformer.InputTemplate}
+	}
+	if s.Transform != nil {
+		tp = &TransformParam{Form: string(s.Transform.Form), Value: s.Transform.Value, Template: s.Transform.Template}
+	}
+	return it, s.Input, s.InputPath, tp
+}
 
 // RetryPolicy bounds redelivery of an event that failed; an absent field takes its default.
 type RetryPolicy struct {
@@ -83,6 +142,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	if out.Config.Headers == nil {
 		out.Config.Headers = map[string]string{}
 	}
+	out.InputTransformer, out.Input, out.InputPath, out.Transform = transformDTO(t.Transformer())
 	return out
 }
 
@@ -105,6 +165,7 @@ func (t Target) spec() (target.Spec, error) {
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, Mode: target.Mode(t.Config.Mode),
 		},
+		Transformer: transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform),
 		RetryPolicy: target.DefaultRetryPolicy(),
 	}
 	if t.Config.Timeout != "" {
@@ -147,7 +208,7 @@ func (a *api) listTargets(c *gin.Context) {
 	for _, t := range ts {
 		out.Targets = append(out.Targets, a.targetOf(c, t))
 	}
-	c.JSON(http.StatusOK, out)
+	c.PureJSON(http.StatusOK, out) // templates hold < and >: not escaped, so they read as written
 }
 
 // getTarget answers one target with its runtime status.
@@ -168,13 +229,15 @@ func (a *api) getTarget(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, a.targetOf(c, t))
+	c.PureJSON(http.StatusOK, a.targetOf(c, t))
 }
 
 // putTarget creates the target (201) or replaces its configuration (200).
 //
 //	@Summary		Create or replace a target
 //	@Description	A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.
+//	@Description	An input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the
+//	@Description	target receives; try one with POST /api/v1/test-input-transformer.
 //	@Tags			targets
 //	@Accept			json
 //	@Produce		json
@@ -215,7 +278,7 @@ func (a *api) putTarget(c *gin.Context) {
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, a.targetOf(c, t))
+	c.PureJSON(status, a.targetOf(c, t))
 }
 
 // deleteTarget deletes a target and its connector.

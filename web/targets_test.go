@@ -3,6 +3,7 @@ package web_test
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,6 +196,98 @@ func TestTargets(t *testing.T) {
 				e.must(t, http.MethodPut, "/api/v1/buses/orders/rules/created/targets/t5",
 					map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/t5b"}}, http.StatusOK)
 			},
+		},
+		{
+			name: "put with an input transformer", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId", "sku": "$.data.items[0].sku"},
+					"inputTemplate": `{"order": <id>, "text": "Order <id>: <sku>"}`}},
+			status: http.StatusCreated,
+			json: map[string]any{"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId", "sku": "$.data.items[0].sku"},
+				"inputTemplate": `{"order": <id>, "text": "Order <id>: <sku>"}`}},
+			absent: []string{`"input"`, `"inputPath"`, `"transform"`},
+			after: func(t *testing.T, e *env, resp *response) {
+				got := e.must(t, http.MethodGet, url, nil, http.StatusOK)
+				assert.JSONEq(t, string(resp.Body), string(got.Body), "the transformer reads back as it was answered")
+				// Replaced without one, the target delivers events as they are again.
+				out := e.must(t, http.MethodPut, url, map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}}, http.StatusOK)
+				assert.NotContains(t, string(out.Body), "inputTransformer")
+				assert.NotContains(t, string(e.must(t, http.MethodGet, url, nil, http.StatusOK).Body), "inputTransformer")
+			},
+		},
+		{
+			name: "put with input", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"input": `{"fixed": true}`},
+			status: http.StatusCreated, json: map[string]any{"input": `{"fixed": true}`},
+			absent: []string{"inputTransformer", "inputPath"},
+		},
+		{
+			name: "put with inputPath", method: http.MethodPut, url: url, setup: hook,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputPath": "$.data"},
+			status: http.StatusOK, json: map[string]any{"inputPath": "$.data"},
+			after: func(t *testing.T, e *env, _ *response) {
+				assertJSONPath(t, e.must(t, http.MethodGet, url, nil, http.StatusOK).JSON(t), "inputPath", "$.data")
+			},
+		},
+		{
+			name: "put with a RocketMQ EventBridge form", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"transform": map[string]any{"form": "TEMPLATE", "value": `{"content": "$.data.body"}`, "template": `{"text": "${content}"}`}},
+			status: http.StatusCreated,
+			json:   map[string]any{"transform": map[string]any{"form": "TEMPLATE", "value": `{"content": "$.data.body"}`, "template": `{"text": "${content}"}`}},
+		},
+		{
+			name: "input transformer without a template", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}}},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "inputTransformer.inputTemplate"},
+			after: func(t *testing.T, e *env, _ *response) {
+				e.must(t, http.MethodGet, url, nil, http.StatusNotFound) // nothing was created
+			},
+		},
+		{
+			name: "input transformer with a bad path", method: http.MethodPut, url: url, setup: hook,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "data.orderId"}, "inputTemplate": "<id>"}},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "inputTransformer.inputPathsMap.id"},
+			after: func(t *testing.T, e *env, _ *response) {
+				assert.NotContains(t, string(e.must(t, http.MethodGet, url, nil, http.StatusOK).Body), "inputTransformer", "nothing was stored")
+			},
+		},
+		{
+			name: "input that is not JSON", method: http.MethodPut, url: url, setup: rule,
+			body:   map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}, "input": "hello"},
+			status: http.StatusBadRequest, json: map[string]any{"field": "input"},
+		},
+		{
+			name: "two transformers", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"input": `1`, "inputPath": "$.data"},
+			status: http.StatusBadRequest, json: map[string]any{"field": "inputPath"}, contains: []string{"at most one of"},
+		},
+		{
+			name: "unknown RocketMQ form", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"transform": map[string]any{"form": "EVERYTHING"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "transform.form"},
+		},
+		{
+			name: "template too long", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputTransformer": map[string]any{"inputTemplate": strings.Repeat("x", 8193)}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "inputTransformer.inputTemplate"}, contains: []string{"8192"},
+		},
+		{
+			name: "unknown input transformer field", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook"}, "inputTransformer": {"inputTemplate": "x", "inputPaths": {}}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "inputTransformer.inputPaths"},
+		},
+		{
+			name: "inputPathsMap of the wrong type", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook"}, "inputTransformer": {"inputTemplate": "x", "inputPathsMap": {"id": 1}}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "inputTransformer.inputPathsMap"},
 		},
 		{
 			name: "get", method: http.MethodGet, url: url, setup: hook,

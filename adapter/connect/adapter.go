@@ -4,6 +4,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,7 +246,18 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 	}, nil
 }
 
-// targetConfig builds the sink connector of one target of a rule.
+// Keys of the input transformer of a target connector: one transform, named input, of the worker's
+// input-transformer plugin (worker/plugins/inputtransformer), whose spec is the JSON form of transform.Spec.
+const (
+	transformInput        = "input"
+	transformInputType    = "input-transformer"
+	keyTransforms         = "transforms"
+	keyTransformInputType = keyTransforms + "." + transformInput + ".type"
+	keyTransformInputSpec = keyTransforms + "." + transformInput + ".spec"
+)
+
+// targetConfig builds the sink connector of one target of a rule; a target with an input transformer gets it as
+// the connector's one transform.
 func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[string]string {
 	h := t.HTTP()
 	headers, _ := json.Marshal(h.Headers)
@@ -253,7 +265,7 @@ func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[s
 		headers = []byte("{}")
 	}
 	rp := t.RetryPolicy()
-	return map[string]string{
+	cfg := map[string]string{
 		rpc.ConfigConnectorClass:    string(t.Type()),
 		rpc.ConfigTasksMax:          "1",
 		rpc.ConfigTopics:            a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
@@ -272,6 +284,17 @@ func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[s
 		"eb.rule.id":                r.ID(),
 		"eb.target.id":              t.ID(),
 	}
+	if tr := t.Transformer(); !tr.IsZero() {
+		// Templates hold < and >: written as they are (not \u003c), so the config reads as the target declares it.
+		var spec bytes.Buffer
+		enc := json.NewEncoder(&spec)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(tr) // strings and maps of strings: cannot fail
+		cfg[keyTransforms] = transformInput
+		cfg[keyTransformInputType] = transformInputType
+		cfg[keyTransformInputSpec] = strings.TrimSuffix(spec.String(), "\n")
+	}
+	return cfg
 }
 
 // ruleOfTopic returns the rule id of a rule subject of bus b ("" when topic is not one).

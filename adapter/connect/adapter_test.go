@@ -20,6 +20,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -28,6 +29,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
@@ -297,4 +299,83 @@ func TestUnreachableRuntimeLeavesTargetsPending(t *testing.T) {
 	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", httpSpec("t2", "http://127.0.0.1:1/y"))
 	require.NoError(t, err)
 	require.Error(t, e.adapter.ReconcileAll(ctx))
+}
+
+// A target's input transformer becomes the connector's transform, and the target receives the transformed data;
+// removing it sends the events as they are again.
+func TestTargetInputTransformer(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	type received struct{ contentType, id, body string }
+	bodies := make(chan received, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- received{contentType: r.Header.Get("Content-Type"), id: r.Header.Get("ce-id"), body: string(b)}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	_, err = e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["shop"]}`)})
+	require.NoError(t, err)
+	spec := httpSpec("hook", srv.URL)
+	spec.Transformer = transform.Spec{InputTransformer: &transform.InputTransformer{
+		InputPathsMap: map[string]string{"id": "$.data.orderId", "sku": "$.data.items[0].sku"},
+		InputTemplate: `{"order": <id>, "sku": <sku>, "text": "Order <id> from <ce.source>"}`,
+	}}
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", spec)
+	require.NoError(t, err)
+
+	cfg := e.connectors(t)["eb.acme.orders.r.hook"].Info.Config
+	require.Equal(t, "input", cfg["transforms"])
+	require.Equal(t, "input-transformer", cfg["transforms.input.type"])
+	stored, err := transform.ParseSpec([]byte(cfg["transforms.input.spec"]))
+	require.NoError(t, err)
+	require.True(t, stored.Equal(spec.Transformer), "the spec is the target's: %s", cfg["transforms.input.spec"])
+
+	put := func(id string) {
+		ev := event.New()
+		ev.SetID(id)
+		ev.SetSource("shop")
+		ev.SetType("order.created")
+		require.NoError(t, ev.SetData(event.ApplicationJSON, map[string]any{"orderId": "o-" + id, "items": []any{map[string]any{"sku": "x1"}}}))
+		errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+	}
+	next := func() received {
+		select {
+		case r := <-bodies:
+			return r
+		case <-time.After(20 * time.Second):
+			t.Fatal("the target received nothing")
+		}
+		return received{}
+	}
+	put("1")
+	got := next()
+	require.Equal(t, "1", got.id, "the attributes stay")
+	require.Equal(t, "application/json", got.contentType)
+	require.JSONEq(t, `{"order": "o-1", "sku": "x1", "text": "Order o-1 from shop"}`, got.body)
+
+	// A RocketMQ EventBridge form instead.
+	spec.Transformer = transform.Spec{Transform: &transform.Param{Form: transform.JSONPath, Value: "$.data.orderId"}}
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", spec)
+	require.NoError(t, err)
+	put("2")
+	got = next()
+	require.Equal(t, "text/plain", got.contentType)
+	require.Equal(t, "o-2", got.body)
+
+	// Without a transformer the connector has no transform and the event arrives as it was put.
+	spec.Transformer = transform.Spec{}
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", spec)
+	require.NoError(t, err)
+	cfg = e.connectors(t)["eb.acme.orders.r.hook"].Info.Config
+	require.NotContains(t, cfg, "transforms")
+	require.NotContains(t, cfg, "transforms.input.spec")
+	put("3")
+	got = next()
+	require.Equal(t, "application/json", got.contentType)
+	require.JSONEq(t, `{"orderId": "o-3", "items": [{"sku": "x1"}]}`, got.body)
 }

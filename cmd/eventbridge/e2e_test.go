@@ -259,3 +259,53 @@ func TestDisableEnable(t *testing.T) {
 		require.False(t, strings.HasPrefix(id, "during-"), "event %s put while the rule was disabled was delivered", id)
 	}
 }
+
+// TestInputTransformerEndToEnd: a target declared with an input transformer through the API receives the
+// transformed data, and test-input-transformer answers the same output for the same event.
+func TestInputTransformerEndToEnd(t *testing.T) {
+	m := startMain(t, t.TempDir())
+	defer func() { require.NoError(t, m.Close()) }()
+	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	type delivery struct{ id, contentType, body string }
+	got := make(chan delivery, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- delivery{id: r.Header.Get("ce-id"), contentType: r.Header.Get("Content-Type"), body: string(b)}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+
+	transformer := map[string]any{
+		"inputPathsMap": map[string]any{"id": "$.data.orderId", "sku": "$.data.items[0].sku", "customer": "$.data.customer"},
+		"inputTemplate": `{"order": <id>, "sku": <sku>, "customer": <customer>, "text": "Order <id> from <ce.source>"}`,
+	}
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
+	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "created",
+		"eventPattern": map[string]any{"type": []any{"order.created"}}}, 201)
+	target := httpTarget(srv.URL)
+	target["inputTransformer"] = transformer
+	a.must("PUT", "/api/v1/buses/orders/rules/created/targets/hook", target, 201)
+
+	ev := event("evt-1", "shop.web", "order.created", map[string]any{"orderId": "o-1",
+		"items": []any{map[string]any{"sku": "x1"}}, "customer": map[string]any{"name": "Zoë \"Z\""}})
+	a.putBatch("orders", []map[string]any{ev})
+	var d delivery
+	select {
+	case d = <-got:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the target received nothing")
+	}
+	require.Equal(t, "evt-1", d.id)
+	require.Equal(t, "application/json", d.contentType)
+	want := `{"order": "o-1", "sku": "x1", "customer": {"name": "Zoë \"Z\""}, "text": "Order o-1 from shop.web"}`
+	require.JSONEq(t, want, d.body)
+
+	out := a.must("POST", "/api/v1/test-input-transformer", map[string]any{"inputTransformer": transformer, "event": ev}, 200)
+	var res struct {
+		Output      json.RawMessage `json:"output"`
+		ContentType string          `json:"contentType"`
+	}
+	require.NoError(t, json.Unmarshal(out, &res))
+	require.Equal(t, "application/json", res.ContentType)
+	require.JSONEq(t, want, string(res.Output), "the test endpoint answers what the target receives")
+}

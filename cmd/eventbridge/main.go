@@ -33,6 +33,7 @@ import (
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 

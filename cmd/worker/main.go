@@ -28,6 +28,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/worker"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 )
 
 // Type names the kind of a target; it selects the sink plugin that delivers.
@@ -138,6 +139,7 @@ type Target struct {
 	name        string
 	typ         Type
 	http        HTTPConfig
+	transformer transform.Spec
 	retryPolicy RetryPolicy
 	createdAt   time.Time
 	updatedAt   time.Time
@@ -145,9 +147,12 @@ type Target struct {
 
 // Spec is what a caller declares about a target.
 type Spec struct {
-	Name        string
-	Type        Type
-	HTTP        HTTPConfig
+	Name string
+	Type Type
+	HTTP HTTPConfig
+	// Transformer is what the target makes of an event before delivering it: one of inputTransformer, input,
+	// inputPath and transform, validated by compiling it. The zero Spec delivers the event as it is.
+	Transformer transform.Spec
 	RetryPolicy RetryPolicy
 }
 
@@ -163,7 +168,8 @@ func New(accountID, busID, ruleID string, spec Spec, now time.Time) (*Target, er
 	return t, nil
 }
 
-// Change replaces the type, the configuration and the retry policy after validating them. The name stays.
+// Change replaces the type, the configuration, the transformer and the retry policy after validating them. The
+// name stays. A transformer that does not compile is a validation error naming its field (inputTemplate, ...).
 func (t *Target) Change(spec Spec, now time.Time) error {
 	switch spec.Type {
 	case HTTP:
@@ -176,26 +182,37 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if !spec.Transformer.IsZero() {
+		if _, err := transform.Compile(spec.Transformer); err != nil {
+			return err
+		}
+	}
 	if err := spec.RetryPolicy.validate(); err != nil {
 		return err
 	}
-	t.typ, t.http, t.retryPolicy, t.updatedAt = spec.Type, c, spec.RetryPolicy, now.UTC()
+	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
 	return nil
 }
 
-// UnmarshalFromDatabase rebuilds a target from storage without validation.
-func UnmarshalFromDatabase(id, accountID, busID, ruleID, name string, typ Type, httpConfig HTTPConfig, retry RetryPolicy, createdAt, updatedAt time.Time) *Target {
+// UnmarshalFromDatabase rebuilds a target from storage without validation; transformer is the zero Spec when
+// the target has none.
+func UnmarshalFromDatabase(id, accountID, busID, ruleID, name string, typ Type, httpConfig HTTPConfig, transformer transform.Spec,
+	retry RetryPolicy, createdAt, updatedAt time.Time) *Target {
 	return &Target{id: id, accountID: accountID, busID: busID, ruleID: ruleID, name: name, typ: typ,
-		http: httpConfig, retryPolicy: retry, createdAt: createdAt, updatedAt: updatedAt}
+		http: httpConfig, transformer: transformer, retryPolicy: retry, createdAt: createdAt, updatedAt: updatedAt}
 }
 
-func (t *Target) ID() string               { return t.id }
-func (t *Target) AccountID() string        { return t.accountID }
-func (t *Target) BusID() string            { return t.busID }
-func (t *Target) RuleID() string           { return t.ruleID }
-func (t *Target) Name() string             { return t.name }
-func (t *Target) Type() Type               { return t.typ }
-func (t *Target) HTTP() HTTPConfig         { return t.http }
+func (t *Target) ID() string        { return t.id }
+func (t *Target) AccountID() string { return t.accountID }
+func (t *Target) BusID() string     { return t.busID }
+func (t *Target) RuleID() string    { return t.ruleID }
+func (t *Target) Name() string      { return t.name }
+func (t *Target) Type() Type        { return t.typ }
+func (t *Target) HTTP() HTTPConfig  { return t.http }
+
+// Transformer is the target's input transformer; the zero Spec when it delivers events as they are.
+func (t *Target) Transformer() transform.Spec { return t.transformer }
+
 func (t *Target) RetryPolicy() RetryPolicy { return t.retryPolicy }
 func (t *Target) CreatedAt() time.Time     { return t.createdAt }
 func (t *Target) UpdatedAt() time.Time     { return t.updatedAt }

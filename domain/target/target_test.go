@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -31,6 +32,17 @@ func TestNewValidates(t *testing.T) {
 		{"header injection", Spec{Name: "t", Type: HTTP, HTTP: HTTPConfig{URL: ok.URL, Headers: map[string]string{"X": "a\r\nb: c"}}, RetryPolicy: DefaultRetryPolicy()}, "config.headers"},
 		{"too many attempts", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: RetryPolicy{MaximumRetryAttempts: 186, MaximumEventAgeInSeconds: 60}}, "retryPolicy.maximumRetryAttempts"},
 		{"age too short", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: RetryPolicy{MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 59}}, "retryPolicy.maximumEventAgeInSeconds"},
+		{"input transformer", withTransformer(transform.Spec{InputTransformer: &transform.InputTransformer{
+			InputPathsMap: map[string]string{"id": "$.data.orderId"}, InputTemplate: `{"order": <id>}`}}), ""},
+		{"input", withTransformer(transform.Spec{Input: ptr(`{"a": 1}`)}), ""},
+		{"inputPath", withTransformer(transform.Spec{InputPath: ptr("$.data")}), ""},
+		{"RocketMQ form", withTransformer(transform.Spec{Transform: &transform.Param{Form: transform.Original}}), ""},
+		{"template missing", withTransformer(transform.Spec{InputTransformer: &transform.InputTransformer{}}), "inputTransformer.inputTemplate"},
+		{"bad path", withTransformer(transform.Spec{InputTransformer: &transform.InputTransformer{
+			InputPathsMap: map[string]string{"id": "data.orderId"}, InputTemplate: "<id>"}}), "inputTransformer.inputPathsMap.id"},
+		{"input not JSON", withTransformer(transform.Spec{Input: ptr("nope")}), "input"},
+		{"two transformers", withTransformer(transform.Spec{Input: ptr("1"), InputPath: ptr("$.data")}), "inputPath"},
+		{"bad form", withTransformer(transform.Spec{Transform: &transform.Param{Form: "ALL"}}), "transform.form"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,6 +50,9 @@ func TestNewValidates(t *testing.T) {
 			if tc.wantField == "" {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if !got.Transformer().Equal(tc.spec.Transformer) {
+					t.Fatalf("transformer = %+v, want %+v", got.Transformer(), tc.spec.Transformer)
 				}
 				h := got.HTTP()
 				if h.Method != "POST" || h.Mode != Binary || h.Timeout != 5*time.Second || !domain.IsID(got.ID()) {
@@ -52,5 +67,34 @@ func TestNewValidates(t *testing.T) {
 				t.Fatalf("field = %q, want %q (%v)", e.Field, tc.wantField, err)
 			}
 		})
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func withTransformer(tr transform.Spec) Spec {
+	return Spec{Name: "t", Type: HTTP, HTTP: HTTPConfig{URL: "https://example.com/hook"}, Transformer: tr, RetryPolicy: DefaultRetryPolicy()}
+}
+
+func TestChangeReplacesTheTransformer(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	spec := withTransformer(transform.Spec{Input: ptr(`"v1"`)})
+	tg, err := New("default", "b", "r", spec, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := withTransformer(transform.Spec{Input: ptr("not json")})
+	if err := tg.Change(bad, now); !errors.Is(err, domain.ErrValidation) {
+		t.Fatalf("want a validation error, got %v", err)
+	}
+	if !tg.Transformer().Equal(spec.Transformer) {
+		t.Fatal("a refused change left the transformer changed")
+	}
+	if err := tg.Change(withTransformer(transform.Spec{}), now); err != nil {
+		t.Fatal(err)
+	}
+	if !tg.Transformer().IsZero() {
+		t.Fatalf("the transformer is removed by a spec without one: %+v", tg.Transformer())
 	}
 }

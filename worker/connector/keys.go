@@ -56,8 +56,13 @@ func SinkSpec() Spec {
 		{Name: KeyRetryDelayMax, Type: TypeInt, Default: "60000", Min: Min(1),
 			Doc: "Maximum delay in milliseconds between two attempts."},
 		{Name: KeyErrorsTolerance, Type: TypeEnum, Default: ToleranceAll, Enum: []string{ToleranceNone, ToleranceAll},
-			Doc: "What happens to a record whose retries are exhausted or whose error is permanent: all drops it " +
-				"(logged and counted), none fails the task and leaves the record in the stream."},
+			Doc: "What happens to a record whose retries are exhausted or whose error is permanent (a transform " +
+				"that refuses it included): all drops it (logged and counted), none fails the task and leaves the " +
+				"record in the stream."},
+		{Name: KeyTransforms, Type: TypeString,
+			Doc: "Names of the transforms applied, in this order, to each record before the sink writes it, " +
+				"comma-separated; each is configured by transforms.<name>.type (its plugin) and " +
+				"transforms.<name>.<key> (the plugin's keys)."},
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package connector is the plugin SPI of the worker runtime: a plugin is a name, a type, a config Spec and a
-// constructor; the record is the CloudEvent. Built-in plugins live in worker/plugins/<tech> and register
-// themselves in init with Register, the only global of the runtime; a worker reads a Registry (by default a clone
-// of the global one, see Default), so tests can build their own.
+// constructor; the record is the CloudEvent. Transforms are plugins too (TransformPlugin): they change records on
+// their way to a sink. Built-in plugins live in worker/plugins/<tech> and register themselves in init with
+// Register and RegisterTransform, the only global of the runtime; a worker reads a Registry (by default a clone of
+// the global one, see Default), so tests can build their own.
 package connector
 
 import (
@@ -61,14 +62,17 @@ func (p Plugin) FullSpec() Spec {
 	return p.Spec
 }
 
-// Registry holds plugins by name. Safe for concurrent use.
+// Registry holds connector plugins and transform plugins, each by name. Safe for concurrent use.
 type Registry struct {
-	mu      sync.RWMutex
-	plugins map[string]Plugin
+	mu         sync.RWMutex
+	plugins    map[string]Plugin
+	transforms map[string]TransformPlugin
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{plugins: map[string]Plugin{}} }
+func NewRegistry() *Registry {
+	return &Registry{plugins: map[string]Plugin{}, transforms: map[string]TransformPlugin{}}
+}
 
 // Register adds p; it fails when p is incomplete or its name is taken.
 func (r *Registry) Register(p Plugin) error {
@@ -113,12 +117,13 @@ func (r *Registry) Plugins() []Plugin {
 func (r *Registry) Clone() *Registry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return &Registry{plugins: maps.Clone(r.plugins)}
+	return &Registry{plugins: maps.Clone(r.plugins), transforms: maps.Clone(r.transforms)}
 }
 
-// Validate looks up the plugin named by connector.class and checks cfg against its full spec, then builds one
-// sink with it (constructors find what a spec cannot say, such as a pattern that does not compile) and closes it.
-// It returns every problem, each naming its key; an unknown plugin is a problem of connector.class.
+// Validate looks up the plugin named by connector.class and checks cfg against its full spec and its transforms
+// (see Transforms), then builds one sink with it (constructors find what a spec cannot say, such as a pattern that
+// does not compile) and closes it. It returns every problem, each naming its key; an unknown plugin is a problem
+// of connector.class.
 func (r *Registry) Validate(cfg map[string]string, env Env) (Plugin, FieldErrors) {
 	class := cfg[KeyClass]
 	if class == "" {
@@ -133,7 +138,11 @@ func (r *Registry) Validate(cfg map[string]string, env Env) (Plugin, FieldErrors
 		return Plugin{}, FieldErrors{{Key: KeyClass, Message: fmt.Sprintf("unknown plugin %q (known: %v)", class, names)}}
 	}
 	spec := p.FullSpec()
-	if errs := spec.Validate(cfg); len(errs) > 0 {
+	errs := spec.Validate(cfg)
+	if _, terrs := r.Transforms(cfg, env); len(terrs) > 0 {
+		errs = append(errs, terrs...)
+	}
+	if len(errs) > 0 {
 		return p, errs
 	}
 	if p.Type != TypeSink {

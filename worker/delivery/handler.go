@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -27,6 +28,8 @@ const (
 	Drop
 	// Fail: nak the record and fail the task (errors.tolerance=none).
 	Fail
+	// Filtered: ack the record without writing it: a transform removed it.
+	Filtered
 )
 
 func (a Action) String() string {
@@ -41,6 +44,8 @@ func (a Action) String() string {
 		return "drop"
 	case Fail:
 		return "fail"
+	case Filtered:
+		return "filtered"
 	}
 	return fmt.Sprintf("action(%d)", int(a))
 }
@@ -154,7 +159,63 @@ func Tolerate(tolerance string, next Handler) Handler {
 	}
 }
 
-// Chain is the standard handler of a sink under c: Tolerate(WithRetry(Write(s))).
-func (c Config) Chain(s connector.Sink) Handler {
-	return Tolerate(c.Tolerance, WithRetry(c.Retry, Write(s)))
+// TransformError is the error of a record that a transform refused. Such a record is given up at once: applying
+// the transform again would refuse it again.
+type TransformError struct {
+	// Transform is the name the connector's config gives the transform.
+	Transform string
+	Err       error
+}
+
+func (e *TransformError) Error() string { return fmt.Sprintf("transform %s: %v", e.Transform, e.Err) }
+func (e *TransformError) Unwrap() error { return e.Err }
+
+// IsTransformError reports whether err, or an error it wraps, is a *TransformError.
+func IsTransformError(err error) bool {
+	var te *TransformError
+	return errors.As(err, &te)
+}
+
+// WithTransforms is the transform middleware: it applies the transforms in order, each to the records the
+// previous one made, and hands the resulting records to next one after the other. No record left → Filtered; a
+// transform error → GiveUp with a *TransformError (permanent); otherwise the first outcome of next that is not Ack,
+// or the last Ack. A record made into several is retried whole, so the ones written before a retryable failure
+// are written again (delivery is at least once). The transforms run again on every attempt: they are cheap and
+// deterministic.
+func WithTransforms(ts []connector.NamedTransform, next Handler) Handler {
+	if len(ts) == 0 {
+		return next
+	}
+	return func(ctx context.Context, e *event.Event) Outcome {
+		m, _ := connector.MetaFrom(ctx)
+		records := []*event.Event{e}
+		for _, t := range ts {
+			var out []*event.Event
+			for _, r := range records {
+				made, err := t.Apply(ctx, r)
+				if err != nil {
+					return Outcome{Action: GiveUp, Err: &TransformError{Transform: t.Name, Err: connector.Permanent(err)},
+						Attempts: m.NumDelivered}
+				}
+				out = append(out, made...)
+			}
+			records = out
+		}
+		if len(records) == 0 {
+			return Outcome{Action: Filtered, Attempts: m.NumDelivered}
+		}
+		var o Outcome
+		for _, r := range records {
+			if o = next(ctx, r); o.Action != Ack {
+				return o
+			}
+		}
+		return o
+	}
+}
+
+// Chain is the standard handler of a sink under c with the connector's transforms, if any:
+// Tolerate(WithRetry(WithTransforms(ts, Write(s)))).
+func (c Config) Chain(s connector.Sink, ts ...connector.NamedTransform) Handler {
+	return Tolerate(c.Tolerance, WithRetry(c.Retry, WithTransforms(ts, Write(s))))
 }

@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -105,6 +106,106 @@ func TestMiddleware(t *testing.T) {
 			}
 			if o.Action == delivery.Retry {
 				assert.InDelta(t, float64(time.Second), float64(o.Delay), float64(200*time.Millisecond))
+			}
+		})
+	}
+}
+
+// fnTransform is a transform made of a function.
+type fnTransform func(e *event.Event) ([]*event.Event, error)
+
+func (f fnTransform) Apply(_ context.Context, e *event.Event) ([]*event.Event, error) { return f(e) }
+
+func withData(data string) fnTransform {
+	return func(e *event.Event) ([]*event.Event, error) {
+		c := e.Clone()
+		c.DataEncoded = []byte(data)
+		return []*event.Event{&c}, nil
+	}
+}
+
+// writtenSink records what it is given and answers the errors of errs in turn (nil once they are used up).
+type writtenSink struct {
+	errs    []error
+	written []string
+}
+
+func (s *writtenSink) Connect(context.Context) error { return nil }
+func (s *writtenSink) Close() error                  { return nil }
+func (s *writtenSink) Write(_ context.Context, e *event.Event) error {
+	s.written = append(s.written, e.ID()+":"+string(e.Data()))
+	if len(s.errs) == 0 {
+		return nil
+	}
+	err := s.errs[0]
+	s.errs = s.errs[1:]
+	return err
+}
+
+func TestTransformMiddleware(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("no JSON form")
+	split := fnTransform(func(e *event.Event) ([]*event.Event, error) {
+		a, b := e.Clone(), e.Clone()
+		a.SetID(e.ID() + "-a")
+		b.SetID(e.ID() + "-b")
+		return []*event.Event{&a, &b}, nil
+	})
+	drop := fnTransform(func(*event.Event) ([]*event.Event, error) { return nil, nil })
+	fail := fnTransform(func(*event.Event) ([]*event.Event, error) { return nil, refused })
+	policy := delivery.RetryPolicy{MaxRetries: 2, MaxAge: time.Hour, InitialDelay: time.Second, MaxDelay: time.Minute}
+	named := func(ts ...connector.Transform) []connector.NamedTransform {
+		out := make([]connector.NamedTransform, len(ts))
+		for i, tr := range ts {
+			out[i] = connector.NamedTransform{Name: fmt.Sprintf("t%d", i), Transform: tr}
+		}
+		return out
+	}
+	tests := []struct {
+		name        string
+		ts          []connector.NamedTransform
+		sinkErrs    []error
+		tolerance   string
+		want        delivery.Action
+		wantWritten []string
+		refused     bool // a transform refused the record
+	}{
+		{"no transforms", nil, nil, connector.ToleranceAll, delivery.Ack, []string{"e1:in"}, false},
+		{"data replaced", named(withData("out")), nil, connector.ToleranceAll, delivery.Ack, []string{"e1:out"}, false},
+		{"applied in order", named(withData("one"), withData("two")), nil, connector.ToleranceAll, delivery.Ack, []string{"e1:two"}, false},
+		{"one record made into two", named(split, withData("x")), nil, connector.ToleranceAll, delivery.Ack, []string{"e1-a:x", "e1-b:x"}, false},
+		{"filtered", named(drop), nil, connector.ToleranceAll, delivery.Filtered, nil, false},
+		{"filtered after a split", named(split, drop), nil, connector.ToleranceAll, delivery.Filtered, nil, false},
+		{"refused, dropped", named(withData("x"), fail), nil, connector.ToleranceAll, delivery.Drop, nil, true},
+		{"refused, failed", named(fail), nil, connector.ToleranceNone, delivery.Fail, nil, true},
+		{"sink retry after a split", named(split), []error{nil, errors.New("503")}, connector.ToleranceAll, delivery.Retry, []string{"e1-a:in", "e1-b:in"}, false},
+		{"sink refuses the first of a split", named(split), []error{connector.Permanent(errors.New("400"))}, connector.ToleranceAll, delivery.Drop, []string{"e1-a:in"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sink := &writtenSink{errs: tt.sinkErrs}
+			h := delivery.Config{Retry: policy, Tolerance: tt.tolerance}.Chain(sink, tt.ts...)
+			e := event.New()
+			e.SetID("e1")
+			e.SetSource("s")
+			e.SetType("t")
+			e.DataEncoded = []byte("in")
+			ctx := connector.WithMeta(context.Background(), connector.Meta{NumDelivered: 1, Timestamp: time.Now()})
+			o := h(ctx, &e)
+			require.Equal(t, tt.want, o.Action, "%v", o.Err)
+			assert.Equal(t, tt.wantWritten, sink.written)
+			assert.Equal(t, "in", string(e.Data()), "the record itself is not modified")
+			assert.Equal(t, uint64(1), o.Attempts)
+			if tt.refused {
+				var te *delivery.TransformError
+				require.ErrorAs(t, o.Err, &te)
+				assert.True(t, delivery.IsTransformError(o.Err))
+				assert.ErrorIs(t, o.Err, refused)
+				assert.True(t, connector.IsPermanent(o.Err), "a transform error is permanent")
+				assert.Contains(t, o.Err.Error(), "transform t")
+			} else {
+				assert.False(t, delivery.IsTransformError(o.Err))
 			}
 		})
 	}

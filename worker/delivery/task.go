@@ -23,7 +23,7 @@ type TaskConfig struct {
 	Consumer jetstream.Consumer
 	// Sink is connected by Start and closed by Stop.
 	Sink connector.Sink
-	// Handler handles each record; usually Config.Chain(Sink).
+	// Handler handles each record; usually Config.Chain(Sink, transforms...).
 	Handler Handler
 	// AckWait is the consumer's AckWait; records whose handler runs longer get in-progress acks.
 	AckWait time.Duration
@@ -41,10 +41,13 @@ type Counters struct {
 	Failed      uint64 // given up and left in the stream, failing the task (errors.tolerance=none)
 	Undecodable uint64 // not a CloudEvent; terminated
 	Nacked      uint64 // handed back unprocessed because the task stopped
+	Filtered    uint64 // removed by a transform, then acked without being written
+	// TransformFailed counts records a transform refused; each is also counted Dropped or Failed.
+	TransformFailed uint64
 }
 
 type counters struct {
-	read, written, retried, dropped, failed, undecodable, nacked atomic.Uint64
+	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed atomic.Uint64
 }
 
 // Task reads a durable consumer and delivers its records to a sink. It is RUNNING from Start until it fails
@@ -123,6 +126,7 @@ func (t *Task) Counters() Counters {
 	return Counters{
 		Read: t.n.read.Load(), Written: t.n.written.Load(), Retried: t.n.retried.Load(), Dropped: t.n.dropped.Load(),
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
+		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(),
 	}
 }
 
@@ -283,9 +287,19 @@ func (t *Task) handle(msg jetstream.Msg) {
 		t.log.Log(context.Background(), level, text, "stream", meta.Stream, "seq", meta.Sequence,
 			"event_id", e.ID(), "event_source", e.Source(), "attempts", o.Attempts, "err", o.Err)
 	}
+	transformFailed := o.Err != nil && IsTransformError(o.Err)
+	if transformFailed {
+		t.n.transformFailed.Add(1)
+	}
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
+		if err := msg.Ack(); err != nil {
+			t.log.Warn("ack", "err", err)
+		}
+	case Filtered:
+		t.n.filtered.Add(1)
+		log(slog.LevelDebug, "record filtered out by a transform")
 		if err := msg.Ack(); err != nil {
 			t.log.Warn("ack", "err", err)
 		}
@@ -297,7 +311,11 @@ func (t *Task) handle(msg jetstream.Msg) {
 		}
 	case Drop:
 		t.n.dropped.Add(1)
-		log(slog.LevelWarn, fmt.Sprintf("record dropped after %d attempts", o.Attempts))
+		if transformFailed {
+			log(slog.LevelWarn, "record dropped: a transform refused it")
+		} else {
+			log(slog.LevelWarn, fmt.Sprintf("record dropped after %d attempts", o.Attempts))
+		}
 		if err := msg.Ack(); err != nil {
 			t.log.Warn("ack", "err", err)
 		}

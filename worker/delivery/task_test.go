@@ -348,3 +348,70 @@ func TestEnsureConsumerKeepsStartPolicy(t *testing.T) {
 	_, err = f.env.JS.Consumer(context.Background(), "S", "d")
 	assert.ErrorIs(t, err, jetstream.ErrConsumerNotFound)
 }
+
+// A task applies its transforms before the sink writes: a record transformed is written transformed, one
+// filtered out and one refused are acked without being written, and each is counted.
+func TestTaskAppliesTransforms(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.env.Publish(t, "s.in", jetstreamtest.Event("keep", "t", map[string]any{"n": 1}))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("filter", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("refuse", "t", nil))
+	f.env.Publish(t, "s.in", jetstreamtest.Event("keep-too", "t", map[string]any{"n": 2}))
+
+	var mu sync.Mutex
+	var data []string
+	sink := newSink()
+	recording := recordData{recordingSink: sink, data: func(e *event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		data = append(data, e.ID()+" "+e.DataContentType()+" "+string(e.Data()))
+	}}
+	tr := fnTransform(func(e *event.Event) ([]*event.Event, error) {
+		switch e.ID() {
+		case "filter":
+			return nil, nil
+		case "refuse":
+			return nil, errors.New("refused")
+		}
+		c := e.Clone()
+		if err := c.SetData("text/plain", "was "+string(e.Data())); err != nil {
+			return nil, err
+		}
+		c.DataBase64 = false
+		return []*event.Event{&c}, nil
+	})
+	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 15*time.Second)
+	require.NoError(t, err)
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+		Consumer: cons, Sink: recording, AckWait: 15 * time.Second,
+		Handler: f.cfg.Chain(recording, connector.NamedTransform{Name: "shape", Transform: tr}),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+
+	require.Eventually(t, func() bool { return f.settled(t, 4) }, wait, tick, "every record is acked")
+	assert.ElementsMatch(t, []string{"keep", "keep-too"}, sink.Accepted())
+	mu.Lock()
+	assert.ElementsMatch(t, []string{`keep text/plain was {"n":1}`, `keep-too text/plain was {"n":2}`}, data)
+	mu.Unlock()
+	c := task.Counters()
+	assert.Equal(t, uint64(4), c.Read)
+	assert.Equal(t, uint64(2), c.Written)
+	assert.Equal(t, uint64(1), c.Filtered)
+	assert.Equal(t, uint64(1), c.TransformFailed)
+	assert.Equal(t, uint64(1), c.Dropped, "the refused record is dropped under errors.tolerance=all")
+	assert.Empty(t, sink.Attempts("refuse"), "a refused record never reaches the sink")
+	assert.Zero(t, c.Retried, "a refused record is not retried")
+}
+
+// recordData is a recordingSink that also hands every record it is given to data.
+type recordData struct {
+	*recordingSink
+	data func(e *event.Event)
+}
+
+func (s recordData) Write(ctx context.Context, e *event.Event) error {
+	s.data(e)
+	return s.recordingSink.Write(ctx, e)
+}

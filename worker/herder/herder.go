@@ -285,7 +285,7 @@ func (h *Herder) statusLocked(c *conn) rpc.ConnectorStatus {
 			n := t.Counters()
 			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: state, WorkerID: h.cfg.WorkerID, Trace: trace,
 				Counters: &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
-					Failed: n.Failed, Undecodable: n.Undecodable}})
+					Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed}})
 		}
 	case rpc.StatePaused:
 		for i := range c.nTasks {
@@ -659,11 +659,19 @@ func (h *Herder) apply(ctx context.Context, c *conn) error {
 			log := h.log.With("connector", c.name, "task", i)
 			env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
 				AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: c.name, Task: i}
+			// Each task compiles its own transforms, once; a config that passed prepare builds them.
+			transforms, terrs := h.cfg.Registry.Transforms(rec.Config, env)
+			if len(terrs) > 0 {
+				for _, t := range tasks {
+					_ = h.stopTask(ctx, t)
+				}
+				return fail(fmt.Errorf("starting task %d: %w", i, terrs))
+			}
 			sink, err := pr.plugin.NewSink(pr.values, env)
 			var t *delivery.Task
 			if err == nil {
 				t, err = delivery.Start(ctx, delivery.TaskConfig{
-					Consumer: cons, Sink: sink, Handler: pr.dc.Chain(sink), AckWait: pr.ackWait, Logger: log,
+					Consumer: cons, Sink: sink, Handler: pr.dc.Chain(sink, transforms...), AckWait: pr.ackWait, Logger: log,
 				})
 			}
 			if err != nil {

@@ -1,0 +1,522 @@
+// Package transform implements input transformers: what a target makes of an event before delivering it. A
+// transformer computes new data for the CloudEvent from its JSON form (attributes at the top level, the payload
+// under "data") and leaves the attributes alone.
+//
+// It accepts Amazon EventBridge's forms (inputTransformer with inputPathsMap and inputTemplate, input, inputPath)
+// and Apache RocketMQ EventBridge's TransformParam forms ({"form": "ORIGINAL" | "CONSTANT" | "JSONPATH" |
+// "TEMPLATE", "value": ..., "template": ...}). It imports the standard library, the domain's error model and the
+// CloudEvents data type only.
+//
+// Templates (inputTemplate with <name>, TEMPLATE with ${name}) are JSON templates when they are JSON once their
+// placeholders are filled in, text templates otherwise. In a JSON template a value outside a string literal is
+// written as JSON (a string quoted and escaped, a missing path as null) and a value inside one as the escaped
+// content of the string (a missing path as nothing); in a text template a string is written as it is, another
+// value as its JSON text, a missing path as nothing. A placeholder naming no variable stays as it is. The output
+// is application/json for JSON templates, input, inputPath, ORIGINAL and JSON values that JSONPATH selects or
+// CONSTANT holds; text/plain otherwise.
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// Limits of a transformer.
+const (
+	// MaxTemplateSize is the largest inputTemplate or TEMPLATE template, in bytes (Amazon EventBridge's limit).
+	MaxTemplateSize = 8 << 10
+	// MaxInputSize is the largest input or CONSTANT value, in bytes.
+	MaxInputSize = 8 << 10
+	// MaxVariables is the number of variables an inputPathsMap or a TEMPLATE value may define.
+	MaxVariables = 100
+	// MaxOutputSize is the largest output a transformer makes; beyond it Apply fails.
+	MaxOutputSize = 256 << 10
+)
+
+// Content types of the outputs.
+const (
+	ContentTypeJSON = "application/json"
+	ContentTypeText = "text/plain"
+)
+
+// Reserved variables: the CloudEvent itself, usable in every template without being declared. A variable of an
+// absent optional attribute (subject, time, ...) is missing.
+const (
+	VarID              = "ce.id"
+	VarType            = "ce.type"
+	VarSource          = "ce.source"
+	VarSubject         = "ce.subject"
+	VarTime            = "ce.time"
+	VarSpecVersion     = "ce.specversion"
+	VarDataContentType = "ce.datacontenttype"
+	VarDataSchema      = "ce.dataschema"
+	// VarEventJSON is the whole event in its JSON form.
+	VarEventJSON = "ce.event.json"
+)
+
+var reserved = []string{VarID, VarType, VarSource, VarSubject, VarTime, VarSpecVersion, VarDataContentType, VarDataSchema, VarEventJSON}
+
+// variableRe is the form of a variable that a user declares; reserved names have a dot, user names cannot.
+var variableRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Form is an Apache RocketMQ EventBridge transform form.
+type Form string
+
+// RocketMQ EventBridge transform forms.
+const (
+	// Original delivers the whole event: the new data is the event's JSON form.
+	Original Form = "ORIGINAL"
+	// Constant delivers Value as the data.
+	Constant Form = "CONSTANT"
+	// JSONPath delivers the part of the event that the JSON path in Value selects; a string as its text.
+	JSONPath Form = "JSONPATH"
+	// Template fills Template's ${name} placeholders with the values of the JSON paths that Value maps names to.
+	Template Form = "TEMPLATE"
+)
+
+// InputTransformer is Amazon EventBridge's input transformer: variables bound to JSON paths of the event, and a
+// template with <name> placeholders.
+type InputTransformer struct {
+	InputPathsMap map[string]string `json:"inputPathsMap,omitempty"`
+	InputTemplate string            `json:"inputTemplate"`
+}
+
+// Param is Apache RocketMQ EventBridge's transform parameter (TransformParam), with its field names. For TEMPLATE,
+// Value is a JSON object of strings mapping variable names to JSON paths, as RocketMQ EventBridge writes it
+// ("{\"content\":\"$.data.body\"}").
+type Param struct {
+	Form     Form   `json:"form"`
+	Value    string `json:"value,omitempty"`
+	Template string `json:"template,omitempty"`
+}
+
+// Spec declares a transformer in one of its forms; at most one field is set, and the zero Spec declares none.
+// Its JSON form (encoding/json with these tags) is how specs are stored and passed to the worker runtime.
+type Spec struct {
+	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
+	// Input is constant JSON text that replaces the data.
+	Input *string `json:"input,omitempty"`
+	// InputPath is a JSON path that selects the part of the event that becomes the data.
+	InputPath *string `json:"inputPath,omitempty"`
+	// Transform is a RocketMQ EventBridge form.
+	Transform *Param `json:"transform,omitempty"`
+}
+
+// IsZero reports whether s declares no transformer.
+func (s Spec) IsZero() bool {
+	return s.InputTransformer == nil && s.Input == nil && s.InputPath == nil && s.Transform == nil
+}
+
+// Equal reports whether two specs declare the same transformer.
+func (s Spec) Equal(o Spec) bool {
+	a, errA := json.Marshal(s)
+	b, errB := json.Marshal(o)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// ParseSpec reads the JSON form of a Spec, refusing unknown fields. It does not validate the transformer: Compile
+// does.
+func ParseSpec(b []byte) (Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("reading a transformer spec: %w", err)
+	}
+	if dec.More() {
+		return Spec{}, errors.New("reading a transformer spec: more than one JSON value")
+	}
+	return s, nil
+}
+
+// mode is what a compiled transformer does.
+type mode int
+
+const (
+	modeConstant mode = iota
+	modePath
+	modeTemplate
+	modeOriginal
+)
+
+// Transformer is a compiled Spec. It is immutable and safe for concurrent use.
+type Transformer struct {
+	mode     mode
+	constant Output
+	path     *path
+	// rawStrings writes a string that a path selects as its text (RocketMQ's JSONPATH) instead of as JSON.
+	rawStrings bool
+	tmpl       *template
+	vars       map[string]*path
+}
+
+// Output is what a transformer makes of an event: the new data and its content type.
+type Output struct {
+	Data        []byte
+	ContentType string
+}
+
+// IsJSON reports whether the output is JSON.
+func (o Output) IsJSON() bool { return o.ContentType == ContentTypeJSON }
+
+// Compile validates spec and compiles it. Validation errors are domain.ErrValidation errors whose field names the
+// offending input as the API writes it: inputTransformer.inputTemplate, inputTransformer.inputPathsMap.<name>,
+// input, inputPath, transform.form, transform.value, transform.template. A zero Spec is an error too.
+func Compile(spec Spec) (*Transformer, error) {
+	var set []string
+	if spec.InputTransformer != nil {
+		set = append(set, "inputTransformer")
+	}
+	if spec.Input != nil {
+		set = append(set, "input")
+	}
+	if spec.InputPath != nil {
+		set = append(set, "inputPath")
+	}
+	if spec.Transform != nil {
+		set = append(set, "transform")
+	}
+	switch len(set) {
+	case 0:
+		return nil, domain.Invalid("inputTransformer", "one of inputTransformer, input, inputPath and transform is required")
+	case 1:
+	default:
+		return nil, domain.Invalid(set[1], "at most one of inputTransformer, input, inputPath and transform may be set; got %s",
+			strings.Join(set, " and "))
+	}
+	switch {
+	case spec.InputTransformer != nil:
+		return compileInputTransformer(*spec.InputTransformer)
+	case spec.Input != nil:
+		if err := checkConstant("input", *spec.Input, true); err != nil {
+			return nil, err
+		}
+		return &Transformer{mode: modeConstant, constant: Output{Data: []byte(*spec.Input), ContentType: ContentTypeJSON}}, nil
+	case spec.InputPath != nil:
+		p, err := compilePath(*spec.InputPath)
+		if err != nil {
+			return nil, domain.Invalid("inputPath", "inputPath %s", err)
+		}
+		return &Transformer{mode: modePath, path: p}, nil
+	default:
+		return compileParam(*spec.Transform)
+	}
+}
+
+func checkConstant(field, v string, mustBeJSON bool) error {
+	if len(v) > MaxInputSize {
+		return domain.Invalid(field, "%s is %d bytes; at most %d are allowed", field, len(v), MaxInputSize)
+	}
+	if mustBeJSON && !json.Valid([]byte(v)) {
+		return domain.Invalid(field, "%s must be valid JSON text, such as {\"status\": \"created\"} or \"text\"", field)
+	}
+	return nil
+}
+
+func compileInputTransformer(it InputTransformer) (*Transformer, error) {
+	const field = "inputTransformer"
+	vars, err := compileVariables(field+".inputPathsMap", it.InputPathsMap)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := compileTemplate(field+".inputTemplate", it.InputTemplate, angle, vars)
+	if err != nil {
+		return nil, err
+	}
+	return &Transformer{mode: modeTemplate, tmpl: tmpl, vars: vars}, nil
+}
+
+func compileParam(p Param) (*Transformer, error) {
+	noTemplate := func() error {
+		if p.Template != "" {
+			return domain.Invalid("transform.template", "transform.template applies to the TEMPLATE form only, not %s", p.Form)
+		}
+		return nil
+	}
+	switch p.Form {
+	case Original:
+		if p.Value != "" {
+			return nil, domain.Invalid("transform.value", "the ORIGINAL form takes no transform.value")
+		}
+		if err := noTemplate(); err != nil {
+			return nil, err
+		}
+		return &Transformer{mode: modeOriginal}, nil
+	case Constant:
+		if err := noTemplate(); err != nil {
+			return nil, err
+		}
+		if err := checkConstant("transform.value", p.Value, false); err != nil {
+			return nil, err
+		}
+		ct := ContentTypeText
+		if json.Valid([]byte(p.Value)) {
+			ct = ContentTypeJSON
+		}
+		return &Transformer{mode: modeConstant, constant: Output{Data: []byte(p.Value), ContentType: ct}}, nil
+	case JSONPath:
+		if err := noTemplate(); err != nil {
+			return nil, err
+		}
+		path, err := compilePath(p.Value)
+		if err != nil {
+			return nil, domain.Invalid("transform.value", "transform.value %s", err)
+		}
+		return &Transformer{mode: modePath, path: path, rawStrings: true}, nil
+	case Template:
+		var paths map[string]string
+		if strings.TrimSpace(p.Value) != "" {
+			dec := json.NewDecoder(strings.NewReader(p.Value))
+			if err := dec.Decode(&paths); err != nil || dec.More() {
+				return nil, domain.Invalid("transform.value",
+					`transform.value of the TEMPLATE form must be a JSON object of JSON paths, such as {"id": "$.data.orderId"}`)
+			}
+		}
+		vars, err := compileVariables("transform.value", paths)
+		if err != nil {
+			return nil, err
+		}
+		tmpl, err := compileTemplate("transform.template", p.Template, dollar, vars)
+		if err != nil {
+			return nil, err
+		}
+		return &Transformer{mode: modeTemplate, tmpl: tmpl, vars: vars}, nil
+	case "":
+		return nil, domain.Invalid("transform.form", "transform.form is required: ORIGINAL, CONSTANT, JSONPATH or TEMPLATE")
+	default:
+		return nil, domain.Invalid("transform.form", "transform.form %q is not one of ORIGINAL, CONSTANT, JSONPATH and TEMPLATE", p.Form)
+	}
+}
+
+// compileVariables compiles the JSON paths of declared variables; field names the map in errors.
+func compileVariables(field string, paths map[string]string) (map[string]*path, error) {
+	if len(paths) > MaxVariables {
+		return nil, domain.Invalid(field, "%s declares %d variables; at most %d are allowed", field, len(paths), MaxVariables)
+	}
+	vars := make(map[string]*path, len(paths))
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		f := field + "." + name
+		if slices.Contains(reserved, name) || strings.HasPrefix(name, "ce.") {
+			return nil, domain.Invalid(f, "%s: %q is a reserved variable (the CloudEvent's own); choose another name", f, name)
+		}
+		if !variableRe.MatchString(name) {
+			return nil, domain.Invalid(f, "%s: variable name %q must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -", f, name)
+		}
+		p, err := compilePath(paths[name])
+		if err != nil {
+			return nil, domain.Invalid(f, "%s %s", f, err)
+		}
+		vars[name] = p
+	}
+	return vars, nil
+}
+
+func compileTemplate(field, s string, syn syntax, vars map[string]*path) (*template, error) {
+	switch {
+	case s == "":
+		return nil, domain.Invalid(field, "%s is required", field)
+	case len(s) > MaxTemplateSize:
+		return nil, domain.Invalid(field, "%s is %d bytes; at most %d are allowed", field, len(s), MaxTemplateSize)
+	case !utf8.ValidString(s):
+		return nil, domain.Invalid(field, "%s is not valid UTF-8", field)
+	}
+	return parseTemplate(s, syn, func(name string) bool {
+		_, ok := vars[name]
+		return ok || slices.Contains(reserved, name)
+	}), nil
+}
+
+// Apply returns a copy of e whose data is the transformer's output and whose datacontenttype is application/json
+// when the output is JSON, text/plain otherwise; e is not modified. It fails when the event's JSON form cannot be
+// built (data that is not the JSON its datacontenttype says) or the output would exceed MaxOutputSize; such an
+// error is about the event, so retrying it cannot help.
+func (t *Transformer) Apply(e *event.Event) (*event.Event, error) {
+	out, err := t.Output(e)
+	if err != nil {
+		return nil, err
+	}
+	c := e.Clone()
+	c.DataEncoded = out.Data
+	c.DataBase64 = false
+	c.SetDataContentType(out.ContentType)
+	return &c, nil
+}
+
+// Output computes the transformer's output for e without building a new event (see Apply).
+func (t *Transformer) Output(e *event.Event) (Output, error) {
+	if e == nil || e.Context == nil {
+		return Output{}, errors.New("transform: no event")
+	}
+	ev := &evaluation{e: e}
+	switch t.mode {
+	case modeConstant:
+		return Output{Data: bytes.Clone(t.constant.Data), ContentType: t.constant.ContentType}, nil
+	case modeOriginal:
+		b, err := ev.eventJSON()
+		if err != nil {
+			return Output{}, err
+		}
+		return Output{Data: bytes.Clone(b), ContentType: ContentTypeJSON}, nil
+	case modePath:
+		v, err := ev.lookup(t.path)
+		if err != nil {
+			return Output{}, err
+		}
+		switch {
+		case !v.found:
+			return Output{Data: []byte("null"), ContentType: ContentTypeJSON}, nil
+		case v.isString && t.rawStrings:
+			return Output{Data: []byte(v.str), ContentType: ContentTypeText}, nil
+		case v.isString:
+			return Output{Data: append(appendEscaped([]byte{'"'}, v.str), '"'), ContentType: ContentTypeJSON}, nil
+		default:
+			return Output{Data: v.raw, ContentType: ContentTypeJSON}, nil
+		}
+	default:
+		values := make(map[string]value, len(t.vars))
+		for _, name := range t.tmpl.variables() {
+			v, err := ev.variable(name, t.vars[name])
+			if err != nil {
+				return Output{}, err
+			}
+			values[name] = v
+		}
+		data, err := t.tmpl.render(values, MaxOutputSize)
+		if err != nil {
+			return Output{}, fmt.Errorf("transform: %w", err)
+		}
+		if !t.tmpl.json {
+			return Output{Data: data, ContentType: ContentTypeText}, nil
+		}
+		if !json.Valid(data) {
+			// Cannot happen with valid values; checked so that a target never receives broken JSON as JSON.
+			return Output{}, errors.New("transform: the template did not make valid JSON")
+		}
+		return Output{Data: data, ContentType: ContentTypeJSON}, nil
+	}
+}
+
+// evaluation builds the JSON form of one event at most once, and only when a variable needs it.
+type evaluation struct {
+	e       *event.Event
+	raw     []byte
+	doc     any
+	err     error
+	encoded bool
+	decoded bool
+}
+
+func (ev *evaluation) eventJSON() ([]byte, error) {
+	if !ev.encoded {
+		ev.encoded = true
+		ev.raw, ev.err = ev.e.MarshalJSON()
+		if ev.err == nil && !json.Valid(ev.raw) {
+			ev.err = errors.New("its data is not the JSON its datacontenttype says")
+		}
+		if ev.err != nil {
+			ev.err = fmt.Errorf("transform: the event's JSON form cannot be built: %w", ev.err)
+		}
+	}
+	return ev.raw, ev.err
+}
+
+func (ev *evaluation) document() (any, error) {
+	if !ev.decoded {
+		ev.decoded = true
+		raw, err := ev.eventJSON()
+		if err != nil {
+			return nil, err
+		}
+		ev.doc, ev.err = decode(raw)
+		if ev.err != nil {
+			ev.err = fmt.Errorf("transform: reading the event's JSON form: %w", ev.err)
+		}
+	}
+	return ev.doc, ev.err
+}
+
+// lookup returns the value at p in the event's JSON form.
+func (ev *evaluation) lookup(p *path) (value, error) {
+	if p.root() {
+		raw, err := ev.eventJSON()
+		return value{found: true, raw: raw}, err
+	}
+	doc, err := ev.document()
+	if err != nil {
+		return value{}, err
+	}
+	v, ok := p.lookup(doc)
+	if !ok {
+		return value{}, nil
+	}
+	if s, ok := v.(string); ok {
+		return value{found: true, isString: true, str: s}, nil
+	}
+	raw, err := encode(v)
+	if err != nil {
+		return value{}, fmt.Errorf("transform: %s: %w", p.text, err)
+	}
+	return value{found: true, raw: raw}, nil
+}
+
+// variable returns the value of a declared variable (p) or of a reserved one (p nil).
+func (ev *evaluation) variable(name string, p *path) (value, error) {
+	if p != nil {
+		return ev.lookup(p)
+	}
+	str := func(s string) (value, error) {
+		if s == "" {
+			return value{}, nil
+		}
+		return value{found: true, isString: true, str: s}, nil
+	}
+	e := ev.e
+	switch name {
+	case VarID:
+		return str(e.ID())
+	case VarType:
+		return str(e.Type())
+	case VarSource:
+		return str(e.Source())
+	case VarSubject:
+		return str(e.Subject())
+	case VarSpecVersion:
+		return str(e.SpecVersion())
+	case VarDataContentType:
+		return str(e.DataContentType())
+	case VarDataSchema:
+		return str(e.DataSchema())
+	case VarTime:
+		if e.Time().IsZero() {
+			return value{}, nil
+		}
+		return str(e.Time().UTC().Format(time.RFC3339Nano))
+	case VarEventJSON:
+		raw, err := ev.eventJSON()
+		return value{found: true, raw: raw}, err
+	}
+	return value{}, nil
+}
+
+// encode writes a decoded JSON value back as JSON, without escaping <, > and & as encoding/json does by default.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,75 @@
+// Package inputtransformer is the input-transformer transform plugin: it applies a target's input transformer
+// (domain/transform: Amazon EventBridge's inputTransformer, input and inputPath, and Apache RocketMQ
+// EventBridge's ORIGINAL, CONSTANT, JSONPATH and TEMPLATE forms) to every record before the sink writes it. The
+// record keeps its attributes; its data and datacontenttype become the transformer's output.
+//
+// A connector uses it as Kafka Connect uses a single message transform:
+//
+//	transforms=input
+//	transforms.input.type=input-transformer
+//	transforms.input.spec={"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}}
+package inputtransformer
+
+import (
+	"context"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain/transform"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+)
+
+// Name is the plugin's transforms.<name>.type.
+const Name = "input-transformer"
+
+// KeySpec is the key of the transformer: the JSON form of a transform.Spec.
+const KeySpec = "spec"
+
+func init() { connector.RegisterTransform(Plugin()) }
+
+// Plugin returns the input-transformer plugin.
+func Plugin() connector.TransformPlugin {
+	return connector.TransformPlugin{
+		Name:    Name,
+		Version: "1.0.0",
+		Doc:     "Replaces the data of each event with the output of an input transformer.",
+		Spec: connector.Spec{
+			{Name: KeySpec, Type: connector.TypeJSON, Required: true,
+				Doc: `The transformer, one of: {"inputTransformer": {"inputPathsMap": {...}, "inputTemplate": "..."}}, ` +
+					`{"input": "<JSON text>"}, {"inputPath": "$.data"}, {"transform": {"form": "ORIGINAL|CONSTANT|JSONPATH|TEMPLATE", "value": "...", "template": "..."}}.`},
+		},
+		New: New,
+	}
+}
+
+// Transform applies one compiled transformer. Safe for concurrent use.
+type Transform struct {
+	t *transform.Transformer
+}
+
+var _ connector.Transform = (*Transform)(nil)
+
+// New compiles the transformer of cfg once; problems are connector.FieldErrors of KeySpec naming the field of the
+// spec at fault.
+func New(cfg connector.Values, _ connector.Env) (connector.Transform, error) {
+	spec, err := transform.ParseSpec([]byte(cfg.String(KeySpec)))
+	if err != nil {
+		return nil, connector.FieldErrors{{Key: KeySpec, Message: err.Error()}}
+	}
+	t, err := transform.Compile(spec)
+	if err != nil {
+		// Compile's messages name the field of the spec at fault (inputTransformer.inputTemplate, ...).
+		return nil, connector.FieldErrors{{Key: KeySpec, Message: err.Error()}}
+	}
+	return &Transform{t: t}, nil
+}
+
+// Apply returns e with the transformer's output as its data. An event whose JSON form cannot be built, or whose
+// output would be too large, is an error (the record is given up).
+func (t *Transform) Apply(_ context.Context, e *event.Event) ([]*event.Event, error) {
+	out, err := t.t.Apply(e)
+	if err != nil {
+		return nil, err
+	}
+	return []*event.Event{out}, nil
+}

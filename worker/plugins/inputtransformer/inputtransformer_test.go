@@ -1,0 +1,79 @@
+package inputtransformer_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+	"github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
+)
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		spec    string
+		wantMsg string // "" = valid
+	}{
+		{"input transformer", `{"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}}`, ""},
+		{"RocketMQ form", `{"transform": {"form": "JSONPATH", "value": "$.data.orderId"}}`, ""},
+		{"not JSON", `{`, "reading a transformer spec"},
+		{"unknown field", `{"inputTemplate": "x"}`, "unknown field"},
+		{"nothing", `{}`, "one of inputTransformer, input, inputPath and transform is required"},
+		{"invalid template", `{"inputTransformer": {"inputTemplate": ""}}`, "inputTransformer.inputTemplate is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := inputtransformer.Plugin()
+			tr, err := inputtransformer.New(p.Spec.Values(map[string]string{inputtransformer.KeySpec: tt.spec}), connector.Env{})
+			if tt.wantMsg == "" {
+				require.NoError(t, err)
+				require.NotNil(t, tr)
+				return
+			}
+			var fe connector.FieldErrors
+			require.ErrorAs(t, err, &fe)
+			require.Len(t, fe, 1)
+			assert.Equal(t, inputtransformer.KeySpec, fe[0].Key)
+			assert.Contains(t, fe[0].Message, tt.wantMsg)
+		})
+	}
+	spec := inputtransformer.Plugin().Spec
+	assert.NotEmpty(t, spec.Validate(map[string]string{}), "spec is required")
+	assert.NotEmpty(t, spec.Validate(map[string]string{inputtransformer.KeySpec: "{"}), "spec is JSON")
+}
+
+// Configured as a connector configures it, through the registry the plugin registers in.
+func TestApplyThroughTheRegistry(t *testing.T) {
+	t.Parallel()
+	_, ok := connector.Default().LookupTransform(inputtransformer.Name)
+	require.True(t, ok, "the plugin registers itself")
+	cfg := map[string]string{
+		"transforms":            "input",
+		"transforms.input.type": inputtransformer.Name,
+		"transforms.input.spec": `{"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId", "n": "$.data.items[1]"},` +
+			` "inputTemplate": "{\"order\": <id>, \"second\": <n>, \"type\": \"<ce.type>\"}"}}`,
+	}
+	ts, errs := connector.Default().Transforms(cfg, connector.Env{})
+	require.Empty(t, errs)
+	require.Len(t, ts, 1)
+	in := jetstreamtest.Event("e1", "order.created", map[string]any{"orderId": "o-1", "items": []any{"a", 2}})
+	out, err := ts[0].Apply(context.Background(), in)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	assert.JSONEq(t, `{"order": "o-1", "second": 2, "type": "order.created"}`, string(out[0].Data()))
+	assert.Equal(t, "application/json", out[0].DataContentType())
+	assert.Equal(t, "e1", out[0].ID())
+	assert.JSONEq(t, `{"orderId": "o-1", "items": ["a", 2]}`, string(in.Data()), "the record is not modified")
+
+	cfg["transforms.input.spec"] = `{"inputPath": "data.orderId"}`
+	_, errs = connector.Default().Transforms(cfg, connector.Env{})
+	require.Len(t, errs, 1)
+	assert.Equal(t, "transforms.input.spec", errs[0].Key)
+	assert.Contains(t, errs[0].Message, "inputPath")
+}
