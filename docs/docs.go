@@ -889,6 +889,52 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/test-event-pattern": {
+            "post": {
+                "description": "Compiles the pattern as a rule's is (an invalid one is a 400 InvalidEventPattern naming the\nproblem) and matches the event. On a mismatch, explanation names the first condition that fails:\nits path, the pattern's alternatives, the event's value and the reason.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rules"
+                ],
+                "summary": "Test an event pattern against an event",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "an event pattern and an event",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/TestEventPatternInput"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/TestEventPatternOutput"
+                        }
+                    },
+                    "400": {
+                        "description": "InvalidEventPattern, ValidationError (event), MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/test-input-transformer": {
             "post": {
                 "description": "Answers the data a target with this input transformer would receive for the event, and its content\ntype. The transformer is validated as a target's is: an invalid one is a 400 naming its field.",
@@ -1082,6 +1128,32 @@ const docTemplate = `{
                     "description": "InputTemplate (at most 8 KiB) holds \u003cvariable\u003e placeholders; \u003cce.id\u003e, \u003cce.type\u003e, \u003cce.source\u003e,\n\u003cce.subject\u003e, \u003cce.time\u003e, \u003cce.specversion\u003e, \u003cce.datacontenttype\u003e, \u003cce.dataschema\u003e and \u003cce.event.json\u003e (the\nwhole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a\nstring literal) and a missing value as null; a template that is not JSON is text, where strings are\ninserted as they are and missing values as nothing.",
                     "type": "string",
                     "example": "{\"order\": \u003cid\u003e, \"text\": \"Order \u003cid\u003e created\"}"
+                }
+            }
+        },
+        "PatternExplanation": {
+            "type": "object",
+            "properties": {
+                "actual": {
+                    "description": "Actual is the event's value at the path; absent when the event has none.",
+                    "type": "object"
+                },
+                "expected": {
+                    "description": "Expected is the pattern's array of alternatives for the field.",
+                    "type": "array",
+                    "items": {
+                        "type": "object"
+                    }
+                },
+                "path": {
+                    "description": "Path is the field's path, keys joined with \".\".",
+                    "type": "string",
+                    "example": "data.amount"
+                },
+                "reason": {
+                    "description": "Reason says how the condition fails.",
+                    "type": "string",
+                    "example": "no value matches"
                 }
             }
         },
@@ -1383,6 +1455,36 @@ const docTemplate = `{
                 "workerId": {
                     "type": "string",
                     "example": "w1"
+                }
+            }
+        },
+        "TestEventPatternInput": {
+            "type": "object",
+            "properties": {
+                "event": {
+                    "description": "Event is any JSON object: a CloudEvent in its JSON form (attributes at the top level, the payload under\n\"data\"), as rules see it, or another envelope.",
+                    "type": "object"
+                },
+                "eventPattern": {
+                    "description": "EventPattern is a JSON object; a string holding that object is accepted too.",
+                    "type": "object"
+                }
+            }
+        },
+        "TestEventPatternOutput": {
+            "type": "object",
+            "properties": {
+                "explanation": {
+                    "description": "Explanation is the first condition of the pattern that the event fails; null on a match.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/PatternExplanation"
+                        }
+                    ]
+                },
+                "match": {
+                    "type": "boolean",
+                    "example": false
                 }
             }
         },

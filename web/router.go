@@ -94,6 +94,7 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.PUT("/buses/:bus/rules/:rule/targets/:target", a.putTarget)
 	v1.DELETE("/buses/:bus/rules/:rule/targets/:target", a.deleteTarget)
 	v1.POST("/test-input-transformer", a.testInputTransformer)
+	v1.POST("/test-event-pattern", a.testEventPattern)
 	return r
 }
 

@@ -44,20 +44,30 @@ func ruleOf(r *rule.Rule) Rule {
 	}
 }
 
-// spec returns the domain form of the rule. An eventPattern given as a JSON string is unwrapped.
+// spec returns the domain form of the rule.
 func (r Rule) spec() (rule.Spec, error) {
-	p := bytes.TrimSpace(r.EventPattern)
+	p, err := unwrapPattern(r.EventPattern)
+	if err != nil {
+		return rule.Spec{}, err
+	}
+	return rule.Spec{Name: r.Name, Description: r.Description, EventPattern: p, State: rule.State(r.State)}, nil
+}
+
+// unwrapPattern returns an event pattern given as a JSON object, or as a JSON string holding one (Amazon's SDKs
+// send a string); nil when it is absent or null.
+func unwrapPattern(raw json.RawMessage) ([]byte, error) {
+	p := bytes.TrimSpace(raw)
 	if len(p) > 0 && p[0] == '"' {
 		var s string
 		if err := json.Unmarshal(p, &s); err != nil {
-			return rule.Spec{}, rule.ErrInvalidEventPattern.With("eventPattern is not a valid JSON string")
+			return nil, rule.ErrInvalidEventPattern.With("eventPattern is not a valid JSON string")
 		}
 		p = []byte(s)
 	}
 	if bytes.Equal(p, []byte("null")) {
 		p = nil
 	}
-	return rule.Spec{Name: r.Name, Description: r.Description, EventPattern: p, State: rule.State(r.State)}, nil
+	return p, nil
 }
 
 // decodeRule reads a rule from the request body.

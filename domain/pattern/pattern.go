@@ -1,74 +1,133 @@
-// Package pattern compiles Amazon-EventBridge-style event patterns and matches them against the JSON form of a
-// CloudEvent (attributes at the top level, the payload under "data"). It imports the standard library only.
+// Package pattern compiles Amazon-EventBridge-style event patterns and matches them against JSON documents, in
+// practice the JSON form of a CloudEvent (attributes at the top level, the payload under "data"). It imports the
+// standard library only.
 //
-// Supported so far: exact strings, numbers (compared by value), booleans and null, and {"prefix": "..."}; a pattern
-// follows the nesting of the event, keys are ANDed, the values of a leaf array are ORed, and an array in the event
-// matches when any of its elements does.
+// # Language
+//
+// A pattern is a JSON object that follows the nesting of the event. Its leaves are arrays of alternatives: the
+// field matches when any alternative does (OR); all fields must match (AND). An alternative is an exact value
+// (string, number, true, false, null) or an operator object with one key:
+//
+//	{"prefix": "a"}            {"prefix": {"equals-ignore-case": "a"}}
+//	{"suffix": "a"}            {"suffix": {"equals-ignore-case": "a"}}
+//	{"equals-ignore-case": "a"}
+//	{"wildcard": "a*b"}        (* is any run of characters; \* and \\ stand for * and \)
+//	{"anything-but": "a"}      also a number, a list of strings or of numbers, or an object with one of
+//	                           prefix, suffix, equals-ignore-case, wildcard (each a string or a list of strings)
+//	{"numeric": [">", 0, "<=", 5]}  operators =, <, <=, >, >=; at most one lower and one upper bound
+//	{"exists": true}           {"exists": false}
+//	{"cidr": "10.0.0.0/24"}    IPv4 or IPv6
+//
+// "$or": [{...}, {...}] at any level matches when one of its objects does; a pattern expands into the
+// combinations of its $or branches ("clauses"), each a set of conditions on field paths.
+//
+// # Semantics
+//
+// The event is seen as a set of leaves: every string, number, true, false and null together with its path, the
+// keys that lead to it joined with "." (so a key "a.b" and the nesting {"a": {"b": ...}} name the same path, on
+// either side), and the array elements it sits in. Objects and arrays are not leaves: an empty array, or a field
+// that holds an object, has no value at its path. Keys of the event that the pattern does not name are ignored;
+// key and value comparisons are exact and case-sensitive unless an ignore-case operator says otherwise.
+//
+//   - A field with an alternative other than exists:false matches a leaf at its path that satisfies one of its
+//     alternatives; numbers compare by value (300 = 300.0 = 3.0e2); strings never equal numbers; "" is not null.
+//     prefix, suffix, equals-ignore-case, wildcard and cidr match strings only, numeric matches numbers only;
+//     anything-but matches any leaf (null included) that none of its values, prefixes, suffixes or wildcards
+//     excludes.
+//   - An array in the event matches when one of its elements does: the leaves that a clause uses must come from
+//     the same element of every array they share ("array consistency").
+//   - {"exists": false} holds when no leaf at the path is consistent with the leaves the other fields of the
+//     clause use: in {"items": {"sku": ["a"], "gift": [{"exists": false}]}} the item with sku "a" must have no
+//     gift; with no other field inside the array, no element may have one.
+//
+// A key repeated in a pattern is accepted: a path named twice keeps its last condition, so
+// {"x": [1], "x": [2]} means {"x": [2]}, as Amazon EventBridge does. A key repeated in an event contributes all
+// its values. Numbers compare as IEEE 754 doubles.
+//
+// Compile validates a pattern within Limits and reports the JSON path and the reason of the first problem.
+// Pattern.Match and Matcher.Match scan an event once, skipping what no pattern names; their cost grows with the
+// size of the event and with the number of clauses its values select, and wildcards match in linear time. The
+// one search that can branch, for events whose dotted keys give a field values in several arrays at once, gives
+// up after 4096 tries per clause and then reports no match.
 package pattern
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
+	"sync"
 )
 
-// Limits that keep patterns cheap to match.
+// Default limits of Compile.
 const (
-	MaxDepth  = 16
+	// MaxDepth is how deeply objects may nest in a pattern.
+	MaxDepth = 16
+	// MaxValues is how many values (leaf alternatives and list operands) a pattern may hold.
 	MaxValues = 1000
+	// DefaultMaxSize is the largest pattern accepted, in bytes.
+	DefaultMaxSize = 4096
+	// DefaultMaxCombinations is how many clauses the $or of a pattern may expand to.
+	DefaultMaxCombinations = 100
+	// DefaultMaxWildcardComplexity bounds how many positions of a wildcard's automaton may be active at once
+	// ("a*b" has 3, "/Users/*/dir/dir/dir/dir/dir/doc.txt" 8, "*:*:*:*:*:event-bus/*" 13). Amazon EventBridge
+	// rejects wildcards with many * or with repeated sequences after a * as too complex; matching here is linear
+	// whatever the wildcard.
+	DefaultMaxWildcardComplexity = 10
 )
 
-// Pattern is a compiled event pattern, safe for concurrent use.
-type Pattern struct {
-	root *node
+// Limits bound what Compile accepts. A zero field means its default.
+type Limits struct {
+	// MaxSize is the largest pattern in bytes (DefaultMaxSize).
+	MaxSize int
+	// MaxDepth is how deeply objects may nest (MaxDepth).
+	MaxDepth int
+	// MaxValues is how many values a pattern may hold (MaxValues).
+	MaxValues int
+	// MaxCombinations is how many clauses the $or of a pattern may expand to (DefaultMaxCombinations).
+	MaxCombinations int
+	// MaxWildcardComplexity bounds each wildcard (DefaultMaxWildcardComplexity).
+	MaxWildcardComplexity int
 }
 
-// node is one object level of a pattern: every field must match (AND).
-type node struct {
-	fields []field
+// DefaultLimits returns the limits Compile uses.
+func DefaultLimits() Limits {
+	return Limits{MaxSize: DefaultMaxSize, MaxDepth: MaxDepth, MaxValues: MaxValues,
+		MaxCombinations: DefaultMaxCombinations, MaxWildcardComplexity: DefaultMaxWildcardComplexity}
 }
 
-type field struct {
-	key   string
-	child *node     // set when the pattern nests further
-	leaf  []matcher // set at a leaf: any matcher may match (OR)
-}
-
-type matcher interface {
-	match(v any) bool
-}
-
-type exactString string
-
-func (m exactString) match(v any) bool { s, ok := v.(string); return ok && s == string(m) }
-
-type exactNumber float64
-
-func (m exactNumber) match(v any) bool {
-	n, ok := v.(json.Number)
-	if !ok {
-		return false
+// Validate reports a negative limit.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxSize", l.MaxSize}, {"MaxDepth", l.MaxDepth}, {"MaxValues", l.MaxValues},
+		{"MaxCombinations", l.MaxCombinations}, {"MaxWildcardComplexity", l.MaxWildcardComplexity}} {
+		if f.v < 0 {
+			return fmt.Errorf("pattern limits: %s must not be negative", f.name)
+		}
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	return err == nil && f == float64(m)
+	return nil
 }
 
-type exactBool bool
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxSize == 0 {
+		l.MaxSize = d.MaxSize
+	}
+	if l.MaxDepth == 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxValues == 0 {
+		l.MaxValues = d.MaxValues
+	}
+	if l.MaxCombinations == 0 {
+		l.MaxCombinations = d.MaxCombinations
+	}
+	if l.MaxWildcardComplexity == 0 {
+		l.MaxWildcardComplexity = d.MaxWildcardComplexity
+	}
+	return l
+}
 
-func (m exactBool) match(v any) bool { b, ok := v.(bool); return ok && b == bool(m) }
-
-type exactNull struct{}
-
-func (exactNull) match(v any) bool { return v == nil }
-
-type prefix string
-
-func (m prefix) match(v any) bool { s, ok := v.(string); return ok && strings.HasPrefix(s, string(m)) }
-
-// Error is a compile error that names the JSON path of the problem.
+// Error is a compile error that names the JSON path of the problem ("detail.state[0].prefix") and the reason.
 type Error struct {
 	Path   string
 	Reason string
@@ -81,188 +140,91 @@ func (e *Error) Error() string {
 	return e.Path + ": " + e.Reason
 }
 
-// Compile parses a pattern. Errors are *Error and name the JSON path and the reason.
+// Pattern is a compiled event pattern, safe for concurrent use.
+type Pattern struct {
+	clauses  []*clause
+	wildcard bool
+	// prog resolves the pattern's own paths when it matches alone (Match, Explain).
+	prog  *program
+	bound []boundClause
+	pool  sync.Pool // *scratch
+}
+
+// clause is one combination of the $or branches: every condition must hold.
+type clause struct {
+	conds []*condition // sorted by path
+}
+
+// Compile parses and validates a pattern with the default limits. Errors are *Error and name the JSON path and
+// the reason.
 func Compile(pattern []byte) (*Pattern, error) {
-	v, err := decode(pattern)
+	return DefaultLimits().Compile(pattern)
+}
+
+// Compile parses and validates a pattern within l. Errors are *Error and name the JSON path and the reason; a
+// limit that is exceeded is named in the reason.
+func (l Limits) Compile(pattern []byte) (*Pattern, error) {
+	if err := l.Validate(); err != nil {
+		return nil, &Error{Reason: err.Error()}
+	}
+	l = l.withDefaults()
+	if len(pattern) > l.MaxSize {
+		return nil, &Error{Reason: fmt.Sprintf("pattern is %d bytes; at most %d are allowed", len(pattern), l.MaxSize)}
+	}
+	v, err := parseJSON(pattern)
 	if err != nil {
 		return nil, &Error{Reason: "pattern is not valid JSON: " + err.Error()}
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
+	if v.kind != jObject {
 		return nil, &Error{Reason: "pattern must be a JSON object"}
 	}
-	c := compiler{}
-	root, err := c.object(obj, "", 1)
-	if err != nil {
-		return nil, err
-	}
-	if len(root.fields) == 0 {
+	if len(v.members) == 0 {
 		return nil, &Error{Reason: "pattern must name at least one field"}
 	}
-	return &Pattern{root: root}, nil
-}
-
-type compiler struct{ values int }
-
-func (c *compiler) object(obj map[string]any, path string, depth int) (*node, error) {
-	if depth > MaxDepth {
-		return nil, &Error{Path: path, Reason: fmt.Sprintf("pattern is nested deeper than %d levels", MaxDepth)}
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	n := &node{}
-	for _, k := range keys {
-		p := join(path, k)
-		switch v := obj[k].(type) {
-		case map[string]any:
-			child, err := c.object(v, p, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.fields = append(n.fields, field{key: k, child: child})
-		case []any:
-			leaf, err := c.leaf(v, p)
-			if err != nil {
-				return nil, err
-			}
-			n.fields = append(n.fields, field{key: k, leaf: leaf})
-		default:
-			return nil, &Error{Path: p, Reason: "a pattern value must be an object or an array of values"}
-		}
-	}
-	return n, nil
-}
-
-func (c *compiler) leaf(values []any, path string) ([]matcher, error) {
-	if len(values) == 0 {
-		return nil, &Error{Path: path, Reason: "an array of values must not be empty"}
-	}
-	c.values += len(values)
-	if c.values > MaxValues {
-		return nil, &Error{Path: path, Reason: fmt.Sprintf("pattern has more than %d values", MaxValues)}
-	}
-	out := make([]matcher, 0, len(values))
-	for i, v := range values {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		switch v := v.(type) {
-		case string:
-			out = append(out, exactString(v))
-		case json.Number:
-			f, err := strconv.ParseFloat(string(v), 64)
-			if err != nil {
-				return nil, &Error{Path: p, Reason: "number out of range: " + string(v)}
-			}
-			out = append(out, exactNumber(f))
-		case bool:
-			out = append(out, exactBool(v))
-		case nil:
-			out = append(out, exactNull{})
-		case map[string]any:
-			m, err := c.operator(v, p)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
-		default:
-			return nil, &Error{Path: p, Reason: "arrays cannot be nested in a pattern"}
-		}
-	}
-	return out, nil
-}
-
-func (c *compiler) operator(op map[string]any, path string) (matcher, error) {
-	if len(op) != 1 {
-		return nil, &Error{Path: path, Reason: "an operator object must have exactly one key"}
-	}
-	for name, arg := range op {
-		switch name {
-		case "prefix":
-			s, ok := arg.(string)
-			if !ok {
-				return nil, &Error{Path: join(path, name), Reason: "prefix takes a string"}
-			}
-			return prefix(s), nil
-		default:
-			return nil, &Error{Path: join(path, name), Reason: fmt.Sprintf("unsupported operator %q", name)}
-		}
-	}
-	panic("unreachable")
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func decode(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	c := compiler{lim: l}
+	clauses, err := c.object(v.members, "", "", 1, []clauseMap{{}})
+	if err != nil {
 		return nil, err
 	}
-	if d.More() {
-		return nil, fmt.Errorf("unexpected data after the JSON value")
+	p := &Pattern{wildcard: c.wildcard}
+	for _, m := range clauses {
+		p.clauses = append(p.clauses, m.clause())
 	}
-	return v, nil
+	p.prog = newProgram()
+	for _, cl := range p.clauses {
+		p.bound = append(p.bound, p.prog.bind(cl))
+	}
+	return p, nil
 }
 
-// Match reports whether the event (its JSON form) matches. The error is for an event that is not a JSON object.
+// UsesWildcard reports whether the pattern has a wildcard or an anything-but wildcard, which Amazon EventBridge
+// limits per bus.
+func (p *Pattern) UsesWildcard() bool { return p.wildcard }
+
+// Match reports whether the event (a JSON object) matches. The error is for an event that is not a JSON object.
 func (p *Pattern) Match(event []byte) (bool, error) {
-	v, err := decodeEvent(event)
-	if err != nil {
+	s := p.scratch()
+	defer p.pool.Put(s)
+	if err := s.ev.scan(event, p.prog.root, p.prog.npaths()); err != nil {
 		return false, err
 	}
-	return p.root.match(v), nil
+	for i := range p.bound {
+		if s.sv.verify(&s.ev, p.bound[i].conds, p.bound[i].paths) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
-func decodeEvent(event []byte) (map[string]any, error) {
-	v, err := decode(event)
-	if err != nil {
-		return nil, fmt.Errorf("event is not valid JSON: %w", err)
+func (p *Pattern) scratch() *scratch {
+	if s, ok := p.pool.Get().(*scratch); ok {
+		return s
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("event must be a JSON object")
-	}
-	return obj, nil
+	return &scratch{}
 }
 
-func (n *node) match(obj map[string]any) bool {
-	for _, f := range n.fields {
-		v, ok := obj[f.key]
-		if !ok {
-			return false
-		}
-		if !f.match(v) {
-			return false
-		}
-	}
-	return true
-}
-
-func (f *field) match(v any) bool {
-	if arr, ok := v.([]any); ok {
-		for _, e := range arr {
-			if f.match(e) {
-				return true
-			}
-		}
-		return false
-	}
-	if f.child != nil {
-		obj, ok := v.(map[string]any)
-		return ok && f.child.match(obj)
-	}
-	for _, m := range f.leaf {
-		if m.match(v) {
-			return true
-		}
-	}
-	return false
+// scratch is the per-call working memory of Match and Explain.
+type scratch struct {
+	ev flatEvent
+	sv solver
 }

@@ -22,6 +22,10 @@ const (
 // MaxPatternSize is the largest event pattern accepted, in bytes.
 const MaxPatternSize = 4096
 
+// DefaultMaxWildcardRules is how many rules of a bus, enabled or not, may use wildcards (Service.MaxWildcardRules),
+// as in Amazon EventBridge: each costs more to match than other rules.
+const DefaultMaxWildcardRules = 30
+
 // Errors returned by this package and its repository.
 var (
 	ErrNotFound            = &domain.Error{Kind: domain.KindNotFound, Code: "RuleNotFound"}
@@ -102,6 +106,30 @@ func CompilePattern(eventPattern []byte) ([]byte, error) {
 		return nil, ErrInvalidEventPattern.With("invalid eventPattern: %s", err.Error())
 	}
 	return buf.Bytes(), nil
+}
+
+// UsesWildcard reports whether the rule's pattern has a wildcard or an anything-but wildcard.
+func (r *Rule) UsesWildcard() bool { return usesWildcard(r.eventPattern) }
+
+func usesWildcard(eventPattern []byte) bool {
+	p, err := pattern.Compile(eventPattern)
+	return err == nil && p.UsesWildcard()
+}
+
+// checkWildcardRules returns ErrInvalidEventPattern when a rule of the bus named name, using wildcards, would make
+// more than limit such rules among the bus's rules (the rule of that name, if stored, is not counted twice).
+func checkWildcardRules(rules []*Rule, name string, limit int) error {
+	n := 1
+	for _, r := range rules {
+		if r.Name() != name && r.UsesWildcard() {
+			n++
+		}
+	}
+	if n > limit {
+		return ErrInvalidEventPattern.With("a bus may have at most %d rules whose event pattern uses wildcards; "+
+			"this one would be number %d", limit, n)
+	}
+	return nil
 }
 
 func (r *Rule) ID() string           { return r.id }

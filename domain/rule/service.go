@@ -22,6 +22,8 @@ type Service struct {
 	Runtime Runtime
 	Logger  *slog.Logger
 	Clock   domain.Clock
+	// MaxWildcardRules is how many rules of a bus may use wildcards; 0 means DefaultMaxWildcardRules.
+	MaxWildcardRules int
 }
 
 // Spec is what a caller declares about a rule.
@@ -34,7 +36,7 @@ type Spec struct {
 
 // Create creates a rule. It answers once the router routes to it (or at once, logged, while the runtime is
 // unreachable): the rule receives every matching event stored from then on. Errors: bus.ErrNotFound,
-// ErrAlreadyExists, ErrInvalidEventPattern, validation.
+// ErrAlreadyExists, ErrInvalidEventPattern (also when the bus has too many rules with wildcards), validation.
 func (s *Service) Create(ctx context.Context, accountID, busName string, spec Spec) (*Rule, error) {
 	b, err := s.Buses.Get(ctx, accountID, busName)
 	if err != nil {
@@ -42,6 +44,9 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	}
 	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.EventPattern()); err != nil {
 		return nil, err
 	}
 	if err := s.Rules.Create(ctx, r); err != nil {
@@ -58,6 +63,9 @@ func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec)
 		return nil, false, err
 	}
 	if err := domain.ValidateName("name", spec.Name); err != nil {
+		return nil, false, err
+	}
+	if err := s.checkWildcards(ctx, b.ID(), spec.Name, spec.EventPattern); err != nil {
 		return nil, false, err
 	}
 	r, err = s.Rules.Update(ctx, b.ID(), spec.Name, func(r *Rule) error {
@@ -106,7 +114,8 @@ func (s *Service) Delete(ctx context.Context, accountID, busName, name string) e
 }
 
 // Enable makes the router route to the rule again: it receives every matching event stored after the call
-// answered, none stored while it was disabled.
+// answered, none stored while it was disabled. ErrInvalidEventPattern when its pattern uses wildcards and the bus
+// has more rules with wildcards than allowed (after the limit was lowered).
 func (s *Service) Enable(ctx context.Context, accountID, busName, name string) (*Rule, error) {
 	return s.setState(ctx, accountID, busName, name, Enabled)
 }
@@ -121,6 +130,15 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 	if err != nil {
 		return nil, err
 	}
+	if st == Enabled {
+		r, err := s.Rules.Get(ctx, b.ID(), name)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkWildcards(ctx, b.ID(), name, r.EventPattern()); err != nil {
+			return nil, err
+		}
+	}
 	r, err := s.Rules.Update(ctx, b.ID(), name, func(r *Rule) error {
 		r.SetState(st, s.Clock.Now())
 		return nil
@@ -130,6 +148,24 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 	}
 	s.sync(ctx, b)
 	return r, nil
+}
+
+// checkWildcards enforces MaxWildcardRules for a rule of the bus named name with eventPattern: the bus's other
+// rules with wildcards, enabled or not, and this one must not be more than the limit. Two requests racing on the
+// bus's last free place may both pass.
+func (s *Service) checkWildcards(ctx context.Context, busID, name string, eventPattern []byte) error {
+	if !usesWildcard(eventPattern) {
+		return nil
+	}
+	limit := s.MaxWildcardRules
+	if limit == 0 {
+		limit = DefaultMaxWildcardRules
+	}
+	rules, err := s.Rules.ListByBus(ctx, busID)
+	if err != nil {
+		return err
+	}
+	return checkWildcardRules(rules, name, limit)
 }
 
 func (s *Service) sync(ctx context.Context, b *bus.Bus) {
