@@ -760,7 +760,7 @@ const docTemplate = `{
                 }
             },
             "put": {
-                "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.\nAn input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the\ntarget receives; try one with POST /api/v1/test-input-transformer.",
+                "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.\nAn input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the\ntarget receives, and attributes sets CloudEvent attributes (subject, type, source, dataschema,\nextensions) of the event it receives; try them with POST /api/v1/test-input-transformer.",
                 "consumes": [
                     "application/json"
                 ],
@@ -937,7 +937,7 @@ const docTemplate = `{
         },
         "/api/v1/test-input-transformer": {
             "post": {
-                "description": "Answers the data a target with this input transformer would receive for the event, and its content\ntype. The transformer is validated as a target's is: an invalid one is a 400 naming its field.",
+                "description": "Answers the data a target with this input transformer would receive for the event, its content\ntype, and the attributes the transformer sets. The transformer is validated as a target's is: an\ninvalid one is a 400 naming its field (attributes.\u003cname\u003e for an attribute); an event the\ntransformer cannot be applied to (an empty type, ...) is a 400 on event.",
                 "consumes": [
                     "application/json"
                 ],
@@ -956,7 +956,7 @@ const docTemplate = `{
                         "in": "header"
                     },
                     {
-                        "description": "one of inputTransformer, input, inputPath and transform, and an event",
+                        "description": "one of inputTransformer, input, inputPath and transform, or attributes, and an event",
                         "name": "body",
                         "in": "body",
                         "required": true,
@@ -1306,6 +1306,17 @@ const docTemplate = `{
         "Target": {
             "type": "object",
             "properties": {
+                "attributes": {
+                    "description": "Attributes sets CloudEvent attributes of the event the target receives: attribute name → text template of\nits value. subject, type, source, dataschema and extensions (1 to 20 characters of a-z and 0-9) may be set,\nat most 20, each template at most 1 KiB; specversion, id, time, datacontenttype, data and data_base64 may\nnot. The templates use the transformer's variables: with inputTransformer its inputPathsMap variables and\n\u003cce.id\u003e, \u003cce.type\u003e, ...; with transform ${ce.id}, ... and TEMPLATE's variables, written ${name}; with\ninput, inputPath or alone \u003cce.id\u003e, ... A template renders as text (strings as they are, other values as\nJSON text, missing values as nothing, white space around the value dropped). An empty value removes the\nattribute; for type and source it is an error, and the event is not delivered. Alone, attributes keep the\ndata as it is.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "orderid": "\u003cid\u003e",
+                        "subject": "orders/\u003cid\u003e"
+                    }
+                },
                 "config": {
                     "$ref": "#/definitions/TargetConfig"
                 },
@@ -1324,7 +1335,7 @@ const docTemplate = `{
                     "example": "$.data.order"
                 },
                 "inputTransformer": {
-                    "description": "InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data\nthe target receives out of each event; at most one of them may be set, and without any the target receives\nthe event as it is. Answers hold the one that is set.",
+                    "description": "InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data\nthe target receives out of each event; at most one of them may be set, and without any (and without\nattributes) the target receives the event as it is. Answers hold the one that is set.",
                     "allOf": [
                         {
                             "$ref": "#/definitions/InputTransformer"
@@ -1491,6 +1502,17 @@ const docTemplate = `{
         "TestInputTransformerInput": {
             "type": "object",
             "properties": {
+                "attributes": {
+                    "description": "Attributes sets CloudEvent attributes, as in a Target; it may be the only field set.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "orderid": "\u003cid\u003e",
+                        "subject": "orders/\u003cid\u003e"
+                    }
+                },
                 "event": {
                     "description": "Event is a CloudEvent in its JSON form (structured mode), data included.",
                     "type": "object"
@@ -1506,7 +1528,7 @@ const docTemplate = `{
                     "example": "$.data.order"
                 },
                 "inputTransformer": {
-                    "description": "InputTransformer, Input, InputPath and Transform are as in a Target: exactly one of them is required.",
+                    "description": "InputTransformer, Input, InputPath and Transform are as in a Target: one of them, or attributes, is\nrequired.",
                     "allOf": [
                         {
                             "$ref": "#/definitions/InputTransformer"
@@ -1526,17 +1548,24 @@ const docTemplate = `{
         "TestInputTransformerOutput": {
             "type": "object",
             "properties": {
+                "attributes": {
+                    "description": "Attributes holds the value of every attribute that attributes sets, as the event carries it: an empty\nstring for an attribute removed. Empty without attributes.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "orderid": "o-1",
+                        "subject": "orders/o-1"
+                    }
+                },
                 "contentType": {
-                    "description": "ContentType is the event's new datacontenttype: application/json or text/plain.",
+                    "description": "ContentType is the event's new datacontenttype: application/json or text/plain; with attributes alone the\nevent's own (empty when it has none).",
                     "type": "string",
-                    "enum": [
-                        "application/json",
-                        "text/plain"
-                    ],
                     "example": "application/json"
                 },
                 "output": {
-                    "description": "Output is the new data: a JSON value when contentType is application/json, else a string.",
+                    "description": "Output is the new data: a JSON value when contentType is JSON, else a string (null when the event has\nnone). With attributes alone it is the event's data as it is.",
                     "type": "object"
                 }
             }

@@ -734,7 +734,12 @@ func testTargetTransformers(t *testing.T, r repos) {
 		"original":  {Transform: &transform.Param{Form: transform.Original}},
 		"template": {Transform: &transform.Param{Form: transform.Template, Value: `{"c": "$.data.c"}`,
 			Template: `{"msgtype": "text", "text": {"content": "${c}"}}`}},
-		"none": {},
+		// Attributes beside a form and alone, with templates that need escaping.
+		"attributes": {InputTransformer: &transform.InputTransformer{InputPathsMap: map[string]string{"id": "$.data.orderId"}, InputTemplate: `<id>`},
+			Attributes: map[string]string{"subject": "orders/<id> \"é\" & <ce.id>", "type": "<ce.type>.v2", "dataschema": "",
+				"orderid": strings.Repeat("<id>", transform.MaxAttributeTemplateSize/4)}},
+		"attributesOnly": {Attributes: map[string]string{"source": "<ce.source>/copy", "tenant": "acme"}},
+		"none":           {},
 	}
 	require.LessOrEqual(t, len(forms["big"].InputTransformer.InputTemplate), transform.MaxTemplateSize)
 	require.Greater(t, len(forms["big"].InputTransformer.InputTemplate), transform.MaxTemplateSize-16)
@@ -769,6 +774,11 @@ func testTargetTransformers(t *testing.T, r repos) {
 	}
 	assert.Equal(t, forms["inputPath"], change(forms["inputPath"]).Transformer())
 	assert.Equal(t, forms["template"], change(forms["template"]).Transformer())
+	assert.Equal(t, forms["attributes"], change(forms["attributes"]).Transformer())
+	assert.Equal(t, forms["attributesOnly"], change(forms["attributesOnly"]).Transformer())
+	var column string
+	require.NoError(t, r.db.SQL().QueryRow("SELECT input_transformer FROM targets WHERE rule_id = ? AND name = 'none'", ru.ID()).Scan(&column))
+	assert.JSONEq(t, `{"attributes": {"source": "<ce.source>/copy", "tenant": "acme"}}`, column, "attributes are part of the stored spec")
 	assert.True(t, change(transform.Spec{}).Transformer().IsZero(), "removed: the column is NULL again")
 
 	var stored *string

@@ -19,8 +19,8 @@ type Target struct {
 	Type   string       `json:"type" enums:"http" example:"http"`
 	Config TargetConfig `json:"config"`
 	// InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data
-	// the target receives out of each event; at most one of them may be set, and without any the target receives
-	// the event as it is. Answers hold the one that is set.
+	// the target receives out of each event; at most one of them may be set, and without any (and without
+	// attributes) the target receives the event as it is. Answers hold the one that is set.
 	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
 	// Input is constant JSON text that replaces the data of every event.
 	Input *string `json:"input,omitempty" example:"{\"status\": \"created\"}"`
@@ -28,8 +28,18 @@ type Target struct {
 	// payload).
 	InputPath *string `json:"inputPath,omitempty" example:"$.data.order"`
 	// Transform is an input transformer in Apache RocketMQ EventBridge's form.
-	Transform   *TransformParam `json:"transform,omitempty"`
-	RetryPolicy RetryPolicy     `json:"retryPolicy"`
+	Transform *TransformParam `json:"transform,omitempty"`
+	// Attributes sets CloudEvent attributes of the event the target receives: attribute name → text template of
+	// its value. subject, type, source, dataschema and extensions (1 to 20 characters of a-z and 0-9) may be set,
+	// at most 20, each template at most 1 KiB; specversion, id, time, datacontenttype, data and data_base64 may
+	// not. The templates use the transformer's variables: with inputTransformer its inputPathsMap variables and
+	// <ce.id>, <ce.type>, ...; with transform ${ce.id}, ... and TEMPLATE's variables, written ${name}; with
+	// input, inputPath or alone <ce.id>, ... A template renders as text (strings as they are, other values as
+	// JSON text, missing values as nothing, white space around the value dropped). An empty value removes the
+	// attribute; for type and source it is an error, and the event is not delivered. Alone, attributes keep the
+	// data as it is.
+	Attributes  map[string]string `json:"attributes,omitempty" example:"subject:orders/<id>,orderid:<id>"`
+	RetryPolicy RetryPolicy       `json:"retryPolicy"`
 	// Status is the runtime state of the target's connector; read-only, ignored on input.
 	Status    TargetStatus `json:"status" readonly:"true"`
 	CreatedAt time.Time    `json:"createdAt" readonly:"true"`
@@ -75,8 +85,8 @@ type TransformParam struct {
 } //@name TransformParam
 
 // transformSpec returns the domain form of the transformer fields of a DTO.
-func transformSpec(it *InputTransformer, input, inputPath *string, tp *TransformParam) transform.Spec {
-	s := transform.Spec{Input: input, InputPath: inputPath}
+func transformSpec(it *InputTransformer, input, inputPath *string, tp *TransformParam, attrs map[string]string) transform.Spec {
+	s := transform.Spec{Input: input, InputPath: inputPath, Attributes: attrs}
 	if it != nil {
 		s.InputTransformer = &transform.InputTransformer{InputPathsMap: it.InputPathsMap, InputTemplate: it.InputTemplate}
 	}
@@ -87,14 +97,14 @@ func transformSpec(it *InputTransformer, input, inputPath *string, tp *Transform
 }
 
 // transformDTO returns the transformer fields of a DTO for a domain transformer.
-func transformDTO(s transform.Spec) (it *InputTransformer, input, inputPath *string, tp *TransformParam) {
+func transformDTO(s transform.Spec) (it *InputTransformer, input, inputPath *string, tp *TransformParam, attrs map[string]string) {
 	if s.InputTransformer != nil {
 		it = &InputTransformer{InputPathsMap: s.InputTransformer.InputPathsMap, InputTemplate: s.InputTransformer.InputTemplate}
 	}
 	if s.Transform != nil {
 		tp = &TransformParam{Form: string(s.Transform.Form), Value: s.Transform.Value, Template: s.Transform.Template}
 	}
-	return it, s.Input, s.InputPath, tp
+	return it, s.Input, s.InputPath, tp, s.Attributes
 }
 
 // RetryPolicy bounds redelivery of an event that failed; an absent field takes its default.
@@ -142,7 +152,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	if out.Config.Headers == nil {
 		out.Config.Headers = map[string]string{}
 	}
-	out.InputTransformer, out.Input, out.InputPath, out.Transform = transformDTO(t.Transformer())
+	out.InputTransformer, out.Input, out.InputPath, out.Transform, out.Attributes = transformDTO(t.Transformer())
 	return out
 }
 
@@ -165,7 +175,7 @@ func (t Target) spec() (target.Spec, error) {
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, Mode: target.Mode(t.Config.Mode),
 		},
-		Transformer: transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform),
+		Transformer: transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
 		RetryPolicy: target.DefaultRetryPolicy(),
 	}
 	if t.Config.Timeout != "" {
@@ -237,7 +247,8 @@ func (a *api) getTarget(c *gin.Context) {
 //	@Summary		Create or replace a target
 //	@Description	A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.
 //	@Description	An input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the
-//	@Description	target receives; try one with POST /api/v1/test-input-transformer.
+//	@Description	target receives, and attributes sets CloudEvent attributes (subject, type, source, dataschema,
+//	@Description	extensions) of the event it receives; try them with POST /api/v1/test-input-transformer.
 //	@Tags			targets
 //	@Accept			json
 //	@Produce		json

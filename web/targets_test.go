@@ -3,6 +3,7 @@ package web_test
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,6 +238,88 @@ func TestTargets(t *testing.T) {
 				"transform": map[string]any{"form": "TEMPLATE", "value": `{"content": "$.data.body"}`, "template": `{"text": "${content}"}`}},
 			status: http.StatusCreated,
 			json:   map[string]any{"transform": map[string]any{"form": "TEMPLATE", "value": `{"content": "$.data.body"}`, "template": `{"text": "${content}"}`}},
+		},
+		{
+			name: "put with attributes beside an input transformer", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}, "inputTemplate": `{"order": <id>}`},
+				"attributes":       map[string]any{"subject": "orders/<id>", "type": "<ce.type>.v2", "orderid": "<id>"}},
+			status: http.StatusCreated,
+			json: map[string]any{"attributes": map[string]any{"subject": "orders/<id>", "type": "<ce.type>.v2", "orderid": "<id>"},
+				"inputTransformer.inputTemplate": `{"order": <id>}`},
+			contains: []string{`"subject":"orders/<id>"`}, // templates read as written, not \u003c
+			after: func(t *testing.T, e *env, resp *response) {
+				got := e.must(t, http.MethodGet, url, nil, http.StatusOK)
+				assert.JSONEq(t, string(resp.Body), string(got.Body), "the attributes read back as they were answered")
+				list := e.must(t, http.MethodGet, "/api/v1/buses/orders/rules/created/targets", nil, http.StatusOK).JSON(t)
+				assertJSONPath(t, list, "targets.0.attributes", map[string]any{"subject": "orders/<id>", "type": "<ce.type>.v2", "orderid": "<id>"})
+
+				// Attributes alone: the data stays as it is.
+				out := e.must(t, http.MethodPut, url, map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+					"attributes": map[string]any{"subject": "<ce.source>/<ce.id>"}}, http.StatusOK)
+				assertJSONPath(t, out.JSON(t), "attributes", map[string]any{"subject": "<ce.source>/<ce.id>"})
+				assert.NotContains(t, string(out.Body), "inputTransformer")
+				assertJSONPath(t, e.must(t, http.MethodGet, url, nil, http.StatusOK).JSON(t), "attributes.subject", "<ce.source>/<ce.id>")
+
+				// Replaced without them, the target has none.
+				out = e.must(t, http.MethodPut, url, map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"}}, http.StatusOK)
+				assert.NotContains(t, string(out.Body), "attributes")
+				assert.NotContains(t, string(e.must(t, http.MethodGet, url, nil, http.StatusOK).Body), "attributes")
+			},
+		},
+		{
+			name: "put with attributes beside a RocketMQ TEMPLATE", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"transform":  map[string]any{"form": "TEMPLATE", "value": `{"id": "$.data.orderId"}`, "template": `${id}`},
+				"attributes": map[string]any{"subject": "orders/${id}"}},
+			status: http.StatusCreated,
+			json:   map[string]any{"attributes.subject": "orders/${id}", "transform.form": "TEMPLATE"},
+		},
+		{
+			name: "attributes that cannot be set", method: http.MethodPut, url: url, setup: hook,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"attributes": map[string]any{"subject": "x", "id": "<ce.id>-copy"}},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "attributes.id"},
+			contains: []string{"cannot set id"},
+			after: func(t *testing.T, e *env, _ *response) {
+				assert.NotContains(t, string(e.must(t, http.MethodGet, url, nil, http.StatusOK).Body), "attributes", "nothing was stored")
+			},
+		},
+		{
+			name: "an attribute name that is not a CloudEvents name", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"attributes": map[string]any{"Order-Id": "x"}},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "attributes.Order-Id"},
+			contains: []string{"a-z and 0-9"},
+		},
+		{
+			name: "too many attributes", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"attributes": func() map[string]any {
+					m := map[string]any{}
+					for i := range 21 {
+						m["ext"+strconv.Itoa(i)] = "x"
+					}
+					return m
+				}()},
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "attributes"}, contains: []string{"at most 20"},
+		},
+		{
+			name: "attribute template too long", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"attributes": map[string]any{"subject": strings.Repeat("x", 1025)}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "attributes.subject"}, contains: []string{"1024"},
+		},
+		{
+			name: "an empty type", method: http.MethodPut, url: url, setup: rule,
+			body: map[string]any{"type": "http", "config": map[string]any{"url": "https://example.com/hook"},
+				"attributes": map[string]any{"type": ""}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "attributes.type"}, contains: []string{"required"},
+		},
+		{
+			name: "attributes that are not strings", method: http.MethodPut, url: url, setup: rule,
+			body:   `{"type": "http", "config": {"url": "https://example.com/hook"}, "attributes": {"subject": 1}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "attributes"},
 		},
 		{
 			name: "input transformer without a template", method: http.MethodPut, url: url, setup: rule,

@@ -14,7 +14,8 @@ import (
 // TestInputTransformerInput is an input transformer, in one of the forms a target accepts, and an event to try it
 // on.
 type TestInputTransformerInput struct {
-	// InputTransformer, Input, InputPath and Transform are as in a Target: exactly one of them is required.
+	// InputTransformer, Input, InputPath and Transform are as in a Target: one of them, or attributes, is
+	// required.
 	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
 	// Input is constant JSON text that replaces the data.
 	Input *string `json:"input,omitempty" example:"{\"status\": \"created\"}"`
@@ -22,28 +23,38 @@ type TestInputTransformerInput struct {
 	InputPath *string `json:"inputPath,omitempty" example:"$.data.order"`
 	// Transform is an input transformer in Apache RocketMQ EventBridge's form.
 	Transform *TransformParam `json:"transform,omitempty"`
+	// Attributes sets CloudEvent attributes, as in a Target; it may be the only field set.
+	Attributes map[string]string `json:"attributes,omitempty" example:"subject:orders/<id>,orderid:<id>"`
 	// Event is a CloudEvent in its JSON form (structured mode), data included.
 	Event json.RawMessage `json:"event" swaggertype:"object"`
 } //@name TestInputTransformerInput
 
-// TestInputTransformerOutput is what a target with the transformer would receive as the event's data.
+// TestInputTransformerOutput is what a target with the transformer would receive: the event's data and the
+// attributes the transformer sets.
 type TestInputTransformerOutput struct {
-	// Output is the new data: a JSON value when contentType is application/json, else a string.
+	// Output is the new data: a JSON value when contentType is JSON, else a string (null when the event has
+	// none). With attributes alone it is the event's data as it is.
 	Output json.RawMessage `json:"output" swaggertype:"object"`
-	// ContentType is the event's new datacontenttype: application/json or text/plain.
-	ContentType string `json:"contentType" enums:"application/json,text/plain" example:"application/json"`
+	// ContentType is the event's new datacontenttype: application/json or text/plain; with attributes alone the
+	// event's own (empty when it has none).
+	ContentType string `json:"contentType" example:"application/json"`
+	// Attributes holds the value of every attribute that attributes sets, as the event carries it: an empty
+	// string for an attribute removed. Empty without attributes.
+	Attributes map[string]string `json:"attributes" example:"subject:orders/o-1,orderid:o-1"`
 } //@name TestInputTransformerOutput
 
 // testInputTransformer applies an input transformer to an event without storing or delivering anything.
 //
 //	@Summary		Try an input transformer on an event
-//	@Description	Answers the data a target with this input transformer would receive for the event, and its content
-//	@Description	type. The transformer is validated as a target's is: an invalid one is a 400 naming its field.
+//	@Description	Answers the data a target with this input transformer would receive for the event, its content
+//	@Description	type, and the attributes the transformer sets. The transformer is validated as a target's is: an
+//	@Description	invalid one is a 400 naming its field (attributes.<name> for an attribute); an event the
+//	@Description	transformer cannot be applied to (an empty type, ...) is a 400 on event.
 //	@Tags			targets
 //	@Accept			json
 //	@Produce		json
 //	@Param			X-Account-Id	header		string						false	"account (default: default)"
-//	@Param			body			body		TestInputTransformerInput	true	"one of inputTransformer, input, inputPath and transform, and an event"
+//	@Param			body			body		TestInputTransformerInput	true	"one of inputTransformer, input, inputPath and transform, or attributes, and an event"
 //	@Success		200				{object}	TestInputTransformerOutput
 //	@Failure		400				{object}	Problem	"ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest"
 //	@Router			/api/v1/test-input-transformer [post]
@@ -53,7 +64,7 @@ func (a *api) testInputTransformer(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	t, err := transform.Compile(transformSpec(in.InputTransformer, in.Input, in.InputPath, in.Transform))
+	t, err := transform.Compile(transformSpec(in.InputTransformer, in.Input, in.InputPath, in.Transform, in.Attributes))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -77,8 +88,14 @@ func (a *api) testInputTransformer(c *gin.Context) {
 		a.writeError(c, domain.Invalid("event", "the transformer cannot be applied to this event: %s", err))
 		return
 	}
-	res := TestInputTransformerOutput{Output: out.Data, ContentType: out.ContentType}
-	if !out.IsJSON() {
+	res := TestInputTransformerOutput{Output: out.Data, ContentType: out.ContentType, Attributes: out.Attributes}
+	if res.Attributes == nil {
+		res.Attributes = map[string]string{}
+	}
+	switch {
+	case out.Data == nil:
+		res.Output = json.RawMessage("null")
+	case !out.IsJSON():
 		s, err := json.Marshal(string(out.Data))
 		if err != nil {
 			a.writeError(c, err)

@@ -379,3 +379,91 @@ func TestTargetInputTransformer(t *testing.T) {
 	require.Equal(t, "application/json", got.contentType)
 	require.JSONEq(t, `{"orderId": "o-3", "items": [{"sku": "x1"}]}`, got.body)
 }
+
+// The attributes of a target's transformer arrive on the event the target receives: in binary mode as ce-*
+// headers. An event for which a required attribute's template makes nothing is not delivered.
+func TestTargetTransformerAttributes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	type received struct {
+		header http.Header
+		body   string
+	}
+	got := make(chan received, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- received{header: r.Header.Clone(), body: string(b)}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	_, err = e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "r", EventPattern: []byte(`{"source":["shop"]}`)})
+	require.NoError(t, err)
+	spec := httpSpec("hook", srv.URL)
+	spec.Transformer = transform.Spec{
+		InputTransformer: &transform.InputTransformer{
+			InputPathsMap: map[string]string{"id": "$.data.orderId", "kind": "$.data.kind"},
+			InputTemplate: `{"order": <id>}`,
+		},
+		Attributes: map[string]string{"subject": "orders/<id>", "type": "com.example.order.<kind>", "orderid": "<id>", "tenant": ""},
+	}
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", spec)
+	require.NoError(t, err)
+	stored, err := transform.ParseSpec([]byte(e.connectors(t)["eb.acme.orders.r.hook"].Info.Config["transforms.input.spec"]))
+	require.NoError(t, err)
+	require.True(t, stored.Equal(spec.Transformer), "the connector's spec carries the attributes")
+
+	put := func(id, subject string, data map[string]any) {
+		ev := event.New()
+		ev.SetID(id)
+		ev.SetSource("shop")
+		ev.SetType("order.created")
+		ev.SetSubject(subject)
+		ev.SetExtension("tenant", "acme")
+		require.NoError(t, ev.SetData(event.ApplicationJSON, data))
+		errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
+		require.NoError(t, err)
+		require.NoError(t, errs[0])
+	}
+	next := func() received {
+		select {
+		case r := <-got:
+			return r
+		case <-time.After(20 * time.Second):
+			t.Fatal("the target received nothing")
+		}
+		return received{}
+	}
+
+	put("1", "", map[string]any{"orderId": "o-1", "kind": "created"})
+	r := next()
+	require.Equal(t, "1", r.header.Get("ce-id"), "the id stays")
+	require.Equal(t, "shop", r.header.Get("ce-source"))
+	require.Equal(t, "orders/o-1", r.header.Get("ce-subject"))
+	require.Equal(t, "com.example.order.created", r.header.Get("ce-type"))
+	require.Equal(t, "o-1", r.header.Get("ce-orderid"))
+	require.Empty(t, r.header.Values("ce-tenant"), "an empty value removes the extension")
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.JSONEq(t, `{"order": "o-1"}`, r.body)
+
+	// Attributes alone: the data arrives as it was put. An event whose type's template makes nothing is given
+	// up, not retried: the next event is the next one the target receives.
+	spec.Transformer = transform.Spec{Attributes: map[string]string{"type": "<ce.subject>", "subject": "<ce.source>/<ce.id>"}}
+	_, _, err = e.targets.Put(ctx, "acme", "orders", "r", spec)
+	require.NoError(t, err)
+	put("2", "", map[string]any{"orderId": "o-2"})
+	put("3", "order.archived", map[string]any{"orderId": "o-3"})
+	r = next()
+	require.Equal(t, "3", r.header.Get("ce-id"), "event 2 has no subject, so no type: it is not delivered")
+	require.Equal(t, "order.archived", r.header.Get("ce-type"))
+	require.Equal(t, "shop/3", r.header.Get("ce-subject"))
+	require.Equal(t, "acme", r.header.Get("ce-tenant"), "attributes not named stay")
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.JSONEq(t, `{"orderId": "o-3"}`, r.body)
+	select {
+	case r := <-got:
+		t.Fatalf("an event more than expected: %v", r.header)
+	case <-time.After(200 * time.Millisecond):
+	}
+}

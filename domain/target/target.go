@@ -150,8 +150,9 @@ type Spec struct {
 	Name string
 	Type Type
 	HTTP HTTPConfig
-	// Transformer is what the target makes of an event before delivering it: one of inputTransformer, input,
-	// inputPath and transform, validated by compiling it. The zero Spec delivers the event as it is.
+	// Transformer is what the target makes of an event before delivering it: at most one of inputTransformer,
+	// input, inputPath and transform for the data, and attributes to set, validated by compiling it. The zero
+	// Spec delivers the event as it is.
 	Transformer transform.Spec
 	RetryPolicy RetryPolicy
 }

@@ -1,6 +1,7 @@
 // Package transform implements input transformers: what a target makes of an event before delivering it. A
 // transformer computes new data for the CloudEvent from its JSON form (attributes at the top level, the payload
-// under "data") and leaves the attributes alone.
+// under "data") and, where configured, sets some of its attributes (subject, type, source, dataschema and
+// extensions) from text templates; the other attributes stay as they are.
 //
 // It accepts Amazon EventBridge's forms (inputTransformer with inputPathsMap and inputTemplate, input, inputPath)
 // and Apache RocketMQ EventBridge's TransformParam forms ({"form": "ORIGINAL" | "CONSTANT" | "JSONPATH" |
@@ -13,7 +14,7 @@
 // content of the string (a missing path as nothing); in a text template a string is written as it is, another
 // value as its JSON text, a missing path as nothing. A placeholder naming no variable stays as it is. The output
 // is application/json for JSON templates, input, inputPath, ORIGINAL and JSON values that JSONPATH selects or
-// CONSTANT holds; text/plain otherwise.
+// CONSTANT holds; text/plain otherwise. Attribute templates are always text templates.
 package transform
 
 import (
@@ -22,8 +23,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"mime"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -43,6 +46,15 @@ const (
 	MaxVariables = 100
 	// MaxOutputSize is the largest output a transformer makes; beyond it Apply fails.
 	MaxOutputSize = 256 << 10
+	// MaxAttributes is the number of attributes a transformer may set.
+	MaxAttributes = 20
+	// MaxAttributeTemplateSize is the largest template of an attribute, in bytes.
+	MaxAttributeTemplateSize = 1 << 10
+	// MaxAttributeValueSize is the largest value an attribute's template makes, in bytes; beyond it Apply fails
+	// (attributes travel as HTTP headers in binary mode).
+	MaxAttributeValueSize = 4 << 10
+	// MaxAttributeNameLength is the longest attribute name, as the CloudEvents specification advises.
+	MaxAttributeNameLength = 20
 )
 
 // Content types of the outputs.
@@ -102,8 +114,9 @@ type Param struct {
 	Template string `json:"template,omitempty"`
 }
 
-// Spec declares a transformer in one of its forms; at most one field is set, and the zero Spec declares none.
-// Its JSON form (encoding/json with these tags) is how specs are stored and passed to the worker runtime.
+// Spec declares a transformer: at most one of the data forms (InputTransformer, Input, InputPath, Transform),
+// with or without Attributes; the zero Spec declares none. Its JSON form (encoding/json with these tags) is how
+// specs are stored and passed to the worker runtime.
 type Spec struct {
 	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
 	// Input is constant JSON text that replaces the data.
@@ -112,11 +125,25 @@ type Spec struct {
 	InputPath *string `json:"inputPath,omitempty"`
 	// Transform is a RocketMQ EventBridge form.
 	Transform *Param `json:"transform,omitempty"`
+	// Attributes sets CloudEvent attributes: attribute name → text template (strings written as they are, other
+	// values as their JSON text, missing values as nothing; leading and trailing white space dropped). The
+	// templates see the variables of the data form beside them: with InputTransformer, its inputPathsMap
+	// variables and the reserved <ce.*> ones, written <name>; with Transform, the reserved ones and, for
+	// TEMPLATE, the variables of its value, written ${name} as in its template; with Input, InputPath or no
+	// data form (Attributes alone, which keeps the data as it is), the reserved ones, written <name>.
+	//
+	// subject, type, source, dataschema and extension attributes (1 to MaxAttributeNameLength characters of a-z
+	// and 0-9) may be set, at most MaxAttributes of them, each template at most MaxAttributeTemplateSize bytes;
+	// specversion, id, time, datacontenttype, data and data_base64 may not. A template whose value is empty
+	// removes its attribute, except type and source, which are required: then Apply fails, as it does for a value
+	// that is not valid for its attribute (a control character, a dataschema that is not an absolute URI, more
+	// than MaxAttributeValueSize bytes).
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
 
-// IsZero reports whether s declares no transformer.
+// IsZero reports whether s declares no transformer: no data form and no attributes.
 func (s Spec) IsZero() bool {
-	return s.InputTransformer == nil && s.Input == nil && s.InputPath == nil && s.Transform == nil
+	return s.InputTransformer == nil && s.Input == nil && s.InputPath == nil && s.Transform == nil && len(s.Attributes) == 0
 }
 
 // Equal reports whether two specs declare the same transformer.
@@ -149,6 +176,8 @@ const (
 	modePath
 	modeTemplate
 	modeOriginal
+	// modeKeep keeps the data as it is: a transformer of attributes only.
+	modeKeep
 )
 
 // Transformer is a compiled Spec. It is immutable and safe for concurrent use.
@@ -160,21 +189,59 @@ type Transformer struct {
 	rawStrings bool
 	tmpl       *template
 	vars       map[string]*path
+	// attrs are the attributes to set, ordered by name.
+	attrs []attribute
 }
 
-// Output is what a transformer makes of an event: the new data and its content type.
+// attribute is an attribute that a transformer sets, and the text template of its value.
+type attribute struct {
+	name string
+	tmpl *template
+}
+
+// Output is what a transformer makes of an event: the new data and its content type (for a transformer of
+// attributes only, the event's own data and datacontenttype), and the attributes it set.
 type Output struct {
 	Data        []byte
 	ContentType string
+	// Attributes holds, for each attribute the transformer sets, the value the new event carries: "" when the
+	// attribute was removed. Nil when the transformer sets no attributes.
+	Attributes map[string]string
 }
 
-// IsJSON reports whether the output is JSON.
-func (o Output) IsJSON() bool { return o.ContentType == ContentTypeJSON }
+// IsJSON reports whether the output is JSON: valid JSON whose content type is a JSON media type
+// (application/json, text/json, ...+json) or absent (a CloudEvent's JSON form implies application/json then).
+func (o Output) IsJSON() bool {
+	if o.ContentType != ContentTypeJSON && o.ContentType != "" {
+		mt, _, err := mime.ParseMediaType(o.ContentType)
+		if err != nil || mt != ContentTypeJSON && mt != "text/json" && !strings.HasSuffix(mt, "+json") {
+			return false
+		}
+	}
+	return o.Data != nil && json.Valid(o.Data)
+}
 
 // Compile validates spec and compiles it. Validation errors are domain.ErrValidation errors whose field names the
 // offending input as the API writes it: inputTransformer.inputTemplate, inputTransformer.inputPathsMap.<name>,
-// input, inputPath, transform.form, transform.value, transform.template. A zero Spec is an error too.
+// input, inputPath, transform.form, transform.value, transform.template, attributes, attributes.<name>. A zero
+// Spec is an error too.
 func Compile(spec Spec) (*Transformer, error) {
+	t, err := compileData(spec)
+	if err != nil {
+		return nil, err
+	}
+	syn := angle
+	if spec.Transform != nil {
+		syn = dollar
+	}
+	if t.attrs, err = compileAttributes(spec.Attributes, syn, t.vars); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// compileData compiles the data form of spec; a spec without one keeps the data when it sets attributes.
+func compileData(spec Spec) (*Transformer, error) {
 	var set []string
 	if spec.InputTransformer != nil {
 		set = append(set, "inputTransformer")
@@ -190,7 +257,10 @@ func Compile(spec Spec) (*Transformer, error) {
 	}
 	switch len(set) {
 	case 0:
-		return nil, domain.Invalid("inputTransformer", "one of inputTransformer, input, inputPath and transform is required")
+		if len(spec.Attributes) > 0 {
+			return &Transformer{mode: modeKeep}, nil
+		}
+		return nil, domain.Invalid("inputTransformer", "one of inputTransformer, input, inputPath and transform is required, or attributes")
 	case 1:
 	default:
 		return nil, domain.Invalid(set[1], "at most one of inputTransformer, input, inputPath and transform may be set; got %s",
@@ -338,28 +408,210 @@ func compileTemplate(field, s string, syn syntax, vars map[string]*path) (*templ
 	}), nil
 }
 
-// Apply returns a copy of e whose data is the transformer's output and whose datacontenttype is application/json
-// when the output is JSON, text/plain otherwise; e is not modified. It fails when the event's JSON form cannot be
-// built (data that is not the JSON its datacontenttype says) or the output would exceed MaxOutputSize; such an
-// error is about the event, so retrying it cannot help.
-func (t *Transformer) Apply(e *event.Event) (*event.Event, error) {
-	out, err := t.Output(e)
-	if err != nil {
-		return nil, err
-	}
-	c := e.Clone()
-	c.DataEncoded = out.Data
-	c.DataBase64 = false
-	c.SetDataContentType(out.ContentType)
-	return &c, nil
+// attributeNameRe is the form of a CloudEvents attribute name, with the length the specification advises.
+var attributeNameRe = regexp.MustCompile(fmt.Sprintf(`^[a-z0-9]{1,%d}$`, MaxAttributeNameLength))
+
+// unsettable are the attributes a transformer may not set, and why.
+var unsettable = map[string]string{
+	"specversion":     "it is the CloudEvents version of the event",
+	"id":              "it identifies the event",
+	"time":            "it is when the event occurred",
+	"datacontenttype": "it follows the data, which inputTransformer, input, inputPath or transform makes",
+	"data":            "the data is what inputTransformer, input, inputPath or transform makes",
+	"data_base64":     "the data is what inputTransformer, input, inputPath or transform makes",
 }
 
-// Output computes the transformer's output for e without building a new event (see Apply).
+// requiredAttribute reports whether an attribute cannot be removed.
+func requiredAttribute(name string) bool { return name == "type" || name == "source" }
+
+// compileAttributes compiles the templates of the attributes to set; they know the reserved variables and vars.
+func compileAttributes(attrs map[string]string, syn syntax, vars map[string]*path) ([]attribute, error) {
+	const field = "attributes"
+	if len(attrs) > MaxAttributes {
+		return nil, domain.Invalid(field, "%s sets %d attributes; at most %d are allowed", field, len(attrs), MaxAttributes)
+	}
+	out := make([]attribute, 0, len(attrs))
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		f, s := field+"."+name, attrs[name]
+		if why, ok := unsettable[name]; ok {
+			return nil, domain.Invalid(f, "%s: a transformer cannot set %s: %s", f, name, why)
+		}
+		switch {
+		case !attributeNameRe.MatchString(name):
+			return nil, domain.Invalid(f, "%s: %q is not a CloudEvents attribute name: 1 to %d characters of a-z and 0-9",
+				f, name, MaxAttributeNameLength)
+		case len(s) > MaxAttributeTemplateSize:
+			return nil, domain.Invalid(f, "%s is %d bytes; at most %d are allowed", f, len(s), MaxAttributeTemplateSize)
+		case !utf8.ValidString(s):
+			return nil, domain.Invalid(f, "%s is not valid UTF-8", f)
+		case requiredAttribute(name) && strings.TrimSpace(s) == "":
+			return nil, domain.Invalid(f, "%s: %s is a required attribute; its template cannot be empty", f, name)
+		}
+		tmpl := parseTemplate(s, syn, func(name string) bool {
+			_, ok := vars[name]
+			return ok || slices.Contains(reserved, name)
+		})
+		tmpl.json = false // attribute values are text
+		if len(tmpl.variables()) == 0 {
+			// A constant: what Apply would refuse is refused now.
+			probe := event.New()
+			probe.SetID("probe")
+			probe.SetSource("probe")
+			probe.SetType("probe")
+			err := setAttribute(&probe, name, s)
+			if err == nil {
+				err = probe.Validate()
+			}
+			if err != nil {
+				return nil, domain.Invalid(f, "%s: %s", f, err)
+			}
+		}
+		out = append(out, attribute{name: name, tmpl: tmpl})
+	}
+	return out, nil
+}
+
+// setAttribute sets attribute name of e to the rendered value v: white space around it dropped, an empty value
+// removing the attribute (an error for type and source). It checks what the attribute requires of v; the caller
+// validates the event once every attribute is set.
+func setAttribute(e *event.Event, name, v string) error {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "" && requiredAttribute(name):
+		return fmt.Errorf("%s is required, and its template made an empty value", name)
+	case !utf8.ValidString(v):
+		return errors.New("the value is not valid UTF-8")
+	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }):
+		return fmt.Errorf("the value %s holds a control character, which CloudEvents attribute values cannot", quote(v))
+	}
+	ctx := e.Context
+	var err error
+	switch name {
+	case "subject":
+		err = ctx.SetSubject(v)
+	case "type":
+		err = ctx.SetType(v)
+	case "source":
+		err = ctx.SetSource(v)
+	case "dataschema":
+		if err = ctx.SetDataSchema(v); err == nil && v != "" && !e.Context.AsV1().DataSchema.Validate() {
+			err = errors.New("it must be an absolute URI")
+		}
+	default:
+		if v == "" {
+			err = ctx.SetExtension(name, nil)
+		} else {
+			err = ctx.SetExtension(name, v)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the value %s is not a valid %s: %w", quote(v), name, err)
+	}
+	return nil
+}
+
+// quote quotes a value for an error message, shortened beyond 100 bytes.
+func quote(v string) string {
+	const limit = 100
+	if len(v) <= limit {
+		return strconv.Quote(v)
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return strconv.Quote(v[:cut]) + "..."
+}
+
+// attributeOf returns the value of attribute name of e as a string; "" when e has none.
+func attributeOf(e *event.Event, name string) string {
+	switch name {
+	case "subject":
+		return e.Subject()
+	case "type":
+		return e.Type()
+	case "source":
+		return e.Source()
+	case "dataschema":
+		return e.DataSchema()
+	}
+	v, ok := e.Extensions()[name]
+	if !ok {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// Apply returns a copy of e whose data is the transformer's output and whose datacontenttype is application/json
+// when the output is JSON, text/plain otherwise (a transformer of attributes only keeps both as they are), with
+// the attributes it sets set; e is not modified. It fails when the event's JSON form cannot be built (data that
+// is not the JSON its datacontenttype says), when the output would exceed MaxOutputSize or an attribute's value
+// MaxAttributeValueSize, or when an attribute's value is not valid for it (an empty type or source, a control
+// character, a dataschema that is not an absolute URI); the error names the attribute. Such an error is about
+// the event, so retrying it cannot help.
+func (t *Transformer) Apply(e *event.Event) (*event.Event, error) {
+	c, _, err := t.apply(e)
+	return c, err
+}
+
+// Output computes the transformer's output for e without returning the new event; it fails when Apply would.
 func (t *Transformer) Output(e *event.Event) (Output, error) {
+	_, out, err := t.apply(e)
+	return out, err
+}
+
+func (t *Transformer) apply(e *event.Event) (*event.Event, Output, error) {
 	if e == nil || e.Context == nil {
-		return Output{}, errors.New("transform: no event")
+		return nil, Output{}, errors.New("transform: no event")
 	}
 	ev := &evaluation{e: e}
+	c := e.Clone()
+	var out Output
+	if t.mode == modeKeep {
+		out = Output{Data: c.Data(), ContentType: c.DataContentType()}
+	} else {
+		var err error
+		if out, err = t.data(ev); err != nil {
+			return nil, Output{}, err
+		}
+		c.DataEncoded = out.Data
+		c.DataBase64 = false
+		c.SetDataContentType(out.ContentType)
+	}
+	if len(t.attrs) == 0 {
+		return &c, out, nil
+	}
+	// Every value is computed from e before any is set.
+	values := make([][]byte, len(t.attrs))
+	for i, a := range t.attrs {
+		vars, err := ev.values(a.tmpl.variables(), t.vars)
+		if err != nil {
+			return nil, Output{}, err
+		}
+		if values[i], err = a.tmpl.render(vars, MaxAttributeValueSize); err != nil {
+			return nil, Output{}, fmt.Errorf("transform: attributes.%s: %w", a.name, err)
+		}
+	}
+	out.Attributes = make(map[string]string, len(t.attrs))
+	for i, a := range t.attrs {
+		if err := setAttribute(&c, a.name, string(values[i])); err != nil {
+			return nil, Output{}, fmt.Errorf("transform: attributes.%s: %w", a.name, err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, Output{}, fmt.Errorf("transform: the event is not valid with its new attributes: %w", err)
+	}
+	for _, a := range t.attrs {
+		out.Attributes[a.name] = attributeOf(&c, a.name)
+	}
+	return &c, out, nil
+}
+
+// data computes the new data of the event of ev.
+func (t *Transformer) data(ev *evaluation) (Output, error) {
 	switch t.mode {
 	case modeConstant:
 		return Output{Data: bytes.Clone(t.constant.Data), ContentType: t.constant.ContentType}, nil
@@ -385,13 +637,9 @@ func (t *Transformer) Output(e *event.Event) (Output, error) {
 			return Output{Data: v.raw, ContentType: ContentTypeJSON}, nil
 		}
 	default:
-		values := make(map[string]value, len(t.vars))
-		for _, name := range t.tmpl.variables() {
-			v, err := ev.variable(name, t.vars[name])
-			if err != nil {
-				return Output{}, err
-			}
-			values[name] = v
+		values, err := ev.values(t.tmpl.variables(), t.vars)
+		if err != nil {
+			return Output{}, err
 		}
 		data, err := t.tmpl.render(values, MaxOutputSize)
 		if err != nil {
@@ -408,7 +656,8 @@ func (t *Transformer) Output(e *event.Event) (Output, error) {
 	}
 }
 
-// evaluation builds the JSON form of one event at most once, and only when a variable needs it.
+// evaluation builds the JSON form of one event at most once, and only when a variable needs it; it computes each
+// variable once.
 type evaluation struct {
 	e       *event.Event
 	raw     []byte
@@ -416,6 +665,25 @@ type evaluation struct {
 	err     error
 	encoded bool
 	decoded bool
+	vars    map[string]value
+}
+
+// values returns the values of the variables names, declared in vars or reserved.
+func (ev *evaluation) values(names []string, vars map[string]*path) (map[string]value, error) {
+	if ev.vars == nil {
+		ev.vars = make(map[string]value, len(names))
+	}
+	for _, name := range names {
+		if _, ok := ev.vars[name]; ok {
+			continue
+		}
+		v, err := ev.variable(name, vars[name])
+		if err != nil {
+			return nil, err
+		}
+		ev.vars[name] = v
+	}
+	return ev.vars, nil
 }
 
 func (ev *evaluation) eventJSON() ([]byte, error) {

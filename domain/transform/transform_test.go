@@ -323,6 +323,270 @@ func TestApplyErrors(t *testing.T) {
 	}
 }
 
+func withAttributes(s transform.Spec, kv ...string) transform.Spec {
+	s.Attributes = map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		s.Attributes[kv[i]] = kv[i+1]
+	}
+	return s
+}
+
+func TestApplyAttributes(t *testing.T) {
+	t.Parallel()
+	paths := map[string]string{"id": "$.data.orderId", "sku": "$.data.items[1].sku", "amount": "$.data.amount",
+		"city": "$.data.customer.address", "name": "$.data.customer.name", "m": "$.data.missing", "src": "$.source"}
+	order := it(paths, `{"order": <id>}`)
+	tests := []struct {
+		name string
+		spec transform.Spec
+		// want are the attributes the new event carries: name → value, "" for absent. Attributes not named must
+		// be as they were.
+		want map[string]string
+		// wantData is the new data as JSON; "" = the event's data, unchanged.
+		wantData string
+	}{
+		{"subject, type and an extension from paths", withAttributes(order,
+			"subject", "orders/<id>", "type", "com.example.<sku>.shipped", "orderid", "<id>"),
+			map[string]string{"subject": "orders/o-1", "type": "com.example.y2.shipped", "orderid": "o-1"}, `{"order": "o-1"}`},
+		{"reserved variables", withAttributes(order,
+			"subject", "<ce.type>/<ce.id>", "origin", "<ce.source>", "at", "<ce.time>", "previous", "<ce.subject>"),
+			map[string]string{"subject": "order.created/evt-1", "origin": "shop/eu", "at": "2026-03-29T10:15:00.123Z", "previous": "orders/o-1"},
+			`{"order": "o-1"}`},
+		{"source and dataschema", withAttributes(order,
+			"source", "<src>/orders", "dataschema", "https://example.com/schemas/<sku>.json"),
+			map[string]string{"source": "shop/eu/orders", "dataschema": "https://example.com/schemas/y2.json"}, `{"order": "o-1"}`},
+		{"strings raw, other values as JSON text", withAttributes(order,
+			"customer", "<name>", "amount", "<amount> EUR", "city", "<city>"),
+			map[string]string{"customer": `Zoë "Z" O'Neil`, "amount": "120.50 EUR", "city": `{"city":"Köln"}`}, `{"order": "o-1"}`},
+		{"a JSON-looking template is still text", withAttributes(order, "info", `{"id": <id>}`),
+			map[string]string{"info": `{"id": o-1}`}, `{"order": "o-1"}`},
+		{"an existing extension replaced", withAttributes(order, "tenant", "globex-<id>"),
+			map[string]string{"tenant": "globex-o-1"}, `{"order": "o-1"}`},
+		{"white space around a value dropped", withAttributes(order, "subject", "  <id>  ", "note", " x "),
+			map[string]string{"subject": "o-1", "note": "x"}, `{"order": "o-1"}`},
+		{"a missing value gives nothing", withAttributes(order, "subject", "order <m>", "origin", "<src><m>"),
+			map[string]string{"subject": "order", "origin": "shop/eu"}, `{"order": "o-1"}`},
+		{"an empty value removes the attribute", withAttributes(order,
+			"subject", "<m>", "tenant", "<m>", "dataschema", "", "absent", ""),
+			map[string]string{"subject": "", "tenant": "", "dataschema": "", "absent": ""}, `{"order": "o-1"}`},
+		{"undeclared names stay literal", withAttributes(order, "subject", "<nope> ${id} <id>"),
+			map[string]string{"subject": "<nope> ${id} o-1"}, `{"order": "o-1"}`},
+		{"a constant", withAttributes(order, "type", "com.example.order"), map[string]string{"type": "com.example.order"}, `{"order": "o-1"}`},
+
+		// Attributes alone: the data stays as it is.
+		{"attributes alone", withAttributes(transform.Spec{}, "subject", "<ce.source>/<ce.id>", "type", "order.copied", "region", "eu"),
+			map[string]string{"subject": "shop/eu/evt-1", "type": "order.copied", "region": "eu"}, ""},
+		{"attributes alone do not know paths", withAttributes(transform.Spec{}, "subject", "<id>"), map[string]string{"subject": "<id>"}, ""},
+
+		// With the other forms: the reserved variables, and TEMPLATE's own.
+		{"input", withAttributes(transform.Spec{Input: ptr(`{"fixed": 1}`)}, "subject", "fixed/<ce.id>"),
+			map[string]string{"subject": "fixed/evt-1"}, `{"fixed": 1}`},
+		{"inputPath", withAttributes(transform.Spec{InputPath: ptr("$.data.customer.address")}, "subject", "<ce.subject>/address"),
+			map[string]string{"subject": "orders/o-1/address"}, `{"city": "Köln"}`},
+		{"TEMPLATE with its variables", withAttributes(param(transform.Template, `{"id": "$.data.orderId"}`, `{"order": "${id}"}`),
+			"subject", "orders/${id}", "origin", "${ce.source}", "literal", "<id>"),
+			map[string]string{"subject": "orders/o-1", "origin": "shop/eu", "literal": "<id>"}, `{"order": "o-1"}`},
+		{"JSONPATH with reserved variables", withAttributes(param(transform.JSONPath, "$.data.items[0]", ""), "type", "${ce.type}.item"),
+			map[string]string{"type": "order.created.item"}, `{"sku": "x1", "qty": 2}`},
+		{"ORIGINAL", withAttributes(param(transform.Original, "", ""), "wrapped", "yes"), map[string]string{"wrapped": "yes"}, "EVENT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr, err := transform.Compile(tt.spec)
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			in := orderEvent(t)
+			before, _ := json.Marshal(in)
+			out, err := tr.Apply(in)
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if after, _ := json.Marshal(in); !bytes.Equal(before, after) {
+				t.Fatal("Apply modified its input")
+			}
+			if err := out.Validate(); err != nil {
+				t.Fatalf("the output is not a valid CloudEvent: %v", err)
+			}
+			// Every attribute is as it was, except those set.
+			was := attributes(in)
+			got := attributes(out)
+			for name, v := range tt.want {
+				was[name] = v
+			}
+			delete(was, "datacontenttype")
+			delete(got, "datacontenttype")
+			for name, v := range was {
+				if v == "" {
+					delete(was, name)
+				}
+			}
+			wj, _ := json.Marshal(was)
+			gj, _ := json.Marshal(got)
+			if !bytes.Equal(wj, gj) {
+				t.Fatalf("attributes\n got %s\nwant %s", gj, wj)
+			}
+
+			switch tt.wantData {
+			case "":
+				if !bytes.Equal(out.Data(), in.Data()) || out.DataContentType() != in.DataContentType() {
+					t.Fatalf("the data changed: %s (%s)", out.Data(), out.DataContentType())
+				}
+			case "EVENT":
+				whole, _ := in.MarshalJSON()
+				assertJSONEq(t, string(whole), string(out.Data()))
+			default:
+				assertJSONEq(t, tt.wantData, string(out.Data()))
+			}
+
+			// Output tells the same.
+			o, err := tr.Output(in)
+			if err != nil {
+				t.Fatalf("Output: %v", err)
+			}
+			if !bytes.Equal(o.Data, out.Data()) || o.ContentType != out.DataContentType() {
+				t.Fatalf("Output's data %s (%s) differs from Apply's", o.Data, o.ContentType)
+			}
+			if len(o.Attributes) != len(tt.want) {
+				t.Fatalf("Output's attributes %v, want %v", o.Attributes, tt.want)
+			}
+			for name, v := range tt.want {
+				if o.Attributes[name] != v {
+					t.Fatalf("Output's attribute %s = %q, want %q", name, o.Attributes[name], v)
+				}
+			}
+		})
+	}
+}
+
+// attributes returns the attributes of e, extensions included, by name.
+func attributes(e *event.Event) map[string]string {
+	m := map[string]string{"specversion": e.SpecVersion(), "id": e.ID(), "type": e.Type(), "source": e.Source(),
+		"subject": e.Subject(), "dataschema": e.DataSchema(), "datacontenttype": e.DataContentType()}
+	if !e.Time().IsZero() {
+		m["time"] = e.Time().UTC().Format(time.RFC3339Nano)
+	}
+	for k, v := range e.Extensions() {
+		m[k] = fmt.Sprint(v)
+	}
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+func TestApplyAttributesOnEventsWithoutDataOrWithText(t *testing.T) {
+	t.Parallel()
+	noData := event.New()
+	noData.SetID("n1")
+	noData.SetSource("s")
+	noData.SetType("t")
+	tr, err := transform.Compile(withAttributes(transform.Spec{}, "subject", "<ce.id>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tr.Apply(&noData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Subject() != "n1" || out.Data() != nil || out.DataContentType() != "" {
+		t.Fatalf("got %v", out)
+	}
+	o, err := tr.Output(&noData)
+	if err != nil || o.Data != nil || o.IsJSON() || o.Attributes["subject"] != "n1" {
+		t.Fatalf("Output = %+v, %v", o, err)
+	}
+
+	text := event.New()
+	text.SetID("t1")
+	text.SetSource("s")
+	text.SetType("t")
+	text.SetDataContentType("text/plain")
+	text.DataEncoded = []byte("plain words")
+	if o, err = tr.Output(&text); err != nil || string(o.Data) != "plain words" || o.ContentType != "text/plain" || o.IsJSON() {
+		t.Fatalf("Output = %+v, %v", o, err)
+	}
+}
+
+func TestOutputIsJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ct, data string
+		want     bool
+	}{
+		{transform.ContentTypeJSON, `{"a": 1}`, true},
+		{"application/json; charset=utf-8", `1`, true},
+		{"application/cloudevents+json", `[]`, true},
+		{"text/json", `"x"`, true},
+		{"", `{"a": 1}`, true}, // a JSON form's data without datacontenttype
+		{"", `plain`, false},
+		{transform.ContentTypeText, `{"a": 1}`, false},
+		{transform.ContentTypeJSON, `{"broken"`, false},
+		{"not a media type/", `1`, false},
+	}
+	for _, tt := range tests {
+		if got := (transform.Output{Data: []byte(tt.data), ContentType: tt.ct}).IsJSON(); got != tt.want {
+			t.Errorf("IsJSON(%q, %s) = %v, want %v", tt.ct, tt.data, got, tt.want)
+		}
+	}
+	if (transform.Output{ContentType: transform.ContentTypeJSON}).IsJSON() {
+		t.Error("no data is not JSON")
+	}
+}
+
+// Values that an attribute cannot take fail Apply and Output, naming the attribute.
+func TestApplyAttributeErrors(t *testing.T) {
+	t.Parallel()
+	big := event.New()
+	big.SetID("big")
+	big.SetSource("s")
+	big.SetType("t")
+	payload, _ := json.Marshal(map[string]string{"s": strings.Repeat("x", transform.MaxAttributeValueSize+1)})
+	if err := big.SetData(transform.ContentTypeJSON, json.RawMessage(payload)); err != nil {
+		t.Fatal(err)
+	}
+	noSubject := orderEvent(t)
+	noSubject.SetSubject("")
+	paths := map[string]string{"m": "$.data.missing", "c": "$.data.comment", "id": "$.data.orderId", "s": "$.data.s"}
+	tests := []struct {
+		name  string
+		spec  transform.Spec
+		e     *event.Event
+		field string
+		msg   string
+	}{
+		{"type empty", withAttributes(it(paths, "<id>"), "type", "<m>"), orderEvent(t), "attributes.type", "required"},
+		{"type only white space", withAttributes(it(paths, "<id>"), "type", " <m> "), orderEvent(t), "attributes.type", "required"},
+		{"source empty", withAttributes(transform.Spec{}, "source", "<ce.subject>"), noSubject, "attributes.source", "required"},
+		{"a control character", withAttributes(it(paths, "<id>"), "subject", "<c>"), orderEvent(t), "attributes.subject", "control character"},
+		{"a control character in an extension", withAttributes(transform.Spec{}, "note", "<ce.event.json>x"), func() *event.Event {
+			e := orderEvent(t)
+			e.SetSubject("a\u0085b") // a C1 control character; the event's JSON form holds it as it is
+			return e
+		}(), "attributes.note", "control character"},
+		{"dataschema not an absolute URI", withAttributes(it(paths, "<id>"), "dataschema", "schemas/<id>"), orderEvent(t), "attributes.dataschema", "dataschema"},
+		{"a value too large", withAttributes(it(paths, "<id>"), "subject", "<s>"), &big, "attributes.subject", "larger than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr, err := transform.Compile(tt.spec)
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			if _, err := tr.Apply(tt.e); err == nil || !strings.Contains(err.Error(), tt.field+":") || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Apply: want an error naming %s with %q, got %v", tt.field, tt.msg, err)
+			}
+			if _, err := tr.Output(tt.e); err == nil || !strings.Contains(err.Error(), tt.field+":") {
+				t.Fatalf("Output: want an error naming %s, got %v", tt.field, err)
+			}
+		})
+	}
+}
+
 func TestCompileRefusesBadSpecs(t *testing.T) {
 	t.Parallel()
 	many := map[string]string{}
@@ -381,6 +645,38 @@ func TestCompileRefusesBadSpecs(t *testing.T) {
 		{"TEMPLATE value not JSON", param(transform.Template, `$.data`, "${a}"), "transform.value"},
 		{"TEMPLATE value with a bad path", param(transform.Template, `{"a": "$.data..x"}`, "${a}"), "transform.value.a"},
 		{"TEMPLATE too long", param(transform.Template, "", strings.Repeat("x", transform.MaxTemplateSize+1)), "transform.template"},
+
+		// Attributes.
+		{"attributes alone", withAttributes(transform.Spec{}, "subject", "<ce.id>"), ""},
+		{"attributes with a form", withAttributes(param(transform.Original, "", ""), "subject", "x"), ""},
+		{"attributes empty", withAttributes(transform.Spec{}), "inputTransformer"},
+		{"attributes with two forms", withAttributes(transform.Spec{Input: ptr(`1`), InputPath: ptr("$.data")}, "subject", "x"), "inputPath"},
+		{"attributes with a bad form", withAttributes(transform.Spec{InputPath: ptr("data")}, "subject", "x"), "inputPath"},
+		{"every settable kind", withAttributes(transform.Spec{}, "subject", "s", "type", "t", "source", "src", "dataschema", "https://example.com/s",
+			"ext1", "x", strings.Repeat("a", transform.MaxAttributeNameLength), "y"), ""},
+		{"specversion", withAttributes(transform.Spec{}, "specversion", "0.3"), "attributes.specversion"},
+		{"id", withAttributes(transform.Spec{}, "id", "<ce.id>-2"), "attributes.id"},
+		{"time", withAttributes(transform.Spec{}, "time", "<ce.time>"), "attributes.time"},
+		{"datacontenttype", withAttributes(transform.Spec{}, "datacontenttype", "text/plain"), "attributes.datacontenttype"},
+		{"data", withAttributes(transform.Spec{}, "data", "x"), "attributes.data"},
+		{"data_base64", withAttributes(transform.Spec{}, "data_base64", "eA=="), "attributes.data_base64"},
+		{"upper case name", withAttributes(transform.Spec{}, "Subject", "x"), "attributes.Subject"},
+		{"name with a dash", withAttributes(transform.Spec{}, "my-ext", "x"), "attributes.my-ext"},
+		{"name with a dot", withAttributes(transform.Spec{}, "ce.subject", "x"), "attributes.ce.subject"},
+		{"empty name", withAttributes(transform.Spec{}, "", "x"), "attributes."},
+		{"name too long", withAttributes(transform.Spec{}, strings.Repeat("a", transform.MaxAttributeNameLength+1), "x"),
+			"attributes." + strings.Repeat("a", transform.MaxAttributeNameLength+1)},
+		{"20 attributes", transform.Spec{Attributes: manyAttributes(transform.MaxAttributes)}, ""},
+		{"21 attributes", transform.Spec{Attributes: manyAttributes(transform.MaxAttributes + 1)}, "attributes"},
+		{"template at the limit", withAttributes(transform.Spec{}, "subject", strings.Repeat("x", transform.MaxAttributeTemplateSize)), ""},
+		{"template over the limit", withAttributes(transform.Spec{}, "subject", strings.Repeat("x", transform.MaxAttributeTemplateSize+1)), "attributes.subject"},
+		{"template not UTF-8", withAttributes(transform.Spec{}, "subject", "a\xffb"), "attributes.subject"},
+		{"type empty", withAttributes(transform.Spec{}, "type", ""), "attributes.type"},
+		{"source white space", withAttributes(transform.Spec{}, "source", "  "), "attributes.source"},
+		{"subject empty removes it", withAttributes(transform.Spec{}, "subject", ""), ""},
+		{"a constant with a control character", withAttributes(transform.Spec{}, "subject", "a\nb"), "attributes.subject"},
+		{"a constant dataschema that is not an absolute URI", withAttributes(transform.Spec{}, "dataschema", "schemas/order"), "attributes.dataschema"},
+		{"a dataschema template is checked at Apply", withAttributes(transform.Spec{}, "dataschema", "<ce.source>"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,6 +702,14 @@ func TestCompileRefusesBadSpecs(t *testing.T) {
 	}
 }
 
+func manyAttributes(n int) map[string]string {
+	m := map[string]string{}
+	for i := range n {
+		m[fmt.Sprintf("ext%d", i)] = "<ce.id>"
+	}
+	return m
+}
+
 func TestParseSpecRoundTrip(t *testing.T) {
 	t.Parallel()
 	specs := []transform.Spec{
@@ -414,6 +718,8 @@ func TestParseSpecRoundTrip(t *testing.T) {
 		{InputPath: ptr("$.data")},
 		param(transform.Template, `{"c": "$.data.c"}`, `{"k": "${c}"}`),
 		param(transform.Original, "", ""),
+		withAttributes(it(map[string]string{"id": "$.data.orderId"}, `<id>`), "subject", "orders/<id>", "tenant", ""),
+		withAttributes(transform.Spec{}, "type", "com.example.<ce.type>"),
 	}
 	for _, s := range specs {
 		b, err := json.Marshal(s)
@@ -436,12 +742,22 @@ func TestParseSpecRoundTrip(t *testing.T) {
 	if s, err := transform.ParseSpec([]byte(`{}`)); err != nil || !s.IsZero() {
 		t.Fatalf("{} is the zero spec: %+v %v", s, err)
 	}
+	if s, err := transform.ParseSpec([]byte(`{"attributes": {}}`)); err != nil || !s.IsZero() {
+		t.Fatalf("no attributes is the zero spec: %+v %v", s, err)
+	}
+	if s, err := transform.ParseSpec([]byte(`{"attributes": {"subject": "<ce.id>"}}`)); err != nil || s.IsZero() || s.Attributes["subject"] != "<ce.id>" {
+		t.Fatalf("attributes alone are a transformer: %+v %v", s, err)
+	}
+	if _, err := transform.ParseSpec([]byte(`{"attributes": {"subject": 1}}`)); err == nil {
+		t.Fatal("attribute templates are strings")
+	}
 }
 
 // A compiled transformer is used by every write of a task at once.
 func TestConcurrentApply(t *testing.T) {
 	t.Parallel()
-	tr, err := transform.Compile(it(map[string]string{"id": "$.data.orderId", "sku": "$.data.items[1].sku"}, `{"id": <id>, "sku": "<sku>", "at": <ce.time>}`))
+	tr, err := transform.Compile(withAttributes(it(map[string]string{"id": "$.data.orderId", "sku": "$.data.items[1].sku"},
+		`{"id": <id>, "sku": "<sku>", "at": <ce.time>}`), "subject", "orders/<id>/<sku>"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,8 +772,8 @@ func TestConcurrentApply(t *testing.T) {
 					errs <- err
 					return
 				}
-				if string(out.Data()) != `{"id": "o-1", "sku": "y2", "at": "2026-03-29T10:15:00.123Z"}` {
-					errs <- fmt.Errorf("got %s", out.Data())
+				if string(out.Data()) != `{"id": "o-1", "sku": "y2", "at": "2026-03-29T10:15:00.123Z"}` || out.Subject() != "orders/o-1/y2" {
+					errs <- fmt.Errorf("got %s, subject %s", out.Data(), out.Subject())
 					return
 				}
 			}

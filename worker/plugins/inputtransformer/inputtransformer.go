@@ -1,13 +1,15 @@
 // Package inputtransformer is the input-transformer transform plugin: it applies a target's input transformer
 // (domain/transform: Amazon EventBridge's inputTransformer, input and inputPath, and Apache RocketMQ
 // EventBridge's ORIGINAL, CONSTANT, JSONPATH and TEMPLATE forms) to every record before the sink writes it. The
-// record keeps its attributes; its data and datacontenttype become the transformer's output.
+// record's data and datacontenttype become the transformer's output, and the attributes that the spec's
+// attributes name (subject, type, source, dataschema, extensions) take the values of their templates; the other
+// attributes stay. A spec of attributes alone keeps the data as it is.
 //
 // A connector uses it as Kafka Connect uses a single message transform:
 //
 //	transforms=input
 //	transforms.input.type=input-transformer
-//	transforms.input.spec={"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}}
+//	transforms.input.spec={"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}, "attributes": {"subject": "orders/<id>"}}
 package inputtransformer
 
 import (
@@ -32,11 +34,12 @@ func Plugin() connector.TransformPlugin {
 	return connector.TransformPlugin{
 		Name:    Name,
 		Version: "1.0.0",
-		Doc:     "Replaces the data of each event with the output of an input transformer.",
+		Doc:     "Replaces the data of each event with the output of an input transformer, and sets the attributes it configures.",
 		Spec: connector.Spec{
 			{Name: KeySpec, Type: connector.TypeJSON, Required: true,
 				Doc: `The transformer, one of: {"inputTransformer": {"inputPathsMap": {...}, "inputTemplate": "..."}}, ` +
-					`{"input": "<JSON text>"}, {"inputPath": "$.data"}, {"transform": {"form": "ORIGINAL|CONSTANT|JSONPATH|TEMPLATE", "value": "...", "template": "..."}}.`},
+					`{"input": "<JSON text>"}, {"inputPath": "$.data"}, {"transform": {"form": "ORIGINAL|CONSTANT|JSONPATH|TEMPLATE", "value": "...", "template": "..."}}; ` +
+					`each may have, or be only, "attributes": {"<attribute>": "<text template>", ...}.`},
 		},
 		New: New,
 	}
@@ -64,8 +67,9 @@ func New(cfg connector.Values, _ connector.Env) (connector.Transform, error) {
 	return &Transform{t: t}, nil
 }
 
-// Apply returns e with the transformer's output as its data. An event whose JSON form cannot be built, or whose
-// output would be too large, is an error (the record is given up).
+// Apply returns e with the transformer's output as its data and the attributes it sets. An event whose JSON form
+// cannot be built, whose output would be too large, or for which an attribute's template makes a value the
+// attribute cannot take (an empty type or source, ...) is an error (the record is given up).
 func (t *Transform) Apply(_ context.Context, e *event.Event) ([]*event.Event, error) {
 	out, err := t.t.Apply(e)
 	if err != nil {

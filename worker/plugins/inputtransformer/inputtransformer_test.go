@@ -23,7 +23,10 @@ func TestNew(t *testing.T) {
 		{"RocketMQ form", `{"transform": {"form": "JSONPATH", "value": "$.data.orderId"}}`, ""},
 		{"not JSON", `{`, "reading a transformer spec"},
 		{"unknown field", `{"inputTemplate": "x"}`, "unknown field"},
+		{"attributes alone", `{"attributes": {"subject": "<ce.id>"}}`, ""},
+		{"attributes beside a form", `{"inputPath": "$.data", "attributes": {"subject": "<ce.id>"}}`, ""},
 		{"nothing", `{}`, "one of inputTransformer, input, inputPath and transform is required"},
+		{"an attribute that cannot be set", `{"attributes": {"id": "x"}}`, "attributes.id"},
 		{"invalid template", `{"inputTransformer": {"inputTemplate": ""}}`, "inputTransformer.inputTemplate is required"},
 	}
 	for _, tt := range tests {
@@ -76,4 +79,41 @@ func TestApplyThroughTheRegistry(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Equal(t, "transforms.input.spec", errs[0].Key)
 	assert.Contains(t, errs[0].Message, "inputPath")
+}
+
+// The attributes of the spec are set on the record the sink writes; a value an attribute cannot take gives the
+// record up.
+func TestApplySetsAttributes(t *testing.T) {
+	t.Parallel()
+	p := inputtransformer.Plugin()
+	tr, err := inputtransformer.New(p.Spec.Values(map[string]string{inputtransformer.KeySpec: `{"inputTransformer": ` +
+		`{"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}, ` +
+		`"attributes": {"subject": "orders/<id>", "type": "<ce.type>.v2", "orderid": "<id>"}}`}), connector.Env{})
+	require.NoError(t, err)
+	in := jetstreamtest.Event("e1", "order.created", map[string]any{"orderId": "o-1"})
+	out, err := tr.Apply(context.Background(), in)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	assert.JSONEq(t, `{"order": "o-1"}`, string(out[0].Data()))
+	assert.Equal(t, "orders/o-1", out[0].Subject())
+	assert.Equal(t, "order.created.v2", out[0].Type())
+	assert.Equal(t, "o-1", out[0].Extensions()["orderid"])
+	assert.Equal(t, "e1", out[0].ID())
+	assert.Equal(t, "order.created", in.Type(), "the record is not modified")
+	assert.Empty(t, in.Subject())
+
+	// Attributes alone keep the data.
+	tr, err = inputtransformer.New(p.Spec.Values(map[string]string{inputtransformer.KeySpec: `{"attributes": {"subject": "<ce.source>"}}`}), connector.Env{})
+	require.NoError(t, err)
+	out, err = tr.Apply(context.Background(), in)
+	require.NoError(t, err)
+	assert.Equal(t, "test/source", out[0].Subject())
+	assert.Equal(t, in.Data(), out[0].Data())
+	assert.Equal(t, in.DataContentType(), out[0].DataContentType())
+
+	// An empty type is an error.
+	tr, err = inputtransformer.New(p.Spec.Values(map[string]string{inputtransformer.KeySpec: `{"attributes": {"type": "<ce.subject>"}}`}), connector.Env{})
+	require.NoError(t, err)
+	_, err = tr.Apply(context.Background(), in)
+	require.ErrorContains(t, err, "attributes.type")
 }
