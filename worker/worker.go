@@ -1,6 +1,7 @@
 // Package worker is the connector runtime of one worker process: it wires a NATS connection, the plugin
 // registry, the herder (connector lifecycle, persisted in JetStream KV) and the REST API. The control plane embeds
-// it, and cmd/worker runs it as its own binary.
+// it, and cmd/worker runs it as its own binary. The REST listener also serves the worker's Prometheus metrics on
+// GET /metrics (see worker/metrics).
 package worker
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/metrics"
 	"github.com/eventbridge-go/eventbridge/worker/rest"
 )
 
@@ -77,6 +79,9 @@ type Worker struct {
 	js     jetstream.JetStream
 	herder *herder.Herder
 	api    *rest.Handler
+	// metrics reads the herder at scrape time; handler serves it on /metrics and the API elsewhere.
+	metrics *metrics.Metrics
+	handler http.Handler
 
 	mu    sync.Mutex
 	srv   *http.Server
@@ -107,7 +112,24 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	return &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger)}, nil
+	w := &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger), metrics: metrics.New(h)}
+	w.handler = withMetrics(w.metrics.Handler(), w.api)
+	return w, nil
+}
+
+// MetricsPath is where the REST listener serves the worker's metrics.
+const MetricsPath = "/metrics"
+
+// withMetrics serves m on GET and HEAD MetricsPath and everything else with api, untouched (no path cleaning or
+// redirects of a mux in front of it).
+func withMetrics(m, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == MetricsPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			m.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // Start ensures the worker's KV buckets, starts the persisted connectors and then serves REST on RESTAddr. It
@@ -125,7 +147,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("worker: REST listener: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           w.api,
+		Handler:           w.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(w.cfg.Logger.Handler(), slog.LevelWarn),
 	}
@@ -155,8 +177,11 @@ func (w *Worker) URL() string {
 	return ""
 }
 
-// Handler serves the REST API in process.
-func (w *Worker) Handler() http.Handler { return w.api }
+// Handler serves the REST API in process, and the metrics on MetricsPath.
+func (w *Worker) Handler() http.Handler { return w.handler }
+
+// Metrics is the worker's metrics registry; its Observer records delivery latencies.
+func (w *Worker) Metrics() *metrics.Metrics { return w.metrics }
 
 // Herder is the worker's connector manager.
 func (w *Worker) Herder() *herder.Herder { return w.herder }

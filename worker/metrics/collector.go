@@ -1,0 +1,111 @@
+package metrics
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+)
+
+// States are the states a connector or task gauge reports, each as a series that is 1 for the current state and 0
+// otherwise; a state outside the list is reported as well when it is the current one.
+func States() []string {
+	return []string{rpc.StateUnassigned, rpc.StateRunning, rpc.StatePaused, rpc.StateStopped, rpc.StateFailed,
+		rpc.StateRestarting}
+}
+
+// counter is one eventbridge_worker_task_records_<name>_total series of a task.
+type counter struct {
+	desc  *prometheus.Desc
+	value func(*rpc.TaskCounters) uint64
+}
+
+// collector reads a Source at scrape time.
+type collector struct {
+	src            Source
+	counters       []counter
+	taskState      *prometheus.Desc
+	connectorState *prometheus.Desc
+	states         []string
+}
+
+func newCollector(src Source) *collector {
+	taskLabels := []string{"connector", "task"}
+	c := func(name, help string, value func(*rpc.TaskCounters) uint64) counter {
+		return counter{
+			desc:  prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "task_records_"+name+"_total"), help, taskLabels, nil),
+			value: value,
+		}
+	}
+	return &collector{
+		src: src,
+		counters: []counter{
+			c("read", "Records the task received since it started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Read }),
+			c("written", "Records the sink accepted, then acked, since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Written }),
+			c("retried", "Delivery attempts handed back for another attempt since the task started (a record retried twice counts two).",
+				func(n *rpc.TaskCounters) uint64 { return n.Retried }),
+			c("dropped", "Records given up and acked without delivery (errors.tolerance=all: dead-lettered or dropped) since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Dropped }),
+			c("failed", "Records given up and left in the stream, failing the task (errors.tolerance=none), since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Failed }),
+			c("undecodable", "Records that were not CloudEvents, terminated, since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Undecodable }),
+			c("filtered", "Records a transform removed, acked without being written, since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.Filtered }),
+			c("transform_failed", "Records a transform refused (each also counted dropped or failed) since the task started.",
+				func(n *rpc.TaskCounters) uint64 { return n.TransformFailed }),
+		},
+		taskState: prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "task_state"),
+			"State of a task: 1 for its current state, 0 for the others.", []string{"connector", "task", "state"}, nil),
+		connectorState: prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "connector_state"),
+			"State of a connector: 1 for its current state, 0 for the others.", []string{"connector", "state"}, nil),
+		states: States(),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, n := range c.counters {
+		ch <- n.desc
+	}
+	ch <- c.taskState
+	ch <- c.connectorState
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	for _, name := range c.src.Connectors() {
+		st, err := c.src.Status(name)
+		if err != nil {
+			continue // deleted since Connectors
+		}
+		c.emitStates(ch, c.connectorState, st.Connector.State, name)
+		for _, t := range st.Tasks {
+			task := strconv.Itoa(t.ID)
+			c.emitStates(ch, c.taskState, t.State, name, task)
+			if t.Counters == nil {
+				continue
+			}
+			for _, n := range c.counters {
+				ch <- prometheus.MustNewConstMetric(n.desc, prometheus.CounterValue, float64(n.value(t.Counters)), name, task)
+			}
+		}
+	}
+}
+
+// emitStates sends one series per state of desc: 1 for current, 0 for the others.
+func (c *collector) emitStates(ch chan<- prometheus.Metric, desc *prometheus.Desc, current string, labels ...string) {
+	states := c.states
+	if current != "" && !slices.Contains(states, current) {
+		states = append(slices.Clip(states), current)
+	}
+	for _, s := range states {
+		v := 0.0
+		if s == current {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append(labels, s)...)
+	}
+}

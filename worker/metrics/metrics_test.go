@@ -1,0 +1,213 @@
+package metrics_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/metrics"
+)
+
+// source is a fixed Source; a name without a status answers an error, as a connector deleted mid-scrape does.
+type source struct {
+	names    []string
+	statuses map[string]rpc.ConnectorStatus
+}
+
+func (s source) Connectors() []string { return s.names }
+
+func (s source) Status(name string) (rpc.ConnectorStatus, error) {
+	st, ok := s.statuses[name]
+	if !ok {
+		return rpc.ConnectorStatus{}, errors.New("not found")
+	}
+	return st, nil
+}
+
+func fixture() source {
+	return source{
+		names: []string{"hook", "paused", "gone", "failing"},
+		statuses: map[string]rpc.ConnectorStatus{
+			"hook": {Name: "hook", Connector: rpc.ConnectorState{State: rpc.StateRunning}, Tasks: []rpc.TaskState{
+				{ID: 0, State: rpc.StateRunning, Counters: &rpc.TaskCounters{Read: 10, Written: 6, Retried: 3, Dropped: 2,
+					Failed: 0, Undecodable: 1, Filtered: 1, TransformFailed: 1}},
+				{ID: 1, State: rpc.StateFailed, Counters: &rpc.TaskCounters{Read: 4, Failed: 1}},
+			}},
+			"paused": {Name: "paused", Connector: rpc.ConnectorState{State: rpc.StatePaused}, Tasks: []rpc.TaskState{
+				{ID: 0, State: rpc.StatePaused},
+			}},
+			"failing": {Name: "failing", Connector: rpc.ConnectorState{State: "SOMETHING_NEW"}, Tasks: []rpc.TaskState{}},
+		},
+	}
+}
+
+// scrape GETs the handler and parses the answer as the Prometheus text format.
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.True(t, strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain"), rec.Header().Get("Content-Type"))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(rec.Body)
+	require.NoError(t, err)
+	return mfs
+}
+
+// value returns the value of the series of family name with exactly labels; ok is false when there is none.
+func value(mfs map[string]*dto.MetricFamily, name string, labels map[string]string) (v float64, ok bool) {
+	mf := mfs[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, m := range mf.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		if len(got) != len(labels) {
+			continue
+		}
+		match := true
+		for k, want := range labels {
+			if got[k] != want {
+				match = false
+			}
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func requireValue(t *testing.T, mfs map[string]*dto.MetricFamily, want float64, name string, labels map[string]string) {
+	t.Helper()
+	v, ok := value(mfs, name, labels)
+	require.True(t, ok, "%s%v is missing", name, labels)
+	assert.Equal(t, want, v, "%s%v", name, labels)
+}
+
+func task(connector, id string) map[string]string {
+	return map[string]string{"connector": connector, "task": id}
+}
+
+func TestTaskCounters(t *testing.T) {
+	mfs := scrape(t, metrics.New(fixture()).Handler())
+	for what, want := range map[string]float64{"read": 10, "written": 6, "retried": 3, "dropped": 2, "failed": 0,
+		"undecodable": 1, "filtered": 1, "transform_failed": 1} {
+		name := "eventbridge_worker_task_records_" + what + "_total"
+		requireValue(t, mfs, want, name, task("hook", "0"))
+		assert.Equal(t, dto.MetricType_COUNTER, mfs[name].GetType(), name)
+		assert.Len(t, mfs[name].GetMetric(), 2, "%s: one series per running task", name)
+	}
+	requireValue(t, mfs, 4, "eventbridge_worker_task_records_read_total", task("hook", "1"))
+	requireValue(t, mfs, 1, "eventbridge_worker_task_records_failed_total", task("hook", "1"))
+	_, ok := value(mfs, "eventbridge_worker_task_records_read_total", task("paused", "0"))
+	assert.False(t, ok, "a task without counters has no counter series")
+}
+
+func TestStates(t *testing.T) {
+	mfs := scrape(t, metrics.New(fixture()).Handler())
+	state := func(connector, id, state string) map[string]string {
+		l := task(connector, id)
+		l["state"] = state
+		return l
+	}
+	assert.Equal(t, dto.MetricType_GAUGE, mfs["eventbridge_worker_task_state"].GetType())
+	for _, s := range metrics.States() {
+		want := func(current string) float64 {
+			if s == current {
+				return 1
+			}
+			return 0
+		}
+		requireValue(t, mfs, want(rpc.StateRunning), "eventbridge_worker_task_state", state("hook", "0", s))
+		requireValue(t, mfs, want(rpc.StateFailed), "eventbridge_worker_task_state", state("hook", "1", s))
+		requireValue(t, mfs, want(rpc.StatePaused), "eventbridge_worker_task_state", state("paused", "0", s))
+		requireValue(t, mfs, want(rpc.StateRunning), "eventbridge_worker_connector_state", map[string]string{"connector": "hook", "state": s})
+		requireValue(t, mfs, want(rpc.StatePaused), "eventbridge_worker_connector_state", map[string]string{"connector": "paused", "state": s})
+		requireValue(t, mfs, 0, "eventbridge_worker_connector_state", map[string]string{"connector": "failing", "state": s})
+	}
+	requireValue(t, mfs, 1, "eventbridge_worker_connector_state", map[string]string{"connector": "failing", "state": "SOMETHING_NEW"})
+	for _, m := range mfs["eventbridge_worker_connector_state"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			assert.NotEqual(t, "gone", l.GetValue(), "a connector whose status fails is left out")
+		}
+	}
+}
+
+func TestScrapeReadsTheSourceEachTime(t *testing.T) {
+	src := fixture()
+	m := metrics.New(src)
+	requireValue(t, scrape(t, m.Handler()), 10, "eventbridge_worker_task_records_read_total", task("hook", "0"))
+	src.statuses["hook"].Tasks[0].Counters.Read = 11
+	delete(src.statuses, "paused")
+	mfs := scrape(t, m.Handler())
+	requireValue(t, mfs, 11, "eventbridge_worker_task_records_read_total", task("hook", "0"))
+	_, ok := value(mfs, "eventbridge_worker_task_state", map[string]string{"connector": "paused", "task": "0", "state": rpc.StatePaused})
+	assert.False(t, ok, "a deleted connector disappears")
+}
+
+func TestRuntimeAndProcessCollectors(t *testing.T) {
+	mfs := scrape(t, metrics.New(source{}).Handler())
+	assert.Contains(t, mfs, "go_goroutines")
+	assert.Contains(t, mfs, "process_cpu_seconds_total")
+	assert.NotContains(t, mfs, "eventbridge_worker_task_state", "no connector, no series")
+}
+
+func TestDeliveryLatency(t *testing.T) {
+	m := metrics.New(fixture())
+	o := m.Observer()
+	o.ObserveDelivery("hook", 0, 3*time.Millisecond)
+	o.ObserveDelivery("hook", 0, 2*time.Second)
+	o.ObserveDelivery("hook", 1, time.Millisecond)
+	o.ObserveDelivery("other", 0, time.Millisecond)
+
+	mfs := scrape(t, m.Handler())
+	const name = "eventbridge_worker_delivery_latency_seconds"
+	require.Equal(t, dto.MetricType_HISTOGRAM, mfs[name].GetType())
+	requireValue(t, mfs, 2, name, task("hook", "0"))
+	requireValue(t, mfs, 1, name, task("hook", "1"))
+	for _, s := range mfs[name].GetMetric() {
+		if s.GetLabel()[0].GetValue() == "hook" && s.GetLabel()[1].GetValue() == "0" {
+			assert.InDelta(t, 2.003, s.GetHistogram().GetSampleSum(), 1e-9)
+		}
+	}
+
+	o.Forget("hook")
+	mfs = scrape(t, m.Handler())
+	_, ok := value(mfs, name, task("hook", "0"))
+	assert.False(t, ok, "forgotten")
+	requireValue(t, mfs, 1, name, task("other", "0"))
+
+	var none *metrics.Observer
+	none.ObserveDelivery("hook", 0, time.Second) // a nil Observer records nothing
+	none.Forget("hook")
+}
+
+// Two workers in one process have their own registries: nothing goes to the global one.
+func TestRegistriesArePrivate(t *testing.T) {
+	a, b := metrics.New(fixture()), metrics.New(source{})
+	a.Observer().ObserveDelivery("hook", 0, time.Millisecond)
+	assert.NotContains(t, scrape(t, b.Handler()), "eventbridge_worker_delivery_latency_seconds")
+	assert.NotSame(t, a.Registry(), b.Registry())
+}
