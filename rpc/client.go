@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -181,4 +182,89 @@ func (c *Client) ListPlugins(ctx context.Context) ([]PluginInfo, error) {
 func IsBadRequest(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == http.StatusBadRequest
+}
+
+// RestartConnector calls POST /connectors/{c}/restart?includeTasks=&onlyFailed=. With either flag it returns the
+// connector's status (202); with neither, nil (204).
+func (c *Client) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStatus, error) {
+	q := url.Values{}
+	q.Set("includeTasks", strconv.FormatBool(includeTasks))
+	q.Set("onlyFailed", strconv.FormatBool(onlyFailed))
+	var out ConnectorStatus
+	if err := c.do(ctx, http.MethodPost, conn(name)+"/restart?"+q.Encode(), nil, &out); err != nil {
+		return nil, err
+	}
+	if !includeTasks && !onlyFailed {
+		return nil, nil
+	}
+	return &out, nil
+}
+
+// RestartTask calls POST /connectors/{c}/tasks/{t}/restart.
+func (c *Client) RestartTask(ctx context.Context, name string, task int) error {
+	return c.do(ctx, http.MethodPost, fmt.Sprintf("%s/tasks/%d/restart", conn(name), task), nil, nil)
+}
+
+// GetOffsets calls GET /connectors/{c}/offsets.
+func (c *Client) GetOffsets(ctx context.Context, name string) (*ConnectorOffsets, error) {
+	var out ConnectorOffsets
+	return &out, c.do(ctx, http.MethodGet, conn(name)+"/offsets", nil, &out)
+}
+
+// AlterOffsets calls PATCH /connectors/{c}/offsets (the connector must be STOPPED) and returns its message.
+func (c *Client) AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
+	var out Message
+	err := c.do(ctx, http.MethodPatch, conn(name)+"/offsets", offsets, &out)
+	return out.Message, err
+}
+
+// ResetOffsets calls DELETE /connectors/{c}/offsets (the connector must be STOPPED) and returns its message.
+func (c *Client) ResetOffsets(ctx context.Context, name string) (string, error) {
+	var out Message
+	err := c.do(ctx, http.MethodDelete, conn(name)+"/offsets", nil, &out)
+	return out.Message, err
+}
+
+func plugin(name string) string { return "/connector-plugins/" + url.PathEscape(name) }
+
+// PluginConfig calls GET /connector-plugins/{p}/config.
+func (c *Client) PluginConfig(ctx context.Context, pluginName string) ([]ConfigKeyInfo, error) {
+	var out []ConfigKeyInfo
+	return out, c.do(ctx, http.MethodGet, plugin(pluginName)+"/config", nil, &out)
+}
+
+// PluginSchema calls GET /connector-plugins/{p}/schema: the JSON Schema of the plugin's config.
+func (c *Client) PluginSchema(ctx context.Context, pluginName string) (map[string]any, error) {
+	out := map[string]any{}
+	return out, c.do(ctx, http.MethodGet, plugin(pluginName)+"/schema", nil, &out)
+}
+
+// ValidateConfig calls PUT /connector-plugins/{p}/config/validate; problems come back as data (ErrorCount).
+func (c *Client) ValidateConfig(ctx context.Context, pluginName string, config map[string]string) (*ConfigInfos, error) {
+	var out ConfigInfos
+	return &out, c.do(ctx, http.MethodPut, plugin(pluginName)+"/config/validate", config, &out)
+}
+
+// ClusterInfo calls GET /getClusterInfo (RocketMQ Connect's view).
+func (c *Client) ClusterInfo(ctx context.Context) (*ClusterInfo, error) {
+	var out ClusterInfo
+	return &out, c.do(ctx, http.MethodGet, "/getClusterInfo", nil, &out)
+}
+
+// AllocatedConnectors calls GET /allocated/connectors: the configs of the connectors the worker runs, by name.
+func (c *Client) AllocatedConnectors(ctx context.Context) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	return out, c.do(ctx, http.MethodGet, "/allocated/connectors", nil, &out)
+}
+
+// AllocatedTasks calls GET /allocated/tasks: the tasks the worker runs.
+func (c *Client) AllocatedTasks(ctx context.Context) ([]AllocatedTask, error) {
+	var out []AllocatedTask
+	return out, c.do(ctx, http.MethodGet, "/allocated/tasks", nil, &out)
+}
+
+// PluginList calls GET /plugin/list (RocketMQ Connect's view of GET /connector-plugins).
+func (c *Client) PluginList(ctx context.Context) ([]PluginInfo, error) {
+	var out []PluginInfo
+	return out, c.do(ctx, http.MethodGet, "/plugin/list", nil, &out)
 }

@@ -76,6 +76,8 @@ type TaskCounters struct {
 	Filtered uint64 `json:"filtered"`
 	// TransformFailed records were refused by a transform; each is also counted dropped or failed.
 	TransformFailed uint64 `json:"transform_failed"`
+	// DeadLettered records were given up and published to the dead-letter subject, then acked.
+	DeadLettered uint64 `json:"dead_lettered"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.
@@ -116,5 +118,93 @@ type PluginInfo struct {
 // TaskInfo is one entry of GET /connectors/{c}/tasks.
 type TaskInfo struct {
 	ID     TaskID            `json:"id"`
+	Config map[string]string `json:"config"`
+}
+
+// ConnectorOffsets is the answer of GET /connectors/{c}/offsets and the body of PATCH /connectors/{c}/offsets.
+// A JetStream-fed sink has one partition, its subject; its offset is the stream sequence of the consumer's ack
+// floor (every record up to it is done).
+type ConnectorOffsets struct {
+	Offsets []ConnectorOffset `json:"offsets"`
+}
+
+// ConnectorOffset is the offset of one partition. A nil Offset in a PATCH resets the partition to its start.
+type ConnectorOffset struct {
+	Partition OffsetPartition `json:"partition"`
+	Offset    *OffsetPosition `json:"offset"`
+}
+
+// OffsetPartition names the partition of a JetStream-fed sink: the subject it reads.
+type OffsetPartition struct {
+	Subject string `json:"subject"`
+}
+
+// OffsetPosition is the position in a partition: a stream sequence.
+type OffsetPosition struct {
+	Sequence uint64 `json:"sequence"`
+}
+
+// Message is the answer of the offsets changes: {"message": "..."}.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// ConfigKeyInfo describes one config key as Kafka Connect does (GET /connector-plugins/{p}/config and the
+// definitions of a validation).
+type ConfigKeyInfo struct {
+	Name          string   `json:"name"`
+	Type          string   `json:"type"` // BOOLEAN, STRING, LONG, PASSWORD
+	Required      bool     `json:"required"`
+	DefaultValue  *string  `json:"default_value"`
+	Importance    string   `json:"importance"` // HIGH, MEDIUM or LOW
+	Documentation string   `json:"documentation"`
+	Group         *string  `json:"group"`
+	Width         string   `json:"width"`
+	DisplayName   string   `json:"display_name"`
+	Dependents    []string `json:"dependents"`
+	OrderInGroup  int      `json:"order_in_group"`
+	Order         int      `json:"order"`
+}
+
+// ConfigValueInfo is the validated value of one key.
+type ConfigValueInfo struct {
+	Name              string   `json:"name"`
+	Value             *string  `json:"value"`
+	RecommendedValues []string `json:"recommended_values"`
+	Errors            []string `json:"errors"`
+	Visible           bool     `json:"visible"`
+}
+
+// ConfigInfo is one key of a validation: its definition and its value.
+type ConfigInfo struct {
+	Definition ConfigKeyInfo   `json:"definition"`
+	Value      ConfigValueInfo `json:"value"`
+}
+
+// ConfigInfos is the answer of PUT /connector-plugins/{p}/config/validate: every problem as data.
+type ConfigInfos struct {
+	Name       string       `json:"name"`
+	ErrorCount int          `json:"error_count"`
+	Groups     []string     `json:"groups"`
+	Configs    []ConfigInfo `json:"configs"`
+}
+
+// WorkerInfo is one live worker of GET /getClusterInfo (RocketMQ Connect's view).
+type WorkerInfo struct {
+	WorkerID string `json:"worker_id"`
+	Version  string `json:"version"`
+	URL      string `json:"url,omitempty"`
+}
+
+// ClusterInfo is the answer of GET /getClusterInfo.
+type ClusterInfo struct {
+	ClusterID string       `json:"cluster_id"`
+	Workers   []WorkerInfo `json:"workers"`
+}
+
+// AllocatedTask is one entry of GET /allocated/tasks: a task this worker runs.
+type AllocatedTask struct {
+	ID     TaskID            `json:"id"`
+	State  string            `json:"state"`
 	Config map[string]string `json:"config"`
 }

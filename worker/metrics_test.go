@@ -89,6 +89,13 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_connector_state",
 		map[string]string{"connector": routerName(), "state": rpc.StateRunning}))
 	assert.Contains(t, mfs, "go_goroutines")
+	// Both writes were observed: the target's one (after a retry) and the router's copy of e1.
+	require.Contains(t, mfs, "eventbridge_worker_delivery_latency_seconds")
+	var observed uint64
+	for _, m := range mfs["eventbridge_worker_delivery_latency_seconds"].GetMetric() {
+		observed += m.GetHistogram().GetSampleCount()
+	}
+	assert.Equal(t, uint64(3), observed, "router: e1 and e2 written; target: e1 written")
 
 	// Pausing shows in the states; the paused tasks have no counters.
 	require.NoError(t, client.PauseConnector(ctx, targetName("r1")))

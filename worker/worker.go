@@ -99,7 +99,13 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	// The metrics read the herder, and the herder's tasks feed the metrics' latency histogram: m is set below,
+	// before Start runs any task.
+	var m *metrics.Metrics
 	h, err := herder.New(herder.Config{
+		ObserveDelivery: func(connector string, task int, d time.Duration) {
+			m.Observer().ObserveDelivery(connector, task, d)
+		},
 		JetStream:           js,
 		Names:               ebjs.Names{Cluster: cfg.ClusterID},
 		WorkerID:            cfg.WorkerID,
@@ -112,7 +118,8 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	w := &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger), metrics: metrics.New(h)}
+	m = metrics.New(h)
+	w := &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger), metrics: m}
 	w.handler = withMetrics(w.metrics.Handler(), w.api)
 	return w, nil
 }

@@ -37,6 +37,8 @@ type Physical interface {
 	RuleSubject(busID, ruleID string) string
 	RouterConsumer(busID string) string
 	TargetConsumer(ruleID, targetID string) string
+	// DLQSubject is the subject of an account's dead letters.
+	DLQSubject(accountID string) string
 }
 
 // Config wires an Adapter.
@@ -266,23 +268,24 @@ func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[s
 	}
 	rp := t.RetryPolicy()
 	cfg := map[string]string{
-		rpc.ConfigConnectorClass:    string(t.Type()),
-		rpc.ConfigTasksMax:          "1",
-		rpc.ConfigTopics:            a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
-		"jetstream.stream":          a.cfg.Physical.BusStream(b.ID()),
-		"jetstream.durable":         a.cfg.Physical.TargetConsumer(r.ID(), t.ID()),
-		"jetstream.deliver.policy":  "new",
-		"errors.tolerance":          "all",
-		"errors.retry.max.attempts": strconv.Itoa(rp.MaximumRetryAttempts),
-		"errors.retry.timeout":      strconv.FormatInt(int64(rp.MaximumEventAgeInSeconds)*1000, 10),
-		"url":                       h.URL,
-		"method":                    h.Method,
-		"headers":                   string(headers),
-		"mode":                      string(h.Mode),
-		"timeout":                   h.Timeout.String(),
-		"eb.bus.id":                 b.ID(),
-		"eb.rule.id":                r.ID(),
-		"eb.target.id":              t.ID(),
+		rpc.ConfigConnectorClass:            string(t.Type()),
+		rpc.ConfigTasksMax:                  "1",
+		rpc.ConfigTopics:                    a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
+		"jetstream.stream":                  a.cfg.Physical.BusStream(b.ID()),
+		"jetstream.durable":                 a.cfg.Physical.TargetConsumer(r.ID(), t.ID()),
+		"jetstream.deliver.policy":          "new",
+		"errors.tolerance":                  "all",
+		"errors.retry.max.attempts":         strconv.Itoa(rp.MaximumRetryAttempts),
+		"errors.retry.timeout":              strconv.FormatInt(int64(rp.MaximumEventAgeInSeconds)*1000, 10),
+		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
+		"url":                               h.URL,
+		"method":                            h.Method,
+		"headers":                           string(headers),
+		"mode":                              string(h.Mode),
+		"timeout":                           h.Timeout.String(),
+		"eb.bus.id":                         b.ID(),
+		"eb.rule.id":                        r.ID(),
+		"eb.target.id":                      t.ID(),
 	}
 	if tr := t.Transformer(); !tr.IsZero() {
 		// Templates hold < and >: written as they are (not \u003c), so the config reads as the target declares it.

@@ -116,6 +116,8 @@ func TestSyncBusBuildsRouterAndTargets(t *testing.T) {
 	require.Equal(t, "new", sink["jetstream.deliver.policy"])
 	require.Equal(t, "185", sink["errors.retry.max.attempts"])
 	require.Equal(t, "86400000", sink["errors.retry.timeout"])
+	require.Equal(t, "all", sink["errors.tolerance"])
+	require.Equal(t, "t.dlq."+b.AccountID(), sink["errors.deadletterqueue.topic.name"])
 
 	st := e.targets.Status(ctx, tg)
 	require.Equal(t, "RUNNING", st.State)

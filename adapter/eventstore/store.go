@@ -34,10 +34,19 @@ func New(js jetstream.JetStream, cluster string, replicas int) *Store {
 	return &Store{js: js, names: ebjs.Names{Cluster: cluster}, replicas: replicas, AckTimeout: 10 * time.Second}
 }
 
-// CreateStream creates or updates the bus's stream.
+// CreateStream creates or updates the bus's stream, and the dead-letter stream of the bus's account (shared by
+// the account's buses; idempotent).
 func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
 	r := b.Retention()
+	if err := s.EnsureDLQStream(ctx, b.AccountID()); err != nil {
+		return err
+	}
 	return s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas)
+}
+
+// EnsureDLQStream creates or updates the dead-letter stream of an account. Idempotent.
+func (s *Store) EnsureDLQStream(ctx context.Context, accountID string) error {
+	return s.names.EnsureDLQStream(ctx, s.js, accountID, s.replicas)
 }
 
 // DeleteStream deletes the bus's stream.

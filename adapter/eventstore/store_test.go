@@ -94,3 +94,21 @@ func BenchmarkPut(b *testing.B) {
 		})
 	}
 }
+
+func TestCreateStreamEnsuresTheAccountDLQStream(t *testing.T) {
+	s, js := newStore(t, false)
+	ctx := context.Background()
+	b1, err := bus.New("default", "orders", "", bus.Retention{}, time.Now())
+	require.NoError(t, err)
+	b2, err := bus.New("default", "billing", "", bus.Retention{}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.CreateStream(ctx, b1))
+	require.NoError(t, s.CreateStream(ctx, b2), "the account's dead-letter stream is shared and ensured again")
+	st, err := js.Stream(ctx, "t_DLQ_default")
+	require.NoError(t, err)
+	info, err := st.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"t.dlq.default"}, info.Config.Subjects)
+	require.Equal(t, ebjs.DLQRetention, info.Config.MaxAge)
+	require.Equal(t, ebjs.DuplicateWindow, info.Config.Duplicates)
+}

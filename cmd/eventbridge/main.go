@@ -196,6 +196,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Runtime: rpc.NewClient(runtimeURL), Buses: buses, Rules: rules, Targets: targets,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 	})
+	ensureDLQStreams(ctx, buses, store, log)
 	if err := m.adapter.ReconcileAll(ctx); err != nil {
 		log.Warn("first reconciliation incomplete; retrying in the background", "err", err)
 	}
@@ -226,6 +227,27 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL)
 	return nil
+}
+
+// ensureDLQStreams ensures the dead-letter stream of every account that has a bus (buses created before dead
+// letters existed have none; new buses get it when created). A failure is logged: the records given up meanwhile
+// are retried, not lost, until the stream exists.
+func ensureDLQStreams(ctx context.Context, buses bus.Repository, store *eventstore.Store, log *slog.Logger) {
+	all, err := buses.ListAll(ctx)
+	if err != nil {
+		log.Warn("listing buses to ensure dead-letter streams", "err", err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, b := range all {
+		if seen[b.AccountID()] {
+			continue
+		}
+		seen[b.AccountID()] = true
+		if err := store.EnsureDLQStream(ctx, b.AccountID()); err != nil {
+			log.Warn("ensuring a dead-letter stream", "account", b.AccountID(), "err", err)
+		}
+	}
 }
 
 // ready answers /readyz: the database and NATS are reachable.

@@ -22,6 +22,8 @@ const (
 	KeyRetryDelayInitial = "errors.retry.delay.initial.ms" // delay before the first retry, doubling after
 	KeyRetryDelayMax     = "errors.retry.delay.max.ms"     // cap of the delay
 	KeyErrorsTolerance   = "errors.tolerance"              // none | all
+	// KeyDLQTopic is the subject dead letters are published to (errors.tolerance=all); empty drops them.
+	KeyDLQTopic = "errors.deadletterqueue.topic.name"
 )
 
 // Values of enumerated common keys.
@@ -57,8 +59,12 @@ func SinkSpec() Spec {
 			Doc: "Maximum delay in milliseconds between two attempts."},
 		{Name: KeyErrorsTolerance, Type: TypeEnum, Default: ToleranceAll, Enum: []string{ToleranceNone, ToleranceAll},
 			Doc: "What happens to a record whose retries are exhausted or whose error is permanent (a transform " +
-				"that refuses it included): all drops it (logged and counted), none fails the task and leaves the " +
+				"that refuses it included): all dead-letters it (errors.deadletterqueue.topic.name) or drops it (logged and counted), none fails the task and leaves the " +
 				"record in the stream."},
+		{Name: KeyDLQTopic, Type: TypeString, Check: checkPublishSubject,
+			Doc: "Subject dead letters are published to when errors.tolerance is all: each record given up (retries " +
+				"exhausted, permanent error, refused by a transform) is published there with the reason, attempts and " +
+				"connector in eb-dlq-* headers, and acked only once stored. Empty: such records are dropped."},
 		{Name: KeyTransforms, Type: TypeString,
 			Doc: "Names of the transforms applied, in this order, to each record before the sink writes it, " +
 				"comma-separated; each is configured by transforms.<name>.type (its plugin) and " +
@@ -85,4 +91,15 @@ func checkSubject(v string) error {
 		}
 	}
 	return nil
+}
+
+// checkPublishSubject accepts "" (none) and NATS subjects without wildcards.
+func checkPublishSubject(v string) error {
+	if v == "" {
+		return nil
+	}
+	if strings.ContainsAny(v, "*>") {
+		return errors.New("a subject to publish to must not contain wildcards")
+	}
+	return checkSubject(v)
 }

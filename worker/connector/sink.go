@@ -23,7 +23,7 @@ type Sink interface {
 	Connect(ctx context.Context) error
 	// Write delivers one record and blocks until the external system accepted or refused it. nil means accepted:
 	// only then is the record acked. An error wrapped with Permanent is not retried; any other error is retried
-	// under the connector's retry policy. Write is called concurrently and must be safe for it; ctx ends when the
+	// under the connector's retry policy, after the delay given with RetryAfter if any. Write is called concurrently and must be safe for it; ctx ends when the
 	// task is forced to stop. The record's JetStream metadata is in ctx (MetaFrom). The sink must not modify e.
 	Write(ctx context.Context, e *event.Event) error
 	// Close releases what Connect opened. It is called once, after every Write returned.
@@ -67,8 +67,8 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// Permanent marks err as not worth retrying: the record is given up at once (dropped or failed, as the
-// connector's errors.tolerance says). Permanent(nil) is nil.
+// Permanent marks err as not worth retrying: the record is given up at once (dead-lettered, dropped or failed, as
+// the connector's errors.tolerance and errors.deadletterqueue.topic.name say). Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -115,4 +115,31 @@ func WithMeta(ctx context.Context, m Meta) context.Context {
 func MetaFrom(ctx context.Context) (Meta, bool) {
 	m, ok := ctx.Value(metaKey{}).(Meta)
 	return m, ok
+}
+
+type retryAfterError struct {
+	err   error
+	delay time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// RetryAfter marks a retryable err with the delay the external system asked for (an HTTP Retry-After): the retry
+// middleware waits that long before the next attempt, capped by the connector's maximum delay. RetryAfter(nil, d)
+// is nil; a delay ≤ 0 leaves err as it is.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil || d <= 0 {
+		return err
+	}
+	return &retryAfterError{err: err, delay: d}
+}
+
+// RetryAfterOf returns the delay err, or an error it wraps, was marked with by RetryAfter.
+func RetryAfterOf(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.delay, true
+	}
+	return 0, false
 }

@@ -1,6 +1,7 @@
 // Package delivery runs JetStream-fed sink tasks: it owns their durable consumer, reads records with at most
-// MaxInFlight in flight, decodes them into CloudEvents, hands them to the sink through middleware (retry,
-// errors.tolerance; dead-lettering fits the same chain) and acks a record only after the sink accepted it.
+// MaxInFlight in flight, decodes them into CloudEvents, hands them to the sink through middleware (transforms,
+// retry, dead letters, errors.tolerance) and acks a record only after the sink accepted it or its dead letter was
+// stored.
 package delivery
 
 import (
@@ -28,8 +29,11 @@ type Config struct {
 	DeliverPolicy jetstream.DeliverPolicy
 	Tasks         int
 	Retry         RetryPolicy
-	// Tolerance is connector.ToleranceAll (drop what cannot be delivered) or connector.ToleranceNone (fail).
+	// Tolerance is connector.ToleranceAll (dead-letter or drop what cannot be delivered) or
+	// connector.ToleranceNone (fail).
 	Tolerance string
+	// DLQSubject is the subject of dead letters (errors.deadletterqueue.topic.name); "" drops them.
+	DLQSubject string
 }
 
 // ParseConfig reads the common keys of a config that passed connector.SinkSpec validation.
@@ -41,6 +45,7 @@ func ParseConfig(v connector.Values) Config {
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		Tasks:         int(v.Int(connector.KeyTasksMax)),
 		Tolerance:     v.String(connector.KeyErrorsTolerance),
+		DLQSubject:    v.String(connector.KeyDLQTopic),
 		Retry: RetryPolicy{
 			MaxRetries:   int(v.Int(connector.KeyRetryMaxAttempts)),
 			MaxAge:       time.Duration(v.Int(connector.KeyRetryTimeout)) * time.Millisecond,

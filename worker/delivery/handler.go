@@ -22,7 +22,7 @@ const (
 	// Retry: redeliver the record after Outcome.Delay (NakWithDelay).
 	Retry
 	// GiveUp: the record cannot be delivered (permanent error, retries exhausted); a later middleware decides
-	// what that means (Tolerate: drop or fail; dead-lettering later). A task treats an unhandled GiveUp as Fail.
+	// what that means (WithDeadLetter: dead-letter; Tolerate: drop or fail). A task treats an unhandled GiveUp as Fail.
 	GiveUp
 	// Drop: ack the record without delivering it, logged and counted.
 	Drop
@@ -30,6 +30,8 @@ const (
 	Fail
 	// Filtered: ack the record without writing it: a transform removed it.
 	Filtered
+	// DeadLettered: the record was given up and its dead letter stored; ack it.
+	DeadLettered
 )
 
 func (a Action) String() string {
@@ -46,6 +48,8 @@ func (a Action) String() string {
 		return "fail"
 	case Filtered:
 		return "filtered"
+	case DeadLettered:
+		return "dead-lettered"
 	}
 	return fmt.Sprintf("action(%d)", int(a))
 }
@@ -119,7 +123,8 @@ func (p RetryPolicy) Delay(attempt uint64) time.Duration {
 }
 
 // WithRetry is the retry middleware: a Retry outcome of next becomes a Retry with the policy's delay while the
-// policy allows another attempt, else a GiveUp. Attempts are the record's delivery count, so they survive the
+// policy allows another attempt, else a GiveUp. An error marked with connector.RetryAfter sets the delay instead
+// (capped by MaxDelay). Attempts are the record's delivery count, so they survive the
 // death of a worker.
 func WithRetry(p RetryPolicy, next Handler) Handler {
 	return func(ctx context.Context, e *event.Event) Outcome {
@@ -139,6 +144,13 @@ func WithRetry(p RetryPolicy, next Handler) Handler {
 			return o
 		}
 		o.Delay = p.Delay(attempt)
+		if d, ok := connector.RetryAfterOf(o.Err); ok {
+			// The target said when to come back: that long, capped by the policy's maximum delay.
+			if p.MaxDelay > 0 && d > p.MaxDelay {
+				d = p.MaxDelay
+			}
+			o.Delay = d
+		}
 		return o
 	}
 }
@@ -214,8 +226,22 @@ func WithTransforms(ts []connector.NamedTransform, next Handler) Handler {
 	}
 }
 
-// Chain is the standard handler of a sink under c with the connector's transforms, if any:
-// Tolerate(WithRetry(WithTransforms(ts, Write(s)))).
+// Chain is the standard handler of a sink under c with the connector's transforms, if any, without dead letters:
+// Tolerate(WithRetry(WithTransforms(ts, Write(s)))). Records given up are dropped (errors.tolerance=all) even
+// when c names a dead-letter topic; ChainDLQ publishes them there.
 func (c Config) Chain(s connector.Sink, ts ...connector.NamedTransform) Handler {
 	return Tolerate(c.Tolerance, WithRetry(c.Retry, WithTransforms(ts, Write(s))))
+}
+
+// ChainDLQ is Chain with dead letters: when c.Tolerance is all and c.DLQSubject is set, records given up are
+// published there by pub on behalf of connectorName (WithDeadLetter); otherwise it is Chain.
+// Tolerate(WithDeadLetter(WithRetry(WithTransforms(ts, Write(s))))).
+func (c Config) ChainDLQ(pub Publisher, connectorName string, s connector.Sink, ts ...connector.NamedTransform) Handler {
+	inner := WithRetry(c.Retry, WithTransforms(ts, Write(s)))
+	if pub != nil && c.DLQSubject != "" && c.Tolerance == connector.ToleranceAll {
+		inner = WithDeadLetter(DeadLetterConfig{
+			Publisher: pub, Subject: c.DLQSubject, Connector: connectorName, Retry: c.Retry,
+		}, inner)
+	}
+	return Tolerate(c.Tolerance, inner)
 }

@@ -30,6 +30,9 @@ type TaskConfig struct {
 	// MaxInFlight bounds the records the task holds (default MaxInFlight).
 	MaxInFlight int
 	Logger      *slog.Logger
+	// Delivered, when set, is called with the time from a record's storing to its acceptance by the sink
+	// (put-to-delivery latency, retries included), for every record written.
+	Delivered func(latency time.Duration)
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -42,12 +45,15 @@ type Counters struct {
 	Undecodable uint64 // not a CloudEvent; terminated
 	Nacked      uint64 // handed back unprocessed because the task stopped
 	Filtered    uint64 // removed by a transform, then acked without being written
-	// TransformFailed counts records a transform refused; each is also counted Dropped or Failed.
+	// TransformFailed counts records a transform refused; each is also counted DeadLettered, Dropped or Failed.
 	TransformFailed uint64
+	// DeadLettered counts records given up, published to the dead-letter subject, then acked
+	// (errors.tolerance=all with errors.deadletterqueue.topic.name).
+	DeadLettered uint64
 }
 
 type counters struct {
-	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed atomic.Uint64
+	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed, deadLettered atomic.Uint64
 }
 
 // Task reads a durable consumer and delivers its records to a sink. It is RUNNING from Start until it fails
@@ -127,6 +133,7 @@ func (t *Task) Counters() Counters {
 		Read: t.n.read.Load(), Written: t.n.written.Load(), Retried: t.n.retried.Load(), Dropped: t.n.dropped.Load(),
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
 		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(),
+		DeadLettered: t.n.deadLettered.Load(),
 	}
 }
 
@@ -287,13 +294,16 @@ func (t *Task) handle(msg jetstream.Msg) {
 		t.log.Log(context.Background(), level, text, "stream", meta.Stream, "seq", meta.Sequence,
 			"event_id", e.ID(), "event_source", e.Source(), "attempts", o.Attempts, "err", o.Err)
 	}
-	transformFailed := o.Err != nil && IsTransformError(o.Err)
+	transformFailed := o.Err != nil && IsTransformError(o.Err) && o.Action != Retry
 	if transformFailed {
 		t.n.transformFailed.Add(1)
 	}
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
+		if t.cfg.Delivered != nil {
+			t.cfg.Delivered(time.Since(meta.Timestamp))
+		}
 		if err := msg.Ack(); err != nil {
 			t.log.Warn("ack", "err", err)
 		}
@@ -309,6 +319,12 @@ func (t *Task) handle(msg jetstream.Msg) {
 		if err := msg.NakWithDelay(o.Delay); err != nil {
 			t.log.Warn("nak", "err", err)
 		}
+	case DeadLettered:
+		t.n.deadLettered.Add(1)
+		log(slog.LevelWarn, fmt.Sprintf("record dead-lettered after %d attempts", o.Attempts))
+		if err := msg.Ack(); err != nil {
+			t.log.Warn("ack", "err", err)
+		}
 	case Drop:
 		t.n.dropped.Add(1)
 		if transformFailed {
@@ -322,9 +338,10 @@ func (t *Task) handle(msg jetstream.Msg) {
 	default: // Fail, and GiveUp that no middleware handled
 		t.n.failed.Add(1)
 		log(slog.LevelError, "record could not be delivered; failing the task")
-		t.nak(msg)
+		// Stop reading before handing the record back, or the reader could take it again at once.
 		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
 			meta.Sequence, meta.Stream, o.Attempts, o.Err))
+		t.nak(msg)
 	}
 }
 

@@ -68,6 +68,14 @@ type Config struct {
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s); then their
 	// writes are cancelled and the records nak'ed.
 	StopTimeout time.Duration
+	// A FAILED task restarts automatically after a back-off that starts at RestartBackoffInitial (default 1s)
+	// and doubles with each failed run up to RestartBackoffMax (default 60s); a task that ran RestartResetAfter
+	// (default 5m) before failing starts again from the initial back-off.
+	RestartBackoffInitial time.Duration
+	RestartBackoffMax     time.Duration
+	RestartResetAfter     time.Duration
+	// ObserveDelivery, when set, receives the put-to-delivery latency of every record a task writes.
+	ObserveDelivery func(connector string, task int, latency time.Duration)
 }
 
 // record is the value stored in KV under the connector's name.
@@ -90,6 +98,7 @@ type conn struct {
 	trace   string
 	nTasks  int
 	tasks   []*delivery.Task
+	sup     []taskSup // one per task: its automatic restarts
 	deleted bool
 }
 
@@ -102,6 +111,10 @@ type Herder struct {
 	mu     sync.RWMutex
 	conns  map[string]*conn
 	closed bool
+
+	quit        chan struct{}
+	monitorDone chan struct{}
+	closeOnce   sync.Once
 }
 
 // New returns a herder; Start loads the stored connectors.
@@ -118,11 +131,20 @@ func New(cfg Config) (*Herder, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 30 * time.Second
 	}
+	if cfg.RestartBackoffInitial <= 0 {
+		cfg.RestartBackoffInitial = DefaultRestartBackoffInitial
+	}
+	if cfg.RestartBackoffMax < cfg.RestartBackoffInitial {
+		cfg.RestartBackoffMax = max(DefaultRestartBackoffMax, cfg.RestartBackoffInitial)
+	}
+	if cfg.RestartResetAfter <= 0 {
+		cfg.RestartResetAfter = DefaultRestartResetAfter
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Herder{cfg: cfg, log: log, conns: map[string]*conn{}}, nil
+	return &Herder{cfg: cfg, log: log, conns: map[string]*conn{}, quit: make(chan struct{})}, nil
 }
 
 // Start ensures the KV bucket of connectors, then loads every stored connector and brings it to its target
@@ -181,6 +203,12 @@ func (h *Herder) Start(ctx context.Context) error {
 		}
 		c.op.Unlock()
 	}
+	h.mu.Lock()
+	if !h.closed && h.monitorDone == nil {
+		h.monitorDone = make(chan struct{})
+		go h.monitor(h.monitorDone)
+	}
+	h.mu.Unlock()
 	return nil
 }
 
@@ -190,7 +218,12 @@ func (h *Herder) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
 	conns := slices.Collect(maps.Values(h.conns))
+	done := h.monitorDone
 	h.mu.Unlock()
+	h.closeOnce.Do(func() { close(h.quit) })
+	if done != nil {
+		<-done
+	}
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(func() {
@@ -283,9 +316,13 @@ func (h *Herder) statusLocked(c *conn) rpc.ConnectorStatus {
 		for i, t := range c.tasks {
 			state, trace := t.State()
 			n := t.Counters()
+			if state == rpc.StateFailed && i < len(c.sup) {
+				trace += c.sup[i].describe()
+			}
 			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: state, WorkerID: h.cfg.WorkerID, Trace: trace,
 				Counters: &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
-					Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed}})
+					Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
+					DeadLettered: n.DeadLettered}})
 		}
 	case rpc.StatePaused:
 		for i := range c.nTasks {
@@ -638,7 +675,7 @@ func (h *Herder) apply(ctx context.Context, c *conn) error {
 	h.mu.RUnlock()
 	fail := func(err error) error {
 		h.mu.Lock()
-		c.state, c.trace, c.tasks = rpc.StateFailed, err.Error(), nil
+		c.state, c.trace, c.tasks, c.sup = rpc.StateFailed, err.Error(), nil, nil
 		h.mu.Unlock()
 		return &StartError{Connector: c.name, Err: err}
 	}
@@ -656,44 +693,60 @@ func (h *Herder) apply(ctx context.Context, c *conn) error {
 	var tasks []*delivery.Task
 	if rec.TargetState == rpc.StateRunning {
 		for i := range pr.dc.Tasks {
-			log := h.log.With("connector", c.name, "task", i)
-			env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
-				AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: c.name, Task: i}
-			// Each task compiles its own transforms, once; a config that passed prepare builds them.
-			transforms, terrs := h.cfg.Registry.Transforms(rec.Config, env)
-			if len(terrs) > 0 {
-				for _, t := range tasks {
-					_ = h.stopTask(ctx, t)
-				}
-				return fail(fmt.Errorf("starting task %d: %w", i, terrs))
-			}
-			sink, err := pr.plugin.NewSink(pr.values, env)
-			var t *delivery.Task
-			if err == nil {
-				t, err = delivery.Start(ctx, delivery.TaskConfig{
-					Consumer: cons, Sink: sink, Handler: pr.dc.Chain(sink, transforms...), AckWait: pr.ackWait, Logger: log,
-				})
-			}
+			t, err := h.startTask(ctx, c.name, rec, pr, cons, i)
 			if err != nil {
 				for _, t := range tasks {
 					_ = h.stopTask(ctx, t)
 				}
-				return fail(fmt.Errorf("starting task %d: %w", i, err))
+				return fail(err)
 			}
 			tasks = append(tasks, t)
 		}
 	}
 	h.mu.Lock()
 	c.state, c.trace, c.tasks = rec.TargetState, "", tasks
+	c.sup = newSups(len(tasks))
 	h.mu.Unlock()
 	return nil
+}
+
+// deliveredFunc reports task i's delivery latencies to Config.ObserveDelivery (nil when not set).
+func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
+	if h.cfg.ObserveDelivery == nil {
+		return nil
+	}
+	return func(d time.Duration) { h.cfg.ObserveDelivery(connector, i, d) }
+}
+
+// startTask starts task i of a connector on cons.
+func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prepared, cons jetstream.Consumer, i int) (*delivery.Task, error) {
+	log := h.log.With("connector", name, "task", i)
+	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
+		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i}
+	// Each task compiles its own transforms, once; a config that passed prepare builds them.
+	transforms, terrs := h.cfg.Registry.Transforms(rec.Config, env)
+	if len(terrs) > 0 {
+		return nil, fmt.Errorf("starting task %d: %w", i, terrs)
+	}
+	sink, err := pr.plugin.NewSink(pr.values, env)
+	var t *delivery.Task
+	if err == nil {
+		t, err = delivery.Start(ctx, delivery.TaskConfig{
+			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...), AckWait: pr.ackWait, Logger: log,
+			Delivered: h.deliveredFunc(name, i),
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting task %d: %w", i, err)
+	}
+	return t, nil
 }
 
 // stopTasks stops the running tasks of a connector, in parallel. Called with c.op held.
 func (h *Herder) stopTasks(ctx context.Context, c *conn) {
 	h.mu.Lock()
 	tasks := c.tasks
-	c.tasks = nil
+	c.tasks, c.sup = nil, nil
 	if c.state == rpc.StateRunning {
 		c.state = rpc.StateUnassigned
 	}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,4 +90,87 @@ func Decode(m *nats.Msg) (*event.Event, error) {
 		return nil, fmt.Errorf("stored message is not a valid CloudEvent: %w", err)
 	}
 	return &e, nil
+}
+
+// Headers of a dead letter, on top of the original event's CloudEvents binary-mode headers.
+const (
+	HeaderDLQReason     = "eb-dlq-reason"      // the error that gave the record up
+	HeaderDLQAttempts   = "eb-dlq-attempts"    // attempts made (the delivery count)
+	HeaderDLQConnector  = "eb-dlq-connector"   // the connector that gave it up
+	HeaderDLQErrorClass = "eb-dlq-error-class" // permanent | retries-exhausted | transform
+	HeaderDLQStream     = "eb-dlq-stream"      // stream and sequence the record was read from
+	HeaderDLQSequence   = "eb-dlq-sequence"
+	HeaderDLQSubject    = "eb-dlq-subject" // subject the record was read from
+)
+
+// Error classes of a dead letter.
+const (
+	DLQClassPermanent = "permanent"
+	DLQClassExhausted = "retries-exhausted"
+	DLQClassTransform = "transform"
+)
+
+// DeadLetter describes why a record was given up.
+type DeadLetter struct {
+	Reason     string
+	Attempts   uint64
+	Connector  string
+	ErrorClass string
+	// Where the record was read: stream, sequence, subject.
+	Stream   string
+	Sequence uint64
+	Subject  string
+	// MsgID is an id of the record stable across redeliveries; the dead letter's Nats-Msg-Id hashes it.
+	MsgID string
+}
+
+// maxReason bounds the reason header.
+const maxReason = 2048
+
+// EncodeDeadLetter returns the dead letter of e on subject: e in the CloudEvents binary content mode, the
+// eb-dlq-* headers and Nats-Msg-Id DLQMsgID(d.MsgID, d.Connector).
+func EncodeDeadLetter(subject string, e *event.Event, d DeadLetter) *nats.Msg {
+	m := Encode(e)
+	m.Subject = subject
+	reason := d.Reason
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "")
+	}
+	reason = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, reason)
+	m.Header.Set(HeaderDLQReason, reason)
+	m.Header.Set(HeaderDLQAttempts, strconv.FormatUint(d.Attempts, 10))
+	m.Header.Set(HeaderDLQConnector, d.Connector)
+	m.Header.Set(HeaderDLQErrorClass, d.ErrorClass)
+	if d.Stream != "" {
+		m.Header.Set(HeaderDLQStream, d.Stream)
+		m.Header.Set(HeaderDLQSequence, strconv.FormatUint(d.Sequence, 10))
+	}
+	if d.Subject != "" {
+		m.Header.Set(HeaderDLQSubject, d.Subject)
+	}
+	if d.MsgID != "" {
+		m.Header.Set(nats.MsgIdHdr, DLQMsgID(d.MsgID, d.Connector))
+	}
+	return m
+}
+
+// DecodeDeadLetter reads a message written by EncodeDeadLetter: the original event and why it was given up.
+func DecodeDeadLetter(m *nats.Msg) (*event.Event, DeadLetter, error) {
+	e, err := Decode(m)
+	if err != nil {
+		return nil, DeadLetter{}, err
+	}
+	h := m.Header
+	d := DeadLetter{
+		Reason: h.Get(HeaderDLQReason), Connector: h.Get(HeaderDLQConnector), ErrorClass: h.Get(HeaderDLQErrorClass),
+		Stream: h.Get(HeaderDLQStream), Subject: h.Get(HeaderDLQSubject),
+	}
+	d.Attempts, _ = strconv.ParseUint(h.Get(HeaderDLQAttempts), 10, 64)
+	d.Sequence, _ = strconv.ParseUint(h.Get(HeaderDLQSequence), 10, 64)
+	return e, d, nil
 }

@@ -65,3 +65,13 @@ func HopMsgID(prevID string, hop ...string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// DLQStream is the dead-letter stream of an account: <cluster>_DLQ_<accountId>.
+func (n Names) DLQStream(accountID string) string { return n.Cluster + "_DLQ_" + accountID }
+
+// DLQSubject is the subject of an account's dead letters: <cluster>.dlq.<accountId>.
+func (n Names) DLQSubject(accountID string) string { return n.Cluster + ".dlq." + accountID }
+
+// DLQMsgID is the Nats-Msg-Id of the dead letter of a record (prevID: its Nats-Msg-Id, or another id stable
+// across redeliveries) given up by connector: dead-lettering retried after a crash is stored once.
+func DLQMsgID(prevID, connector string) string { return HopMsgID(prevID, "dlq", connector) }

@@ -74,3 +74,31 @@ func (n Names) LastSequence(ctx context.Context, js jetstream.JetStream, busID s
 	}
 	return info.State.LastSeq, nil
 }
+
+// DLQRetention is how long dead letters are kept.
+const DLQRetention = 14 * 24 * time.Hour
+
+// DLQStreamConfig is the dead-letter stream of an account.
+func (n Names) DLQStreamConfig(accountID string, replicas int) jetstream.StreamConfig {
+	if replicas < 1 {
+		replicas = 1
+	}
+	return jetstream.StreamConfig{
+		Name:       n.DLQStream(accountID),
+		Subjects:   []string{n.DLQSubject(accountID)},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		MaxAge:     DLQRetention,
+		Discard:    jetstream.DiscardOld,
+		Duplicates: DuplicateWindow,
+		Replicas:   replicas,
+	}
+}
+
+// EnsureDLQStream creates the dead-letter stream of an account, or updates it. Idempotent.
+func (n Names) EnsureDLQStream(ctx context.Context, js jetstream.JetStream, accountID string, replicas int) error {
+	if _, err := js.CreateOrUpdateStream(ctx, n.DLQStreamConfig(accountID, replicas)); err != nil {
+		return fmt.Errorf("ensuring dead-letter stream of account %s: %w", accountID, err)
+	}
+	return nil
+}

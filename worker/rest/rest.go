@@ -34,6 +34,17 @@ type Herder interface {
 	Resume(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error
 	Delete(ctx context.Context, name string) error
+	Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (rpc.ConnectorStatus, error)
+	RestartTask(ctx context.Context, name string, task int) error
+	Offsets(ctx context.Context, name string) (rpc.ConnectorOffsets, error)
+	AlterOffsets(ctx context.Context, name string, offsets rpc.ConnectorOffsets) (string, error)
+	ResetOffsets(ctx context.Context, name string) (string, error)
+	PluginConfig(plugin string) ([]rpc.ConfigKeyInfo, error)
+	PluginSchema(plugin string) (map[string]any, error)
+	ValidateConfig(plugin string, cfg map[string]string) (rpc.ConfigInfos, error)
+	ClusterInfo() rpc.ClusterInfo
+	AllocatedConnectors() map[string]map[string]string
+	AllocatedTasks() []rpc.AllocatedTask
 }
 
 var _ Herder = (*herder.Herder)(nil)
@@ -67,7 +78,20 @@ func NewHandler(h Herder, log *slog.Logger) *Handler {
 	a.mux.HandleFunc("PUT /connectors/{c}/pause", a.change(http.StatusAccepted, Herder.Pause))
 	a.mux.HandleFunc("PUT /connectors/{c}/resume", a.change(http.StatusAccepted, Herder.Resume))
 	a.mux.HandleFunc("PUT /connectors/{c}/stop", a.change(http.StatusNoContent, Herder.Stop))
+	a.mux.HandleFunc("POST /connectors/{c}/restart", a.restartConnector)
+	a.mux.HandleFunc("POST /connectors/{c}/tasks/{t}/restart", a.restartTask)
+	a.mux.HandleFunc("GET /connectors/{c}/offsets", a.getOffsets)
+	a.mux.HandleFunc("PATCH /connectors/{c}/offsets", a.alterOffsets)
+	a.mux.HandleFunc("DELETE /connectors/{c}/offsets", a.resetOffsets)
 	a.mux.HandleFunc("GET /connector-plugins", a.listPlugins)
+	a.mux.HandleFunc("GET /connector-plugins/{p}/config", a.pluginConfig)
+	a.mux.HandleFunc("GET /connector-plugins/{p}/schema", a.pluginSchema)
+	a.mux.HandleFunc("PUT /connector-plugins/{p}/config/validate", a.validateConfig)
+	// RocketMQ Connect's views.
+	a.mux.HandleFunc("GET /getClusterInfo", a.clusterInfo)
+	a.mux.HandleFunc("GET /allocated/connectors", a.allocatedConnectors)
+	a.mux.HandleFunc("GET /allocated/tasks", a.allocatedTasks)
+	a.mux.HandleFunc("GET /plugin/list", a.listPlugins)
 	return a
 }
 
@@ -265,7 +289,7 @@ func (a *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var fe connector.FieldErrors
 	var se *herder.StartError
 	switch {
-	case errors.Is(err, herder.ErrNotFound):
+	case errors.Is(err, herder.ErrNotFound), errors.Is(err, herder.ErrPluginNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, herder.ErrExists):
 		writeError(w, http.StatusConflict, err.Error())
@@ -286,8 +310,10 @@ func (a *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_ = jsonEncode(w, v)
 }
+
+func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, rpc.ErrorResponse{ErrorCode: code, Message: msg})

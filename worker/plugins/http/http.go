@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -212,7 +213,7 @@ func (s *Sink) Close() error {
 func (s *Sink) WriteTimeout() time.Duration { return s.timeout }
 
 // Write sends e in one request. A 2xx answer is acceptance. 429, 408, 5xx, timeouts and connection errors are
-// retryable errors; other answers (4xx, redirects), a refused non-public address and an event that cannot be
+// retryable errors (with the answer's Retry-After, if any, as connector.RetryAfter); other answers (4xx, redirects), a refused non-public address and an event that cannot be
 // encoded are permanent, as Amazon EventBridge treats them.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -250,9 +251,33 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	}
 	err = fmt.Errorf("http: %s %s answered %d: %s", s.method, s.url, code, strings.TrimSpace(string(snippet)))
 	if Retryable(code) {
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return connector.RetryAfter(err, d)
+		}
 		return err
 	}
 	return connector.Permanent(err)
+}
+
+// ParseRetryAfter reads a Retry-After header, delay-seconds or an HTTP date, as a delay from now. A date in the
+// past is a delay of 0 (ok); an absent or unreadable header is not ok.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		const maxSeconds = int64(1<<63-1) / int64(time.Second)
+		return time.Duration(min(n, maxSeconds)) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
 }
 
 // Retryable reports whether a non-2xx status is worth retrying: 408, 429 and 5xx.

@@ -375,3 +375,74 @@ func (p *peer) Stop() {
 		_ = srv.Close()
 	}
 }
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		v    string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"3", 3 * time.Second, true},
+		{" 0 ", 0, true},
+		{"-1", 0, false},
+		{"soon", 0, false},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+	}
+	for _, tt := range tests {
+		d, ok := httpsink.ParseRetryAfter(tt.v, now)
+		assert.Equal(t, tt.ok, ok, tt.v)
+		assert.Equal(t, tt.want, d, tt.v)
+	}
+}
+
+func TestRetryAfterReachesTheRetryMiddleware(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status     int
+		retryAfter string
+		want       time.Duration // 0: no Retry-After on the error
+		permanent  bool
+	}{
+		{http.StatusTooManyRequests, "2", 2 * time.Second, false},
+		{http.StatusServiceUnavailable, time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), time.Hour, false},
+		{http.StatusInternalServerError, "", 0, false},
+		{http.StatusBadRequest, "5", 0, true},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tt.retryAfter != "" {
+				w.Header().Set("Retry-After", tt.retryAfter)
+			}
+			w.WriteHeader(tt.status)
+		}))
+		err := newSink(t, map[string]string{"url": srv.URL}, true).Write(context.Background(), orderEvent())
+		srv.Close()
+		require.Error(t, err)
+		assert.Equal(t, tt.permanent, connector.IsPermanent(err), "%d: %v", tt.status, err)
+		d, ok := connector.RetryAfterOf(err)
+		assert.Equal(t, tt.want != 0, ok, "%d", tt.status)
+		assert.InDelta(t, float64(tt.want), float64(d), float64(2*time.Second), "%d", tt.status)
+
+		// The retry middleware waits that long, capped by the policy's maximum delay.
+		p := delivery.RetryPolicy{MaxRetries: 5, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 30 * time.Minute}
+		ctx := connector.WithMeta(context.Background(), connector.Meta{NumDelivered: 1, Timestamp: time.Now()})
+		o := delivery.WithRetry(p, func(context.Context, *event.Event) delivery.Outcome {
+			return delivery.Outcome{Action: delivery.Retry, Err: err}
+		})(ctx, orderEvent())
+		if tt.permanent {
+			continue
+		}
+		switch {
+		case tt.want == 0:
+			assert.Less(t, o.Delay, 20*time.Millisecond, "the policy's delay")
+		case tt.want > p.MaxDelay:
+			assert.Equal(t, p.MaxDelay, o.Delay, "capped by the maximum delay")
+		default:
+			assert.Equal(t, d, o.Delay)
+		}
+	}
+}
