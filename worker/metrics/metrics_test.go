@@ -39,7 +39,7 @@ func fixture() source {
 		names: []string{"hook", "paused", "gone", "failing"},
 		statuses: map[string]rpc.ConnectorStatus{
 			"hook": {Name: "hook", Connector: rpc.ConnectorState{State: rpc.StateRunning}, Tasks: []rpc.TaskState{
-				{ID: 0, State: rpc.StateRunning, Counters: &rpc.TaskCounters{Read: 10, Written: 6, Retried: 3, Dropped: 2,
+				{ID: 0, State: rpc.StateRunning, Counters: &rpc.TaskCounters{Read: 10, Written: 6, Retried: 3, Dropped: 2, DeadLettered: 4,
 					Failed: 0, Undecodable: 1, Filtered: 1, TransformFailed: 1}},
 				{ID: 1, State: rpc.StateFailed, Counters: &rpc.TaskCounters{Read: 4, Failed: 1}},
 			}},
@@ -112,7 +112,7 @@ func task(connector, id string) map[string]string {
 
 func TestTaskCounters(t *testing.T) {
 	mfs := scrape(t, metrics.New(fixture()).Handler())
-	for what, want := range map[string]float64{"read": 10, "written": 6, "retried": 3, "dropped": 2, "failed": 0,
+	for what, want := range map[string]float64{"read": 10, "written": 6, "retried": 3, "dropped": 2, "dead_lettered": 4, "failed": 0,
 		"undecodable": 1, "filtered": 1, "transform_failed": 1} {
 		name := "eventbridge_worker_task_records_" + what + "_total"
 		requireValue(t, mfs, want, name, task("hook", "0"))
