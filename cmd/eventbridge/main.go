@@ -32,8 +32,11 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 

@@ -27,8 +27,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/worker"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 

@@ -128,7 +128,7 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 	for _, p := range plugins {
 		classes = append(classes, p.Class)
 	}
-	assert.Equal(t, []string{"http", "router"}, classes, "the binary links the built-in plugins")
+	assert.Equal(t, []string{"eventbus", "http", "log", "router"}, classes, "the binary links the built-in sink plugins")
 	require.NoError(t, m.Close())
 	assert.Contains(t, log.String(), "worker started")
 }
