@@ -15,7 +15,7 @@ import (
 	swaggerFiles "github.com/swaggo/files"
 	ginSwagger "github.com/swaggo/gin-swagger"
 
-	_ "github.com/eventbridge-go/eventbridge/docs" // registers the OpenAPI document that Swagger UI serves
+	"github.com/eventbridge-go/eventbridge/docs"
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
@@ -71,7 +71,14 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)
-	r.GET("/swagger/*any", ginSwagger.WrapHandler(swaggerFiles.Handler))
+	ui := ginSwagger.WrapHandler(swaggerFiles.Handler)
+	r.GET("/swagger/*any", func(c *gin.Context) {
+		if c.Param("any") == "/doc.json" {
+			c.Data(http.StatusOK, "application/json; charset=utf-8", docs.SwaggerJSON)
+			return
+		}
+		ui(c)
+	})
 
 	v1 := r.Group("/api/v1", a.account)
 	v1.GET("/buses", a.listBuses)

@@ -1,8 +1,14 @@
 // Package http is the http sink plugin: it delivers each CloudEvent in one HTTP request, in the binary or
 // structured content mode of the CloudEvents HTTP binding, and refuses non-public addresses unless allowed.
+//
+// Authentication (auth.type): none, basic, api_key or oauth_client_credentials (a cached token, refreshed shortly
+// before it expires and once when the target answers 401, the request then being sent once more). Requests may
+// be rate-limited (rate_limit_per_second, a token bucket of each task: a connector of N tasks sends up to N times
+// that rate) and signed as Standard Webhooks (webhook.signing_secret).
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,11 +16,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
@@ -34,7 +38,26 @@ const (
 	KeyHeaders = "headers"
 	KeyMode    = "mode"
 	KeyTimeout = "timeout"
+
+	KeyAuthType          = "auth.type"
+	KeyAuthUsername      = "auth.username"
+	KeyAuthPassword      = "auth.password"
+	KeyAuthAPIKeyHeader  = "auth.api_key.header"
+	KeyAuthAPIKeyValue   = "auth.api_key.value"
+	KeyOAuthTokenURL     = "auth.oauth.token_url"
+	KeyOAuthClientID     = "auth.oauth.client_id"
+	KeyOAuthClientSecret = "auth.oauth.client_secret"
+	KeyOAuthScopes       = "auth.oauth.scopes"
+	KeyOAuthExtraParams  = "auth.oauth.extra_params"
+	KeyOAuthAuthStyle    = "auth.oauth.auth_style"
+
+	KeyRateLimit = "rate_limit_per_second"
+
+	KeyWebhookSigningSecret = "webhook.signing_secret"
 )
+
+// maxInFlight is the runtime's bound of concurrent writes of a task: it bounds the queue of a rate limit.
+const maxInFlight = 64
 
 // Content modes.
 const (
@@ -67,6 +90,28 @@ func Plugin() connector.Plugin {
 				Doc: "binary: ce-* headers and the data as body; structured: the event as application/cloudevents+json."},
 			{Name: KeyTimeout, Type: connector.TypeDuration, Default: "5s", Check: checkPositive,
 				Doc: "Timeout of one request, connection included."},
+			{Name: KeyAuthType, Type: connector.TypeEnum, Default: AuthNone,
+				Enum: []string{AuthNone, AuthBasic, AuthAPIKey, AuthOAuth},
+				Doc:  "Authentication of the requests: none, basic (auth.username, auth.password), api_key (auth.api_key.*) or oauth_client_credentials (auth.oauth.*)."},
+			{Name: KeyAuthUsername, Type: connector.TypeString, Doc: "User name of basic authentication."},
+			{Name: KeyAuthPassword, Type: connector.TypeString, Secret: true, Doc: "Password of basic authentication."},
+			{Name: KeyAuthAPIKeyHeader, Type: connector.TypeString, Default: DefaultAPIKeyHdr, Check: checkHeaderName,
+				Doc: "Header carrying the API key."},
+			{Name: KeyAuthAPIKeyValue, Type: connector.TypeString, Secret: true, Doc: "The API key."},
+			{Name: KeyOAuthTokenURL, Type: connector.TypeString, Check: checkURL,
+				Doc: "Token endpoint of the OAuth 2.0 client-credentials grant; it is subject to the same address checks as url."},
+			{Name: KeyOAuthClientID, Type: connector.TypeString, Doc: "OAuth client id."},
+			{Name: KeyOAuthClientSecret, Type: connector.TypeString, Secret: true, Doc: "OAuth client secret."},
+			{Name: KeyOAuthScopes, Type: connector.TypeString, Doc: "OAuth scopes, separated by spaces or commas."},
+			{Name: KeyOAuthExtraParams, Type: connector.TypeJSON, Check: checkStringMap,
+				Doc: `Extra form parameters of the token request, a JSON object of strings: {"audience": "https://api.example.com"}.`},
+			{Name: KeyOAuthAuthStyle, Type: connector.TypeEnum, Default: OAuthStyleHeader,
+				Enum: []string{OAuthStyleHeader, OAuthStyleBody},
+				Doc:  "How the client authenticates to the token endpoint: header (HTTP Basic) or body (client_id and client_secret form parameters)."},
+			{Name: KeyRateLimit, Type: connector.TypeInt, Default: "0", Min: connector.Min(0),
+				Doc: "Maximum requests per second of each task to the destination (a token bucket per task: N tasks send up to N times this rate); 0 is unlimited."},
+			{Name: KeyWebhookSigningSecret, Type: connector.TypeString, Secret: true, Check: checkWebhookSecret,
+				Doc: "When set, requests are signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature: HMAC-SHA256). A whsec_ secret is base64 after the prefix; another is used as is."},
 		},
 		NewSink: New,
 	}
@@ -92,9 +137,16 @@ func checkHeaders(v string) error {
 		return errors.New("must be a JSON object of strings")
 	}
 	for k := range h {
-		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
-			return fmt.Errorf("%q is not a header name", k)
+		if err := checkHeaderName(k); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+func checkHeaderName(k string) error {
+	if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+		return fmt.Errorf("%q is not a header name", k)
 	}
 	return nil
 }
@@ -114,6 +166,10 @@ type Sink struct {
 	structured bool
 	timeout    time.Duration
 	client     *http.Client
+	auth       authenticator
+	limiter    *bucket // nil: unlimited
+	signingKey []byte  // nil: not signed
+	now        func() time.Time
 }
 
 var (
@@ -121,27 +177,52 @@ var (
 	_ connector.WriteTimeouter = (*Sink)(nil)
 )
 
+// options are what tests replace: the resolver and the connect step of the guarded dialer, and the clock.
+type options struct {
+	lookup lookupFunc
+	dial   dialFunc
+	now    func() time.Time
+}
+
 // New builds a sink from a validated config; no I/O.
 func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
+	s, err := newSink(cfg, env, options{})
+	if err != nil {
+		return nil, err // not a nil *Sink in a non-nil interface
+	}
+	return s, nil
+}
+
+func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) {
 	s := &Sink{
 		url:        cfg.String(KeyURL),
 		method:     cfg.String(KeyMethod),
 		structured: cfg.String(KeyMode) == ModeStructured,
 		timeout:    cfg.Duration(KeyTimeout),
+		now:        o.now,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if err := cfg.JSON(KeyHeaders, &s.headers); err != nil {
+		return nil, err
+	}
+	if err := checkAuth(cfg); err != nil {
 		return nil, err
 	}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
-	dialer := &net.Dialer{Timeout: s.timeout, KeepAlive: 30 * time.Second}
-	if !env.AllowPrivateTargets {
-		dialer.Control = refusePrivate
+	var dial dialFunc
+	if env.AllowPrivateTargets {
+		dialer := &net.Dialer{Timeout: s.timeout, KeepAlive: 30 * time.Second}
+		dial = dialer.DialContext
+	} else {
+		dial = newGuard(s.timeout, o.lookup, o.dial).DialContext
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would hide the target's address from the check, and env is not ours to read
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          64,
 		MaxIdleConnsPerHost:   64,
@@ -155,49 +236,23 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 		// A redirect is not followed: it would change the method of a POST and the target must be fixed anyway.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return s, nil
-}
-
-// refusePrivate is the dialer's Control: it runs after DNS, on the address actually dialed.
-func refusePrivate(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+	auth, err := newAuth(cfg, s.client, s.timeout)
 	if err != nil {
-		return fmt.Errorf("%w: %s", ErrPrivateTarget, address)
+		return nil, err
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("%w: %s", ErrPrivateTarget, address)
+	if oa, ok := auth.(*oauthAuth); ok {
+		oa.now = s.now
 	}
-	if !Public(ip) {
-		return fmt.Errorf("%w: %s", ErrPrivateTarget, ip)
+	s.auth = auth
+	if r := cfg.Int(KeyRateLimit); r > 0 {
+		s.limiter = newBucket(float64(r), int(r))
 	}
-	return nil
-}
-
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),         // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),     // shared address space (carrier-grade NAT)
-	netip.MustParsePrefix("192.0.0.0/24"),      // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
-	netip.MustParsePrefix("169.254.0.0/16"),    // link-local, cloud metadata 169.254.169.254
-	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (also in fc00::/7)
-	netip.MustParsePrefix("64:ff9b:1::/48"),    // local-use NAT64
-}
-
-// Public reports whether ip is an address a sink may reach without --allow-private-targets: not loopback,
-// private, link-local, multicast, unspecified, cloud metadata or another special-purpose local range.
-func Public(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
+	if secret := cfg.String(KeyWebhookSigningSecret); secret != "" {
+		if s.signingKey, err = webhookKey(secret); err != nil {
+			return nil, connector.FieldErrors{{Key: KeyWebhookSigningSecret, Message: err.Error()}}
 		}
 	}
-	return true
+	return s, nil
 }
 
 // Connect does nothing: connections are opened by the first requests and kept alive.
@@ -209,21 +264,52 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// WriteTimeout is the timeout of one request.
-func (s *Sink) WriteTimeout() time.Duration { return s.timeout }
+// WriteTimeout bounds one Write: the timeout of one request; with OAuth, four (a token request, the request, a
+// token refresh after a 401 and the request again); with a rate limit, plus the longest wait of a full queue
+// (twice with OAuth, the retry after a 401 taking a token too).
+func (s *Sink) WriteTimeout() time.Duration {
+	d, waits := s.timeout, 1.0
+	if _, ok := s.auth.(*oauthAuth); ok {
+		d, waits = 4*s.timeout, 2
+	}
+	if s.limiter != nil {
+		d += time.Duration(waits * float64(maxInFlight) / s.limiter.rate * float64(time.Second))
+	}
+	return d
+}
 
 // Write sends e in one request. A 2xx answer is acceptance. 429, 408, 5xx, timeouts and connection errors are
 // retryable errors (with the answer's Retry-After, if any, as connector.RetryAfter); other answers (4xx, redirects), a refused non-public address and an event that cannot be
-// encoded are permanent, as Amazon EventBridge treats them.
+// encoded are permanent, as Amazon EventBridge treats them. With OAuth, a 401 refreshes the token and sends the
+// request once more; token endpoint errors are retryable.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
+	hdr, body, err := s.encode(ctx, e)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		if s.limiter != nil { // every request to the destination takes a token, a retry after a 401 too
+			if err := s.limiter.wait(ctx); err != nil {
+				return fmt.Errorf("http: waiting for the rate limit: %w", err)
+			}
+		}
+		code, token, err := s.send(ctx, hdr, body, e.ID())
+		if code == http.StatusUnauthorized && attempt == 0 && s.auth.invalidate(token) {
+			continue
+		}
+		return err
+	}
+}
+
+// encode returns the headers and body of e's request.
+func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, s.method, s.url, nil)
 	if err != nil {
-		return connector.Permanent(fmt.Errorf("http: building the request: %w", err))
+		return nil, nil, connector.Permanent(fmt.Errorf("http: building the request: %w", err))
 	}
 	for k, v := range s.headers {
-		if lk := strings.ToLower(k); strings.HasPrefix(lk, "ce-") || lk == "content-type" || lk == "content-length" {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "ce-") || lk == "content-type" || lk == "content-length" ||
+			strings.HasPrefix(lk, "webhook-") && s.signingKey != nil {
 			continue // the event's own headers are not overridden
 		}
 		req.Header.Set(k, v)
@@ -233,30 +319,57 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		wctx = binding.WithForceStructured(ctx)
 	}
 	if err := cehttp.WriteRequest(wctx, binding.ToMessage(e), req); err != nil {
-		return connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
+		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
-	resp, err := s.client.Do(req)
+	var body []byte
+	if req.Body != nil {
+		body, err = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
+		}
+	}
+	return req.Header, body, nil
+}
+
+// send makes one request and returns its status (0 without an answer), the auth token it used and its outcome.
+func (s *Sink) send(ctx context.Context, hdr http.Header, body []byte, id string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, s.method, s.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", connector.Permanent(fmt.Errorf("http: building the request: %w", err))
+	}
+	req.Header = hdr.Clone()
+	token, err := s.auth.apply(ctx, req)
+	if err != nil {
+		return 0, "", err
+	}
+	if s.signingKey != nil {
+		signWebhook(req.Header, s.signingKey, id, s.now(), body)
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	resp, err := s.client.Do(req.WithContext(rctx))
 	if err != nil {
 		if errors.Is(err, ErrPrivateTarget) {
-			return connector.Permanent(fmt.Errorf("http: %s %s: %w", s.method, s.url, err))
+			return 0, token, connector.Permanent(fmt.Errorf("http: %s %s: %w", s.method, s.url, err))
 		}
-		return fmt.Errorf("http: %s %s: %w", s.method, s.url, err)
+		return 0, token, fmt.Errorf("http: %s %s: %w", s.method, s.url, err)
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
-		return nil
+		return code, token, nil
 	}
 	err = fmt.Errorf("http: %s %s answered %d: %s", s.method, s.url, code, strings.TrimSpace(string(snippet)))
 	if Retryable(code) {
 		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return connector.RetryAfter(err, d)
+			return code, token, connector.RetryAfter(err, d)
 		}
-		return err
+		return code, token, err
 	}
-	return connector.Permanent(err)
+	return code, token, connector.Permanent(err)
 }
 
 // ParseRetryAfter reads a Retry-After header, delay-seconds or an HTTP date, as a delay from now. A date in the

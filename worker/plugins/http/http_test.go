@@ -206,6 +206,15 @@ func TestPublic(t *testing.T) {
 		{"::ffff:10.0.0.1", false},
 		{"100.64.0.1", false},
 		{"224.0.0.1", false},
+		{"255.255.255.255", false},
+		{"64:ff9b::a00:1", false},
+		{"64:ff9b::7f00:1", false},
+		{"64:ff9b::808:808", true},
+		{"2002:c0a8:101::1", false},
+		{"2002:808:808::1", true},
+		{"::127.0.0.1", false},
+		{"fe80::1%eth0", false},
+		{"fd00::1", false},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.public, httpsink.Public(netip.MustParseAddr(tt.ip)), tt.ip)
