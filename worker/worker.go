@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
@@ -48,12 +49,19 @@ type Config struct {
 	Replicas int
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s).
 	StopTimeout time.Duration
+	// MasterKey is the installation's 32-byte master key, which every worker shares. The secret values of
+	// connector configs are stored and returned only encrypted under it (enc:v1:..., see rpc.EncryptSecret) and
+	// decrypted when a task starts. Without it, a config that holds a secret value is refused.
+	MasterKey []byte
 }
 
 // Validate reports a config that cannot work.
 func (c Config) Validate() error {
 	if c.NATS == nil {
 		return errors.New("worker: a NATS connection is required")
+	}
+	if n := len(c.MasterKey); n != 0 && n != rpc.MasterKeySize {
+		return fmt.Errorf("worker: the master key must be %d bytes, not %d", rpc.MasterKeySize, n)
 	}
 	return nil
 }
@@ -114,6 +122,7 @@ func New(cfg Config) (*Worker, error) {
 		AllowPrivateTargets: cfg.AllowPrivateTargets,
 		Replicas:            cfg.Replicas,
 		StopTimeout:         cfg.StopTimeout,
+		MasterKey:           cfg.MasterKey,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

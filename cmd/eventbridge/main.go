@@ -179,6 +179,7 @@ func (m *Main) Run(ctx context.Context) error {
 			WorkerID:            "embedded",
 			RESTAddr:            c.WorkerAddr,
 			AllowPrivateTargets: c.AllowPrivateTargets,
+			MasterKey:           m.masterKey,
 			Logger:              log.With("component", "worker"),
 		})
 		if err != nil {

@@ -1,15 +1,18 @@
 // Command worker runs the connector runtime as its own process against an external NATS with JetStream.
 //
 //	worker --nats nats://127.0.0.1:4222 [--rest-addr 127.0.0.1:8083] [--worker-id ID] [--cluster-id eb]
-//	       [--allow-private-targets] [--log-level info]
+//	       [--master-key FILE] [--allow-private-targets] [--log-level info]
 //
-// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_ID, EB_CLUSTER_ID,
-// EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. SIGINT or SIGTERM stops the worker
+// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_ID, EB_CLUSTER_ID, EB_MASTER_KEY,
+// EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. The master key file holds the
+// installation's 32-byte key as 64 hexadecimal characters, the same for every worker and the control plane: the
+// secret values of connector configs are stored only encrypted under it and decrypted when a task starts. SIGINT or SIGTERM stops the worker
 // cleanly: records being written finish or are handed back, none is acked that was not delivered.
 package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,7 +72,11 @@ type Main struct {
 	WorkerID            string
 	ClusterID           string
 	AllowPrivateTargets bool
-	LogLevel            slog.Level
+	// MasterKeyFile is the path of the master key file (64 hex characters); MasterKey is its key, read by
+	// ParseFlags. Without one the worker refuses configs that hold secret values.
+	MasterKeyFile string
+	MasterKey     []byte
+	LogLevel      slog.Level
 	// CloseTimeout bounds a clean stop (default 60s).
 	CloseTimeout time.Duration
 
@@ -111,6 +118,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.RESTAddr, "rest-addr", env("EB_WORKER_ADDR", m.RESTAddr), "host:port of the REST API (env EB_WORKER_ADDR)")
 	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker (default host:port; env EB_WORKER_ID)")
 	fs.StringVar(&m.ClusterID, "cluster-id", env("EB_CLUSTER_ID", m.ClusterID), "installation prefix of streams, buckets and consumers (env EB_CLUSTER_ID)")
+	fs.StringVar(&m.MasterKeyFile, "master-key", env("EB_MASTER_KEY", m.MasterKeyFile), "path of the master key file: 64 hex characters, shared by the workers and the control plane (env EB_MASTER_KEY)")
 	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
 	level := env("EB_LOG_LEVEL", m.LogLevel.String())
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error (env EB_LOG_LEVEL)")
@@ -128,6 +136,13 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if _, _, err := net.SplitHostPort(m.RESTAddr); err != nil {
 		return fmt.Errorf("--rest-addr %q: %w", m.RESTAddr, err)
+	}
+	if m.MasterKeyFile != "" {
+		key, err := ReadMasterKey(m.MasterKeyFile)
+		if err != nil {
+			return fmt.Errorf("--master-key: %w", err)
+		}
+		m.MasterKey = key
 	}
 	if m.WorkerID == "" {
 		host, _ := os.Hostname()
@@ -164,6 +179,7 @@ func (m *Main) Run(ctx context.Context) error {
 		WorkerID:            m.WorkerID,
 		RESTAddr:            m.RESTAddr,
 		AllowPrivateTargets: m.AllowPrivateTargets,
+		MasterKey:           m.MasterKey,
 		Logger:              log,
 	})
 	if err != nil {
@@ -174,6 +190,20 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.worker = w
 	return nil
+}
+
+// ReadMasterKey reads a master key file: 64 hexadecimal characters (32 bytes), surrounding white space ignored.
+// Errors name the file and never contain its content.
+func ReadMasterKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the master key: %w", err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != 32 {
+		return nil, fmt.Errorf("master key file %s must hold 64 hexadecimal characters (32 bytes)", path)
+	}
+	return key, nil
 }
 
 // CheckServer fails with a clear message when the connected server lacks JetStream or is older than

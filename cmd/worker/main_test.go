@@ -272,3 +272,51 @@ func newEvent(id string) *event.Event {
 	e.SetType("t")
 	return &e
 }
+
+func TestParseFlagsMasterKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	key := bytes.Repeat([]byte{0xab}, 32)
+	good := write("good.key", "abababababababababababababababababababababababababababababababab\n")
+	other := write("other.key", "  cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd  ")
+	short := write("short.key", "abcd")
+	notHex := write("nothex.key", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz")
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    []byte
+		wantErr string
+	}{
+		{"none", nil, nil, nil, ""},
+		{"flag", nil, []string{"--master-key", good}, key, ""},
+		{"environment", map[string]string{"EB_MASTER_KEY": good}, nil, key, ""},
+		{"flag wins over the environment", map[string]string{"EB_MASTER_KEY": good}, []string{"--master-key=" + other},
+			bytes.Repeat([]byte{0xcd}, 32), ""},
+		{"missing file", nil, []string{"--master-key", filepath.Join(dir, "absent.key")}, nil, "--master-key"},
+		{"too short", nil, []string{"--master-key", short}, nil, "64 hexadecimal characters"},
+		{"not hex", nil, []string{"--master-key", notHex}, nil, "64 hexadecimal characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := NewMain()
+			m.Stderr = io.Discard
+			m.Getenv = func(k string) string { return tt.env[k] }
+			err := m.ParseFlags(append([]string{"--nats", "nats://n:4222"}, tt.args...))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.NotContains(t, err.Error(), "zzzz", "the error shows no key material")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, m.MasterKey)
+		})
+	}
+}

@@ -258,7 +258,16 @@ func (h *Herder) ValidateConfig(name string, cfg map[string]string) (rpc.ConfigI
 	}
 	cfg[connector.KeyClass] = p.Name
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, AllowPrivateTargets: h.cfg.AllowPrivateTargets}
-	_, errs := h.cfg.Registry.Validate(cfg, env)
+	// Encrypted secrets are validated as their plaintext; no answer shows a secret value, even in a message.
+	plain, secrets, errs := h.open(cfg)
+	if len(errs) == 0 {
+		_, errs = h.cfg.Registry.Validate(plain, env)
+		errs, _ = redact(errs, secrets).(connector.FieldErrors)
+	}
+	secret := map[string]bool{}
+	for _, k := range h.secretKeys(cfg) {
+		secret[k] = true
+	}
 	byKey := map[string][]string{}
 	for _, e := range errs {
 		byKey[e.Key] = append(byKey[e.Key], e.Message)
@@ -270,8 +279,8 @@ func (h *Herder) ValidateConfig(name string, cfg map[string]string) (rpc.ConfigI
 		v := rpc.ConfigValueInfo{Name: def.Name, RecommendedValues: f.RecommendedValues(), Visible: true,
 			Errors: append([]string{}, byKey[def.Name]...)}
 		if s, ok := cfg[def.Name]; ok {
-			if f.Secret {
-				s = "[hidden]"
+			if f.Secret || secret[def.Name] {
+				s = hidden
 			}
 			v.Value = &s
 		} else if def.DefaultValue != nil {

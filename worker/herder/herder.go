@@ -76,6 +76,9 @@ type Config struct {
 	RestartResetAfter     time.Duration
 	// ObserveDelivery, when set, receives the put-to-delivery latency of every record a task writes.
 	ObserveDelivery func(connector string, task int, latency time.Duration)
+	// MasterKey (32 bytes) encrypts the secret values of configs (rpc.EncryptSecret) before they are stored or
+	// returned, and decrypts them when a task starts. Without it, a config with a plaintext secret is refused.
+	MasterKey []byte
 }
 
 // record is the value stored in KV under the connector's name.
@@ -124,6 +127,9 @@ func New(cfg Config) (*Herder, error) {
 	}
 	if cfg.Registry == nil {
 		return nil, errors.New("herder: Registry is required")
+	}
+	if n := len(cfg.MasterKey); n != 0 && n != rpc.MasterKeySize {
+		return nil, fmt.Errorf("herder: the master key must be %d bytes, not %d", rpc.MasterKeySize, n)
 	}
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
@@ -391,6 +397,10 @@ func (h *Herder) Create(ctx context.Context, name string, cfg map[string]string,
 	if err := h.check(name, cfg); err != nil {
 		return rpc.ConnectorInfo{}, err
 	}
+	cfg, err := h.seal(cfg, nil)
+	if err != nil {
+		return rpc.ConnectorInfo{}, err
+	}
 	ctx, cancel := h.opContext(ctx)
 	defer cancel()
 	c := &conn{name: name, rec: record{Name: name, Config: maps.Clone(cfg), TargetState: initialState},
@@ -464,6 +474,12 @@ func isStartError(err error) bool {
 func (h *Herder) update(ctx context.Context, c *conn, cfg map[string]string) error {
 	h.mu.RLock()
 	old := c.rec
+	h.mu.RUnlock()
+	cfg, err := h.seal(cfg, old.Config)
+	if err != nil {
+		return err
+	}
+	h.mu.RLock()
 	unchanged := maps.Equal(old.Config, cfg) && c.state != rpc.StateFailed && !h.taskFailedLocked(c)
 	h.mu.RUnlock()
 	if unchanged {
@@ -474,7 +490,7 @@ func (h *Herder) update(ctx context.Context, c *conn, cfg map[string]string) err
 		return err
 	}
 	h.stopTasks(ctx, c)
-	err := h.apply(ctx, c)
+	err = h.apply(ctx, c)
 	oldStream, oldDurable := old.Config[connector.KeyStream], old.Config[connector.KeyDurable]
 	if oldDurable != "" && (oldStream != cfg[connector.KeyStream] || oldDurable != cfg[connector.KeyDurable]) {
 		if derr := delivery.DeleteConsumer(ctx, h.cfg.JetStream, oldStream, oldDurable); derr != nil {
@@ -639,31 +655,38 @@ func (h *Herder) check(name string, cfg map[string]string) error {
 
 // prepared is a config checked and read for running.
 type prepared struct {
+	// cfg is the config with its secret values decrypted: only tasks see it.
+	cfg     map[string]string
 	plugin  connector.Plugin
 	values  connector.Values
 	dc      delivery.Config
 	ackWait time.Duration
 }
 
-// prepare validates cfg against the plugin's full spec and builds one sink with it (constructors find what specs
-// cannot say). Config problems are connector.FieldErrors.
+// prepare decrypts the secret values of cfg, validates it against the plugin's full spec and builds one sink with
+// it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error contains a
+// secret value.
 func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, error) {
 	env.JetStream, env.Names, env.AllowPrivateTargets = h.cfg.JetStream, h.cfg.Names, h.cfg.AllowPrivateTargets
+	cfg, secrets, oerrs := h.open(cfg)
+	if len(oerrs) > 0 {
+		return prepared{}, oerrs
+	}
 	p, errs := h.cfg.Registry.Validate(cfg, env)
 	if len(errs) > 0 {
-		return prepared{}, errs
+		return prepared{}, redact(errs, secrets)
 	}
 	values := p.FullSpec().Values(cfg)
 	probe, err := p.NewSink(values, env)
 	if err != nil {
-		return prepared{}, err
+		return prepared{}, redact(err, secrets)
 	}
 	timeout := connector.DefaultWriteTimeout
 	if wt, ok := probe.(connector.WriteTimeouter); ok {
 		timeout = wt.WriteTimeout()
 	}
 	_ = probe.Close()
-	return prepared{plugin: p, values: values, dc: delivery.ParseConfig(values), ackWait: delivery.AckWait(timeout)}, nil
+	return prepared{cfg: cfg, plugin: p, values: values, dc: delivery.ParseConfig(values), ackWait: delivery.AckWait(timeout)}, nil
 }
 
 // apply brings a connector without running tasks to its target state: it ensures the durable consumer (in every
@@ -724,9 +747,9 @@ func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prep
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
 		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i}
 	// Each task compiles its own transforms, once; a config that passed prepare builds them.
-	transforms, terrs := h.cfg.Registry.Transforms(rec.Config, env)
+	transforms, terrs := h.cfg.Registry.Transforms(pr.cfg, env)
 	if len(terrs) > 0 {
-		return nil, fmt.Errorf("starting task %d: %w", i, terrs)
+		return nil, fmt.Errorf("starting task %d: %w", i, h.redact(terrs, pr.cfg))
 	}
 	sink, err := pr.plugin.NewSink(pr.values, env)
 	var t *delivery.Task
@@ -737,7 +760,7 @@ func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prep
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("starting task %d: %w", i, err)
+		return nil, fmt.Errorf("starting task %d: %w", i, h.redact(err, pr.cfg))
 	}
 	return t, nil
 }
