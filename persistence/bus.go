@@ -40,14 +40,6 @@ func busFromRow(row busRow) *bus.Bus {
 	return bus.UnmarshalFromDatabase(row.ID, row.AccountID, row.Name, row.Description, retention, fromDB(row.CreatedAt))
 }
 
-func busesFromRows(rows []busRow) []*bus.Bus {
-	out := make([]*bus.Bus, len(rows))
-	for i, row := range rows {
-		out[i] = busFromRow(row)
-	}
-	return out
-}
-
 // BusRepository stores buses in the buses table. Names are unique per account and case-sensitive. The retention's
 // maximum age is stored in whole seconds.
 type BusRepository struct {
@@ -94,7 +86,7 @@ func (r *BusRepository) List(ctx context.Context, accountID string, page domain.
 		return nil, "", translate(err, "listing buses", outcomes{})
 	}
 	rows, next := cutPage(rows, page, func(row busRow) string { return row.Name })
-	return busesFromRows(rows), next, nil
+	return fromRows(rows, busFromRow), next, nil
 }
 
 // ListAll returns every bus of every account, ordered by account and name.
@@ -103,7 +95,7 @@ func (r *BusRepository) ListAll(ctx context.Context) ([]*bus.Bus, error) {
 	if err := r.db.session(ctx).Order("account_id").Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing buses", outcomes{})
 	}
-	return busesFromRows(rows), nil
+	return fromRows(rows, busFromRow), nil
 }
 
 // Delete removes a bus: bus.ErrNotFound when it does not exist, bus.ErrNotEmpty while it has rules. The bus row

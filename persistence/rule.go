@@ -40,14 +40,6 @@ func ruleFromRow(row ruleRow) *rule.Rule {
 		[]byte(row.EventPattern), rule.State(row.State), fromDB(row.CreatedAt), fromDB(row.UpdatedAt))
 }
 
-func rulesFromRows(rows []ruleRow) []*rule.Rule {
-	out := make([]*rule.Rule, len(rows))
-	for i, row := range rows {
-		out[i] = ruleFromRow(row)
-	}
-	return out
-}
-
 // RuleRepository stores rules in the rules table. Names are unique per bus and case-sensitive.
 type RuleRepository struct {
 	db *DB
@@ -92,7 +84,7 @@ func (r *RuleRepository) List(ctx context.Context, busID string, page domain.Pag
 		return nil, "", translate(err, "listing rules", outcomes{})
 	}
 	rows, next := cutPage(rows, page, func(row ruleRow) string { return row.Name })
-	return rulesFromRows(rows), next, nil
+	return fromRows(rows, ruleFromRow), next, nil
 }
 
 // ListByBus returns every rule of the bus ordered by name.
@@ -101,7 +93,7 @@ func (r *RuleRepository) ListByBus(ctx context.Context, busID string) ([]*rule.R
 	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing rules", outcomes{})
 	}
-	return rulesFromRows(rows), nil
+	return fromRows(rows, ruleFromRow), nil
 }
 
 // CountByBus counts the bus's rules.

@@ -63,3 +63,12 @@ func cutPage[R any](rows []R, p domain.Page, name func(R) string) ([]R, string) 
 	rows = rows[:limit]
 	return rows, domain.EncodePageToken(name(rows[limit-1]))
 }
+
+// fromRows rebuilds the aggregates of rows with from.
+func fromRows[R, A any](rows []R, from func(R) A) []A {
+	out := make([]A, len(rows))
+	for i, row := range rows {
+		out[i] = from(row)
+	}
+	return out
+}
