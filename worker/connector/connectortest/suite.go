@@ -3,7 +3,8 @@
 // acked only after the peer accepted it, records wait and are retried while the peer is down, and the sink
 // reconnects after the peer restarts.
 //
-// A plugin's test provides a Peer, the real system the sink talks to, run by the test:
+// A plugin's test provides a Peer, the real system the sink talks to, run by the test; the peer may live on the
+// suite's NATS server:
 //
 //	connectortest.RunSinkSuite(t, connectortest.SinkSuite{Plugin: httpsink.Plugin(), NewPeer: newHTTPPeer})
 package connectortest
@@ -39,15 +40,30 @@ type Peer interface {
 	Start()
 }
 
+// EnvPeer is a Peer the sink reaches through the worker's environment rather than, or as well as, through plugin
+// keys: a bus of the installation (Names), the worker's log (Logger).
+type EnvPeer interface {
+	Peer
+	// Env returns env with what points the sink at the peer set. The suite calls it once per run, before it builds
+	// the sinks, and builds every task's sink with the result.
+	Env(env connector.Env) connector.Env
+}
+
 // SinkSuite configures the suite for one sink plugin.
 type SinkSuite struct {
 	Plugin connector.Plugin
-	// NewPeer starts a peer for one test; the peer stops when the test ends.
-	NewPeer func(t *testing.T) Peer
+	// NewPeer starts a peer for one test on the suite's server of that test (a peer that is not on NATS ignores
+	// env); the peer stops when the test ends. It is called after the suite's stream exists, before any sink.
+	NewPeer func(t *testing.T, env *jetstreamtest.Env) Peer
 	// AllowPrivateTargets is passed to the sink (peers of tests listen on loopback).
 	AllowPrivateTargets bool
 	// Timeout bounds each wait of the suite (default 20s).
 	Timeout time.Duration
+	// CannotFail, when not empty, says why the plugin's sink cannot fail (its Write returns nil whatever the peer
+	// does), so that its peer cannot be stopped: the subtests that stop the peer (RetriesWhilePeerIsDown,
+	// ReconnectsAfterPeerRestart) are skipped with this reason and the peer's Stop and Start are never called.
+	// The other subtests run in full.
+	CannotFail string
 }
 
 const (
@@ -86,6 +102,7 @@ func RunSinkSuite(t *testing.T, s SinkSuite) {
 	})
 	t.Run("RetriesWhilePeerIsDown", func(t *testing.T) {
 		t.Parallel()
+		s.skipIfCannotFail(t)
 		r := s.start(t, 1)
 		r.peer.Stop()
 		r.env.Publish(t, subject, jetstreamtest.Event("waits", "suite.event", map[string]any{"n": 1}))
@@ -97,15 +114,24 @@ func RunSinkSuite(t *testing.T, s SinkSuite) {
 	})
 	t.Run("ReconnectsAfterPeerRestart", func(t *testing.T) {
 		t.Parallel()
+		s.skipIfCannotFail(t)
 		r := s.start(t, 1)
 		r.env.Publish(t, subject, jetstreamtest.Event("before", "suite.event", map[string]any{"n": 1}))
 		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "before") }, s.Timeout, tick)
 		r.peer.Stop()
 		r.peer.Start()
 		r.env.Publish(t, subject, jetstreamtest.Event("after", "suite.event", map[string]any{"n": 2}))
-		require.Eventually(t, func() bool { return slices.Contains(r.peer.Accepted(), "after") }, s.Timeout, tick)
+		// What the peer accepted before it stopped stays accepted: Accepted covers the whole test.
+		require.Eventually(t, func() bool { return containsAll(r.peer.Accepted(), []string{"before", "after"}) },
+			s.Timeout, tick)
 		require.Eventually(t, func() bool { return r.settled(t, 2) }, s.Timeout, tick)
 	})
+}
+
+func (s SinkSuite) skipIfCannotFail(t *testing.T) {
+	if s.CannotFail != "" {
+		t.Skipf("the %s sink cannot fail, so its peer cannot be stopped: %s", s.Plugin.Name, s.CannotFail)
+	}
 }
 
 type run struct {
@@ -119,7 +145,7 @@ func (s SinkSuite) start(t *testing.T, tasks int) *run {
 	t.Helper()
 	env := jetstreamtest.Start(t)
 	env.Stream(t, stream, "suite.>")
-	peer := s.NewPeer(t)
+	peer := s.NewPeer(t, env)
 	cfg := map[string]string{
 		connector.KeyClass:             s.Plugin.Name,
 		connector.KeyTasksMax:          strconv.Itoa(tasks),
@@ -136,6 +162,9 @@ func (s SinkSuite) start(t *testing.T, tasks int) *run {
 	values := spec.Values(cfg)
 	dc := delivery.ParseConfig(values)
 	env0 := connector.Env{JetStream: env.JS, AllowPrivateTargets: s.AllowPrivateTargets, Connector: "suite"}
+	if ep, ok := peer.(EnvPeer); ok {
+		env0 = ep.Env(env0)
+	}
 
 	probe, err := s.Plugin.NewSink(values, env0)
 	require.NoError(t, err)

@@ -303,7 +303,7 @@ type peer struct {
 	held     int
 }
 
-func newPeer(t *testing.T) connectortest.Peer {
+func newPeer(t *testing.T, _ *jetstreamtest.Env) connectortest.Peer {
 	p := &peer{t: t, addr: "127.0.0.1:0"}
 	p.Start()
 	t.Cleanup(p.Stop)
