@@ -2,6 +2,13 @@
 // client. It imports the standard library only, so the worker and the control plane share it.
 package rpc
 
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
 // Connector and task states, as Kafka Connect names them.
 const (
 	StateUnassigned = "UNASSIGNED"
@@ -78,6 +85,12 @@ type TaskCounters struct {
 	TransformFailed uint64 `json:"transform_failed"`
 	// DeadLettered records were given up and published to the dead-letter subject, then acked.
 	DeadLettered uint64 `json:"dead_lettered"`
+	// Matched records were written by a routing sink and matched at least one rule; Unmatched ones matched none.
+	// Routed counts the copies stored for them, one per matched rule. Each record counts once, on the attempt
+	// that was accepted. Sinks that do not route report 0.
+	Matched   uint64 `json:"matched"`
+	Unmatched uint64 `json:"unmatched"`
+	Routed    uint64 `json:"routed"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.
@@ -121,28 +134,26 @@ type TaskInfo struct {
 	Config map[string]string `json:"config"`
 }
 
-// ConnectorOffsets is the answer of GET /connectors/{c}/offsets and the body of PATCH /connectors/{c}/offsets.
-// A JetStream-fed sink has one partition, its subject; its offset is the stream sequence of the consumer's ack
-// floor (every record up to it is done).
+// ConnectorOffsets is the answer of GET /connectors/{c}/offsets and the body of PATCH /connectors/{c}/offsets,
+// in Kafka Connect's shape: partitions and offsets are JSON objects whose keys depend on the connector. A
+// JetStream-fed sink has one partition, {"subject": S}, the subject it reads; its offset is {"sequence": N}, the
+// stream sequence of the consumer's ack floor (every record up to it is done). A source's partitions and offsets
+// are the plugin's (see its doc); the worker stores them in KV.
 type ConnectorOffsets struct {
 	Offsets []ConnectorOffset `json:"offsets"`
 }
 
-// ConnectorOffset is the offset of one partition. A nil Offset in a PATCH resets the partition to its start.
+// ConnectorOffset is the offset of one partition. A null Offset in a PATCH resets the partition to its start.
 type ConnectorOffset struct {
-	Partition OffsetPartition `json:"partition"`
-	Offset    *OffsetPosition `json:"offset"`
+	Partition map[string]any `json:"partition"`
+	Offset    map[string]any `json:"offset"`
 }
 
-// OffsetPartition names the partition of a JetStream-fed sink: the subject it reads.
-type OffsetPartition struct {
-	Subject string `json:"subject"`
-}
-
-// OffsetPosition is the position in a partition: a stream sequence.
-type OffsetPosition struct {
-	Sequence uint64 `json:"sequence"`
-}
+// Keys of the partition and offset of a JetStream-fed sink.
+const (
+	OffsetKeySubject  = "subject"
+	OffsetKeySequence = "sequence"
+)
 
 // Message is the answer of the offsets changes: {"message": "..."}.
 type Message struct {
@@ -208,3 +219,28 @@ type AllocatedTask struct {
 	State  string            `json:"state"`
 	Config map[string]string `json:"config"`
 }
+
+// SequenceOf reads a stream sequence from a decoded JSON offset value: a whole number ≥ 0 (float64 or
+// json.Number as encoding/json gives them, or an unsigned integer).
+func SequenceOf(v any) (uint64, error) {
+	switch n := v.(type) {
+	case float64:
+		if n >= 0 && n <= 1<<53 && n == math.Trunc(n) {
+			return uint64(n), nil
+		}
+	case json.Number:
+		if u, err := strconv.ParseUint(n.String(), 10, 64); err == nil {
+			return u, nil
+		}
+	case uint64:
+		return n, nil
+	case int:
+		if n >= 0 {
+			return uint64(n), nil
+		}
+	}
+	return 0, fmt.Errorf("%v is not a stream sequence (a whole number ≥ 0)", v)
+}
+
+// Sequence returns the stream sequence of the offset of a JetStream-fed sink, {"sequence": N}.
+func (o ConnectorOffset) Sequence() (uint64, error) { return SequenceOf(o.Offset[OffsetKeySequence]) }

@@ -69,10 +69,19 @@ func TestMetrics(t *testing.T) {
 		st, err := client.ConnectorStatus(ctx, targetName("r1"))
 		return err == nil && len(st.Tasks) == 1 && st.Tasks[0].Counters != nil && st.Tasks[0].Counters.Written == 1
 	}, wait, tick)
+	var routerCounters rpc.TaskCounters
 	require.Eventually(t, func() bool {
 		st, err := client.ConnectorStatus(ctx, routerName())
-		return err == nil && len(st.Tasks) == 1 && st.Tasks[0].Counters != nil && st.Tasks[0].Counters.Read == 2
+		if err != nil || len(st.Tasks) != 1 || st.Tasks[0].Counters == nil {
+			return false
+		}
+		routerCounters = *st.Tasks[0].Counters
+		return routerCounters.Read == 2 && routerCounters.Written == 2
 	}, wait, tick)
+	// The status JSON says what the router matched.
+	assert.Equal(t, uint64(1), routerCounters.Matched, "e1")
+	assert.Equal(t, uint64(1), routerCounters.Unmatched, "e2")
+	assert.Equal(t, uint64(1), routerCounters.Routed, "e1 to r1")
 
 	mfs := getMetrics(t, w.URL()+worker.MetricsPath)
 	hook := map[string]string{"connector": targetName("r1"), "task": "0"}
@@ -80,8 +89,12 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_records_written_total", hook))
 	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_records_retried_total", hook))
 	assert.Equal(t, 0.0, series(t, mfs, "eventbridge_worker_task_records_dropped_total", hook))
-	assert.Equal(t, 2.0, series(t, mfs, "eventbridge_worker_task_records_read_total",
-		map[string]string{"connector": routerName(), "task": "0"}))
+	routerTask := map[string]string{"connector": routerName(), "task": "0"}
+	assert.Equal(t, 2.0, series(t, mfs, "eventbridge_worker_task_records_read_total", routerTask))
+	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_records_matched_total", routerTask))
+	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_records_unmatched_total", routerTask))
+	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_records_routed_total", routerTask))
+	assert.Equal(t, 0.0, series(t, mfs, "eventbridge_worker_task_records_matched_total", hook), "a sink that does not route")
 	assert.Equal(t, 1.0, series(t, mfs, "eventbridge_worker_task_state",
 		map[string]string{"connector": targetName("r1"), "task": "0", "state": rpc.StateRunning}))
 	assert.Equal(t, 0.0, series(t, mfs, "eventbridge_worker_task_state",

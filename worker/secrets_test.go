@@ -188,6 +188,25 @@ func TestSecretsAreEncryptedEverywhereButTheTask(t *testing.T) {
 	require.NoError(t, err)
 	assertNoPlaintext(t, "the KV value", string(entry.Value()))
 	assert.Contains(t, string(entry.Value()), rpc.SecretPrefix)
+	// Nor any value of any bucket of the worker: task configs, status, offsets.
+	tasks, err := env.JS.KeyValue(ctx, names.Bucket(herder.TasksBucketPurpose))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".0"); return err == nil }, wait, tick,
+		"the task config is stored")
+	buckets := 0
+	for bucket := range env.JS.KeyValueStoreNames(ctx).Name() {
+		buckets++
+		kv, err := env.JS.KeyValue(ctx, bucket)
+		require.NoError(t, err)
+		keys, err := kv.ListKeys(ctx)
+		require.NoError(t, err)
+		for k := range keys.Keys() {
+			e, err := kv.Get(ctx, k)
+			require.NoError(t, err)
+			assertNoPlaintext(t, "KV "+bucket+" "+k, string(e.Value()))
+		}
+	}
+	assert.GreaterOrEqual(t, buckets, 4, "connectors, tasks, status and offsets buckets were read")
 
 	// Putting the same config again, in plain text or as returned, changes nothing: the ciphertext is kept.
 	rev := entry.Revision()

@@ -126,9 +126,10 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 	require.NoError(t, err)
 	var classes []string
 	for _, p := range plugins {
-		classes = append(classes, p.Class)
+		classes = append(classes, p.Class+" "+p.Type)
 	}
-	assert.Equal(t, []string{"eventbus", "http", "log", "router"}, classes, "the binary links the built-in sink plugins")
+	assert.Equal(t, []string{"eventbus sink", "eventbus-source source", "http sink", "log sink", "router sink"}, classes,
+		"the binary links the built-in plugins")
 	require.NoError(t, m.Close())
 	assert.Contains(t, log.String(), "worker started")
 }

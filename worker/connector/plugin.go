@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
@@ -40,6 +41,8 @@ type Plugin struct {
 	Spec Spec
 	// NewSink builds a sink; set for TypeSink.
 	NewSink NewSinkFunc
+	// NewSource builds a source; set for TypeSource.
+	NewSource NewSourceFunc
 }
 
 func (p Plugin) validate() error {
@@ -48,6 +51,8 @@ func (p Plugin) validate() error {
 		return errors.New("connector: plugin without a name")
 	case p.Type == TypeSink && p.NewSink == nil:
 		return fmt.Errorf("connector: sink plugin %q without NewSink", p.Name)
+	case p.Type == TypeSource && p.NewSource == nil:
+		return fmt.Errorf("connector: source plugin %q without NewSource", p.Name)
 	case p.Type != TypeSink && p.Type != TypeSource:
 		return fmt.Errorf("connector: plugin %q has unknown type %q", p.Name, p.Type)
 	}
@@ -59,7 +64,30 @@ func (p Plugin) FullSpec() Spec {
 	if p.Type == TypeSink {
 		return SinkSpec().Merge(p.Spec)
 	}
-	return p.Spec
+	return SourceSpec().Merge(p.Spec)
+}
+
+// Probe builds one sink or source of the plugin with cfg and closes it: constructors find what a spec cannot
+// say. It returns the sink's write timeout (DefaultWriteTimeout for sources and sinks that do not say).
+func (p Plugin) Probe(cfg Values, env Env) (time.Duration, error) {
+	if p.Type == TypeSource {
+		s, err := p.NewSource(cfg, env)
+		if err != nil {
+			return 0, err
+		}
+		_ = s.Close()
+		return DefaultWriteTimeout, nil
+	}
+	s, err := p.NewSink(cfg, env)
+	if err != nil {
+		return 0, err
+	}
+	timeout := DefaultWriteTimeout
+	if wt, ok := s.(WriteTimeouter); ok {
+		timeout = wt.WriteTimeout()
+	}
+	_ = s.Close()
+	return timeout, nil
 }
 
 // Registry holds connector plugins and transform plugins, each by name. Safe for concurrent use.
@@ -121,7 +149,7 @@ func (r *Registry) Clone() *Registry {
 }
 
 // Validate looks up the plugin named by connector.class and checks cfg against its full spec and its transforms
-// (see Transforms), then builds one sink with it (constructors find what a spec cannot say, such as a pattern that
+// (see Transforms), then builds one sink or source with it (constructors find what a spec cannot say, such as a pattern that
 // does not compile) and closes it. It returns every problem, each naming its key; an unknown plugin is a problem
 // of connector.class.
 func (r *Registry) Validate(cfg map[string]string, env Env) (Plugin, FieldErrors) {
@@ -145,18 +173,13 @@ func (r *Registry) Validate(cfg map[string]string, env Env) (Plugin, FieldErrors
 	if len(errs) > 0 {
 		return p, errs
 	}
-	if p.Type != TypeSink {
-		return p, FieldErrors{{Key: KeyClass, Message: fmt.Sprintf("plugin %q is a %s; this worker runs sinks only", class, p.Type)}}
-	}
-	s, err := p.NewSink(spec.Values(cfg), env)
-	if err != nil {
+	if _, err := p.Probe(spec.Values(cfg), env); err != nil {
 		var fe FieldErrors
 		if errors.As(err, &fe) {
 			return p, fe
 		}
 		return p, FieldErrors{{Key: KeyClass, Message: err.Error()}}
 	}
-	_ = s.Close()
 	return p, nil
 }
 

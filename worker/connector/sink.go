@@ -25,6 +25,8 @@ type Sink interface {
 	// only then is the record acked. An error wrapped with Permanent is not retried; any other error is retried
 	// under the connector's retry policy, after the delay given with RetryAfter if any. Write is called concurrently and must be safe for it; ctx ends when the
 	// task is forced to stop. The record's JetStream metadata is in ctx (MetaFrom). The sink must not modify e.
+	// A routing sink says how many rules the record matched with ReportMatched(ctx, copies) before returning nil;
+	// the task counts it as matched, unmatched and routed copies.
 	Write(ctx context.Context, e *event.Event) error
 	// Close releases what Connect opened. It is called once, after every Write returned.
 	Close() error
@@ -49,9 +51,12 @@ type Env struct {
 	Logger *slog.Logger
 	// AllowPrivateTargets lets outbound sinks reach loopback, private and link-local addresses.
 	AllowPrivateTargets bool
-	// Connector and Task name the task the sink is built for.
+	// Connector and Task name the task the plugin is built for; Tasks is the number of tasks of the connector.
 	Connector string
 	Task      int
+	Tasks     int
+	// Offsets gives a source task the offsets stored for its connector (nil for sinks).
+	Offsets OffsetReader
 }
 
 // Log returns env's logger, or a logger that discards when there is none.

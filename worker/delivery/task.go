@@ -50,10 +50,18 @@ type Counters struct {
 	// DeadLettered counts records given up, published to the dead-letter subject, then acked
 	// (errors.tolerance=all with errors.deadletterqueue.topic.name).
 	DeadLettered uint64
+	// Matched, Unmatched and Routed are what a routing sink reported (connector.ReportMatched) of the records it
+	// wrote: those that matched at least one rule, those that matched none, and the copies stored, one per
+	// matched rule. They count accepted attempts only, so a record retried before it is written counts once; a
+	// record a transform made into several counts once per record written. Sinks that do not route leave them 0.
+	Matched   uint64
+	Unmatched uint64
+	Routed    uint64
 }
 
 type counters struct {
 	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed, deadLettered atomic.Uint64
+	matched, unmatched, routed                                                                            atomic.Uint64
 }
 
 // Task reads a durable consumer and delivers its records to a sink. It is RUNNING from Start until it fails
@@ -133,7 +141,8 @@ func (t *Task) Counters() Counters {
 		Read: t.n.read.Load(), Written: t.n.written.Load(), Retried: t.n.retried.Load(), Dropped: t.n.dropped.Load(),
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
 		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(),
-		DeadLettered: t.n.deadLettered.Load(),
+		DeadLettered: t.n.deadLettered.Load(), Matched: t.n.matched.Load(), Unmatched: t.n.unmatched.Load(),
+		Routed: t.n.routed.Load(),
 	}
 }
 
@@ -281,8 +290,10 @@ func (t *Task) handle(msg jetstream.Msg) {
 		return
 	}
 
+	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
+	report := new(connector.Report)
 	stopProgress := t.keepAlive(msg)
-	o := t.cfg.Handler(connector.WithMeta(t.writeCtx, meta), e)
+	o := t.cfg.Handler(connector.WithReport(connector.WithMeta(t.writeCtx, meta), report), e)
 	stopProgress()
 	if o.Action != Ack && t.writeCtx.Err() != nil {
 		// Stopped while writing: hand the record back at once; it was not a failure of the target.
@@ -301,6 +312,10 @@ func (t *Task) handle(msg jetstream.Msg) {
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
+		rs := report.Stats()
+		t.n.matched.Add(rs.Matched)
+		t.n.unmatched.Add(rs.Unmatched)
+		t.n.routed.Add(rs.Routed)
 		if t.cfg.Delivered != nil {
 			t.cfg.Delivered(time.Since(meta.Timestamp))
 		}

@@ -415,3 +415,44 @@ func (s recordData) Write(ctx context.Context, e *event.Event) error {
 	s.data(e)
 	return s.recordingSink.Write(ctx, e)
 }
+
+// reportingSink is a recordingSink that reports, before every attempt, that the record matched Copies[id] rules,
+// and refuses the records in Refuse permanently after reporting: a report of an attempt that is not accepted must
+// not count.
+type reportingSink struct {
+	*recordingSink
+	Copies map[string]int
+	Refuse map[string]bool
+}
+
+func (s reportingSink) Write(ctx context.Context, e *event.Event) error {
+	connector.ReportMatched(ctx, s.Copies[e.ID()])
+	if s.Refuse[e.ID()] {
+		return connector.Permanent(errors.New("refused"))
+	}
+	return s.recordingSink.Write(ctx, e)
+}
+
+// A task counts what its sink reported of the attempts that were accepted, and only of those.
+func TestTaskCountsReportedMatches(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, id := range []string{"none", "one", "two", "refused"} {
+		f.env.Publish(t, "s.in", jetstreamtest.Event(id, "t", nil))
+	}
+	inner := newSink()
+	inner.FailFirst = 2
+	sink := reportingSink{recordingSink: inner, Copies: map[string]int{"one": 1, "two": 2, "refused": 5},
+		Refuse: map[string]bool{"refused": true}}
+	task := f.start(t, sink, 15*time.Second)
+
+	require.Eventually(t, func() bool { return f.settled(t, 4) }, wait, tick, "every record is acked")
+	require.Len(t, inner.Attempts("two"), 3, "each record is written on its third attempt")
+	c := task.Counters()
+	assert.Equal(t, uint64(3), c.Written)
+	assert.Equal(t, uint64(6), c.Retried)
+	assert.Equal(t, uint64(1), c.Dropped)
+	assert.Equal(t, uint64(2), c.Matched, "one and two, each counted once although reported on three attempts")
+	assert.Equal(t, uint64(1), c.Unmatched, "none")
+	assert.Equal(t, uint64(3), c.Routed, "1 + 2 copies; the refused record's 5 are not counted")
+}

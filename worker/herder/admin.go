@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -76,7 +77,7 @@ func (h *Herder) restartTaskLocked(ctx context.Context, c *conn, i int, auto boo
 	h.mu.RLock()
 	running := c.state == rpc.StateRunning && i >= 0 && i < len(c.tasks)
 	rec := c.rec
-	var old *delivery.Task
+	var old runner
 	if running {
 		old = c.tasks[i]
 	}
@@ -85,13 +86,13 @@ func (h *Herder) restartTaskLocked(ctx context.Context, c *conn, i int, auto boo
 		return fmt.Errorf("task %d of connector %s: %w", i, c.name, ErrNotFound)
 	}
 	if err := h.stopTask(ctx, old); err != nil {
-		h.log.Warn("closing a sink", "connector", c.name, "task", i, "err", err)
+		h.log.Warn("closing a task's sink or source", "connector", c.name, "task", i, "err", err)
 	}
 	pr, err := h.prepare(rec.Config, connector.Env{Connector: c.name})
-	var t *delivery.Task
+	var t runner
 	if err == nil {
 		var cons jetstream.Consumer
-		cons, err = delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
+		cons, err = h.ensureInput(ctx, pr)
 		if err == nil {
 			t, err = h.startTask(ctx, c.name, rec, pr, cons, i)
 		}
@@ -125,14 +126,32 @@ func (h *Herder) restartTaskLocked(ctx context.Context, c *conn, i int, auto boo
 	return nil
 }
 
-// Offsets returns the offsets of a connector: for a JetStream-fed sink, its subject and the stream sequence of
-// its durable consumer's ack floor (none when the consumer does not exist). Errors: ErrNotFound, JetStream errors.
+// Offsets returns the offsets of a connector: for a source, the offsets stored for its partitions; for a
+// JetStream-fed sink, its subject and the stream sequence of its durable consumer's ack floor (none when the
+// consumer does not exist). Errors: ErrNotFound, JetStream errors.
 func (h *Herder) Offsets(ctx context.Context, name string) (rpc.ConnectorOffsets, error) {
-	cfg, err := h.Config(name)
-	if err != nil {
-		return rpc.ConnectorOffsets{}, err
+	h.mu.RLock()
+	c, ok := h.conns[name]
+	var cfg map[string]string
+	var kind connector.Type
+	if ok {
+		cfg, kind = c.rec.Config, c.kind
+	}
+	h.mu.RUnlock()
+	if !ok {
+		return rpc.ConnectorOffsets{}, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	out := rpc.ConnectorOffsets{Offsets: []rpc.ConnectorOffset{}}
+	if kind == connector.TypeSource {
+		offsets, err := delivery.LoadOffsets(ctx, h.offsets, name)
+		if err != nil {
+			return out, err
+		}
+		for _, o := range offsets.List() {
+			out.Offsets = append(out.Offsets, rpc.ConnectorOffset{Partition: o.Partition, Offset: o.Offset})
+		}
+		return out, nil
+	}
 	stream, durable := cfg[connector.KeyStream], cfg[connector.KeyDurable]
 	if stream == "" || durable == "" {
 		return out, nil
@@ -146,30 +165,33 @@ func (h *Herder) Offsets(ctx context.Context, name string) (rpc.ConnectorOffsets
 	}
 	info := cons.CachedInfo()
 	out.Offsets = append(out.Offsets, rpc.ConnectorOffset{
-		Partition: rpc.OffsetPartition{Subject: cfg[connector.KeyTopics]},
-		Offset:    &rpc.OffsetPosition{Sequence: info.AckFloor.Stream},
+		Partition: map[string]any{rpc.OffsetKeySubject: cfg[connector.KeyTopics]},
+		Offset:    map[string]any{rpc.OffsetKeySequence: info.AckFloor.Stream},
 	})
 	return out, nil
 }
 
-// AlterOffsets sets the position of a STOPPED connector's durable consumer: it is re-created to deliver from
-// the stream sequence after the given offset (a nil offset: from the start of the subject). The offsets must
-// name the connector's subject. Errors: ErrNotFound, ErrInvalid (not STOPPED, bad offsets), ErrClosed.
+// AlterOffsets changes the offsets of a STOPPED connector. A source's offsets are stored as given (a null offset
+// removes the partition's, so the source starts it afresh). A sink's durable consumer is re-created to deliver
+// from the stream sequence after the given offset (a null offset: from the start of the subject); the offsets
+// must name the connector's subject. Errors: ErrNotFound, ErrInvalid (not STOPPED, bad offsets), ErrClosed.
 func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets rpc.ConnectorOffsets) (string, error) {
-	if len(offsets.Offsets) != 1 {
-		return "", fmt.Errorf("%w: offsets must list exactly one partition, the connector's subject; got %d",
-			ErrInvalid, len(offsets.Offsets))
-	}
-	return h.setPosition(ctx, name, &offsets.Offsets[0])
+	return h.changeOffsets(ctx, name, &offsets)
 }
 
-// ResetOffsets re-creates a STOPPED connector's durable consumer at the start of its subject. Errors as
-// AlterOffsets.
+// ResetOffsets removes a STOPPED source's offsets, or re-creates a STOPPED sink's durable consumer at the start
+// of its subject. Errors as AlterOffsets.
 func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
-	return h.setPosition(ctx, name, nil)
+	return h.changeOffsets(ctx, name, nil)
 }
 
-func (h *Herder) setPosition(ctx context.Context, name string, off *rpc.ConnectorOffset) (string, error) {
+const (
+	offsetsAltered = "The offsets for this connector have been altered successfully"
+	offsetsReset   = "The offsets for this connector have been reset successfully"
+)
+
+// changeOffsets alters (offsets given) or resets (nil) the offsets of a STOPPED connector.
+func (h *Herder) changeOffsets(ctx context.Context, name string, offsets *rpc.ConnectorOffsets) (string, error) {
 	ctx, cancel := h.opContext(ctx)
 	defer cancel()
 	c, err := h.lock(name)
@@ -178,16 +200,35 @@ func (h *Herder) setPosition(ctx context.Context, name string, off *rpc.Connecto
 	}
 	defer c.op.Unlock()
 	h.mu.RLock()
-	rec, state := c.rec, c.state
+	rec, state, kind := c.rec, c.state, c.kind
 	h.mu.RUnlock()
 	if rec.TargetState != rpc.StateStopped || state != rpc.StateStopped {
 		return "", fmt.Errorf("%w: connectors must be in the STOPPED state before their offsets can be modified; "+
 			"stop connector %s with PUT /connectors/%s/stop", ErrInvalid, name, name)
 	}
+	if kind == connector.TypeSource {
+		return h.changeSourceOffsets(ctx, name, offsets)
+	}
+	var off *rpc.ConnectorOffset
+	if offsets != nil {
+		if len(offsets.Offsets) != 1 {
+			return "", fmt.Errorf("%w: offsets must list exactly one partition, the connector's subject; got %d",
+				ErrInvalid, len(offsets.Offsets))
+		}
+		off = &offsets.Offsets[0]
+	}
 	subject := rec.Config[connector.KeyTopics]
-	if off != nil && off.Partition.Subject != subject {
-		return "", fmt.Errorf("%w: unknown partition %q; the connector's only partition is its subject %q",
-			ErrInvalid, off.Partition.Subject, subject)
+	var seq uint64
+	if off != nil {
+		if got, _ := off.Partition[rpc.OffsetKeySubject].(string); got != subject || len(off.Partition) != 1 {
+			return "", fmt.Errorf("%w: unknown partition %s; the connector's only partition is {\"subject\": %q}",
+				ErrInvalid, jsonText(off.Partition), subject)
+		}
+		if off.Offset != nil {
+			if seq, err = sequenceOf(off.Offset); err != nil {
+				return "", err
+			}
+		}
 	}
 	pr, err := h.prepare(rec.Config, connector.Env{Connector: name})
 	if err != nil {
@@ -196,7 +237,7 @@ func (h *Herder) setPosition(ctx context.Context, name string, off *rpc.Connecto
 	cc := pr.dc.ConsumerConfig(pr.ackWait)
 	cc.DeliverPolicy = jetstream.DeliverAllPolicy
 	if off != nil && off.Offset != nil {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, off.Offset.Sequence+1
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
 	}
 	if err := delivery.DeleteConsumer(ctx, h.cfg.JetStream, pr.dc.Stream, pr.dc.Durable); err != nil {
 		return "", err
@@ -205,9 +246,27 @@ func (h *Herder) setPosition(ctx context.Context, name string, off *rpc.Connecto
 		return "", fmt.Errorf("creating consumer %s of stream %s: %w", pr.dc.Durable, pr.dc.Stream, err)
 	}
 	if off == nil || off.Offset == nil {
-		return "The offsets for this connector have been reset successfully", nil
+		return offsetsReset, nil
 	}
-	return "The offsets for this connector have been altered successfully", nil
+	return offsetsAltered, nil
+}
+
+// sequenceOf reads {"sequence": N}, N a whole number ≥ 0.
+func sequenceOf(offset map[string]any) (uint64, error) {
+	n, err := rpc.SequenceOf(offset[rpc.OffsetKeySequence])
+	if err != nil || len(offset) != 1 {
+		return 0, fmt.Errorf("%w: offset %s must be {\"sequence\": N} with N a stream sequence (a whole number ≥ 0)",
+			ErrInvalid, jsonText(offset))
+	}
+	return n, nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func (h *Herder) plugin(name string) (connector.Plugin, error) {

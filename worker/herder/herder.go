@@ -100,16 +100,25 @@ type conn struct {
 	state   string // RUNNING, PAUSED, STOPPED or FAILED
 	trace   string
 	nTasks  int
-	tasks   []*delivery.Task
+	tasks   []runner
 	sup     []taskSup // one per task: its automatic restarts
 	deleted bool
 }
 
+// runner is a running task: a sink task (delivery.Task) or a source task (delivery.SourceTask).
+type runner interface {
+	State() (state, trace string)
+	Counters() delivery.Counters
+	Stop(ctx context.Context) error
+}
+
 // Herder manages connectors. Methods are safe for concurrent use; changes of one connector are serialized.
 type Herder struct {
-	cfg Config
-	log *slog.Logger
-	kv  jetstream.KeyValue
+	cfg     Config
+	log     *slog.Logger
+	kv      jetstream.KeyValue
+	offsets jetstream.KeyValue // source offsets
+	state   *stateKV           // status and task configs, written by the monitor
 
 	mu     sync.RWMutex
 	conns  map[string]*conn
@@ -166,8 +175,22 @@ func (h *Herder) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("herder: ensuring KV bucket %s: %w", h.cfg.Names.Bucket(BucketPurpose), err)
 	}
+	offsets, err := h.cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      h.cfg.Names.Bucket(delivery.OffsetsBucketPurpose),
+		Description: "offsets of source connectors",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    h.cfg.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("herder: ensuring KV bucket %s: %w", h.cfg.Names.Bucket(delivery.OffsetsBucketPurpose), err)
+	}
+	state, err := ensureStateKV(ctx, h.cfg.JetStream, h.cfg.Names.Bucket, h.cfg.Replicas)
+	if err != nil {
+		return fmt.Errorf("herder: ensuring the KV buckets of status and task configs: %w", err)
+	}
 	h.mu.Lock()
-	h.kv = kv
+	h.kv, h.offsets, h.state = kv, offsets, state
 	h.mu.Unlock()
 	// A watcher hands every current entry, then nil: one pass reads every connector with its revision.
 	watcher, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
@@ -239,6 +262,9 @@ func (h *Herder) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	if done != nil {
+		h.syncState(ctx) // the monitor has ended: the tasks' last states are written here
+	}
 	return nil
 }
 
@@ -328,7 +354,7 @@ func (h *Herder) statusLocked(c *conn) rpc.ConnectorStatus {
 			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: state, WorkerID: h.cfg.WorkerID, Trace: trace,
 				Counters: &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
 					Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
-					DeadLettered: n.DeadLettered}})
+					DeadLettered: n.DeadLettered, Matched: n.Matched, Unmatched: n.Unmatched, Routed: n.Routed}})
 		}
 	case rpc.StatePaused:
 		for i := range c.nTasks {
@@ -663,8 +689,8 @@ type prepared struct {
 	ackWait time.Duration
 }
 
-// prepare decrypts the secret values of cfg, validates it against the plugin's full spec and builds one sink with
-// it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error contains a
+// prepare decrypts the secret values of cfg, validates it against the plugin's full spec and builds one sink or
+// source with it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error contains a
 // secret value.
 func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, error) {
 	env.JetStream, env.Names, env.AllowPrivateTargets = h.cfg.JetStream, h.cfg.Names, h.cfg.AllowPrivateTargets
@@ -677,15 +703,10 @@ func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, er
 		return prepared{}, redact(errs, secrets)
 	}
 	values := p.FullSpec().Values(cfg)
-	probe, err := p.NewSink(values, env)
+	timeout, err := p.Probe(values, env)
 	if err != nil {
 		return prepared{}, redact(err, secrets)
 	}
-	timeout := connector.DefaultWriteTimeout
-	if wt, ok := probe.(connector.WriteTimeouter); ok {
-		timeout = wt.WriteTimeout()
-	}
-	_ = probe.Close()
 	return prepared{cfg: cfg, plugin: p, values: values, dc: delivery.ParseConfig(values), ackWait: delivery.AckWait(timeout)}, nil
 }
 
@@ -709,11 +730,11 @@ func (h *Herder) apply(ctx context.Context, c *conn) error {
 	h.mu.Lock()
 	c.kind, c.nTasks = pr.plugin.Type, pr.dc.Tasks
 	h.mu.Unlock()
-	cons, err := delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
+	cons, err := h.ensureInput(ctx, pr)
 	if err != nil {
 		return fail(err)
 	}
-	var tasks []*delivery.Task
+	var tasks []runner
 	if rec.TargetState == rpc.StateRunning {
 		for i := range pr.dc.Tasks {
 			t, err := h.startTask(ctx, c.name, rec, pr, cons, i)
@@ -741,15 +762,26 @@ func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
 	return func(d time.Duration) { h.cfg.ObserveDelivery(connector, i, d) }
 }
 
-// startTask starts task i of a connector on cons.
-func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prepared, cons jetstream.Consumer, i int) (*delivery.Task, error) {
+// ensureInput ensures the durable consumer a sink reads (nil for a source).
+func (h *Herder) ensureInput(ctx context.Context, pr prepared) (jetstream.Consumer, error) {
+	if pr.plugin.Type == connector.TypeSource {
+		return nil, nil
+	}
+	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
+}
+
+// startTask starts task i of a connector: a sink task on cons, or a source task.
+func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prepared, cons jetstream.Consumer, i int) (runner, error) {
 	log := h.log.With("connector", name, "task", i)
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
-		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i}
+		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i, Tasks: pr.dc.Tasks}
 	// Each task compiles its own transforms, once; a config that passed prepare builds them.
 	transforms, terrs := h.cfg.Registry.Transforms(pr.cfg, env)
 	if len(terrs) > 0 {
 		return nil, fmt.Errorf("starting task %d: %w", i, h.redact(terrs, pr.cfg))
+	}
+	if pr.plugin.Type == connector.TypeSource {
+		return h.startSourceTask(ctx, name, pr, env, transforms)
 	}
 	sink, err := pr.plugin.NewSink(pr.values, env)
 	var t *delivery.Task
@@ -778,7 +810,7 @@ func (h *Herder) stopTasks(ctx context.Context, c *conn) {
 	for _, t := range tasks {
 		wg.Go(func() {
 			if err := h.stopTask(ctx, t); err != nil {
-				h.log.Warn("closing a sink", "connector", c.name, "err", err)
+				h.log.Warn("closing a task's sink or source", "connector", c.name, "err", err)
 			}
 		})
 	}
@@ -792,7 +824,7 @@ func (h *Herder) opContext(ctx context.Context) (context.Context, context.Cancel
 }
 
 // stopTask stops t within StopTimeout or ctx, whichever ends first.
-func (h *Herder) stopTask(ctx context.Context, t *delivery.Task) error {
+func (h *Herder) stopTask(ctx context.Context, t runner) error {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.StopTimeout)
 	defer cancel()
 	return t.Stop(ctx)

@@ -58,7 +58,8 @@ func (h *Herder) backoff(n int) time.Duration {
 	return min(d, h.cfg.RestartBackoffMax)
 }
 
-// monitor restarts FAILED tasks of RUNNING connectors with bounded exponential back-off until Close.
+// monitor restarts FAILED tasks of RUNNING connectors with bounded exponential back-off, and writes the status
+// and task configs that changed to KV, until Close.
 func (h *Herder) monitor(done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(superviseInterval)
@@ -69,6 +70,7 @@ func (h *Herder) monitor(done chan struct{}) {
 			return
 		case now := <-t.C:
 			h.supervise(now)
+			h.syncState(context.Background())
 		}
 	}
 }

@@ -40,7 +40,7 @@ func fixture() source {
 		statuses: map[string]rpc.ConnectorStatus{
 			"hook": {Name: "hook", Connector: rpc.ConnectorState{State: rpc.StateRunning}, Tasks: []rpc.TaskState{
 				{ID: 0, State: rpc.StateRunning, Counters: &rpc.TaskCounters{Read: 10, Written: 6, Retried: 3, Dropped: 2, DeadLettered: 4,
-					Failed: 0, Undecodable: 1, Filtered: 1, TransformFailed: 1}},
+					Failed: 0, Undecodable: 1, Filtered: 1, TransformFailed: 1, Matched: 5, Unmatched: 7, Routed: 8}},
 				{ID: 1, State: rpc.StateFailed, Counters: &rpc.TaskCounters{Read: 4, Failed: 1}},
 			}},
 			"paused": {Name: "paused", Connector: rpc.ConnectorState{State: rpc.StatePaused}, Tasks: []rpc.TaskState{
@@ -113,7 +113,7 @@ func task(connector, id string) map[string]string {
 func TestTaskCounters(t *testing.T) {
 	mfs := scrape(t, metrics.New(fixture()).Handler())
 	for what, want := range map[string]float64{"read": 10, "written": 6, "retried": 3, "dropped": 2, "dead_lettered": 4, "failed": 0,
-		"undecodable": 1, "filtered": 1, "transform_failed": 1} {
+		"undecodable": 1, "filtered": 1, "transform_failed": 1, "matched": 5, "unmatched": 7, "routed": 8} {
 		name := "eventbridge_worker_task_records_" + what + "_total"
 		requireValue(t, mfs, want, name, task("hook", "0"))
 		assert.Equal(t, dto.MetricType_COUNTER, mfs[name].GetType(), name)

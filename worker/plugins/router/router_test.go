@@ -160,6 +160,60 @@ func TestRouterCopiesToMatchingRules(t *testing.T) {
 	info := env.ConsumerInfo(t, stream, names.RouterConsumer(bus))
 	assert.Equal(t, 0, info.NumAckPending)
 	assert.Equal(t, uint64(0), info.NumPending)
+
+	n := r.task.Counters()
+	assert.Equal(t, uint64(3), n.Matched, "e1, e2, e3")
+	assert.Equal(t, uint64(2), n.Unmatched, "e4, e5")
+	assert.Equal(t, uint64(4), n.Routed, "two copies of e1, one of e2 and e3")
+}
+
+// Write reports to the task how many copies of the record it stored, once they are stored.
+func TestRouterReportsMatches(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	in := names.BusIn(bus)
+	early := newEvent("early", "order.paid", "shop/eu", nil)
+	before := env.Publish(t, in, early)
+	rules := rulesJSON(t,
+		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
+		router.Rule{ID: "shop", Subject: names.RuleSubject(bus, "shop"), Pattern: json.RawMessage(`{"source": [{"prefix": "shop"}]}`),
+			FromSequence: before},
+		// Nothing stores this subject: its copies cannot be stored.
+		router.Rule{ID: "lost", Subject: "nowhere.lost", Pattern: json.RawMessage(`{"type": ["order.lost"]}`)},
+	)
+	s := newRouter(t, env, rules)
+	tests := []struct {
+		name    string
+		event   *event.Event
+		wantErr bool
+		want    connector.RecordStats
+	}{
+		{"no rule", newEvent("none", "order.paid", "crm", nil), false, connector.RecordStats{Unmatched: 1}},
+		{"one rule", newEvent("one", "order.paid", "shop/eu", nil), false, connector.RecordStats{Matched: 1, Routed: 1}},
+		{"two rules", newEvent("two", "order.created", "shop/eu", nil), false, connector.RecordStats{Matched: 1, Routed: 2}},
+		{"only rules it predates", early, false, connector.RecordStats{Unmatched: 1}},
+		{"copies not stored", newEvent("lost", "order.lost", "crm", nil), true, connector.RecordStats{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seq := before
+			if tt.event != early {
+				seq = env.Publish(t, in, tt.event)
+			}
+			meta := connector.Meta{Stream: names.BusStream(bus), Subject: in, Sequence: seq, NumDelivered: 1,
+				MsgID: ebjs.PutMsgID(tt.event.Source(), tt.event.ID())}
+			report := new(connector.Report)
+			ctx := connector.WithReport(connector.WithMeta(context.Background(), meta), report)
+			err := s.Write(ctx, tt.event)
+			if tt.wantErr {
+				require.Error(t, err)
+				assert.False(t, connector.IsPermanent(err), "a copy not stored is retried: %v", err)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.want, report.Stats())
+		})
+	}
 }
 
 func TestRouterHonoursFromSequence(t *testing.T) {

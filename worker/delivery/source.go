@@ -1,0 +1,332 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// Back-off of a source task between failed reads and failed stores: from SourceBackoffInitial, doubling, to
+// SourceBackoffMax.
+const (
+	SourceBackoffInitial = 100 * time.Millisecond
+	SourceBackoffMax     = 5 * time.Second
+	// SourcePublishTimeout bounds the wait for JetStream to store one batch of records.
+	SourcePublishTimeout = 10 * time.Second
+)
+
+// SourceTaskConfig configures one source task.
+type SourceTaskConfig struct {
+	// Source is connected by StartSource and closed by Stop.
+	Source     connector.Source
+	Transforms []connector.NamedTransform
+	// JetStream stores the records on Subject, expecting Stream to hold it.
+	JetStream jetstream.JetStream
+	Subject   string
+	Stream    string
+	// Tolerance is connector.ToleranceNone (a record a transform refuses fails the task) or ToleranceAll (it is
+	// dropped).
+	Tolerance string
+	// Offsets, when set, stores the offset of each record's partition once the record is stored.
+	Offsets *Offsets
+	Logger  *slog.Logger
+}
+
+// SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
+// record acknowledged by JetStream, under a Nats-Msg-Id made of its source and id, so a record read twice is
+// stored once within the duplicate window), then its offsets are stored, then the source is told to Commit.
+// It is RUNNING from StartSource until it fails (FAILED) or is stopped.
+type SourceTask struct {
+	cfg SourceTaskConfig
+	log *slog.Logger
+
+	readCtx    context.Context // ends when the task stops: Read returns
+	stopRead   context.CancelFunc
+	writeCtx   context.Context // ends when Stop's ctx ends: the batch being stored is abandoned
+	stopWrites context.CancelFunc
+	done       chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
+
+	mu      sync.Mutex
+	state   string
+	trace   string
+	lastErr string // the last read or store error while RUNNING, cleared by a success
+
+	read, written, retried, dropped, failed, filtered, transformFailed atomic.Uint64
+}
+
+// StartSource connects the source and starts the task.
+func StartSource(ctx context.Context, cfg SourceTaskConfig) (*SourceTask, error) {
+	if cfg.JetStream == nil || cfg.Subject == "" || cfg.Stream == "" {
+		return nil, errors.New("source task: JetStream, Subject and Stream are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Source.Connect(ctx); err != nil {
+		_ = cfg.Source.Close()
+		return nil, fmt.Errorf("connecting the source: %w", err)
+	}
+	t := &SourceTask{cfg: cfg, log: log, done: make(chan struct{}), state: rpc.StateRunning}
+	t.readCtx, t.stopRead = context.WithCancel(context.Background())
+	t.writeCtx, t.stopWrites = context.WithCancel(context.Background())
+	go t.run()
+	return t, nil
+}
+
+// State returns RUNNING or FAILED with the error that failed the task as trace. While RUNNING, the trace is the
+// last read or store error, if the source is failing and retrying.
+func (t *SourceTask) State() (state, trace string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.state == rpc.StateRunning {
+		return t.state, t.lastErr
+	}
+	return t.state, t.trace
+}
+
+// Counters returns what the task did so far: Read records read, Written records stored (a record a transform
+// made into several counts once per stored record), Retried failed reads and stores, Filtered and Dropped records
+// not stored.
+func (t *SourceTask) Counters() Counters {
+	return Counters{Read: t.read.Load(), Written: t.written.Load(), Retried: t.retried.Load(), Dropped: t.dropped.Load(),
+		Failed: t.failed.Load(), Filtered: t.filtered.Load(), TransformFailed: t.transformFailed.Load()}
+}
+
+// Stop stops reading and lets the batch being stored finish; when ctx ends first, that batch is abandoned
+// uncommitted (read again by the next task). Then the source is closed; its Close error is returned.
+func (t *SourceTask) Stop(ctx context.Context) error {
+	t.stopRead()
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		t.stopWrites()
+		<-t.done
+	}
+	t.stopWrites()
+	t.closeOnce.Do(func() { t.closeErr = t.cfg.Source.Close() })
+	return t.closeErr
+}
+
+func (t *SourceTask) fail(err error) {
+	t.mu.Lock()
+	t.state, t.trace = rpc.StateFailed, err.Error()
+	t.mu.Unlock()
+	t.log.Error("task failed", "err", err)
+}
+
+func (t *SourceTask) setLastErr(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil {
+		t.lastErr = ""
+	} else {
+		t.lastErr = time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+	}
+}
+
+// wait sleeps d unless the task stops first; it reports whether the task goes on.
+func (t *SourceTask) wait(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func nextBackoff(d time.Duration) time.Duration { return min(d*2, SourceBackoffMax) }
+
+func (t *SourceTask) run() {
+	defer close(t.done)
+	backoff := SourceBackoffInitial
+	for t.readCtx.Err() == nil {
+		records, err := t.cfg.Source.Read(t.readCtx)
+		if err != nil {
+			if t.readCtx.Err() != nil {
+				return
+			}
+			if connector.IsPermanent(err) {
+				t.fail(fmt.Errorf("reading the source: %w", err))
+				return
+			}
+			t.retried.Add(1)
+			t.setLastErr(fmt.Errorf("reading the source: %w", err))
+			t.log.Warn("reading the source", "err", err, "retry_in", backoff)
+			if !t.wait(t.readCtx, backoff) {
+				return
+			}
+			backoff = nextBackoff(backoff)
+			continue
+		}
+		backoff = SourceBackoffInitial
+		if len(records) == 0 {
+			continue
+		}
+		t.read.Add(uint64(len(records)))
+		if !t.handle(records) {
+			return
+		}
+		t.setLastErr(nil)
+	}
+}
+
+// handle stores a batch, then its offsets, then commits it; false when the task stops or fails before.
+func (t *SourceTask) handle(records []connector.SourceRecord) bool {
+	var out []*event.Event
+	for _, r := range records {
+		made, err := t.transform(r.Event)
+		if err != nil {
+			t.transformFailed.Add(1)
+			if t.cfg.Tolerance == connector.ToleranceAll {
+				t.dropped.Add(1)
+				t.log.Warn("record dropped: a transform refused it", "id", r.Event.ID(), "source", r.Event.Source(), "err", err)
+				continue
+			}
+			t.failed.Add(1)
+			t.fail(fmt.Errorf("record %s from %s: %w", r.Event.ID(), r.Event.Source(), err))
+			return false
+		}
+		if len(made) == 0 {
+			t.filtered.Add(1)
+		}
+		out = append(out, made...)
+	}
+	if !t.retrying(func() error { return t.store(out) }) {
+		return false
+	}
+	t.written.Add(uint64(len(out)))
+	if t.cfg.Offsets != nil {
+		if !t.retrying(func() error { return t.storeOffsets(records) }) {
+			return false
+		}
+	}
+	if err := t.cfg.Source.Commit(t.writeCtx, records); err != nil {
+		t.log.Warn("committing records to the source", "err", err)
+	}
+	return true
+}
+
+// retrying runs f until it succeeds, backing off between failures; false when the task stops or fails first. An
+// offset conflict (another task owns the connector now) fails the task.
+func (t *SourceTask) retrying(f func() error) bool {
+	backoff := SourceBackoffInitial
+	for {
+		err := f()
+		if err == nil {
+			return true
+		}
+		if t.writeCtx.Err() != nil {
+			return false
+		}
+		if errors.Is(err, ErrOffsetConflict) {
+			t.fail(err)
+			return false
+		}
+		t.retried.Add(1)
+		t.setLastErr(err)
+		t.log.Warn("storing records", "err", err, "retry_in", backoff)
+		// A stopping task gives up its batch (read again later) rather than wait for a store that fails.
+		if !t.wait(t.readCtx, backoff) {
+			return false
+		}
+		backoff = nextBackoff(backoff)
+	}
+}
+
+func (t *SourceTask) transform(e *event.Event) ([]*event.Event, error) {
+	records := []*event.Event{e}
+	for _, tr := range t.cfg.Transforms {
+		var out []*event.Event
+		for _, r := range records {
+			made, err := tr.Apply(t.writeCtx, r)
+			if err != nil {
+				return nil, &TransformError{Transform: tr.Name, Err: err}
+			}
+			out = append(out, made...)
+		}
+		records = out
+	}
+	for _, r := range records {
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("not a valid CloudEvent: %w", err)
+		}
+	}
+	return records, nil
+}
+
+// store publishes every event and waits until JetStream stored each one.
+func (t *SourceTask) store(events []*event.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(t.writeCtx, SourcePublishTimeout)
+	defer cancel()
+	futures := make([]jetstream.PubAckFuture, 0, len(events))
+	for _, e := range events {
+		m := ebjs.Encode(e)
+		m.Subject = t.cfg.Subject
+		m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(e.Source(), e.ID()))
+		f, err := t.cfg.JetStream.PublishMsgAsync(m, jetstream.WithExpectStream(t.cfg.Stream))
+		if err != nil {
+			return fmt.Errorf("storing record %s on %s: %w", e.ID(), t.cfg.Subject, err)
+		}
+		futures = append(futures, f)
+	}
+	var errs []error
+	for i, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+				err = fmt.Errorf("stream %s does not exist (yet): %w", t.cfg.Stream, err)
+			}
+			errs = append(errs, fmt.Errorf("record %s: %w", events[i].ID(), err))
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for records to be stored on %s: %w", t.cfg.Subject, ctx.Err())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("storing records on %s: %w", t.cfg.Subject, errors.Join(errs...))
+	}
+	return nil
+}
+
+// storeOffsets stores the last offset of each partition of the batch.
+func (t *SourceTask) storeOffsets(records []connector.SourceRecord) error {
+	last := map[string]connector.SourceRecord{}
+	var order []string
+	for _, r := range records {
+		if r.Partition == nil || r.Offset == nil {
+			continue
+		}
+		k := connector.PartitionKey(r.Partition)
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	for _, k := range order {
+		r := last[k]
+		if err := t.cfg.Offsets.Put(t.writeCtx, r.Partition, r.Offset); err != nil {
+			return err
+		}
+	}
+	return nil
+}

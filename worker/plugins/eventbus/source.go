@@ -1,0 +1,264 @@
+package eventbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+)
+
+// SourceName is the source plugin's connector.class.
+const SourceName = "eventbus-source"
+
+// Config keys of the source.
+const (
+	// KeySourceStream is the JetStream stream the source reads: another bus's stream, or any stream.
+	KeySourceStream = "source.stream"
+	// KeySourceSubject filters the subjects read (wildcards allowed); empty reads every subject of the stream.
+	KeySourceSubject = "source.subject"
+	// KeyStartPolicy says where a source without a stored offset starts: all or new.
+	KeyStartPolicy = "source.start"
+	// KeyBatch bounds the records of one read.
+	KeyBatch = "source.batch.size"
+	// KeyNATSURL points the source at another NATS server or cluster; empty reads the worker's own.
+	KeyNATSURL = "nats.url"
+	// KeyNATSUser and KeyNATSPassword authenticate to nats.url.
+	KeyNATSUser     = "nats.user"
+	KeyNATSPassword = "nats.password"
+)
+
+// NATSMessageType is the CloudEvent type of a message that was not a CloudEvent.
+const NATSMessageType = "eventbridge:Events:NATSMessage"
+
+// Offset keys: the partition is {"stream": S}, the offset {"sequence": N}, the last stream sequence stored.
+const (
+	PartitionStream = "stream"
+	OffsetSequence  = "sequence"
+)
+
+// fetchWait bounds one pull of the source; Read pulls again until it has records.
+const fetchWait = time.Second
+
+func init() { connector.Register(SourcePlugin()) }
+
+// SourcePlugin returns the eventbus source plugin.
+func SourcePlugin() connector.Plugin {
+	return connector.Plugin{
+		Name:    SourceName,
+		Type:    connector.TypeSource,
+		Version: "1.0.0",
+		Doc: "Feeds a bus from a JetStream stream: another bus, or any stream, on the worker's NATS or another " +
+			"(nats.url). CloudEvents (binary or structured) are stored as they are; other messages become " +
+			"CloudEvents of type " + NATSMessageType + " with the NATS subject as subject. One task reads the stream " +
+			"in order; its position is the offset {\"sequence\": N} of partition {\"stream\": S}.",
+		Spec: connector.Spec{
+			{Name: KeySourceStream, Type: connector.TypeString, Required: true, Check: checkStreamName,
+				Doc: "The stream to read."},
+			{Name: KeySourceSubject, Type: connector.TypeString, Check: checkFilter,
+				Doc: "Subjects of the stream to read (wildcards allowed); empty reads them all."},
+			{Name: KeyStartPolicy, Type: connector.TypeEnum, Default: "all", Enum: []string{"all", "new"},
+				Doc: "Where the source starts when no offset is stored: every stored message (all) or those stored from its first read on (new)."},
+			{Name: KeyBatch, Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
+				Doc: "Most messages read at once."},
+			{Name: KeyNATSURL, Type: connector.TypeString,
+				Doc: "NATS server URLs (comma-separated) of another NATS to read from; empty reads the worker's own."},
+			{Name: KeyNATSUser, Type: connector.TypeString, Doc: "User name for nats.url."},
+			{Name: KeyNATSPassword, Type: connector.TypeString, Secret: true, Doc: "Password for nats.url."},
+		},
+		NewSource: NewSource,
+	}
+}
+
+func checkStreamName(v string) error {
+	if strings.ContainsAny(v, ".*> \t\r\n/\\") {
+		return errors.New("a stream name must not contain '.', '*', '>', '/', '\\' or whitespace")
+	}
+	return nil
+}
+
+func checkFilter(v string) error {
+	if strings.ContainsAny(v, " \t\r\n") || strings.Contains(v, "..") || strings.HasPrefix(v, ".") || strings.HasSuffix(v, ".") {
+		return fmt.Errorf("%q is not a NATS subject", v)
+	}
+	return nil
+}
+
+// Source reads one stream in order with an ordered consumer that it re-creates after the last sequence it read
+// whenever reading fails (the server restarted, the connection dropped).
+type Source struct {
+	stream, filter, start string
+	batch                 int
+	url, user, password   string
+	connector             string
+	env                   connector.Env
+
+	nc   *nats.Conn // own connection when url is set
+	js   jetstream.JetStream
+	cons jetstream.Consumer
+	next uint64 // the sequence to read next; 0 until known
+}
+
+var _ connector.Source = (*Source)(nil)
+
+// NewSource builds a source from its config.
+func NewSource(cfg connector.Values, env connector.Env) (connector.Source, error) {
+	return &Source{
+		stream: cfg.String(KeySourceStream), filter: cfg.String(KeySourceSubject), start: cfg.String(KeyStartPolicy),
+		batch: int(cfg.Int(KeyBatch)), url: cfg.String(KeyNATSURL), user: cfg.String(KeyNATSUser),
+		password: cfg.String(KeyNATSPassword), connector: env.Connector, env: env, js: env.JetStream,
+	}, nil
+}
+
+func (s *Source) partition() map[string]any { return map[string]any{PartitionStream: s.stream} }
+
+// Connect opens the connection to nats.url, if any, and finds the stored offset.
+func (s *Source) Connect(ctx context.Context) error {
+	if off, ok := s.env.Offset(s.partition()); ok {
+		seq, err := rpc.SequenceOf(off[OffsetSequence])
+		if err != nil {
+			return connector.Permanent(fmt.Errorf("eventbus-source: stored offset %v: %w", off, err))
+		}
+		s.next = seq + 1
+	}
+	if s.url == "" {
+		if s.js == nil {
+			return errors.New("eventbus-source: no JetStream context")
+		}
+		return nil
+	}
+	opts := []nats.Option{nats.Name("eventbridge source " + s.connector), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(true)}
+	if s.user != "" {
+		opts = append(opts, nats.UserInfo(s.user, s.password))
+	}
+	nc, err := nats.Connect(s.url, opts...)
+	if err != nil {
+		return fmt.Errorf("eventbus-source: connecting to %s: %w", s.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return fmt.Errorf("eventbus-source: %w", err)
+	}
+	s.nc, s.js = nc, js
+	return nil
+}
+
+// Close closes the connection to nats.url, if any.
+func (s *Source) Close() error {
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	return nil
+}
+
+// Commit does nothing: the position is the offset the runtime stored.
+func (s *Source) Commit(context.Context, []connector.SourceRecord) error { return nil }
+
+// consumer returns the ordered consumer, creating it at the next sequence (or where start says).
+func (s *Source) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	if s.cons != nil {
+		return s.cons, nil
+	}
+	if s.next == 0 {
+		s.next = 1
+		if s.start == "new" {
+			st, err := s.js.Stream(ctx, s.stream)
+			if err != nil {
+				s.next = 0
+				return nil, fmt.Errorf("eventbus-source: stream %s: %w", s.stream, err)
+			}
+			s.next = st.CachedInfo().State.LastSeq + 1
+		}
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
+	if s.filter != "" {
+		cfg.FilterSubjects = []string{s.filter}
+	}
+	cons, err := s.js.OrderedConsumer(ctx, s.stream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eventbus-source: reading stream %s: %w", s.stream, err)
+	}
+	s.cons = cons
+	return cons, nil
+}
+
+// Read returns the next messages of the stream, in order, once there are some.
+func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
+	for {
+		cons, err := s.consumer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		batch, err := cons.Fetch(s.batch, jetstream.FetchMaxWait(fetchWait))
+		if err != nil {
+			s.cons = nil
+			return nil, fmt.Errorf("eventbus-source: reading stream %s: %w", s.stream, err)
+		}
+		var out []connector.SourceRecord
+		for msg := range batch.Messages() {
+			md, err := msg.Metadata()
+			if err != nil {
+				continue
+			}
+			e := s.toEvent(msg, md)
+			out = append(out, connector.SourceRecord{Event: e, Partition: s.partition(),
+				Offset: map[string]any{OffsetSequence: md.Sequence.Stream}})
+			s.next = md.Sequence.Stream + 1
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			s.cons = nil
+			if len(out) == 0 {
+				return nil, fmt.Errorf("eventbus-source: reading stream %s: %w", s.stream, err)
+			}
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// toEvent decodes a CloudEvent (binary mode headers, or a structured body), or wraps any other message.
+func (s *Source) toEvent(msg jetstream.Msg, md *jetstream.MsgMetadata) *event.Event {
+	m := &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()}
+	if m.Header.Get("ce-specversion") != "" {
+		if e, err := ebjs.Decode(m); err == nil && e.Validate() == nil {
+			return e
+		}
+	}
+	if ct := m.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/cloudevents+json") || ct == "" {
+		e := event.New()
+		if err := json.Unmarshal(m.Data, &e); err == nil && e.Validate() == nil {
+			return &e
+		}
+	}
+	e := event.New()
+	e.SetID(s.stream + ":" + strconv.FormatUint(md.Sequence.Stream, 10))
+	e.SetSource("urn:eventbridge:nats:" + s.stream)
+	e.SetType(NATSMessageType)
+	e.SetSubject(m.Subject)
+	e.SetTime(md.Timestamp)
+	switch ct := m.Header.Get("Content-Type"); {
+	case ct != "":
+		_ = e.SetData(ct, m.Data)
+	case json.Valid(m.Data):
+		_ = e.SetData(event.ApplicationJSON, m.Data)
+	default:
+		_ = e.SetData("application/octet-stream", m.Data)
+	}
+	return &e
+}

@@ -1,0 +1,79 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/herder"
+)
+
+// The status of connectors and tasks and the task configs live in KV, kept in step with the connector's life.
+func TestStatusAndTaskConfigsInKV(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := busEnv(t)
+	_, client := startWorker(t, env)
+	tg := newTarget(t)
+	name := targetName("r1")
+	cfg := targetConfig("r1", tg.srv.URL)
+	cfg[connector.KeyTasksMax] = "2"
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: cfg})
+	require.NoError(t, err)
+
+	status, err := env.JS.KeyValue(ctx, names.Bucket(herder.StatusBucketPurpose))
+	require.NoError(t, err)
+	tasks, err := env.JS.KeyValue(ctx, names.Bucket(herder.TasksBucketPurpose))
+	require.NoError(t, err)
+	state := func(key string) string {
+		e, err := status.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return ""
+		}
+		require.NoError(t, err)
+		var s struct {
+			State    string `json:"state"`
+			WorkerID string `json:"worker_id"`
+		}
+		require.NoError(t, json.Unmarshal(e.Value(), &s))
+		assert.Equal(t, "w1", s.WorkerID)
+		return s.State
+	}
+	require.Eventually(t, func() bool {
+		return state(name+".connector") == rpc.StateRunning && state(name+".0") == rpc.StateRunning &&
+			state(name+".1") == rpc.StateRunning
+	}, wait, tick)
+	for i, id := range []string{"0", "1"} {
+		e, err := tasks.Get(ctx, name+"."+id)
+		require.NoError(t, err)
+		var tc herder.TaskConfig
+		require.NoError(t, json.Unmarshal(e.Value(), &tc))
+		assert.Equal(t, rpc.TaskID{Connector: name, Task: i}, tc.ID)
+		assert.Equal(t, id, tc.Config[herder.KeyTaskID])
+		assert.Equal(t, cfg[connector.KeyTopics], tc.Config[connector.KeyTopics])
+	}
+
+	require.NoError(t, client.PauseConnector(ctx, name))
+	require.Eventually(t, func() bool {
+		return state(name+".connector") == rpc.StatePaused && state(name+".0") == rpc.StatePaused
+	}, wait, tick)
+
+	// Fewer tasks: the extra task's keys go.
+	cfg[connector.KeyTasksMax] = "1"
+	require.NoError(t, client.ResumeConnector(ctx, name))
+	_, err = client.PutConnectorConfig(ctx, name, cfg)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return state(name+".1") == "" && state(name+".0") == rpc.StateRunning }, wait, tick)
+	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".1"); return errors.Is(err, jetstream.ErrKeyNotFound) }, wait, tick)
+
+	require.NoError(t, client.DeleteConnector(ctx, name))
+	require.Eventually(t, func() bool { return state(name+".connector") == "" && state(name+".0") == "" }, wait, tick)
+	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".0"); return errors.Is(err, jetstream.ErrKeyNotFound) }, wait, tick)
+}
