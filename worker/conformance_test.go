@@ -15,6 +15,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/herder"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
@@ -116,7 +117,7 @@ func TestConformanceRestartAndOffsets(t *testing.T) {
 	// RocketMQ Connect's views.
 	ci, err := client.ClusterInfo(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, rpc.ClusterInfo{ClusterID: "eb", Workers: []rpc.WorkerInfo{{WorkerID: "w1", Version: "0.1.0"}}}, *ci)
+	assert.Equal(t, rpc.ClusterInfo{ClusterID: "eb", Workers: []rpc.WorkerInfo{{WorkerID: "w1", Version: herder.Version, URL: base}}}, *ci)
 	ac, err := client.AllocatedConnectors(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]map[string]string{name: targetConfig("r1", tg.srv.URL)}, ac)
@@ -332,7 +333,7 @@ func TestConformancePlugins(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(body))
 	status, _, body = call(t, "GET", base+"/getClusterInfo", "")
 	assert.Equal(t, 200, status)
-	assert.JSONEq(t, `{"cluster_id":"eb","workers":[{"worker_id":"w1","version":"0.1.0"}]}`, string(body))
+	assert.JSONEq(t, fmt.Sprintf(`{"cluster_id":"eb","workers":[{"worker_id":"w1","version":%q,"url":%q}]}`, herder.Version, base), string(body))
 }
 
 func TestConformanceRestartFailedTask(t *testing.T) {

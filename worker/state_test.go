@@ -47,9 +47,9 @@ func TestStatusAndTaskConfigsInKV(t *testing.T) {
 		return s.State
 	}
 	require.Eventually(t, func() bool {
-		return state(name+".connector") == rpc.StateRunning && state(name+".0") == rpc.StateRunning &&
-			state(name+".1") == rpc.StateRunning
+		return state(name+".0") == rpc.StateRunning && state(name+".1") == rpc.StateRunning
 	}, wait, tick)
+	assert.Empty(t, state(name+".connector"), "a connector has a status key only while its config cannot be applied")
 	for i, id := range []string{"0", "1"} {
 		e, err := tasks.Get(ctx, name+"."+id)
 		require.NoError(t, err)
@@ -61,19 +61,24 @@ func TestStatusAndTaskConfigsInKV(t *testing.T) {
 	}
 
 	require.NoError(t, client.PauseConnector(ctx, name))
-	require.Eventually(t, func() bool {
-		return state(name+".connector") == rpc.StatePaused && state(name+".0") == rpc.StatePaused
-	}, wait, tick)
+	// Paused: the tasks were stopped and their leases released; their last status says so.
+	assert.Equal(t, rpc.StateUnassigned, state(name+".0"))
+	assert.Equal(t, rpc.StateUnassigned, state(name+".1"))
+	st, err := client.ConnectorStatus(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, rpc.StatePaused, st.Connector.State)
+	assert.Equal(t, []rpc.TaskState{{ID: 0, State: rpc.StatePaused, WorkerID: "w1"}, {ID: 1, State: rpc.StatePaused, WorkerID: "w1"}}, st.Tasks)
 
 	// Fewer tasks: the extra task's keys go.
 	cfg[connector.KeyTasksMax] = "1"
 	require.NoError(t, client.ResumeConnector(ctx, name))
 	_, err = client.PutConnectorConfig(ctx, name, cfg)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return state(name+".1") == "" && state(name+".0") == rpc.StateRunning }, wait, tick)
+	assert.Equal(t, rpc.StateRunning, state(name+".0"), "the change answered once the task ran it")
+	assert.Contains(t, []string{"", rpc.StateUnassigned}, state(name+".1"))
 	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".1"); return errors.Is(err, jetstream.ErrKeyNotFound) }, wait, tick)
 
 	require.NoError(t, client.DeleteConnector(ctx, name))
-	require.Eventually(t, func() bool { return state(name+".connector") == "" && state(name+".0") == "" }, wait, tick)
+	assert.Empty(t, state(name+".0"), "statuses go with the connector")
 	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".0"); return errors.Is(err, jetstream.ErrKeyNotFound) }, wait, tick)
 }

@@ -127,7 +127,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	m = metrics.New(h)
+	m = metrics.New(h.Local())
 	w := &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger), metrics: m}
 	w.handler = withMetrics(w.metrics.Handler(), w.api)
 	return w, nil
@@ -151,16 +151,22 @@ func withMetrics(m, api http.Handler) http.Handler {
 // Start ensures the worker's KV buckets, starts the persisted connectors and then serves REST on RESTAddr. It
 // returns once the API answers; errors are JetStream errors and listen errors.
 func (w *Worker) Start(ctx context.Context) error {
+	var ln net.Listener
+	if w.cfg.RESTAddr != "" {
+		var err error
+		if ln, err = net.Listen("tcp", w.cfg.RESTAddr); err != nil {
+			return fmt.Errorf("worker: REST listener: %w", err)
+		}
+		w.herder.SetURL("http://" + ln.Addr().String())
+	}
 	if err := w.herder.Start(ctx); err != nil {
+		if ln != nil {
+			_ = ln.Close()
+		}
 		return fmt.Errorf("worker: %w", err)
 	}
-	if w.cfg.RESTAddr == "" {
+	if ln == nil {
 		return nil
-	}
-	ln, err := net.Listen("tcp", w.cfg.RESTAddr)
-	if err != nil {
-		_ = w.herder.Close(ctx)
-		return fmt.Errorf("worker: REST listener: %w", err)
 	}
 	srv := &http.Server{
 		Handler:           w.handler,

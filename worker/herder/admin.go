@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -19,128 +18,89 @@ import (
 // ErrPluginNotFound is returned for a plugin the registry does not have; REST answers 404.
 var ErrPluginNotFound = errors.New("plugin not found")
 
-// Restart restarts a connector, as POST /connectors/{c}/restart does. Without includeTasks it restarts the
-// connector: it stops its tasks and brings it back to its target state with the stored config (with onlyFailed,
-// only when the connector is FAILED). With includeTasks it also restarts its tasks: every task, or with onlyFailed
-// the FAILED ones only (a FAILED connector restarts whole). It answers once the restart ran, with the status
-// then. Errors: ErrNotFound, ErrClosed, *StartError.
+// Restart restarts a connector, as POST /connectors/{c}/restart does. Without onlyFailed, or when the connector
+// is FAILED, it restarts the connector whole: its consumer is ensured again and every task restarts with the
+// stored config. With onlyFailed and includeTasks it restarts the FAILED tasks only; with onlyFailed alone a
+// connector that is not FAILED is left as it is. Restarts are requests in the connector's record that the tasks'
+// owners honour, wherever they run; it answers once they did, with the status then. Errors: ErrNotFound,
+// ErrClosed, *StartError.
 func (h *Herder) Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (rpc.ConnectorStatus, error) {
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	c, err := h.lock(name)
+	if err := h.ready(); err != nil {
+		return rpc.ConnectorStatus{}, err
+	}
+	st, err := h.Status(name)
 	if err != nil {
 		return rpc.ConnectorStatus{}, err
 	}
-	defer c.op.Unlock()
-	h.mu.RLock()
-	connFailed := c.state == rpc.StateFailed
-	var failed []int
-	for i, t := range c.tasks {
-		if s, _ := t.State(); s == rpc.StateFailed {
-			failed = append(failed, i)
-		}
-	}
-	h.mu.RUnlock()
+	var which []int
 	switch {
-	case connFailed || !onlyFailed:
-		// The connector's runtime is its consumer and tasks: restarting it re-creates them.
-		h.stopTasks(ctx, c)
-		err = h.apply(ctx, c)
+	case st.Connector.State == rpc.StateFailed || !onlyFailed:
+		for _, t := range st.Tasks {
+			which = append(which, t.ID)
+		}
 	case includeTasks:
-		for _, i := range failed {
-			if err = h.restartTaskLocked(ctx, c, i, false); err != nil {
-				break
+		for _, t := range st.Tasks {
+			if t.State == rpc.StateFailed {
+				which = append(which, t.ID)
 			}
 		}
+	default:
+		return st, nil
 	}
-	st, _ := h.Status(name)
+	err = h.requestRestarts(ctx, name, which, true)
+	st, _ = h.Status(name)
 	return st, err
 }
 
-// RestartTask stops task t of a running connector and starts it again with the stored config. Errors:
+// RestartTask restarts task t of a running connector with the stored config, wherever it runs. Errors:
 // ErrNotFound (connector or task), ErrClosed, *StartError.
 func (h *Herder) RestartTask(ctx context.Context, name string, task int) error {
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	c, err := h.lock(name)
+	if err := h.ready(); err != nil {
+		return err
+	}
+	e, err := h.get(name)
 	if err != nil {
 		return err
 	}
-	defer c.op.Unlock()
-	return h.restartTaskLocked(ctx, c, task, false)
+	if e.rec.TargetState != rpc.StateRunning || task < 0 || task >= tasksOf(e.rec.Config) {
+		return fmt.Errorf("task %d of connector %s: %w", task, name, ErrNotFound)
+	}
+	return h.requestRestarts(ctx, name, []int{task}, false)
 }
 
-// restartTaskLocked replaces task i; called with c.op held. A manual restart that cannot start the task fails
-// the connector (its status says why); an automatic one (auto) leaves the task FAILED with the error noted and
-// backs off further.
-func (h *Herder) restartTaskLocked(ctx context.Context, c *conn, i int, auto bool) error {
-	h.mu.RLock()
-	running := c.state == rpc.StateRunning && i >= 0 && i < len(c.tasks)
-	rec := c.rec
-	var old runner
-	if running {
-		old = c.tasks[i]
-	}
-	h.mu.RUnlock()
-	if !running {
-		return fmt.Errorf("task %d of connector %s: %w", i, c.name, ErrNotFound)
-	}
-	if err := h.stopTask(ctx, old); err != nil {
-		h.log.Warn("closing a task's sink or source", "connector", c.name, "task", i, "err", err)
-	}
-	pr, err := h.prepare(rec.Config, connector.Env{Connector: c.name})
-	var t runner
-	if err == nil {
-		var cons jetstream.Consumer
-		cons, err = h.ensureInput(ctx, pr)
-		if err == nil {
-			t, err = h.startTask(ctx, c.name, rec, pr, cons, i)
+// requestRestarts stores one more restart request for each task of which, and waits until their owners honoured
+// them; always also re-applies a record whose tasks need no restart (the connector-level work).
+func (h *Herder) requestRestarts(ctx context.Context, name string, which []int, always bool) error {
+	ctx, cancel := h.opContext(ctx)
+	defer cancel()
+	defer h.lockOp(name)()
+	return h.change(ctx, name, func(old record) (record, map[int]uint64, error) {
+		if len(which) == 0 && !always {
+			return old, nil, errUnchanged
 		}
-	}
-	if err != nil && auto {
-		h.mu.Lock()
-		if i < len(c.sup) {
-			c.sup[i].lastErr, c.sup[i].nextAt = err.Error(), time.Time{}
+		rec := old
+		rec.Restarts = maps.Clone(old.Restarts)
+		if rec.Restarts == nil {
+			rec.Restarts = map[int]uint64{}
 		}
-		h.mu.Unlock()
-		return &StartError{Connector: c.name, Err: err}
-	}
-	if err != nil {
-		// The connector would run without this task; it is FAILED so that /status says why.
-		h.stopTasks(ctx, c)
-		h.mu.Lock()
-		c.state, c.trace, c.tasks, c.sup = rpc.StateFailed, err.Error(), nil, nil
-		h.mu.Unlock()
-		return &StartError{Connector: c.name, Err: err}
-	}
-	h.mu.Lock()
-	c.tasks[i] = t
-	if i < len(c.sup) {
-		attempts := c.sup[i].attempts
-		if !auto {
-			attempts = 0
+		if old.TargetState == rpc.StateRunning {
+			for _, i := range which {
+				rec.Restarts[i]++
+			}
 		}
-		c.sup[i] = taskSup{startedAt: time.Now(), attempts: attempts}
-	}
-	h.mu.Unlock()
-	return nil
+		return rec, rec.Restarts, nil
+	}, nil)
 }
 
 // Offsets returns the offsets of a connector: for a source, the offsets stored for its partitions; for a
 // JetStream-fed sink, its subject and the stream sequence of its durable consumer's ack floor (none when the
 // consumer does not exist). Errors: ErrNotFound, JetStream errors.
 func (h *Herder) Offsets(ctx context.Context, name string) (rpc.ConnectorOffsets, error) {
-	h.mu.RLock()
-	c, ok := h.conns[name]
-	var cfg map[string]string
-	var kind connector.Type
-	if ok {
-		cfg, kind = c.rec.Config, c.kind
+	e, err := h.get(name)
+	if err != nil {
+		return rpc.ConnectorOffsets{}, err
 	}
-	h.mu.RUnlock()
-	if !ok {
-		return rpc.ConnectorOffsets{}, fmt.Errorf("%w: %s", ErrNotFound, name)
-	}
+	cfg, kind := e.rec.Config, connector.Type(h.typeOf(e.rec.Config))
 	out := rpc.ConnectorOffsets{Offsets: []rpc.ConnectorOffset{}}
 	if kind == connector.TypeSource {
 		offsets, err := delivery.LoadOffsets(ctx, h.offsets, name)
@@ -192,17 +152,18 @@ const (
 
 // changeOffsets alters (offsets given) or resets (nil) the offsets of a STOPPED connector.
 func (h *Herder) changeOffsets(ctx context.Context, name string, offsets *rpc.ConnectorOffsets) (string, error) {
+	if err := h.ready(); err != nil {
+		return "", err
+	}
 	ctx, cancel := h.opContext(ctx)
 	defer cancel()
-	c, err := h.lock(name)
+	defer h.lockOp(name)()
+	e, err := h.get(name)
 	if err != nil {
 		return "", err
 	}
-	defer c.op.Unlock()
-	h.mu.RLock()
-	rec, state, kind := c.rec, c.state, c.kind
-	h.mu.RUnlock()
-	if rec.TargetState != rpc.StateStopped || state != rpc.StateStopped {
+	rec, kind := e.rec, connector.Type(h.typeOf(e.rec.Config))
+	if rec.TargetState != rpc.StateStopped || !h.stopped(ctx, name) {
 		return "", fmt.Errorf("%w: connectors must be in the STOPPED state before their offsets can be modified; "+
 			"stop connector %s with PUT /connectors/%s/stop", ErrInvalid, name, name)
 	}
@@ -371,35 +332,88 @@ func (h *Herder) ValidateConfig(name string, cfg map[string]string) (rpc.ConfigI
 	return out, nil
 }
 
-// ClusterInfo lists the live workers: this standalone worker.
-func (h *Herder) ClusterInfo() rpc.ClusterInfo {
-	return rpc.ClusterInfo{ClusterID: h.cfg.Names.Cluster,
-		Workers: []rpc.WorkerInfo{{WorkerID: h.cfg.WorkerID, Version: Version}}}
+// stopped reports whether no task of a connector holds a lease any more.
+func (h *Herder) stopped(ctx context.Context, name string) bool {
+	holders, err := h.leases.Holders(ctx)
+	if err != nil {
+		return false
+	}
+	for id := range holders {
+		if id.Connector == name {
+			return false
+		}
+	}
+	return true
 }
 
-// AllocatedConnectors returns the configs of the connectors this worker runs, by name.
-func (h *Herder) AllocatedConnectors() map[string]map[string]string {
+// ClusterInfo lists the live workers.
+func (h *Herder) ClusterInfo() rpc.ClusterInfo {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	out := make(map[string]map[string]string, len(h.conns))
-	for name, c := range h.conns {
-		out[name] = maps.Clone(c.rec.Config)
+	out := rpc.ClusterInfo{ClusterID: h.cfg.Names.Cluster, Workers: []rpc.WorkerInfo{}}
+	for _, m := range h.live {
+		out.Workers = append(out.Workers, rpc.WorkerInfo{WorkerID: m.ID, Version: m.Version, URL: m.URL})
+	}
+	return out
+}
+
+// AllocatedConnectors returns the configs of the connectors this worker runs tasks of, by name.
+func (h *Herder) AllocatedConnectors() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, id := range h.localTasks() {
+		if e, err := h.get(id.Connector); err == nil {
+			out[id.Connector] = maps.Clone(e.rec.Config)
+		}
 	}
 	return out
 }
 
 // AllocatedTasks returns the tasks this worker runs, sorted by connector and task.
 func (h *Herder) AllocatedTasks() []rpc.AllocatedTask {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
 	out := []rpc.AllocatedTask{}
-	for _, name := range slices.Sorted(maps.Keys(h.conns)) {
-		c := h.conns[name]
-		for i, t := range c.tasks {
-			state, _ := t.State()
-			out = append(out, rpc.AllocatedTask{ID: rpc.TaskID{Connector: name, Task: i}, State: state,
-				Config: maps.Clone(c.rec.Config)})
+	for _, id := range h.localTasks() {
+		st, ok := h.localStatus(id)
+		e, err := h.get(id.Connector)
+		if !ok || err != nil {
+			continue
+		}
+		out = append(out, rpc.AllocatedTask{ID: id, State: st.State, Config: maps.Clone(e.rec.Config)})
+	}
+	return out
+}
+
+// Local is the view of this worker's own tasks, for its metrics.
+func (h *Herder) Local() LocalView { return LocalView{h} }
+
+// LocalView gives the connectors this worker runs tasks of, with those tasks only.
+type LocalView struct{ h *Herder }
+
+// Connectors returns the connectors this worker runs tasks of, sorted.
+func (v LocalView) Connectors() []string {
+	var out []string
+	for _, id := range v.h.localTasks() {
+		if len(out) == 0 || out[len(out)-1] != id.Connector {
+			out = append(out, id.Connector)
 		}
 	}
 	return out
+}
+
+// Status returns the connector's status with this worker's tasks only, with their live counters.
+func (v LocalView) Status(name string) (rpc.ConnectorStatus, error) {
+	e, err := v.h.get(name)
+	if err != nil {
+		return rpc.ConnectorStatus{}, err
+	}
+	st := rpc.ConnectorStatus{Name: name, Type: v.h.typeOf(e.rec.Config), Tasks: []rpc.TaskState{},
+		Connector: rpc.ConnectorState{State: e.rec.TargetState, WorkerID: v.h.cfg.WorkerID}}
+	for _, id := range v.h.localTasks() {
+		if id.Connector != name {
+			continue
+		}
+		if ts, ok := v.h.localStatus(id); ok {
+			st.Tasks = append(st.Tasks, ts)
+		}
+	}
+	return st, nil
 }

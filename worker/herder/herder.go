@@ -1,7 +1,16 @@
-// Package herder manages the connectors of a standalone worker: it persists their configs and target states in
-// a JetStream KV bucket, validates configs against the plugins' specs, owns the durable consumers of sinks, starts
-// and stops their tasks, and reports their status. Every change answers only once the runtime runs the new
-// configuration. (A later issue shares the tasks among a cluster of workers.)
+// Package herder manages the connectors of a cluster of workers. Every worker runs one herder; they share the
+// installation's JetStream KV buckets:
+//
+//   - connectors: the config, target state and restart requests of every connector (any worker changes them, on
+//     behalf of any REST request, compare-and-set on the key's revision);
+//   - members, leases (worker/cluster): the live workers, and which worker runs each task;
+//   - status, tasks: each task's state as written by its owner, and task configs;
+//   - offsets: the offsets of source connectors.
+//
+// Every worker watches the connectors, computes the same assignment of tasks to the live workers
+// (cluster.Assign), takes the lease of each task assigned to it before starting it, renews its leases, stops a
+// task on its own when its lease's local deadline passes, and hands its tasks over when it leaves. A change
+// answers only once the tasks run the new configuration, wherever they run.
 package herder
 
 import (
@@ -13,6 +22,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,13 +30,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Version is the version of the worker runtime reported by GET /.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // BucketPurpose names the KV bucket of connector configs: Names.Bucket(BucketPurpose).
 const BucketPurpose = "connectors"
@@ -39,10 +50,12 @@ var (
 	ErrClosed   = errors.New("worker is shutting down")
 	// ErrNotStarted is returned by changes made before Start.
 	ErrNotStarted = errors.New("worker is not started")
+	// ErrConflict is returned when a connector changed under a request too often to apply it.
+	ErrConflict = errors.New("the connector was changed concurrently; try again")
 )
 
-// StartError is returned by a change whose config was stored but whose tasks did not start; the connector's
-// status is FAILED with the same trace.
+// StartError is returned by a change whose config was stored but whose connector or tasks did not start; the
+// status shows the same trace.
 type StartError struct {
 	Connector string
 	Err       error
@@ -59,11 +72,13 @@ type Config struct {
 	JetStream jetstream.JetStream
 	Names     ebjs.Names
 	WorkerID  string
-	Registry  *connector.Registry
-	Logger    *slog.Logger
+	// URL is the worker's REST URL, announced to the other members.
+	URL      string
+	Registry *connector.Registry
+	Logger   *slog.Logger
 	// AllowPrivateTargets is passed to plugins (connector.Env).
 	AllowPrivateTargets bool
-	// Replicas of the KV bucket (default 1).
+	// Replicas of the KV buckets (default 1).
 	Replicas int
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s); then their
 	// writes are cancelled and the records nak'ed.
@@ -79,6 +94,12 @@ type Config struct {
 	// MasterKey (32 bytes) encrypts the secret values of configs (rpc.EncryptSecret) before they are stored or
 	// returned, and decrypts them when a task starts. Without it, a config with a plaintext secret is refused.
 	MasterKey []byte
+	// Heartbeat, MemberExpiry, LeaseTTL and LeaseLocal tune membership and leases (defaults 500ms, 2s, 2.5s,
+	// 2s; see worker/cluster).
+	Heartbeat    time.Duration
+	MemberExpiry time.Duration
+	LeaseTTL     time.Duration
+	LeaseLocal   time.Duration
 }
 
 // record is the value stored in KV under the connector's name.
@@ -86,50 +107,54 @@ type record struct {
 	Name        string            `json:"name"`
 	Config      map[string]string `json:"config"`
 	TargetState string            `json:"target_state"`
+	// Restarts asks the owners of tasks to restart them: task i restarts when Restarts[i] grows.
+	Restarts map[int]uint64 `json:"restarts,omitempty"`
 }
 
-// conn is the runtime of one connector.
-type conn struct {
-	name string
-	// op serializes the lifecycle changes of this connector; the fields below are guarded by Herder.mu.
-	op sync.Mutex
-
-	rec     record
-	rev     uint64
-	kind    connector.Type
-	state   string // RUNNING, PAUSED, STOPPED or FAILED
-	trace   string
-	nTasks  int
-	tasks   []runner
-	sup     []taskSup // one per task: its automatic restarts
-	deleted bool
+// entry is a connector as the herder last read or wrote it.
+type entry struct {
+	rec record
+	rev uint64
 }
 
-// runner is a running task: a sink task (delivery.Task) or a source task (delivery.SourceTask).
-type runner interface {
-	State() (state, trace string)
-	Counters() delivery.Counters
-	Stop(ctx context.Context) error
+// tasksOf returns the number of tasks of a config (tasks.max, default 1; 1 when unreadable).
+func tasksOf(cfg map[string]string) int {
+	n, err := strconv.Atoi(cfg[connector.KeyTasksMax])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }
 
-// Herder manages connectors. Methods are safe for concurrent use; changes of one connector are serialized.
+// Herder manages connectors. Methods are safe for concurrent use.
 type Herder struct {
-	cfg     Config
-	log     *slog.Logger
-	kv      jetstream.KeyValue
+	cfg Config
+	log *slog.Logger
+
+	kv      jetstream.KeyValue // connectors
 	offsets jetstream.KeyValue // source offsets
-	state   *stateKV           // status and task configs, written by the monitor
+	state   *stateKV           // status and task configs
+	members *cluster.Membership
+	leases  *cluster.Leases
 
-	mu     sync.RWMutex
-	conns  map[string]*conn
-	closed bool
+	mu      sync.RWMutex
+	records map[string]entry // every connector, from the watcher and this worker's own writes
+	live    []cluster.Member // the live members, as last read
+	local   map[rpc.TaskID]*localTask
+	closed  bool
+	started bool
 
-	quit        chan struct{}
-	monitorDone chan struct{}
-	closeOnce   sync.Once
+	// ops serializes the changes made through this worker, per connector.
+	opsMu sync.Mutex
+	ops   map[string]*sync.Mutex
+
+	wake      chan struct{} // pokes the runtime loop
+	quit      chan struct{}
+	loopDone  chan struct{}
+	closeOnce sync.Once
 }
 
-// New returns a herder; Start loads the stored connectors.
+// New returns a herder; Start joins the cluster and runs its share of the tasks.
 func New(cfg Config) (*Herder, error) {
 	if cfg.JetStream == nil {
 		return nil, errors.New("herder: JetStream is required")
@@ -159,112 +184,157 @@ func New(cfg Config) (*Herder, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Herder{cfg: cfg, log: log, conns: map[string]*conn{}, quit: make(chan struct{})}, nil
+	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
+		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{})}, nil
 }
 
-// Start ensures the KV bucket of connectors, then loads every stored connector and brings it to its target
-// state. A connector that cannot start is reported FAILED; only a failure to read the bucket is an error.
+// SetURL sets the REST URL the worker announces to the other members; call it before Start.
+func (h *Herder) SetURL(url string) { h.cfg.URL = url }
+
+// Start ensures the KV buckets, reads every connector, joins the cluster and starts the runtime loop, which
+// takes this worker's share of the tasks. Only failures to reach the buckets are errors.
 func (h *Herder) Start(ctx context.Context) error {
-	kv, err := h.cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      h.cfg.Names.Bucket(BucketPurpose),
-		Description: "connector configs and target states",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    h.cfg.Replicas,
-	})
-	if err != nil {
-		return fmt.Errorf("herder: ensuring KV bucket %s: %w", h.cfg.Names.Bucket(BucketPurpose), err)
+	bucket := func(purpose, doc string) (jetstream.KeyValue, error) {
+		kv, err := h.cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: h.cfg.Names.Bucket(purpose), Description: doc, History: 1, Storage: jetstream.FileStorage,
+			Replicas: h.cfg.Replicas,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("herder: ensuring KV bucket %s: %w", h.cfg.Names.Bucket(purpose), err)
+		}
+		return kv, nil
 	}
-	offsets, err := h.cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      h.cfg.Names.Bucket(delivery.OffsetsBucketPurpose),
-		Description: "offsets of source connectors",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    h.cfg.Replicas,
-	})
+	kv, err := bucket(BucketPurpose, "connector configs and target states")
 	if err != nil {
-		return fmt.Errorf("herder: ensuring KV bucket %s: %w", h.cfg.Names.Bucket(delivery.OffsetsBucketPurpose), err)
+		return err
+	}
+	offsets, err := bucket(delivery.OffsetsBucketPurpose, "offsets of source connectors")
+	if err != nil {
+		return err
 	}
 	state, err := ensureStateKV(ctx, h.cfg.JetStream, h.cfg.Names.Bucket, h.cfg.Replicas)
 	if err != nil {
 		return fmt.Errorf("herder: ensuring the KV buckets of status and task configs: %w", err)
 	}
+	leases, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: h.cfg.JetStream, Names: h.cfg.Names,
+		WorkerID: h.cfg.WorkerID, TTL: h.cfg.LeaseTTL, Local: h.cfg.LeaseLocal, Replicas: h.cfg.Replicas})
+	if err != nil {
+		return fmt.Errorf("herder: %w", err)
+	}
 	h.mu.Lock()
-	h.kv, h.offsets, h.state = kv, offsets, state
+	h.kv, h.offsets, h.state, h.leases = kv, offsets, state, leases
 	h.mu.Unlock()
-	// A watcher hands every current entry, then nil: one pass reads every connector with its revision.
-	watcher, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	watcher, err := kv.WatchAll(ctx)
 	if err != nil {
 		return fmt.Errorf("herder: reading connectors: %w", err)
 	}
-	var entries []jetstream.KeyValueEntry
+	// A watcher hands every current entry, then nil; later updates keep the cache current.
 	for loaded := false; !loaded; {
 		select {
-		case entry := <-watcher.Updates():
-			if entry == nil {
+		case e := <-watcher.Updates():
+			if e == nil {
 				loaded = true
 			} else {
-				entries = append(entries, entry)
+				h.observe(e)
 			}
 		case <-ctx.Done():
 			_ = watcher.Stop()
 			return fmt.Errorf("herder: reading connectors: %w", ctx.Err())
 		}
 	}
-	_ = watcher.Stop()
-	for _, entry := range entries {
-		k := entry.Key()
-		var rec record
-		if err := json.Unmarshal(entry.Value(), &rec); err != nil {
-			h.log.Error("stored connector cannot be read; ignored", "connector", k, "err", err)
-			continue
-		}
-		rec.Name = k
-		c := &conn{name: k, rec: rec, rev: entry.Revision(), state: rpc.StateUnassigned}
-		h.mu.Lock()
-		h.conns[k] = c
-		h.mu.Unlock()
-		c.op.Lock()
-		if err := h.apply(ctx, c); err != nil {
-			h.log.Error("stored connector did not start", "connector", k, "err", err)
-		} else {
-			h.log.Info("connector started", "connector", k, "state", rec.TargetState)
-		}
-		c.op.Unlock()
+	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.cfg.JetStream, Names: h.cfg.Names,
+		Self:      cluster.Member{ID: h.cfg.WorkerID, URL: h.cfg.URL, Version: Version, Started: time.Now().UTC()},
+		Heartbeat: h.cfg.Heartbeat, Expiry: h.cfg.MemberExpiry, Replicas: h.cfg.Replicas, Logger: h.log})
+	if err != nil {
+		_ = watcher.Stop()
+		return fmt.Errorf("herder: joining the cluster: %w", err)
 	}
 	h.mu.Lock()
-	if !h.closed && h.monitorDone == nil {
-		h.monitorDone = make(chan struct{})
-		go h.monitor(h.monitorDone)
-	}
+	h.members, h.started = members, true
+	h.loopDone = make(chan struct{})
 	h.mu.Unlock()
+	go h.watch(watcher)
+	go h.renew()
+	// The first round runs before Start returns: the tasks this worker takes are running (or FAILED) then.
+	h.reconcile()
+	go h.loop(h.loopDone)
 	return nil
 }
 
-// Close stops every task (in parallel), each within StopTimeout or ctx, whichever ends first. Later changes fail
+// watch applies the updates of the connectors bucket to the cache until Close.
+func (h *Herder) watch(w jetstream.KeyWatcher) {
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e != nil {
+				h.observe(e)
+				h.poke()
+			}
+		}
+	}
+}
+
+// observe takes a KV entry of the connectors bucket into the cache, unless the cache already holds a later
+// revision (this worker's own write).
+func (h *Herder) observe(e jetstream.KeyValueEntry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := e.Key()
+	if cur, ok := h.records[k]; ok && cur.rev >= e.Revision() {
+		return
+	}
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(h.records, k)
+		return
+	}
+	var rec record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		h.log.Error("stored connector cannot be read; ignored", "connector", k, "err", err)
+		return
+	}
+	rec.Name = k
+	h.records[k] = entry{rec: rec, rev: e.Revision()}
+}
+
+// poke wakes the runtime loop.
+func (h *Herder) poke() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close leaves the cluster and hands this worker's tasks over: it stops them (in parallel, each within
+// StopTimeout or ctx) and releases their leases, so that other workers take them at once. Later changes fail
 // with ErrClosed.
 func (h *Herder) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
-	conns := slices.Collect(maps.Values(h.conns))
-	done := h.monitorDone
+	done, members := h.loopDone, h.members
 	h.mu.Unlock()
 	h.closeOnce.Do(func() { close(h.quit) })
 	if done != nil {
 		<-done
 	}
+	if members != nil {
+		if err := members.Leave(ctx); err != nil {
+			h.log.Warn("leaving the cluster", "err", err)
+		}
+	}
+	h.mu.Lock()
+	local := slices.Collect(maps.Values(h.local))
+	h.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Go(func() {
-			c.op.Lock()
-			defer c.op.Unlock()
-			h.stopTasks(ctx, c)
-		})
+	for _, lt := range local {
+		wg.Go(func() { h.release(ctx, lt, rpc.StateUnassigned) })
 	}
 	wg.Wait()
-	if done != nil {
-		h.syncState(ctx) // the monitor has ended: the tasks' last states are written here
-	}
 	return nil
 }
 
@@ -286,37 +356,43 @@ func (h *Herder) Plugins() []rpc.PluginInfo {
 func (h *Herder) Connectors() []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	names := slices.Collect(maps.Keys(h.conns))
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(h.records))
+}
+
+func (h *Herder) get(name string) (entry, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	e, ok := h.records[name]
+	if !ok {
+		return entry{}, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return e, nil
 }
 
 // Info returns the config and tasks of a connector; ErrNotFound when it does not exist.
 func (h *Herder) Info(name string) (rpc.ConnectorInfo, error) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	c, ok := h.conns[name]
-	if !ok {
-		return rpc.ConnectorInfo{}, ErrNotFound
+	e, err := h.get(name)
+	if err != nil {
+		return rpc.ConnectorInfo{}, err
 	}
-	return h.infoLocked(c), nil
+	return h.info(e), nil
 }
 
-func (h *Herder) infoLocked(c *conn) rpc.ConnectorInfo {
-	info := rpc.ConnectorInfo{Name: c.name, Config: maps.Clone(c.rec.Config), Tasks: []rpc.TaskID{}, Type: typeOf(c)}
-	if c.state == rpc.StateRunning || c.state == rpc.StatePaused {
-		for i := range c.nTasks {
-			info.Tasks = append(info.Tasks, rpc.TaskID{Connector: c.name, Task: i})
+func (h *Herder) info(e entry) rpc.ConnectorInfo {
+	info := rpc.ConnectorInfo{Name: e.rec.Name, Config: maps.Clone(e.rec.Config), Tasks: []rpc.TaskID{}, Type: h.typeOf(e.rec.Config)}
+	if e.rec.TargetState == rpc.StateRunning || e.rec.TargetState == rpc.StatePaused {
+		for i := range tasksOf(e.rec.Config) {
+			info.Tasks = append(info.Tasks, rpc.TaskID{Connector: e.rec.Name, Task: i})
 		}
 	}
 	return info
 }
 
-func typeOf(c *conn) string {
-	if c.kind == "" {
-		return rpc.TypeSink
+func (h *Herder) typeOf(cfg map[string]string) string {
+	if p, ok := h.cfg.Registry.Lookup(cfg[connector.KeyClass]); ok {
+		return string(p.Type)
 	}
-	return string(c.kind)
+	return rpc.TypeSink
 }
 
 // Config returns the config of a connector; ErrNotFound when it does not exist.
@@ -325,39 +401,45 @@ func (h *Herder) Config(name string) (map[string]string, error) {
 	return info.Config, err
 }
 
-// Status returns the state of a connector and its tasks; ErrNotFound when it does not exist.
+// Status returns the state of a connector and its tasks, wherever they run; ErrNotFound when it does not exist.
 func (h *Herder) Status(name string) (rpc.ConnectorStatus, error) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	c, ok := h.conns[name]
-	if !ok {
-		return rpc.ConnectorStatus{}, ErrNotFound
+	e, err := h.get(name)
+	if err != nil {
+		return rpc.ConnectorStatus{}, err
 	}
-	return h.statusLocked(c), nil
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stored, err := h.state.read(ctx, name)
+	if err != nil {
+		h.log.Warn("reading the status of a connector", "connector", name, "err", err)
+	}
+	return h.status(e, stored), nil
 }
 
-func (h *Herder) statusLocked(c *conn) rpc.ConnectorStatus {
-	st := rpc.ConnectorStatus{
-		Name:      c.name,
-		Connector: rpc.ConnectorState{State: c.state, WorkerID: h.cfg.WorkerID, Trace: c.trace},
-		Tasks:     []rpc.TaskState{},
-		Type:      typeOf(c),
+// status combines a connector's record with the statuses its tasks' owners stored.
+func (h *Herder) status(e entry, stored connectorState) rpc.ConnectorStatus {
+	st := rpc.ConnectorStatus{Name: e.rec.Name, Tasks: []rpc.TaskState{}, Type: h.typeOf(e.rec.Config),
+		Connector: rpc.ConnectorState{State: e.rec.TargetState, WorkerID: h.cfg.WorkerID}}
+	// A connector is FAILED when its config could not be applied at its last revision (by the worker that
+	// stored it, or by a task's owner that could not prepare it).
+	if c := stored.connector; c != nil && c.Rev == e.rev && c.State == rpc.StateFailed {
+		st.Connector.State, st.Connector.Trace, st.Connector.WorkerID = c.State, c.Trace, c.WorkerID
 	}
-	switch c.state {
+	live := h.liveIDs()
+	switch e.rec.TargetState {
 	case rpc.StateRunning:
-		for i, t := range c.tasks {
-			state, trace := t.State()
-			n := t.Counters()
-			if state == rpc.StateFailed && i < len(c.sup) {
-				trace += c.sup[i].describe()
+		for i := range tasksOf(e.rec.Config) {
+			ts := rpc.TaskState{ID: i, State: rpc.StateUnassigned}
+			if own, ok := h.localStatus(rpc.TaskID{Connector: e.rec.Name, Task: i}); ok {
+				ts = own
+			} else if s, ok := stored.tasks[i]; ok && s.State != rpc.StateUnassigned && live[s.WorkerID] {
+				ts = s.TaskState
+				ts.ID = i
 			}
-			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: state, WorkerID: h.cfg.WorkerID, Trace: trace,
-				Counters: &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
-					Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
-					DeadLettered: n.DeadLettered, Matched: n.Matched, Unmatched: n.Unmatched, Routed: n.Routed}})
+			st.Tasks = append(st.Tasks, ts)
 		}
 	case rpc.StatePaused:
-		for i := range c.nTasks {
+		for i := range tasksOf(e.rec.Config) {
 			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: rpc.StatePaused, WorkerID: h.cfg.WorkerID})
 		}
 	}
@@ -381,19 +463,29 @@ func (h *Herder) TaskStatus(name string, task int) (rpc.TaskState, error) {
 // Expanded returns the info and status of every connector, for GET /connectors?expand=...
 func (h *Herder) Expanded(info, status bool) map[string]rpc.ConnectorExpanded {
 	h.mu.RLock()
-	defer h.mu.RUnlock()
-	out := make(map[string]rpc.ConnectorExpanded, len(h.conns))
-	for name, c := range h.conns {
-		var e rpc.ConnectorExpanded
+	entries := maps.Clone(h.records)
+	h.mu.RUnlock()
+	var all map[string]connectorState
+	if status {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		if all, err = h.state.readAll(ctx); err != nil {
+			h.log.Warn("reading the status of connectors", "err", err)
+		}
+	}
+	out := make(map[string]rpc.ConnectorExpanded, len(entries))
+	for name, e := range entries {
+		var x rpc.ConnectorExpanded
 		if info {
-			i := h.infoLocked(c)
-			e.Info = &i
+			i := h.info(e)
+			x.Info = &i
 		}
 		if status {
-			s := h.statusLocked(c)
-			e.Status = &s
+			s := h.status(e, all[name])
+			x.Status = &s
 		}
-		out[name] = e
+		out[name] = x
 	}
 	return out
 }
@@ -410,259 +502,10 @@ func checkName(name string) error {
 	return nil
 }
 
-// Create creates a connector in initialState (RUNNING when empty, PAUSED or STOPPED) and answers once it runs:
-// its consumer exists and, when RUNNING, its tasks read. Errors: ErrInvalid (name, state), connector.FieldErrors
-// (config), ErrExists, *StartError (stored, but FAILED), ErrClosed, or a KV error.
-func (h *Herder) Create(ctx context.Context, name string, cfg map[string]string, initialState string) (rpc.ConnectorInfo, error) {
-	if initialState == "" {
-		initialState = rpc.StateRunning
-	}
-	if initialState != rpc.StateRunning && initialState != rpc.StatePaused && initialState != rpc.StateStopped {
-		return rpc.ConnectorInfo{}, fmt.Errorf("%w: initial_state %q must be RUNNING, PAUSED or STOPPED", ErrInvalid, initialState)
-	}
-	if err := h.check(name, cfg); err != nil {
-		return rpc.ConnectorInfo{}, err
-	}
-	cfg, err := h.seal(cfg, nil)
-	if err != nil {
-		return rpc.ConnectorInfo{}, err
-	}
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	c := &conn{name: name, rec: record{Name: name, Config: maps.Clone(cfg), TargetState: initialState},
-		state: rpc.StateUnassigned}
-	c.op.Lock()
-	defer c.op.Unlock()
-	h.mu.Lock()
-	if h.closed || h.kv == nil {
-		h.mu.Unlock()
-		if h.kv == nil {
-			return rpc.ConnectorInfo{}, ErrNotStarted
-		}
-		return rpc.ConnectorInfo{}, ErrClosed
-	}
-	if _, ok := h.conns[name]; ok {
-		h.mu.Unlock()
-		return rpc.ConnectorInfo{}, fmt.Errorf("%w: %s", ErrExists, name)
-	}
-	h.conns[name] = c
-	h.mu.Unlock()
-
-	rev, err := h.kv.Create(ctx, name, mustJSON(c.rec))
-	if err != nil {
-		h.forget(c)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return rpc.ConnectorInfo{}, fmt.Errorf("%w: %s", ErrExists, name)
-		}
-		return rpc.ConnectorInfo{}, fmt.Errorf("storing connector %s: %w", name, err)
-	}
-	h.mu.Lock()
-	c.rev = rev
-	h.mu.Unlock()
-	err = h.apply(ctx, c)
-	info, _ := h.Info(name)
-	return info, err
-}
-
-// PutConfig creates a connector (RUNNING) or replaces its config, and answers once it runs the config; created
-// says which. Replacing stops the tasks (their records are finished or nak'ed) and starts them with the new
-// config; an unchanged config is a no-op unless the connector or a task FAILED, which restarts it. Errors as Create.
-func (h *Herder) PutConfig(ctx context.Context, name string, cfg map[string]string) (info rpc.ConnectorInfo, created bool, err error) {
-	if err := h.check(name, cfg); err != nil {
-		return rpc.ConnectorInfo{}, false, err
-	}
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	for attempt := 0; ; attempt++ {
-		c, err := h.lock(name)
-		if errors.Is(err, ErrNotFound) {
-			info, err := h.Create(ctx, name, cfg, "")
-			if errors.Is(err, ErrExists) && attempt == 0 {
-				continue // created meanwhile: update it
-			}
-			return info, err == nil || isStartError(err), err
-		}
-		if err != nil {
-			return rpc.ConnectorInfo{}, false, err
-		}
-		err = h.update(ctx, c, cfg)
-		c.op.Unlock()
-		info, _ := h.Info(name)
-		return info, false, err
-	}
-}
-
-func isStartError(err error) bool {
-	var se *StartError
-	return errors.As(err, &se)
-}
-
-func (h *Herder) update(ctx context.Context, c *conn, cfg map[string]string) error {
-	h.mu.RLock()
-	old := c.rec
-	h.mu.RUnlock()
-	cfg, err := h.seal(cfg, old.Config)
-	if err != nil {
-		return err
-	}
-	h.mu.RLock()
-	unchanged := maps.Equal(old.Config, cfg) && c.state != rpc.StateFailed && !h.taskFailedLocked(c)
-	h.mu.RUnlock()
-	if unchanged {
-		return nil
-	}
-	rec := record{Name: c.name, Config: maps.Clone(cfg), TargetState: old.TargetState}
-	if err := h.store(ctx, c, rec); err != nil {
-		return err
-	}
-	h.stopTasks(ctx, c)
-	err = h.apply(ctx, c)
-	oldStream, oldDurable := old.Config[connector.KeyStream], old.Config[connector.KeyDurable]
-	if oldDurable != "" && (oldStream != cfg[connector.KeyStream] || oldDurable != cfg[connector.KeyDurable]) {
-		if derr := delivery.DeleteConsumer(ctx, h.cfg.JetStream, oldStream, oldDurable); derr != nil {
-			h.log.Warn("deleting the replaced consumer", "connector", c.name, "err", derr)
-		}
-	}
-	return err
-}
-
-func (h *Herder) taskFailedLocked(c *conn) bool {
-	for _, t := range c.tasks {
-		if s, _ := t.State(); s == rpc.StateFailed {
-			return true
-		}
-	}
-	return false
-}
-
-// Pause stops the tasks of a connector and keeps its consumer: records wait in the stream. Errors: ErrNotFound,
-// ErrClosed, or a KV error.
-func (h *Herder) Pause(ctx context.Context, name string) error {
-	return h.setTarget(ctx, name, rpc.StatePaused)
-}
-
-// Resume brings a paused or stopped connector back to RUNNING and answers once its tasks read. Errors: as Pause,
-// and *StartError.
-func (h *Herder) Resume(ctx context.Context, name string) error {
-	return h.setTarget(ctx, name, rpc.StateRunning)
-}
-
-// Stop stops the tasks of a connector, which keeps its config and consumer and lists no tasks. Errors: as Pause.
-func (h *Herder) Stop(ctx context.Context, name string) error {
-	return h.setTarget(ctx, name, rpc.StateStopped)
-}
-
-func (h *Herder) setTarget(ctx context.Context, name, target string) error {
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	c, err := h.lock(name)
-	if err != nil {
-		return err
-	}
-	defer c.op.Unlock()
-	h.mu.RLock()
-	rec := c.rec
-	same := rec.TargetState == target && c.state == target
-	h.mu.RUnlock()
-	if same {
-		return nil
-	}
-	rec.TargetState = target
-	if err := h.store(ctx, c, rec); err != nil {
-		return err
-	}
-	h.stopTasks(ctx, c)
-	return h.apply(ctx, c)
-}
-
-// Delete stops the tasks of a connector, deletes its durable consumer and its stored config. Errors: ErrNotFound,
-// ErrClosed, or a JetStream error (then the connector is stopped but still stored).
-func (h *Herder) Delete(ctx context.Context, name string) error {
-	ctx, cancel := h.opContext(ctx)
-	defer cancel()
-	c, err := h.lock(name)
-	if err != nil {
-		return err
-	}
-	defer c.op.Unlock()
-	h.stopTasks(ctx, c)
-	h.mu.RLock()
-	cfg := c.rec.Config
-	h.mu.RUnlock()
-	if stream, durable := cfg[connector.KeyStream], cfg[connector.KeyDurable]; stream != "" && durable != "" {
-		if err := delivery.DeleteConsumer(ctx, h.cfg.JetStream, stream, durable); err != nil {
-			h.markStopped(c)
-			return err
-		}
-	}
-	if err := h.kv.Delete(ctx, c.name); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		h.markStopped(c)
-		return fmt.Errorf("deleting connector %s: %w", c.name, err)
-	}
-	h.forget(c)
-	return nil
-}
-
-func (h *Herder) markStopped(c *conn) {
-	h.mu.Lock()
-	c.state, c.trace = rpc.StateStopped, ""
-	h.mu.Unlock()
-}
-
-// lock returns the connector named name with its op lock held.
-func (h *Herder) lock(name string) (*conn, error) {
-	h.mu.RLock()
-	c, ok := h.conns[name]
-	closed := h.closed
-	h.mu.RUnlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
-	}
-	c.op.Lock()
-	h.mu.RLock()
-	deleted, closed := c.deleted, h.closed
-	h.mu.RUnlock()
-	if deleted || closed {
-		c.op.Unlock()
-		if closed {
-			return nil, ErrClosed
-		}
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
-	}
-	return c, nil
-}
-
-func (h *Herder) forget(c *conn) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c.deleted = true
-	if h.conns[c.name] == c {
-		delete(h.conns, c.name)
-	}
-}
-
-// store writes rec under the connector's last revision and makes it the connector's record.
-func (h *Herder) store(ctx context.Context, c *conn, rec record) error {
-	h.mu.RLock()
-	rev := c.rev
-	h.mu.RUnlock()
-	newRev, err := h.kv.Update(ctx, c.name, mustJSON(rec), rev)
-	if err != nil {
-		return fmt.Errorf("storing connector %s: %w", c.name, err)
-	}
-	h.mu.Lock()
-	c.rec, c.rev = rec, newRev
-	h.mu.Unlock()
-	return nil
-}
-
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(err) // a record of strings always marshals
+		panic(err) // records and statuses of strings and numbers always marshal
 	}
 	return b
 }
@@ -690,8 +533,8 @@ type prepared struct {
 }
 
 // prepare decrypts the secret values of cfg, validates it against the plugin's full spec and builds one sink or
-// source with it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error contains a
-// secret value.
+// source with it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error
+// contains a secret value.
 func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, error) {
 	env.JetStream, env.Names, env.AllowPrivateTargets = h.cfg.JetStream, h.cfg.Names, h.cfg.AllowPrivateTargets
 	cfg, secrets, oerrs := h.open(cfg)
@@ -710,48 +553,12 @@ func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, er
 	return prepared{cfg: cfg, plugin: p, values: values, dc: delivery.ParseConfig(values), ackWait: delivery.AckWait(timeout)}, nil
 }
 
-// apply brings a connector without running tasks to its target state: it ensures the durable consumer (in every
-// state, so records routed to a paused or stopped connector wait for it) and, when RUNNING, starts the tasks. On
-// failure the connector is FAILED with the error as trace and a *StartError is returned. Called with c.op held.
-func (h *Herder) apply(ctx context.Context, c *conn) error {
-	h.mu.RLock()
-	rec := c.rec
-	h.mu.RUnlock()
-	fail := func(err error) error {
-		h.mu.Lock()
-		c.state, c.trace, c.tasks, c.sup = rpc.StateFailed, err.Error(), nil, nil
-		h.mu.Unlock()
-		return &StartError{Connector: c.name, Err: err}
+// ensureInput ensures the durable consumer a sink reads (nil for a source).
+func (h *Herder) ensureInput(ctx context.Context, pr prepared) (jetstream.Consumer, error) {
+	if pr.plugin.Type == connector.TypeSource {
+		return nil, nil
 	}
-	pr, err := h.prepare(rec.Config, connector.Env{Connector: c.name})
-	if err != nil {
-		return fail(err)
-	}
-	h.mu.Lock()
-	c.kind, c.nTasks = pr.plugin.Type, pr.dc.Tasks
-	h.mu.Unlock()
-	cons, err := h.ensureInput(ctx, pr)
-	if err != nil {
-		return fail(err)
-	}
-	var tasks []runner
-	if rec.TargetState == rpc.StateRunning {
-		for i := range pr.dc.Tasks {
-			t, err := h.startTask(ctx, c.name, rec, pr, cons, i)
-			if err != nil {
-				for _, t := range tasks {
-					_ = h.stopTask(ctx, t)
-				}
-				return fail(err)
-			}
-			tasks = append(tasks, t)
-		}
-	}
-	h.mu.Lock()
-	c.state, c.trace, c.tasks = rec.TargetState, "", tasks
-	c.sup = newSups(len(tasks))
-	h.mu.Unlock()
-	return nil
+	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
 }
 
 // deliveredFunc reports task i's delivery latencies to Config.ObserveDelivery (nil when not set).
@@ -762,16 +569,8 @@ func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
 	return func(d time.Duration) { h.cfg.ObserveDelivery(connector, i, d) }
 }
 
-// ensureInput ensures the durable consumer a sink reads (nil for a source).
-func (h *Herder) ensureInput(ctx context.Context, pr prepared) (jetstream.Consumer, error) {
-	if pr.plugin.Type == connector.TypeSource {
-		return nil, nil
-	}
-	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
-}
-
-// startTask starts task i of a connector: a sink task on cons, or a source task.
-func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prepared, cons jetstream.Consumer, i int) (runner, error) {
+// startTask starts task i of a connector: a sink task reading its consumer, or a source task.
+func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int) (runner, error) {
 	log := h.log.With("connector", name, "task", i)
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
 		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i, Tasks: pr.dc.Tasks}
@@ -782,6 +581,10 @@ func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prep
 	}
 	if pr.plugin.Type == connector.TypeSource {
 		return h.startSourceTask(ctx, name, pr, env, transforms)
+	}
+	cons, err := h.ensureInput(ctx, pr)
+	if err != nil {
+		return nil, fmt.Errorf("starting task %d: %w", i, err)
 	}
 	sink, err := pr.plugin.NewSink(pr.values, env)
 	var t *delivery.Task
@@ -797,35 +600,19 @@ func (h *Herder) startTask(ctx context.Context, name string, rec record, pr prep
 	return t, nil
 }
 
-// stopTasks stops the running tasks of a connector, in parallel. Called with c.op held.
-func (h *Herder) stopTasks(ctx context.Context, c *conn) {
-	h.mu.Lock()
-	tasks := c.tasks
-	c.tasks, c.sup = nil, nil
-	if c.state == rpc.StateRunning {
-		c.state = rpc.StateUnassigned
-	}
-	h.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, t := range tasks {
-		wg.Go(func() {
-			if err := h.stopTask(ctx, t); err != nil {
-				h.log.Warn("closing a task's sink or source", "connector", c.name, "err", err)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // opContext detaches a change from its caller (a REST client that goes away must not leave a connector half
 // changed) and bounds it.
 func (h *Herder) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), h.cfg.StopTimeout+30*time.Second)
 }
 
-// stopTask stops t within StopTimeout or ctx, whichever ends first.
-func (h *Herder) stopTask(ctx context.Context, t runner) error {
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.StopTimeout)
-	defer cancel()
-	return t.Stop(ctx)
+// liveIDs returns the ids of the live members as last read.
+func (h *Herder) liveIDs() map[string]bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make(map[string]bool, len(h.live))
+	for _, m := range h.live {
+		out[m.ID] = true
+	}
+	return out
 }

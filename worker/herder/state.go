@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -14,8 +16,9 @@ import (
 
 // KV buckets of the runtime state besides connector configs (Names.Bucket(purpose)).
 const (
-	// StatusBucketPurpose holds the status of every connector and task: key <connector>.connector for the
-	// connector, <connector>.<task> for each task; values are rpc.ConnectorState and rpc.TaskState without counters.
+	// StatusBucketPurpose holds the status of connectors and tasks: key <connector>.connector for a connector
+	// whose config could not be applied, <connector>.<task> for each task, written by the task's owner
+	// compare-and-set on the key's last revision, so a worker that lost a task cannot overwrite its successor's.
 	StatusBucketPurpose = "status"
 	// TasksBucketPurpose holds the config of every task: key <connector>.<task>, value TaskConfig.
 	TasksBucketPurpose = "tasks"
@@ -39,10 +42,28 @@ type TaskConfig struct {
 // KeyTaskID is the key of a task's number in its stored config.
 const KeyTaskID = "task.id"
 
-// stateKV are the status and tasks buckets and what was last written to them, to write only changes.
+// StoredTask is the status of a task as its owner stores it.
+type StoredTask struct {
+	rpc.TaskState
+	// Rev is the revision of the connector's record the task runs; Gen the restart request it last honoured.
+	Rev uint64 `json:"rev"`
+	Gen uint64 `json:"gen"`
+}
+
+// storedConnector is the status of a connector whose config could not be applied at revision Rev.
+type storedConnector struct {
+	rpc.ConnectorState
+	Rev uint64 `json:"rev"`
+}
+
+// connectorState is what the status bucket holds for one connector.
+type connectorState struct {
+	connector *storedConnector
+	tasks     map[int]StoredTask
+}
+
 type stateKV struct {
 	status, tasks jetstream.KeyValue
-	written       map[string]string // bucket/key -> value last written; guarded by the monitor goroutine
 }
 
 func ensureStateKV(ctx context.Context, js jetstream.JetStream, bucket func(string) string, replicas int) (*stateKV, error) {
@@ -59,96 +80,121 @@ func ensureStateKV(ctx context.Context, js jetstream.JetStream, bucket func(stri
 	if err != nil {
 		return nil, err
 	}
-	return &stateKV{status: status, tasks: tasks, written: map[string]string{}}, nil
+	return &stateKV{status: status, tasks: tasks}, nil
 }
 
-// syncState writes the status and task configs of every connector that changed since the last call, and
-// removes the keys of connectors and tasks that are gone. Called from the monitor goroutine only.
-func (h *Herder) syncState(ctx context.Context) {
-	s := h.state
-	if s == nil {
+// parse adds one status entry to out.
+func parseStatus(out map[string]connectorState, key string, value []byte) {
+	i := strings.LastIndexByte(key, '.')
+	if i <= 0 {
 		return
 	}
-	want := map[string]string{} // bucket/key -> value
-	h.mu.RLock()
-	for name, c := range h.conns {
-		st := h.statusLocked(c)
-		want["s/"+name+"."+connectorStatusToken] = string(mustJSON(st.Connector))
-		for _, t := range st.Tasks {
-			t.Counters = nil
-			want["s/"+taskKey(name, t.ID)] = string(mustJSON(t))
+	name, token := key[:i], key[i+1:]
+	cs := out[name]
+	if cs.tasks == nil {
+		cs.tasks = map[int]StoredTask{}
+	}
+	if token == connectorStatusToken {
+		var c storedConnector
+		if json.Unmarshal(value, &c) == nil {
+			cs.connector = &c
 		}
-		if c.state == rpc.StateRunning || c.state == rpc.StatePaused {
-			for i := range c.nTasks {
-				cfg := maps.Clone(c.rec.Config)
-				cfg[KeyTaskID] = strconv.Itoa(i)
-				want["t/"+taskKey(name, i)] = string(mustJSON(TaskConfig{ID: rpc.TaskID{Connector: name, Task: i}, Config: cfg}))
+	} else if n, err := strconv.Atoi(token); err == nil {
+		var t StoredTask
+		if json.Unmarshal(value, &t) == nil {
+			cs.tasks[n] = t
+		}
+	}
+	out[name] = cs
+}
+
+// read returns the stored status of one connector.
+func (s *stateKV) read(ctx context.Context, name string) (connectorState, error) {
+	all, err := s.scan(ctx, name+".*")
+	return all[name], err
+}
+
+// readAll returns the stored status of every connector.
+func (s *stateKV) readAll(ctx context.Context) (map[string]connectorState, error) {
+	return s.scan(ctx, ">")
+}
+
+func (s *stateKV) scan(ctx context.Context, filter string) (map[string]connectorState, error) {
+	out := map[string]connectorState{}
+	w, err := s.status.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return out, fmt.Errorf("reading statuses: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				return out, nil
 			}
+			parseStatus(out, e.Key(), e.Value())
+		case <-ctx.Done():
+			return out, fmt.Errorf("reading statuses: %w", ctx.Err())
 		}
-	}
-	h.mu.RUnlock()
-	bucket := func(k string) (jetstream.KeyValue, string) {
-		if k[0] == 's' {
-			return s.status, k[2:]
-		}
-		return s.tasks, k[2:]
-	}
-	for k, v := range want {
-		if s.written[k] == v {
-			continue
-		}
-		kv, key := bucket(k)
-		if _, err := kv.Put(ctx, key, []byte(v)); err != nil {
-			h.log.Warn("storing runtime state", "bucket", kv.Bucket(), "key", key, "err", err)
-			continue
-		}
-		s.written[k] = v
-	}
-	for k := range s.written {
-		if _, ok := want[k]; ok {
-			continue
-		}
-		kv, key := bucket(k)
-		if err := kv.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			h.log.Warn("removing runtime state", "bucket", kv.Bucket(), "key", key, "err", err)
-			continue
-		}
-		delete(s.written, k)
 	}
 }
 
-// StoredTaskConfigs returns the task configs stored for a connector, by task. For tests and operators.
-func (h *Herder) StoredTaskConfigs(ctx context.Context, name string) (map[int]TaskConfig, error) {
-	out := map[int]TaskConfig{}
-	err := h.readState(ctx, h.state.tasks, name, func(token string, value []byte) error {
-		var tc TaskConfig
-		if err := json.Unmarshal(value, &tc); err != nil {
+// writeTask stores a task's status compare-and-set on rev, the key's revision as this owner last saw it (0: read
+// it first), and returns the new revision. An error means another owner wrote since: the caller lost the task.
+func (s *stateKV) writeTask(ctx context.Context, name string, st StoredTask, rev uint64) (uint64, error) {
+	key := taskKey(name, st.ID)
+	if rev == 0 {
+		e, err := s.status.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return s.status.Create(ctx, key, mustJSON(st))
+		case err != nil:
+			return 0, err
+		}
+		rev = e.Revision()
+	}
+	return s.status.Update(ctx, key, mustJSON(st), rev)
+}
+
+// writeConnector stores (FAILED) or clears the connector-level status of a connector at revision rev.
+func (s *stateKV) writeConnector(ctx context.Context, name string, st rpc.ConnectorState, rev uint64) error {
+	key := name + "." + connectorStatusToken
+	if st.State != rpc.StateFailed {
+		if err := s.status.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return err
 		}
-		out[tc.ID.Task] = tc
 		return nil
-	})
-	return out, err
+	}
+	_, err := s.status.Put(ctx, key, mustJSON(storedConnector{ConnectorState: st, Rev: rev}))
+	return err
 }
 
-// StoredStatus returns the status stored for a connector: the connector's state and each task's.
-func (h *Herder) StoredStatus(ctx context.Context, name string) (rpc.ConnectorStatus, error) {
-	out := rpc.ConnectorStatus{Name: name, Tasks: []rpc.TaskState{}}
-	err := h.readState(ctx, h.state.status, name, func(token string, value []byte) error {
-		if token == connectorStatusToken {
-			return json.Unmarshal(value, &out.Connector)
+// writeTaskConfigs stores the task configs of a connector of n tasks and removes those of tasks beyond n.
+func (s *stateKV) writeTaskConfigs(ctx context.Context, name string, cfg map[string]string, n int) error {
+	for i := range n {
+		c := maps.Clone(cfg)
+		c[KeyTaskID] = strconv.Itoa(i)
+		if _, err := s.tasks.Put(ctx, taskKey(name, i), mustJSON(TaskConfig{ID: rpc.TaskID{Connector: name, Task: i}, Config: c})); err != nil {
+			return fmt.Errorf("storing task configs of %s: %w", name, err)
 		}
-		var t rpc.TaskState
-		if err := json.Unmarshal(value, &t); err != nil {
-			return err
-		}
-		out.Tasks = append(out.Tasks, t)
-		return nil
+	}
+	return s.purge(ctx, s.tasks, name, func(token string) bool {
+		i, err := strconv.Atoi(token)
+		return err == nil && i >= n
 	})
-	return out, err
 }
 
-func (h *Herder) readState(ctx context.Context, kv jetstream.KeyValue, name string, f func(token string, value []byte) error) error {
+// forget removes every status and task config of a connector.
+func (s *stateKV) forget(ctx context.Context, name string) error {
+	all := func(string) bool { return true }
+	if err := s.purge(ctx, s.tasks, name, all); err != nil {
+		return err
+	}
+	return s.purge(ctx, s.status, name, all)
+}
+
+// purge removes the keys <name>.<token> of kv whose token drop accepts.
+func (s *stateKV) purge(ctx context.Context, kv jetstream.KeyValue, name string, drop func(token string) bool) error {
 	lister, err := kv.ListKeysFiltered(ctx, name+".*")
 	if err != nil {
 		return err
@@ -159,16 +205,41 @@ func (h *Herder) readState(ctx context.Context, kv jetstream.KeyValue, name stri
 	}
 	_ = lister.Stop()
 	for _, k := range keys {
-		e, err := kv.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
+		if !drop(k[len(name)+1:]) {
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		if err := f(k[len(name)+1:], e.Value()); err != nil {
+		if err := kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return err
 		}
 	}
 	return nil
+}
+
+// StoredTaskConfigs returns the task configs stored for a connector, by task. For tests and operators.
+func (h *Herder) StoredTaskConfigs(ctx context.Context, name string) (map[int]TaskConfig, error) {
+	out := map[int]TaskConfig{}
+	lister, err := h.state.tasks.ListKeysFiltered(ctx, name+".*")
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	_ = lister.Stop()
+	for _, k := range keys {
+		e, err := h.state.tasks.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var tc TaskConfig
+		if err := json.Unmarshal(e.Value(), &tc); err != nil {
+			return nil, err
+		}
+		out[tc.ID.Task] = tc
+	}
+	return out, nil
 }

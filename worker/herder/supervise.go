@@ -13,8 +13,6 @@ const (
 	DefaultRestartBackoffInitial = time.Second
 	DefaultRestartBackoffMax     = time.Minute
 	DefaultRestartResetAfter     = 5 * time.Minute
-	// superviseInterval is how often the herder looks for FAILED tasks.
-	superviseInterval = 100 * time.Millisecond
 )
 
 // taskSup is the automatic-restart state of one task. Guarded by Herder.mu.
@@ -23,15 +21,6 @@ type taskSup struct {
 	attempts  int       // automatic restarts since the task last ran long enough
 	nextAt    time.Time // when the next automatic restart is due; zero until the failure is seen
 	lastErr   string    // why the last automatic restart did not start the task
-}
-
-func newSups(n int) []taskSup {
-	now := time.Now()
-	out := make([]taskSup, n)
-	for i := range out {
-		out[i].startedAt = now
-	}
-	return out
 }
 
 // describe is what /status adds to the trace of a FAILED task.
@@ -58,86 +47,42 @@ func (h *Herder) backoff(n int) time.Duration {
 	return min(d, h.cfg.RestartBackoffMax)
 }
 
-// monitor restarts FAILED tasks of RUNNING connectors with bounded exponential back-off, and writes the status
-// and task configs that changed to KV, until Close.
-func (h *Herder) monitor(done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(superviseInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.quit:
-			return
-		case now := <-t.C:
-			h.supervise(now)
-			h.syncState(context.Background())
-		}
-	}
-}
-
-type dueTask struct {
-	c *conn
-	i int
-}
-
-// supervise schedules the restart of newly FAILED tasks and restarts those that are due. A connector being
-// changed is skipped; the next tick sees it again.
+// supervise schedules the restart of newly FAILED local tasks and restarts those that are due, with the config
+// of their connector's current record. Called from the loop.
 func (h *Herder) supervise(now time.Time) {
-	var due []dueTask
+	type due struct {
+		lt *localTask
+		e  entry
+	}
+	var todo []due
 	h.mu.Lock()
-	for _, c := range h.conns {
-		if c.state != rpc.StateRunning || len(c.sup) != len(c.tasks) {
+	for id, lt := range h.local {
+		if lt.lost || lt.releasing {
 			continue
 		}
-		for i, t := range c.tasks {
-			if s, _ := t.State(); s != rpc.StateFailed {
-				continue
+		if s, _ := lt.state(); s != rpc.StateFailed {
+			continue
+		}
+		sp := &lt.sup
+		if sp.nextAt.IsZero() {
+			if now.Sub(sp.startedAt) >= h.cfg.RestartResetAfter {
+				sp.attempts = 0
 			}
-			sp := &c.sup[i]
-			if sp.nextAt.IsZero() {
-				if now.Sub(sp.startedAt) >= h.cfg.RestartResetAfter {
-					sp.attempts = 0
-				}
-				sp.nextAt = now.Add(h.backoff(sp.attempts))
-				h.log.Warn("task failed; restarting it automatically", "connector", c.name, "task", i,
-					"in", sp.nextAt.Sub(now), "attempt", sp.attempts+1)
-			}
-			if !now.Before(sp.nextAt) {
-				due = append(due, dueTask{c, i})
-			}
+			sp.nextAt = now.Add(h.backoff(sp.attempts))
+			h.log.Warn("task failed; restarting it automatically", "connector", id.Connector, "task", id.Task,
+				"in", sp.nextAt.Sub(now), "attempt", sp.attempts+1)
+		}
+		e, ok := h.records[id.Connector]
+		if ok && !now.Before(sp.nextAt) {
+			sp.attempts++
+			todo = append(todo, due{lt, e})
 		}
 	}
 	h.mu.Unlock()
-	for _, d := range due {
-		if !d.c.op.TryLock() {
-			continue
-		}
-		h.autoRestart(d.c, d.i)
-		d.c.op.Unlock()
+	for _, d := range todo {
+		ctx, cancel := h.opContext(context.Background())
+		h.restartLocal(ctx, d.lt, d.e, true)
+		cancel()
+		h.log.Info("task restarted automatically", "connector", d.lt.id.Connector, "task", d.lt.id.Task)
 	}
-}
-
-// autoRestart restarts task i of c if it is still FAILED and due; called with c.op held.
-func (h *Herder) autoRestart(c *conn, i int) {
-	h.mu.Lock()
-	ok := !h.closed && !c.deleted && c.state == rpc.StateRunning && i < len(c.tasks) && len(c.sup) == len(c.tasks) &&
-		!c.sup[i].nextAt.IsZero() && !time.Now().Before(c.sup[i].nextAt)
-	if ok {
-		s, _ := c.tasks[i].State()
-		ok = s == rpc.StateFailed
-	}
-	if ok {
-		c.sup[i].attempts++
-	}
-	h.mu.Unlock()
-	if !ok {
-		return
-	}
-	ctx, cancel := h.opContext(context.Background())
-	defer cancel()
-	if err := h.restartTaskLocked(ctx, c, i, true); err != nil {
-		h.log.Error("automatic restart of a task failed", "connector", c.name, "task", i, "err", err)
-		return
-	}
-	h.log.Info("task restarted automatically", "connector", c.name, "task", i)
 }

@@ -1,0 +1,447 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/cluster"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// Short durations keep the tests fast; the margin TTL-Local is the one the defaults have (500ms) scaled down.
+const (
+	testTTL   = 700 * time.Millisecond
+	testLocal = 500 * time.Millisecond
+)
+
+var testNames = ebjs.Names{Cluster: "t"}
+
+func openLeases(t *testing.T, js jetstream.JetStream, worker string) *cluster.Leases {
+	t.Helper()
+	l, err := cluster.OpenLeases(context.Background(), cluster.LeaseConfig{
+		JetStream: js, Names: testNames, WorkerID: worker, TTL: testTTL, Local: testLocal,
+	})
+	require.NoError(t, err)
+	return l
+}
+
+func bucket(t *testing.T, js jetstream.JetStream, purpose string) jetstream.KeyValue {
+	t.Helper()
+	kv, err := js.KeyValue(context.Background(), testNames.Bucket(purpose))
+	require.NoError(t, err)
+	return kv
+}
+
+// poll is one read of a key: when it started and ended, and whether the key was there.
+type poll struct {
+	start, end time.Time
+	present    bool
+}
+
+// pollUntilGone reads key every 10ms until it is absent and returns every read; it fails the test if the key is
+// still there at limit.
+func pollUntilGone(t *testing.T, kv jetstream.KeyValue, key string, limit time.Time) []poll {
+	t.Helper()
+	var polls []poll
+	for {
+		p := poll{start: time.Now()}
+		_, err := kv.Get(context.Background(), key)
+		p.end = time.Now()
+		switch {
+		case err == nil:
+			p.present = true
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		default:
+			t.Fatalf("reading %s: %v", key, err)
+		}
+		polls = append(polls, p)
+		if !p.present {
+			return polls
+		}
+		if p.start.After(limit) {
+			t.Fatalf("key %s still present %v after the limit", key, p.start.Sub(limit))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkExpiry asserts that key, last written at written (server time), was read present by every poll that started
+// before written+ttl-200ms (there must be one), and vanished by written+ttl+1s. It returns the bounds of the
+// vanishing instant measured from the write: after the last present read started, before the absent read ended.
+func checkExpiry(t *testing.T, kv jetstream.KeyValue, key string, written time.Time, ttl time.Duration) (lo, hi time.Duration) {
+	t.Helper()
+	polls := pollUntilGone(t, kv, key, written.Add(ttl+time.Second))
+	early := written.Add(ttl - 200*time.Millisecond)
+	checked := 0
+	for _, p := range polls {
+		if p.start.Before(early) {
+			checked++
+			assert.True(t, p.present, "key %s vanished %v after its last write, before ttl-200ms", key, p.start.Sub(written))
+		}
+	}
+	require.NotZero(t, checked, "no read of %s before ttl-200ms; the test ran too slowly to check", key)
+	gone := polls[len(polls)-1]
+	lo, hi = 0, gone.end.Sub(written)
+	if len(polls) > 1 {
+		lo = polls[len(polls)-2].start.Sub(written)
+	}
+	return lo, hi
+}
+
+func TestLeaseKey(t *testing.T) {
+	t.Parallel()
+	valid := []struct {
+		name string
+		id   rpc.TaskID
+		key  string
+	}{
+		{"plain", rpc.TaskID{Connector: "router", Task: 0}, "router.0"},
+		{"dotted connector", rpc.TaskID{Connector: "eb.acc.bus.rule.target", Task: 12}, "eb.acc.bus.rule.target.12"},
+		{"connector ending in digits", rpc.TaskID{Connector: "eb.7", Task: 3}, "eb.7.3"},
+	}
+	for _, tc := range valid {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.key, cluster.LeaseKey(tc.id))
+			id, ok := cluster.ParseLeaseKey(tc.key)
+			require.True(t, ok)
+			assert.Equal(t, tc.id, id)
+		})
+	}
+	for _, key := range []string{"", "router", "router.", ".3", "router.x", "router.-1", "router.01", "router.+1", "a.b.1.5x"} {
+		t.Run("invalid "+key, func(t *testing.T) {
+			t.Parallel()
+			_, ok := cluster.ParseLeaseKey(key)
+			assert.False(t, ok, "ParseLeaseKey(%q)", key)
+		})
+	}
+}
+
+func TestLeaseConfigValidate(t *testing.T) {
+	t.Parallel()
+	js := jetstreamtest.Start(t).JS
+	cases := []struct {
+		name string
+		cfg  cluster.LeaseConfig
+		ok   bool
+	}{
+		{"defaults", cluster.LeaseConfig{JetStream: js, WorkerID: "w"}, true},
+		{"no worker", cluster.LeaseConfig{JetStream: js}, false},
+		{"no JetStream", cluster.LeaseConfig{WorkerID: "w"}, false},
+		{"local equals TTL", cluster.LeaseConfig{JetStream: js, WorkerID: "w", TTL: time.Second, Local: time.Second}, false},
+		{"local over default TTL", cluster.LeaseConfig{JetStream: js, WorkerID: "w", Local: 3 * time.Second}, false},
+		{"TTL under the server minimum", cluster.LeaseConfig{JetStream: js, WorkerID: "w", TTL: 50 * time.Millisecond, Local: 10 * time.Millisecond}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if tc.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+		})
+	}
+}
+
+func TestOpenLeasesBucketConfig(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	openLeases(t, env.JS, "a")
+	st, err := bucket(t, env.JS, cluster.LeasesBucketPurpose).Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, testTTL, st.TTL(), "max age of the bucket")
+	assert.GreaterOrEqual(t, st.History(), int64(5))
+
+	// Defaults: TTL 2.5s. The server keeps the max age exactly as given (no rounding).
+	_, err = cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: env.JS, Names: ebjs.Names{Cluster: "d"}, WorkerID: "a"})
+	require.NoError(t, err)
+	kv, err := env.JS.KeyValue(ctx, "d_leases")
+	require.NoError(t, err)
+	st, err = kv.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, cluster.DefaultLeaseTTL, st.TTL())
+}
+
+// The server, not the client, enforces the minimum max age: it refuses a bucket with TTL under 100ms.
+func TestServerRefusesMaxAgeUnder100ms(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	_, err := env.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "tiny", TTL: 99 * time.Millisecond})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max age needs to be >= 100ms")
+	kv, err := env.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "small", TTL: 100 * time.Millisecond})
+	require.NoError(t, err)
+	st, err := kv.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 100*time.Millisecond, st.TTL())
+}
+
+// Renewals are updates; the server keeps expiring the key after each of them, and the key vanishes about TTL after
+// the last one.
+func TestLeaseRenewalsKeepTheKeyAndTheServerExpiresItAfterTheLast(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	a, b := openLeases(t, env.JS, "a"), openLeases(t, env.JS, "b")
+	kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+	task := rpc.TaskID{Connector: "eb.acc.bus.router", Task: 0}
+	key := cluster.LeaseKey(task)
+
+	lease, err := a.Acquire(ctx, task)
+	require.NoError(t, err)
+	start := time.Now()
+	renewals := 0
+	for time.Since(start) < 3*testTTL {
+		time.Sleep(testTTL / 4)
+		require.NoError(t, a.Renew(ctx, lease))
+		renewals++
+		_, err := kv.Get(ctx, key)
+		require.NoError(t, err, "lease key gone %v after acquiring, while renewed", time.Since(start))
+	}
+	require.True(t, lease.Valid(time.Now()))
+
+	// The value and the history: same holder and acquisition time, renewal times moving on.
+	hist, err := kv.History(ctx, key)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(hist), 2)
+	var prev struct{ Worker, Acquired, Renewed string }
+	for i, e := range hist {
+		var v struct{ Worker, Acquired, Renewed string }
+		require.NoError(t, json.Unmarshal(e.Value(), &v))
+		assert.Equal(t, "a", v.Worker)
+		_, err := time.Parse(time.RFC3339Nano, v.Renewed)
+		require.NoError(t, err)
+		if i > 0 {
+			assert.Equal(t, prev.Acquired, v.Acquired)
+			assert.Greater(t, v.Renewed, prev.Renewed)
+		}
+		prev = v
+	}
+
+	last, err := kv.Get(ctx, key)
+	require.NoError(t, err)
+	lo, hi := checkExpiry(t, kv, key, last.Created(), testTTL)
+	t.Logf("lease key (TTL %v) vanished between %v and %v after its last update, %d renewals before", testTTL, lo, hi, renewals)
+	assert.False(t, lease.Valid(time.Now()))
+
+	bl, err := b.Acquire(ctx, task)
+	require.NoError(t, err, "another worker takes the expired lease")
+	assert.True(t, bl.Valid(time.Now()))
+}
+
+func TestLeaseContention(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// lose makes a's lease stale.
+		lose func(t *testing.T, a *cluster.Leases, lease *cluster.Lease, kv jetstream.KeyValue)
+		// takeOver: b acquires the task after a lost it.
+		takeOver bool
+	}{
+		{
+			name:     "released, taken by b",
+			lose:     releaseLease,
+			takeOver: true,
+		},
+		{
+			name:     "expired, taken by b",
+			lose:     expireLease,
+			takeOver: true,
+		},
+		{
+			name: "expired, nobody took it",
+			lose: expireLease,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := jetstreamtest.Start(t)
+			ctx := context.Background()
+			a, b := openLeases(t, env.JS, "a"), openLeases(t, env.JS, "b")
+			kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+			task := rpc.TaskID{Connector: "eb.acc.bus.rule.target", Task: 2}
+
+			lease, err := a.Acquire(ctx, task)
+			require.NoError(t, err)
+			_, err = b.Acquire(ctx, task)
+			require.ErrorIs(t, err, cluster.ErrLeaseHeld)
+			_, err = a.Acquire(ctx, task)
+			require.ErrorIs(t, err, cluster.ErrLeaseHeld, "a second acquire by the holder")
+
+			tc.lose(t, a, lease, kv)
+			var bl *cluster.Lease
+			if tc.takeOver {
+				bl, err = b.Acquire(ctx, task)
+				require.NoError(t, err)
+			}
+
+			require.ErrorIs(t, a.Renew(ctx, lease), cluster.ErrLeaseLost)
+			assert.ErrorIs(t, a.Release(ctx, lease), cluster.ErrLeaseLost, "a stale release")
+			assert.False(t, lease.Valid(time.Now()))
+
+			holders, err := b.Holders(ctx)
+			require.NoError(t, err)
+			if !tc.takeOver {
+				assert.Empty(t, holders)
+				return
+			}
+			assert.Equal(t, map[rpc.TaskID]string{task: "b"}, holders, "a stale release deletes nothing")
+			require.NoError(t, b.Renew(ctx, bl), "b's lease is still at its revision")
+			require.NoError(t, b.Release(ctx, bl))
+			holders, err = a.Holders(ctx)
+			require.NoError(t, err)
+			assert.Empty(t, holders)
+		})
+	}
+}
+
+func releaseLease(t *testing.T, a *cluster.Leases, lease *cluster.Lease, kv jetstream.KeyValue) {
+	t.Helper()
+	require.NoError(t, a.Release(context.Background(), lease))
+	_, err := kv.Get(context.Background(), cluster.LeaseKey(lease.Task))
+	require.ErrorIs(t, err, jetstream.ErrKeyNotFound, "released at once")
+	assert.False(t, lease.Valid(time.Now()))
+}
+
+func expireLease(t *testing.T, _ *cluster.Leases, lease *cluster.Lease, kv jetstream.KeyValue) {
+	t.Helper()
+	e, err := kv.Get(context.Background(), cluster.LeaseKey(lease.Task))
+	require.NoError(t, err)
+	checkExpiry(t, kv, cluster.LeaseKey(lease.Task), e.Created(), testTTL)
+}
+
+func TestLeaseValidEndsAtTheLocalDeadline(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// serverDown stops NATS right after the lease was taken.
+		serverDown bool
+	}{
+		{name: "not renewed"},
+		{name: "NATS shut down", serverDown: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := jetstreamtest.Start(t)
+			ctx := context.Background()
+			a := openLeases(t, env.JS, "a")
+			kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+			task := rpc.TaskID{Connector: "src", Task: 1}
+
+			before := time.Now()
+			lease, err := a.Acquire(ctx, task)
+			after := time.Now()
+			require.NoError(t, err)
+			deadline := lease.Deadline()
+			// The deadline counts from before the request was sent, on the monotonic clock.
+			assert.False(t, deadline.Before(before.Add(testLocal)), "deadline %v before send+Local", deadline)
+			assert.False(t, deadline.After(after.Add(testLocal)), "deadline taken after the response")
+			assert.Contains(t, deadline.String(), "m=+", "deadline lost its monotonic reading")
+			assert.True(t, lease.Valid(time.Now()))
+			assert.True(t, lease.Valid(deadline.Add(-time.Nanosecond)))
+			assert.False(t, lease.Valid(deadline))
+
+			if tc.serverDown {
+				env.Server.Shutdown()
+				rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				err := a.Renew(rctx, lease)
+				cancel()
+				require.Error(t, err, "renewing without NATS")
+				assert.Equal(t, deadline, lease.Deadline(), "a failed renewal moved the deadline")
+				for lease.Valid(time.Now()) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				assert.False(t, time.Now().Before(deadline))
+				assert.Less(t, time.Since(deadline), 200*time.Millisecond, "Valid turned false late")
+				return
+			}
+
+			e, err := kv.Get(ctx, cluster.LeaseKey(task))
+			require.NoError(t, err)
+			polls := pollUntilGone(t, kv, cluster.LeaseKey(task), e.Created().Add(testTTL+time.Second))
+			require.Greater(t, len(polls), 1)
+			lastPresent := polls[len(polls)-2]
+			assert.True(t, deadline.Before(lastPresent.start),
+				"local deadline %v is not before the key vanished (last seen %v)", deadline, lastPresent.start)
+			assert.False(t, lease.Valid(lastPresent.start), "lease valid while its key was about to vanish")
+			t.Logf("local deadline came %v before the key was last seen, %v before it was seen gone",
+				lastPresent.start.Sub(deadline), polls[len(polls)-1].end.Sub(deadline))
+		})
+	}
+}
+
+func TestHolders(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	a, b := openLeases(t, env.JS, "a"), openLeases(t, env.JS, "b")
+	kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+
+	holders, err := a.Holders(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, holders, "empty bucket")
+
+	t1 := rpc.TaskID{Connector: "eb.acc.bus.router", Task: 0}
+	t2 := rpc.TaskID{Connector: "eb.acc.bus.router", Task: 1}
+	t3 := rpc.TaskID{Connector: "sink", Task: 0}
+	t4 := rpc.TaskID{Connector: "sink", Task: 1}
+	for _, tc := range []struct {
+		l    *cluster.Leases
+		task rpc.TaskID
+	}{{a, t1}, {b, t2}, {a, t3}} {
+		_, err := tc.l.Acquire(ctx, tc.task)
+		require.NoError(t, err)
+	}
+	released, err := b.Acquire(ctx, t4)
+	require.NoError(t, err)
+	require.NoError(t, b.Release(ctx, released))
+	_, err = kv.PutString(ctx, "not-a-lease", "{}")
+	require.NoError(t, err)
+
+	holders, err = b.Holders(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[rpc.TaskID]string{t1: "a", t2: "b", t3: "a"}, holders)
+}
+
+// Keys written one after the other, at different phases of the server's age check: how late after max age does
+// the server remove them? The server never removes one early.
+func TestServerExpiryPrecision(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	openLeases(t, env.JS, "a")
+	kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+
+	var worst time.Duration
+	var lates []string
+	for i := range 5 {
+		time.Sleep(time.Duration(i) * 53 * time.Millisecond)
+		key := "precision." + string(rune('a'+i))
+		rev, err := kv.PutString(ctx, key, "x")
+		require.NoError(t, err)
+		e, err := kv.Get(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, rev, e.Revision())
+		lo, hi := checkExpiry(t, kv, key, e.Created(), testTTL)
+		assert.GreaterOrEqual(t, hi, testTTL, "key %s expired early", key)
+		worst = max(worst, hi-testTTL)
+		lates = append(lates, (lo-testTTL).Round(time.Millisecond).String()+".."+(hi-testTTL).Round(time.Millisecond).String())
+	}
+	t.Logf("max age %v: keys vanished after max age + [%s]; worst observed lateness %v",
+		testTTL, strings.Join(lates, ", "), worst.Round(time.Millisecond))
+}

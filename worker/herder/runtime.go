@@ -1,0 +1,475 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/cluster"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
+)
+
+// Timing of the runtime loop.
+const (
+	// loopInterval is how often the loop reads the members and leases and reconciles this worker's tasks (it
+	// also runs at once after a change of a connector).
+	loopInterval = 100 * time.Millisecond
+	// watchdogInterval is how often the lease deadlines of the local tasks are checked.
+	watchdogInterval = 20 * time.Millisecond
+	// countersInterval bounds how often a task's counters alone are written to its status.
+	countersInterval = time.Second
+	// callTimeout bounds each call to KV of the loop.
+	callTimeout = 2 * time.Second
+)
+
+// runner is a running task: a sink task (delivery.Task) or a source task (delivery.SourceTask).
+type runner interface {
+	State() (state, trace string)
+	Counters() delivery.Counters
+	Stop(ctx context.Context) error
+}
+
+// localTask is a task this worker holds the lease of. Its fields are guarded by Herder.mu; the loop goroutine
+// is the only one that changes them, apart from the lease watchdog marking it lost.
+type localTask struct {
+	id    rpc.TaskID
+	lease *cluster.Lease
+
+	run    runner            // nil while not running (its start failed)
+	trace  string            // why it did not start
+	config map[string]string // the config it runs
+	rev    uint64            // the record revision it applied
+	gen    uint64            // the restart request it honoured
+	sup    taskSup
+
+	lost      bool // its lease lapsed or was taken: stopped, not to be released
+	releasing bool // being stopped and released
+
+	statusRev uint64    // revision of its status key as last written
+	written   string    // the status last written, without counters
+	wroteAt   time.Time // when the status was last written
+}
+
+// state returns the task's state and trace. Called with Herder.mu held.
+func (lt *localTask) state() (string, string) {
+	if lt.run == nil {
+		return rpc.StateFailed, lt.trace
+	}
+	s, trace := lt.run.State()
+	if s == rpc.StateFailed {
+		trace += lt.sup.describe()
+	}
+	return s, trace
+}
+
+func counters(n delivery.Counters) *rpc.TaskCounters {
+	return &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
+		Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
+		DeadLettered: n.DeadLettered, Matched: n.Matched, Unmatched: n.Unmatched, Routed: n.Routed}
+}
+
+// loop reconciles this worker's tasks with the assignment until Close.
+func (h *Herder) loop(done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(loopInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-t.C:
+		case <-h.wake:
+		}
+		h.reconcile()
+	}
+}
+
+// desired returns the tasks that must run: those of RUNNING connectors.
+func desired(records map[string]entry) []rpc.TaskID {
+	var tasks []rpc.TaskID
+	for name, e := range records {
+		if e.rec.TargetState != rpc.StateRunning {
+			continue
+		}
+		for i := range tasksOf(e.rec.Config) {
+			tasks = append(tasks, rpc.TaskID{Connector: name, Task: i})
+		}
+	}
+	return tasks
+}
+
+// reconcile reads the live members and the leases, computes the assignment and brings this worker's tasks in
+// line: it releases what is no longer its own, applies changed configs and restart requests, takes the leases of
+// the tasks newly assigned to it and starts them, restarts failed tasks when due, and writes their statuses.
+func (h *Herder) reconcile() {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	me := h.cfg.WorkerID
+	if live, err := h.members.Live(ctx); err == nil {
+		h.mu.Lock()
+		h.live = live
+		h.mu.Unlock()
+	} else {
+		h.log.Warn("reading the live workers", "err", err)
+	}
+	holders, holdersErr := h.leases.Holders(ctx)
+	if holdersErr != nil {
+		h.log.Warn("reading the task leases", "err", holdersErr)
+	}
+
+	h.mu.RLock()
+	records := maps.Clone(h.records)
+	local := maps.Clone(h.local)
+	var members []string
+	for _, m := range h.live {
+		members = append(members, m.ID)
+	}
+	h.mu.RUnlock()
+
+	tasks := desired(records)
+	current := map[rpc.TaskID]string{}
+	for id, w := range holders {
+		current[id] = w
+	}
+	for id, lt := range local {
+		if !lt.lost {
+			current[id] = me
+		}
+	}
+	assign := cluster.Assign(members, tasks, current)
+
+	var wg sync.WaitGroup
+	for id, lt := range local {
+		h.mu.RLock()
+		lost, releasing, rev, gen, cfg := lt.lost, lt.releasing, lt.rev, lt.gen, lt.config
+		h.mu.RUnlock()
+		if releasing {
+			continue
+		}
+		e, ok := records[id.Connector]
+		switch {
+		case lost:
+			h.drop(lt)
+		case !ok || e.rec.TargetState != rpc.StateRunning || id.Task >= tasksOf(e.rec.Config) || assign[id] != me:
+			h.mu.Lock()
+			lt.releasing = true
+			h.mu.Unlock()
+			go h.release(context.Background(), lt, rpc.StateUnassigned)
+		case !maps.Equal(cfg, e.rec.Config) || e.rec.Restarts[id.Task] > gen:
+			wg.Go(func() { h.restartLocal(ctx, lt, e, false) })
+		case rev != e.rev:
+			h.mu.Lock()
+			lt.rev = e.rev
+			h.mu.Unlock()
+		}
+	}
+	if holdersErr == nil {
+		for _, id := range tasks {
+			if assign[id] != me || local[id] != nil {
+				continue
+			}
+			if w, held := holders[id]; held && w != me {
+				continue // its previous owner has not released it yet, or its lease has not expired
+			}
+			e := records[id.Connector]
+			wg.Go(func() { h.take(ctx, id, e) })
+		}
+	}
+	wg.Wait()
+	h.supervise(time.Now())
+	h.writeStatuses(ctx)
+}
+
+// take acquires the lease of a task assigned to this worker and starts the task.
+func (h *Herder) take(ctx context.Context, id rpc.TaskID, e entry) {
+	lease, err := h.leases.Acquire(ctx, id)
+	if errors.Is(err, cluster.ErrLeaseHeld) {
+		// A lease of this worker's previous run, or of another worker not seen yet: retried next round.
+		lease, err = h.leases.Reclaim(ctx, id)
+	}
+	if err != nil {
+		if !errors.Is(err, cluster.ErrLeaseHeld) {
+			h.log.Warn("taking the lease of a task", "connector", id.Connector, "task", id.Task, "err", err)
+		}
+		return
+	}
+	lt := &localTask{id: id, lease: lease}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		_ = h.leases.Release(ctx, lease)
+		return
+	}
+	h.local[id] = lt
+	h.mu.Unlock()
+	h.start(ctx, lt, e)
+	h.log.Info("task started", "connector", id.Connector, "task", id.Task)
+}
+
+// start runs lt with the config of e; a task that cannot start is FAILED with the reason. When the config itself
+// cannot be applied, the connector is FAILED too.
+func (h *Herder) start(ctx context.Context, lt *localTask, e entry) {
+	var run runner
+	pr, err := h.prepare(e.rec.Config, connector.Env{Connector: lt.id.Connector})
+	if err != nil {
+		werr := h.state.writeConnector(ctx, lt.id.Connector,
+			rpc.ConnectorState{State: rpc.StateFailed, Trace: err.Error(), WorkerID: h.cfg.WorkerID}, e.rev)
+		if werr != nil {
+			h.log.Warn("storing the status of a connector", "connector", lt.id.Connector, "err", werr)
+		}
+	} else {
+		run, err = h.startTask(ctx, lt.id.Connector, pr, lt.id.Task)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lt.run, lt.trace, lt.config, lt.rev, lt.gen = run, "", e.rec.Config, e.rev, e.rec.Restarts[lt.id.Task]
+	lt.sup.startedAt, lt.sup.nextAt, lt.sup.lastErr = time.Now(), time.Time{}, ""
+	if err != nil {
+		lt.trace = err.Error()
+		h.log.Error("task did not start", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+	}
+}
+
+// restartLocal stops lt and starts it again with e's config; auto says a restart of a FAILED task by the
+// supervisor, which keeps counting its attempts.
+func (h *Herder) restartLocal(ctx context.Context, lt *localTask, e entry, auto bool) {
+	h.mu.Lock()
+	run, sup := lt.run, lt.sup
+	lt.run = nil
+	h.mu.Unlock()
+	if run != nil {
+		if err := h.stopRunner(context.Background(), run); err != nil {
+			h.log.Warn("closing a task's sink or source", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		}
+	}
+	h.start(ctx, lt, e)
+	if auto {
+		h.mu.Lock()
+		lt.sup.attempts = sup.attempts
+		if lt.run == nil {
+			lt.sup.lastErr = lt.trace
+		}
+		h.mu.Unlock()
+	}
+}
+
+// stopRunner stops a task within StopTimeout or ctx, whichever ends first.
+func (h *Herder) stopRunner(ctx context.Context, run runner) error {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.StopTimeout)
+	defer cancel()
+	return run.Stop(ctx)
+}
+
+// release stops a task, writes its final state and releases its lease, so that its next owner takes it at once.
+func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
+	h.mu.Lock()
+	lt.releasing = true
+	run := lt.run
+	h.mu.Unlock()
+	if run != nil {
+		if err := h.stopRunner(ctx, run); err != nil {
+			h.log.Warn("closing a task's sink or source", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+	defer cancel()
+	h.mu.RLock()
+	st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: final, WorkerID: h.cfg.WorkerID}, Rev: lt.rev, Gen: lt.gen}
+	rev, lost := lt.statusRev, lt.lost
+	h.mu.RUnlock()
+	if !lost {
+		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
+			h.log.Debug("storing the final status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		}
+		if err := h.leases.Release(wctx, lt.lease); err != nil {
+			h.log.Warn("releasing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		}
+	}
+	h.mu.Lock()
+	if h.local[lt.id] == lt {
+		delete(h.local, lt.id)
+	}
+	h.mu.Unlock()
+	h.log.Info("task released", "connector", lt.id.Connector, "task", lt.id.Task)
+	h.poke()
+}
+
+// drop forgets a task whose lease was lost; the watchdog already stopped it.
+func (h *Herder) drop(lt *localTask) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.local[lt.id] == lt {
+		delete(h.local, lt.id)
+	}
+}
+
+// lose stops a task at once because its lease lapsed or was taken: another worker may own it now, so its
+// records in flight are handed back rather than finished.
+func (h *Herder) lose(lt *localTask, why string) {
+	h.mu.Lock()
+	if lt.lost {
+		h.mu.Unlock()
+		return
+	}
+	lt.lost = true
+	run := lt.run
+	h.mu.Unlock()
+	h.log.Warn("task stopped: its lease "+why, "connector", lt.id.Connector, "task", lt.id.Task)
+	if run != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // no grace: writes in flight are cancelled and their records handed back
+		_ = run.Stop(ctx)
+	}
+	h.poke()
+}
+
+// renew renews the leases of the local tasks every Heartbeat, and stops a task at once when its lease's local
+// deadline passes (even when NATS cannot be reached) or when another worker took it.
+func (h *Herder) renew() {
+	every := h.cfg.Heartbeat
+	if every <= 0 {
+		every = cluster.DefaultHeartbeat
+	}
+	renewals := time.NewTicker(every)
+	defer renewals.Stop()
+	watchdog := time.NewTicker(watchdogInterval)
+	defer watchdog.Stop()
+	go func() {
+		for {
+			select {
+			case <-h.quit:
+				return
+			case now := <-watchdog.C:
+				for _, lt := range h.held() {
+					if !lt.lease.Valid(now) {
+						h.lose(lt, "expired")
+					}
+				}
+			}
+		}
+	}()
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-renewals.C:
+		}
+		var wg sync.WaitGroup
+		for _, lt := range h.held() {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), every)
+				defer cancel()
+				if err := h.leases.Renew(ctx, lt.lease); errors.Is(err, cluster.ErrLeaseLost) {
+					h.lose(lt, "was taken by another worker")
+				} else if err != nil {
+					h.log.Warn("renewing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// held returns the local tasks whose lease is held (not lost).
+func (h *Herder) held() []*localTask {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []*localTask
+	for _, lt := range h.local {
+		if !lt.lost {
+			out = append(out, lt)
+		}
+	}
+	return out
+}
+
+// writeStatuses stores the status of every local task whose state changed, and its counters at most every
+// countersInterval. A write refused because another worker wrote the key means the task is lost.
+func (h *Herder) writeStatuses(ctx context.Context) {
+	now := time.Now()
+	h.mu.RLock()
+	type pending struct {
+		lt  *localTask
+		st  StoredTask
+		key string
+		rev uint64
+	}
+	var todo []pending
+	for _, lt := range h.local {
+		if lt.lost || lt.releasing {
+			continue
+		}
+		state, trace := lt.state()
+		st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
+			Rev: lt.rev, Gen: lt.gen}
+		key := string(mustJSON(st))
+		if key == lt.written && now.Sub(lt.wroteAt) < countersInterval {
+			continue
+		}
+		if lt.run != nil {
+			st.Counters = counters(lt.run.Counters())
+		}
+		todo = append(todo, pending{lt, st, key, lt.statusRev})
+	}
+	h.mu.RUnlock()
+	for _, p := range todo {
+		rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
+		if err != nil {
+			if isWrongRevision(err) {
+				h.lose(p.lt, "was taken by another worker (its status was written by it)")
+				continue
+			}
+			h.log.Warn("storing the status of a task", "connector", p.lt.id.Connector, "task", p.lt.id.Task, "err", err)
+			continue
+		}
+		h.mu.Lock()
+		p.lt.statusRev, p.lt.written, p.lt.wroteAt = rev, p.key, now
+		h.mu.Unlock()
+	}
+}
+
+// localStatus returns the live status of a local task, if this worker runs it.
+func (h *Herder) localStatus(id rpc.TaskID) (rpc.TaskState, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	lt, ok := h.local[id]
+	if !ok || lt.lost || lt.releasing {
+		return rpc.TaskState{}, false
+	}
+	state, trace := lt.state()
+	ts := rpc.TaskState{ID: id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace}
+	if lt.run != nil {
+		ts.Counters = counters(lt.run.Counters())
+	}
+	return ts, true
+}
+
+// localTasks returns the tasks this worker runs, sorted.
+func (h *Herder) localTasks() []rpc.TaskID {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []rpc.TaskID
+	for id, lt := range h.local {
+		if !lt.lost && !lt.releasing {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b rpc.TaskID) int {
+		if a.Connector != b.Connector {
+			if a.Connector < b.Connector {
+				return -1
+			}
+			return 1
+		}
+		return a.Task - b.Task
+	})
+	return out
+}
+
+func describeTask(id rpc.TaskID) string { return fmt.Sprintf("task %d of connector %s", id.Task, id.Connector) }
