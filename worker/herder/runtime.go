@@ -472,4 +472,6 @@ func (h *Herder) localTasks() []rpc.TaskID {
 	return out
 }
 
-func describeTask(id rpc.TaskID) string { return fmt.Sprintf("task %d of connector %s", id.Task, id.Connector) }
+func describeTask(id rpc.TaskID) string {
+	return fmt.Sprintf("task %d of connector %s", id.Task, id.Connector)
+}

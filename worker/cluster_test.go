@@ -1,0 +1,304 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker"
+	"github.com/eventbridge-go/eventbridge/worker/cluster"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// startMember starts a worker of the cluster on nc.
+func startMember(t *testing.T, nc *nats.Conn, id string) *worker.Worker {
+	t.Helper()
+	w, err := worker.New(worker.Config{NATS: nc, WorkerID: id, RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
+		Registry: registry(t), StopTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background()))
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	return w
+}
+
+// owners returns the worker of every task, from the allocated tasks of each worker.
+func owners(t *testing.T, ws ...*worker.Worker) map[rpc.TaskID]string {
+	out := map[rpc.TaskID]string{}
+	for _, w := range ws {
+		tasks, err := rpc.NewClient(w.URL()).AllocatedTasks(context.Background())
+		require.NoError(t, err)
+		for _, task := range tasks {
+			out[task.ID] = w.ID()
+		}
+	}
+	return out
+}
+
+// Three workers share the tasks evenly; any of them answers any request, with the same answer.
+func TestClusterSharesTasksAndAnswersAnywhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := busEnv(t)
+	w1, w2, w3 := startMember(t, env.Conn, "w1"), startMember(t, env.Conn, "w2"), startMember(t, env.Conn, "w3")
+	c2 := rpc.NewClient(w2.URL())
+	var targets []*target
+	for i := range 5 {
+		id := fmt.Sprintf("r%d", i)
+		tg := newTarget(t)
+		targets = append(targets, tg)
+		_, err := c2.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
+		require.NoError(t, err)
+	}
+	_, err := c2.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: routerName(),
+		Config: routerConfig(t, rule("r0", "t0", 0), rule("r1", "t1", 0), rule("r2", "t2", 0), rule("r3", "t3", 0), rule("r4", "t4", 0))})
+	require.NoError(t, err)
+
+	// Six tasks: two each.
+	var own map[rpc.TaskID]string
+	require.Eventually(t, func() bool {
+		own = owners(t, w1, w2, w3)
+		n := map[string]int{}
+		for _, w := range own {
+			n[w]++
+		}
+		return len(own) == 6 && n["w1"] == 2 && n["w2"] == 2 && n["w3"] == 2
+	}, wait, tick, "six tasks, two on each worker")
+
+	// Every worker gives the same status, naming each task's worker.
+	for _, w := range []*worker.Worker{w1, w2, w3} {
+		st, err := rpc.NewClient(w.URL()).ConnectorStatus(ctx, targetName("r3"))
+		require.NoError(t, err)
+		require.Len(t, st.Tasks, 1)
+		assert.Equal(t, own[rpc.TaskID{Connector: targetName("r3"), Task: 0}], st.Tasks[0].WorkerID, "asked %s", w.ID())
+		assert.Equal(t, rpc.StateRunning, st.Tasks[0].State)
+		ci, err := rpc.NewClient(w.URL()).ClusterInfo(ctx)
+		require.NoError(t, err)
+		assert.Len(t, ci.Workers, 3)
+	}
+
+	for i := range 5 {
+		put(t, env, fmt.Sprintf("e%d", i), fmt.Sprintf("t%d", i))
+	}
+	for i, tg := range targets {
+		id := fmt.Sprintf("e%d", i)
+		require.Eventually(t, func() bool { return tg.has(id) }, wait, tick)
+	}
+
+	// A change through w3 answers once the owner, wherever it is, runs it: here a new rule table.
+	c3 := rpc.NewClient(w3.URL())
+	_, err = c3.PutConnectorConfig(ctx, routerName(), routerConfig(t, rule("r0", "t9", 0)))
+	require.NoError(t, err)
+	put(t, env, "e9", "t9")
+	put(t, env, "e0-again", "t0")
+	require.Eventually(t, func() bool { return targets[0].has("e9") }, wait, tick)
+	assert.False(t, targets[0].has("e0-again"), "the new rule table applied before the change answered")
+}
+
+// A worker that closes hands its tasks over: the others take them at once, and nothing is lost or delivered twice.
+func TestClusterCloseHandsTasksOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := busEnv(t)
+	w1, w2 := startMember(t, env.Conn, "w1"), startMember(t, env.Conn, "w2")
+	c := rpc.NewClient(w1.URL())
+	tg := newTarget(t)
+	for _, id := range []string{"r1", "r2", "r3", "r4"} {
+		_, err := c.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return len(owners(t, w1, w2)) == 4 }, wait, tick)
+
+	stop := make(chan struct{})
+	var sent []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			id := fmt.Sprintf("e%d", n)
+			env.Publish(t, names.RuleSubject(bus, fmt.Sprintf("r%d", n%4+1)), jetstreamtest.Event(id, "t", nil))
+			sent = append(sent, id)
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	closed := time.Now()
+	require.NoError(t, w1.Close(ctx))
+	require.Eventually(t, func() bool { return len(owners(t, w2)) == 4 }, wait, tick, "w2 runs every task")
+	t.Logf("handover: w2 ran all four tasks %v after w1's Close began", time.Since(closed).Round(time.Millisecond))
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	require.Eventually(t, func() bool { return len(tg.Got()) >= len(sent) }, wait, tick)
+	assert.ElementsMatch(t, sent, tg.Got(), "every event delivered once")
+}
+
+// blockableProxy forwards TCP connections to a NATS server until Block, after which it forwards nothing (the
+// connections stay open: the client sees a silent network, not a closed one).
+type blockableProxy struct {
+	ln      net.Listener
+	blocked atomic.Bool
+}
+
+func newBlockableProxy(t *testing.T, upstream string) *blockableProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &blockableProxy{ln: ln}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			t.Cleanup(func() { _ = c.Close(); _ = u.Close() })
+			go p.pipe(c, u)
+			go p.pipe(u, c)
+		}
+	}()
+	return p
+}
+
+func (p *blockableProxy) pipe(from, to net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		if err != nil {
+			return
+		}
+		for p.blocked.Load() {
+			time.Sleep(5 * time.Millisecond) // hold the data: the network is silent
+		}
+		if _, err := to.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+func (p *blockableProxy) url() string { return "nats://" + p.ln.Addr().String() }
+
+// A worker cut off from NATS stops its tasks on its own, at its lease's local deadline, before another worker can
+// take them: the lease history never shows a task owned twice.
+func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, bus, time.Hour, -1, 1))
+	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
+	nc1, err := nats.Connect(proxy.url(), nats.MaxReconnects(-1), nats.Timeout(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(nc1.Close)
+	w1 := startMember(t, nc1, "w1")
+	c1 := rpc.NewClient(w1.URL())
+	tg := newTarget(t)
+	for _, id := range []string{"r1", "r2"} {
+		_, err := c1.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
+		require.NoError(t, err)
+	}
+	w2 := startMember(t, env.Conn, "w2")
+	require.Eventually(t, func() bool {
+		own := owners(t, w1, w2)
+		return len(own) == 2 && own[rpc.TaskID{Connector: targetName("r1")}] != own[rpc.TaskID{Connector: targetName("r2")}]
+	}, wait, tick)
+	cut := ownedBy(owners(t, w1, w2), "w1")
+	require.Len(t, cut, 1)
+
+	// Record every lease write as the server sees it.
+	leases, err := env.JS.KeyValue(ctx, names.Bucket(cluster.LeasesBucketPurpose))
+	require.NoError(t, err)
+	watcher, err := leases.WatchAll(ctx, jetstream.UpdatesOnly())
+	require.NoError(t, err)
+	defer func() { _ = watcher.Stop() }()
+	type taken struct {
+		worker string
+		at     time.Time
+	}
+	var mu sync.Mutex
+	var history []taken
+	go func() {
+		for e := range watcher.Updates() {
+			if e == nil || e.Operation() != jetstream.KeyValuePut || e.Key() != cluster.LeaseKey(cut[0]) {
+				continue
+			}
+			var v struct{ Worker string }
+			_ = json.Unmarshal(e.Value(), &v)
+			mu.Lock()
+			history = append(history, taken{v.Worker, time.Now()})
+			mu.Unlock()
+		}
+	}()
+
+	blocked := time.Now()
+	proxy.blocked.Store(true)
+	var stopped time.Time
+	require.Eventually(t, func() bool {
+		tasks := w1.Herder().AllocatedTasks()
+		if len(tasks) == 0 && stopped.IsZero() {
+			stopped = time.Now()
+		}
+		return !stopped.IsZero()
+	}, wait, time.Millisecond, "w1 stops its task without NATS")
+	var takenAt time.Time
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, h := range history {
+			if h.worker == "w2" {
+				takenAt = h.at
+				return true
+			}
+		}
+		return false
+	}, wait, tick, "w2 takes the task over")
+	t.Logf("cut off at 0: w1 stopped its task at %v, w2 took its lease at %v",
+		stopped.Sub(blocked).Round(time.Millisecond), takenAt.Sub(blocked).Round(time.Millisecond))
+	assert.True(t, stopped.Before(takenAt), "the cut-off worker stopped before the task was taken over")
+
+	// Events reach the target through w2 (an event the server handed to w1's last pull request before it expired
+	// is redelivered after the consumer's AckWait); back online, w1 rejoins.
+	put := func(id string) {
+		env.Publish(t, names.RuleSubject(bus, cut[0].Connector[len("eb.acct.orders."):len(cut[0].Connector)-len(".hook")]),
+			jetstreamtest.Event(id, "t", nil))
+	}
+	put("after-cut")
+	require.Eventually(t, func() bool { return tg.has("after-cut") }, wait, tick)
+	proxy.blocked.Store(false)
+	unblocked := time.Now()
+	defer func() { t.Logf("rejoined %v after the network came back", time.Since(unblocked).Round(time.Millisecond)) }()
+	require.Eventually(t, func() bool {
+		ci, err := rpc.NewClient(w2.URL()).ClusterInfo(ctx)
+		return err == nil && len(ci.Workers) == 2
+	}, wait, tick, "w1 rejoins")
+}
+
+func jetstreamOnTCP() ebjs.ServerConfig { return ebjs.ServerConfig{Listen: "127.0.0.1:-1"} }
+
+func ownedBy(own map[rpc.TaskID]string, w string) []rpc.TaskID {
+	var out []rpc.TaskID
+	for id, o := range own {
+		if o == w {
+			out = append(out, id)
+		}
+	}
+	return out
+}
