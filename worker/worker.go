@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"sync"
 	"time"
 
@@ -55,10 +56,26 @@ type Config struct {
 	MasterKey []byte
 }
 
+// workerIDRe: a worker id is a key of the members bucket.
+var workerIDRe = regexp.MustCompile(`^[-_=a-zA-Z0-9]+(\.[-_=a-zA-Z0-9]+)*$`)
+
+// CheckWorkerID reports an id that cannot name a worker: 1 to 128 letters, digits, '-', '_', '=' and inner dots.
+func CheckWorkerID(id string) error {
+	if len(id) > 128 || !workerIDRe.MatchString(id) {
+		return fmt.Errorf("worker id %q must be 1 to 128 letters, digits, '-', '_', '=' and dots between them", id)
+	}
+	return nil
+}
+
 // Validate reports a config that cannot work.
 func (c Config) Validate() error {
 	if c.NATS == nil {
 		return errors.New("worker: a NATS connection is required")
+	}
+	if c.WorkerID != "" {
+		if err := CheckWorkerID(c.WorkerID); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
 	}
 	if n := len(c.MasterKey); n != 0 && n != rpc.MasterKeySize {
 		return fmt.Errorf("worker: the master key must be %d bytes, not %d", rpc.MasterKeySize, n)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/eventbridge-go/eventbridge/worker"
 )
 
 // Config is the whole configuration of the control plane, read once from flags and EB_* variables.
@@ -22,6 +24,7 @@ type Config struct {
 	NATSListen          string
 	Fsync               string
 	Runtime             string
+	WorkerID            string
 	WorkerAddr          string
 	ClusterID           string
 	MasterKey           string
@@ -83,6 +86,9 @@ func (c Config) Validate() error {
 	if c.ClusterID == "" || strings.ContainsAny(c.ClusterID, ". *>") {
 		return fmt.Errorf("--cluster-id %q must be non-empty without dots, spaces or wildcards", c.ClusterID)
 	}
+	if err := worker.CheckWorkerID(c.WorkerID); err != nil {
+		return fmt.Errorf("--worker-id: %w", err)
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
@@ -108,6 +114,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.Fsync, "fsync", "EB_FSYNC", "1s", "JetStream flush interval, or \"always\" to flush every write")
 	str(&c.Runtime, "runtime", "EB_RUNTIME", "", "worker URL(s), comma-separated; empty runs an embedded worker")
 	str(&c.WorkerAddr, "worker-addr", "EB_WORKER_ADDR", "127.0.0.1:8083", "REST address of the embedded worker")
+	str(&c.WorkerID, "worker-id", "EB_WORKER_ID", "embedded", "id of the embedded worker, unique in the cluster it joins")
 	str(&c.ClusterID, "cluster-id", "EB_CLUSTER_ID", "eb", "prefix of every stream, KV bucket and consumer of this installation")
 	str(&c.MasterKey, "master-key", "EB_MASTER_KEY", "", "path of the master key file (default <data-dir>/master.key, generated on first start)")
 	str(&c.LogLevel, "log-level", "EB_LOG_LEVEL", "info", "debug, info, warn or error")

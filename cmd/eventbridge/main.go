@@ -176,7 +176,7 @@ func (m *Main) Run(ctx context.Context) error {
 		w, err := worker.New(worker.Config{
 			NATS:                m.nc,
 			ClusterID:           c.ClusterID,
-			WorkerID:            "embedded",
+			WorkerID:            c.WorkerID,
 			RESTAddr:            c.WorkerAddr,
 			AllowPrivateTargets: c.AllowPrivateTargets,
 			MasterKey:           m.masterKey,

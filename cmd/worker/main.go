@@ -116,7 +116,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.SetOutput(m.Stderr)
 	fs.StringVar(&m.NATSURL, "nats", env("EB_NATS", m.NATSURL), "NATS URL(s), comma-separated (required; env EB_NATS)")
 	fs.StringVar(&m.RESTAddr, "rest-addr", env("EB_WORKER_ADDR", m.RESTAddr), "host:port of the REST API (env EB_WORKER_ADDR)")
-	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker (default host:port; env EB_WORKER_ID)")
+	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker, unique in the cluster (default <host>-<port>; env EB_WORKER_ID)")
 	fs.StringVar(&m.ClusterID, "cluster-id", env("EB_CLUSTER_ID", m.ClusterID), "installation prefix of streams, buckets and consumers (env EB_CLUSTER_ID)")
 	fs.StringVar(&m.MasterKeyFile, "master-key", env("EB_MASTER_KEY", m.MasterKeyFile), "path of the master key file: 64 hex characters, shared by the workers and the control plane (env EB_MASTER_KEY)")
 	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
@@ -147,7 +147,10 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.WorkerID == "" {
 		host, _ := os.Hostname()
 		_, port, _ := net.SplitHostPort(m.RESTAddr)
-		m.WorkerID = host + ":" + port
+		m.WorkerID = host + "-" + port
+	}
+	if err := worker.CheckWorkerID(m.WorkerID); err != nil {
+		return fmt.Errorf("--worker-id: %w", err)
 	}
 	return nil
 }

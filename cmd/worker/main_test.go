@@ -41,13 +41,13 @@ func TestParseFlags(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, []string{"--nats", "nats://n:4222"},
-			Main{NATSURL: "nats://n:4222", RESTAddr: "127.0.0.1:8083", WorkerID: host + ":8083", ClusterID: "eb", LogLevel: slog.LevelInfo}, ""},
+			Main{NATSURL: "nats://n:4222", RESTAddr: "127.0.0.1:8083", WorkerID: host + "-8083", ClusterID: "eb", LogLevel: slog.LevelInfo}, ""},
 		{"environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_WORKER_ADDR": "0.0.0.0:9000", "EB_WORKER_ID": "w7",
 			"EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug"}, nil,
 			Main{NATSURL: "nats://e:4222", RESTAddr: "0.0.0.0:9000", WorkerID: "w7", ClusterID: "prod", AllowPrivateTargets: true, LogLevel: slog.LevelDebug}, ""},
 		{"flags win over the environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true"},
 			[]string{"--nats=nats://f:4222", "--cluster-id", "dev", "--rest-addr", "127.0.0.1:9100", "--allow-private-targets=false", "--log-level", "warn"},
-			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + ":9100", ClusterID: "dev", LogLevel: slog.LevelWarn}, ""},
+			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + "-9100", ClusterID: "dev", LogLevel: slog.LevelWarn}, ""},
 		{"nats missing", nil, nil, Main{}, "--nats"},
 		{"bad log level", nil, []string{"--nats", "x", "--log-level", "loud"}, Main{}, "--log-level"},
 		{"bad rest address", nil, []string{"--nats", "x", "--rest-addr", "nope"}, Main{}, "--rest-addr"},
@@ -75,6 +75,11 @@ func TestParseFlags(t *testing.T) {
 	m := NewMain()
 	m.Stderr = io.Discard
 	assert.ErrorIs(t, m.ParseFlags([]string{"--help"}), flag.ErrHelp)
+	m = NewMain()
+	m.Getenv = func(string) string { return "" }
+	err := m.ParseFlags([]string{"--nats", "nats://n:4222", "--worker-id", "w 1"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--worker-id")
 }
 
 func TestVersionAtLeast(t *testing.T) {
