@@ -219,8 +219,9 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 
 	// Poll the owners every 50 ms through w1 while the fourth worker joins.
 	type snapshot struct {
-		at     time.Time
-		owners map[string]string
+		at      time.Time
+		owners  map[string]string
+		members []string // the live workers as the observer last read them
 	}
 	var (
 		mu    sync.Mutex
@@ -243,8 +244,14 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 			if err != nil {
 				continue
 			}
+			var members []string
+			if info, err := observer.client().ClusterInfo(context.Background()); err == nil {
+				for _, w := range info.Workers {
+					members = append(members, w.WorkerID)
+				}
+			}
 			mu.Lock()
-			snaps = append(snaps, snapshot{time.Now(), o})
+			snaps = append(snaps, snapshot{time.Now(), o, members})
 			mu.Unlock()
 		}
 	}()
@@ -304,7 +311,8 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 			got := s.owners[name]
 			switch {
 			case stays:
-				assert.Equal(t, owner, got, "%s stays on %s; at %s it showed %q", name, owner, s.at.Format("15:04:05.000"), got)
+				assert.Equal(t, owner, got, "%s stays on %s; at %s it showed %q (%s's live workers then: %v)",
+					name, owner, s.at.Format("15:04:05.000"), got, observer.id, s.members)
 			case got == owner || got == "w4":
 				if !gapFrom.IsZero() {
 					handover[name] = max(handover[name], s.at.Sub(gapFrom))
@@ -334,6 +342,16 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 		}
 		figure(t, "longest gap in deliveries, "+name, ms(gap))
 	}
+	// Whatever the statuses showed, a task that stays must not stop delivering.
+	var stayGap time.Duration
+	for name := range before {
+		if name == routerConnector || slices.Contains(movedTasks, name) {
+			continue
+		}
+		stayGap = max(stayGap, longestGap(c.receivers[name[len("hook-"):]].deliveries(), joined, l.stopped))
+	}
+	figure(t, "longest gap in deliveries at the receivers of tasks that stay", ms(stayGap))
+	assert.Less(t, stayGap, time.Second, "tasks that stay keep delivering")
 	for _, r := range clusterRules {
 		assert.Zero(t, dups[r.id], "duplicates at %s after a rebalance", r.id)
 	}
