@@ -161,7 +161,9 @@ func TestSlowClusterSigtermHandsOver(t *testing.T) {
 	for _, r := range clusterRules {
 		assert.Zero(t, dups[r.id], "duplicates at %s after a clean handover", r.id)
 	}
-	assert.Less(t, worst, 5*time.Second, "a handover on SIGTERM does not wait for leases to lapse")
+	// Released leases are taken at once (about 100 ms); a gap near the lease TTL (2.5 s) means a lease was not
+	// deleted on release and had to lapse.
+	assert.Less(t, worst, 2*time.Second, "a handover on SIGTERM does not wait for leases to lapse")
 }
 
 func TestSlowClusterRestartAll(t *testing.T) {
