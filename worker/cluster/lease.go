@@ -104,8 +104,9 @@ func (c LeaseConfig) Validate() error {
 
 // Leases takes, renews and releases task leases of one worker. It is safe for concurrent use.
 type Leases struct {
-	cfg LeaseConfig
-	kv  jetstream.KeyValue
+	cfg  LeaseConfig
+	kv   jetstream.KeyValue
+	view *view
 }
 
 // OpenLeases ensures the leases bucket (max age cfg.TTL, enforced by the server; history 5; file storage, so a
@@ -127,8 +128,19 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", bucket, err)
 	}
-	return &Leases{cfg: cfg, kv: kv}, nil
+	leases, err := watchView(ctx, kv, cfg.TTL)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
+	}
+	if err := leases.wait(ctx); err != nil {
+		leases.stop()
+		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", bucket, err)
+	}
+	return &Leases{cfg: cfg, kv: kv, view: leases}, nil
 }
+
+// Close stops following the bucket.
+func (l *Leases) Close() { l.view.stop() }
 
 // Lease is a task lease held by this worker. Its methods are safe for concurrent use: one goroutine may renew while
 // another checks Valid.
@@ -241,26 +253,23 @@ func (lease *Lease) Deadline() time.Time {
 	return lease.deadline
 }
 
-// Holders returns the holder (worker id) of every live lease. Keys that are not lease keys or whose value does not
-// decode are skipped. A lease whose holder stopped renewing stays listed until the server expires it (TTL to about
-// TTL+350ms after its last write). Errors come from reading the bucket.
+// Holders returns the holder (worker id) of every lease this worker saw written within TTL, from a watcher of the
+// leases bucket that follows every acquire, renewal and release. A lease whose holder stopped renewing stays listed
+// until TTL after its last renewal was seen. Keys that are not lease keys or whose value does not decode are skipped.
 func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
 	out := map[rpc.TaskID]string{}
-	err := readAll(ctx, l.kv, func(e jetstream.KeyValueEntry) {
-		id, ok := ParseLeaseKey(e.Key())
+	for key, value := range l.view.present() {
+		id, ok := ParseLeaseKey(key)
 		if !ok {
-			return
+			continue
 		}
 		var v leaseValue
-		if json.Unmarshal(e.Value(), &v) != nil || v.Worker == "" {
-			return
+		if json.Unmarshal(value, &v) != nil || v.Worker == "" {
+			continue
 		}
 		out[id] = v.Worker
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: listing leases: %w", err)
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
 // casConflict reports whether err is the server's answer to a compare-and-set that found another revision. Create

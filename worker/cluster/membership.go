@@ -105,6 +105,7 @@ type Membership struct {
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	done     chan struct{}
+	view     *view
 }
 
 // Join ensures the members bucket (max age cfg.Expiry, enforced by the server), writes cfg.Self at once and then
@@ -136,8 +137,16 @@ func Join(ctx context.Context, cfg MembershipConfig) (*Membership, error) {
 	if _, err := kv.Put(ctx, cfg.Self.ID, val); err != nil {
 		return nil, fmt.Errorf("cluster: joining as %s: %w", cfg.Self.ID, err)
 	}
+	members, err := watchView(ctx, kv, cfg.Expiry)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
+	}
+	if err := members.wait(ctx); err != nil {
+		members.stop()
+		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", bucket, err)
+	}
 	hctx, cancel := context.WithCancel(context.Background())
-	m := &Membership{cfg: cfg, kv: kv, val: val, cancel: cancel, done: make(chan struct{})}
+	m := &Membership{cfg: cfg, kv: kv, val: val, cancel: cancel, done: make(chan struct{}), view: members}
 	go m.heartbeat(hctx)
 	return m, nil
 }
@@ -169,24 +178,21 @@ func (m *Membership) stop() {
 	<-m.done
 }
 
-// Live returns the members whose key the server has not removed, sorted by ID. A member that stopped heartbeating
-// stays listed until the server expires its key (Expiry to about Expiry+350ms after its last beat). Entries that do
-// not decode are skipped. Errors come from reading the bucket.
+// Live returns the members whose heartbeat this worker saw within Expiry, sorted by ID, from a watcher of the
+// members bucket that follows every heartbeat; a member that leaves is removed at once. A member that stopped
+// heartbeating stays listed until Expiry after its last beat was seen. Entries that do not decode are skipped.
 func (m *Membership) Live(ctx context.Context) ([]Member, error) {
 	var out []Member
-	err := readAll(ctx, m.kv, func(e jetstream.KeyValueEntry) {
+	for key, value := range m.view.present() {
 		var mem Member
-		if json.Unmarshal(e.Value(), &mem) != nil || mem.ID != e.Key() {
-			m.cfg.Logger.Warn("cluster: skipping an undecodable member", "key", e.Key())
-			return
+		if json.Unmarshal(value, &mem) != nil || mem.ID != key {
+			m.cfg.Logger.Warn("cluster: skipping an undecodable member", "key", key)
+			continue
 		}
 		out = append(out, mem)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: listing members: %w", err)
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	return out, ctx.Err()
 }
 
 // Leave stops heartbeating and deletes this worker's key, so the other workers see the departure at once instead
@@ -194,33 +200,11 @@ func (m *Membership) Live(ctx context.Context) ([]Member, error) {
 // error means the delete failed; the key then expires by itself within Expiry.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.stop()
+	defer m.view.stop()
 	if err := m.kv.Delete(ctx, m.cfg.Self.ID); err != nil {
 		return fmt.Errorf("cluster: leaving as %s: %w", m.cfg.Self.ID, err)
 	}
 	return nil
-}
-
-// readAll hands fn the latest live entry of every key of kv (deleted keys skipped) and returns when all were read.
-func readAll(ctx context.Context, kv jetstream.KeyValue, fn func(jetstream.KeyValueEntry)) error {
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return err
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errors.New("watcher closed before listing every key")
-			}
-			if e == nil {
-				return nil
-			}
-			fn(e)
-		}
-	}
 }
 
 // validKey reports whether s is a valid KV key: the characters jetstream accepts, no empty dot-separated token.

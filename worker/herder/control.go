@@ -158,7 +158,7 @@ func (h *Herder) isApplied(ctx context.Context, e entry, restarts map[int]uint64
 		}
 		return true, nil
 	}
-	stored, err := h.state.read(ctx, name)
+	stored, err := h.state.read(ctx, name, tasksOf(e.rec.Config))
 	if err != nil {
 		return false, nil
 	}

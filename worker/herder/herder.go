@@ -253,6 +253,7 @@ func (h *Herder) Start(ctx context.Context) error {
 	h.members, h.started = members, true
 	h.loopDone = make(chan struct{})
 	h.mu.Unlock()
+
 	go h.watch(watcher)
 	go h.renew()
 	// The first round runs before Start returns: the tasks this worker takes are running (or FAILED) then.
@@ -409,7 +410,7 @@ func (h *Herder) Status(name string) (rpc.ConnectorStatus, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	stored, err := h.state.read(ctx, name)
+	stored, err := h.state.read(ctx, name, tasksOf(e.rec.Config))
 	if err != nil {
 		h.log.Warn("reading the status of a connector", "connector", name, "err", err)
 	}

@@ -50,6 +50,10 @@ type localTask struct {
 
 	lost      bool // its lease lapsed or was taken: stopped, not to be released
 	releasing bool // being stopped and released
+	released  bool // its lease was released (or is being): no more renewals, no watchdog
+	// leaseMu serializes the renewals of its lease with its release, so a renewal never lands between the
+	// release's read of the revision and its delete.
+	leaseMu sync.Mutex
 
 	statusRev uint64    // revision of its status key as last written
 	written   string    // the status last written, without counters
@@ -287,9 +291,16 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
 			h.log.Debug("storing the final status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 		}
-		if err := h.leases.Release(wctx, lt.lease); err != nil {
-			h.log.Warn("releasing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		lt.leaseMu.Lock()
+		h.mu.Lock()
+		lt.released, lost = true, lt.lost
+		h.mu.Unlock()
+		if !lost {
+			if err := h.leases.Release(wctx, lt.lease); err != nil {
+				h.log.Warn("releasing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+			}
 		}
+		lt.leaseMu.Unlock()
 	}
 	h.mu.Lock()
 	if h.local[lt.id] == lt {
@@ -347,7 +358,7 @@ func (h *Herder) renew() {
 				return
 			case now := <-watchdog.C:
 				for _, lt := range h.held() {
-					if !lt.lease.Valid(now) {
+					if !lt.lease.Valid(now) && !h.isReleased(lt) {
 						h.lose(lt, "expired")
 					}
 				}
@@ -363,6 +374,11 @@ func (h *Herder) renew() {
 		var wg sync.WaitGroup
 		for _, lt := range h.held() {
 			wg.Go(func() {
+				lt.leaseMu.Lock()
+				defer lt.leaseMu.Unlock()
+				if h.isReleased(lt) {
+					return
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), every)
 				defer cancel()
 				if err := h.leases.Renew(ctx, lt.lease); errors.Is(err, cluster.ErrLeaseLost) {
@@ -376,17 +392,23 @@ func (h *Herder) renew() {
 	}
 }
 
-// held returns the local tasks whose lease is held (not lost).
+// held returns the local tasks whose lease is held: not lost, not released.
 func (h *Herder) held() []*localTask {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var out []*localTask
 	for _, lt := range h.local {
-		if !lt.lost {
+		if !lt.lost && !lt.released {
 			out = append(out, lt)
 		}
 	}
 	return out
+}
+
+func (h *Herder) isReleased(lt *localTask) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return lt.released
 }
 
 // writeStatuses stores the status of every local task whose state changed, and its counters at most every

@@ -108,10 +108,25 @@ func parseStatus(out map[string]connectorState, key string, value []byte) {
 	out[name] = cs
 }
 
-// read returns the stored status of one connector.
-func (s *stateKV) read(ctx context.Context, name string) (connectorState, error) {
-	all, err := s.scan(ctx, name+".*")
-	return all[name], err
+// read returns the stored status of one connector of n tasks, key by key (a listing can miss keys written
+// meanwhile).
+func (s *stateKV) read(ctx context.Context, name string, n int) (connectorState, error) {
+	out := map[string]connectorState{}
+	keys := []string{name + "." + connectorStatusToken}
+	for i := range n {
+		keys = append(keys, taskKey(name, i))
+	}
+	for _, k := range keys {
+		e, err := s.status.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return out[name], fmt.Errorf("reading status %s: %w", k, err)
+		}
+		parseStatus(out, k, e.Value())
+	}
+	return out[name], nil
 }
 
 // readAll returns the stored status of every connector.

@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// view follows every key of a bucket with one long-lived watcher. A key counts as present until ttl after this
+// worker last saw it written, on its own monotonic clock: the bucket's max age removes keys on the server without
+// telling watchers, and its heartbeats and renewals rewrite live keys well within ttl.
+//
+// A fresh listing (a watcher read to its end) is not used: while keys are being written, a watcher can report
+// that it delivered every key before it did (nats-io/nats.py#995 describes the same in another client), so a live
+// member or lease would be missing from some listings.
+type view struct {
+	ttl    time.Duration
+	w      jetstream.KeyWatcher
+	loaded chan struct{}
+
+	mu      sync.Mutex
+	entries map[string]viewEntry
+}
+
+type viewEntry struct {
+	value []byte
+	seen  time.Time
+}
+
+// watchView starts following kv; ttl is how long a key counts after it was last seen written.
+func watchView(ctx context.Context, kv jetstream.KeyValue, ttl time.Duration) (*view, error) {
+	w, err := kv.WatchAll(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	v := &view{ttl: ttl, w: w, loaded: make(chan struct{}), entries: map[string]viewEntry{}}
+	go v.follow()
+	return v, nil
+}
+
+func (v *view) follow() {
+	var once sync.Once
+	for e := range v.w.Updates() {
+		if e == nil {
+			once.Do(func() { close(v.loaded) })
+			continue
+		}
+		v.mu.Lock()
+		if e.Operation() == jetstream.KeyValuePut {
+			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now()}
+		} else {
+			delete(v.entries, e.Key())
+		}
+		v.mu.Unlock()
+	}
+	once.Do(func() { close(v.loaded) })
+}
+
+// wait blocks until the watcher delivered its first listing, or ctx ends.
+func (v *view) wait(ctx context.Context) error {
+	select {
+	case <-v.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// present returns the value of every key seen written within ttl.
+func (v *view) present() map[string][]byte {
+	now := time.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[string][]byte, len(v.entries))
+	for k, e := range v.entries {
+		if now.Sub(e.seen) < v.ttl {
+			out[k] = e.value
+		}
+	}
+	return out
+}
+
+// forget drops a key at once (this worker deleted it).
+func (v *view) forget(key string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.entries, key)
+}
+
+func (v *view) stop() { _ = v.w.Stop() }
