@@ -109,7 +109,7 @@ func TestSlowClusterKillOneWorker(t *testing.T) {
 			// The first event routed by the router's next owner (targets may still drain what was routed before).
 			d, ok = firstAfter(c.allDeliveries(), dead, routed)
 		} else {
-			d, ok = firstAfter(c.receivers[name[len("hook-"):]].deliveries(), dead, -1)
+			d, ok = firstAfter(c.receivers[ruleOf(name)].deliveries(), dead, -1)
 		}
 		require.True(t, ok, "no delivery of %s after the kill", name)
 		failover := d.at.Sub(killed)
@@ -152,7 +152,7 @@ func TestSlowClusterSigtermHandsOver(t *testing.T) {
 		if name == routerConnector {
 			gap = longestGap(c.allDeliveries(), from, to)
 		} else {
-			gap = longestGap(c.receivers[name[len("hook-"):]].deliveries(), from, to)
+			gap = longestGap(c.receivers[ruleOf(name)].deliveries(), from, to)
 		}
 		worst = max(worst, gap)
 		figure(t, "longest gap in deliveries, "+name, ms(gap))
@@ -340,7 +340,7 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 		if name == routerConnector {
 			gap = longestGap(c.allDeliveries(), joined, l.stopped)
 		} else {
-			gap = longestGap(c.receivers[name[len("hook-"):]].deliveries(), joined, l.stopped)
+			gap = longestGap(c.receivers[ruleOf(name)].deliveries(), joined, l.stopped)
 		}
 		figure(t, "longest gap in deliveries, "+name, ms(gap))
 	}
@@ -350,7 +350,7 @@ func TestSlowClusterAddFourthWorker(t *testing.T) {
 		if name == routerConnector || slices.Contains(movedTasks, name) {
 			continue
 		}
-		stayGap = max(stayGap, longestGap(c.receivers[name[len("hook-"):]].deliveries(), joined, l.stopped))
+		stayGap = max(stayGap, longestGap(c.receivers[ruleOf(name)].deliveries(), joined, l.stopped))
 	}
 	figure(t, "longest gap in deliveries at the receivers of tasks that stay", ms(stayGap))
 	assert.Less(t, stayGap, time.Second, "tasks that stay keep delivering")
