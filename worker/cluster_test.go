@@ -284,7 +284,9 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	require.Eventually(t, func() bool { return tg.has("after-cut") }, wait, tick)
 	proxy.blocked.Store(false)
 	unblocked := time.Now()
-	defer func() { t.Logf("rejoined %v after the network came back", time.Since(unblocked).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("rejoined %v after the network came back", time.Since(unblocked).Round(time.Millisecond))
+	}()
 	require.Eventually(t, func() bool {
 		ci, err := rpc.NewClient(w2.URL()).ClusterInfo(ctx)
 		return err == nil && len(ci.Workers) == 2
