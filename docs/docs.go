@@ -19,6 +19,326 @@ const docTemplate = `{
     "host": "{{.Host}}",
     "basePath": "{{.BasePath}}",
     "paths": {
+        "/api/v1/api-destinations": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "List API destinations",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestinationList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "Create an API destination",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the API destination",
+                        "name": "destination",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound: the connection named does not exist",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationAlreadyExists, ApiDestinationQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/api-destinations/{destination}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "Get an API destination",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "API destination name",
+                        "name": "destination",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    },
+                    "404": {
+                        "description": "ApiDestinationNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "Create or replace an API destination",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "API destination name",
+                        "name": "destination",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the API destination; its name may be absent",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    },
+                    "201": {
+                        "description": "created",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "Delete an API destination",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "API destination name",
+                        "name": "destination",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "404": {
+                        "description": "ApiDestinationNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationInUse: targets use it (named in the detail as bus/rule/target)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "api-destinations"
+                ],
+                "summary": "Change an API destination",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "API destination name",
+                        "name": "destination",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the fields to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestinationPatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ApiDestination"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ApiDestinationNotFound, ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/buses": {
             "get": {
                 "produces": [
@@ -37,7 +357,7 @@ const docTemplate = `{
                     },
                     {
                         "type": "integer",
-                        "description": "page size, 1 to 100 (default 50)",
+                        "description": "page size, 1 to 500 (default 50)",
                         "name": "limit",
                         "in": "query"
                     },
@@ -105,7 +425,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "BusAlreadyExists",
+                        "description": "BusAlreadyExists, BusQuotaExceeded",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -189,7 +509,121 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "BusNotEmpty: the bus still has rules",
+                        "description": "BusNotEmpty: the bus still has rules (named in detail)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "buses"
+                ],
+                "summary": "Change a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the fields to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/BusPatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Bus"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/event-types": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "buses"
+                ],
+                "summary": "List the event types seen on a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/EventTypeList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -313,7 +747,7 @@ const docTemplate = `{
                     },
                     {
                         "type": "integer",
-                        "description": "page size, 1 to 100 (default 50)",
+                        "description": "page size, 1 to 500 (default 50)",
                         "name": "limit",
                         "in": "query"
                     },
@@ -321,6 +755,12 @@ const docTemplate = `{
                         "type": "string",
                         "description": "token of the next page from the previous answer",
                         "name": "nextToken",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only the rules whose name starts with this",
+                        "name": "namePrefix",
                         "in": "query"
                     }
                 ],
@@ -400,7 +840,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "RuleAlreadyExists",
+                        "description": "RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -553,6 +993,69 @@ const docTemplate = `{
                 "responses": {
                     "204": {
                         "description": "No Content"
+                    },
+                    "404": {
+                        "description": "BusNotFound, RuleNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rules"
+                ],
+                "summary": "Change a rule",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "rule name",
+                        "name": "rule",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the fields to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RulePatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Rule"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, InvalidEventPattern, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
@@ -889,6 +1392,314 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/connections": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "List connections",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ConnectionList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Create a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the connection",
+                        "name": "connection",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "the connection, without its secrets",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionAlreadyExists, ConnectionQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/connections/{connection}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Get a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connection name",
+                        "name": "connection",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Create or replace a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connection name",
+                        "name": "connection",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the connection; its name may be absent",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "201": {
+                        "description": "created",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Delete a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connection name",
+                        "name": "connection",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionInUse: API destinations use it (named in the detail)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Change a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connection name",
+                        "name": "connection",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the members to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ConnectionPatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/test-event-pattern": {
             "post": {
                 "description": "Compiles the pattern as a rule's is (an invalid one is a 400 InvalidEventPattern naming the\nproblem) and matches the event. On a mismatch, explanation names the first condition that fails:\nits path, the pattern's alternatives, the event's value and the reason.",
@@ -981,6 +1792,210 @@ const docTemplate = `{
                 }
             }
         },
+        "/bus/createEventBus": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create an event bus (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the bus",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateEventBusRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateEventBusResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusAlreadyExist, EventBusNameInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/bus/deleteEventBus": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete an event bus (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the bus",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventBusRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventBusRuleNotEmptyForDelete",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/bus/getEventBus": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Get an event bus (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the bus",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventBusRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQGetEventBusResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/bus/listEventBuses": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List event buses (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventBusesRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventBusesResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "LimitSizeInvalid, NextTokenInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
         "/healthz": {
             "get": {
                 "produces": [
@@ -995,6 +2010,96 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/Health"
+                        }
+                    }
+                }
+            }
+        },
+        "/putEvents": {
+            "post": {
+                "description": "Takes CloudEvents in binary mode (ce-* headers, the body is the data; the bus in ce-eventbusname),\nstructured mode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an\narray). Each event names its bus with the extension eventbusname (aliyuneventbusname is read too); all\nthe events of a request must name the same bus. Each event is validated alone: an invalid one, one\nwithout eventbusname or one over 256 KiB fails with its errorCode while the others are stored. The\nanswer lists the outcome of every event in request order, with status 200 even when some failed; a\nsingle invalid event in binary or structured mode is answered 400.",
+                "consumes": [
+                    "application/cloudevents+json",
+                    "application/cloudevents-batch+json",
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Put events (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "binary mode: spec version (1.0)",
+                        "name": "ce-specversion",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "binary mode: event id",
+                        "name": "ce-id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "binary mode: event source",
+                        "name": "ce-source",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "binary mode: event type",
+                        "name": "ce-type",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "binary mode: the bus",
+                        "name": "ce-eventbusname",
+                        "in": "header"
+                    },
+                    {
+                        "description": "a CloudEvent with eventbusname (structured), an array of them (batch), or the data (binary)",
+                        "name": "event",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/CloudEvent"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQPutEventsResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, PutEventsRequestMoreThanOneEventBus",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge (body over 1 MiB), EventTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
                         }
                     }
                 }
@@ -1024,9 +2129,700 @@ const docTemplate = `{
                     }
                 }
             }
+        },
+        "/rule/createEventRule": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create an event rule (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateEventRuleResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid (an invalid filterPattern too)",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleAlreadyExist, EventRuleNameInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/deleteEventRule": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete an event rule and its targets (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/disableEventRule": {
+            "post": {
+                "description": "Events put while the rule is disabled are never delivered to its targets.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Disable an event rule (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/enableEventRule": {
+            "post": {
+                "description": "The rule receives every matching event stored after the call answered, none stored while it was disabled.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Enable an event rule (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/getEventRule": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Get an event rule and its targets (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQGetEventRuleResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/listEventRules": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List the event rules of a bus (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the bus and the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventRulesRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventRulesResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/rule/updateEventRule": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Update an event rule (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule; an absent description or filterPattern stays as it is",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQUpdateEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid (an invalid filterPattern too)",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/target/createEventTargets": {
+            "post": {
+                "description": "Adds targets to a rule; none may exist already. className http is an http target whose config holds\nurl, method, headers, mode, timeout and an input transformer (inputTransformer, input, inputPath,\ntransform, attributes); runOptions.retryStrategy sets its retry policy. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create event targets (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the targets",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventTargetsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist, EventTargetAlreadyExist, EventTargetClassNotExist, LimitExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/target/deleteEventTargets": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete event targets (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the targets",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQDeleteEventTargetsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist, EventTargetNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/target/listEventTargets": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List the event targets of a rule (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the rule",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventRuleRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventTargetsResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/target/updateEventTargets": {
+            "post": {
+                "description": "Replaces the className, config and runOptions of existing targets of a rule (see createEventTargets).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Update event targets (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the targets",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventTargetsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventRuleNotExist, EventTargetNotExist, EventTargetClassNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
         }
     },
     "definitions": {
+        "ApiDestination": {
+            "type": "object",
+            "properties": {
+                "connection": {
+                    "description": "Connection is the name of a connection of the same account.",
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "description": {
+                    "type": "string",
+                    "example": "creates orders in the shop"
+                },
+                "httpMethod": {
+                    "type": "string",
+                    "enum": [
+                        "GET",
+                        "POST",
+                        "PUT",
+                        "PATCH",
+                        "DELETE",
+                        "HEAD",
+                        "OPTIONS"
+                    ],
+                    "example": "POST"
+                },
+                "invocationEndpoint": {
+                    "description": "InvocationEndpoint is an absolute http or https URL; each path segment \"*\" (at most 10) is a path\nparameter, filled from the event at delivery.",
+                    "type": "string",
+                    "example": "https://api.example.com/orders/*"
+                },
+                "invocationRateLimitPerSecond": {
+                    "description": "InvocationRateLimitPerSecond is between 1 and 300 (default 300).",
+                    "type": "integer",
+                    "example": 300
+                },
+                "name": {
+                    "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
+                    "type": "string",
+                    "example": "create-order"
+                },
+                "updatedAt": {
+                    "type": "string",
+                    "readOnly": true
+                }
+            }
+        },
+        "ApiDestinationList": {
+            "type": "object",
+            "properties": {
+                "apiDestinations": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ApiDestination"
+                    }
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page.",
+                    "type": "string"
+                }
+            }
+        },
+        "ApiDestinationPatch": {
+            "type": "object",
+            "properties": {
+                "connection": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string"
+                },
+                "httpMethod": {
+                    "type": "string",
+                    "enum": [
+                        "GET",
+                        "POST",
+                        "PUT",
+                        "PATCH",
+                        "DELETE",
+                        "HEAD",
+                        "OPTIONS"
+                    ]
+                },
+                "invocationEndpoint": {
+                    "type": "string",
+                    "example": "https://api.example.com/orders/*"
+                },
+                "invocationRateLimitPerSecond": {
+                    "type": "integer",
+                    "example": 100
+                }
+            }
+        },
+        "ApiKeyAuthParameters": {
+            "type": "object",
+            "properties": {
+                "apiKeyName": {
+                    "description": "APIKeyName is the name of the header.",
+                    "type": "string",
+                    "example": "X-Api-Key"
+                },
+                "apiKeyValue": {
+                    "description": "APIKeyValue is write-only: required on create, never answered; omitted in a PUT or PATCH, it is kept.",
+                    "type": "string",
+                    "example": "k-123"
+                }
+            }
+        },
+        "BasicAuthParameters": {
+            "type": "object",
+            "properties": {
+                "password": {
+                    "description": "Password is write-only: required on create, never answered; omitted in a PUT or PATCH, it is kept.",
+                    "type": "string",
+                    "example": "s3cret"
+                },
+                "username": {
+                    "type": "string",
+                    "example": "shop"
+                }
+            }
+        },
         "Bus": {
             "type": "object",
             "properties": {
@@ -1059,6 +2855,18 @@ const docTemplate = `{
                 "nextToken": {
                     "description": "NextToken asks for the next page; absent on the last page.",
                     "type": "string"
+                }
+            }
+        },
+        "BusPatch": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "orders of the shop"
+                },
+                "retention": {
+                    "$ref": "#/definitions/RetentionPatch"
                 }
             }
         },
@@ -1105,6 +2913,184 @@ const docTemplate = `{
                 }
             }
         },
+        "Connection": {
+            "type": "object",
+            "properties": {
+                "authParameters": {
+                    "$ref": "#/definitions/ConnectionAuthParameters"
+                },
+                "authorizationType": {
+                    "description": "AuthorizationType selects the member of authParameters that is required (the others must be absent).",
+                    "type": "string",
+                    "enum": [
+                        "BASIC",
+                        "API_KEY",
+                        "OAUTH_CLIENT_CREDENTIALS"
+                    ],
+                    "example": "API_KEY"
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "description": {
+                    "type": "string",
+                    "example": "the shop's REST API"
+                },
+                "name": {
+                    "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "updatedAt": {
+                    "type": "string",
+                    "readOnly": true
+                }
+            }
+        },
+        "ConnectionAuthParameters": {
+            "type": "object",
+            "properties": {
+                "apiKeyAuthParameters": {
+                    "$ref": "#/definitions/ApiKeyAuthParameters"
+                },
+                "basicAuthParameters": {
+                    "$ref": "#/definitions/BasicAuthParameters"
+                },
+                "invocationHttpParameters": {
+                    "$ref": "#/definitions/ConnectionHttpParameters"
+                },
+                "oauthParameters": {
+                    "$ref": "#/definitions/OAuthParameters"
+                }
+            }
+        },
+        "ConnectionHttpParameters": {
+            "type": "object",
+            "properties": {
+                "bodyParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ConnectionParameter"
+                    }
+                },
+                "headerParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ConnectionParameter"
+                    }
+                },
+                "queryStringParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ConnectionParameter"
+                    }
+                }
+            }
+        },
+        "ConnectionList": {
+            "type": "object",
+            "properties": {
+                "connections": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Connection"
+                    }
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page.",
+                    "type": "string"
+                }
+            }
+        },
+        "ConnectionParameter": {
+            "type": "object",
+            "properties": {
+                "isValueSecret": {
+                    "type": "boolean"
+                },
+                "key": {
+                    "type": "string",
+                    "example": "X-Team"
+                },
+                "value": {
+                    "type": "string",
+                    "example": "shop"
+                }
+            }
+        },
+        "ConnectionPatch": {
+            "type": "object",
+            "properties": {
+                "authParameters": {
+                    "$ref": "#/definitions/ConnectionAuthParameters"
+                },
+                "authorizationType": {
+                    "type": "string",
+                    "enum": [
+                        "BASIC",
+                        "API_KEY",
+                        "OAUTH_CLIENT_CREDENTIALS"
+                    ]
+                },
+                "description": {
+                    "type": "string",
+                    "example": "the shop's REST API"
+                }
+            }
+        },
+        "DeadLetterConfig": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "description": "Bus is a bus of the same account, not the target's own.",
+                    "type": "string",
+                    "example": "orders-dlq"
+                }
+            }
+        },
+        "EventType": {
+            "type": "object",
+            "properties": {
+                "count": {
+                    "type": "integer",
+                    "example": 1042
+                },
+                "firstSeen": {
+                    "type": "string"
+                },
+                "lastSeen": {
+                    "type": "string"
+                },
+                "schema": {
+                    "description": "Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data.",
+                    "type": "object"
+                },
+                "source": {
+                    "type": "string",
+                    "example": "shop/web"
+                },
+                "type": {
+                    "type": "string",
+                    "example": "order.created"
+                }
+            }
+        },
+        "EventTypeList": {
+            "type": "object",
+            "properties": {
+                "eventTypes": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/EventType"
+                    }
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page.",
+                    "type": "string"
+                }
+            }
+        },
         "Health": {
             "type": "object",
             "properties": {
@@ -1128,6 +3114,54 @@ const docTemplate = `{
                     "description": "InputTemplate (at most 8 KiB) holds \u003cvariable\u003e placeholders; \u003cce.id\u003e, \u003cce.type\u003e, \u003cce.source\u003e,\n\u003cce.subject\u003e, \u003cce.time\u003e, \u003cce.specversion\u003e, \u003cce.datacontenttype\u003e, \u003cce.dataschema\u003e and \u003cce.event.json\u003e (the\nwhole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a\nstring literal) and a missing value as null; a template that is not JSON is text, where strings are\ninserted as they are and missing values as nothing.",
                     "type": "string",
                     "example": "{\"order\": \u003cid\u003e, \"text\": \"Order \u003cid\u003e created\"}"
+                }
+            }
+        },
+        "OAuthClientParameters": {
+            "type": "object",
+            "properties": {
+                "clientId": {
+                    "type": "string",
+                    "example": "shop-client"
+                },
+                "clientSecret": {
+                    "description": "ClientSecret is write-only: required on create, never answered; omitted in a PUT or PATCH, it is kept.",
+                    "type": "string",
+                    "example": "cs-123"
+                }
+            }
+        },
+        "OAuthParameters": {
+            "type": "object",
+            "properties": {
+                "authorizationEndpoint": {
+                    "description": "AuthorizationEndpoint is the token endpoint, an absolute http or https URL.",
+                    "type": "string",
+                    "example": "https://auth.example.com/oauth2/token"
+                },
+                "clientParameters": {
+                    "$ref": "#/definitions/OAuthClientParameters"
+                },
+                "httpMethod": {
+                    "type": "string",
+                    "enum": [
+                        "GET",
+                        "POST",
+                        "PUT"
+                    ],
+                    "example": "POST"
+                },
+                "oauthHttpParameters": {
+                    "$ref": "#/definitions/ConnectionHttpParameters"
+                },
+                "scopes": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "orders.read"
+                    ]
                 }
             }
         },
@@ -1238,6 +3272,19 @@ const docTemplate = `{
                 }
             }
         },
+        "RetentionPatch": {
+            "type": "object",
+            "properties": {
+                "maxAge": {
+                    "type": "string",
+                    "example": "24h"
+                },
+                "maxBytes": {
+                    "type": "integer",
+                    "example": 536870912
+                }
+            }
+        },
         "RetryPolicy": {
             "type": "object",
             "properties": {
@@ -1250,6 +3297,554 @@ const docTemplate = `{
                     "description": "MaximumRetryAttempts is between 0 and 185 (default 185).",
                     "type": "integer",
                     "example": 185
+                }
+            }
+        },
+        "RocketMQCreateEventBusRequest": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "a demo bus."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                }
+            }
+        },
+        "RocketMQCreateEventBusResponse": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQCreateEventRuleRequest": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "A demo rule."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "filterPattern": {
+                    "description": "FilterPattern is the event pattern written as a JSON string; \"{}\" matches every event (stored as\n{\"specversion\":[{\"exists\":true}]}, which /api/v1 shows).",
+                    "type": "string",
+                    "example": "{\"source\":[\"shop\"]}"
+                }
+            }
+        },
+        "RocketMQCreateEventRuleResponse": {
+            "type": "object",
+            "properties": {
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQDeadLetterQueue": {
+            "type": "object",
+            "properties": {
+                "config": {
+                    "type": "object",
+                    "additionalProperties": {}
+                },
+                "type": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQDeleteEventTargetsRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "eventTargetNames": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "RocketMQError": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "description": "Code is RocketMQ EventBridge's: EventBusNotExist, EventBusAlreadyExist, EventRuleNotExist,\nEventRuleAlreadyExist, EventTargetNotExist, EventTargetAlreadyExist, EventTargetClassNotExist,\nRequestParameterInvalid, ...",
+                    "type": "string",
+                    "example": "EventBusNotExist"
+                },
+                "message": {
+                    "type": "string",
+                    "example": "bus \"orders\" does not exist"
+                },
+                "requestId": {
+                    "type": "string",
+                    "example": "0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"
+                }
+            }
+        },
+        "RocketMQEventBus": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "a demo bus."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                }
+            }
+        },
+        "RocketMQEventBusRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                }
+            }
+        },
+        "RocketMQEventRule": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "A demo rule."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "filterPattern": {
+                    "description": "FilterPattern is the event pattern as a JSON string (compact).",
+                    "type": "string",
+                    "example": "{\"source\":[\"shop\"]}"
+                },
+                "gmtCreate": {
+                    "type": "string"
+                },
+                "gmtModify": {
+                    "type": "string"
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "ENABLE",
+                        "DISABLE"
+                    ],
+                    "example": "ENABLE"
+                }
+            }
+        },
+        "RocketMQEventRuleRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                }
+            }
+        },
+        "RocketMQEventTarget": {
+            "type": "object",
+            "properties": {
+                "className": {
+                    "description": "ClassName is the target type; supported: http.",
+                    "type": "string",
+                    "example": "http"
+                },
+                "config": {
+                    "description": "Config holds the keys of the target type and the target's input transformer.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/RocketMQTargetConfig"
+                        }
+                    ]
+                },
+                "eventTargetName": {
+                    "type": "string",
+                    "example": "demo-target"
+                },
+                "runOptions": {
+                    "$ref": "#/definitions/RocketMQRunOptions"
+                }
+            }
+        },
+        "RocketMQEventTargetsRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "eventTargets": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventTarget"
+                    }
+                }
+            }
+        },
+        "RocketMQGetEventBusResponse": {
+            "type": "object",
+            "properties": {
+                "createTimestamp": {
+                    "description": "CreateTimestamp is the creation time in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "description": {
+                    "type": "string",
+                    "example": "a demo bus."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQGetEventRuleResponse": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "A demo rule."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "eventTargets": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventTarget"
+                    }
+                },
+                "filterPattern": {
+                    "type": "string",
+                    "example": "{\"source\":[\"shop\"]}"
+                },
+                "gmtCreate": {
+                    "type": "string"
+                },
+                "gmtModify": {
+                    "type": "string"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "ENABLE",
+                        "DISABLE"
+                    ],
+                    "example": "ENABLE"
+                }
+            }
+        },
+        "RocketMQListEventBusesRequest": {
+            "type": "object",
+            "properties": {
+                "maxResults": {
+                    "description": "MaxResults is the page size, 1 to 100 (0 or absent: 50).",
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken is the decimal offset of the page's first bus; absent for the first page.",
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListEventBusesResponse": {
+            "type": "object",
+            "properties": {
+                "eventBuses": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventBus"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page.",
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
+                    "description": "Total is the number of the account's buses.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "RocketMQListEventRulesRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "maxResults": {
+                    "description": "MaxResults is the page size, 1 to 100 (0 or absent: 50).",
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken is the decimal offset of the page's first rule; absent for the first page.",
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListEventRulesResponse": {
+            "type": "object",
+            "properties": {
+                "eventRules": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventRule"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page.",
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
+                    "description": "Total is the number of the bus's rules.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "RocketMQListEventTargetsResponse": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "eventTargets": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventTarget"
+                    }
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQPutEventsResponse": {
+            "type": "object",
+            "properties": {
+                "entryList": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/PutEventsResultEntry"
+                    }
+                },
+                "failedEntryCount": {
+                    "type": "integer",
+                    "example": 0
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQResponse": {
+            "type": "object",
+            "properties": {
+                "requestId": {
+                    "type": "string",
+                    "example": "0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"
+                }
+            }
+        },
+        "RocketMQRetryStrategy": {
+            "type": "object",
+            "properties": {
+                "maximumEventAgeInSeconds": {
+                    "description": "MaximumEventAgeInSeconds is between 60 and 86400 (default 86400).",
+                    "type": "integer",
+                    "example": 86400
+                },
+                "maximumRetryAttempts": {
+                    "description": "MaximumRetryAttempts is between 0 and 185.",
+                    "type": "integer",
+                    "example": 185
+                },
+                "pushRetryStrategy": {
+                    "description": "PushRetryStrategy picks the default number of attempts when maximumRetryAttempts is absent: 3 for\nBACKOFF_RETRY, 176 for EXPONENTIAL_DECAY_RETRY (absent: 185). Retries always back off exponentially with\njitter, so answers say EXPONENTIAL_DECAY_RETRY.",
+                    "type": "string",
+                    "enum": [
+                        "BACKOFF_RETRY",
+                        "EXPONENTIAL_DECAY_RETRY"
+                    ],
+                    "example": "EXPONENTIAL_DECAY_RETRY"
+                }
+            }
+        },
+        "RocketMQRunOptions": {
+            "type": "object",
+            "properties": {
+                "deadLetterQueue": {
+                    "description": "DeadLetterQueue is not supported yet: failed events go to the account's dead-letter stream.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/RocketMQDeadLetterQueue"
+                        }
+                    ]
+                },
+                "errorsTolerance": {
+                    "description": "ErrorsTolerance is ALL: an event that still fails after its retries is dead-lettered and delivery goes on.\nNONE (stop at the first such event) is not supported.",
+                    "type": "string",
+                    "enum": [
+                        "ALL",
+                        "NONE"
+                    ],
+                    "example": "ALL"
+                },
+                "retryStrategy": {
+                    "$ref": "#/definitions/RocketMQRetryStrategy"
+                }
+            }
+        },
+        "RocketMQTargetConfig": {
+            "type": "object",
+            "properties": {
+                "attributes": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "headers": {
+                    "description": "Headers are added to every request.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "input": {
+                    "type": "string"
+                },
+                "inputPath": {
+                    "type": "string",
+                    "example": "$.data"
+                },
+                "inputTransformer": {
+                    "$ref": "#/definitions/InputTransformer"
+                },
+                "method": {
+                    "description": "Method is POST (default), PUT, PATCH, DELETE or GET.",
+                    "type": "string",
+                    "example": "POST"
+                },
+                "mode": {
+                    "description": "Mode is binary (default) or structured.",
+                    "type": "string",
+                    "example": "binary"
+                },
+                "timeout": {
+                    "description": "Timeout of one request, a Go duration between 100ms and 1m (default 5s).",
+                    "type": "string",
+                    "example": "5s"
+                },
+                "transform": {
+                    "$ref": "#/definitions/TransformParam"
+                },
+                "url": {
+                    "description": "URL is an absolute http or https URL.",
+                    "type": "string",
+                    "example": "https://example.com/hook"
+                }
+            }
+        },
+        "RocketMQUpdateEventRuleRequest": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "A demo rule."
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventRuleName": {
+                    "type": "string",
+                    "example": "demo-rule"
+                },
+                "filterPattern": {
+                    "type": "string",
+                    "example": "{\"source\":[\"shop\"]}"
                 }
             }
         },
@@ -1282,6 +3877,13 @@ const docTemplate = `{
                     ],
                     "example": "ENABLED"
                 },
+                "targets": {
+                    "description": "Targets may be given when a rule is created (POST): the rule and its targets are created together, or\nnothing is. The answer to that POST holds them; other answers do not (list them under .../targets).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Target"
+                    }
+                },
                 "updatedAt": {
                     "type": "string",
                     "readOnly": true
@@ -1300,6 +3902,27 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/Rule"
                     }
+                }
+            }
+        },
+        "RulePatch": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string",
+                    "example": "orders over 100"
+                },
+                "eventPattern": {
+                    "description": "EventPattern is a JSON object, or a string holding one.",
+                    "type": "object"
+                },
+                "state": {
+                    "description": "State is ENABLED or DISABLED.",
+                    "type": "string",
+                    "enum": [
+                        "ENABLED",
+                        "DISABLED"
+                    ]
                 }
             }
         },
@@ -1323,6 +3946,14 @@ const docTemplate = `{
                 "createdAt": {
                     "type": "string",
                     "readOnly": true
+                },
+                "deadLetterConfig": {
+                    "description": "DeadLetterConfig names a bus of the account that receives the events the target gives up, with the reason,\nthe attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/DeadLetterConfig"
+                        }
+                    ]
                 },
                 "input": {
                     "description": "Input is constant JSON text that replaces the data of every event.",
@@ -1368,10 +3999,13 @@ const docTemplate = `{
                     ]
                 },
                 "type": {
-                    "description": "Type selects the sink that delivers: http.",
+                    "description": "Type selects the sink that delivers: http (a URL), api-destination (an API destination of the account),\nbus (another bus of the account) or log (the worker's log).",
                     "type": "string",
                     "enum": [
-                        "http"
+                        "http",
+                        "api-destination",
+                        "bus",
+                        "log"
                     ],
                     "example": "http"
                 },
@@ -1384,6 +4018,16 @@ const docTemplate = `{
         "TargetConfig": {
             "type": "object",
             "properties": {
+                "apiDestination": {
+                    "description": "APIDestination names an API destination of the account (api-destination targets).",
+                    "type": "string",
+                    "example": "crm"
+                },
+                "bus": {
+                    "description": "Bus names another bus of the account (bus targets); events are put on it as if with PutEvents.",
+                    "type": "string",
+                    "example": "audit"
+                },
                 "headers": {
                     "description": "Headers are added to every request.",
                     "type": "object",

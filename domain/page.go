@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 )
 
@@ -9,13 +10,15 @@ import (
 type Page struct {
 	Limit int
 	Token string
+	// Prefix, when set, keeps the names that start with it (lists of named resources).
+	Prefix string
 }
 
 const (
 	// DefaultPageLimit is the page size when none is asked for.
 	DefaultPageLimit = 50
 	// MaxPageLimit is the largest page size.
-	MaxPageLimit = 100
+	MaxPageLimit = 500
 )
 
 // NewPage validates a limit (0 means the default) and an opaque next token from a previous page.
@@ -27,7 +30,9 @@ func NewPage(limit int, token string) (Page, error) {
 		return Page{}, Invalid("limit", "limit must be between 1 and %s", strconv.Itoa(MaxPageLimit))
 	}
 	if _, err := DecodePageToken(token); err != nil {
-		return Page{}, err
+		if _, kerr := DecodeKeyToken(token); kerr != nil {
+			return Page{}, err
+		}
 	}
 	return Page{Limit: limit, Token: token}, nil
 }
@@ -56,4 +61,30 @@ func DecodePageToken(token string) (string, error) {
 		return "", Invalid("nextToken", "nextToken is not a token this API returned")
 	}
 	return string(b), nil
+}
+
+// EncodeKeyToken makes the opaque token of the page that starts after a composite key, for lists ordered by
+// several columns.
+func EncodeKeyToken(key ...string) string {
+	b, _ := json.Marshal(key) // strings always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeKeyToken reads a token made by EncodeKeyToken.
+func DecodeKeyToken(token string) ([]string, error) {
+	var key []string
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || json.Unmarshal(b, &key) != nil || len(key) == 0 {
+		return nil, Invalid("nextToken", "nextToken is not a token this API returned")
+	}
+	return key, nil
+}
+
+// AfterKey returns the composite key after which the page starts (nil for the first page).
+func (p Page) AfterKey() []string {
+	if p.Token == "" {
+		return nil
+	}
+	key, _ := DecodeKeyToken(p.Token)
+	return key
 }

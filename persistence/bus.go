@@ -30,7 +30,6 @@ func busToRow(b *bus.Bus) busRow {
 	return busRow{
 		ID: b.ID(), AccountID: b.AccountID(), Name: b.Name(), Description: b.Description(),
 		RetentionMaxAgeSeconds: int64(b.Retention().MaxAge / time.Second), RetentionMaxBytes: b.Retention().MaxBytes,
-		// A bus cannot be changed yet, so it was last updated when it was created.
 		CreatedAt: created, UpdatedAt: created,
 	}
 }
@@ -87,6 +86,49 @@ func (r *BusRepository) List(ctx context.Context, accountID string, page domain.
 	}
 	rows, next := cutPage(rows, page, func(row busRow) string { return row.Name })
 	return fromRows(rows, busFromRow), next, nil
+}
+
+// CountByAccount counts the account's buses.
+func (r *BusRepository) CountByAccount(ctx context.Context, accountID string) (int, error) {
+	var n int64
+	if err := r.db.session(ctx).Model(&busRow{}).Where("account_id = ?", accountID).Count(&n).Error; err != nil {
+		return 0, translate(err, "counting buses", outcomes{})
+	}
+	return int(n), nil
+}
+
+// Update loads the account's bus with its row locked, lets fn change it and stores its description, retention
+// and update time, in one transaction. bus.ErrNotFound when it does not exist; fn's error is returned as is.
+func (r *BusRepository) Update(ctx context.Context, accountID, name string, fn func(*bus.Bus) error) (*bus.Bus, error) {
+	var (
+		stored busRow
+		fnErr  error
+	)
+	err := r.db.transact(ctx, func(tx *gorm.DB) error {
+		var row busRow
+		if err := forUpdate(tx).Where("account_id = ? AND name = ?", accountID, name).Take(&row).Error; err != nil {
+			return err
+		}
+		b := busFromRow(row)
+		if fnErr = fn(b); fnErr != nil {
+			return fnErr
+		}
+		stored = busToRow(b)
+		stored.CreatedAt, stored.UpdatedAt = row.CreatedAt, toDB(time.Now())
+		return tx.Model(&busRow{}).Where("id = ?", row.ID).Updates(map[string]any{
+			"description":               stored.Description,
+			"retention_max_age_seconds": stored.RetentionMaxAgeSeconds,
+			"retention_max_bytes":       stored.RetentionMaxBytes,
+			"updated_at":                stored.UpdatedAt,
+		}).Error
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, translate(err, "updating bus "+name, outcomes{notFound: bus.ErrNotFound.With("bus %q not found", name)})
+	}
+	return busFromRow(stored), nil
 }
 
 // ListAll returns every bus of every account, ordered by account and name.

@@ -96,6 +96,15 @@ func (r *RuleRepository) ListByBus(ctx context.Context, busID string) ([]*rule.R
 	return fromRows(rows, ruleFromRow), nil
 }
 
+// NamesByBus returns the names of the bus's rules, sorted.
+func (r *RuleRepository) NamesByBus(ctx context.Context, busID string) ([]string, error) {
+	var names []string
+	if err := r.db.session(ctx).Model(&ruleRow{}).Where("bus_id = ?", busID).Order("name").Pluck("name", &names).Error; err != nil {
+		return nil, translate(err, "listing rules", outcomes{})
+	}
+	return names, nil
+}
+
 // CountByBus counts the bus's rules.
 func (r *RuleRepository) CountByBus(ctx context.Context, busID string) (int, error) {
 	var n int64

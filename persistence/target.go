@@ -29,6 +29,8 @@ type targetRow struct {
 	UpdatedAt               time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 	// InputTransformer is the JSON form of the target's transform.Spec; NULL when it has none.
 	InputTransformer *string `gorm:"column:input_transformer"`
+	// APIDestination is the name of the API destination of an api-destination target; NULL for other types.
+	APIDestination *string `gorm:"column:api_destination"`
 }
 
 func (targetRow) TableName() string { return "targets" }
@@ -41,22 +43,40 @@ type httpConfigJSON struct {
 	Mode    string            `json:"mode"`
 	// Timeout is a Go duration ("5s").
 	Timeout string `json:"timeout"`
+	// DeadLetterBus is kept with the config of every type.
+	DeadLetterBus string `json:"deadLetterBus,omitempty"`
+}
+
+// refConfigJSON is the stored form of the config of the other target types: what they name.
+type refConfigJSON struct {
+	APIDestination string `json:"apiDestination,omitempty"`
+	Bus            string `json:"bus,omitempty"`
+	DeadLetterBus  string `json:"deadLetterBus,omitempty"`
 }
 
 func targetToRow(t *target.Target) (targetRow, error) {
-	var config []byte
+	var (
+		config []byte
+		err    error
+		dest   *string
+	)
 	switch t.Type() {
 	case target.HTTP:
 		c := t.HTTP()
-		var err error
 		config, err = json.Marshal(httpConfigJSON{
 			URL: c.URL, Method: c.Method, Headers: c.Headers, Mode: string(c.Mode), Timeout: c.Timeout.String(),
+			DeadLetterBus: t.DeadLetterBus(),
 		})
-		if err != nil {
-			return targetRow{}, fmt.Errorf("encoding the config of target %s: %w", t.Name(), err)
+	case target.APIDestination, target.Bus, target.Log:
+		config, err = json.Marshal(refConfigJSON{APIDestination: t.APIDestination(), Bus: t.Bus(), DeadLetterBus: t.DeadLetterBus()})
+		if name := t.APIDestination(); name != "" {
+			dest = &name
 		}
 	default:
 		return targetRow{}, fmt.Errorf("storing target %s: type %q has no stored form", t.Name(), t.Type())
+	}
+	if err != nil {
+		return targetRow{}, fmt.Errorf("encoding the config of target %s: %w", t.Name(), err)
 	}
 	var transformer *string
 	if tr := t.Transformer(); !tr.IsZero() {
@@ -69,20 +89,30 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	}
 	return targetRow{
 		ID: t.ID(), AccountID: t.AccountID(), BusID: t.BusID(), RuleID: t.RuleID(), Name: t.Name(),
-		Type: string(t.Type()), Config: string(config), InputTransformer: transformer,
+		Type: string(t.Type()), Config: string(config), InputTransformer: transformer, APIDestination: dest,
 		RetryMaxAttempts: t.RetryPolicy().MaximumRetryAttempts, RetryMaxEventAgeSeconds: t.RetryPolicy().MaximumEventAgeInSeconds,
 		CreatedAt: toDB(t.CreatedAt()), UpdatedAt: toDB(t.UpdatedAt()),
 	}, nil
 }
 
 func targetFromRow(row targetRow) (*target.Target, error) {
-	var c target.HTTPConfig
+	var (
+		c    target.HTTPConfig
+		refs target.Refs
+	)
 	switch target.Type(row.Type) {
+	case target.APIDestination, target.Bus, target.Log:
+		var j refConfigJSON
+		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {
+			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
+		}
+		refs = target.Refs{APIDestination: j.APIDestination, Bus: j.Bus, DeadLetterBus: j.DeadLetterBus}
 	case target.HTTP:
 		var j httpConfigJSON
 		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {
 			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
 		}
+		refs.DeadLetterBus = j.DeadLetterBus
 		c = target.HTTPConfig{URL: j.URL, Method: j.Method, Headers: j.Headers, Mode: target.Mode(j.Mode)}
 		if j.Timeout != "" {
 			d, err := time.ParseDuration(j.Timeout)
@@ -103,7 +133,7 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 	}
 	retry := target.RetryPolicy{MaximumRetryAttempts: row.RetryMaxAttempts, MaximumEventAgeInSeconds: row.RetryMaxEventAgeSeconds}
 	return target.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.RuleID, row.Name, target.Type(row.Type),
-		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
+		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)).WithRefs(refs), nil
 }
 
 func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
@@ -210,6 +240,7 @@ func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn f
 			"type":                        stored.Type,
 			"config":                      stored.Config,
 			"input_transformer":           stored.InputTransformer,
+			"api_destination":             stored.APIDestination,
 			"retry_max_attempts":          stored.RetryMaxAttempts,
 			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
 			"updated_at":                  stored.UpdatedAt,

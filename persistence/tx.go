@@ -44,11 +44,16 @@ func pageLimit(p domain.Page) int {
 	return p.Limit
 }
 
-// pageQuery restricts q to one page ordered by name: the names after p's position, limit+1 rows so that the
-// caller knows whether another page follows.
+// pageQuery restricts q to one page ordered by name: the names after p's position (and with p's prefix),
+// limit+1 rows so that the caller knows whether another page follows.
 func pageQuery(q *gorm.DB, p domain.Page) *gorm.DB {
 	if after := p.After(); after != "" {
 		q = q.Where("name > ?", after)
+	}
+	if p.Prefix != "" {
+		// Names are [A-Za-z0-9_-]: every name with the prefix sorts before prefix+"~" (0x7e), and a range uses
+		// the index where LIKE would need its wildcard '_' escaped.
+		q = q.Where("name >= ? AND name < ?", p.Prefix, p.Prefix+"~")
 	}
 	return q.Order("name").Limit(pageLimit(p) + 1)
 }

@@ -68,7 +68,7 @@ func (r Retention) retention() (bus.Retention, error) {
 //	@Tags		buses
 //	@Produce	json
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
-//	@Param		limit			query		int		false	"page size, 1 to 100 (default 50)"
+//	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	BusList
 //	@Failure	400				{object}	Problem
@@ -101,7 +101,7 @@ func (a *api) listBuses(c *gin.Context) {
 //	@Param		bus				body		Bus		true	"the bus"
 //	@Success	201				{object}	Bus
 //	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	Problem	"BusAlreadyExists"
+//	@Failure	409				{object}	Problem	"BusAlreadyExists, BusQuotaExceeded"
 //	@Failure	413				{object}	Problem
 //	@Router		/api/v1/buses [post]
 func (a *api) createBus(c *gin.Context) {
@@ -142,6 +142,72 @@ func (a *api) getBus(c *gin.Context) {
 	c.JSON(http.StatusOK, busOf(b))
 }
 
+// BusPatch changes a bus: the fields given are replaced, the others kept.
+type BusPatch struct {
+	Description *string         `json:"description,omitempty" example:"orders of the shop"`
+	Retention   *RetentionPatch `json:"retention,omitempty"`
+} //@name BusPatch
+
+// RetentionPatch changes a bus's retention: the fields given are replaced ("0" or 0 restores the default).
+type RetentionPatch struct {
+	MaxAge   *string `json:"maxAge,omitempty" example:"24h"`
+	MaxBytes *int64  `json:"maxBytes,omitempty" example:"536870912"`
+} //@name RetentionPatch
+
+// patch returns the domain form of p.
+func (p BusPatch) patch() (bus.Patch, error) {
+	out := bus.Patch{Description: p.Description}
+	if p.Retention == nil {
+		return out, nil
+	}
+	if v := p.Retention.MaxAge; v != nil {
+		d, err := time.ParseDuration(*v)
+		if err != nil {
+			return out, domain.Invalid("retention.maxAge", "retention.maxAge %q is not a duration such as \"72h\"", *v)
+		}
+		out.MaxAge = &d
+	}
+	if v := p.Retention.MaxBytes; v != nil {
+		if *v < 0 {
+			return out, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", bus.MinMaxBytes)
+		}
+		out.MaxBytes = v
+	}
+	return out, nil
+}
+
+// patchBus changes a bus's description or retention; the stream's limits follow at once.
+//
+//	@Summary	Change a bus
+//	@Tags		buses
+//	@Accept		json
+//	@Produce	json
+//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		bus				path		string		true	"bus name"
+//	@Param		patch			body		BusPatch	true	"the fields to change"
+//	@Success	200				{object}	Bus
+//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Router		/api/v1/buses/{bus} [patch]
+func (a *api) patchBus(c *gin.Context) {
+	var in BusPatch
+	if err := decodeJSON(c, &in); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	p, err := in.patch()
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	b, err := a.s.Buses.Update(c.Request.Context(), accountOf(c), c.Param("bus"), p)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, busOf(b))
+}
+
 // deleteBus deletes a bus that has no rules, its router and its stream.
 //
 //	@Summary	Delete a bus
@@ -150,7 +216,7 @@ func (a *api) getBus(c *gin.Context) {
 //	@Param		bus				path	string	true	"bus name"
 //	@Success	204
 //	@Failure	404	{object}	Problem	"BusNotFound"
-//	@Failure	409	{object}	Problem	"BusNotEmpty: the bus still has rules"
+//	@Failure	409	{object}	Problem	"BusNotEmpty: the bus still has rules (named in detail)"
 //	@Router		/api/v1/buses/{bus} [delete]
 func (a *api) deleteBus(c *gin.Context) {
 	if err := a.s.Buses.Delete(c.Request.Context(), accountOf(c), c.Param("bus")); err != nil {

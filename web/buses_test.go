@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -164,7 +165,7 @@ func TestBuses(t *testing.T) {
 			status: http.StatusBadRequest, json: map[string]any{"field": "limit"},
 		},
 		{
-			name: "list with limit over 100", method: http.MethodGet, url: "/api/v1/buses?limit=101",
+			name: "list with limit over 500", method: http.MethodGet, url: "/api/v1/buses?limit=501",
 			status: http.StatusBadRequest, json: map[string]any{"field": "limit"},
 		},
 		{
@@ -193,11 +194,74 @@ func TestBuses(t *testing.T) {
 			name: "delete a bus with rules", method: http.MethodDelete, url: "/api/v1/buses/orders",
 			setup:  setups(withBus("orders"), withRule("orders", "created")),
 			status: http.StatusConflict, json: map[string]any{"code": "BusNotEmpty"},
+			contains: []string{`created`},
 			after: func(t *testing.T, e *env, _ *response) {
 				e.must(t, http.MethodGet, "/api/v1/buses/orders", nil, http.StatusOK)
 			},
 		},
+		{
+			name: "patch the description", method: http.MethodPatch, url: "/api/v1/buses/orders",
+			setup: withBus("orders"), body: map[string]any{"description": "new words"},
+			status: http.StatusOK,
+			json:   map[string]any{"name": "orders", "description": "new words", "retention": map[string]any{"maxAge": "72h0m0s", "maxBytes": 1 << 30}},
+			after: func(t *testing.T, e *env, resp *response) {
+				got := e.must(t, http.MethodGet, "/api/v1/buses/orders", nil, http.StatusOK)
+				assert.JSONEq(t, string(resp.Body), string(got.Body), "a patched bus reads back as it was answered")
+			},
+		},
+		{
+			name: "patch the retention: the stream follows", method: http.MethodPatch, url: "/api/v1/buses/orders",
+			setup: withBus("orders"), body: `{"retention": {"maxAge": "24h", "maxBytes": 2097152}}`,
+			status: http.StatusOK,
+			json:   map[string]any{"description": "", "retention": map[string]any{"maxAge": "24h0m0s", "maxBytes": 2097152}},
+			after: func(t *testing.T, e *env, _ *response) {
+				b, err := e.buses.Get(context.Background(), domain.DefaultAccountID, "orders")
+				require.NoError(t, err)
+				st, err := e.js.Stream(context.Background(), e.names.BusStream(b.ID()))
+				require.NoError(t, err)
+				assert.Equal(t, 24*time.Hour, st.CachedInfo().Config.MaxAge)
+				assert.Equal(t, int64(2097152), st.CachedInfo().Config.MaxBytes)
+			},
+		},
+		{
+			name: "patch with a bad maxAge", method: http.MethodPatch, url: "/api/v1/buses/orders",
+			setup: withBus("orders"), body: `{"retention": {"maxAge": "1s"}}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "retention.maxAge"},
+			after: func(t *testing.T, e *env, _ *response) {
+				got := e.must(t, http.MethodGet, "/api/v1/buses/orders", nil, http.StatusOK)
+				assert.Contains(t, string(got.Body), `"maxAge":"72h0m0s"`, "a refused patch changes nothing")
+			},
+		},
+		{
+			name: "patch with an unknown field", method: http.MethodPatch, url: "/api/v1/buses/orders",
+			setup: withBus("orders"), body: `{"name": "renamed"}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest", "field": "name"},
+		},
+		{
+			name: "patch an unknown bus", method: http.MethodPatch, url: "/api/v1/buses/nope",
+			body: map[string]any{"description": "x"}, status: http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
+		{
+			name: "patch another account's bus", method: http.MethodPatch, url: "/api/v1/buses/orders",
+			setup: withBus("orders"), headers: map[string]string{"X-Account-Id": "other"},
+			body: map[string]any{"description": "x"}, status: http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
+		},
 	})
+}
+
+// TestBusQuota: an account has at most its quota of buses.
+func TestBusQuota(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, natsServer(t))
+	e.services.Buses.MaxPerAccount = 2
+	e.createBus(t, "a")
+	e.createBus(t, "b")
+	resp := e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
+	assert.Contains(t, string(resp.Body), `"code":"BusQuotaExceeded"`)
+	assert.Contains(t, string(resp.Body), "buses per account (2)")
+	e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
+	resp = e.do(t, http.MethodPost, "/api/v1/buses", map[string]string{"X-Account-Id": "other"}, map[string]any{"name": "c"})
+	assert.Equal(t, http.StatusCreated, resp.Status, "the quota is per account")
 }
 
 // TestBusDeleteRemovesStream: deleting a bus deletes its stream.

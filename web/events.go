@@ -84,50 +84,13 @@ type PutEventsResultEntry struct {
 //	@Failure		413				{object}	Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
 //	@Router			/api/v1/buses/{bus}/events [post]
 func (a *api) putEvents(c *gin.Context) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, bus.MaxRequestSize))
+	events, errs, single, err := decodeEvents(c)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			a.writeError(c, domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit))
-			return
-		}
-		a.writeError(c, malformed("", "reading the request body: %s", err))
+		a.writeError(c, err)
 		return
-	}
-
-	var (
-		events []*event.Event // nil where the entry failed validation
-		errs   []error
-		single bool
-	)
-	media, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
-	switch {
-	case media == mediaBatch:
-		events, errs, err = decodeBatch(body)
-		if err != nil {
-			a.writeError(c, err)
-			return
-		}
-	case media == mediaStructured:
-		e, err := decodeStructured(body)
-		events, errs, single = []*event.Event{e}, []error{err}, true
-	case c.GetHeader("ce-specversion") != "":
-		e, err := decodeBinary(c.Request, body)
-		events, errs, single = []*event.Event{e}, []error{err}, true
-	default:
-		a.writeError(c, bus.ErrInvalidEvent.With("the request holds no CloudEvent: send ce-* headers (binary mode), "+
-			"%s (structured mode) or %s (batch mode), not Content-Type %q", mediaStructured, mediaBatch, c.GetHeader("Content-Type")))
-		return
-	}
-
-	valid := make([]*event.Event, 0, len(events))
-	for i, e := range events {
-		if errs[i] == nil {
-			valid = append(valid, e)
-		}
 	}
 	// Called even with no valid event, so that an unknown bus is a 404 whatever the events.
-	results, err := a.s.Buses.PutEvents(c.Request.Context(), accountOf(c), c.Param("bus"), valid)
+	entries, failed, err := a.storeEvents(c, accountOf(c), c.Param("bus"), events, errs)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -136,8 +99,53 @@ func (a *api) putEvents(c *gin.Context) {
 		a.writeError(c, errs[0])
 		return
 	}
+	c.JSON(http.StatusOK, PutEventsResponse{FailedEntryCount: failed, Entries: entries})
+}
 
-	out := PutEventsResponse{Entries: make([]PutEventsResultEntry, len(events))}
+// decodeEvents reads the body of a PutEvents request (at most bus.MaxRequestSize bytes) and decodes its
+// CloudEvents in binary, structured or batch mode. It returns one event per entry, nil where the entry failed
+// validation, with errs[i] saying why; single tells a binary or structured request (one event) from a batch.
+// err is the request failing as a whole: a body too large (PayloadTooLarge), a malformed batch
+// (MalformedRequest), or no CloudEvent at all (InvalidEvent). Both /api/v1 and the RocketMQ EventBridge API use it.
+func decodeEvents(c *gin.Context) (events []*event.Event, errs []error, single bool, err error) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, bus.MaxRequestSize))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, nil, false, domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
+		}
+		return nil, nil, false, malformed("", "reading the request body: %s", err)
+	}
+	media, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	switch {
+	case media == mediaBatch:
+		events, errs, err = decodeBatch(body)
+		return events, errs, false, err
+	case media == mediaStructured:
+		e, err := decodeStructured(body)
+		return []*event.Event{e}, []error{err}, true, nil
+	case c.GetHeader("ce-specversion") != "":
+		e, err := decodeBinary(c.Request, body)
+		return []*event.Event{e}, []error{err}, true, nil
+	}
+	return nil, nil, false, bus.ErrInvalidEvent.With("the request holds no CloudEvent: send ce-* headers (binary mode), "+
+		"%s (structured mode) or %s (batch mode), not Content-Type %q", mediaStructured, mediaBatch, c.GetHeader("Content-Type"))
+}
+
+// storeEvents puts the valid events (errs[i] == nil) on the bus and answers the outcome of every entry in request
+// order, with the number that failed. It fails as a whole only when the bus does not exist (bus.ErrNotFound).
+func (a *api) storeEvents(c *gin.Context, accountID, busName string, events []*event.Event, errs []error) ([]PutEventsResultEntry, int, error) {
+	valid := make([]*event.Event, 0, len(events))
+	for i, e := range events {
+		if errs[i] == nil {
+			valid = append(valid, e)
+		}
+	}
+	results, err := a.s.Buses.PutEvents(c.Request.Context(), accountID, busName, valid)
+	if err != nil {
+		return nil, 0, err
+	}
+	entries, failed := make([]PutEventsResultEntry, len(events)), 0
 	j := 0 // index in valid and results
 	for i, e := range events {
 		err := errs[i]
@@ -150,13 +158,13 @@ func (a *api) putEvents(c *gin.Context) {
 			j++
 		}
 		if err == nil {
-			out.Entries[i] = PutEventsResultEntry{EventID: e.ID()}
+			entries[i] = PutEventsResultEntry{EventID: e.ID()}
 			continue
 		}
-		out.FailedEntryCount++
-		out.Entries[i] = a.failedEntry(c, err)
+		failed++
+		entries[i] = a.failedEntry(c, err)
 	}
-	c.JSON(http.StatusOK, out)
+	return entries, failed, nil
 }
 
 // failedEntry is the answer about an event that was not stored. Internal details are logged, never returned.

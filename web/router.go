@@ -17,7 +17,10 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/docs"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
@@ -36,6 +39,11 @@ type Services struct {
 	Buses   *bus.Service
 	Rules   *rule.Service
 	Targets *target.Service
+	// EventTypes lists the event types seen on buses.
+	EventTypes *eventtype.Service
+
+	Connections     *connection.Service
+	APIDestinations *apidestination.Service
 }
 
 // Config configures the router.
@@ -84,14 +92,17 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.GET("/buses", a.listBuses)
 	v1.POST("/buses", a.createBus)
 	v1.GET("/buses/:bus", a.getBus)
+	v1.PATCH("/buses/:bus", a.patchBus)
 	v1.DELETE("/buses/:bus", a.deleteBus)
 
 	v1.POST("/buses/:bus/events", a.putEvents)
+	v1.GET("/buses/:bus/event-types", a.listEventTypes)
 
 	v1.GET("/buses/:bus/rules", a.listRules)
 	v1.POST("/buses/:bus/rules", a.createRule)
 	v1.GET("/buses/:bus/rules/:rule", a.getRule)
 	v1.PUT("/buses/:bus/rules/:rule", a.putRule)
+	v1.PATCH("/buses/:bus/rules/:rule", a.patchRule)
 	v1.DELETE("/buses/:bus/rules/:rule", a.deleteRule)
 	v1.POST("/buses/:bus/rules/:rule/enable", a.enableRule)
 	v1.POST("/buses/:bus/rules/:rule/disable", a.disableRule)
@@ -102,6 +113,8 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.DELETE("/buses/:bus/rules/:rule/targets/:target", a.deleteTarget)
 	v1.POST("/test-input-transformer", a.testInputTransformer)
 	v1.POST("/test-event-pattern", a.testEventPattern)
+	a.connectionRoutes(v1)
+	a.rocketMQRoutes(r)
 	return r
 }
 

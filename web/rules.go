@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
 // Rule selects the events of its bus that its targets receive.
@@ -24,7 +26,19 @@ type Rule struct {
 	EventPattern json.RawMessage `json:"eventPattern" swaggertype:"object"`
 	CreatedAt    time.Time       `json:"createdAt" readonly:"true"`
 	UpdatedAt    time.Time       `json:"updatedAt" readonly:"true"`
+	// Targets may be given when a rule is created (POST): the rule and its targets are created together, or
+	// nothing is. The answer to that POST holds them; other answers do not (list them under .../targets).
+	Targets []Target `json:"targets,omitempty"`
 } //@name Rule
+
+// RulePatch changes a rule: the fields given are replaced, the others kept.
+type RulePatch struct {
+	Description *string `json:"description,omitempty" example:"orders over 100"`
+	// State is ENABLED or DISABLED.
+	State *string `json:"state,omitempty" enums:"ENABLED,DISABLED"`
+	// EventPattern is a JSON object, or a string holding one.
+	EventPattern json.RawMessage `json:"eventPattern,omitempty" swaggertype:"object"`
+} //@name RulePatch
 
 // RuleList is one page of rules.
 type RuleList struct {
@@ -70,13 +84,28 @@ func unwrapPattern(raw json.RawMessage) ([]byte, error) {
 	return p, nil
 }
 
-// decodeRule reads a rule from the request body.
-func decodeRule(c *gin.Context) (rule.Spec, error) {
+// decodeRule reads a rule from the request body, and the targets to create with it.
+func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 	var in Rule
 	if err := decodeJSON(c, &in); err != nil {
-		return rule.Spec{}, err
+		return rule.Spec{}, nil, err
 	}
-	return in.spec()
+	spec, err := in.spec()
+	if err != nil {
+		return rule.Spec{}, nil, err
+	}
+	var targets []target.Spec
+	for i, t := range in.Targets {
+		ts, err := t.spec()
+		if err != nil {
+			if de, ok := domain.As(err); ok && de.Field != "" {
+				return rule.Spec{}, nil, domain.Invalid(fmt.Sprintf("targets[%d].%s", i, de.Field), "targets[%d]: %s", i, de.Message)
+			}
+			return rule.Spec{}, nil, err
+		}
+		targets = append(targets, ts)
+	}
+	return spec, targets, nil
 }
 
 // listRules answers a page of a bus's rules, ordered by name.
@@ -86,8 +115,9 @@ func decodeRule(c *gin.Context) (rule.Spec, error) {
 //	@Produce	json
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		bus				path		string	true	"bus name"
-//	@Param		limit			query		int		false	"page size, 1 to 100 (default 50)"
+//	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Param		namePrefix		query		string	false	"only the rules whose name starts with this"
 //	@Success	200				{object}	RuleList
 //	@Failure	400				{object}	Problem
 //	@Failure	404				{object}	Problem	"BusNotFound"
@@ -97,6 +127,13 @@ func (a *api) listRules(c *gin.Context) {
 	if err != nil {
 		a.writeError(c, err)
 		return
+	}
+	if prefix := c.Query("namePrefix"); prefix != "" {
+		if err := domain.ValidateName("namePrefix", prefix); err != nil {
+			a.writeError(c, err)
+			return
+		}
+		page.Prefix = prefix
 	}
 	rs, next, err := a.s.Rules.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
 	if err != nil {
@@ -122,20 +159,78 @@ func (a *api) listRules(c *gin.Context) {
 //	@Success	201				{object}	Rule
 //	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	Problem	"BusNotFound"
-//	@Failure	409				{object}	Problem	"RuleAlreadyExists"
+//	@Failure	409				{object}	Problem	"RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)"
 //	@Router		/api/v1/buses/{bus}/rules [post]
 func (a *api) createRule(c *gin.Context) {
-	spec, err := decodeRule(c)
+	spec, targets, err := decodeRule(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	r, err := a.s.Rules.Create(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	if len(targets) == 0 {
+		r, err := a.s.Rules.Create(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+		if err != nil {
+			a.writeError(c, err)
+			return
+		}
+		c.JSON(http.StatusCreated, ruleOf(r))
+		return
+	}
+	r, ts, err := a.s.Targets.CreateWithRule(c.Request.Context(), a.s.Rules, accountOf(c), c.Param("bus"), spec, targets)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, ruleOf(r))
+	out := ruleOf(r)
+	for _, t := range ts {
+		out.Targets = append(out.Targets, a.targetOf(c, t))
+	}
+	c.JSON(http.StatusCreated, out)
+}
+
+// patchRule changes a rule's description, pattern or state; it answers once the bus's router applied it.
+//
+//	@Summary	Change a rule
+//	@Tags		rules
+//	@Accept		json
+//	@Produce	json
+//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		bus				path		string		true	"bus name"
+//	@Param		rule			path		string		true	"rule name"
+//	@Param		patch			body		RulePatch	true	"the fields to change"
+//	@Success	200				{object}	Rule
+//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Router		/api/v1/buses/{bus}/rules/{rule} [patch]
+func (a *api) patchRule(c *gin.Context) {
+	var in RulePatch
+	if err := decodeJSON(c, &in); err != nil {
+		a.writeError(c, err)
+		return
+	}
+	p := rule.Patch{Description: in.Description}
+	if in.State != nil {
+		st := rule.State(*in.State)
+		p.State = &st
+	}
+	if in.EventPattern != nil {
+		pattern, err := unwrapPattern(in.EventPattern)
+		if err != nil {
+			a.writeError(c, err)
+			return
+		}
+		if pattern == nil {
+			a.writeError(c, rule.ErrInvalidEventPattern.With("eventPattern must be a JSON object, not null"))
+			return
+		}
+		p.EventPattern = pattern
+	}
+	r, err := a.s.Rules.Patch(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"), p)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, ruleOf(r))
 }
 
 // getRule answers one rule.
@@ -174,9 +269,13 @@ func (a *api) getRule(c *gin.Context) {
 //	@Failure	404				{object}	Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [put]
 func (a *api) putRule(c *gin.Context) {
-	spec, err := decodeRule(c)
+	spec, targets, err := decodeRule(c)
 	if err != nil {
 		a.writeError(c, err)
+		return
+	}
+	if len(targets) > 0 {
+		a.writeError(c, domain.Invalid("targets", "targets can be given only when a rule is created with POST; put them under .../targets/{target}"))
 		return
 	}
 	name := c.Param("rule")

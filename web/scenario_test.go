@@ -20,13 +20,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
+	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/web"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -79,6 +84,8 @@ type env struct {
 	runtime  *fakeRuntime
 	statuses *fakeStatuses
 	logs     *syncBuffer
+	services web.Services
+	recorder *eventtype.Recorder
 }
 
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
@@ -103,10 +110,20 @@ func newEnv(t *testing.T, js jetstream.JetStream) *env {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rt := &fakeRuntime{}
 	st := &fakeStatuses{status: &target.Status{State: "RUNNING", Tasks: []target.TaskStatus{{ID: 0, State: "RUNNING", WorkerID: "w1"}}}}
+	sealer, err := connect.NewSealer(bytes.Repeat([]byte{0x5a}, rpc.MasterKeySize))
+	require.NoError(t, err)
+	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
+	eventTypes := persistence.NewEventTypeRepository(db)
+	recorder := &eventtype.Recorder{Repo: eventTypes}
 	services := web.Services{
-		Buses:   &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: rt, Logger: log},
-		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: rt, Logger: log},
-		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: rt, Statuses: st, Logger: log},
+		Buses: &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: rt, Logger: log,
+			Observer: recorder},
+		EventTypes: &eventtype.Service{Repo: eventTypes, Buses: buses},
+		Rules:      &rule.Service{Rules: rules, Buses: buses, Runtime: rt, Logger: log},
+		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: rt, Statuses: st, Logger: log,
+			APIDestinations: destinations},
+		Connections:     &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer},
+		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts, Targets: destinations},
 	}
 	return &env{
 		router:   web.NewRouter(web.Config{Logger: log}, services),
@@ -116,6 +133,8 @@ func newEnv(t *testing.T, js jetstream.JetStream) *env {
 		runtime:  rt,
 		statuses: st,
 		logs:     logs,
+		services: services,
+		recorder: recorder,
 	}
 }
 

@@ -15,9 +15,13 @@ import (
 type Target struct {
 	// Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
 	Name string `json:"name" example:"hook"`
-	// Type selects the sink that delivers: http.
-	Type   string       `json:"type" enums:"http" example:"http"`
+	// Type selects the sink that delivers: http (a URL), api-destination (an API destination of the account),
+	// bus (another bus of the account) or log (the worker's log).
+	Type   string       `json:"type" enums:"http,api-destination,bus,log" example:"http"`
 	Config TargetConfig `json:"config"`
+	// DeadLetterConfig names a bus of the account that receives the events the target gives up, with the reason,
+	// the attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.
+	DeadLetterConfig *DeadLetterConfig `json:"deadLetterConfig,omitempty"`
 	// InputTransformer, Input, InputPath and Transform are the target's input transformer, which makes the data
 	// the target receives out of each event; at most one of them may be set, and without any (and without
 	// attributes) the target receives the event as it is. Answers hold the one that is set.
@@ -46,14 +50,24 @@ type Target struct {
 	UpdatedAt time.Time    `json:"updatedAt" readonly:"true"`
 } //@name Target
 
+// DeadLetterConfig says where the events a target gives up go.
+type DeadLetterConfig struct {
+	// Bus is a bus of the same account, not the target's own.
+	Bus string `json:"bus" example:"orders-dlq"`
+} //@name DeadLetterConfig
+
 // TargetConfig holds the keys of the target's type. For http: url (required), method (POST), headers, mode
-// (binary) and timeout (5s).
+// (binary) and timeout (5s). For api-destination: apiDestination. For bus: bus. For log: nothing.
 type TargetConfig struct {
 	// URL is an absolute http or https URL.
-	URL    string `json:"url" example:"https://example.com/hook"`
+	URL    string `json:"url,omitempty" example:"https://example.com/hook"`
 	Method string `json:"method,omitempty" enums:"POST,PUT,PATCH,DELETE,GET" example:"POST"`
 	// Headers are added to every request.
-	Headers map[string]string `json:"headers"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// APIDestination names an API destination of the account (api-destination targets).
+	APIDestination string `json:"apiDestination,omitempty" example:"crm"`
+	// Bus names another bus of the account (bus targets); events are put on it as if with PutEvents.
+	Bus string `json:"bus,omitempty" example:"audit"`
 	// Mode is how the CloudEvent is encoded: binary (ce-* headers) or structured (application/cloudevents+json).
 	Mode string `json:"mode,omitempty" enums:"binary,structured" example:"binary"`
 	// Timeout of one request, a Go duration between 100ms and 1m.
@@ -139,18 +153,19 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	h := t.HTTP()
 	rp := t.RetryPolicy()
 	out := Target{
-		Name: t.Name(),
-		Type: string(t.Type()),
-		Config: TargetConfig{
-			URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String(),
-		},
+		Name:        t.Name(),
+		Type:        string(t.Type()),
+		Config:      TargetConfig{APIDestination: t.APIDestination(), Bus: t.Bus()},
 		RetryPolicy: RetryPolicy{MaximumRetryAttempts: &rp.MaximumRetryAttempts, MaximumEventAgeInSeconds: &rp.MaximumEventAgeInSeconds},
 		Status:      targetStatusOf(a.s.Targets.Status(c.Request.Context(), t)),
 		CreatedAt:   t.CreatedAt(),
 		UpdatedAt:   t.UpdatedAt(),
 	}
-	if out.Config.Headers == nil {
-		out.Config.Headers = map[string]string{}
+	if t.Type() == target.HTTP {
+		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String()}
+	}
+	if dl := t.DeadLetterBus(); dl != "" {
+		out.DeadLetterConfig = &DeadLetterConfig{Bus: dl}
 	}
 	out.InputTransformer, out.Input, out.InputPath, out.Transform, out.Attributes = transformDTO(t.Transformer())
 	return out
@@ -175,8 +190,28 @@ func (t Target) spec() (target.Spec, error) {
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, Mode: target.Mode(t.Config.Mode),
 		},
-		Transformer: transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
-		RetryPolicy: target.DefaultRetryPolicy(),
+		APIDestination: t.Config.APIDestination,
+		Bus:            t.Config.Bus,
+		Transformer:    transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
+		RetryPolicy:    target.DefaultRetryPolicy(),
+	}
+	if t.DeadLetterConfig != nil {
+		if t.DeadLetterConfig.Bus == "" {
+			return target.Spec{}, domain.Invalid("deadLetterConfig.bus", "deadLetterConfig.bus is required (or leave deadLetterConfig out)")
+		}
+		spec.DeadLetterBus = t.DeadLetterConfig.Bus
+	}
+	if spec.Type == target.APIDestination || spec.Type == target.Bus || spec.Type == target.Log {
+		c := t.Config
+		if c.URL != "" || c.Method != "" || len(c.Headers) > 0 || c.Mode != "" || c.Timeout != "" {
+			return target.Spec{}, domain.Invalid("config", "config of a %s target takes no url, method, headers, mode or timeout", spec.Type)
+		}
+	}
+	if spec.Type != target.APIDestination && t.Config.APIDestination != "" {
+		return target.Spec{}, domain.Invalid("config.apiDestination", "config.apiDestination is for api-destination targets")
+	}
+	if spec.Type != target.Bus && t.Config.Bus != "" {
+		return target.Spec{}, domain.Invalid("config.bus", "config.bus is for bus targets")
 	}
 	if t.Config.Timeout != "" {
 		d, err := time.ParseDuration(t.Config.Timeout)

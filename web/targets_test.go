@@ -24,7 +24,7 @@ func TestTargets(t *testing.T) {
 			status: http.StatusCreated,
 			json: map[string]any{
 				"name": "hook", "type": "http",
-				"config":      map[string]any{"url": "https://example.com/hook", "method": "POST", "headers": map[string]any{}, "mode": "binary", "timeout": "5s"},
+				"config":      map[string]any{"url": "https://example.com/hook", "method": "POST", "mode": "binary", "timeout": "5s"},
 				"retryPolicy": map[string]any{"maximumRetryAttempts": 185, "maximumEventAgeInSeconds": 86400},
 				"status":      map[string]any{"state": "RUNNING", "tasks": []any{map[string]any{"id": 0, "state": "RUNNING", "workerId": "w1"}}, "lastError": nil},
 			},

@@ -4,14 +4,12 @@
 package connect
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +47,10 @@ type Config struct {
 	Targets  target.Repository
 	Streams  Streams
 	Physical Physical
-	Logger   *slog.Logger
+	// APIDestinations and Connections resolve api-destination targets; nil leaves them unapplied.
+	APIDestinations APIDestinations
+	Connections     Connections
+	Logger          *slog.Logger
 	// Interval between periodic reconciliations (default 30s).
 	Interval time.Duration
 }
@@ -114,12 +115,24 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 	}
 
 	desired := map[string]map[string]string{}
+	var unresolved []error
 	for _, t := range targets {
 		r, ok := rulesByID[t.RuleID()]
 		if !ok {
 			continue // deleted concurrently
 		}
-		desired[TargetName(b.AccountID(), b.Name(), r.Name(), t.Name())] = a.targetConfig(b, r, t)
+		name := TargetName(b.AccountID(), b.Name(), r.Name(), t.Name())
+		cfg, err := a.targetConfig(ctx, b, r, t)
+		if err != nil {
+			// Its connector stays as it is (or missing): the reconciler retries.
+			a.cfg.Logger.Warn("a target cannot be applied", "bus", b.ID(), "target", t.ID(), "err", err)
+			unresolved = append(unresolved, err)
+			if c, ok := actual[name]; ok && c.Info != nil {
+				desired[name] = c.Info.Config
+			}
+			continue
+		}
+		desired[name] = cfg
 	}
 	routerName := RouterName(b.AccountID(), b.Name())
 	oldTable := routerTable(actual[routerName])
@@ -128,7 +141,7 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		return err
 	}
 
-	var errs []error
+	errs := unresolved
 	prefix := busPrefix(b.AccountID(), b.Name())
 	for name, cfg := range desired {
 		if err := a.apply(ctx, name, cfg, actual[name]); err != nil {
@@ -257,48 +270,6 @@ const (
 	keyTransformInputType = keyTransforms + "." + transformInput + ".type"
 	keyTransformInputSpec = keyTransforms + "." + transformInput + ".spec"
 )
-
-// targetConfig builds the sink connector of one target of a rule; a target with an input transformer gets it as
-// the connector's one transform.
-func (a *Adapter) targetConfig(b *bus.Bus, r *rule.Rule, t *target.Target) map[string]string {
-	h := t.HTTP()
-	headers, _ := json.Marshal(h.Headers)
-	if h.Headers == nil {
-		headers = []byte("{}")
-	}
-	rp := t.RetryPolicy()
-	cfg := map[string]string{
-		rpc.ConfigConnectorClass:            string(t.Type()),
-		rpc.ConfigTasksMax:                  "1",
-		rpc.ConfigTopics:                    a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
-		"jetstream.stream":                  a.cfg.Physical.BusStream(b.ID()),
-		"jetstream.durable":                 a.cfg.Physical.TargetConsumer(r.ID(), t.ID()),
-		"jetstream.deliver.policy":          "new",
-		"errors.tolerance":                  "all",
-		"errors.retry.max.attempts":         strconv.Itoa(rp.MaximumRetryAttempts),
-		"errors.retry.timeout":              strconv.FormatInt(int64(rp.MaximumEventAgeInSeconds)*1000, 10),
-		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
-		"url":                               h.URL,
-		"method":                            h.Method,
-		"headers":                           string(headers),
-		"mode":                              string(h.Mode),
-		"timeout":                           h.Timeout.String(),
-		"eb.bus.id":                         b.ID(),
-		"eb.rule.id":                        r.ID(),
-		"eb.target.id":                      t.ID(),
-	}
-	if tr := t.Transformer(); !tr.IsZero() {
-		// Templates hold < and >: written as they are (not \u003c), so the config reads as the target declares it.
-		var spec bytes.Buffer
-		enc := json.NewEncoder(&spec)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(tr) // strings and maps of strings: cannot fail
-		cfg[keyTransforms] = transformInput
-		cfg[keyTransformInputType] = transformInputType
-		cfg[keyTransformInputSpec] = strings.TrimSuffix(spec.String(), "\n")
-	}
-	return cfg
-}
 
 // ruleOfTopic returns the rule id of a rule subject of bus b ("" when topic is not one).
 func (a *Adapter) ruleOfTopic(b *bus.Bus, topic string) string {

@@ -30,6 +30,11 @@ type Config struct {
 	MasterKey           string
 	AllowPrivateTargets bool
 	LogLevel            string
+	// Quotas of the deployment: buses per account, rules per bus, connections and API destinations per account.
+	QuotaBuses           int
+	QuotaRulesPerBus     int
+	QuotaConnections     int
+	QuotaAPIDestinations int
 }
 
 // FsyncAlways reports whether every JetStream write is flushed; else FsyncInterval applies.
@@ -86,6 +91,15 @@ func (c Config) Validate() error {
 	if c.ClusterID == "" || strings.ContainsAny(c.ClusterID, ". *>") {
 		return fmt.Errorf("--cluster-id %q must be non-empty without dots, spaces or wildcards", c.ClusterID)
 	}
+	for _, q := range []struct {
+		name string
+		n    int
+	}{{"--quota-buses", c.QuotaBuses}, {"--quota-rules-per-bus", c.QuotaRulesPerBus},
+		{"--quota-connections", c.QuotaConnections}, {"--quota-api-destinations", c.QuotaAPIDestinations}} {
+		if q.n < 1 {
+			return fmt.Errorf("%s must be a positive integer", q.name)
+		}
+	}
 	if err := worker.CheckWorkerID(c.WorkerID); err != nil {
 		return fmt.Errorf("--worker-id: %w", err)
 	}
@@ -127,6 +141,20 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		allow = b
 	}
 	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	quota := func(p *int, name, env string, def int, usage string) {
+		if v := getenv(env); v != "" {
+			if n, err := strconv.Atoi(v); err == nil {
+				def = n
+			} else {
+				def = -1 // refused by Validate, naming the variable's flag
+			}
+		}
+		fs.IntVar(p, name, def, usage+" (env "+env+")")
+	}
+	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
+	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
+	quota(&c.QuotaConnections, "quota-connections", "EB_QUOTA_CONNECTIONS", 100, "connections per account")
+	quota(&c.QuotaAPIDestinations, "quota-api-destinations", "EB_QUOTA_API_DESTINATIONS", 100, "API destinations per account")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -15,7 +15,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	c, err := ParseConfig(nil, func(string) string { return "" })
 	require.NoError(t, err)
 	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
-		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info"}, c)
+		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
+		QuotaConnections: 100, QuotaAPIDestinations: 100}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -24,13 +25,14 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_NATS": "nats://n:4222", "EB_NATS_LISTEN": "127.0.0.1:4333", "EB_FSYNC": "always",
 		"EB_RUNTIME": "http://w1:8083, http://w2:8083", "EB_WORKER_ADDR": "127.0.0.1:9083", "EB_WORKER_ID": "cp1", "EB_CLUSTER_ID": "prod",
 		"EB_MASTER_KEY": "/etc/eb/key", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug",
+		"EB_QUOTA_BUSES": "5", "EB_QUOTA_RULES_PER_BUS": "6", "EB_QUOTA_CONNECTIONS": "7", "EB_QUOTA_API_DESTINATIONS": "8",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.Equal(t, Config{HTTPAddr: "0.0.0.0:9000", DataDir: "/var/eb", DB: "mysql://root@tcp(db:3306)/eb",
 		NATS: "nats://n:4222", NATSListen: "127.0.0.1:4333", Fsync: "always", Runtime: "http://w1:8083, http://w2:8083",
 		WorkerAddr: "127.0.0.1:9083", WorkerID: "cp1", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
-		LogLevel: "debug"}, c)
+		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8}, c)
 	require.True(t, c.FsyncAlways())
 	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
 
@@ -54,6 +56,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"dotted cluster", []string{"--cluster-id", "a.b"}, nil, "--cluster-id"},
 		{"bad level", []string{"--log-level", "loud"}, nil, "--log-level"},
 		{"bad worker id", []string{"--worker-id", "host:8083"}, nil, "--worker-id"},
+		{"zero quota", []string{"--quota-buses", "0"}, nil, "--quota-buses"},
+		{"quota env not a number", nil, map[string]string{"EB_QUOTA_RULES_PER_BUS": "many"}, "--quota-rules-per-bus"},
 		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"serve"}, nil, "serve"},

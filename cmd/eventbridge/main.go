@@ -22,7 +22,10 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/migrations"
@@ -76,6 +79,9 @@ type Main struct {
 	listener   net.Listener
 	cancel     context.CancelFunc
 	done       chan struct{}
+	// stopRecorder ends the event types recorder, which writes what it holds before recorderDone closes.
+	stopRecorder context.CancelFunc
+	recorderDone chan struct{}
 }
 
 // NewMain returns a Main with a logger on stderr.
@@ -196,8 +202,10 @@ func (m *Main) Run(ctx context.Context) error {
 	rules := persistence.NewRuleRepository(db)
 	targets := persistence.NewTargetRepository(db)
 	accounts := persistence.NewAccountRepository(db)
+	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
 	m.adapter = connect.New(connect.Config{
 		Runtime: rpc.NewClient(runtimeURL), Buses: buses, Rules: rules, Targets: targets,
+		APIDestinations: destinations, Connections: connections,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 	})
 	ensureDLQStreams(ctx, buses, store, log)
@@ -213,10 +221,30 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 
 	services := web.Services{
-		Buses:   &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: m.adapter, Logger: log},
-		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log},
+		Buses: &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
+			MaxPerAccount: c.QuotaBuses},
+		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
 	}
+	sealer, err := connect.NewSealer(m.masterKey)
+	if err != nil {
+		return err
+	}
+	services.Targets.APIDestinations = destinations
+	services.Connections = &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer,
+		MaxPerAccount: c.QuotaConnections}
+	services.APIDestinations = &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts,
+		Targets: destinations, MaxPerAccount: c.QuotaAPIDestinations}
+	eventTypes := persistence.NewEventTypeRepository(db)
+	recorder := &eventtype.Recorder{Repo: eventTypes, Logger: log.With("component", "event-types")}
+	services.Buses.Observer = recorder
+	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
+	recCtx, stopRecorder := context.WithCancel(context.Background())
+	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
+	go func() {
+		defer close(m.recorderDone)
+		recorder.Run(recCtx)
+	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready}, services)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
@@ -279,6 +307,10 @@ func (m *Main) Close() error {
 	if m.cancel != nil {
 		m.cancel()
 		<-m.done
+	}
+	if m.stopRecorder != nil {
+		m.stopRecorder()
+		<-m.recorderDone
 	}
 	if m.worker != nil {
 		if err := m.worker.Close(ctx); err != nil {

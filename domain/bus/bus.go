@@ -28,6 +28,8 @@ var (
 	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "BusNotFound"}
 	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "BusAlreadyExists"}
 	ErrNotEmpty      = &domain.Error{Kind: domain.KindConflict, Code: "BusNotEmpty"}
+	// ErrQuotaExceeded: the account has as many buses as its quota allows.
+	ErrQuotaExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "BusQuotaExceeded"}
 )
 
 // Bus is an event bus of an account. Its internal id names its stream, so the name is free to change.
@@ -51,22 +53,62 @@ func New(accountID, name, description string, retention Retention, now time.Time
 	if err := domain.ValidateDescription(description); err != nil {
 		return nil, err
 	}
-	if retention.MaxAge == 0 {
-		retention.MaxAge = DefaultMaxAge
-	}
-	if retention.MaxBytes == 0 {
-		retention.MaxBytes = DefaultMaxBytes
-	}
-	if retention.MaxAge < MinMaxAge || retention.MaxAge > MaxMaxAge {
-		return nil, domain.Invalid("retention.maxAge", "retention.maxAge must be between %s and %s", MinMaxAge, MaxMaxAge)
-	}
-	if retention.MaxBytes < MinMaxBytes {
-		return nil, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", MinMaxBytes)
+	retention, err := retention.normalize()
+	if err != nil {
+		return nil, err
 	}
 	return &Bus{
 		id: domain.NewID(), accountID: accountID, name: name, description: description,
 		retention: retention, createdAt: now.UTC(),
 	}, nil
+}
+
+// normalize fills a zero field with its default and validates.
+func (r Retention) normalize() (Retention, error) {
+	if r.MaxAge == 0 {
+		r.MaxAge = DefaultMaxAge
+	}
+	if r.MaxBytes == 0 {
+		r.MaxBytes = DefaultMaxBytes
+	}
+	if r.MaxAge < MinMaxAge || r.MaxAge > MaxMaxAge {
+		return r, domain.Invalid("retention.maxAge", "retention.maxAge must be between %s and %s", MinMaxAge, MaxMaxAge)
+	}
+	if r.MaxBytes < MinMaxBytes {
+		return r, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", MinMaxBytes)
+	}
+	return r, nil
+}
+
+// Patch is a change of a bus: the fields that are set are replaced.
+type Patch struct {
+	Description *string
+	// MaxAge and MaxBytes replace the retention's fields; zero restores the default.
+	MaxAge   *time.Duration
+	MaxBytes *int64
+}
+
+// Apply validates p and changes b; b is unchanged when p is invalid.
+func (b *Bus) Apply(p Patch) error {
+	desc, r := b.description, b.retention
+	if p.Description != nil {
+		if err := domain.ValidateDescription(*p.Description); err != nil {
+			return err
+		}
+		desc = *p.Description
+	}
+	if p.MaxAge != nil {
+		r.MaxAge = *p.MaxAge
+	}
+	if p.MaxBytes != nil {
+		r.MaxBytes = *p.MaxBytes
+	}
+	r, err := r.normalize()
+	if err != nil {
+		return err
+	}
+	b.description, b.retention = desc, r
+	return nil
 }
 
 // UnmarshalFromDatabase rebuilds a bus from storage without validation.
@@ -95,4 +137,9 @@ type Repository interface {
 	ListAll(ctx context.Context) ([]*Bus, error)
 	// Delete removes a bus; ErrNotEmpty while it has rules, ErrNotFound when it does not exist.
 	Delete(ctx context.Context, id string) error
+	// Update loads the account's bus with its row locked, lets fn change it and stores its description and
+	// retention; fn's error is returned as is and nothing is stored. ErrNotFound when it does not exist.
+	Update(ctx context.Context, accountID, name string, fn func(*Bus) error) (*Bus, error)
+	// CountByAccount counts the account's buses.
+	CountByAccount(ctx context.Context, accountID string) (int, error)
 }

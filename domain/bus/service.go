@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
@@ -45,10 +46,13 @@ type Runtime interface {
 	RemoveBus(ctx context.Context, b *Bus) error
 }
 
-// RuleCounter tells how many rules a bus has (deleting a bus with rules is refused).
+// RuleCounter tells which rules a bus has (deleting a bus with rules is refused, naming them).
 type RuleCounter interface {
-	CountByBus(ctx context.Context, busID string) (int, error)
+	NamesByBus(ctx context.Context, busID string) ([]string, error)
 }
+
+// DefaultMaxPerAccount is the default quota of buses per account.
+const DefaultMaxPerAccount = 100
 
 // Service holds the use cases of buses and of the events put on them.
 type Service struct {
@@ -59,6 +63,15 @@ type Service struct {
 	Runtime  Runtime
 	Logger   *slog.Logger
 	Clock    domain.Clock
+	// MaxPerAccount is the quota of buses per account (DefaultMaxPerAccount when 0).
+	MaxPerAccount int
+	// Observer, when set, sees every event stored on a bus (the event types recorder).
+	Observer Observer
+}
+
+// Observer sees the events stored on buses. Observe must be cheap and must not block.
+type Observer interface {
+	Observe(busID string, e *event.Event)
 }
 
 // Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.
@@ -73,6 +86,17 @@ func (s *Service) Create(ctx context.Context, accountID, name, description strin
 	}
 	if err := s.Accounts.Ensure(ctx, acc); err != nil {
 		return nil, err
+	}
+	quota := s.MaxPerAccount
+	if quota <= 0 {
+		quota = DefaultMaxPerAccount
+	}
+	n, err := s.Buses.CountByAccount(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if n >= quota {
+		return nil, ErrQuotaExceeded.With("quota exceeded: buses per account (%d); account %q has %d", quota, accountID, n)
 	}
 	if err := s.Buses.Create(ctx, b); err != nil {
 		return nil, err
@@ -111,12 +135,12 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.Rules.CountByBus(ctx, b.ID())
+	rules, err := s.Rules.NamesByBus(ctx, b.ID())
 	if err != nil {
 		return err
 	}
-	if n > 0 {
-		return ErrNotEmpty.With("bus %q still has %d rule(s); delete them first", name, n)
+	if len(rules) > 0 {
+		return ErrNotEmpty.With("bus %q still has %d rule(s): %s; delete them first", name, len(rules), strings.Join(rules, ", "))
 	}
 	if err := s.Buses.Delete(ctx, b.ID()); err != nil {
 		return err
@@ -129,6 +153,20 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 		s.Logger.Error("deleting stream of a deleted bus", "bus", b.ID(), "err", err)
 	}
 	return nil
+}
+
+// Update changes a bus's description and retention; the stream's limits follow. Errors: validation, ErrNotFound.
+func (s *Service) Update(ctx context.Context, accountID, name string, p Patch) (*Bus, error) {
+	b, err := s.Buses.Update(ctx, accountID, name, func(b *Bus) error { return b.Apply(p) })
+	if err != nil {
+		return nil, err
+	}
+	if p.MaxAge != nil || p.MaxBytes != nil {
+		if err := s.Store.CreateStream(ctx, b); err != nil {
+			return nil, fmt.Errorf("updating the stream of bus %s: %w", b.Name(), err)
+		}
+	}
+	return b, nil
 }
 
 // ValidateEvent checks one event before it is stored: the CloudEvents required attributes and the size of its
@@ -155,6 +193,9 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 	}
 	results := s.Store.Put(ctx, b, events)
 	for i, err := range results {
+		if err == nil && s.Observer != nil {
+			s.Observer.Observe(b.ID(), events[i])
+		}
 		if err != nil && !errors.Is(err, ErrInvalidEvent) {
 			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", err)
 			results[i] = domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")

@@ -28,8 +28,10 @@ const DefaultMaxWildcardRules = 30
 
 // Errors returned by this package and its repository.
 var (
-	ErrNotFound            = &domain.Error{Kind: domain.KindNotFound, Code: "RuleNotFound"}
-	ErrAlreadyExists       = &domain.Error{Kind: domain.KindConflict, Code: "RuleAlreadyExists"}
+	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "RuleNotFound"}
+	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "RuleAlreadyExists"}
+	// ErrQuotaExceeded: the bus has as many rules as its quota allows.
+	ErrQuotaExceeded       = &domain.Error{Kind: domain.KindLimitExceeded, Code: "RuleQuotaExceeded"}
 	ErrInvalidEventPattern = &domain.Error{Kind: domain.KindInvalid, Code: "InvalidEventPattern", Field: "eventPattern"}
 )
 

@@ -24,6 +24,18 @@ type Service struct {
 	Clock   domain.Clock
 	// MaxWildcardRules is how many rules of a bus may use wildcards; 0 means DefaultMaxWildcardRules.
 	MaxWildcardRules int
+	// MaxPerBus is the quota of rules per bus; 0 means DefaultMaxPerBus.
+	MaxPerBus int
+}
+
+// DefaultMaxPerBus is the default quota of rules per bus.
+const DefaultMaxPerBus = 300
+
+// Patch is a change of a rule: the fields that are set are replaced.
+type Patch struct {
+	Description  *string
+	EventPattern []byte // nil keeps the pattern
+	State        *State
 }
 
 // Spec is what a caller declares about a rule.
@@ -49,7 +61,53 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.EventPattern()); err != nil {
 		return nil, err
 	}
+	quota := s.MaxPerBus
+	if quota <= 0 {
+		quota = DefaultMaxPerBus
+	}
+	n, err := s.Rules.CountByBus(ctx, b.ID())
+	if err != nil {
+		return nil, err
+	}
+	if n >= quota {
+		return nil, ErrQuotaExceeded.With("quota exceeded: rules per bus (%d); bus %q has %d", quota, busName, n)
+	}
 	if err := s.Rules.Create(ctx, r); err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return r, nil
+}
+
+// Patch changes the fields of p on an existing rule and answers once the router applied the change. Errors:
+// bus.ErrNotFound, ErrNotFound, ErrInvalidEventPattern, validation.
+func (s *Service) Patch(ctx context.Context, accountID, busName, name string, p Patch) (*Rule, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	if p.EventPattern != nil {
+		if err := s.checkWildcards(ctx, b.ID(), name, p.EventPattern); err != nil {
+			return nil, err
+		}
+	}
+	r, err := s.Rules.Update(ctx, b.ID(), name, func(r *Rule) error {
+		desc, pattern, state := r.Description(), r.EventPattern(), r.State()
+		if p.Description != nil {
+			desc = *p.Description
+		}
+		if p.EventPattern != nil {
+			pattern = p.EventPattern
+		}
+		if p.State != nil {
+			state = *p.State
+			if state == "" {
+				return domain.Invalid("state", "state must be ENABLED or DISABLED, not empty")
+			}
+		}
+		return r.Change(desc, pattern, state, s.Clock.Now())
+	})
+	if err != nil {
 		return nil, err
 	}
 	s.sync(ctx, b)

@@ -109,6 +109,10 @@ func (o oneBus) List(context.Context, string, domain.Page) ([]*bus.Bus, string, 
 }
 func (o oneBus) ListAll(context.Context) ([]*bus.Bus, error) { return []*bus.Bus{o.b}, nil }
 func (o oneBus) Delete(context.Context, string) error        { return nil }
+func (o oneBus) Update(context.Context, string, string, func(*bus.Bus) error) (*bus.Bus, error) {
+	return o.b, nil
+}
+func (o oneBus) CountByAccount(context.Context, string) (int, error) { return 1, nil }
 
 type noRuntime struct{}
 

@@ -3,9 +3,11 @@ package target
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 )
@@ -27,6 +29,50 @@ type Service struct {
 	Statuses StatusReader
 	Logger   *slog.Logger
 	Clock    domain.Clock
+	// APIDestinations finds the API destinations api-destination targets name; nil refuses such targets.
+	APIDestinations APIDestinationFinder
+}
+
+// APIDestinationFinder finds an account's API destination by name (apidestination.ErrNotFound otherwise).
+type APIDestinationFinder interface {
+	Get(ctx context.Context, accountID, name string) (*apidestination.APIDestination, error)
+}
+
+// checkRefs checks that the resources spec names exist in the account, and that neither the destination bus nor
+// the dead-letter bus is the target's own bus (its events would come back to it).
+func (s *Service) checkRefs(ctx context.Context, accountID string, own *bus.Bus, spec Spec) error {
+	busRef := func(field, name string) error {
+		if name == own.Name() {
+			return domain.Invalid(field, "%s %q is the target's own bus: its events would come back to it", field, name)
+		}
+		if _, err := s.Buses.Get(ctx, accountID, name); err != nil {
+			if errors.Is(err, bus.ErrNotFound) {
+				return domain.Invalid(field, "%s: bus %q does not exist", field, name)
+			}
+			return err
+		}
+		return nil
+	}
+	switch spec.Type {
+	case Bus:
+		if err := busRef("config.bus", spec.Bus); err != nil {
+			return err
+		}
+	case APIDestination:
+		if s.APIDestinations == nil {
+			return domain.Invalid("type", "api-destination targets are not available in this deployment")
+		}
+		if _, err := s.APIDestinations.Get(ctx, accountID, spec.APIDestination); err != nil {
+			if errors.Is(err, apidestination.ErrNotFound) {
+				return domain.Invalid("config.apiDestination", "config.apiDestination: API destination %q does not exist", spec.APIDestination)
+			}
+			return err
+		}
+	}
+	if spec.DeadLetterBus != "" {
+		return busRef("deadLetterConfig.bus", spec.DeadLetterBus)
+	}
+	return nil
 }
 
 func (s *Service) lookup(ctx context.Context, accountID, busName, ruleName string) (*bus.Bus, *rule.Rule, error) {
@@ -48,6 +94,9 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	if err != nil {
 		return nil, false, err
 	}
+	if err := s.checkRefs(ctx, accountID, b, spec); err != nil {
+		return nil, false, err
+	}
 	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Clock.Now()) })
 	if errors.Is(err, ErrNotFound) {
 		t, err = New(accountID, b.ID(), r.ID(), spec, s.Clock.Now())
@@ -63,6 +112,61 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	}
 	s.sync(ctx, b)
 	return t, created, nil
+}
+
+// CreateWithRule creates a rule with its targets in one request: every target is validated first (names unique, at
+// most MaxPerRule), then the rule is created through rules, then each target; when a target cannot be stored the
+// rule is deleted again, so the request has no effect. It answers once the router and the targets' connectors
+// applied it. Errors: as rule.Service.Create and Put; a target's problem names it as targets[i].<field>.
+func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accountID, busName string, rs rule.Spec,
+	specs []Spec) (*rule.Rule, []*Target, error) {
+	if len(specs) > MaxPerRule {
+		return nil, nil, ErrLimitExceeded.With("a rule has at most %d targets; %d were given", MaxPerRule, len(specs))
+	}
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for i, spec := range specs {
+		if _, err := New(accountID, "-", "-", spec, s.Clock.Now()); err != nil {
+			return nil, nil, indexed(err, i)
+		}
+		if err := s.checkRefs(ctx, accountID, b, spec); err != nil {
+			return nil, nil, indexed(err, i)
+		}
+		if seen[spec.Name] {
+			return nil, nil, domain.Invalid(fmt.Sprintf("targets[%d].name", i), "targets[%d].name %q is used twice", i, spec.Name)
+		}
+		seen[spec.Name] = true
+	}
+	r, err := rules.Create(ctx, accountID, busName, rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*Target
+	for i, spec := range specs {
+		t, _, err := s.Put(ctx, accountID, busName, r.Name(), spec)
+		if err != nil {
+			if derr := rules.Delete(context.WithoutCancel(ctx), accountID, busName, r.Name()); derr != nil {
+				s.Logger.Error("removing a rule whose targets could not be created", "rule", r.Name(), "err", derr)
+			}
+			return nil, nil, indexed(err, i)
+		}
+		out = append(out, t)
+	}
+	return r, out, nil
+}
+
+// indexed prefixes the field of a validation error with targets[i].
+func indexed(err error, i int) error {
+	if de, ok := domain.As(err); ok && de.Field != "" {
+		c := *de
+		c.Field = fmt.Sprintf("targets[%d].%s", i, de.Field)
+		c.Message = fmt.Sprintf("targets[%d]: %s", i, de.Message)
+		return &c
+	}
+	return err
 }
 
 // Get returns ErrNotFound (of the bus, the rule or the target) when one does not exist.

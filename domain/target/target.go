@@ -16,8 +16,21 @@ import (
 // Type names the kind of a target; it selects the sink plugin that delivers.
 type Type string
 
-// HTTP delivers each event with an HTTP request.
-const HTTP Type = "http"
+// Target types.
+const (
+	// HTTP delivers each event with an HTTP request to a URL.
+	HTTP Type = "http"
+	// APIDestination delivers each event to an API destination of the account (its endpoint, method,
+	// connection's authorization and rate limit).
+	APIDestination Type = "api-destination"
+	// Bus puts each event on another bus of the same account.
+	Bus Type = "bus"
+	// Log writes each event to the worker's log.
+	Log Type = "log"
+)
+
+// Types lists the target types.
+func Types() []Type { return []Type{HTTP, APIDestination, Bus, Log} }
 
 // MaxPerRule is how many targets a rule may have.
 const MaxPerRule = 5
@@ -143,6 +156,10 @@ type Target struct {
 	retryPolicy RetryPolicy
 	createdAt   time.Time
 	updatedAt   time.Time
+
+	apiDestination string
+	bus            string
+	deadLetterBus  string
 }
 
 // Spec is what a caller declares about a target.
@@ -155,6 +172,13 @@ type Spec struct {
 	// Spec delivers the event as it is.
 	Transformer transform.Spec
 	RetryPolicy RetryPolicy
+	// APIDestination names the API destination of an api-destination target.
+	APIDestination string
+	// Bus names the destination bus of a bus target (another bus of the same account).
+	Bus string
+	// DeadLetterBus, when set, names a bus of the same account that receives the events this target gives up,
+	// with the reason, the attempts and the target; otherwise they go to the account's dead-letter stream.
+	DeadLetterBus string
 }
 
 // New validates and returns a new target of a rule with a fresh id.
@@ -172,16 +196,31 @@ func New(accountID, busID, ruleID string, spec Spec, now time.Time) (*Target, er
 // Change replaces the type, the configuration, the transformer and the retry policy after validating them. The
 // name stays. A transformer that does not compile is a validation error naming its field (inputTemplate, ...).
 func (t *Target) Change(spec Spec, now time.Time) error {
+	var c HTTPConfig
 	switch spec.Type {
 	case HTTP:
+		var err error
+		if c, err = spec.HTTP.normalize(); err != nil {
+			return err
+		}
+	case APIDestination:
+		if err := domain.ValidateName("config.apiDestination", spec.APIDestination); err != nil {
+			return err
+		}
+	case Bus:
+		if err := domain.ValidateName("config.bus", spec.Bus); err != nil {
+			return err
+		}
+	case Log:
 	case "":
-		return domain.Invalid("type", "type is required (http)")
+		return domain.Invalid("type", "type is required (http, api-destination, bus or log)")
 	default:
-		return domain.Invalid("type", "type %q is not supported; use http", spec.Type)
+		return domain.Invalid("type", "type %q is not supported; use http, api-destination, bus or log", spec.Type)
 	}
-	c, err := spec.HTTP.normalize()
-	if err != nil {
-		return err
+	if spec.DeadLetterBus != "" {
+		if err := domain.ValidateName("deadLetterConfig.bus", spec.DeadLetterBus); err != nil {
+			return err
+		}
 	}
 	if !spec.Transformer.IsZero() {
 		if _, err := transform.Compile(spec.Transformer); err != nil {
@@ -192,6 +231,13 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		return err
 	}
 	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
+	t.apiDestination, t.bus, t.deadLetterBus = "", "", spec.DeadLetterBus
+	switch spec.Type {
+	case APIDestination:
+		t.apiDestination = spec.APIDestination
+	case Bus:
+		t.bus = spec.Bus
+	}
 	return nil
 }
 
@@ -215,8 +261,28 @@ func (t *Target) HTTP() HTTPConfig  { return t.http }
 func (t *Target) Transformer() transform.Spec { return t.transformer }
 
 func (t *Target) RetryPolicy() RetryPolicy { return t.retryPolicy }
-func (t *Target) CreatedAt() time.Time     { return t.createdAt }
-func (t *Target) UpdatedAt() time.Time     { return t.updatedAt }
+
+// APIDestination names the API destination of an api-destination target ("" for other types).
+func (t *Target) APIDestination() string { return t.apiDestination }
+
+// Bus names the destination bus of a bus target ("" for other types).
+func (t *Target) Bus() string { return t.bus }
+
+// DeadLetterBus names the bus that receives the events the target gives up ("": the account's dead-letter stream).
+func (t *Target) DeadLetterBus() string { return t.deadLetterBus }
+
+// Refs are the references of a target to other resources of its account, for UnmarshalFromDatabase.
+type Refs struct {
+	APIDestination, Bus, DeadLetterBus string
+}
+
+// WithRefs sets the references of a target read from storage.
+func (t *Target) WithRefs(r Refs) *Target {
+	t.apiDestination, t.bus, t.deadLetterBus = r.APIDestination, r.Bus, r.DeadLetterBus
+	return t
+}
+func (t *Target) CreatedAt() time.Time { return t.createdAt }
+func (t *Target) UpdatedAt() time.Time { return t.updatedAt }
 
 // Repository stores targets. Names are unique per rule.
 type Repository interface {

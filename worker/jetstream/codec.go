@@ -156,14 +156,33 @@ func EncodeDeadLetter(subject string, e *event.Event, d DeadLetter) *nats.Msg {
 	if d.MsgID != "" {
 		m.Header.Set(nats.MsgIdHdr, DLQMsgID(d.MsgID, d.Connector))
 	}
+	// The same facts as CloudEvents extensions, for a dead-letter bus: its rules can match them and its targets
+	// receive them.
+	m.Header.Set(headerPrefix+ExtDLQReason, reason)
+	m.Header.Set(headerPrefix+ExtDLQAttempts, strconv.FormatUint(d.Attempts, 10))
+	m.Header.Set(headerPrefix+ExtDLQConnector, d.Connector)
+	if d.ErrorClass != "" {
+		m.Header.Set(headerPrefix+ExtDLQErrorClass, d.ErrorClass)
+	}
 	return m
 }
+
+// CloudEvents extensions of a dead letter put on a dead-letter bus.
+const (
+	ExtDLQReason     = "ebdlqreason"
+	ExtDLQAttempts   = "ebdlqattempts"
+	ExtDLQConnector  = "ebdlqconnector"
+	ExtDLQErrorClass = "ebdlqerrorclass"
+)
 
 // DecodeDeadLetter reads a message written by EncodeDeadLetter: the original event and why it was given up.
 func DecodeDeadLetter(m *nats.Msg) (*event.Event, DeadLetter, error) {
 	e, err := Decode(m)
 	if err != nil {
 		return nil, DeadLetter{}, err
+	}
+	for _, ext := range []string{ExtDLQReason, ExtDLQAttempts, ExtDLQConnector, ExtDLQErrorClass} {
+		delete(e.Extensions(), ext) // the original event had none of them
 	}
 	h := m.Header
 	d := DeadLetter{

@@ -1,0 +1,477 @@
+// Package connection holds connections: how an account authorizes the calls that its API destinations make
+// (BASIC, API_KEY or OAUTH_CLIENT_CREDENTIALS), plus parameters added to every call. Secrets are write-only: a
+// connection holds them sealed (encrypted by the Sealer port) from the moment it is built, and never gives back
+// their plaintext.
+package connection
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// AuthorizationType is how calls through a connection are authorized.
+type AuthorizationType string
+
+// Authorization types, as Amazon EventBridge names them.
+const (
+	Basic                  AuthorizationType = "BASIC"
+	APIKey                 AuthorizationType = "API_KEY"
+	OAuthClientCredentials AuthorizationType = "OAUTH_CLIENT_CREDENTIALS"
+)
+
+// Limits of a connection's fields.
+const (
+	// MaxParameters is the largest number of entries of one parameter list (headers, query string or body).
+	MaxParameters = 50
+	// MaxScopes is the largest number of OAuth scopes.
+	MaxScopes = 50
+	// MaxValueLength is the longest key, value, user name, client id or secret, in bytes.
+	MaxValueLength = 512
+	// MaxEndpointLength is the longest authorization endpoint, in bytes.
+	MaxEndpointLength = 2048
+	// DefaultMaxPerAccount is the default quota of connections per account.
+	DefaultMaxPerAccount = 100
+)
+
+// Errors returned by this package and its repository.
+var (
+	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "ConnectionNotFound"}
+	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "ConnectionAlreadyExists"}
+	// ErrInUse refuses deleting a connection that API destinations use.
+	ErrInUse = &domain.Error{Kind: domain.KindConflict, Code: "ConnectionInUse"}
+	// ErrQuotaExceeded refuses a connection over the account's quota.
+	ErrQuotaExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "ConnectionQuotaExceeded"}
+)
+
+// Sealer encrypts a secret before it is kept. Its output is opaque to the domain (enc:v1:... ciphertext under the
+// installation's master key); its errors must not contain the plaintext.
+type Sealer interface {
+	Seal(plaintext string) (string, error)
+}
+
+// Parameter is a key and a value added to a request. A secret value is sealed in a Connection; in a Spec an
+// empty secret value means "keep the sealed value of the parameter with the same key".
+type Parameter struct {
+	Key           string
+	Value         string
+	IsValueSecret bool
+}
+
+// HTTPParameters are added to a request: headers, query string parameters and body parameters.
+type HTTPParameters struct {
+	HeaderParameters      []Parameter
+	QueryStringParameters []Parameter
+	BodyParameters        []Parameter
+}
+
+// IsZero reports whether p has no parameter at all.
+func (p HTTPParameters) IsZero() bool {
+	return len(p.HeaderParameters) == 0 && len(p.QueryStringParameters) == 0 && len(p.BodyParameters) == 0
+}
+
+// BasicAuth is a user name and a password (sealed in a Connection).
+type BasicAuth struct {
+	Username string
+	Password string
+}
+
+// APIKeyAuth is a header and its value (sealed in a Connection).
+type APIKeyAuth struct {
+	// APIKeyName is the name of the header that carries the key.
+	APIKeyName  string
+	APIKeyValue string
+}
+
+// OAuthParameters describe the OAuth 2.0 client-credentials grant that gets the token of the calls.
+type OAuthParameters struct {
+	// AuthorizationEndpoint is the token endpoint: an absolute http or https URL.
+	AuthorizationEndpoint string
+	// HTTPMethod of the token request: GET, POST or PUT.
+	HTTPMethod string
+	ClientID   string
+	// ClientSecret is sealed in a Connection.
+	ClientSecret string
+	Scopes       []string
+	// HTTPParameters are added to the token request.
+	HTTPParameters HTTPParameters
+}
+
+// Spec is what a caller declares about a connection. Exactly the parameters of AuthorizationType are set.
+// Secrets are plaintext here; empty secrets keep the connection's sealed ones on Change.
+type Spec struct {
+	Name                     string
+	Description              string
+	AuthorizationType        AuthorizationType
+	Basic                    *BasicAuth
+	APIKey                   *APIKeyAuth
+	OAuth                    *OAuthParameters
+	InvocationHTTPParameters HTTPParameters
+}
+
+// Connection is an account's way to authorize calls to HTTP endpoints. Every secret it holds is sealed.
+type Connection struct {
+	id        string
+	accountID string
+	spec      Spec
+	createdAt time.Time
+	updatedAt time.Time
+}
+
+// New validates spec, seals its secrets with sealer and returns a new connection with a fresh id.
+// Errors: validation errors naming the field (never quoting a secret), the sealer's error.
+func New(accountID string, spec Spec, sealer Sealer, now time.Time) (*Connection, error) {
+	if err := domain.ValidateAccountID(accountID); err != nil {
+		return nil, err
+	}
+	if err := domain.ValidateName("name", spec.Name); err != nil {
+		return nil, err
+	}
+	c := &Connection{id: domain.NewID(), accountID: accountID, spec: Spec{Name: spec.Name}, createdAt: now.UTC()}
+	if err := c.Change(spec, sealer, now); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Change replaces the description, the authorization and the invocation parameters after validating them; the
+// name stays. A secret left empty keeps the sealed value the connection has for it (same authorization type; for
+// a parameter, the secret parameter with the same key in the same list); without one it is a validation error.
+func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
+	if err := domain.ValidateDescription(spec.Description); err != nil {
+		return err
+	}
+	next := Spec{Name: c.spec.Name, Description: spec.Description, AuthorizationType: spec.AuthorizationType}
+	old := c.spec
+	const ap = "authParameters."
+	present := map[AuthorizationType]bool{Basic: spec.Basic != nil, APIKey: spec.APIKey != nil, OAuthClientCredentials: spec.OAuth != nil}
+	fields := map[AuthorizationType]string{
+		Basic: ap + "basicAuthParameters", APIKey: ap + "apiKeyAuthParameters", OAuthClientCredentials: ap + "oauthParameters",
+	}
+	switch spec.AuthorizationType {
+	case Basic, APIKey, OAuthClientCredentials:
+	case "":
+		return domain.Invalid("authorizationType", "authorizationType is required (BASIC, API_KEY or OAUTH_CLIENT_CREDENTIALS)")
+	default:
+		return domain.Invalid("authorizationType", "authorizationType must be BASIC, API_KEY or OAUTH_CLIENT_CREDENTIALS, not %q",
+			truncated(string(spec.AuthorizationType)))
+	}
+	if t := spec.AuthorizationType; !present[t] {
+		return domain.Invalid(fields[t], "%s is required when authorizationType is %s", fields[t], t)
+	}
+	for _, t := range []AuthorizationType{Basic, APIKey, OAuthClientCredentials} {
+		if t != spec.AuthorizationType && present[t] {
+			return domain.Invalid(fields[t], "%s must be absent when authorizationType is %s", fields[t], spec.AuthorizationType)
+		}
+	}
+	s := secrets{sealer: sealer}
+	switch spec.AuthorizationType {
+	case Basic:
+		f := fields[Basic] + "."
+		b := *spec.Basic
+		if err := validateText(f+"username", b.Username, true); err != nil {
+			return err
+		}
+		var kept string
+		if old.AuthorizationType == Basic && old.Basic != nil {
+			kept = old.Basic.Password
+		}
+		if b.Password, s.err = s.seal(f+"password", b.Password, kept); s.err != nil {
+			return s.err
+		}
+		next.Basic = &b
+	case APIKey:
+		f := fields[APIKey] + "."
+		k := *spec.APIKey
+		if k.APIKeyName == "" {
+			return domain.Invalid(f+"apiKeyName", "%sapiKeyName is required", f)
+		}
+		if !headerNameRe.MatchString(k.APIKeyName) {
+			return domain.Invalid(f+"apiKeyName", "%sapiKeyName must be a valid HTTP header name", f)
+		}
+		var kept string
+		if old.AuthorizationType == APIKey && old.APIKey != nil {
+			kept = old.APIKey.APIKeyValue
+		}
+		if k.APIKeyValue, s.err = s.seal(f+"apiKeyValue", k.APIKeyValue, kept); s.err != nil {
+			return s.err
+		}
+		next.APIKey = &k
+	case OAuthClientCredentials:
+		o, err := s.oauth(fields[OAuthClientCredentials]+".", *spec.OAuth, old)
+		if err != nil {
+			return err
+		}
+		next.OAuth = &o
+	}
+	inv, err := s.params(ap+"invocationHttpParameters.", spec.InvocationHTTPParameters, old.InvocationHTTPParameters)
+	if err != nil {
+		return err
+	}
+	next.InvocationHTTPParameters = inv
+	c.spec, c.updatedAt = next, now.UTC()
+	return nil
+}
+
+var (
+	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
+	scopeRe      = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]{1,256}$`) // RFC 6749 scope-token
+)
+
+// secrets seals the secrets of one change.
+type secrets struct {
+	sealer Sealer
+	err    error
+}
+
+// seal returns the sealed form of plaintext, or kept when plaintext is empty and something is kept. Its errors
+// never contain the plaintext.
+func (s *secrets) seal(field, plaintext, kept string) (string, error) {
+	if plaintext == "" {
+		if kept != "" {
+			return kept, nil
+		}
+		return "", domain.Invalid(field, "%s is required", field)
+	}
+	if err := validateText(field, plaintext, true); err != nil {
+		return "", err
+	}
+	if s.sealer == nil {
+		return "", domain.ErrInternal.With("no sealer to encrypt %s", field)
+	}
+	sealed, err := s.sealer.Seal(plaintext)
+	if err != nil {
+		return "", domain.ErrInternal.With("encrypting %s failed", field)
+	}
+	return sealed, nil
+}
+
+func (s *secrets) oauth(f string, o OAuthParameters, old Spec) (OAuthParameters, error) {
+	var oldOAuth OAuthParameters
+	if old.AuthorizationType == OAuthClientCredentials && old.OAuth != nil {
+		oldOAuth = *old.OAuth
+	}
+	if o.AuthorizationEndpoint == "" {
+		return o, domain.Invalid(f+"authorizationEndpoint", "%sauthorizationEndpoint is required", f)
+	}
+	u, err := url.Parse(o.AuthorizationEndpoint)
+	if len(o.AuthorizationEndpoint) > MaxEndpointLength || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return o, domain.Invalid(f+"authorizationEndpoint", "%sauthorizationEndpoint must be an absolute http or https URL of at most %d bytes",
+			f, MaxEndpointLength)
+	}
+	o.HTTPMethod = strings.ToUpper(o.HTTPMethod)
+	switch o.HTTPMethod {
+	case http.MethodGet, http.MethodPost, http.MethodPut:
+	case "":
+		return o, domain.Invalid(f+"httpMethod", "%shttpMethod is required (GET, POST or PUT)", f)
+	default:
+		return o, domain.Invalid(f+"httpMethod", "%shttpMethod must be GET, POST or PUT, not %q", f, truncated(o.HTTPMethod))
+	}
+	cp := f + "clientParameters."
+	if err := validateText(cp+"clientId", o.ClientID, true); err != nil {
+		return o, err
+	}
+	if o.ClientSecret, err = s.seal(cp+"clientSecret", o.ClientSecret, oldOAuth.ClientSecret); err != nil {
+		return o, err
+	}
+	if len(o.Scopes) > MaxScopes {
+		return o, domain.Invalid(f+"scopes", "%sscopes has %d entries; at most %d are allowed", f, len(o.Scopes), MaxScopes)
+	}
+	for _, sc := range o.Scopes {
+		if !scopeRe.MatchString(sc) {
+			return o, domain.Invalid(f+"scopes", "%sscopes: each scope must be 1 to 256 printable characters without spaces, quotes or backslashes", f)
+		}
+	}
+	o.Scopes = append([]string(nil), o.Scopes...)
+	if o.HTTPParameters, err = s.params(f+"oauthHttpParameters.", o.HTTPParameters, oldOAuth.HTTPParameters); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// params validates and seals a set of parameters; old holds the sealed values that empty secrets keep.
+func (s *secrets) params(f string, p, old HTTPParameters) (HTTPParameters, error) {
+	var out HTTPParameters
+	var err error
+	if out.HeaderParameters, err = s.list(f+"headerParameters", p.HeaderParameters, old.HeaderParameters, true); err != nil {
+		return out, err
+	}
+	if out.QueryStringParameters, err = s.list(f+"queryStringParameters", p.QueryStringParameters, old.QueryStringParameters, false); err != nil {
+		return out, err
+	}
+	if out.BodyParameters, err = s.list(f+"bodyParameters", p.BodyParameters, old.BodyParameters, false); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func (s *secrets) list(field string, in, old []Parameter, headers bool) ([]Parameter, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	if len(in) > MaxParameters {
+		return nil, domain.Invalid(field, "%s has %d entries; at most %d are allowed", field, len(in), MaxParameters)
+	}
+	out := make([]Parameter, len(in))
+	seen := make(map[string]bool, len(in))
+	for i, p := range in {
+		f := field + "[" + strconv.Itoa(i) + "]."
+		if headers {
+			if !headerNameRe.MatchString(p.Key) {
+				return nil, domain.Invalid(f+"key", "%skey must be a valid HTTP header name", f)
+			}
+		} else if err := validateText(f+"key", p.Key, true); err != nil {
+			return nil, err
+		}
+		k := p.Key
+		if headers {
+			k = http.CanonicalHeaderKey(k)
+		}
+		if seen[k] {
+			return nil, domain.Invalid(f+"key", "%skey %q is given twice", f, truncated(p.Key))
+		}
+		seen[k] = true
+		if p.IsValueSecret {
+			var kept string
+			for _, o := range old {
+				if o.IsValueSecret && o.Key == p.Key {
+					kept = o.Value
+				}
+			}
+			var err error
+			if p.Value, err = s.seal(f+"value", p.Value, kept); err != nil {
+				return nil, err
+			}
+		} else if err := validateText(f+"value", p.Value, false); err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// validateText checks a key, a value or a name: at most MaxValueLength bytes, no control characters. Its errors
+// never quote the value, which may be a secret.
+func validateText(field, v string, required bool) error {
+	if v == "" {
+		if required {
+			return domain.Invalid(field, "%s is required", field)
+		}
+		return nil
+	}
+	if len(v) > MaxValueLength {
+		return domain.Invalid(field, "%s is %d bytes long; at most %d are allowed", field, len(v), MaxValueLength)
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return domain.Invalid(field, "%s contains a control character", field)
+	}
+	return nil
+}
+
+func truncated(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// UnmarshalFromDatabase rebuilds a connection from storage without validation; the secrets in spec are sealed.
+func UnmarshalFromDatabase(id, accountID string, spec Spec, createdAt, updatedAt time.Time) *Connection {
+	return &Connection{id: id, accountID: accountID, spec: spec, createdAt: createdAt, updatedAt: updatedAt}
+}
+
+func (c *Connection) ID() string                           { return c.id }
+func (c *Connection) AccountID() string                    { return c.accountID }
+func (c *Connection) Name() string                         { return c.spec.Name }
+func (c *Connection) Description() string                  { return c.spec.Description }
+func (c *Connection) AuthorizationType() AuthorizationType { return c.spec.AuthorizationType }
+func (c *Connection) CreatedAt() time.Time                 { return c.createdAt }
+func (c *Connection) UpdatedAt() time.Time                 { return c.updatedAt }
+
+// Sealed returns the connection's declaration with its secrets sealed (for storage and for the runtime adapter,
+// which hands the sealed values to connectors). Callers must not show the secrets to anyone.
+func (c *Connection) Sealed() Spec { return cloneSpec(c.spec) }
+
+// Redacted returns the connection's declaration with every secret emptied (what callers may see). Given back to
+// Change, it keeps every secret as it is.
+func (c *Connection) Redacted() Spec {
+	s := cloneSpec(c.spec)
+	if s.Basic != nil {
+		s.Basic.Password = ""
+	}
+	if s.APIKey != nil {
+		s.APIKey.APIKeyValue = ""
+	}
+	if s.OAuth != nil {
+		s.OAuth.ClientSecret = ""
+		redactParams(&s.OAuth.HTTPParameters)
+	}
+	redactParams(&s.InvocationHTTPParameters)
+	return s
+}
+
+func redactParams(p *HTTPParameters) {
+	for _, l := range [][]Parameter{p.HeaderParameters, p.QueryStringParameters, p.BodyParameters} {
+		for i := range l {
+			if l[i].IsValueSecret {
+				l[i].Value = ""
+			}
+		}
+	}
+}
+
+func cloneSpec(s Spec) Spec {
+	if s.Basic != nil {
+		b := *s.Basic
+		s.Basic = &b
+	}
+	if s.APIKey != nil {
+		k := *s.APIKey
+		s.APIKey = &k
+	}
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = append([]string(nil), o.Scopes...)
+		o.HTTPParameters = cloneParams(o.HTTPParameters)
+		s.OAuth = &o
+	}
+	s.InvocationHTTPParameters = cloneParams(s.InvocationHTTPParameters)
+	return s
+}
+
+func cloneParams(p HTTPParameters) HTTPParameters {
+	return HTTPParameters{
+		HeaderParameters:      append([]Parameter(nil), p.HeaderParameters...),
+		QueryStringParameters: append([]Parameter(nil), p.QueryStringParameters...),
+		BodyParameters:        append([]Parameter(nil), p.BodyParameters...),
+	}
+}
+
+// Repository stores connections. Names are unique per account.
+type Repository interface {
+	// Create stores a new connection; ErrAlreadyExists when the account has a connection of that name;
+	// ErrQuotaExceeded when the account already has max connections (checked in the same transaction).
+	Create(ctx context.Context, c *Connection, max int) error
+	// Get returns ErrNotFound when the account has no connection of that name.
+	Get(ctx context.Context, accountID, name string) (*Connection, error)
+	// List returns one page of an account's connections ordered by name, and the token of the next page.
+	List(ctx context.Context, accountID string, page domain.Page) ([]*Connection, string, error)
+	// Update loads the connection, lets fn change it and stores it in one transaction; ErrNotFound when it does
+	// not exist; fn's error is returned as is and nothing is stored.
+	Update(ctx context.Context, accountID, name string, fn func(*Connection) error) (*Connection, error)
+	// Delete removes a connection; ErrNotFound when it does not exist; ErrInUse while an API destination
+	// references it.
+	Delete(ctx context.Context, id string) error
+}
+
+// Users tells which API destinations use a connection (deleting a connection in use is refused).
+type Users interface {
+	// DestinationsUsing returns the names of the API destinations that use the connection, ordered by name.
+	DestinationsUsing(ctx context.Context, connectionID string) ([]string, error)
+}

@@ -1,0 +1,71 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+)
+
+// EventType is a (source, type) pair seen on a bus, with a JSON Schema inferred from its events' data.
+type EventType struct {
+	Source    string    `json:"source" example:"shop/web"`
+	Type      string    `json:"type" example:"order.created"`
+	FirstSeen time.Time `json:"firstSeen"`
+	LastSeen  time.Time `json:"lastSeen"`
+	Count     int64     `json:"count" example:"1042"`
+	// Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data.
+	Schema json.RawMessage `json:"schema,omitempty" swaggertype:"object"`
+} //@name EventType
+
+// EventTypeList is one page of a bus's event types, ordered by source then type.
+type EventTypeList struct {
+	EventTypes []EventType `json:"eventTypes"`
+	// NextToken asks for the next page; absent on the last page.
+	NextToken string `json:"nextToken,omitempty"`
+} //@name EventTypeList
+
+func eventTypeOf(et *eventtype.EventType) EventType {
+	out := EventType{Source: et.Source, Type: et.Type, FirstSeen: et.FirstSeen, LastSeen: et.LastSeen, Count: et.Count}
+	if et.Schema != nil {
+		if b, err := json.Marshal(et.Schema); err == nil {
+			out.Schema = b
+		}
+	}
+	return out
+}
+
+// listEventTypes answers a page of the event types seen on a bus: recorded from the events put on it, written
+// every few seconds (not at once).
+//
+//	@Summary	List the event types seen on a bus
+//	@Tags		buses
+//	@Produce	json
+//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		bus				path		string	true	"bus name"
+//	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
+//	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Success	200				{object}	EventTypeList
+//	@Failure	400				{object}	Problem
+//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Router		/api/v1/buses/{bus}/event-types [get]
+func (a *api) listEventTypes(c *gin.Context) {
+	page, err := pageOf(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	ets, next, err := a.s.EventTypes.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	out := EventTypeList{EventTypes: make([]EventType, 0, len(ets)), NextToken: next}
+	for _, et := range ets {
+		out.EventTypes = append(out.EventTypes, eventTypeOf(et))
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,286 @@
+package web
+
+// The API of Apache RocketMQ EventBridge clients: its RPC-style endpoints (every call a POST with a JSON body),
+// its request and response shapes (lowerCamel keys, a requestId in every answer) and its errors
+// ({requestId, code, message} with HTTP 409 and its codes), served by the same domain services as /api/v1, so that
+// both views always agree.
+//
+// Shapes follow apache/rocketmq-eventbridge, adapter/api/src/main/java/org/apache/rocketmq/eventbridge/adapter/api:
+// controller/EventBusController.java, EventRuleController.java, EventTargetController.java and
+// EventDataController.java for the paths; dto/BaseResponse.java (requestId, code, message) and the dto/bus, dto/rule,
+// dto/target and dto/data classes for the fields. Error codes and their HTTP status (409) come from
+// domain/src/main/java/org/apache/rocketmq/eventbridge/domain/common/exception/EventBridgeErrorCode.java. Its Spring
+// application serializes with Jackson, so keys are the Java field names (lowerCamel); the Gson @SerializedName
+// capitals are not used on the wire (the documentation's examples send {"eventBusName": ...}). encoding/json
+// matches keys regardless of case, so requests with the capitalized names are read as well.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+)
+
+// RocketMQAccountHeader names the account of a RocketMQ EventBridge request (domain.DefaultAccountID when absent),
+// as AccountHeader does for /api/v1.
+const RocketMQAccountHeader = "resourceOwnerAccountId"
+
+const requestIDKey = "eventbridge.requestId"
+
+// Codes of RocketMQ EventBridge (EventBridgeErrorCode.java) that the web layer raises itself; every one but
+// RequestParameterInvalid is answered with HTTP 409, as RocketMQ EventBridge does.
+var (
+	// errRMQInvalid is a request that cannot be read or breaks a rule of its fields (HTTP 400).
+	errRMQInvalid             = &domain.Error{Kind: domain.KindInvalid, Code: "RequestParameterInvalid"}
+	errRMQBusNameInvalid      = &domain.Error{Kind: domain.KindConflict, Code: "EventBusNameInvalid"}
+	errRMQRuleNameInvalid     = &domain.Error{Kind: domain.KindConflict, Code: "EventRuleNameInvalid"}
+	errRMQTargetClassNotExist = &domain.Error{Kind: domain.KindConflict, Code: "EventTargetClassNotExist"}
+	errRMQTargetNotExist      = &domain.Error{Kind: domain.KindConflict, Code: "EventTargetNotExist"}
+	errRMQTargetAlreadyExist  = &domain.Error{Kind: domain.KindConflict, Code: "EventTargetAlreadyExist"}
+	errRMQLimitSizeInvalid    = &domain.Error{Kind: domain.KindConflict, Code: "LimitSizeInvalid"}
+	errRMQNextTokenInvalid    = &domain.Error{Kind: domain.KindConflict, Code: "NextTokenInvalid"}
+	errRMQMoreThanOneBus      = &domain.Error{Kind: domain.KindConflict, Code: "PutEventsRequestMoreThanOneEventBus"}
+)
+
+// rocketMQCodeOf maps the codes of domain errors to RocketMQ EventBridge's.
+var rocketMQCodeOf = map[string]string{
+	bus.ErrNotFound.Code:         "EventBusNotExist",
+	bus.ErrAlreadyExists.Code:    "EventBusAlreadyExist",
+	bus.ErrNotEmpty.Code:         "EventBusRuleNotEmptyForDelete",
+	rule.ErrNotFound.Code:        "EventRuleNotExist",
+	rule.ErrAlreadyExists.Code:   "EventRuleAlreadyExist",
+	target.ErrNotFound.Code:      "EventTargetNotExist",
+	target.ErrAlreadyExists.Code: "EventTargetAlreadyExist",
+}
+
+// RocketMQError is the answer of a RocketMQ EventBridge call that failed (its BaseResponse with a code).
+type RocketMQError struct {
+	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
+	// Code is RocketMQ EventBridge's: EventBusNotExist, EventBusAlreadyExist, EventRuleNotExist,
+	// EventRuleAlreadyExist, EventTargetNotExist, EventTargetAlreadyExist, EventTargetClassNotExist,
+	// RequestParameterInvalid, ...
+	Code    string `json:"code" example:"EventBusNotExist"`
+	Message string `json:"message" example:"bus \"orders\" does not exist"`
+} //@name RocketMQError
+
+// RocketMQResponse is the answer of a RocketMQ EventBridge call that only reports success.
+type RocketMQResponse struct {
+	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
+} //@name RocketMQResponse
+
+// rocketMQRoutes registers the RocketMQ EventBridge endpoints on r; their account comes from
+// RocketMQAccountHeader.
+func (a *api) rocketMQRoutes(r *gin.Engine) {
+	g := r.Group("/", a.rocketMQAccount)
+	g.POST("/bus/createEventBus", a.rmqCreateEventBus)
+	g.POST("/bus/getEventBus", a.rmqGetEventBus)
+	g.POST("/bus/deleteEventBus", a.rmqDeleteEventBus)
+	g.POST("/bus/listEventBuses", a.rmqListEventBuses)
+
+	g.POST("/rule/createEventRule", a.rmqCreateEventRule)
+	g.POST("/rule/getEventRule", a.rmqGetEventRule)
+	g.POST("/rule/updateEventRule", a.rmqUpdateEventRule)
+	g.POST("/rule/deleteEventRule", a.rmqDeleteEventRule)
+	g.POST("/rule/listEventRules", a.rmqListEventRules)
+	g.POST("/rule/enableEventRule", a.rmqEnableEventRule)
+	g.POST("/rule/disableEventRule", a.rmqDisableEventRule)
+
+	g.POST("/target/createEventTargets", a.rmqCreateEventTargets)
+	g.POST("/target/updateEventTargets", a.rmqUpdateEventTargets)
+	g.POST("/target/deleteEventTargets", a.rmqDeleteEventTargets)
+	g.POST("/target/listEventTargets", a.rmqListEventTargets)
+
+	g.POST("/putEvents", a.rmqPutEvents)
+}
+
+// rocketMQAccount is middleware that gives the request its requestId and reads its account from
+// RocketMQAccountHeader (domain.DefaultAccountID when absent); an invalid account is RequestParameterInvalid.
+func (a *api) rocketMQAccount(c *gin.Context) {
+	c.Set(requestIDKey, newRequestID())
+	id := c.GetHeader(RocketMQAccountHeader)
+	if id == "" {
+		id = domain.DefaultAccountID
+	}
+	if err := domain.ValidateAccountID(id); err != nil {
+		a.writeRocketMQError(c, errRMQInvalid.With("%s %q must be 1 to 32 characters of a-z and 0-9", RocketMQAccountHeader, id))
+		return
+	}
+	c.Set(accountKey, id)
+	c.Next()
+}
+
+// requestIDOf returns the requestId that rocketMQAccount gave the request.
+func requestIDOf(c *gin.Context) string { return c.GetString(requestIDKey) }
+
+// newRequestID returns a random (version 4) UUID, the form of RocketMQ EventBridge's requestId.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// rocketMQErrorOf turns any error into the status and the answer of a failed RocketMQ EventBridge call:
+// malformed and invalid input is 400 RequestParameterInvalid; unknown and conflicting resources are 409 with
+// RocketMQ EventBridge's codes (codes it has no equivalent for keep ours); a body too large is 413; an error that
+// is not a domain error, or is internal, is a logged 500 InternalError whose details are never returned.
+func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
+	out := RocketMQError{RequestID: requestIDOf(c)}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		err = domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
+	}
+	de, ok := domain.As(err)
+	if !ok || de.Kind == domain.KindInternal {
+		a.log.Error("internal error", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
+		out.Code, out.Message = domain.ErrInternal.Code, "an internal error occurred; it has been logged"
+		return http.StatusInternalServerError, out
+	}
+	out.Code, out.Message = de.Code, messageOf(de)
+	if code, ok := rocketMQCodeOf[de.Code]; ok {
+		out.Code = code
+	}
+	switch de.Kind {
+	case domain.KindInvalid:
+		out.Code = errRMQInvalid.Code
+		return http.StatusBadRequest, out
+	case domain.KindNotFound, domain.KindConflict, domain.KindLimitExceeded:
+		return http.StatusConflict, out
+	}
+	return statusOf(de.Kind), out
+}
+
+// writeRocketMQError answers err as a RocketMQ EventBridge error and stops the handler chain.
+func (a *api) writeRocketMQError(c *gin.Context, err error) {
+	status, out := a.rocketMQErrorOf(c, err)
+	c.AbortWithStatusJSON(status, out)
+}
+
+// decodeRocketMQ reads the request body (at most MaxBodySize bytes) as one JSON value into dst. Unlike decodeJSON
+// it ignores unknown fields, as RocketMQ EventBridge does; its errors name the problem and, when known, the field.
+func decodeRocketMQ(c *gin.Context, dst any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodySize))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
+		}
+		return malformed("", "reading the request body: %s", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return malformed("", "the request body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err, body, reflect.TypeOf(dst))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return malformed("", "the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// required is RequestParameterInvalid naming field when value is empty.
+func required(field, value string) error {
+	if value == "" {
+		return errRMQInvalid.WithField(field).With("%s is required", field)
+	}
+	return nil
+}
+
+// Paging of RocketMQ EventBridge lists: nextToken is the decimal offset of the page's first item.
+const (
+	rmqDefaultMaxResults = domain.DefaultPageLimit
+	rmqMaxMaxResults     = 100
+)
+
+// rmqPage reads nextToken and maxResults (0 means rmqDefaultMaxResults) into an offset and a limit.
+func rmqPage(nextToken string, maxResults int) (offset, limit int, err error) {
+	limit = maxResults
+	if limit == 0 {
+		limit = rmqDefaultMaxResults
+	}
+	if limit < 1 || limit > rmqMaxMaxResults {
+		return 0, 0, errRMQLimitSizeInvalid.With("maxResults must be between 1 and %d, not %d", rmqMaxMaxResults, maxResults)
+	}
+	if nextToken != "" {
+		n, err := strconv.Atoi(nextToken)
+		if err != nil || n < 0 {
+			return 0, 0, errRMQNextTokenInvalid.With("nextToken %q is not a decimal offset such as \"50\"", nextToken)
+		}
+		offset = n
+	}
+	return offset, limit, nil
+}
+
+// listAll collects every item of a list that the domain pages by name (the RocketMQ EventBridge API pages by
+// offset and answers the total).
+func listAll[T any](ctx context.Context, list func(ctx context.Context, page domain.Page) ([]T, string, error)) ([]T, error) {
+	var all []T
+	page := domain.Page{Limit: domain.MaxPageLimit}
+	for {
+		items, next, err := list(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == "" || len(items) == 0 {
+			return all, nil
+		}
+		page.Token = next
+	}
+}
+
+// pageOfAll returns the page of all that starts at offset with at most limit items, and the nextToken of the
+// page after it ("" when it is the last).
+func pageOfAll[T any](all []T, offset, limit int) ([]T, string) {
+	if offset >= len(all) {
+		return []T{}, ""
+	}
+	end := min(offset+limit, len(all))
+	next := ""
+	if end < len(all) {
+		next = strconv.Itoa(end)
+	}
+	return all[offset:end], next
+}
+
+// renameField rewrites our field names in the message of a domain error to the RocketMQ EventBridge API's.
+func renameField(err error, ours, theirs string) error {
+	de, ok := domain.As(err)
+	if !ok || (!strings.Contains(de.Message, ours) && !strings.HasPrefix(de.Field, ours)) {
+		return err
+	}
+	c := *de
+	c.Message = strings.ReplaceAll(c.Message, ours, theirs)
+	if strings.HasPrefix(c.Field, ours) {
+		c.Field = theirs + strings.TrimPrefix(c.Field, ours)
+	}
+	return &c
+}
+
+// recode returns the domain error err with the code (and kind) of sentinel, keeping its message and field.
+func recode(sentinel *domain.Error, err error) error {
+	de, ok := domain.As(err)
+	if !ok {
+		return err
+	}
+	c := *sentinel
+	c.Field, c.Message = de.Field, messageOf(de)
+	return &c
+}

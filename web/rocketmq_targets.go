@@ -1,0 +1,449 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/target"
+)
+
+// Targets in RocketMQ EventBridge's shapes: dto/target/CreateTargetsRequest.java, UpdateTargetsRequest.java,
+// DeleteTargetsRequest.java, ListTargetsRequest.java, ListTargetsResponse.java, EventTargetDTO.java,
+// RunOptionsDTO.java, RetryStrategyDTO.java and DeadLetterQueueDTO.java of apache/rocketmq-eventbridge's
+// adapter/api; the values of pushRetryStrategy and errorsTolerance are its PushRetryStrategyEnum and
+// ErrorToleranceEnum.
+//
+// className selects the target type. RocketMQ EventBridge registers its target classes as rows of its
+// event_target_class table (adapter/persistence/.../db/migration: acs.eventbridge, acs.dingtalk, file), none of
+// which delivers plain HTTP; our one type is http, so className "http" is an http target and any other className
+// is EventTargetClassNotExist naming the supported ones. config holds the http type's keys as /api/v1 has them
+// (url, method, headers, mode, timeout) and the target's input transformer (inputTransformer, input, inputPath,
+// transform in RocketMQ EventBridge's {form, value, template} form, attributes), so that every target reads back
+// whole through this API. runOptions.retryStrategy maps to the retry policy; see rmqSpec for the rest.
+
+// rmqClassHTTP is the className of http targets.
+const rmqClassHTTP = "http"
+
+// rmqClasses are the classNames this API supports, in the order error messages list them.
+var rmqClasses = []string{rmqClassHTTP}
+
+// Values of RocketMQ EventBridge's PushRetryStrategyEnum and ErrorToleranceEnum.
+const (
+	rmqBackoffRetry          = "BACKOFF_RETRY"
+	rmqExponentialDecayRetry = "EXPONENTIAL_DECAY_RETRY"
+	rmqTolerateAll           = "ALL"
+	rmqTolerateNone          = "NONE"
+	// Attempts of RocketMQ EventBridge's strategies (PushRetryStrategyEnum): 3 and 176.
+	rmqBackoffRetryAttempts          = 3
+	rmqExponentialDecayRetryAttempts = 176
+)
+
+// RocketMQEventTarget is a target as RocketMQ EventBridge describes it (its EventTargetDTO).
+type RocketMQEventTarget struct {
+	EventTargetName string `json:"eventTargetName" example:"demo-target"`
+	// ClassName is the target type; supported: http.
+	ClassName string `json:"className" example:"http"`
+	// Config holds the keys of the target type and the target's input transformer.
+	Config     RocketMQTargetConfig `json:"config"`
+	RunOptions *RocketMQRunOptions  `json:"runOptions,omitempty"`
+} //@name RocketMQEventTarget
+
+// RocketMQTargetConfig is the config of an http target: the keys of /api/v1's TargetConfig, and at most one of
+// inputTransformer, input, inputPath and transform (with attributes) as /api/v1's Target has them.
+type RocketMQTargetConfig struct {
+	// URL is an absolute http or https URL.
+	URL string `json:"url,omitempty" example:"https://example.com/hook"`
+	// Method is POST (default), PUT, PATCH, DELETE or GET.
+	Method string `json:"method,omitempty" example:"POST"`
+	// Headers are added to every request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Mode is binary (default) or structured.
+	Mode string `json:"mode,omitempty" example:"binary"`
+	// Timeout of one request, a Go duration between 100ms and 1m (default 5s).
+	Timeout          string            `json:"timeout,omitempty" example:"5s"`
+	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
+	Input            *string           `json:"input,omitempty"`
+	InputPath        *string           `json:"inputPath,omitempty" example:"$.data"`
+	Transform        *TransformParam   `json:"transform,omitempty"`
+	Attributes       map[string]string `json:"attributes,omitempty"`
+} //@name RocketMQTargetConfig
+
+// RocketMQRunOptions are the delivery options of a target (RocketMQ EventBridge's RunOptionsDTO).
+type RocketMQRunOptions struct {
+	// ErrorsTolerance is ALL: an event that still fails after its retries is dead-lettered and delivery goes on.
+	// NONE (stop at the first such event) is not supported.
+	ErrorsTolerance string                 `json:"errorsTolerance,omitempty" enums:"ALL,NONE" example:"ALL"`
+	RetryStrategy   *RocketMQRetryStrategy `json:"retryStrategy,omitempty"`
+	// DeadLetterQueue is not supported yet: failed events go to the account's dead-letter stream.
+	DeadLetterQueue *RocketMQDeadLetterQueue `json:"deadLetterQueue,omitempty"`
+} //@name RocketMQRunOptions
+
+// RocketMQRetryStrategy bounds redelivery of a failed event (RocketMQ EventBridge's RetryStrategyDTO).
+type RocketMQRetryStrategy struct {
+	// PushRetryStrategy picks the default number of attempts when maximumRetryAttempts is absent: 3 for
+	// BACKOFF_RETRY, 176 for EXPONENTIAL_DECAY_RETRY (absent: 185). Retries always back off exponentially with
+	// jitter, so answers say EXPONENTIAL_DECAY_RETRY.
+	PushRetryStrategy string `json:"pushRetryStrategy,omitempty" enums:"BACKOFF_RETRY,EXPONENTIAL_DECAY_RETRY" example:"EXPONENTIAL_DECAY_RETRY"`
+	// MaximumRetryAttempts is between 0 and 185.
+	MaximumRetryAttempts *int `json:"maximumRetryAttempts,omitempty" example:"185"`
+	// MaximumEventAgeInSeconds is between 60 and 86400 (default 86400).
+	MaximumEventAgeInSeconds *int `json:"maximumEventAgeInSeconds,omitempty" example:"86400"`
+} //@name RocketMQRetryStrategy
+
+// RocketMQDeadLetterQueue is RocketMQ EventBridge's DeadLetterQueueDTO; not supported yet.
+type RocketMQDeadLetterQueue struct {
+	Type   string         `json:"type"`
+	Config map[string]any `json:"config"`
+} //@name RocketMQDeadLetterQueue
+
+// RocketMQEventTargetsRequest creates or updates targets of a rule.
+type RocketMQEventTargetsRequest struct {
+	EventBusName  string                `json:"eventBusName" example:"demo-bus"`
+	EventRuleName string                `json:"eventRuleName" example:"demo-rule"`
+	EventTargets  []RocketMQEventTarget `json:"eventTargets"`
+} //@name RocketMQEventTargetsRequest
+
+// RocketMQDeleteEventTargetsRequest deletes targets of a rule.
+type RocketMQDeleteEventTargetsRequest struct {
+	EventBusName     string   `json:"eventBusName" example:"demo-bus"`
+	EventRuleName    string   `json:"eventRuleName" example:"demo-rule"`
+	EventTargetNames []string `json:"eventTargetNames"`
+} //@name RocketMQDeleteEventTargetsRequest
+
+// RocketMQListEventTargetsResponse is the targets of a rule (at most 5, so unpaged).
+type RocketMQListEventTargetsResponse struct {
+	RequestID     string                `json:"requestId"`
+	EventBusName  string                `json:"eventBusName" example:"demo-bus"`
+	EventRuleName string                `json:"eventRuleName" example:"demo-rule"`
+	EventTargets  []RocketMQEventTarget `json:"eventTargets"`
+} //@name RocketMQListEventTargetsResponse
+
+// rmqTargetOf describes a target in this API's shape.
+func rmqTargetOf(t *target.Target) RocketMQEventTarget {
+	h := t.HTTP()
+	rp := t.RetryPolicy()
+	out := RocketMQEventTarget{
+		EventTargetName: t.Name(),
+		ClassName:       string(t.Type()),
+		Config: RocketMQTargetConfig{
+			URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String(),
+		},
+		RunOptions: &RocketMQRunOptions{
+			ErrorsTolerance: rmqTolerateAll,
+			RetryStrategy: &RocketMQRetryStrategy{
+				PushRetryStrategy:        rmqExponentialDecayRetry,
+				MaximumRetryAttempts:     &rp.MaximumRetryAttempts,
+				MaximumEventAgeInSeconds: &rp.MaximumEventAgeInSeconds,
+			},
+		},
+	}
+	cf := &out.Config
+	cf.InputTransformer, cf.Input, cf.InputPath, cf.Transform, cf.Attributes = transformDTO(t.Transformer())
+	return out
+}
+
+// rmqSpec returns the domain form of a target: className http; config as /api/v1's config and transformer
+// fields; runOptions.retryStrategy as the retry policy. errorsTolerance ALL is what targets do; NONE and a
+// deadLetterQueue are refused, since the domain has neither (yet). Errors name the field in this API's terms.
+func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
+	switch in.ClassName {
+	case rmqClassHTTP:
+	case "":
+		return target.Spec{}, errRMQInvalid.WithField("className").With("className is required; supported: %s", strings.Join(rmqClasses, ", "))
+	default:
+		return target.Spec{}, errRMQTargetClassNotExist.WithField("className").With("className %q is not supported; supported: %s",
+			in.ClassName, strings.Join(rmqClasses, ", "))
+	}
+	cf := in.Config
+	v1 := Target{
+		Name:             in.EventTargetName,
+		Type:             string(target.HTTP),
+		Config:           TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout},
+		InputTransformer: cf.InputTransformer, Input: cf.Input, InputPath: cf.InputPath, Transform: cf.Transform,
+		Attributes: cf.Attributes,
+	}
+	if ro := in.RunOptions; ro != nil {
+		switch ro.ErrorsTolerance {
+		case "", rmqTolerateAll:
+		case rmqTolerateNone:
+			return target.Spec{}, errRMQInvalid.WithField("runOptions.errorsTolerance").With("runOptions.errorsTolerance %s is not supported: "+
+				"an event that still fails after its retries is dead-lettered and delivery goes on (%s)", rmqTolerateNone, rmqTolerateAll)
+		default:
+			return target.Spec{}, errRMQInvalid.WithField("runOptions.errorsTolerance").With("runOptions.errorsTolerance must be %s or %s, not %q",
+				rmqTolerateAll, rmqTolerateNone, ro.ErrorsTolerance)
+		}
+		if dlq := ro.DeadLetterQueue; dlq != nil && (dlq.Type != "" || len(dlq.Config) > 0) {
+			return target.Spec{}, errRMQInvalid.WithField("runOptions.deadLetterQueue").With("runOptions.deadLetterQueue is not supported yet; " +
+				"events that still fail after their retries go to the account's dead-letter stream")
+		}
+		if rs := ro.RetryStrategy; rs != nil {
+			v1.RetryPolicy = RetryPolicy{MaximumRetryAttempts: rs.MaximumRetryAttempts, MaximumEventAgeInSeconds: rs.MaximumEventAgeInSeconds}
+			var attempts int
+			switch rs.PushRetryStrategy {
+			case "":
+			case rmqBackoffRetry:
+				attempts = rmqBackoffRetryAttempts
+			case rmqExponentialDecayRetry:
+				attempts = rmqExponentialDecayRetryAttempts
+			default:
+				return target.Spec{}, errRMQInvalid.WithField("runOptions.retryStrategy.pushRetryStrategy").With(
+					"runOptions.retryStrategy.pushRetryStrategy must be %s or %s, not %q", rmqBackoffRetry, rmqExponentialDecayRetry, rs.PushRetryStrategy)
+			}
+			if attempts > 0 && v1.RetryPolicy.MaximumRetryAttempts == nil {
+				v1.RetryPolicy.MaximumRetryAttempts = &attempts
+			}
+		}
+	}
+	spec, err := v1.spec()
+	if err != nil {
+		return target.Spec{}, rmqTargetError(err)
+	}
+	return spec, nil
+}
+
+// rmqTargetError names the fields of a target as this API does.
+func rmqTargetError(err error) error {
+	return renameField(err, "retryPolicy.", "runOptions.retryStrategy.")
+}
+
+// prefixed returns err with its message and field prefixed by the target it is about.
+func prefixed(i int, name string, err error) error {
+	de, ok := domain.As(err)
+	if !ok {
+		return err
+	}
+	c := *de
+	p := fmt.Sprintf("eventTargets[%d]", i)
+	if c.Field != "" {
+		c.Field = p + "." + c.Field
+	}
+	c.Message = fmt.Sprintf("%s (%q): %s", p, name, messageOf(de))
+	return &c
+}
+
+// decodeTargetsRequest reads a createEventTargets or updateEventTargets request and returns the domain form of its
+// targets, validated, before anything is stored.
+func decodeTargetsRequest(c *gin.Context) (RocketMQEventTargetsRequest, []target.Spec, error) {
+	var in RocketMQEventTargetsRequest
+	if err := decodeRocketMQ(c, &in); err != nil {
+		return in, nil, err
+	}
+	if err := required("eventBusName", in.EventBusName); err != nil {
+		return in, nil, err
+	}
+	if err := required("eventRuleName", in.EventRuleName); err != nil {
+		return in, nil, err
+	}
+	if len(in.EventTargets) == 0 {
+		return in, nil, errRMQInvalid.WithField("eventTargets").With("eventTargets is required: at least one target")
+	}
+	if len(in.EventTargets) > target.MaxPerRule {
+		return in, nil, errRMQInvalid.WithField("eventTargets").With("eventTargets has %d targets; a rule has at most %d", len(in.EventTargets), target.MaxPerRule)
+	}
+	specs := make([]target.Spec, len(in.EventTargets))
+	seen := map[string]bool{}
+	for i, t := range in.EventTargets {
+		if err := domain.ValidateName("eventTargetName", t.EventTargetName); err != nil {
+			return in, nil, prefixed(i, t.EventTargetName, recode(errRMQInvalid, err))
+		}
+		if seen[t.EventTargetName] {
+			return in, nil, prefixed(i, t.EventTargetName, errRMQInvalid.WithField("eventTargetName").With("eventTargetName appears twice in eventTargets"))
+		}
+		seen[t.EventTargetName] = true
+		spec, err := rmqSpec(t)
+		if err == nil {
+			// Validates the whole target (config, transformer, retry policy) before any of them is stored.
+			_, err = target.New(accountOf(c), "", "", spec, time.Now())
+			err = rmqTargetError(err)
+		}
+		if err != nil {
+			return in, nil, prefixed(i, t.EventTargetName, err)
+		}
+		specs[i] = spec
+	}
+	return in, specs, nil
+}
+
+// targetNames returns the names of the rule's targets (its errors: the bus or the rule does not exist).
+func (a *api) targetNames(ctx context.Context, accountID, busName, ruleName string) ([]string, error) {
+	ts, err := a.s.Targets.List(ctx, accountID, busName, ruleName)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		names = append(names, t.Name())
+	}
+	return names, nil
+}
+
+// rmqPutTargets stores targets after checking that each exists (update) or does not (create). A failure of the
+// store after the first target leaves the ones before it stored: the domain has no call that stores several
+// targets in one transaction.
+func (a *api) rmqPutTargets(c *gin.Context, update bool) {
+	in, specs, err := decodeTargetsRequest(c)
+	if err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	existing, err := a.targetNames(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	if err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	for _, s := range specs {
+		exists := slices.Contains(existing, s.Name)
+		if update && !exists {
+			a.writeRocketMQError(c, errRMQTargetNotExist.With("the event target %q of event rule %q on event bus %q does not exist",
+				s.Name, in.EventRuleName, in.EventBusName))
+			return
+		}
+		if !update && exists {
+			a.writeRocketMQError(c, errRMQTargetAlreadyExist.With("the event target %q of event rule %q on event bus %q already exists",
+				s.Name, in.EventRuleName, in.EventBusName))
+			return
+		}
+	}
+	if !update && len(existing)+len(specs) > target.MaxPerRule {
+		a.writeRocketMQError(c, target.ErrLimitExceeded.With("the event rule %q has %d targets; %d more would exceed the limit of %d",
+			in.EventRuleName, len(existing), len(specs), target.MaxPerRule))
+		return
+	}
+	for i, s := range specs {
+		if _, _, err := a.s.Targets.Put(ctx, accountOf(c), in.EventBusName, in.EventRuleName, s); err != nil {
+			a.writeRocketMQError(c, prefixed(i, s.Name, rmqTargetError(err)))
+			return
+		}
+	}
+	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+}
+
+// rmqCreateEventTargets adds targets to a rule.
+//
+//	@Summary		Create event targets (RocketMQ EventBridge API)
+//	@Description	Adds targets to a rule; none may exist already. className http is an http target whose config holds
+//	@Description	url, method, headers, mode, timeout and an input transformer (inputTransformer, input, inputPath,
+//	@Description	transform, attributes); runOptions.retryStrategy sets its retry policy. Other classNames are
+//	@Description	EventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.
+//	@Tags			rocketmq
+//	@Accept			json
+//	@Produce		json
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			body					body		RocketMQEventTargetsRequest	true	"the targets"
+//	@Success		200						{object}	RocketMQResponse
+//	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
+//	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetAlreadyExist, EventTargetClassNotExist, LimitExceeded"
+//	@Router			/target/createEventTargets [post]
+func (a *api) rmqCreateEventTargets(c *gin.Context) {
+	a.rmqPutTargets(c, false)
+}
+
+// rmqUpdateEventTargets replaces the configuration of targets of a rule.
+//
+//	@Summary		Update event targets (RocketMQ EventBridge API)
+//	@Description	Replaces the className, config and runOptions of existing targets of a rule (see createEventTargets).
+//	@Tags			rocketmq
+//	@Accept			json
+//	@Produce		json
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			body					body		RocketMQEventTargetsRequest	true	"the targets"
+//	@Success		200						{object}	RocketMQResponse
+//	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
+//	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetNotExist, EventTargetClassNotExist"
+//	@Router			/target/updateEventTargets [post]
+func (a *api) rmqUpdateEventTargets(c *gin.Context) {
+	a.rmqPutTargets(c, true)
+}
+
+// rmqDeleteEventTargets deletes targets of a rule; every one must exist.
+//
+//	@Summary	Delete event targets (RocketMQ EventBridge API)
+//	@Tags		rocketmq
+//	@Accept		json
+//	@Produce	json
+//	@Param		resourceOwnerAccountId	header		string								false	"account (default: default)"
+//	@Param		body					body		RocketMQDeleteEventTargetsRequest	true	"the targets"
+//	@Success	200						{object}	RocketMQResponse
+//	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
+//	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetNotExist"
+//	@Router		/target/deleteEventTargets [post]
+func (a *api) rmqDeleteEventTargets(c *gin.Context) {
+	var in RocketMQDeleteEventTargetsRequest
+	if err := decodeRocketMQ(c, &in); err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	for _, f := range [][2]string{{"eventBusName", in.EventBusName}, {"eventRuleName", in.EventRuleName}} {
+		if err := required(f[0], f[1]); err != nil {
+			a.writeRocketMQError(c, err)
+			return
+		}
+	}
+	if len(in.EventTargetNames) == 0 {
+		a.writeRocketMQError(c, errRMQInvalid.WithField("eventTargetNames").With("eventTargetNames is required: at least one target name"))
+		return
+	}
+	ctx := c.Request.Context()
+	existing, err := a.targetNames(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	if err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	for _, name := range in.EventTargetNames {
+		if !slices.Contains(existing, name) {
+			a.writeRocketMQError(c, errRMQTargetNotExist.With("the event target %q of event rule %q on event bus %q does not exist",
+				name, in.EventRuleName, in.EventBusName))
+			return
+		}
+	}
+	for _, name := range in.EventTargetNames {
+		err := a.s.Targets.Delete(ctx, accountOf(c), in.EventBusName, in.EventRuleName, name)
+		if err != nil && !errors.Is(err, target.ErrNotFound) { // a name given twice is deleted once
+			a.writeRocketMQError(c, err)
+			return
+		}
+	}
+	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+}
+
+// rmqListEventTargets answers the targets of a rule, ordered by name.
+//
+//	@Summary	List the event targets of a rule (RocketMQ EventBridge API)
+//	@Tags		rocketmq
+//	@Accept		json
+//	@Produce	json
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		body					body		RocketMQEventRuleRequest	true	"the rule"
+//	@Success	200						{object}	RocketMQListEventTargetsResponse
+//	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
+//	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Router		/target/listEventTargets [post]
+func (a *api) rmqListEventTargets(c *gin.Context) {
+	in, err := decodeRuleRequest(c)
+	if err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	ts, err := a.s.Targets.List(c.Request.Context(), accountOf(c), in.EventBusName, in.EventRuleName)
+	if err != nil {
+		a.writeRocketMQError(c, err)
+		return
+	}
+	out := RocketMQListEventTargetsResponse{
+		RequestID: requestIDOf(c), EventBusName: in.EventBusName, EventRuleName: in.EventRuleName,
+		EventTargets: make([]RocketMQEventTarget, 0, len(ts)),
+	}
+	for _, t := range ts {
+		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
+	}
+	c.PureJSON(http.StatusOK, out) // templates hold < and >: not escaped, so they read as written
+}
