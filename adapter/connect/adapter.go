@@ -50,7 +50,10 @@ type Config struct {
 	// APIDestinations and Connections resolve api-destination targets; nil leaves them unapplied.
 	APIDestinations APIDestinations
 	Connections     Connections
-	Logger          *slog.Logger
+	// Secrets opens and seals connection secrets under the master key (secret invocation headers are sealed
+	// again as one value); nil refuses connections with secret headers.
+	Secrets *Sealer
+	Logger  *slog.Logger
 	// Interval between periodic reconciliations (default 30s).
 	Interval time.Duration
 }

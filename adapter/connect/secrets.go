@@ -28,3 +28,9 @@ func NewSealer(masterKey []byte) (*Sealer, error) {
 func (s *Sealer) Seal(plaintext string) (string, error) {
 	return rpc.EncryptSecret(s.key, plaintext)
 }
+
+// Open decrypts a value Seal made. The adapter opens secrets only to seal them again in another shape (several
+// secret headers as one JSON value); its errors never contain the plaintext.
+func (s *Sealer) Open(ciphertext string) (string, error) {
+	return rpc.DecryptSecret(s.key, ciphertext)
+}

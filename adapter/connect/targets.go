@@ -128,13 +128,32 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err != nil {
 		return fmt.Errorf("target %s: endpoint of API destination %q: %w", t.Name(), d.Name(), err)
 	}
-	headers := map[string]string{}
+	headers, secretHeaders := map[string]string{}, map[string]string{}
 	inv := spec.InvocationHTTPParameters
 	if err := plain("invocation", inv); err != nil {
 		return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 	}
 	for _, p := range inv.HeaderParameters {
-		headers[p.Key] = p.Value
+		if !p.IsValueSecret {
+			headers[p.Key] = p.Value
+			continue
+		}
+		if a.cfg.Secrets == nil {
+			return fmt.Errorf("target %s: connection %q has secret headers and this deployment has no master key", t.Name(), c.Name())
+		}
+		v, err := a.cfg.Secrets.Open(p.Value)
+		if err != nil {
+			return fmt.Errorf("target %s: connection %q: secret header %q: %w", t.Name(), c.Name(), p.Key, err)
+		}
+		secretHeaders[p.Key] = v
+	}
+	if len(secretHeaders) > 0 {
+		b, _ := json.Marshal(secretHeaders)
+		sealed, err := a.cfg.Secrets.Seal(string(b))
+		if err != nil {
+			return fmt.Errorf("target %s: sealing the secret headers of connection %q: %w", t.Name(), c.Name(), err)
+		}
+		cfg["secret_headers"] = sealed
 	}
 	if len(inv.QueryStringParameters) > 0 {
 		q := endpoint.Query()
@@ -176,10 +195,14 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	return nil
 }
 
-// plain refuses parameters the http sink cannot send yet: secret ones (their values are ciphertext) and, for
-// invocation parameters, body parameters.
+// plain refuses parameters the http sink cannot send yet: secret query and body parameters, secret OAuth
+// parameters, and invocation body parameters. (Secret invocation headers are sent: secret_headers.)
 func plain(what string, p connection.HTTPParameters) error {
-	for _, list := range [][]connection.Parameter{p.HeaderParameters, p.QueryStringParameters, p.BodyParameters} {
+	lists := [][]connection.Parameter{p.QueryStringParameters, p.BodyParameters}
+	if what != "invocation" {
+		lists = append(lists, p.HeaderParameters)
+	}
+	for _, list := range lists {
 		for _, q := range list {
 			if q.IsValueSecret {
 				return fmt.Errorf("its secret %s parameter %q cannot be sent yet", what, q.Key)

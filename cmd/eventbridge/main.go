@@ -203,9 +203,13 @@ func (m *Main) Run(ctx context.Context) error {
 	targets := persistence.NewTargetRepository(db)
 	accounts := persistence.NewAccountRepository(db)
 	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
+	sealer, err := connect.NewSealer(m.masterKey)
+	if err != nil {
+		return err
+	}
 	m.adapter = connect.New(connect.Config{
 		Runtime: rpc.NewClient(runtimeURL), Buses: buses, Rules: rules, Targets: targets,
-		APIDestinations: destinations, Connections: connections,
+		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 	})
 	ensureDLQStreams(ctx, buses, store, log)
@@ -225,10 +229,6 @@ func (m *Main) Run(ctx context.Context) error {
 			MaxPerAccount: c.QuotaBuses},
 		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
-	}
-	sealer, err := connect.NewSealer(m.masterKey)
-	if err != nil {
-		return err
 	}
 	services.Targets.APIDestinations = destinations
 	services.Connections = &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer,

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -112,7 +116,10 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		u, p, ok := r.BasicAuth()
 		return ok && u == "svc" && p == "basic-password-1"
 	})
-	apiKey := newGuarded(t, func(r *http.Request) bool { return r.Header.Get("X-Api-Key") == "api-key-value-1" })
+	apiKey := newGuarded(t, func(r *http.Request) bool {
+		return r.Header.Get("X-Api-Key") == "api-key-value-1" && r.Header.Get("X-Token") == "tok-secret-9" &&
+			r.Header.Get("X-Team") == "shop"
+	})
 	oauth := newOAuthServer(t, time.Second)
 	bearer := newGuarded(t, oauth.valid)
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -124,7 +131,10 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 	a.must("POST", "/api/v1/connections", map[string]any{"name": "basic", "authorizationType": "BASIC",
 		"authParameters": map[string]any{"basicAuthParameters": map[string]any{"username": "svc", "password": "basic-password-1"}}}, 201)
 	a.must("POST", "/api/v1/connections", map[string]any{"name": "key", "authorizationType": "API_KEY",
-		"authParameters": map[string]any{"apiKeyAuthParameters": map[string]any{"apiKeyName": "X-Api-Key", "apiKeyValue": "api-key-value-1"}}}, 201)
+		"authParameters": map[string]any{"apiKeyAuthParameters": map[string]any{"apiKeyName": "X-Api-Key", "apiKeyValue": "api-key-value-1"},
+			"invocationHttpParameters": map[string]any{"headerParameters": []any{
+				map[string]any{"key": "X-Team", "value": "shop"},
+				map[string]any{"key": "X-Token", "value": "tok-secret-9", "isValueSecret": true}}}}}, 201)
 	a.must("POST", "/api/v1/connections", map[string]any{"name": "oauth", "authorizationType": "OAUTH_CLIENT_CREDENTIALS",
 		"authParameters": map[string]any{"oauthParameters": map[string]any{"authorizationEndpoint": oauth.srv.URL + "/token",
 			"httpMethod": "POST", "clientParameters": map[string]any{"clientId": "client-1", "clientSecret": "client-secret-1"},
@@ -147,13 +157,13 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		"eventPattern": map[string]any{"type": []any{"order.created"}}, "targets": targets}, 201)
 	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "oauth",
 		"eventPattern": map[string]any{"type": []any{"order.created"}},
-		"targets": []any{map[string]any{"name": "oauth", "type": "api-destination", "config": map[string]any{"apiDestination": "oauth-api"}}}}, 201)
+		"targets":      []any{map[string]any{"name": "oauth", "type": "api-destination", "config": map[string]any{"apiDestination": "oauth-api"}}}}, 201)
 	a.must("POST", "/api/v1/buses/audit/rules", map[string]any{"name": "fwd",
 		"eventPattern": map[string]any{"type": []any{"order.created"}},
-		"targets": []any{map[string]any{"name": "hook", "type": "http", "config": map[string]any{"url": audited.srv.URL}}}}, 201)
+		"targets":      []any{map[string]any{"name": "hook", "type": "http", "config": map[string]any{"url": audited.srv.URL}}}}, 201)
 	a.must("POST", "/api/v1/buses/dlq/rules", map[string]any{"name": "caught",
 		"eventPattern": map[string]any{"ebdlqconnector": []any{map[string]any{"exists": true}}},
-		"targets": []any{map[string]any{"name": "hook", "type": "http", "config": map[string]any{"url": deadLetters.srv.URL}}}}, 201)
+		"targets":      []any{map[string]any{"name": "hook", "type": "http", "config": map[string]any{"url": deadLetters.srv.URL}}}}, 201)
 
 	put := func(prefix string) []string {
 		var ids []string
@@ -185,4 +195,39 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 
 	st := a.must("GET", "/api/v1/buses/orders/rules/all/targets/logged", nil, 200)
 	assert.Contains(t, string(st), `"RUNNING"`)
+
+	// No secret given through the API is readable in the KV store of the workers (connector configs, task
+	// configs, status) or in the database file: they hold enc:v1 ciphertext only.
+	secrets := []string{"basic-password-1", "api-key-value-1", "client-secret-1", "tok-secret-9"}
+	js, err := jetstream.New(m.nc)
+	require.NoError(t, err)
+	ctx := context.Background()
+	ciphertexts := 0
+	for bucket := range js.KeyValueStoreNames(ctx).Name() {
+		kv, err := js.KeyValue(ctx, bucket)
+		require.NoError(t, err)
+		keys, err := kv.ListKeys(ctx)
+		require.NoError(t, err)
+		for k := range keys.Keys() {
+			e, err := kv.Get(ctx, k)
+			if err != nil {
+				continue // expired meanwhile (members, leases)
+			}
+			for _, secret := range secrets {
+				assert.NotContains(t, string(e.Value()), secret, "KV %s %s", bucket, k)
+			}
+			ciphertexts += strings.Count(string(e.Value()), "enc:v1:")
+		}
+	}
+	assert.GreaterOrEqual(t, ciphertexts, 3, "the connector configs hold the secrets as ciphertext")
+	files, err := filepath.Glob(filepath.Join(m.Config.DataDir, "eventbridge.db*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, secret := range secrets {
+			assert.NotContains(t, string(raw), secret, "database file %s", f)
+		}
+	}
 }

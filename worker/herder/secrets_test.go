@@ -32,7 +32,7 @@ func TestSecretKeysSealAndOpen(t *testing.T) {
 		"transforms.other.type": "unknown",
 	}
 	assert.Equal(t, []string{httpsink.KeyAuthAPIKeyValue, httpsink.KeyOAuthClientSecret, httpsink.KeyAuthPassword,
-		"transforms.v.token", httpsink.KeyWebhookSigningSecret}, h.secretKeys(cfg))
+		httpsink.KeySecretHeaders, "transforms.v.token", httpsink.KeyWebhookSigningSecret}, h.secretKeys(cfg))
 
 	sealed, err := h.seal(cfg, nil)
 	require.NoError(t, err)

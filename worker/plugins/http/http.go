@@ -36,6 +36,9 @@ const (
 	KeyURL     = "url"
 	KeyMethod  = "method"
 	KeyHeaders = "headers"
+	// KeySecretHeaders holds headers whose values are secret (an API destination's secret invocation headers): a
+	// JSON object of strings, stored and handed to the worker encrypted as a whole.
+	KeySecretHeaders = "secret_headers"
 	KeyMode    = "mode"
 	KeyTimeout = "timeout"
 
@@ -86,6 +89,8 @@ func Plugin() connector.Plugin {
 				Doc:  "HTTP method."},
 			{Name: KeyHeaders, Type: connector.TypeJSON, Check: checkHeaders,
 				Doc: `Extra request headers, a JSON object of strings: {"X-Team": "shop"}. ce-* and Content-Type are the event's and are not overridden.`},
+			{Name: KeySecretHeaders, Type: connector.TypeJSON, Check: checkHeaders, Secret: true,
+				Doc: `Request headers whose values are secret, a JSON object of strings, encrypted as a whole (enc:v1): {"X-Token": "..."}. Added after headers.`},
 			{Name: KeyMode, Type: connector.TypeEnum, Default: ModeBinary, Enum: []string{ModeBinary, ModeStructured},
 				Doc: "binary: ce-* headers and the data as body; structured: the event as application/cloudevents+json."},
 			{Name: KeyTimeout, Type: connector.TypeDuration, Default: "5s", Check: checkPositive,
@@ -206,6 +211,18 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 	}
 	if err := cfg.JSON(KeyHeaders, &s.headers); err != nil {
 		return nil, err
+	}
+	if cfg.String(KeySecretHeaders) != "" {
+		var secret map[string]string
+		if err := json.Unmarshal([]byte(cfg.String(KeySecretHeaders)), &secret); err != nil {
+			return nil, connector.FieldErrors{{Key: KeySecretHeaders, Message: "must be a JSON object of strings"}}
+		}
+		if s.headers == nil {
+			s.headers = map[string]string{}
+		}
+		for k, v := range secret {
+			s.headers[k] = v
+		}
 	}
 	if err := checkAuth(cfg); err != nil {
 		return nil, err
