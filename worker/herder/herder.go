@@ -328,6 +328,17 @@ func (h *Herder) Close(ctx context.Context) error {
 			h.log.Warn("leaving the cluster", "err", err)
 		}
 	}
+	defer func() {
+		h.mu.RLock()
+		state, leases := h.state, h.leases
+		h.mu.RUnlock()
+		if state != nil {
+			state.close()
+		}
+		if leases != nil {
+			leases.Close()
+		}
+	}()
 	h.mu.Lock()
 	local := slices.Collect(maps.Values(h.local))
 	h.mu.Unlock()

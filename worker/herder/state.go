@@ -8,6 +8,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -64,6 +65,35 @@ type connectorState struct {
 
 type stateKV struct {
 	status, tasks jetstream.KeyValue
+
+	// statuses follows every write of the status bucket (readAll answers from it): a listing read to its end
+	// can miss keys written meanwhile, a watcher that keeps following receives every write.
+	watcher  jetstream.KeyWatcher
+	mu       sync.Mutex
+	statuses map[string][]byte
+}
+
+// follow keeps statuses current until the watcher stops.
+func (s *stateKV) follow() {
+	for e := range s.watcher.Updates() {
+		if e == nil {
+			continue
+		}
+		s.mu.Lock()
+		if e.Operation() == jetstream.KeyValuePut {
+			s.statuses[e.Key()] = e.Value()
+		} else {
+			delete(s.statuses, e.Key())
+		}
+		s.mu.Unlock()
+	}
+}
+
+// close stops following the status bucket.
+func (s *stateKV) close() {
+	if s.watcher != nil {
+		_ = s.watcher.Stop()
+	}
 }
 
 func ensureStateKV(ctx context.Context, js jetstream.JetStream, bucket func(string) string, replicas int) (*stateKV, error) {
@@ -80,7 +110,13 @@ func ensureStateKV(ctx context.Context, js jetstream.JetStream, bucket func(stri
 	if err != nil {
 		return nil, err
 	}
-	return &stateKV{status: status, tasks: tasks}, nil
+	w, err := status.WatchAll(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	st := &stateKV{status: status, tasks: tasks, watcher: w, statuses: map[string][]byte{}}
+	go st.follow()
+	return st, nil
 }
 
 // parse adds one status entry to out.
@@ -129,29 +165,15 @@ func (s *stateKV) read(ctx context.Context, name string, n int) (connectorState,
 	return out[name], nil
 }
 
-// readAll returns the stored status of every connector.
+// readAll returns the stored status of every connector, as the status bucket's watcher last saw it.
 func (s *stateKV) readAll(ctx context.Context) (map[string]connectorState, error) {
-	return s.scan(ctx, ">")
-}
-
-func (s *stateKV) scan(ctx context.Context, filter string) (map[string]connectorState, error) {
 	out := map[string]connectorState{}
-	w, err := s.status.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return out, fmt.Errorf("reading statuses: %w", err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.statuses {
+		parseStatus(out, k, v)
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case e := <-w.Updates():
-			if e == nil {
-				return out, nil
-			}
-			parseStatus(out, e.Key(), e.Value())
-		case <-ctx.Done():
-			return out, fmt.Errorf("reading statuses: %w", ctx.Err())
-		}
-	}
+	return out, ctx.Err()
 }
 
 // writeTask stores a task's status compare-and-set on rev, the key's revision as this owner last saw it (0: read
