@@ -19,6 +19,262 @@ const docTemplate = `{
     "host": "{{.Host}}",
     "basePath": "{{.BasePath}}",
     "paths": {
+        "/api-destination/createApiDestination": {
+            "post": {
+                "description": "httpApiParameters.endpoint is an absolute http or https URL whose \"*\" path segments are filled from the\nevent; apiParameters is not supported. connectionName names a connection of the account.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create an API destination (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the API destination",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQApiDestinationRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateApiDestinationResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationAlreadyExist, ApiDestinationNameInvalid, ConnectionNotExist, ApiDestinationCountExceedLimit",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/api-destination/deleteApiDestination": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete an API destination (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the API destination",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQApiDestinationNameRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationNotExist, ApiDestinationInUse (targets use it)",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/api-destination/getApiDestination": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Get an API destination (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the API destination",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQApiDestinationNameRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQGetApiDestinationResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/api-destination/listApiDestinations": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List API destinations (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListApiDestinationsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListApiDestinationsResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "LimitSizeInvalid, NextTokenInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/api-destination/updateApiDestination": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Update an API destination (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the API destination",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQApiDestinationRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiDestinationNotExist, ConnectionNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/api-destinations": {
             "get": {
                 "produces": [
@@ -1996,6 +2252,262 @@ const docTemplate = `{
                 }
             }
         },
+        "/connection/createConnection": {
+            "post": {
+                "description": "Creates a connection; authParameters.authorizationType BASIC_AUTH, API_KEY_AUTH or OAUTH_AUTH selects the\nmember of authParameters that is required. Secrets are stored encrypted and never answered.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create a connection (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the connection",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQConnectionRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateConnectionResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionAlreadyExist, ConnectionNameInvalid, ConnectionCountExceedLimit",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/connection/deleteConnection": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete a connection (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the connection",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQConnectionNameRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionNotExist, ConnectionBoundApiDestination",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/connection/getConnection": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Get a connection (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the connection",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQConnectionNameRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQGetConnectionResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/connection/listConnections": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List connections (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListConnectionsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListConnectionsResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "LimitSizeInvalid, NextTokenInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/connection/updateConnection": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Update a connection (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the connection",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQConnectionRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "ConnectionNotExist, ConnectionNameInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
         "/healthz": {
             "get": {
                 "produces": [
@@ -2491,7 +3003,7 @@ const docTemplate = `{
         },
         "/target/createEventTargets": {
             "post": {
-                "description": "Adds targets to a rule; none may exist already. className http is an http target whose config holds\nurl, method, headers, mode, timeout and an input transformer (inputTransformer, input, inputPath,\ntransform, attributes); runOptions.retryStrategy sets its retry policy. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
+                "description": "Adds targets to a rule; none may exist already. className is the target type: http (config: url,\nmethod, headers, mode, timeout), api-destination or acs.api.destination (config.apiDestination), bus or\nacs.eventbridge (config.bus, another bus of the account) or log; config also holds an input transformer\n(inputTransformer, input, inputPath, transform, attributes). runOptions.retryStrategy sets the retry\npolicy, runOptions.deadLetterQueue {type: bus, config: {bus}} the dead-letter bus. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
                 "consumes": [
                     "application/json"
                 ],
@@ -2688,6 +3200,58 @@ const docTemplate = `{
                     },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist, EventTargetNotExist, EventTargetClassNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/type/listEventTypes": {
+            "post": {
+                "description": "The (source, type) pairs seen on a bus (eventBusName) or on every bus of the account, optionally of one\nCloudEvents source (eventSourceName); recorded from the events put, written every few seconds.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List event types (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventTypesRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventTypesResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
                         }
@@ -3300,6 +3864,253 @@ const docTemplate = `{
                 }
             }
         },
+        "RocketMQApiDestination": {
+            "type": "object",
+            "properties": {
+                "apiDestinationName": {
+                    "type": "string",
+                    "example": "create-order"
+                },
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string",
+                    "example": "creates orders in the shop"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate is the creation time in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "httpApiParameters": {
+                    "$ref": "#/definitions/RocketMQHttpApiParameters"
+                },
+                "invocationRateLimitPerSecond": {
+                    "type": "integer",
+                    "example": 300
+                }
+            }
+        },
+        "RocketMQApiDestinationNameRequest": {
+            "type": "object",
+            "properties": {
+                "apiDestinationName": {
+                    "type": "string",
+                    "example": "create-order"
+                }
+            }
+        },
+        "RocketMQApiDestinationRequest": {
+            "type": "object",
+            "properties": {
+                "apiDestinationName": {
+                    "type": "string",
+                    "example": "create-order"
+                },
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string",
+                    "example": "creates orders in the shop"
+                },
+                "httpApiParameters": {
+                    "$ref": "#/definitions/RocketMQHttpApiParameters"
+                },
+                "invocationRateLimitPerSecond": {
+                    "description": "InvocationRateLimitPerSecond is between 1 and 300 (default 300).",
+                    "type": "integer",
+                    "example": 300
+                }
+            }
+        },
+        "RocketMQApiKeyAuthParameters": {
+            "type": "object",
+            "properties": {
+                "apiKeyName": {
+                    "type": "string",
+                    "example": "X-Api-Key"
+                },
+                "apiKeyValue": {
+                    "type": "string",
+                    "example": "k-123"
+                }
+            }
+        },
+        "RocketMQApiParameter": {
+            "type": "object",
+            "properties": {
+                "defaultValue": {
+                    "type": "string"
+                },
+                "description": {
+                    "type": "string"
+                },
+                "in": {
+                    "type": "string"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "type": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQAuthParameters": {
+            "type": "object",
+            "properties": {
+                "apiKeyAuthParameters": {
+                    "$ref": "#/definitions/RocketMQApiKeyAuthParameters"
+                },
+                "authorizationType": {
+                    "description": "AuthorizationType is BASIC_AUTH, API_KEY_AUTH or OAUTH_AUTH (BASIC, API_KEY and OAUTH_CLIENT_CREDENTIALS are\nread as well).",
+                    "type": "string",
+                    "enum": [
+                        "BASIC_AUTH",
+                        "API_KEY_AUTH",
+                        "OAUTH_AUTH"
+                    ],
+                    "example": "API_KEY_AUTH"
+                },
+                "basicAuthParameters": {
+                    "$ref": "#/definitions/RocketMQBasicAuthParameters"
+                },
+                "invocationHttpParameters": {
+                    "$ref": "#/definitions/RocketMQHttpParameters"
+                },
+                "oauthParameters": {
+                    "$ref": "#/definitions/RocketMQOAuthParameters"
+                }
+            }
+        },
+        "RocketMQBasicAuthParameters": {
+            "type": "object",
+            "properties": {
+                "password": {
+                    "type": "string",
+                    "example": "s3cret"
+                },
+                "username": {
+                    "type": "string",
+                    "example": "shop"
+                }
+            }
+        },
+        "RocketMQClientParameters": {
+            "type": "object",
+            "properties": {
+                "clientID": {
+                    "type": "string",
+                    "example": "shop-client"
+                },
+                "clientSecret": {
+                    "type": "string",
+                    "example": "cs-123"
+                }
+            }
+        },
+        "RocketMQConnection": {
+            "type": "object",
+            "properties": {
+                "authParameters": {
+                    "$ref": "#/definitions/RocketMQAuthParameters"
+                },
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string",
+                    "example": "the shop's REST API"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate is the creation time in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "networkParameters": {
+                    "$ref": "#/definitions/RocketMQNetworkParameters"
+                }
+            }
+        },
+        "RocketMQConnectionNameRequest": {
+            "type": "object",
+            "properties": {
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                }
+            }
+        },
+        "RocketMQConnectionParameter": {
+            "type": "object",
+            "properties": {
+                "isValueSecret": {
+                    "description": "IsValueSecret is \"true\" or \"false\" (RocketMQ EventBridge sends a string; a JSON boolean is read as well).",
+                    "type": "string",
+                    "enum": [
+                        "true",
+                        "false"
+                    ],
+                    "example": "false"
+                },
+                "key": {
+                    "type": "string",
+                    "example": "X-Team"
+                },
+                "value": {
+                    "type": "string",
+                    "example": "shop"
+                }
+            }
+        },
+        "RocketMQConnectionRequest": {
+            "type": "object",
+            "properties": {
+                "authParameters": {
+                    "$ref": "#/definitions/RocketMQAuthParameters"
+                },
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string",
+                    "example": "the shop's REST API"
+                },
+                "networkParameters": {
+                    "$ref": "#/definitions/RocketMQNetworkParameters"
+                }
+            }
+        },
+        "RocketMQCreateApiDestinationResponse": {
+            "type": "object",
+            "properties": {
+                "apiDestinationName": {
+                    "type": "string",
+                    "example": "create-order"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQCreateConnectionResponse": {
+            "type": "object",
+            "properties": {
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
         "RocketMQCreateEventBusRequest": {
             "type": "object",
             "properties": {
@@ -3364,10 +4175,19 @@ const docTemplate = `{
             "properties": {
                 "config": {
                     "type": "object",
-                    "additionalProperties": {}
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "bus": "orders-dlq"
+                    }
                 },
                 "type": {
-                    "type": "string"
+                    "type": "string",
+                    "enum": [
+                        "bus"
+                    ],
+                    "example": "bus"
                 }
             }
         },
@@ -3483,7 +4303,7 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "className": {
-                    "description": "ClassName is the target type; supported: http.",
+                    "description": "ClassName is the target type: http, api-destination, bus or log; acs.api.destination is read as\napi-destination and acs.eventbridge as bus. Answers carry the type's name.",
                     "type": "string",
                     "example": "http"
                 },
@@ -3520,6 +4340,89 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/RocketMQEventTarget"
                     }
+                }
+            }
+        },
+        "RocketMQEventType": {
+            "type": "object",
+            "properties": {
+                "count": {
+                    "description": "Count is ours: the number of events of the type seen.",
+                    "type": "integer",
+                    "example": 1042
+                },
+                "description": {
+                    "type": "string"
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "shop/web"
+                },
+                "eventTypeName": {
+                    "type": "string",
+                    "example": "order.created"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate is when the type was first seen.",
+                    "type": "string"
+                },
+                "gmtModify": {
+                    "description": "GmtModify is when the type was last seen.",
+                    "type": "string"
+                },
+                "schema": {
+                    "description": "Schema is ours: a JSON Schema (2020-12) inferred from the data; absent when no sample had JSON data.",
+                    "type": "object"
+                }
+            }
+        },
+        "RocketMQGetApiDestinationResponse": {
+            "type": "object",
+            "properties": {
+                "apiDestinationName": {
+                    "type": "string",
+                    "example": "create-order"
+                },
+                "connectionName": {
+                    "type": "string",
+                    "example": "shop-api"
+                },
+                "description": {
+                    "type": "string",
+                    "example": "creates orders in the shop"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate is the creation time in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "httpApiParameters": {
+                    "$ref": "#/definitions/RocketMQHttpApiParameters"
+                },
+                "invocationRateLimitPerSecond": {
+                    "type": "integer",
+                    "example": 300
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQGetConnectionResponse": {
+            "type": "object",
+            "properties": {
+                "connections": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQConnection"
+                    }
+                },
+                "requestId": {
+                    "type": "string"
                 }
             }
         },
@@ -3585,6 +4488,151 @@ const docTemplate = `{
                         "DISABLE"
                     ],
                     "example": "ENABLE"
+                }
+            }
+        },
+        "RocketMQHttpApiParameters": {
+            "type": "object",
+            "properties": {
+                "apiParameters": {
+                    "description": "APIParameters is not supported (must be absent or empty).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQApiParameter"
+                    }
+                },
+                "endpoint": {
+                    "description": "Endpoint is an absolute http or https URL; each path segment \"*\" is a path parameter, filled from the event.",
+                    "type": "string",
+                    "example": "https://api.example.com/orders/*"
+                },
+                "method": {
+                    "type": "string",
+                    "enum": [
+                        "GET",
+                        "POST",
+                        "PUT",
+                        "PATCH",
+                        "DELETE",
+                        "HEAD",
+                        "OPTIONS"
+                    ],
+                    "example": "POST"
+                }
+            }
+        },
+        "RocketMQHttpParameters": {
+            "type": "object",
+            "properties": {
+                "bodyParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQConnectionParameter"
+                    }
+                },
+                "headerParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQConnectionParameter"
+                    }
+                },
+                "queryStringParameters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQConnectionParameter"
+                    }
+                }
+            }
+        },
+        "RocketMQListApiDestinationsRequest": {
+            "type": "object",
+            "properties": {
+                "apiDestinationNamePrefix": {
+                    "type": "string",
+                    "example": "create"
+                },
+                "maxResults": {
+                    "description": "MaxResults is the page size, 1 to 100 (0 or absent: 50).",
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken is the decimal offset of the page's first API destination; absent for the first page.",
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListApiDestinationsResponse": {
+            "type": "object",
+            "properties": {
+                "apiDestinations": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQApiDestination"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
+                    "description": "Total is the number of API destinations that match the prefix.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "RocketMQListConnectionsRequest": {
+            "type": "object",
+            "properties": {
+                "connectionNamePrefix": {
+                    "type": "string",
+                    "example": "shop"
+                },
+                "maxResults": {
+                    "description": "MaxResults is the page size, 1 to 100 (0 or absent: 50).",
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken is the decimal offset of the page's first connection; absent for the first page.",
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListConnectionsResponse": {
+            "type": "object",
+            "properties": {
+                "connections": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQConnection"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
+                    "description": "Total is the number of connections that match the prefix.",
+                    "type": "integer",
+                    "example": 1
                 }
             }
         },
@@ -3700,6 +4748,113 @@ const docTemplate = `{
                 }
             }
         },
+        "RocketMQListEventTypesRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "description": "EventBusName selects one bus; absent: every bus of the account.",
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "description": "EventSourceName keeps the types whose CloudEvents source is it; absent: every source.",
+                    "type": "string",
+                    "example": "shop/web"
+                },
+                "maxResults": {
+                    "description": "MaxResults is the page size, 1 to 100 (0 or absent: 50).",
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "description": "NextToken is the decimal offset of the page's first type; absent for the first page.",
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListEventTypesResponse": {
+            "type": "object",
+            "properties": {
+                "eventTypes": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventType"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
+                    "description": "Total is the number of types that match the request.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "RocketMQNetworkParameters": {
+            "type": "object",
+            "properties": {
+                "networkType": {
+                    "type": "string",
+                    "enum": [
+                        "PUBLIC_NETWORK"
+                    ],
+                    "example": "PUBLIC_NETWORK"
+                },
+                "securityGroupId": {
+                    "type": "string"
+                },
+                "vpcId": {
+                    "type": "string"
+                },
+                "vswitcheId": {
+                    "type": "string"
+                }
+            }
+        },
+        "RocketMQOAuthParameters": {
+            "type": "object",
+            "properties": {
+                "authorizationEndpoint": {
+                    "type": "string",
+                    "example": "https://auth.example.com/oauth2/token"
+                },
+                "clientParameters": {
+                    "$ref": "#/definitions/RocketMQClientParameters"
+                },
+                "httpMethod": {
+                    "type": "string",
+                    "enum": [
+                        "GET",
+                        "POST",
+                        "PUT"
+                    ],
+                    "example": "POST"
+                },
+                "oauthHttpParameters": {
+                    "$ref": "#/definitions/RocketMQHttpParameters"
+                },
+                "scopes": {
+                    "description": "Scopes is ours (not RocketMQ EventBridge's): the scopes asked of the token endpoint.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "orders.read"
+                    ]
+                }
+            }
+        },
         "RocketMQPutEventsResponse": {
             "type": "object",
             "properties": {
@@ -3755,7 +4910,7 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "deadLetterQueue": {
-                    "description": "DeadLetterQueue is not supported yet: failed events go to the account's dead-letter stream.",
+                    "description": "DeadLetterQueue {type: bus, config: {bus: NAME}} sends the events the target gives up to a bus of the\naccount (not the target's own), with the reason, the attempts and the target; without it they go to the\naccount's dead-letter stream.",
                     "allOf": [
                         {
                             "$ref": "#/definitions/RocketMQDeadLetterQueue"
@@ -3779,11 +4934,21 @@ const docTemplate = `{
         "RocketMQTargetConfig": {
             "type": "object",
             "properties": {
+                "apiDestination": {
+                    "description": "APIDestination names an API destination of the account (api-destination targets).",
+                    "type": "string",
+                    "example": "crm"
+                },
                 "attributes": {
                     "type": "object",
                     "additionalProperties": {
                         "type": "string"
                     }
+                },
+                "bus": {
+                    "description": "Bus names another bus of the account (bus targets).",
+                    "type": "string",
+                    "example": "audit"
                 },
                 "headers": {
                     "description": "Headers are added to every request.",
@@ -3811,6 +4976,16 @@ const docTemplate = `{
                     "description": "Mode is binary (default) or structured.",
                     "type": "string",
                     "example": "binary"
+                },
+                "pathParameterValues": {
+                    "description": "PathParameterValues fill the \"*\" path segments of the API destination's endpoint from each event: one JSON\npath each, in order (api-destination targets).",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "$.data.customerId"
+                    ]
                 },
                 "timeout": {
                     "description": "Timeout of one request, a Go duration between 100ms and 1m (default 5s).",
@@ -4054,6 +5229,16 @@ const docTemplate = `{
                         "structured"
                     ],
                     "example": "binary"
+                },
+                "pathParameterValues": {
+                    "description": "PathParameterValues fill the \"*\" path segments of the API destination's endpoint from each event: one JSON\npath each, in order (api-destination targets).",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "$.data.customerId"
+                    ]
                 },
                 "timeout": {
                     "description": "Timeout of one request, a Go duration between 100ms and 1m.",

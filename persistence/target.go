@@ -49,9 +49,10 @@ type httpConfigJSON struct {
 
 // refConfigJSON is the stored form of the config of the other target types: what they name.
 type refConfigJSON struct {
-	APIDestination string `json:"apiDestination,omitempty"`
-	Bus            string `json:"bus,omitempty"`
-	DeadLetterBus  string `json:"deadLetterBus,omitempty"`
+	APIDestination      string   `json:"apiDestination,omitempty"`
+	PathParameterValues []string `json:"pathParameterValues,omitempty"`
+	Bus                 string   `json:"bus,omitempty"`
+	DeadLetterBus       string   `json:"deadLetterBus,omitempty"`
 }
 
 func targetToRow(t *target.Target) (targetRow, error) {
@@ -68,7 +69,8 @@ func targetToRow(t *target.Target) (targetRow, error) {
 			DeadLetterBus: t.DeadLetterBus(),
 		})
 	case target.APIDestination, target.Bus, target.Log:
-		config, err = json.Marshal(refConfigJSON{APIDestination: t.APIDestination(), Bus: t.Bus(), DeadLetterBus: t.DeadLetterBus()})
+		config, err = json.Marshal(refConfigJSON{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(),
+			Bus: t.Bus(), DeadLetterBus: t.DeadLetterBus()})
 		if name := t.APIDestination(); name != "" {
 			dest = &name
 		}
@@ -106,7 +108,8 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {
 			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
 		}
-		refs = target.Refs{APIDestination: j.APIDestination, Bus: j.Bus, DeadLetterBus: j.DeadLetterBus}
+		refs = target.Refs{APIDestination: j.APIDestination, Bus: j.Bus, DeadLetterBus: j.DeadLetterBus,
+			PathParameterValues: j.PathParameterValues}
 	case target.HTTP:
 		var j httpConfigJSON
 		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {

@@ -252,52 +252,58 @@ func TestBuses(t *testing.T) {
 // TestBusQuota: an account has at most its quota of buses.
 func TestBusQuota(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, natsServer(t))
-	e.services.Buses.MaxPerAccount = 2
-	e.createBus(t, "a")
-	e.createBus(t, "b")
-	resp := e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
-	assert.Contains(t, string(resp.Body), `"code":"BusQuotaExceeded"`)
-	assert.Contains(t, string(resp.Body), "buses per account (2)")
-	e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
-	resp = e.do(t, http.MethodPost, "/api/v1/buses", map[string]string{"X-Account-Id": "other"}, map[string]any{"name": "c"})
-	assert.Equal(t, http.StatusCreated, resp.Status, "the quota is per account")
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, natsServer(t), dialect)
+		e.services.Buses.MaxPerAccount = 2
+		e.createBus(t, "a")
+		e.createBus(t, "b")
+		resp := e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
+		assert.Contains(t, string(resp.Body), `"code":"BusQuotaExceeded"`)
+		assert.Contains(t, string(resp.Body), "buses per account (2)")
+		e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "c"}, http.StatusConflict)
+		resp = e.do(t, http.MethodPost, "/api/v1/buses", map[string]string{"X-Account-Id": "other"}, map[string]any{"name": "c"})
+		assert.Equal(t, http.StatusCreated, resp.Status, "the quota is per account")
+	})
 }
 
 // TestBusDeleteRemovesStream: deleting a bus deletes its stream.
 func TestBusDeleteRemovesStream(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, natsServer(t))
-	e.createBus(t, "orders")
-	b, err := e.buses.Get(context.Background(), domain.DefaultAccountID, "orders")
-	require.NoError(t, err)
-	e.must(t, http.MethodDelete, "/api/v1/buses/orders", nil, http.StatusNoContent)
-	_, err = e.js.Stream(context.Background(), e.names.BusStream(b.ID()))
-	assert.True(t, errors.Is(err, jetstream.ErrStreamNotFound), "stream still there: %v", err)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, natsServer(t), dialect)
+		e.createBus(t, "orders")
+		b, err := e.buses.Get(context.Background(), domain.DefaultAccountID, "orders")
+		require.NoError(t, err)
+		e.must(t, http.MethodDelete, "/api/v1/buses/orders", nil, http.StatusNoContent)
+		_, err = e.js.Stream(context.Background(), e.names.BusStream(b.ID()))
+		assert.True(t, errors.Is(err, jetstream.ErrStreamNotFound), "stream still there: %v", err)
+	})
 }
 
 // TestBusPaging walks the pages of a list with limit=1 and the nextToken of each answer.
 func TestBusPaging(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, natsServer(t))
-	for _, n := range []string{"c", "a", "b"} {
-		e.createBus(t, n)
-	}
-	var got []string
-	url := "/api/v1/buses?limit=1"
-	for range 10 {
-		v := e.must(t, http.MethodGet, url, nil, http.StatusOK).JSON(t)
-		buses := v["buses"].([]any)
-		require.Len(t, buses, 1)
-		got = append(got, buses[0].(map[string]any)["name"].(string))
-		next, _ := v["nextToken"].(string)
-		if next == "" {
-			break
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, natsServer(t), dialect)
+		for _, n := range []string{"c", "a", "b"} {
+			e.createBus(t, n)
 		}
-		url = "/api/v1/buses?limit=1&nextToken=" + next
-	}
-	assert.Equal(t, []string{"a", "b", "c"}, got)
-	v := e.must(t, http.MethodGet, "/api/v1/buses?limit=2", nil, http.StatusOK).JSON(t)
-	assert.Len(t, v["buses"], 2)
-	assert.NotEmpty(t, v["nextToken"])
+		var got []string
+		url := "/api/v1/buses?limit=1"
+		for range 10 {
+			v := e.must(t, http.MethodGet, url, nil, http.StatusOK).JSON(t)
+			buses := v["buses"].([]any)
+			require.Len(t, buses, 1)
+			got = append(got, buses[0].(map[string]any)["name"].(string))
+			next, _ := v["nextToken"].(string)
+			if next == "" {
+				break
+			}
+			url = "/api/v1/buses?limit=1&nextToken=" + next
+		}
+		assert.Equal(t, []string{"a", "b", "c"}, got)
+		v := e.must(t, http.MethodGet, "/api/v1/buses?limit=2", nil, http.StatusOK).JSON(t)
+		assert.Len(t, v["buses"], 2)
+		assert.NotEmpty(t, v["nextToken"])
+	})
 }

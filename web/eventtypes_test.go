@@ -14,37 +14,39 @@ import (
 // data once the recorder wrote them; nothing is written per event.
 func TestEventTypes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, natsServer(t))
-	e.createBus(t, "orders")
-	e.createBus(t, "other")
-	put := func(bus string, events ...map[string]any) {
-		e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events", map[string]string{"Content-Type": batch}, jsonOf(t, events))
-	}
-	put("orders",
-		ce("1", "shop/web", "order.created", map[string]any{"id": 1, "sku": "a"}),
-		ce("2", "shop/web", "order.created", map[string]any{"id": 2}),
-		ce("3", "shop/app", "order.paid", map[string]any{"id": 1, "amount": 9.5}))
-	put("other", ce("4", "crm", "contact.added", map[string]any{"name": "x"}))
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, natsServer(t), dialect)
+		e.createBus(t, "orders")
+		e.createBus(t, "other")
+		put := func(bus string, events ...map[string]any) {
+			e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events", map[string]string{"Content-Type": batch}, jsonOf(t, events))
+		}
+		put("orders",
+			ce("1", "shop/web", "order.created", map[string]any{"id": 1, "sku": "a"}),
+			ce("2", "shop/web", "order.created", map[string]any{"id": 2}),
+			ce("3", "shop/app", "order.paid", map[string]any{"id": 1, "amount": 9.5}))
+		put("other", ce("4", "crm", "contact.added", map[string]any{"name": "x"}))
 
-	got := e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types", nil, http.StatusOK)
-	assert.JSONEq(t, `{"eventTypes": []}`, string(got.Body), "nothing is written before the recorder's flush")
+		got := e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types", nil, http.StatusOK)
+		assert.JSONEq(t, `{"eventTypes": []}`, string(got.Body), "nothing is written before the recorder's flush")
 
-	require.NoError(t, e.recorder.Flush(context.Background()))
-	got = e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types", nil, http.StatusOK)
-	assert.JSONEq(t, `{"eventTypes": [
-		{"source": "shop/app", "type": "order.paid", "count": 1, "schema": {"type": "object", "required": ["amount", "id"],
-			"properties": {"amount": {"type": "number"}, "id": {"type": "integer"}}}},
-		{"source": "shop/web", "type": "order.created", "count": 2, "schema": {"type": "object", "required": ["id"],
-			"properties": {"id": {"type": "integer"}, "sku": {"type": "string"}}}}]}`,
-		withoutTimes(t, got.Body))
-	assert.Contains(t, string(got.Body), `"firstSeen":"`)
+		require.NoError(t, e.recorder.Flush(context.Background()))
+		got = e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types", nil, http.StatusOK)
+		assert.JSONEq(t, `{"eventTypes": [
+			{"source": "shop/app", "type": "order.paid", "count": 1, "schema": {"type": "object", "required": ["amount", "id"],
+				"properties": {"amount": {"type": "number"}, "id": {"type": "integer"}}}},
+			{"source": "shop/web", "type": "order.created", "count": 2, "schema": {"type": "object", "required": ["id"],
+				"properties": {"id": {"type": "integer"}, "sku": {"type": "string"}}}}]}`,
+			withoutTimes(t, got.Body))
+		assert.Contains(t, string(got.Body), `"firstSeen":"`)
 
-	page := e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types?limit=1", nil, http.StatusOK)
-	assert.Contains(t, string(page.Body), `"nextToken":"`)
-	e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types?nextToken=%21%21", nil, http.StatusBadRequest)
-	e.must(t, http.MethodGet, "/api/v1/buses/nope/event-types", nil, http.StatusNotFound)
-	other := e.do(t, http.MethodGet, "/api/v1/buses/orders/event-types", map[string]string{"X-Account-Id": "b"}, nil)
-	assert.Equal(t, http.StatusNotFound, other.Status, "another account's bus")
+		page := e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types?limit=1", nil, http.StatusOK)
+		assert.Contains(t, string(page.Body), `"nextToken":"`)
+		e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types?nextToken=%21%21", nil, http.StatusBadRequest)
+		e.must(t, http.MethodGet, "/api/v1/buses/nope/event-types", nil, http.StatusNotFound)
+		other := e.do(t, http.MethodGet, "/api/v1/buses/orders/event-types", map[string]string{"X-Account-Id": "b"}, nil)
+		assert.Equal(t, http.StatusNotFound, other.Status, "another account's bus")
+	})
 }
 
 // withoutTimes drops firstSeen and lastSeen from an event type list.

@@ -8,7 +8,9 @@ package web
 // Shapes follow apache/rocketmq-eventbridge, adapter/api/src/main/java/org/apache/rocketmq/eventbridge/adapter/api:
 // controller/EventBusController.java, EventRuleController.java, EventTargetController.java and
 // EventDataController.java for the paths; dto/BaseResponse.java (requestId, code, message) and the dto/bus, dto/rule,
-// dto/target and dto/data classes for the fields. Error codes and their HTTP status (409) come from
+// dto/target and dto/data classes for the fields; EventTypeController.java, ConnectionController.java and
+// ApiDestinationController.java with dto/type, dto/connection and dto/apidestination (see rocketmq_eventtypes.go
+// and rocketmq_connections.go). Error codes and their HTTP status (409) come from
 // domain/src/main/java/org/apache/rocketmq/eventbridge/domain/common/exception/EventBridgeErrorCode.java. Its Spring
 // application serializes with Jackson, so keys are the Java field names (lowerCamel); the Gson @SerializedName
 // capitals are not used on the wire (the documentation's examples send {"eventBusName": ...}). encoding/json
@@ -30,7 +32,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
@@ -65,6 +69,15 @@ var rocketMQCodeOf = map[string]string{
 	rule.ErrAlreadyExists.Code:   "EventRuleAlreadyExist",
 	target.ErrNotFound.Code:      "EventTargetNotExist",
 	target.ErrAlreadyExists.Code: "EventTargetAlreadyExist",
+
+	connection.ErrNotFound.Code:          "ConnectionNotExist",
+	connection.ErrAlreadyExists.Code:     "ConnectionAlreadyExist",
+	connection.ErrInUse.Code:             "ConnectionBoundApiDestination",
+	connection.ErrQuotaExceeded.Code:     "ConnectionCountExceedLimit",
+	apidestination.ErrNotFound.Code:      "ApiDestinationNotExist",
+	apidestination.ErrAlreadyExists.Code: "ApiDestinationAlreadyExist",
+	apidestination.ErrQuotaExceeded.Code: "ApiDestinationCountExceedLimit",
+	// apidestination.ErrInUse keeps our code, ApiDestinationInUse: RocketMQ EventBridge has none for it.
 }
 
 // RocketMQError is the answer of a RocketMQ EventBridge call that failed (its BaseResponse with a code).
@@ -103,6 +116,20 @@ func (a *api) rocketMQRoutes(r *gin.Engine) {
 	g.POST("/target/updateEventTargets", a.rmqUpdateEventTargets)
 	g.POST("/target/deleteEventTargets", a.rmqDeleteEventTargets)
 	g.POST("/target/listEventTargets", a.rmqListEventTargets)
+
+	g.POST("/type/listEventTypes", a.rmqListEventTypes)
+
+	g.POST("/connection/createConnection", a.rmqCreateConnection)
+	g.POST("/connection/updateConnection", a.rmqUpdateConnection)
+	g.POST("/connection/deleteConnection", a.rmqDeleteConnection)
+	g.POST("/connection/getConnection", a.rmqGetConnection)
+	g.POST("/connection/listConnections", a.rmqListConnections)
+
+	g.POST("/api-destination/createApiDestination", a.rmqCreateAPIDestination)
+	g.POST("/api-destination/updateApiDestination", a.rmqUpdateAPIDestination)
+	g.POST("/api-destination/getApiDestination", a.rmqGetAPIDestination)
+	g.POST("/api-destination/deleteApiDestination", a.rmqDeleteAPIDestination)
+	g.POST("/api-destination/listApiDestinations", a.rmqListAPIDestinations)
 
 	g.POST("/putEvents", a.rmqPutEvents)
 }

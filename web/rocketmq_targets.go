@@ -22,18 +22,38 @@ import (
 // ErrorToleranceEnum.
 //
 // className selects the target type. RocketMQ EventBridge registers its target classes as rows of its
-// event_target_class table (adapter/persistence/.../db/migration: acs.eventbridge, acs.dingtalk, file), none of
-// which delivers plain HTTP; our one type is http, so className "http" is an http target and any other className
-// is EventTargetClassNotExist naming the supported ones. config holds the http type's keys as /api/v1 has them
-// (url, method, headers, mode, timeout) and the target's input transformer (inputTransformer, input, inputPath,
-// transform in RocketMQ EventBridge's {form, value, template} form, attributes), so that every target reads back
-// whole through this API. runOptions.retryStrategy maps to the retry policy; see rmqSpec for the rest.
+// event_target_class table (adapter/persistence/.../db/migration: acs.eventbridge, acs.dingtalk, file). Our types
+// are accepted by their names (http, api-destination, bus, log), and two classNames of the EventBridge family
+// map to ours: acs.api.destination (Alibaba Cloud EventBridge's API-destination target, whose open-source
+// counterpart RocketMQ EventBridge's API destinations are) is api-destination, and acs.eventbridge (delivery to
+// an event bus) is bus, on a bus of the same account named by config.bus: its Alibaba Cloud keys (RegionId,
+// AliyunAccountId, AliyunEventBus, AccessKeyId, AccessKeySecret) do not map and are ignored, so config.bus is
+// required. acs.dingtalk and file have no equivalent; they and any other className are EventTargetClassNotExist
+// naming the supported ones. Answers carry our type names. config holds the keys of the type as /api/v1 has them
+// (http: url, method, headers, mode, timeout; api-destination: apiDestination, pathParameterValues; bus: bus;
+// log: none) and the target's input transformer (inputTransformer, input, inputPath, transform in RocketMQ
+// EventBridge's {form, value, template} form, attributes), so that every target reads back whole through this API.
+// runOptions.retryStrategy maps to the retry policy and runOptions.deadLetterQueue {type: bus, config: {bus}} to
+// the dead-letter bus (/api/v1's deadLetterConfig.bus); see rmqSpec for the rest.
 
-// rmqClassHTTP is the className of http targets.
-const rmqClassHTTP = "http"
+// rmqClasses are the classNames this API supports, in the order error messages list them, and the target type
+// each one is.
+var (
+	rmqClasses     = []string{"http", "api-destination", "bus", "log", rmqClassAPIDestination, rmqClassEventBridge}
+	rmqClassTypeOf = map[string]target.Type{
+		"http": target.HTTP, "api-destination": target.APIDestination, "bus": target.Bus, "log": target.Log,
+		rmqClassAPIDestination: target.APIDestination, rmqClassEventBridge: target.Bus,
+	}
+)
 
-// rmqClasses are the classNames this API supports, in the order error messages list them.
-var rmqClasses = []string{rmqClassHTTP}
+// ClassNames of the EventBridge family that map to our types.
+const (
+	rmqClassAPIDestination = "acs.api.destination"
+	rmqClassEventBridge    = "acs.eventbridge"
+)
+
+// rmqDLQBus is the deadLetterQueue type of a dead-letter bus.
+const rmqDLQBus = "bus"
 
 // Values of RocketMQ EventBridge's PushRetryStrategyEnum and ErrorToleranceEnum.
 const (
@@ -49,14 +69,16 @@ const (
 // RocketMQEventTarget is a target as RocketMQ EventBridge describes it (its EventTargetDTO).
 type RocketMQEventTarget struct {
 	EventTargetName string `json:"eventTargetName" example:"demo-target"`
-	// ClassName is the target type; supported: http.
+	// ClassName is the target type: http, api-destination, bus or log; acs.api.destination is read as
+	// api-destination and acs.eventbridge as bus. Answers carry the type's name.
 	ClassName string `json:"className" example:"http"`
 	// Config holds the keys of the target type and the target's input transformer.
 	Config     RocketMQTargetConfig `json:"config"`
 	RunOptions *RocketMQRunOptions  `json:"runOptions,omitempty"`
 } //@name RocketMQEventTarget
 
-// RocketMQTargetConfig is the config of an http target: the keys of /api/v1's TargetConfig, and at most one of
+// RocketMQTargetConfig is the config of a target: the keys of /api/v1's TargetConfig for its type (http: url,
+// method, headers, mode, timeout; api-destination: apiDestination; bus: bus; log: none), and at most one of
 // inputTransformer, input, inputPath and transform (with attributes) as /api/v1's Target has them.
 type RocketMQTargetConfig struct {
 	// URL is an absolute http or https URL.
@@ -68,7 +90,14 @@ type RocketMQTargetConfig struct {
 	// Mode is binary (default) or structured.
 	Mode string `json:"mode,omitempty" example:"binary"`
 	// Timeout of one request, a Go duration between 100ms and 1m (default 5s).
-	Timeout          string            `json:"timeout,omitempty" example:"5s"`
+	Timeout string `json:"timeout,omitempty" example:"5s"`
+	// APIDestination names an API destination of the account (api-destination targets).
+	APIDestination string `json:"apiDestination,omitempty" example:"crm"`
+	// PathParameterValues fill the "*" path segments of the API destination's endpoint from each event: one JSON
+	// path each, in order (api-destination targets).
+	PathParameterValues []string `json:"pathParameterValues,omitempty" example:"$.data.customerId"`
+	// Bus names another bus of the account (bus targets).
+	Bus              string            `json:"bus,omitempty" example:"audit"`
 	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
 	Input            *string           `json:"input,omitempty"`
 	InputPath        *string           `json:"inputPath,omitempty" example:"$.data"`
@@ -82,7 +111,9 @@ type RocketMQRunOptions struct {
 	// NONE (stop at the first such event) is not supported.
 	ErrorsTolerance string                 `json:"errorsTolerance,omitempty" enums:"ALL,NONE" example:"ALL"`
 	RetryStrategy   *RocketMQRetryStrategy `json:"retryStrategy,omitempty"`
-	// DeadLetterQueue is not supported yet: failed events go to the account's dead-letter stream.
+	// DeadLetterQueue {type: bus, config: {bus: NAME}} sends the events the target gives up to a bus of the
+	// account (not the target's own), with the reason, the attempts and the target; without it they go to the
+	// account's dead-letter stream.
 	DeadLetterQueue *RocketMQDeadLetterQueue `json:"deadLetterQueue,omitempty"`
 } //@name RocketMQRunOptions
 
@@ -98,10 +129,11 @@ type RocketMQRetryStrategy struct {
 	MaximumEventAgeInSeconds *int `json:"maximumEventAgeInSeconds,omitempty" example:"86400"`
 } //@name RocketMQRetryStrategy
 
-// RocketMQDeadLetterQueue is RocketMQ EventBridge's DeadLetterQueueDTO; not supported yet.
+// RocketMQDeadLetterQueue is RocketMQ EventBridge's DeadLetterQueueDTO. Type bus (the one supported) takes the
+// bus's name in config.bus.
 type RocketMQDeadLetterQueue struct {
-	Type   string         `json:"type"`
-	Config map[string]any `json:"config"`
+	Type   string         `json:"type" enums:"bus" example:"bus"`
+	Config map[string]any `json:"config" swaggertype:"object,string" example:"bus:orders-dlq"`
 } //@name RocketMQDeadLetterQueue
 
 // RocketMQEventTargetsRequest creates or updates targets of a rule.
@@ -133,9 +165,8 @@ func rmqTargetOf(t *target.Target) RocketMQEventTarget {
 	out := RocketMQEventTarget{
 		EventTargetName: t.Name(),
 		ClassName:       string(t.Type()),
-		Config: RocketMQTargetConfig{
-			URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String(),
-		},
+		Config: RocketMQTargetConfig{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(),
+			Bus: t.Bus()},
 		RunOptions: &RocketMQRunOptions{
 			ErrorsTolerance: rmqTolerateAll,
 			RetryStrategy: &RocketMQRetryStrategy{
@@ -145,28 +176,37 @@ func rmqTargetOf(t *target.Target) RocketMQEventTarget {
 			},
 		},
 	}
+	if t.Type() == target.HTTP {
+		out.Config.URL, out.Config.Method, out.Config.Headers = h.URL, h.Method, h.Headers
+		out.Config.Mode, out.Config.Timeout = string(h.Mode), h.Timeout.String()
+	}
+	if dl := t.DeadLetterBus(); dl != "" {
+		out.RunOptions.DeadLetterQueue = &RocketMQDeadLetterQueue{Type: rmqDLQBus, Config: map[string]any{"bus": dl}}
+	}
 	cf := &out.Config
 	cf.InputTransformer, cf.Input, cf.InputPath, cf.Transform, cf.Attributes = transformDTO(t.Transformer())
 	return out
 }
 
-// rmqSpec returns the domain form of a target: className http; config as /api/v1's config and transformer
-// fields; runOptions.retryStrategy as the retry policy. errorsTolerance ALL is what targets do; NONE and a
-// deadLetterQueue are refused, since the domain has neither (yet). Errors name the field in this API's terms.
+// rmqSpec returns the domain form of a target: className as its type (rmqClassTypeOf); config as /api/v1's config
+// and transformer fields; runOptions.retryStrategy as the retry policy; runOptions.deadLetterQueue of type bus as
+// the dead-letter bus. errorsTolerance ALL is what targets do; NONE and other deadLetterQueue types are refused,
+// since the domain has neither. Errors name the field in this API's terms.
 func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
-	switch in.ClassName {
-	case rmqClassHTTP:
-	case "":
+	typ, ok := rmqClassTypeOf[in.ClassName]
+	switch {
+	case in.ClassName == "":
 		return target.Spec{}, errRMQInvalid.WithField("className").With("className is required; supported: %s", strings.Join(rmqClasses, ", "))
-	default:
+	case !ok:
 		return target.Spec{}, errRMQTargetClassNotExist.WithField("className").With("className %q is not supported; supported: %s",
-			in.ClassName, strings.Join(rmqClasses, ", "))
+			clip(in.ClassName, 64), strings.Join(rmqClasses, ", "))
 	}
 	cf := in.Config
 	v1 := Target{
-		Name:             in.EventTargetName,
-		Type:             string(target.HTTP),
-		Config:           TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout},
+		Name: in.EventTargetName,
+		Type: string(typ),
+		Config: TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout,
+			APIDestination: cf.APIDestination, PathParameterValues: cf.PathParameterValues, Bus: cf.Bus},
 		InputTransformer: cf.InputTransformer, Input: cf.Input, InputPath: cf.InputPath, Transform: cf.Transform,
 		Attributes: cf.Attributes,
 	}
@@ -181,8 +221,11 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 				rmqTolerateAll, rmqTolerateNone, ro.ErrorsTolerance)
 		}
 		if dlq := ro.DeadLetterQueue; dlq != nil && (dlq.Type != "" || len(dlq.Config) > 0) {
-			return target.Spec{}, errRMQInvalid.WithField("runOptions.deadLetterQueue").With("runOptions.deadLetterQueue is not supported yet; " +
-				"events that still fail after their retries go to the account's dead-letter stream")
+			dl, err := rmqDeadLetterBus(dlq)
+			if err != nil {
+				return target.Spec{}, err
+			}
+			v1.DeadLetterConfig = &DeadLetterConfig{Bus: dl}
 		}
 		if rs := ro.RetryStrategy; rs != nil {
 			v1.RetryPolicy = RetryPolicy{MaximumRetryAttempts: rs.MaximumRetryAttempts, MaximumEventAgeInSeconds: rs.MaximumEventAgeInSeconds}
@@ -209,8 +252,29 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 	return spec, nil
 }
 
+// rmqDeadLetterBus returns the bus that a deadLetterQueue names: type bus with the bus's name in config.bus.
+// RocketMQ EventBridge's other dead-letter queues (a RocketMQ topic or a queue of another product) do not map.
+func rmqDeadLetterBus(dlq *RocketMQDeadLetterQueue) (string, error) {
+	const f = "runOptions.deadLetterQueue"
+	if dlq.Type != rmqDLQBus {
+		return "", errRMQInvalid.WithField(f+".type").With("%s.type must be %s (a bus of the account, named in %s.config.bus), not %q; "+
+			"other dead-letter queues are not supported", f, rmqDLQBus, f, clip(dlq.Type, 64))
+	}
+	name, ok := dlq.Config["bus"].(string)
+	if !ok || name == "" {
+		return "", errRMQInvalid.WithField(f+".config.bus").With("%s.config.bus is required: the name of a bus of the account", f)
+	}
+	for k := range dlq.Config {
+		if k != "bus" {
+			return "", errRMQInvalid.WithField(f+".config").With("%s.config takes only bus, not %q", f, clip(k, 64))
+		}
+	}
+	return name, nil
+}
+
 // rmqTargetError names the fields of a target as this API does.
 func rmqTargetError(err error) error {
+	err = renameField(err, "deadLetterConfig.bus", "runOptions.deadLetterQueue.config.bus")
 	return renameField(err, "retryPolicy.", "runOptions.retryStrategy.")
 }
 
@@ -330,9 +394,11 @@ func (a *api) rmqPutTargets(c *gin.Context, update bool) {
 // rmqCreateEventTargets adds targets to a rule.
 //
 //	@Summary		Create event targets (RocketMQ EventBridge API)
-//	@Description	Adds targets to a rule; none may exist already. className http is an http target whose config holds
-//	@Description	url, method, headers, mode, timeout and an input transformer (inputTransformer, input, inputPath,
-//	@Description	transform, attributes); runOptions.retryStrategy sets its retry policy. Other classNames are
+//	@Description	Adds targets to a rule; none may exist already. className is the target type: http (config: url,
+//	@Description	method, headers, mode, timeout), api-destination or acs.api.destination (config.apiDestination), bus or
+//	@Description	acs.eventbridge (config.bus, another bus of the account) or log; config also holds an input transformer
+//	@Description	(inputTransformer, input, inputPath, transform, attributes). runOptions.retryStrategy sets the retry
+//	@Description	policy, runOptions.deadLetterQueue {type: bus, config: {bus}} the dead-letter bus. Other classNames are
 //	@Description	EventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.
 //	@Tags			rocketmq
 //	@Accept			json

@@ -32,41 +32,48 @@ type rmqScenario struct {
 
 var uuidRe = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-// runRMQ runs each scenario on its own fresh environment; they share one NATS server. Every answer, success or
-// error, must be JSON with a requestId; errors must be {requestId, code, message}.
+// runRMQ runs each scenario on SQLite and on MySQL, each on its own environment whose database holds nothing (see
+// run); the scenarios of a dialect share one NATS server. Every answer, success or error, must be JSON with a
+// requestId; errors must be {requestId, code, message}.
 func runRMQ(t *testing.T, scenarios []rmqScenario) {
 	t.Helper()
-	js := natsServer(t)
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			e := newEnv(t, js)
-			if s.setup != nil {
-				s.setup(t, e)
-			}
-			resp := e.do(t, http.MethodPost, s.path, s.headers, s.body)
-			t.Logf("POST %s -> %d %s", s.path, resp.Status, truncate(resp.Body, 600))
-			require.Equalf(t, s.status, resp.Status, "POST %s answered %s", s.path, resp.Body)
-			assert.Contains(t, resp.Header.Get("Content-Type"), "application/json")
-			v := resp.JSON(t)
-			id, _ := v["requestId"].(string)
-			assert.Regexp(t, uuidRe, id, "requestId")
-			if resp.Status >= 400 {
-				assert.Equal(t, s.code, v["code"], "error code")
-				assert.NotEmpty(t, v["message"], "error message")
-				assert.Len(t, v, 3, "an error is {requestId, code, message}")
-			} else {
-				require.Empty(t, s.code, "a scenario with an error code expects an error status")
-			}
-			for _, want := range s.contains {
-				assert.Contains(t, string(resp.Body), want)
-			}
-			for path, want := range s.json {
-				assertJSONPath(t, v, path, want)
-			}
-			if s.after != nil {
-				s.after(t, e, resp)
-			}
-		})
+	eachDialect(t, func(t *testing.T, dialect string) {
+		js := natsServer(t)
+		fresh := scenarioDBs(t, dialect)
+		for _, s := range scenarios {
+			t.Run(s.name, func(t *testing.T) { runRMQScenario(t, newEnvOn(t, js, fresh(t)), s) })
+		}
+	})
+}
+
+// runRMQScenario prepares s on e, sends its request and checks the answer.
+func runRMQScenario(t *testing.T, e *env, s rmqScenario) {
+	t.Helper()
+	if s.setup != nil {
+		s.setup(t, e)
+	}
+	resp := e.do(t, http.MethodPost, s.path, s.headers, s.body)
+	t.Logf("POST %s -> %d %s", s.path, resp.Status, truncate(resp.Body, 600))
+	require.Equalf(t, s.status, resp.Status, "POST %s answered %s", s.path, resp.Body)
+	assert.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	v := resp.JSON(t)
+	id, _ := v["requestId"].(string)
+	assert.Regexp(t, uuidRe, id, "requestId")
+	if resp.Status >= 400 {
+		assert.Equal(t, s.code, v["code"], "error code")
+		assert.NotEmpty(t, v["message"], "error message")
+		assert.Len(t, v, 3, "an error is {requestId, code, message}")
+	} else {
+		require.Empty(t, s.code, "a scenario with an error code expects an error status")
+	}
+	for _, want := range s.contains {
+		assert.Contains(t, string(resp.Body), want)
+	}
+	for path, want := range s.json {
+		assertJSONPath(t, v, path, want)
+	}
+	if s.after != nil {
+		s.after(t, e, resp)
 	}
 }
 
@@ -760,79 +767,81 @@ func TestRocketMQPutEvents(t *testing.T) {
 func TestRocketMQAgreesWithV1(t *testing.T) {
 	t.Parallel()
 	js := natsServer(t)
+	eachDialect(t, func(t *testing.T, dialect string) {
 
-	t.Run("created through RocketMQ EventBridge, read through /api/v1", func(t *testing.T) {
-		e := newEnv(t, js)
-		e.rmqMust(t, "/bus/createEventBus", map[string]any{"eventBusName": "orders", "description": "shop orders"})
-		e.rmqMust(t, "/rule/createEventRule", map[string]any{"eventBusName": "orders", "eventRuleName": "big",
-			"description": "big orders", "filterPattern": `{"type": ["order.created"], "data": {"amount": [{"numeric": [">", 100]}]}}`})
-		e.rmqMust(t, "/rule/disableEventRule", ruleReq("orders", "big"))
-		e.rmqMust(t, "/target/createEventTargets", targetsReq("orders", "big",
-			map[string]any{"eventTargetName": "hook", "className": "http",
-				"config": map[string]any{"url": "https://example.com/hook", "headers": map[string]any{"X-Team": "shop"},
-					"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}, "inputTemplate": `{"order": <id>}`}},
-				"runOptions": map[string]any{"retryStrategy": map[string]any{"maximumRetryAttempts": 7, "maximumEventAgeInSeconds": 3600}}},
-			httpTarget("audit", "https://example.com/audit")))
+		t.Run("created through RocketMQ EventBridge, read through /api/v1", func(t *testing.T) {
+			e := newEnv(t, js, dialect)
+			e.rmqMust(t, "/bus/createEventBus", map[string]any{"eventBusName": "orders", "description": "shop orders"})
+			e.rmqMust(t, "/rule/createEventRule", map[string]any{"eventBusName": "orders", "eventRuleName": "big",
+				"description": "big orders", "filterPattern": `{"type": ["order.created"], "data": {"amount": [{"numeric": [">", 100]}]}}`})
+			e.rmqMust(t, "/rule/disableEventRule", ruleReq("orders", "big"))
+			e.rmqMust(t, "/target/createEventTargets", targetsReq("orders", "big",
+				map[string]any{"eventTargetName": "hook", "className": "http",
+					"config": map[string]any{"url": "https://example.com/hook", "headers": map[string]any{"X-Team": "shop"},
+						"inputTransformer": map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}, "inputTemplate": `{"order": <id>}`}},
+					"runOptions": map[string]any{"retryStrategy": map[string]any{"maximumRetryAttempts": 7, "maximumEventAgeInSeconds": 3600}}},
+				httpTarget("audit", "https://example.com/audit")))
 
-		_, b := e.v1(t, "/api/v1/buses/orders")
-		assert.Equal(t, "orders", b["name"])
-		assert.Equal(t, "shop orders", b["description"])
+			_, b := e.v1(t, "/api/v1/buses/orders")
+			assert.Equal(t, "orders", b["name"])
+			assert.Equal(t, "shop orders", b["description"])
 
-		_, r := e.v1(t, "/api/v1/buses/orders/rules/big")
-		assert.Equal(t, "big orders", r["description"])
-		assert.Equal(t, "DISABLED", r["state"])
-		assertJSONPath(t, r, "eventPattern", map[string]any{"type": []any{"order.created"},
-			"data": map[string]any{"amount": []any{map[string]any{"numeric": []any{">", 100}}}}})
+			_, r := e.v1(t, "/api/v1/buses/orders/rules/big")
+			assert.Equal(t, "big orders", r["description"])
+			assert.Equal(t, "DISABLED", r["state"])
+			assertJSONPath(t, r, "eventPattern", map[string]any{"type": []any{"order.created"},
+				"data": map[string]any{"amount": []any{map[string]any{"numeric": []any{">", 100}}}}})
 
-		_, ts := e.v1(t, "/api/v1/buses/orders/rules/big/targets")
-		targets := ts["targets"].([]any)
-		require.Len(t, targets, 2)
-		assertJSONPath(t, targets[0], "name", "audit")
-		assertJSONPath(t, targets[1], "name", "hook")
-		assertJSONPath(t, targets[1], "config", map[string]any{"url": "https://example.com/hook", "method": "POST",
-			"headers": map[string]any{"X-Team": "shop"}, "mode": "binary", "timeout": "5s"})
-		assertJSONPath(t, targets[1], "inputTransformer", map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}, "inputTemplate": `{"order": <id>}`})
-		assertJSONPath(t, targets[1], "retryPolicy", map[string]any{"maximumRetryAttempts": 7, "maximumEventAgeInSeconds": 3600})
-	})
+			_, ts := e.v1(t, "/api/v1/buses/orders/rules/big/targets")
+			targets := ts["targets"].([]any)
+			require.Len(t, targets, 2)
+			assertJSONPath(t, targets[0], "name", "audit")
+			assertJSONPath(t, targets[1], "name", "hook")
+			assertJSONPath(t, targets[1], "config", map[string]any{"url": "https://example.com/hook", "method": "POST",
+				"headers": map[string]any{"X-Team": "shop"}, "mode": "binary", "timeout": "5s"})
+			assertJSONPath(t, targets[1], "inputTransformer", map[string]any{"inputPathsMap": map[string]any{"id": "$.data.orderId"}, "inputTemplate": `{"order": <id>}`})
+			assertJSONPath(t, targets[1], "retryPolicy", map[string]any{"maximumRetryAttempts": 7, "maximumEventAgeInSeconds": 3600})
+		})
 
-	t.Run("created through /api/v1, read through RocketMQ EventBridge", func(t *testing.T) {
-		e := newEnv(t, js)
-		e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "orders", "description": "shop orders"}, http.StatusCreated)
-		e.must(t, http.MethodPost, "/api/v1/buses/orders/rules", map[string]any{"name": "big", "description": "big orders",
-			"state": "DISABLED", "eventPattern": map[string]any{"source": []any{"shop"}}}, http.StatusCreated)
-		e.must(t, http.MethodPut, "/api/v1/buses/orders/rules/big/targets/hook", map[string]any{"type": "http",
-			"config":      map[string]any{"url": "https://example.com/hook", "method": "PATCH", "mode": "structured", "timeout": "3s"},
-			"input":       `{"status": "created"}`,
-			"attributes":  map[string]any{"subject": "orders/<ce.id>"},
-			"retryPolicy": map[string]any{"maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 60}}, http.StatusCreated)
+		t.Run("created through /api/v1, read through RocketMQ EventBridge", func(t *testing.T) {
+			e := newEnv(t, js, dialect)
+			e.must(t, http.MethodPost, "/api/v1/buses", map[string]any{"name": "orders", "description": "shop orders"}, http.StatusCreated)
+			e.must(t, http.MethodPost, "/api/v1/buses/orders/rules", map[string]any{"name": "big", "description": "big orders",
+				"state": "DISABLED", "eventPattern": map[string]any{"source": []any{"shop"}}}, http.StatusCreated)
+			e.must(t, http.MethodPut, "/api/v1/buses/orders/rules/big/targets/hook", map[string]any{"type": "http",
+				"config":      map[string]any{"url": "https://example.com/hook", "method": "PATCH", "mode": "structured", "timeout": "3s"},
+				"input":       `{"status": "created"}`,
+				"attributes":  map[string]any{"subject": "orders/<ce.id>"},
+				"retryPolicy": map[string]any{"maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 60}}, http.StatusCreated)
 
-		b := e.rmqMust(t, "/bus/getEventBus", busReq("orders"))
-		assert.Equal(t, "orders", b["eventBusName"])
-		assert.Equal(t, "shop orders", b["description"])
-		list := e.rmqMust(t, "/bus/listEventBuses", map[string]any{})
-		assertJSONPath(t, list, "eventBuses", []any{map[string]any{"eventBusName": "orders", "description": "shop orders"}})
+			b := e.rmqMust(t, "/bus/getEventBus", busReq("orders"))
+			assert.Equal(t, "orders", b["eventBusName"])
+			assert.Equal(t, "shop orders", b["description"])
+			list := e.rmqMust(t, "/bus/listEventBuses", map[string]any{})
+			assertJSONPath(t, list, "eventBuses", []any{map[string]any{"eventBusName": "orders", "description": "shop orders"}})
 
-		r := e.rmqMust(t, "/rule/getEventRule", ruleReq("orders", "big"))
-		assert.Equal(t, "big orders", r["description"])
-		assert.Equal(t, "DISABLE", r["status"])
-		assert.JSONEq(t, `{"source": ["shop"]}`, r["filterPattern"].(string))
-		assertJSONPath(t, r, "eventTargets", []any{map[string]any{
-			"eventTargetName": "hook", "className": "http",
-			"config": map[string]any{"url": "https://example.com/hook", "method": "PATCH", "mode": "structured", "timeout": "3s",
-				"input": `{"status": "created"}`, "attributes": map[string]any{"subject": "orders/<ce.id>"}},
-			"runOptions": map[string]any{"errorsTolerance": "ALL", "retryStrategy": map[string]any{
-				"pushRetryStrategy": "EXPONENTIAL_DECAY_RETRY", "maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 60}},
-		}})
-		ts := e.rmqMust(t, "/target/listEventTargets", ruleReq("orders", "big"))
-		assert.Equal(t, r["eventTargets"], ts["eventTargets"], "getEventRule and listEventTargets agree")
-		assert.Contains(t, string(e.rmq(t, "/target/listEventTargets", ruleReq("orders", "big")).Body), "<ce.id>", "templates are not HTML-escaped")
+			r := e.rmqMust(t, "/rule/getEventRule", ruleReq("orders", "big"))
+			assert.Equal(t, "big orders", r["description"])
+			assert.Equal(t, "DISABLE", r["status"])
+			assert.JSONEq(t, `{"source": ["shop"]}`, r["filterPattern"].(string))
+			assertJSONPath(t, r, "eventTargets", []any{map[string]any{
+				"eventTargetName": "hook", "className": "http",
+				"config": map[string]any{"url": "https://example.com/hook", "method": "PATCH", "mode": "structured", "timeout": "3s",
+					"input": `{"status": "created"}`, "attributes": map[string]any{"subject": "orders/<ce.id>"}},
+				"runOptions": map[string]any{"errorsTolerance": "ALL", "retryStrategy": map[string]any{
+					"pushRetryStrategy": "EXPONENTIAL_DECAY_RETRY", "maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 60}},
+			}})
+			ts := e.rmqMust(t, "/target/listEventTargets", ruleReq("orders", "big"))
+			assert.Equal(t, r["eventTargets"], ts["eventTargets"], "getEventRule and listEventTargets agree")
+			assert.Contains(t, string(e.rmq(t, "/target/listEventTargets", ruleReq("orders", "big")).Body), "<ce.id>", "templates are not HTML-escaped")
 
-		// And back: a target read through RocketMQ EventBridge, written back unchanged, is unchanged in /api/v1.
-		_, before := e.v1(t, "/api/v1/buses/orders/rules/big/targets/hook")
-		e.rmqMust(t, "/target/updateEventTargets", map[string]any{"eventBusName": "orders", "eventRuleName": "big", "eventTargets": ts["eventTargets"]})
-		_, after := e.v1(t, "/api/v1/buses/orders/rules/big/targets/hook")
-		for _, k := range []string{"type", "config", "input", "attributes", "retryPolicy"} {
-			assert.Equal(t, before[k], after[k], k)
-		}
+			// And back: a target read through RocketMQ EventBridge, written back unchanged, is unchanged in /api/v1.
+			_, before := e.v1(t, "/api/v1/buses/orders/rules/big/targets/hook")
+			e.rmqMust(t, "/target/updateEventTargets", map[string]any{"eventBusName": "orders", "eventRuleName": "big", "eventTargets": ts["eventTargets"]})
+			_, after := e.v1(t, "/api/v1/buses/orders/rules/big/targets/hook")
+			for _, k := range []string{"type", "config", "input", "attributes", "retryPolicy"} {
+				assert.Equal(t, before[k], after[k], k)
+			}
+		})
 	})
 }

@@ -110,14 +110,16 @@ func TestRulePatchPrefixAndTargetsOnCreate(t *testing.T) {
 // TestRuleQuota: a bus has at most its quota of rules.
 func TestRuleQuota(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, natsServer(t))
-	e.services.Rules.MaxPerBus = 2
-	e.createBus(t, "orders")
-	for i := range 2 {
-		e.createRule(t, "orders", fmt.Sprintf("r%d", i))
-	}
-	resp := e.must(t, http.MethodPost, "/api/v1/buses/orders/rules",
-		map[string]any{"name": "r2", "eventPattern": map[string]any{"type": []any{"x"}}}, http.StatusConflict)
-	assert.Contains(t, string(resp.Body), `"code":"RuleQuotaExceeded"`)
-	assert.Contains(t, string(resp.Body), "rules per bus (2)")
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, natsServer(t), dialect)
+		e.services.Rules.MaxPerBus = 2
+		e.createBus(t, "orders")
+		for i := range 2 {
+			e.createRule(t, "orders", fmt.Sprintf("r%d", i))
+		}
+		resp := e.must(t, http.MethodPost, "/api/v1/buses/orders/rules",
+			map[string]any{"name": "r2", "eventPattern": map[string]any{"type": []any{"x"}}}, http.StatusConflict)
+		assert.Contains(t, string(resp.Body), `"code":"RuleQuotaExceeded"`)
+		assert.Contains(t, string(resp.Body), "rules per bus (2)")
+	})
 }

@@ -68,13 +68,29 @@ func TestTargetTypes(t *testing.T) {
 		},
 		{
 			name: "api-destination target", method: http.MethodPut, url: url, setup: setups(rule, withAPIDestination("crm")),
-			body:   map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": "crm"}},
-			status: http.StatusCreated, json: map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": "crm"}},
+			body: map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": "crm",
+				"pathParameterValues": []any{"$.data.orderId"}}},
+			status: http.StatusCreated, json: map[string]any{"type": "api-destination",
+				"config": map[string]any{"apiDestination": "crm", "pathParameterValues": []any{"$.data.orderId"}}},
 			after: func(t *testing.T, e *env, _ *response) {
 				resp := e.do(t, http.MethodDelete, "/api/v1/api-destinations/crm", nil, nil)
 				assert.Equal(t, http.StatusConflict, resp.Status, "an API destination in use is not deleted")
 				assert.Contains(t, string(resp.Body), "orders/created/t1")
 			},
+		},
+		{
+			name: "api-destination target without its path parameter", method: http.MethodPut, url: url,
+			setup:  setups(rule, withAPIDestination("crm")),
+			body:   map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": "crm"}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.pathParameterValues"},
+			contains: []string{"1 path parameters"},
+		},
+		{
+			name: "api-destination target with a bad path", method: http.MethodPut, url: url,
+			setup: setups(rule, withAPIDestination("crm")),
+			body: map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": "crm",
+				"pathParameterValues": []any{"data.orderId"}}},
+			status: http.StatusBadRequest, json: map[string]any{"field": "config.pathParameterValues"},
 		},
 		{
 			name: "api-destination target of an unknown destination", method: http.MethodPut, url: url, setup: rule,
@@ -89,17 +105,17 @@ func TestTargetTypes(t *testing.T) {
 		},
 		{
 			name: "dead-letter bus is the target's own", method: http.MethodPut, url: url, setup: rule,
-			body: map[string]any{"type": "log", "deadLetterConfig": map[string]any{"bus": "orders"}},
+			body:   map[string]any{"type": "log", "deadLetterConfig": map[string]any{"bus": "orders"}},
 			status: http.StatusBadRequest, json: map[string]any{"field": "deadLetterConfig.bus"},
 		},
 		{
 			name: "dead-letter bus unknown", method: http.MethodPut, url: url, setup: rule,
-			body: map[string]any{"type": "log", "deadLetterConfig": map[string]any{"bus": "nope"}},
+			body:   map[string]any{"type": "log", "deadLetterConfig": map[string]any{"bus": "nope"}},
 			status: http.StatusBadRequest, json: map[string]any{"field": "deadLetterConfig.bus"},
 		},
 		{
 			name: "dead-letter config without a bus", method: http.MethodPut, url: url, setup: rule,
-			body: map[string]any{"type": "log", "deadLetterConfig": map[string]any{}},
+			body:   map[string]any{"type": "log", "deadLetterConfig": map[string]any{}},
 			status: http.StatusBadRequest, json: map[string]any{"field": "deadLetterConfig.bus"},
 		},
 	})

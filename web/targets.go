@@ -66,6 +66,9 @@ type TargetConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// APIDestination names an API destination of the account (api-destination targets).
 	APIDestination string `json:"apiDestination,omitempty" example:"crm"`
+	// PathParameterValues fill the "*" path segments of the API destination's endpoint from each event: one JSON
+	// path each, in order (api-destination targets).
+	PathParameterValues []string `json:"pathParameterValues,omitempty" example:"$.data.customerId"`
 	// Bus names another bus of the account (bus targets); events are put on it as if with PutEvents.
 	Bus string `json:"bus,omitempty" example:"audit"`
 	// Mode is how the CloudEvent is encoded: binary (ce-* headers) or structured (application/cloudevents+json).
@@ -155,7 +158,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	out := Target{
 		Name:        t.Name(),
 		Type:        string(t.Type()),
-		Config:      TargetConfig{APIDestination: t.APIDestination(), Bus: t.Bus()},
+		Config:      TargetConfig{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(), Bus: t.Bus()},
 		RetryPolicy: RetryPolicy{MaximumRetryAttempts: &rp.MaximumRetryAttempts, MaximumEventAgeInSeconds: &rp.MaximumEventAgeInSeconds},
 		Status:      targetStatusOf(a.s.Targets.Status(c.Request.Context(), t)),
 		CreatedAt:   t.CreatedAt(),
@@ -190,10 +193,11 @@ func (t Target) spec() (target.Spec, error) {
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, Mode: target.Mode(t.Config.Mode),
 		},
-		APIDestination: t.Config.APIDestination,
-		Bus:            t.Config.Bus,
-		Transformer:    transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
-		RetryPolicy:    target.DefaultRetryPolicy(),
+		APIDestination:      t.Config.APIDestination,
+		PathParameterValues: t.Config.PathParameterValues,
+		Bus:                 t.Config.Bus,
+		Transformer:         transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
+		RetryPolicy:         target.DefaultRetryPolicy(),
 	}
 	if t.DeadLetterConfig != nil {
 		if t.DeadLetterConfig.Bus == "" {
@@ -207,7 +211,7 @@ func (t Target) spec() (target.Spec, error) {
 			return target.Spec{}, domain.Invalid("config", "config of a %s target takes no url, method, headers, mode or timeout", spec.Type)
 		}
 	}
-	if spec.Type != target.APIDestination && t.Config.APIDestination != "" {
+	if spec.Type != target.APIDestination && (t.Config.APIDestination != "" || len(t.Config.PathParameterValues) > 0) {
 		return target.Spec{}, domain.Invalid("config.apiDestination", "config.apiDestination is for api-destination targets")
 	}
 	if spec.Type != target.Bus && t.Config.Bus != "" {

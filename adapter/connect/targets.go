@@ -115,9 +115,13 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err != nil {
 		return fmt.Errorf("target %s: its API destination %q: %w", t.Name(), t.APIDestination(), err)
 	}
-	if d.PathParameters() > 0 {
-		return fmt.Errorf("target %s: API destination %q has path parameters (*), which targets cannot fill yet",
-			t.Name(), d.Name())
+	if n := d.PathParameters(); n != len(t.PathParameterValues()) {
+		return fmt.Errorf("target %s: API destination %q has %d path parameters (*); the target fills %d",
+			t.Name(), d.Name(), n, len(t.PathParameterValues()))
+	}
+	if n := d.PathParameters(); n > 0 {
+		b, _ := json.Marshal(t.PathParameterValues())
+		cfg["url.path_parameters"] = string(b)
 	}
 	c, err := a.cfg.Connections.Get(ctx, accountID, d.Connection().Name)
 	if err != nil {

@@ -114,7 +114,7 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 	deadLetters := newGuarded(t, func(*http.Request) bool { return true })
 	basic := newGuarded(t, func(r *http.Request) bool {
 		u, p, ok := r.BasicAuth()
-		return ok && u == "svc" && p == "basic-password-1"
+		return ok && u == "svc" && p == "basic-password-1" && r.URL.Path == "/orders/"+r.Header.Get("ce-id")+"/items"
 	})
 	apiKey := newGuarded(t, func(r *http.Request) bool {
 		return r.Header.Get("X-Api-Key") == "api-key-value-1" && r.Header.Get("X-Token") == "tok-secret-9" &&
@@ -139,9 +139,10 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		"authParameters": map[string]any{"oauthParameters": map[string]any{"authorizationEndpoint": oauth.srv.URL + "/token",
 			"httpMethod": "POST", "clientParameters": map[string]any{"clientId": "client-1", "clientSecret": "client-secret-1"},
 			"oauthHttpParameters": map[string]any{"bodyParameters": []any{map[string]any{"key": "audience", "value": "orders-api"}}}}}}, 201)
-	for name, url := range map[string]string{"basic": basic.srv.URL, "key": apiKey.srv.URL, "oauth": bearer.srv.URL} {
+	for name, url := range map[string]string{"basic": basic.srv.URL + "/orders/*/items", "key": apiKey.srv.URL + "/orders",
+		"oauth": bearer.srv.URL + "/orders"} {
 		a.must("POST", "/api/v1/api-destinations", map[string]any{"name": name + "-api", "connection": name,
-			"invocationEndpoint": url + "/orders", "httpMethod": "POST"}, 201)
+			"invocationEndpoint": url, "httpMethod": "POST"}, 201)
 	}
 
 	// A rule on orders with every kind of target; audit forwards to a receiver; dlq catches dead letters.
@@ -150,7 +151,8 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		map[string]any{"name": "logged", "type": "log"},
 		map[string]any{"name": "refused", "type": "http", "config": map[string]any{"url": refusing.URL},
 			"deadLetterConfig": map[string]any{"bus": "dlq"}},
-		map[string]any{"name": "basic", "type": "api-destination", "config": map[string]any{"apiDestination": "basic-api"}},
+		map[string]any{"name": "basic", "type": "api-destination", "config": map[string]any{"apiDestination": "basic-api",
+			"pathParameterValues": []any{"$.id"}}},
 		map[string]any{"name": "key", "type": "api-destination", "config": map[string]any{"apiDestination": "key-api"}},
 	}
 	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "all",

@@ -62,11 +62,16 @@ func (s *Service) checkRefs(ctx context.Context, accountID string, own *bus.Bus,
 		if s.APIDestinations == nil {
 			return domain.Invalid("type", "api-destination targets are not available in this deployment")
 		}
-		if _, err := s.APIDestinations.Get(ctx, accountID, spec.APIDestination); err != nil {
+		d, err := s.APIDestinations.Get(ctx, accountID, spec.APIDestination)
+		if err != nil {
 			if errors.Is(err, apidestination.ErrNotFound) {
 				return domain.Invalid("config.apiDestination", "config.apiDestination: API destination %q does not exist", spec.APIDestination)
 			}
 			return err
+		}
+		if n := d.PathParameters(); n != len(spec.PathParameterValues) {
+			return domain.Invalid("config.pathParameterValues", "config.pathParameterValues has %d JSON paths; API destination %q "+
+				"has %d path parameters (*) to fill, one path each", len(spec.PathParameterValues), d.Name(), n)
 		}
 	}
 	if spec.DeadLetterBus != "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,6 +159,7 @@ type Target struct {
 	updatedAt   time.Time
 
 	apiDestination string
+	pathParams     []string
 	bus            string
 	deadLetterBus  string
 }
@@ -174,6 +176,9 @@ type Spec struct {
 	RetryPolicy RetryPolicy
 	// APIDestination names the API destination of an api-destination target.
 	APIDestination string
+	// PathParameterValues fill the "*" path segments of the API destination's endpoint, one JSON path over the
+	// event each ($.data.customerId), in order.
+	PathParameterValues []string
 	// Bus names the destination bus of a bus target (another bus of the same account).
 	Bus string
 	// DeadLetterBus, when set, names a bus of the same account that receives the events this target gives up,
@@ -207,6 +212,9 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		if err := domain.ValidateName("config.apiDestination", spec.APIDestination); err != nil {
 			return err
 		}
+		if _, err := transform.CompilePaths(spec.PathParameterValues); err != nil {
+			return domain.Invalid("config.pathParameterValues", "config.pathParameterValues: %s", err.Error())
+		}
 	case Bus:
 		if err := domain.ValidateName("config.bus", spec.Bus); err != nil {
 			return err
@@ -231,10 +239,10 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		return err
 	}
 	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
-	t.apiDestination, t.bus, t.deadLetterBus = "", "", spec.DeadLetterBus
+	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams = "", "", spec.DeadLetterBus, nil
 	switch spec.Type {
 	case APIDestination:
-		t.apiDestination = spec.APIDestination
+		t.apiDestination, t.pathParams = spec.APIDestination, slices.Clone(spec.PathParameterValues)
 	case Bus:
 		t.bus = spec.Bus
 	}
@@ -265,6 +273,9 @@ func (t *Target) RetryPolicy() RetryPolicy { return t.retryPolicy }
 // APIDestination names the API destination of an api-destination target ("" for other types).
 func (t *Target) APIDestination() string { return t.apiDestination }
 
+// PathParameterValues are the JSON paths that fill the API destination's path parameters.
+func (t *Target) PathParameterValues() []string { return slices.Clone(t.pathParams) }
+
 // Bus names the destination bus of a bus target ("" for other types).
 func (t *Target) Bus() string { return t.bus }
 
@@ -274,11 +285,12 @@ func (t *Target) DeadLetterBus() string { return t.deadLetterBus }
 // Refs are the references of a target to other resources of its account, for UnmarshalFromDatabase.
 type Refs struct {
 	APIDestination, Bus, DeadLetterBus string
+	PathParameterValues                []string
 }
 
 // WithRefs sets the references of a target read from storage.
 func (t *Target) WithRefs(r Refs) *Target {
-	t.apiDestination, t.bus, t.deadLetterBus = r.APIDestination, r.Bus, r.DeadLetterBus
+	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams = r.APIDestination, r.Bus, r.DeadLetterBus, r.PathParameterValues
 	return t
 }
 func (t *Target) CreatedAt() time.Time { return t.createdAt }

@@ -811,3 +811,31 @@ func FuzzTransform(f *testing.F) {
 		}
 	})
 }
+
+func TestPathsTexts(t *testing.T) {
+	e := event.New()
+	e.SetID("1")
+	e.SetSource("shop")
+	e.SetType("order.created")
+	if err := e.SetData(event.ApplicationJSON, map[string]any{"customer": "c/42", "n": 7, "tags": []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := transform.CompilePaths([]string{"$.data.customer", "$.data.n", "$.source", "$.data.tags"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Texts(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"c/42", "7", "shop", `["a"]`}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	missing, _ := transform.CompilePaths([]string{"$.data.nope"})
+	if _, err := missing.Texts(&e); err == nil || !strings.Contains(err.Error(), "$.data.nope") {
+		t.Fatalf("want an error naming the path, got %v", err)
+	}
+	if _, err := transform.CompilePaths([]string{"$.data.ok", "data.x"}); err == nil || !strings.Contains(err.Error(), "path 1") {
+		t.Fatalf("want an error naming path 1, got %v", err)
+	}
+}

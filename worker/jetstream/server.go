@@ -23,6 +23,9 @@ type ServerConfig struct {
 	SyncInterval time.Duration
 	// ServerName names the server (default "eventbridge").
 	ServerName string
+	// MaxStore bounds the file storage of JetStream, which the maximum sizes of streams (a bus reserves its
+	// retention's maxBytes) are counted against; 0 lets the server derive it from the free disk space.
+	MaxStore int64
 }
 
 // Server is an embedded nats-server with JetStream.
@@ -49,6 +52,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		SyncInterval:       cfg.SyncInterval,
 		MaxPayload:         8 << 20,
 		JetStreamMaxMemory: 256 << 20,
+		JetStreamMaxStore:  cfg.MaxStore,
 	}
 	if cfg.Listen == "" {
 		opts.DontListen = true

@@ -37,6 +37,11 @@ func StartWith(t testing.TB, cfg ebjs.ServerConfig) *Env {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "test"
 	}
+	if cfg.MaxStore == 0 {
+		// Tests create many buses on one server, each reserving its stream's maximum size (1 GiB by default)
+		// against the store limit; the files stay small.
+		cfg.MaxStore = 1 << 40
+	}
 	srv, err := ebjs.StartServer(cfg)
 	if err != nil {
 		t.Fatalf("starting NATS: %v", err)

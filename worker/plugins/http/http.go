@@ -25,6 +25,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
+	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
@@ -39,8 +40,11 @@ const (
 	// KeySecretHeaders holds headers whose values are secret (an API destination's secret invocation headers): a
 	// JSON object of strings, stored and handed to the worker encrypted as a whole.
 	KeySecretHeaders = "secret_headers"
-	KeyMode    = "mode"
-	KeyTimeout = "timeout"
+	// KeyPathParams fills the "*" path segments of the URL from each event: a JSON array of JSON paths over the
+	// event ($.data.customerId), one per "*", in order.
+	KeyPathParams = "url.path_parameters"
+	KeyMode       = "mode"
+	KeyTimeout    = "timeout"
 
 	KeyAuthType          = "auth.type"
 	KeyAuthUsername      = "auth.username"
@@ -89,6 +93,8 @@ func Plugin() connector.Plugin {
 				Doc:  "HTTP method."},
 			{Name: KeyHeaders, Type: connector.TypeJSON, Check: checkHeaders,
 				Doc: `Extra request headers, a JSON object of strings: {"X-Team": "shop"}. ce-* and Content-Type are the event's and are not overridden.`},
+			{Name: KeyPathParams, Type: connector.TypeJSON,
+				Doc: `JSON paths over the event that fill the URL's "*" path segments, in order: ["$.data.customerId"]. A value missing in an event dead-letters it.`},
 			{Name: KeySecretHeaders, Type: connector.TypeJSON, Check: checkHeaders, Secret: true,
 				Doc: `Request headers whose values are secret, a JSON object of strings, encrypted as a whole (enc:v1): {"X-Token": "..."}. Added after headers.`},
 			{Name: KeyMode, Type: connector.TypeEnum, Default: ModeBinary, Enum: []string{ModeBinary, ModeStructured},
@@ -175,6 +181,8 @@ type Sink struct {
 	limiter    *bucket // nil: unlimited
 	signingKey []byte  // nil: not signed
 	now        func() time.Time
+	// pathParams fill the "*" segments of url, one each, in order (none: url is used as it is).
+	pathParams transform.Paths
 }
 
 var (
@@ -211,6 +219,21 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 	}
 	if err := cfg.JSON(KeyHeaders, &s.headers); err != nil {
 		return nil, err
+	}
+	if raw := cfg.String(KeyPathParams); raw != "" {
+		var exprs []string
+		if err := json.Unmarshal([]byte(raw), &exprs); err != nil {
+			return nil, connector.FieldErrors{{Key: KeyPathParams, Message: "must be a JSON array of JSON paths"}}
+		}
+		paths, err := transform.CompilePaths(exprs)
+		if err != nil {
+			return nil, connector.FieldErrors{{Key: KeyPathParams, Message: err.Error()}}
+		}
+		if stars := countStars(s.url); stars != paths.Len() {
+			return nil, connector.FieldErrors{{Key: KeyPathParams, Message: fmt.Sprintf(
+				"has %d paths and the url %d \"*\" path segments; give one path per segment", paths.Len(), stars)}}
+		}
+		s.pathParams = paths
 	}
 	if cfg.String(KeySecretHeaders) != "" {
 		var secret map[string]string
@@ -304,18 +327,64 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	if err != nil {
 		return err
 	}
+	target, err := s.urlOf(e)
+	if err != nil {
+		return err
+	}
 	for attempt := 0; ; attempt++ {
 		if s.limiter != nil { // every request to the destination takes a token, a retry after a 401 too
 			if err := s.limiter.wait(ctx); err != nil {
 				return fmt.Errorf("http: waiting for the rate limit: %w", err)
 			}
 		}
-		code, token, err := s.send(ctx, hdr, body, e.ID())
+		code, token, err := s.send(ctx, target, hdr, body, e.ID())
 		if code == http.StatusUnauthorized && attempt == 0 && s.auth.invalidate(token) {
 			continue
 		}
 		return err
 	}
+}
+
+// countStars counts the path segments of raw that are "*".
+func countStars(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "*" {
+			n++
+		}
+	}
+	return n
+}
+
+// urlOf returns the URL of e's request: the configured one with its "*" path segments filled from e. A value the
+// event lacks is permanent: the event can never be delivered.
+func (s *Sink) urlOf(e *event.Event) (string, error) {
+	if s.pathParams.Len() == 0 {
+		return s.url, nil
+	}
+	values, err := s.pathParams.Texts(e)
+	if err != nil {
+		return "", connector.Permanent(fmt.Errorf("http: path parameter: %w", err))
+	}
+	u, err := url.Parse(s.url)
+	if err != nil {
+		return "", connector.Permanent(fmt.Errorf("http: url: %w", err))
+	}
+	segs := strings.Split(u.Path, "/")
+	raw := strings.Split(u.EscapedPath(), "/")
+	i := 0
+	for j, seg := range segs {
+		if seg == "*" && i < len(values) {
+			segs[j], raw[j] = values[i], url.PathEscape(values[i])
+			i++
+		}
+	}
+	u.Path, u.RawPath = strings.Join(segs, "/"), strings.Join(raw, "/")
+	return u.String(), nil
 }
 
 // encode returns the headers and body of e's request.
@@ -350,8 +419,8 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 }
 
 // send makes one request and returns its status (0 without an answer), the auth token it used and its outcome.
-func (s *Sink) send(ctx context.Context, hdr http.Header, body []byte, id string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, s.method, s.url, bytes.NewReader(body))
+func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []byte, id string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, s.method, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", connector.Permanent(fmt.Errorf("http: building the request: %w", err))
 	}

@@ -1,0 +1,506 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/web"
+)
+
+// Account isolation: account a can neither see nor change anything of account b, on any route of either API.
+// Whatever a names of b's answers exactly as a name that exists nowhere: 404 with a *NotFound problem on /api/v1,
+// 409 with a *NotExist code on the RocketMQ EventBridge API; never 403 (which would confirm the name exists), never
+// a conflict that names b's resources (BusNotEmpty, ConnectionInUse, ...).
+
+// Names of the resources of the accounts; every name of b ends in "-of-b", so an answer that holds that suffix
+// shows something of b.
+const (
+	isoA, isoB = "a", "b"
+	ofB        = "-of-b"
+
+	busOfB, dlqOfB, ruleOfB, targetOfB, apiTargetOfB = "bus-of-b", "dlq-of-b", "rule-of-b", "target-of-b", "apitarget-of-b"
+	connOfB, destOfB, sourceOfB, typeOfB             = "conn-of-b", "dest-of-b", "source-of-b", "type-of-b"
+
+	busOfA, ruleOfA, connOfA, destOfA, sourceOfA = "bus-of-a", "rule-of-a", "conn-of-a", "dest-of-a", "source-of-a"
+	// nowhere is a name no account has: a reference to b's resource must fail exactly as one to it.
+	nowhere = "nowhere"
+)
+
+// isolationExempt are the routes that name no resource of an account, so have no isolation case.
+var isolationExempt = map[string]string{
+	"GET /healthz":                        "liveness: no account, no resource",
+	"GET /readyz":                         "readiness: no account, no resource",
+	"GET /swagger/*any":                   "the OpenAPI document and Swagger UI: static",
+	"POST /api/v1/test-event-pattern":     "matches a pattern against an event given in the body; reads no stored resource",
+	"POST /api/v1/test-input-transformer": "transforms an event given in the body; reads no stored resource",
+}
+
+// isolationCase is one request of account a that names resources of account b.
+type isolationCase struct {
+	// route is the route as the router lists it: method and path with its parameters ("GET /api/v1/buses/:bus").
+	route string
+	name  string
+	// url is the request's URL; "" means the route's path (the RocketMQ EventBridge routes have no parameters).
+	url     string
+	body    any
+	headers map[string]string
+
+	// What the answer must be; exactly one of:
+	//  - notFound: the code of the answer, with 404 on /api/v1 and 409 on the RocketMQ EventBridge API;
+	//  - list: a list of a's resources that holds own (a name of a's) and nothing of b's;
+	//  - create: a resource of a named like one of b's is created (a conflict would confirm b's name), and undone
+	//    by undo, so later cases do not see it;
+	//  - sameAs: the answer equals (status and code) that of the same request with every name of b replaced by
+	//    nowhere, a name no account has (references from a's resources to b's).
+	notFound string
+	list     bool
+	own      string
+	create   bool
+	// status is the status of a create: 201 on /api/v1, 200 on the RocketMQ EventBridge API when 0.
+	status int
+	undo   func(t *testing.T, e *env)
+	sameAs bool
+}
+
+func (c isolationCase) rocketMQ() bool { return !strings.Contains(c.route, " /api/v1/") }
+
+func (c isolationCase) method() string { return strings.SplitN(c.route, " ", 2)[0] }
+
+func (c isolationCase) target() string {
+	if c.url != "" {
+		return c.url
+	}
+	return strings.SplitN(c.route, " ", 2)[1]
+}
+
+// asA sends the request as account a; every name of b in the URL and the body is replaced by replaceB when it is
+// not "".
+func (c isolationCase) asA(t *testing.T, e *env, replaceB string) *response {
+	t.Helper()
+	url, body := c.target(), c.body
+	if replaceB != "" {
+		url = replaceNamesOfB(url, replaceB)
+		if body != nil {
+			body = replaceNamesOfB(string(jsonOf(t, body)), replaceB)
+		}
+	}
+	headers := map[string]string{web.AccountHeader: isoA, web.RocketMQAccountHeader: isoA}
+	for k, v := range c.headers {
+		headers[k] = v
+	}
+	return e.do(t, c.method(), url, headers, body)
+}
+
+// replaceNamesOfB replaces every name of b in s by name.
+func replaceNamesOfB(s, name string) string {
+	for _, n := range []string{apiTargetOfB, busOfB, dlqOfB, ruleOfB, targetOfB, connOfB, destOfB} {
+		s = strings.ReplaceAll(s, n, name)
+	}
+	return s
+}
+
+const (
+	v1Bus    = "/api/v1/buses/" + busOfB
+	v1Rule   = v1Bus + "/rules/" + ruleOfB
+	v1Target = v1Rule + "/targets/" + targetOfB
+	v1OwnTgt = "/api/v1/buses/" + busOfA + "/rules/" + ruleOfA + "/targets/t"
+)
+
+// isolationCases covers every route of the router but isolationExempt (TestAccountIsolationCoversEveryRoute).
+// Cases run in order, but the ones that create resources of a run last and undo what they made.
+var isolationCases = []isolationCase{
+	// Buses.
+	{route: "GET /api/v1/buses", name: "list", list: true, own: busOfA},
+	{route: "GET /api/v1/buses/:bus", name: "get", url: v1Bus, notFound: "BusNotFound"},
+	{route: "PATCH /api/v1/buses/:bus", name: "patch", url: v1Bus, body: map[string]any{"description": "changed by a"}, notFound: "BusNotFound"},
+	{route: "DELETE /api/v1/buses/:bus", name: "delete a bus with rules", url: v1Bus, notFound: "BusNotFound"},
+	{route: "DELETE /api/v1/buses/:bus", name: "delete a dead-letter bus", url: "/api/v1/buses/" + dlqOfB, notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/events", name: "put events", url: v1Bus + "/events", headers: map[string]string{"Content-Type": batch},
+		body: []any{ce("e1", sourceOfA, "order.created", map[string]any{"id": 1})}, notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", notFound: "BusNotFound"},
+
+	// Rules.
+	{route: "GET /api/v1/buses/:bus/rules", name: "list", url: v1Bus + "/rules", notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/rules", name: "create on b's bus", url: v1Bus + "/rules",
+		body: map[string]any{"name": "new", "eventPattern": map[string]any{"source": []any{"x"}}}, notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/rules/:rule", name: "get", url: v1Rule, notFound: "BusNotFound"},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule", name: "replace", url: v1Rule,
+		body: map[string]any{"eventPattern": map[string]any{"source": []any{"x"}}}, notFound: "BusNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/rules/:rule", name: "patch", url: v1Rule, body: map[string]any{"description": "changed by a"}, notFound: "BusNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/rules/:rule", name: "delete", url: v1Rule, notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/rules/:rule/enable", name: "enable", url: v1Rule + "/enable", notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/rules/:rule/disable", name: "disable", url: v1Rule + "/disable", notFound: "BusNotFound"},
+
+	// Targets.
+	{route: "GET /api/v1/buses/:bus/rules/:rule/targets", name: "list", url: v1Rule + "/targets", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/rules/:rule/targets/:target", name: "get", url: v1Target, notFound: "BusNotFound"},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "replace", url: v1Target,
+		body: map[string]any{"type": "http", "config": map[string]any{"url": "https://a.example.com/"}}, notFound: "BusNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/rules/:rule/targets/:target", name: "delete", url: v1Target, notFound: "BusNotFound"},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "a's bus target to b's bus", url: v1OwnTgt,
+		body: map[string]any{"type": "bus", "config": map[string]any{"bus": busOfB}}, sameAs: true},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "a's target dead-lettering to b's bus", url: v1OwnTgt,
+		body: map[string]any{"type": "log", "deadLetterConfig": map[string]any{"bus": dlqOfB}}, sameAs: true},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "a's target to b's API destination", url: v1OwnTgt,
+		body: map[string]any{"type": "api-destination", "config": map[string]any{"apiDestination": destOfB,
+			"pathParameterValues": []any{"$.data.id"}}}, sameAs: true},
+	{route: "POST /api/v1/buses/:bus/rules", name: "a's rule with a target to b's bus", url: "/api/v1/buses/" + busOfA + "/rules",
+		body: map[string]any{"name": "new", "eventPattern": map[string]any{"source": []any{"x"}},
+			"targets": []any{map[string]any{"name": "t", "type": "bus", "config": map[string]any{"bus": busOfB}}}}, sameAs: true},
+
+	// Connections.
+	{route: "GET /api/v1/connections", name: "list", list: true, own: connOfA},
+	{route: "GET /api/v1/connections/:connection", name: "get", url: "/api/v1/connections/" + connOfB, notFound: "ConnectionNotFound"},
+	{route: "PATCH /api/v1/connections/:connection", name: "patch", url: "/api/v1/connections/" + connOfB,
+		body: map[string]any{"description": "changed by a"}, notFound: "ConnectionNotFound"},
+	{route: "DELETE /api/v1/connections/:connection", name: "delete one in use", url: "/api/v1/connections/" + connOfB, notFound: "ConnectionNotFound"},
+
+	// API destinations.
+	{route: "GET /api/v1/api-destinations", name: "list", list: true, own: destOfA},
+	{route: "POST /api/v1/api-destinations", name: "create on b's connection", body: destination("new", connOfB), sameAs: true},
+	{route: "GET /api/v1/api-destinations/:destination", name: "get", url: "/api/v1/api-destinations/" + destOfB, notFound: "ApiDestinationNotFound"},
+	{route: "PUT /api/v1/api-destinations/:destination", name: "create on b's connection", url: "/api/v1/api-destinations/new",
+		body: without(destination("new", connOfB), "name"), sameAs: true},
+	{route: "PATCH /api/v1/api-destinations/:destination", name: "patch", url: "/api/v1/api-destinations/" + destOfB,
+		body: map[string]any{"description": "changed by a"}, notFound: "ApiDestinationNotFound"},
+	{route: "PATCH /api/v1/api-destinations/:destination", name: "move a's to b's connection", url: "/api/v1/api-destinations/" + destOfA,
+		body: map[string]any{"connection": connOfB}, sameAs: true},
+	{route: "DELETE /api/v1/api-destinations/:destination", name: "delete one in use", url: "/api/v1/api-destinations/" + destOfB, notFound: "ApiDestinationNotFound"},
+
+	// RocketMQ EventBridge: buses.
+	{route: "POST /bus/listEventBuses", name: "list", body: map[string]any{}, list: true, own: busOfA},
+	{route: "POST /bus/getEventBus", name: "get", body: busReq(busOfB), notFound: "EventBusNotExist"},
+	{route: "POST /bus/deleteEventBus", name: "delete", body: busReq(busOfB), notFound: "EventBusNotExist"},
+
+	// RocketMQ EventBridge: rules.
+	{route: "POST /rule/listEventRules", name: "list", body: busReq(busOfB), notFound: "EventBusNotExist"},
+	{route: "POST /rule/createEventRule", name: "create on b's bus",
+		body: map[string]any{"eventBusName": busOfB, "eventRuleName": "new", "filterPattern": "{}"}, notFound: "EventBusNotExist"},
+	{route: "POST /rule/getEventRule", name: "get", body: ruleReq(busOfB, ruleOfB), notFound: "EventBusNotExist"},
+	{route: "POST /rule/updateEventRule", name: "update", body: map[string]any{"eventBusName": busOfB, "eventRuleName": ruleOfB,
+		"description": "changed by a"}, notFound: "EventBusNotExist"},
+	{route: "POST /rule/deleteEventRule", name: "delete", body: ruleReq(busOfB, ruleOfB), notFound: "EventBusNotExist"},
+	{route: "POST /rule/enableEventRule", name: "enable", body: ruleReq(busOfB, ruleOfB), notFound: "EventBusNotExist"},
+	{route: "POST /rule/disableEventRule", name: "disable", body: ruleReq(busOfB, ruleOfB), notFound: "EventBusNotExist"},
+
+	// RocketMQ EventBridge: targets.
+	{route: "POST /target/listEventTargets", name: "list", body: ruleReq(busOfB, ruleOfB), notFound: "EventBusNotExist"},
+	{route: "POST /target/createEventTargets", name: "create on b's rule",
+		body: targetsReq(busOfB, ruleOfB, httpTarget("new", "https://a.example.com/")), notFound: "EventBusNotExist"},
+	{route: "POST /target/updateEventTargets", name: "update",
+		body: targetsReq(busOfB, ruleOfB, httpTarget(targetOfB, "https://a.example.com/")), notFound: "EventBusNotExist"},
+	{route: "POST /target/deleteEventTargets", name: "delete", body: map[string]any{"eventBusName": busOfB, "eventRuleName": ruleOfB,
+		"eventTargetNames": []string{targetOfB}}, notFound: "EventBusNotExist"},
+	{route: "POST /target/createEventTargets", name: "a's bus target to b's bus",
+		body:   targetsReq(busOfA, ruleOfA, map[string]any{"eventTargetName": "t", "className": "bus", "config": map[string]any{"bus": busOfB}}),
+		sameAs: true},
+
+	// RocketMQ EventBridge: event types and events.
+	{route: "POST /type/listEventTypes", name: "of b's bus", body: busReq(busOfB), notFound: "EventBusNotExist"},
+	{route: "POST /type/listEventTypes", name: "of every bus", body: map[string]any{}, list: true, own: sourceOfA},
+	{route: "POST /putEvents", name: "on b's bus", headers: map[string]string{"Content-Type": "application/cloudevents+json"},
+		body: withExt(ce("e2", sourceOfA, "order.created", map[string]any{"id": 2}), "eventbusname", busOfB), notFound: "EventBusNotExist"},
+
+	// RocketMQ EventBridge: connections and API destinations.
+	{route: "POST /connection/listConnections", name: "list", body: map[string]any{}, list: true, own: connOfA},
+	{route: "POST /connection/getConnection", name: "get", body: map[string]any{"connectionName": connOfB}, notFound: "ConnectionNotExist"},
+	{route: "POST /connection/updateConnection", name: "update", body: map[string]any{"connectionName": connOfB, "description": "changed by a"},
+		notFound: "ConnectionNotExist"},
+	{route: "POST /connection/deleteConnection", name: "delete one in use", body: map[string]any{"connectionName": connOfB}, notFound: "ConnectionNotExist"},
+	{route: "POST /api-destination/listApiDestinations", name: "list", body: map[string]any{}, list: true, own: destOfA},
+	{route: "POST /api-destination/createApiDestination", name: "create on b's connection", body: rmqDestination("new", connOfB), sameAs: true},
+	{route: "POST /api-destination/getApiDestination", name: "get", body: map[string]any{"apiDestinationName": destOfB}, notFound: "ApiDestinationNotExist"},
+	{route: "POST /api-destination/updateApiDestination", name: "update", body: map[string]any{"apiDestinationName": destOfB, "description": "changed by a"},
+		notFound: "ApiDestinationNotExist"},
+	{route: "POST /api-destination/updateApiDestination", name: "move a's to b's connection",
+		body: map[string]any{"apiDestinationName": destOfA, "connectionName": connOfB}, sameAs: true},
+	{route: "POST /api-destination/deleteApiDestination", name: "delete one in use", body: map[string]any{"apiDestinationName": destOfB},
+		notFound: "ApiDestinationNotExist"},
+
+	// Last: a creates resources named like b's in its own namespace, and deletes them again.
+	{route: "POST /api/v1/buses", name: "create with b's name", body: map[string]any{"name": busOfB}, create: true,
+		undo: deleteAsA("/api/v1/buses/" + busOfB)},
+	{route: "POST /api/v1/connections", name: "create with b's name", body: basicConnection(connOfB), create: true,
+		undo: deleteAsA("/api/v1/connections/" + connOfB)},
+	{route: "PUT /api/v1/connections/:connection", name: "create with b's name", url: "/api/v1/connections/" + connOfB,
+		body: without(basicConnection(connOfB), "name"), create: true, undo: deleteAsA("/api/v1/connections/" + connOfB)},
+	{route: "POST /api/v1/api-destinations", name: "create with b's name", body: destination(destOfB, connOfA), create: true,
+		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+	{route: "PUT /api/v1/api-destinations/:destination", name: "create with b's name", url: "/api/v1/api-destinations/" + destOfB,
+		body: without(destination(destOfB, connOfA), "name"), create: true, undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+	{route: "POST /bus/createEventBus", name: "create with b's name", body: busReq(busOfB), create: true,
+		undo: deleteAsA("/api/v1/buses/" + busOfB)},
+	{route: "POST /connection/createConnection", name: "create with b's name", body: rmqBasicConnection(connOfB), create: true,
+		undo: deleteAsA("/api/v1/connections/" + connOfB)},
+	{route: "POST /api-destination/createApiDestination", name: "create with b's name", body: rmqDestination(destOfB, connOfA), create: true,
+		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+}
+
+// isolationShadowCases run while a has a bus of its own named like b's bus (busOfB), with a rule ruleOfA: b's
+// rules and targets must stay out of reach through a's bus of the same name, and what a puts on its bus stays on it.
+var isolationShadowCases = []isolationCase{
+	{route: "GET /api/v1/buses/:bus/rules", name: "list", url: v1Bus + "/rules", list: true, own: ruleOfA},
+	{route: "GET /api/v1/buses/:bus/rules/:rule", name: "get", url: v1Rule, notFound: "RuleNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/rules/:rule", name: "patch", url: v1Rule, body: map[string]any{"description": "changed by a"}, notFound: "RuleNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/rules/:rule", name: "delete", url: v1Rule, notFound: "RuleNotFound"},
+	{route: "POST /api/v1/buses/:bus/rules/:rule/enable", name: "enable", url: v1Rule + "/enable", notFound: "RuleNotFound"},
+	{route: "POST /api/v1/buses/:bus/rules/:rule/disable", name: "disable", url: v1Rule + "/disable", notFound: "RuleNotFound"},
+	{route: "GET /api/v1/buses/:bus/rules/:rule/targets", name: "list", url: v1Rule + "/targets", notFound: "RuleNotFound"},
+	{route: "GET /api/v1/buses/:bus/rules/:rule/targets/:target", name: "get", url: v1Target, notFound: "RuleNotFound"},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "replace", url: v1Target,
+		body: map[string]any{"type": "http", "config": map[string]any{"url": "https://a.example.com/"}}, notFound: "RuleNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/rules/:rule/targets/:target", name: "delete", url: v1Target, notFound: "RuleNotFound"},
+	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", list: true},
+	{route: "POST /api/v1/buses/:bus/events", name: "put events on a's bus", url: v1Bus + "/events", headers: map[string]string{"Content-Type": batch},
+		body: []any{ce("e3", sourceOfA, "order.created", map[string]any{"id": 3})}, create: true, status: http.StatusOK},
+	{route: "PUT /api/v1/buses/:bus/rules/:rule", name: "create a's rule with b's name", url: v1Rule,
+		body: map[string]any{"eventPattern": map[string]any{"source": []any{"x"}}}, create: true, undo: deleteAsA(v1Rule)},
+
+	{route: "POST /rule/listEventRules", name: "list", body: busReq(busOfB), list: true, own: ruleOfA},
+	{route: "POST /rule/getEventRule", name: "get", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
+	{route: "POST /rule/updateEventRule", name: "update", body: map[string]any{"eventBusName": busOfB, "eventRuleName": ruleOfB,
+		"description": "changed by a"}, notFound: "EventRuleNotExist"},
+	{route: "POST /rule/deleteEventRule", name: "delete", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
+	{route: "POST /rule/enableEventRule", name: "enable", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
+	{route: "POST /rule/disableEventRule", name: "disable", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
+	{route: "POST /target/listEventTargets", name: "list", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
+	{route: "POST /target/createEventTargets", name: "create on b's rule",
+		body: targetsReq(busOfB, ruleOfB, httpTarget("new", "https://a.example.com/")), notFound: "EventRuleNotExist"},
+	{route: "POST /target/updateEventTargets", name: "update",
+		body: targetsReq(busOfB, ruleOfB, httpTarget(targetOfB, "https://a.example.com/")), notFound: "EventRuleNotExist"},
+	{route: "POST /target/deleteEventTargets", name: "delete", body: map[string]any{"eventBusName": busOfB, "eventRuleName": ruleOfB,
+		"eventTargetNames": []string{targetOfB}}, notFound: "EventRuleNotExist"},
+	{route: "POST /type/listEventTypes", name: "of a's bus", body: busReq(busOfB), list: true},
+	{route: "POST /putEvents", name: "on a's bus", headers: map[string]string{"Content-Type": "application/cloudevents+json"},
+		body: withExt(ce("e4", sourceOfA, "order.created", map[string]any{"id": 4}), "eventbusname", busOfB), create: true},
+}
+
+// TestAccountIsolationCoversEveryRoute: every route of the router has an isolation case or is exempt, and every
+// case and exemption names a route of the router.
+func TestAccountIsolationCoversEveryRoute(t *testing.T) {
+	t.Parallel()
+	routes := map[string]bool{}
+	for _, r := range web.NewRouter(web.Config{}, web.Services{}).Routes() {
+		routes[r.Method+" "+r.Path] = true
+	}
+	require.Greater(t, len(routes), 40, "the router has its routes")
+	covered := map[string]bool{}
+	for _, c := range slices.Concat(isolationCases, isolationShadowCases) {
+		covered[c.route] = true
+		assert.Truef(t, routes[c.route], "the isolation case %q is for %s, which the router does not serve", c.name, c.route)
+	}
+	for route := range isolationExempt {
+		assert.Truef(t, routes[route], "the exempt route %s is not served by the router", route)
+		assert.Falsef(t, covered[route], "the exempt route %s has isolation cases", route)
+	}
+	var missing []string
+	for route := range routes {
+		if !covered[route] && isolationExempt[route] == "" {
+			missing = append(missing, route)
+		}
+	}
+	sort.Strings(missing)
+	assert.Emptyf(t, missing, "routes without an isolation case in isolationCases (or a reason in isolationExempt)")
+}
+
+// TestAccountIsolation: account a calls every route with the names of account b's resources and learns and
+// changes nothing of b; b reads everything back unchanged afterwards.
+func TestAccountIsolation(t *testing.T) {
+	t.Parallel()
+	js := natsServer(t)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newEnv(t, js, dialect)
+		seedIsolation(t, e)
+		before := snapshotOfB(t, e)
+
+		// check runs c; ownB is the name of b's that a has too ("" when none), which a's answers may hold.
+		check := func(t *testing.T, c isolationCase, ownB string) {
+			t.Helper()
+			resp := c.asA(t, e, "")
+			t.Logf("as a: %s %s -> %d %s", c.method(), c.target(), resp.Status, truncate(resp.Body, 400))
+			assert.NotEqual(t, http.StatusForbidden, resp.Status, "never 403: it would confirm that the name exists")
+			switch {
+			case c.notFound != "":
+				want := http.StatusNotFound
+				if c.rocketMQ() {
+					want = http.StatusConflict
+				}
+				assert.Equal(t, want, resp.Status)
+				assert.Equal(t, c.notFound, codeOf(t, resp), "error code")
+			case c.list:
+				require.Equal(t, http.StatusOK, resp.Status)
+				assert.Contains(t, string(resp.Body), c.own, "a's own resources are listed")
+				listed := string(resp.Body)
+				if ownB != "" {
+					listed = strings.ReplaceAll(listed, `"`+ownB+`"`, `"(a's own)"`)
+				}
+				assert.NotContains(t, listed, ofB, "nothing of b is listed")
+				assert.NotContains(t, string(resp.Body), sourceOfB, "nothing of b is listed")
+			case c.create:
+				want := http.StatusCreated
+				if c.rocketMQ() {
+					want = http.StatusOK
+				}
+				if c.status != 0 {
+					want = c.status
+				}
+				require.Equal(t, want, resp.Status, "a's namespace is its own: b's name does not conflict")
+				if c.undo != nil {
+					c.undo(t, e)
+				}
+			case c.sameAs:
+				ref := c.asA(t, e, nowhere)
+				t.Logf("as a, naming %q: %d %s", nowhere, ref.Status, truncate(ref.Body, 400))
+				assert.GreaterOrEqual(t, ref.Status, 400, "the reference to a name that exists nowhere fails")
+				assert.Equal(t, ref.Status, resp.Status, "b's name is answered as a name that exists nowhere")
+				assert.Equal(t, codeOf(t, ref), codeOf(t, resp), "b's name is answered as a name that exists nowhere")
+			default:
+				t.Fatalf("the case says nothing of its answer")
+			}
+			assert.NotContains(t, string(resp.Body), "account "+isoB, "answers do not speak of b")
+		}
+		var creates []isolationCase
+		for i, c := range isolationCases {
+			if c.create {
+				creates = append(creates, c) // last, see isolationCases
+				continue
+			}
+			t.Run(strconv.Itoa(i)+" "+c.route+" "+c.name, func(t *testing.T) { check(t, c, "") })
+		}
+		t.Run("a has a bus named like b's", func(t *testing.T) {
+			asA := map[string]string{web.AccountHeader: isoA}
+			resp := e.do(t, http.MethodPost, "/api/v1/buses", asA, map[string]any{"name": busOfB})
+			require.Equalf(t, http.StatusCreated, resp.Status, "as a: creating bus %s: %s", busOfB, resp.Body)
+			resp = e.do(t, http.MethodPost, v1Bus+"/rules", asA, map[string]any{"name": ruleOfA, "eventPattern": map[string]any{"source": []any{"x"}}})
+			require.Equalf(t, http.StatusCreated, resp.Status, "as a: creating rule %s on %s: %s", ruleOfA, busOfB, resp.Body)
+			for i, c := range isolationShadowCases {
+				t.Run(strconv.Itoa(i)+" "+c.route+" "+c.name, func(t *testing.T) { check(t, c, busOfB) })
+			}
+			deleteAsA(v1Bus+"/rules/"+ruleOfA)(t, e)
+			deleteAsA(v1Bus)(t, e)
+		})
+		for i, c := range creates {
+			t.Run("create "+strconv.Itoa(i)+" "+c.route+" "+c.name, func(t *testing.T) { check(t, c, "") })
+		}
+
+		after := snapshotOfB(t, e)
+		require.Equal(t, len(before), len(after))
+		for k, want := range before {
+			assert.Equalf(t, want, after[k], "%s as b changed while a called every route", k)
+		}
+	})
+}
+
+// seedIsolation gives account b a full set of resources (through the API) and account a a few of its own, whose
+// presence the lists must show.
+func seedIsolation(t *testing.T, e *env) {
+	t.Helper()
+	as := func(account, method, url string, body any, status int) {
+		t.Helper()
+		resp := e.do(t, method, url, map[string]string{web.AccountHeader: account}, body)
+		require.Equalf(t, status, resp.Status, "as %s: %s %s answered %s", account, method, url, resp.Body)
+	}
+	for _, acc := range []struct{ id, bus, rule, conn, dest string }{
+		{isoB, busOfB, ruleOfB, connOfB, destOfB},
+		{isoA, busOfA, ruleOfA, connOfA, destOfA},
+	} {
+		as(acc.id, http.MethodPost, "/api/v1/buses", map[string]any{"name": acc.bus, "description": "bus of " + acc.id}, http.StatusCreated)
+		as(acc.id, http.MethodPost, "/api/v1/buses/"+acc.bus+"/rules", map[string]any{"name": acc.rule, "description": "rule of " + acc.id,
+			"eventPattern": map[string]any{"source": []any{"shop"}}}, http.StatusCreated)
+		as(acc.id, http.MethodPost, "/api/v1/connections", basicConnection(acc.conn), http.StatusCreated)
+		as(acc.id, http.MethodPost, "/api/v1/api-destinations", destination(acc.dest, acc.conn), http.StatusCreated)
+	}
+	as(isoB, http.MethodPost, "/api/v1/buses", map[string]any{"name": dlqOfB}, http.StatusCreated)
+	as(isoB, http.MethodPut, "/api/v1/buses/"+busOfB+"/rules/"+ruleOfB+"/targets/"+targetOfB, map[string]any{"type": "http",
+		"config": map[string]any{"url": "https://b.example.com/hook"}, "deadLetterConfig": map[string]any{"bus": dlqOfB}}, http.StatusCreated)
+	as(isoB, http.MethodPut, "/api/v1/buses/"+busOfB+"/rules/"+ruleOfB+"/targets/"+apiTargetOfB, map[string]any{"type": "api-destination",
+		"config": map[string]any{"apiDestination": destOfB, "pathParameterValues": []any{"$.data.id"}}}, http.StatusCreated)
+
+	put := func(account, bus, id, source, typ string) {
+		t.Helper()
+		resp := e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events",
+			map[string]string{web.AccountHeader: account, "Content-Type": batch},
+			jsonOf(t, []any{ce(id, source, typ, map[string]any{"id": 1})}))
+		require.Equalf(t, http.StatusOK, resp.Status, "putting events as %s: %s", account, resp.Body)
+		assertJSONPath(t, resp.JSON(t), "failedEntryCount", 0)
+	}
+	put(isoB, busOfB, "b1", sourceOfB, typeOfB)
+	put(isoA, busOfA, "a1", sourceOfA, "type-of-a")
+	require.NoError(t, e.recorder.Flush(context.Background()))
+}
+
+// snapshotOfB reads everything of b as b: every resource through /api/v1 and the number of events on b's bus.
+func snapshotOfB(t *testing.T, e *env) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, url := range []string{
+		"/api/v1/buses", "/api/v1/buses/" + busOfB, "/api/v1/buses/" + dlqOfB, "/api/v1/buses/" + busOfB + "/event-types",
+		"/api/v1/buses/" + busOfB + "/rules", "/api/v1/buses/" + busOfB + "/rules/" + ruleOfB,
+		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets",
+		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + targetOfB,
+		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + apiTargetOfB,
+		"/api/v1/connections", "/api/v1/connections/" + connOfB, "/api/v1/api-destinations", "/api/v1/api-destinations/" + destOfB,
+	} {
+		resp := e.do(t, http.MethodGet, url, map[string]string{web.AccountHeader: isoB}, nil)
+		require.Equalf(t, http.StatusOK, resp.Status, "as b: GET %s answered %s", url, resp.Body)
+		out["GET "+url] = string(resp.Body)
+	}
+	require.Contains(t, out["GET /api/v1/buses"], busOfB, "b sees its buses")
+	require.Contains(t, out["GET /api/v1/buses/"+busOfB+"/event-types"], sourceOfB, "b sees its event types")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := e.buses.Get(ctx, isoB, busOfB)
+	require.NoError(t, err)
+	s, err := e.js.Stream(ctx, e.names.BusStream(b.ID()))
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	require.NotZero(t, info.State.Msgs, "b's bus holds b's event")
+	out["events on "+busOfB] = strconv.FormatUint(info.State.Msgs, 10)
+	return out
+}
+
+// deleteAsA deletes url as account a.
+func deleteAsA(url string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		t.Helper()
+		resp := e.do(t, http.MethodDelete, url, map[string]string{web.AccountHeader: isoA}, nil)
+		require.Equalf(t, http.StatusNoContent, resp.Status, "as a: DELETE %s answered %s", url, resp.Body)
+	}
+}
+
+// codeOf is the error code of an answer of either API ("" when it has none).
+func codeOf(t *testing.T, resp *response) string {
+	t.Helper()
+	var v struct{ Code string }
+	require.NoErrorf(t, json.Unmarshal(resp.Body, &v), "answer: %s", resp.Body)
+	return v.Code
+}
+
+// without returns a copy of m without key.
+func without(m map[string]any, key string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// withExt returns the CloudEvent ev with the extension name set to value.
+func withExt(ev map[string]any, name, value string) map[string]any {
+	ev[name] = value
+	return ev
+}
