@@ -132,32 +132,21 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err != nil {
 		return fmt.Errorf("target %s: endpoint of API destination %q: %w", t.Name(), d.Name(), err)
 	}
-	headers, secretHeaders := map[string]string{}, map[string]string{}
 	inv := spec.InvocationHTTPParameters
-	if err := plain("invocation", inv); err != nil {
+	if err := noSecret("query", inv.QueryStringParameters); err != nil {
 		return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 	}
-	for _, p := range inv.HeaderParameters {
-		if !p.IsValueSecret {
-			headers[p.Key] = p.Value
-			continue
-		}
-		if a.cfg.Secrets == nil {
-			return fmt.Errorf("target %s: connection %q has secret headers and this deployment has no master key", t.Name(), c.Name())
-		}
-		v, err := a.cfg.Secrets.Open(p.Value)
-		if err != nil {
-			return fmt.Errorf("target %s: connection %q: secret header %q: %w", t.Name(), c.Name(), p.Key, err)
-		}
-		secretHeaders[p.Key] = v
+	headers, err := a.params(cfg, "secret_headers", inv.HeaderParameters)
+	if err != nil {
+		return fmt.Errorf("target %s: connection %q: invocation headers: %w", t.Name(), c.Name(), err)
 	}
-	if len(secretHeaders) > 0 {
-		b, _ := json.Marshal(secretHeaders)
-		sealed, err := a.cfg.Secrets.Seal(string(b))
-		if err != nil {
-			return fmt.Errorf("target %s: sealing the secret headers of connection %q: %w", t.Name(), c.Name(), err)
-		}
-		cfg["secret_headers"] = sealed
+	body, err := a.params(cfg, "secret_body_parameters", inv.BodyParameters)
+	if err != nil {
+		return fmt.Errorf("target %s: connection %q: invocation body parameters: %w", t.Name(), c.Name(), err)
+	}
+	if len(body) > 0 {
+		bb, _ := json.Marshal(body)
+		cfg["body_parameters"] = string(bb)
 	}
 	if len(inv.QueryStringParameters) > 0 {
 		q := endpoint.Query()
@@ -183,41 +172,73 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 			return fmt.Errorf("target %s: connection %q: OAuth token requests are sent with POST; %s is not supported yet",
 				t.Name(), c.Name(), o.HTTPMethod)
 		}
-		if err := plain("oauth", o.HTTPParameters); err != nil {
+		if len(o.HTTPParameters.HeaderParameters) > 0 {
+			return fmt.Errorf("target %s: connection %q: OAuth header parameters cannot be sent yet", t.Name(), c.Name())
+		}
+		if err := noSecret("OAuth query", o.HTTPParameters.QueryStringParameters); err != nil {
 			return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 		}
-		extra := map[string]string{}
-		for _, p := range append(append([]connection.Parameter{}, o.HTTPParameters.BodyParameters...), o.HTTPParameters.QueryStringParameters...) {
-			extra[p.Key] = p.Value
+		extra, err := a.params(cfg, "auth.oauth.secret_extra_params", o.HTTPParameters.BodyParameters)
+		if err != nil {
+			return fmt.Errorf("target %s: connection %q: OAuth body parameters: %w", t.Name(), c.Name(), err)
+		}
+		tokenURL := o.AuthorizationEndpoint
+		if qs := o.HTTPParameters.QueryStringParameters; len(qs) > 0 {
+			u, err := url.Parse(tokenURL)
+			if err != nil {
+				return fmt.Errorf("target %s: connection %q: token endpoint: %w", t.Name(), c.Name(), err)
+			}
+			q := u.Query()
+			for _, p := range qs {
+				q.Add(p.Key, p.Value)
+			}
+			u.RawQuery = q.Encode()
+			tokenURL = u.String()
 		}
 		eb, _ := json.Marshal(extra)
 		cfg["auth.type"] = "oauth_client_credentials"
-		cfg["auth.oauth.token_url"], cfg["auth.oauth.client_id"] = o.AuthorizationEndpoint, o.ClientID
+		cfg["auth.oauth.token_url"], cfg["auth.oauth.client_id"] = tokenURL, o.ClientID
 		cfg["auth.oauth.client_secret"], cfg["auth.oauth.scopes"] = o.ClientSecret, strings.Join(o.Scopes, " ")
 		cfg["auth.oauth.extra_params"] = string(eb)
 	}
 	return nil
 }
 
-// plain refuses parameters the http sink cannot send yet: secret query and body parameters, secret OAuth
-// parameters, and invocation body parameters. (Secret invocation headers are sent: secret_headers.)
-func plain(what string, p connection.HTTPParameters) error {
-	lists := [][]connection.Parameter{p.QueryStringParameters, p.BodyParameters}
-	if what != "invocation" {
-		lists = append(lists, p.HeaderParameters)
-	}
-	for _, list := range lists {
-		for _, q := range list {
-			if q.IsValueSecret {
-				return fmt.Errorf("its secret %s parameter %q cannot be sent yet", what, q.Key)
-			}
+// params returns the plain parameters of list as a map, and stores the secret ones, opened and sealed again
+// together as one JSON object, under secretKey of cfg (the http sink decrypts it as a whole).
+func (a *Adapter) params(cfg map[string]string, secretKey string, list []connection.Parameter) (map[string]string, error) {
+	plainValues, secret := map[string]string{}, map[string]string{}
+	for _, p := range list {
+		if !p.IsValueSecret {
+			plainValues[p.Key] = p.Value
+			continue
 		}
+		if a.cfg.Secrets == nil {
+			return nil, fmt.Errorf("secret parameter %q: this deployment has no master key", p.Key)
+		}
+		v, err := a.cfg.Secrets.Open(p.Value)
+		if err != nil {
+			return nil, fmt.Errorf("secret parameter %q: %w", p.Key, err)
+		}
+		secret[p.Key] = v
 	}
-	if what == "invocation" && len(p.BodyParameters) > 0 {
-		return fmt.Errorf("its invocation body parameters cannot be sent yet")
+	if len(secret) > 0 {
+		b, _ := json.Marshal(secret)
+		sealed, err := a.cfg.Secrets.Seal(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("sealing secret parameters: %w", err)
+		}
+		cfg[secretKey] = sealed
 	}
-	if what == "oauth" && len(p.HeaderParameters) > 0 {
-		return fmt.Errorf("its OAuth header parameters cannot be sent yet")
+	return plainValues, nil
+}
+
+// noSecret refuses secret query parameters: a URL is not a place for secrets (it shows in logs and errors).
+func noSecret(what string, list []connection.Parameter) error {
+	for _, p := range list {
+		if p.IsValueSecret {
+			return fmt.Errorf("secret %s parameter %q cannot be sent: a URL is not a place for secrets", what, p.Key)
+		}
 	}
 	return nil
 }

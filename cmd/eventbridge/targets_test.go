@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,8 +118,12 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		return ok && u == "svc" && p == "basic-password-1" && r.URL.Path == "/orders/"+r.Header.Get("ce-id")+"/items"
 	})
 	apiKey := newGuarded(t, func(r *http.Request) bool {
+		var body map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &body)
 		return r.Header.Get("X-Api-Key") == "api-key-value-1" && r.Header.Get("X-Token") == "tok-secret-9" &&
-			r.Header.Get("X-Team") == "shop"
+			r.Header.Get("X-Team") == "shop" && body["origin"] == "eventbridge" && body["sig"] == "body-secret-7" &&
+			body["n"] != nil && r.URL.Query().Get("v") == "2"
 	})
 	oauth := newOAuthServer(t, time.Second)
 	bearer := newGuarded(t, oauth.valid)
@@ -132,13 +137,19 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		"authParameters": map[string]any{"basicAuthParameters": map[string]any{"username": "svc", "password": "basic-password-1"}}}, 201)
 	a.must("POST", "/api/v1/connections", map[string]any{"name": "key", "authorizationType": "API_KEY",
 		"authParameters": map[string]any{"apiKeyAuthParameters": map[string]any{"apiKeyName": "X-Api-Key", "apiKeyValue": "api-key-value-1"},
-			"invocationHttpParameters": map[string]any{"headerParameters": []any{
-				map[string]any{"key": "X-Team", "value": "shop"},
-				map[string]any{"key": "X-Token", "value": "tok-secret-9", "isValueSecret": true}}}}}, 201)
+			"invocationHttpParameters": map[string]any{
+				"headerParameters": []any{
+					map[string]any{"key": "X-Team", "value": "shop"},
+					map[string]any{"key": "X-Token", "value": "tok-secret-9", "isValueSecret": true}},
+				"queryStringParameters": []any{map[string]any{"key": "v", "value": "2"}},
+				"bodyParameters": []any{
+					map[string]any{"key": "origin", "value": "eventbridge"},
+					map[string]any{"key": "sig", "value": "body-secret-7", "isValueSecret": true}}}}}, 201)
 	a.must("POST", "/api/v1/connections", map[string]any{"name": "oauth", "authorizationType": "OAUTH_CLIENT_CREDENTIALS",
 		"authParameters": map[string]any{"oauthParameters": map[string]any{"authorizationEndpoint": oauth.srv.URL + "/token",
 			"httpMethod": "POST", "clientParameters": map[string]any{"clientId": "client-1", "clientSecret": "client-secret-1"},
-			"oauthHttpParameters": map[string]any{"bodyParameters": []any{map[string]any{"key": "audience", "value": "orders-api"}}}}}}, 201)
+			"oauthHttpParameters": map[string]any{"bodyParameters": []any{
+				map[string]any{"key": "audience", "value": "orders-api", "isValueSecret": true}}}}}}, 201)
 	for name, url := range map[string]string{"basic": basic.srv.URL + "/orders/*/items", "key": apiKey.srv.URL + "/orders",
 		"oauth": bearer.srv.URL + "/orders"} {
 		a.must("POST", "/api/v1/api-destinations", map[string]any{"name": name + "-api", "connection": name,
@@ -200,7 +211,7 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 
 	// No secret given through the API is readable in the KV store of the workers (connector configs, task
 	// configs, status) or in the database file: they hold enc:v1 ciphertext only.
-	secrets := []string{"basic-password-1", "api-key-value-1", "client-secret-1", "tok-secret-9"}
+	secrets := []string{"basic-password-1", "api-key-value-1", "client-secret-1", "tok-secret-9", "body-secret-7", "orders-api"}
 	js, err := jetstream.New(m.nc)
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -31,8 +31,9 @@ func TestSecretKeysSealAndOpen(t *testing.T) {
 		"transforms.v.type": "vault", "transforms.v.token": "tok-456", "transforms.v.path": "/p",
 		"transforms.other.type": "unknown",
 	}
-	assert.Equal(t, []string{httpsink.KeyAuthAPIKeyValue, httpsink.KeyOAuthClientSecret, httpsink.KeyAuthPassword,
-		httpsink.KeySecretHeaders, "transforms.v.token", httpsink.KeyWebhookSigningSecret}, h.secretKeys(cfg))
+	assert.Equal(t, []string{httpsink.KeyAuthAPIKeyValue, httpsink.KeyOAuthClientSecret, httpsink.KeyOAuthSecretExtraParams,
+		httpsink.KeyAuthPassword, httpsink.KeySecretBodyParams, httpsink.KeySecretHeaders, "transforms.v.token",
+		httpsink.KeyWebhookSigningSecret}, h.secretKeys(cfg))
 
 	sealed, err := h.seal(cfg, nil)
 	require.NoError(t, err)

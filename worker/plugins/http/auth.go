@@ -201,6 +201,18 @@ func newAuth(cfg connector.Values, client *http.Client, timeout time.Duration) (
 		if err := cfg.JSON(KeyOAuthExtraParams, &a.extra); err != nil {
 			return nil, err
 		}
+		if raw := cfg.String(KeyOAuthSecretExtraParams); raw != "" {
+			var secret map[string]string
+			if err := json.Unmarshal([]byte(raw), &secret); err != nil {
+				return nil, connector.FieldErrors{{Key: KeyOAuthSecretExtraParams, Message: "must be a JSON object of strings"}}
+			}
+			if a.extra == nil {
+				a.extra = map[string]string{}
+			}
+			for k, v := range secret {
+				a.extra[k] = v
+			}
+		}
 		return a, nil
 	default:
 		return noAuth{}, nil

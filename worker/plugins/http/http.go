@@ -40,6 +40,13 @@ const (
 	// KeySecretHeaders holds headers whose values are secret (an API destination's secret invocation headers): a
 	// JSON object of strings, stored and handed to the worker encrypted as a whole.
 	KeySecretHeaders = "secret_headers"
+	// KeyBodyParams and KeySecretBodyParams are members added to the JSON object of every request's data (an API
+	// destination's invocation body parameters), JSON objects of strings; the secret one is encrypted as a whole.
+	KeyBodyParams       = "body_parameters"
+	KeySecretBodyParams = "secret_body_parameters"
+	// KeyOAuthSecretExtraParams are extra form parameters of the token request whose values are secret, a JSON
+	// object of strings encrypted as a whole.
+	KeyOAuthSecretExtraParams = "auth.oauth.secret_extra_params"
 	// KeyPathParams fills the "*" path segments of the URL from each event: a JSON array of JSON paths over the
 	// event ($.data.customerId), one per "*", in order.
 	KeyPathParams = "url.path_parameters"
@@ -93,6 +100,12 @@ func Plugin() connector.Plugin {
 				Doc:  "HTTP method."},
 			{Name: KeyHeaders, Type: connector.TypeJSON, Check: checkHeaders,
 				Doc: `Extra request headers, a JSON object of strings: {"X-Team": "shop"}. ce-* and Content-Type are the event's and are not overridden.`},
+			{Name: KeyBodyParams, Type: connector.TypeJSON,
+				Doc: `Members added to the JSON object of each event's data before it is sent: {"source": "eventbridge"}. Data that is not a JSON object is sent as it is.`},
+			{Name: KeySecretBodyParams, Type: connector.TypeJSON, Secret: true,
+				Doc: `Like body_parameters, with secret values; encrypted as a whole (enc:v1).`},
+			{Name: KeyOAuthSecretExtraParams, Type: connector.TypeJSON, Secret: true,
+				Doc: `Extra form parameters of the token request with secret values, a JSON object of strings encrypted as a whole (enc:v1).`},
 			{Name: KeyPathParams, Type: connector.TypeJSON,
 				Doc: `JSON paths over the event that fill the URL's "*" path segments, in order: ["$.data.customerId"]. A value missing in an event dead-letters it.`},
 			{Name: KeySecretHeaders, Type: connector.TypeJSON, Check: checkHeaders, Secret: true,
@@ -183,6 +196,8 @@ type Sink struct {
 	now        func() time.Time
 	// pathParams fill the "*" segments of url, one each, in order (none: url is used as it is).
 	pathParams transform.Paths
+	// bodyParams are added to the JSON object of each event's data.
+	bodyParams map[string]string
 }
 
 var (
@@ -219,6 +234,21 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 	}
 	if err := cfg.JSON(KeyHeaders, &s.headers); err != nil {
 		return nil, err
+	}
+	for _, key := range []string{KeyBodyParams, KeySecretBodyParams} {
+		if cfg.String(key) == "" {
+			continue
+		}
+		var params map[string]string
+		if err := json.Unmarshal([]byte(cfg.String(key)), &params); err != nil {
+			return nil, connector.FieldErrors{{Key: key, Message: "must be a JSON object of strings"}}
+		}
+		if s.bodyParams == nil {
+			s.bodyParams = map[string]string{}
+		}
+		for k, v := range params {
+			s.bodyParams[k] = v
+		}
 	}
 	if raw := cfg.String(KeyPathParams); raw != "" {
 		var exprs []string
@@ -415,7 +445,46 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 			return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 		}
 	}
+	if len(s.bodyParams) > 0 {
+		body = s.addBodyParams(body)
+		req.Header.Del("Content-Length")
+	}
 	return req.Header, body, nil
+}
+
+// addBodyParams adds the body parameters to the JSON object of the data: the body itself in binary mode, its
+// "data" member in structured mode. Data that is not a JSON object is left as it is.
+func (s *Sink) addBodyParams(body []byte) []byte {
+	merge := func(raw []byte) ([]byte, bool) {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return raw, false
+		}
+		for k, v := range s.bodyParams {
+			b, _ := json.Marshal(v)
+			obj[k] = b
+		}
+		out, err := json.Marshal(obj)
+		return out, err == nil
+	}
+	if !s.structured {
+		out, _ := merge(body)
+		return out
+	}
+	var envelope map[string]json.RawMessage
+	if json.Unmarshal(body, &envelope) != nil {
+		return body
+	}
+	data, ok := merge(envelope["data"])
+	if !ok {
+		return body
+	}
+	envelope["data"] = data
+	out, err := json.Marshal(envelope)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // send makes one request and returns its status (0 without an answer), the auth token it used and its outcome.
