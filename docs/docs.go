@@ -1956,6 +1956,403 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/runtime/connectors": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "List the account's connectors in the runtime",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RuntimeConnectorList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/pause": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Pause a connector",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connector name",
+                        "name": "connector",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "the runtime pauses the connector"
+                    },
+                    "404": {
+                        "description": "ConnectorNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/restart": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Restart a connector",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connector name",
+                        "name": "connector",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "restart the tasks too (default false)",
+                        "name": "includeTasks",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "restart only what is FAILED (default false)",
+                        "name": "onlyFailed",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "the runtime restarts the connector"
+                    },
+                    "400": {
+                        "description": "MalformedRequest: a flag that is not true or false",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectorNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/resume": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Resume a connector",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connector name",
+                        "name": "connector",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "the runtime resumes the connector"
+                    },
+                    "404": {
+                        "description": "ConnectorNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/stop": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Stop a connector",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connector name",
+                        "name": "connector",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "the runtime stops the connector"
+                    },
+                    "404": {
+                        "description": "ConnectorNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/tasks/{task}/restart": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Restart a task of a connector",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connector name",
+                        "name": "connector",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "task number, from 0",
+                        "name": "task",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "the runtime restarts the task"
+                    },
+                    "400": {
+                        "description": "MalformedRequest: a task that is not a number",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectorNotFound or TaskNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/plugins": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "List the runtime's plugins",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RuntimePluginList"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/plugins/{plugin}/schema": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "Read the JSON Schema of a plugin's config",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "plugin class",
+                        "name": "plugin",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a JSON Schema",
+                        "schema": {
+                            "type": "object"
+                        }
+                    },
+                    "404": {
+                        "description": "PluginNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/runtime/workers": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "runtime"
+                ],
+                "summary": "List the runtime's workers",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RuntimeWorkerList"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/test-event-pattern": {
             "post": {
                 "description": "Compiles the pattern as a rule's is (an invalid one is a 400 InvalidEventPattern naming the\nproblem) and matches the event. On a mismatch, explanation names the first condition that fails:\nits path, the pattern's alternatives, the event's value and the reason.",
@@ -5098,6 +5495,172 @@ const docTemplate = `{
                         "ENABLED",
                         "DISABLED"
                     ]
+                }
+            }
+        },
+        "RuntimeConnector": {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "description": "Name is eb.\u003caccount\u003e.\u003cbus\u003e.router for a bus's router, eb.\u003caccount\u003e.\u003cbus\u003e.\u003crule\u003e.\u003ctarget\u003e for a target.",
+                    "type": "string",
+                    "example": "eb.default.orders.created.hook"
+                },
+                "state": {
+                    "description": "State is RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED or RESTARTING.",
+                    "type": "string",
+                    "example": "RUNNING"
+                },
+                "tasks": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuntimeTask"
+                    }
+                },
+                "trace": {
+                    "description": "Trace is the last error of a FAILED connector.",
+                    "type": "string"
+                },
+                "type": {
+                    "type": "string",
+                    "example": "sink"
+                },
+                "workerId": {
+                    "type": "string",
+                    "example": "embedded"
+                }
+            }
+        },
+        "RuntimeConnectorList": {
+            "type": "object",
+            "properties": {
+                "connectors": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuntimeConnector"
+                    }
+                }
+            }
+        },
+        "RuntimePlugin": {
+            "type": "object",
+            "properties": {
+                "class": {
+                    "type": "string",
+                    "example": "http"
+                },
+                "type": {
+                    "type": "string",
+                    "example": "sink"
+                },
+                "version": {
+                    "type": "string",
+                    "example": "0.1.0"
+                }
+            }
+        },
+        "RuntimePluginList": {
+            "type": "object",
+            "properties": {
+                "plugins": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuntimePlugin"
+                    }
+                }
+            }
+        },
+        "RuntimeTask": {
+            "type": "object",
+            "properties": {
+                "counters": {
+                    "description": "Counters are absent when the task does not run.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/RuntimeTaskCounters"
+                        }
+                    ]
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 0
+                },
+                "state": {
+                    "type": "string",
+                    "example": "RUNNING"
+                },
+                "trace": {
+                    "description": "Trace is the last error of a FAILED task.",
+                    "type": "string"
+                },
+                "workerId": {
+                    "type": "string",
+                    "example": "embedded"
+                }
+            }
+        },
+        "RuntimeTaskCounters": {
+            "type": "object",
+            "properties": {
+                "deadLettered": {
+                    "type": "integer"
+                },
+                "dropped": {
+                    "type": "integer"
+                },
+                "failed": {
+                    "type": "integer"
+                },
+                "filtered": {
+                    "type": "integer"
+                },
+                "matched": {
+                    "description": "Matched, Unmatched and Routed are counted by routers only.",
+                    "type": "integer"
+                },
+                "read": {
+                    "type": "integer"
+                },
+                "retried": {
+                    "type": "integer"
+                },
+                "routed": {
+                    "type": "integer"
+                },
+                "unmatched": {
+                    "type": "integer"
+                },
+                "written": {
+                    "type": "integer"
+                }
+            }
+        },
+        "RuntimeWorker": {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "example": "embedded"
+                },
+                "url": {
+                    "description": "URL is the worker's REST address when the runtime reports it.",
+                    "type": "string",
+                    "example": "http://127.0.0.1:8083"
+                },
+                "version": {
+                    "type": "string",
+                    "example": "0.1.0"
+                }
+            }
+        },
+        "RuntimeWorkerList": {
+            "type": "object",
+            "properties": {
+                "workers": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuntimeWorker"
+                    }
                 }
             }
         },

@@ -43,6 +43,10 @@ var isolationExempt = map[string]string{
 	"GET /swagger/*any":                   "the OpenAPI document and Swagger UI: static",
 	"POST /api/v1/test-event-pattern":     "matches a pattern against an event given in the body; reads no stored resource",
 	"POST /api/v1/test-input-transformer": "transforms an event given in the body; reads no stored resource",
+
+	"GET /api/v1/runtime/workers":                "the runtime's workers are shared by every account",
+	"GET /api/v1/runtime/plugins":                "the runtime's plugins are shared by every account",
+	"GET /api/v1/runtime/plugins/:plugin/schema": "the runtime's plugins are shared by every account",
 }
 
 // isolationCase is one request of account a that names resources of account b.
@@ -114,6 +118,8 @@ const (
 	v1Rule   = v1Bus + "/rules/" + ruleOfB
 	v1Target = v1Rule + "/targets/" + targetOfB
 	v1OwnTgt = "/api/v1/buses/" + busOfA + "/rules/" + ruleOfA + "/targets/t"
+	// v1Conn is the router connector of b's bus in the runtime.
+	v1Conn = "/api/v1/runtime/connectors/eb." + isoB + "." + busOfB + ".router"
 )
 
 // isolationCases covers every route of the router but isolationExempt (TestAccountIsolationCoversEveryRoute).
@@ -176,6 +182,16 @@ var isolationCases = []isolationCase{
 	{route: "PATCH /api/v1/api-destinations/:destination", name: "move a's to b's connection", url: "/api/v1/api-destinations/" + destOfA,
 		body: map[string]any{"connection": connOfB}, sameAs: true},
 	{route: "DELETE /api/v1/api-destinations/:destination", name: "delete one in use", url: "/api/v1/api-destinations/" + destOfB, notFound: "ApiDestinationNotFound"},
+
+	// Runtime: b's connectors (eb.b.…) are neither listed nor reachable for a.
+	{route: "GET /api/v1/runtime/connectors", name: "list", list: true, own: busOfA},
+	{route: "POST /api/v1/runtime/connectors/:connector/pause", name: "pause", url: v1Conn + "/pause", notFound: "ConnectorNotFound"},
+	{route: "POST /api/v1/runtime/connectors/:connector/resume", name: "resume", url: v1Conn + "/resume", notFound: "ConnectorNotFound"},
+	{route: "POST /api/v1/runtime/connectors/:connector/stop", name: "stop", url: v1Conn + "/stop", notFound: "ConnectorNotFound"},
+	{route: "POST /api/v1/runtime/connectors/:connector/restart", name: "restart", url: v1Conn + "/restart?includeTasks=true",
+		notFound: "ConnectorNotFound"},
+	{route: "POST /api/v1/runtime/connectors/:connector/tasks/:task/restart", name: "restart a task", url: v1Conn + "/tasks/0/restart",
+		notFound: "ConnectorNotFound"},
 
 	// RocketMQ EventBridge: buses.
 	{route: "POST /bus/listEventBuses", name: "list", body: map[string]any{}, list: true, own: busOfA},
@@ -319,7 +335,7 @@ func TestAccountIsolation(t *testing.T) {
 	t.Parallel()
 	js := natsServer(t)
 	eachDialect(t, func(t *testing.T, dialect string) {
-		e := newEnv(t, js, dialect)
+		e := withRuntime(newEnv(t, js, dialect))
 		seedIsolation(t, e)
 		before := snapshotOfB(t, e)
 

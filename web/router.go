@@ -22,6 +22,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
@@ -44,6 +45,8 @@ type Services struct {
 
 	Connections     *connection.Service
 	APIDestinations *apidestination.Service
+	// Runtime shows the worker runtime: workers, the account's connectors and actions on them, plugins.
+	Runtime *runtime.Service
 }
 
 // Config configures the router.
@@ -114,6 +117,7 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.POST("/test-input-transformer", a.testInputTransformer)
 	v1.POST("/test-event-pattern", a.testEventPattern)
 	a.connectionRoutes(v1)
+	a.runtimeRoutes(v1)
 	a.rocketMQRoutes(r)
 	return r
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/migrations"
 	"github.com/eventbridge-go/eventbridge/persistence"
@@ -239,6 +240,7 @@ func (m *Main) Run(ctx context.Context) error {
 	recorder := &eventtype.Recorder{Repo: eventTypes, Logger: log.With("component", "event-types")}
 	services.Buses.Observer = recorder
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
+	services.Runtime = &runtime.Service{Runtime: m.adapter}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {

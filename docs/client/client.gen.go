@@ -1708,6 +1708,104 @@ type RulePatch struct {
 // RulePatchState State is ENABLED or DISABLED.
 type RulePatchState string
 
+// RuntimeConnector defines model for RuntimeConnector.
+type RuntimeConnector struct {
+	// Name Name is eb.<account>.<bus>.router for a bus's router, eb.<account>.<bus>.<rule>.<target> for a target.
+	//
+	// Example: eb.default.orders.created.hook
+	Name *string `json:"name,omitempty"`
+
+	// State State is RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED or RESTARTING.
+	//
+	// Example: RUNNING
+	State *string        `json:"state,omitempty"`
+	Tasks *[]RuntimeTask `json:"tasks,omitempty"`
+
+	// Trace Trace is the last error of a FAILED connector.
+	Trace *string `json:"trace,omitempty"`
+
+	// Type Example: sink
+	Type *string `json:"type,omitempty"`
+
+	// WorkerId Example: embedded
+	WorkerId *string `json:"workerId,omitempty"`
+}
+
+// RuntimeConnectorList defines model for RuntimeConnectorList.
+type RuntimeConnectorList struct {
+	Connectors *[]RuntimeConnector `json:"connectors,omitempty"`
+}
+
+// RuntimePlugin defines model for RuntimePlugin.
+type RuntimePlugin struct {
+	// Class Example: http
+	Class *string `json:"class,omitempty"`
+
+	// Type Example: sink
+	Type *string `json:"type,omitempty"`
+
+	// Version Example: 0.1.0
+	Version *string `json:"version,omitempty"`
+}
+
+// RuntimePluginList defines model for RuntimePluginList.
+type RuntimePluginList struct {
+	Plugins *[]RuntimePlugin `json:"plugins,omitempty"`
+}
+
+// RuntimeTask defines model for RuntimeTask.
+type RuntimeTask struct {
+	// Counters Counters are absent when the task does not run.
+	Counters *RuntimeTaskCounters `json:"counters,omitempty"`
+
+	// Id Example: 0
+	Id *int `json:"id,omitempty"`
+
+	// State Example: RUNNING
+	State *string `json:"state,omitempty"`
+
+	// Trace Trace is the last error of a FAILED task.
+	Trace *string `json:"trace,omitempty"`
+
+	// WorkerId Example: embedded
+	WorkerId *string `json:"workerId,omitempty"`
+}
+
+// RuntimeTaskCounters defines model for RuntimeTaskCounters.
+type RuntimeTaskCounters struct {
+	DeadLettered *int `json:"deadLettered,omitempty"`
+	Dropped      *int `json:"dropped,omitempty"`
+	Failed       *int `json:"failed,omitempty"`
+	Filtered     *int `json:"filtered,omitempty"`
+
+	// Matched Matched, Unmatched and Routed are counted by routers only.
+	Matched   *int `json:"matched,omitempty"`
+	Read      *int `json:"read,omitempty"`
+	Retried   *int `json:"retried,omitempty"`
+	Routed    *int `json:"routed,omitempty"`
+	Unmatched *int `json:"unmatched,omitempty"`
+	Written   *int `json:"written,omitempty"`
+}
+
+// RuntimeWorker defines model for RuntimeWorker.
+type RuntimeWorker struct {
+	// Id Example: embedded
+	Id *string `json:"id,omitempty"`
+
+	// Url URL is the worker's REST address when the runtime reports it.
+	//
+	// Example: http://127.0.0.1:8083
+	Url *string `json:"url,omitempty"`
+
+	// Version Example: 0.1.0
+	Version *string `json:"version,omitempty"`
+}
+
+// RuntimeWorkerList defines model for RuntimeWorkerList.
+type RuntimeWorkerList struct {
+	Workers *[]RuntimeWorker `json:"workers,omitempty"`
+}
+
 // Target defines model for Target.
 type Target struct {
 	// Attributes Attributes sets CloudEvent attributes of the event the target receives: attribute name → text template of
@@ -2183,6 +2281,66 @@ type PatchApiV1ConnectionsConnectionParams struct {
 
 // PutApiV1ConnectionsConnectionParams defines parameters for PutApiV1ConnectionsConnection.
 type PutApiV1ConnectionsConnectionParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1RuntimeConnectorsParams defines parameters for GetApiV1RuntimeConnectors.
+type GetApiV1RuntimeConnectorsParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1RuntimeConnectorsConnectorPauseParams defines parameters for PostApiV1RuntimeConnectorsConnectorPause.
+type PostApiV1RuntimeConnectorsConnectorPauseParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1RuntimeConnectorsConnectorRestartParams defines parameters for PostApiV1RuntimeConnectorsConnectorRestart.
+type PostApiV1RuntimeConnectorsConnectorRestartParams struct {
+	// IncludeTasks restart the tasks too (default false)
+	IncludeTasks *bool `form:"includeTasks,omitempty" json:"includeTasks,omitempty"`
+
+	// OnlyFailed restart only what is FAILED (default false)
+	OnlyFailed *bool `form:"onlyFailed,omitempty" json:"onlyFailed,omitempty"`
+
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1RuntimeConnectorsConnectorResumeParams defines parameters for PostApiV1RuntimeConnectorsConnectorResume.
+type PostApiV1RuntimeConnectorsConnectorResumeParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1RuntimeConnectorsConnectorStopParams defines parameters for PostApiV1RuntimeConnectorsConnectorStop.
+type PostApiV1RuntimeConnectorsConnectorStopParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams defines parameters for PostApiV1RuntimeConnectorsConnectorTasksTaskRestart.
+type PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1RuntimePluginsParams defines parameters for GetApiV1RuntimePlugins.
+type GetApiV1RuntimePluginsParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1RuntimePluginsPluginSchemaParams defines parameters for GetApiV1RuntimePluginsPluginSchema.
+type GetApiV1RuntimePluginsPluginSchemaParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1RuntimeWorkersParams defines parameters for GetApiV1RuntimeWorkers.
+type GetApiV1RuntimeWorkersParams struct {
 	// XAccountId account (default: default)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
@@ -2965,6 +3123,51 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
+	//
+	// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
+	GetApiV1RuntimeConnectors(ctx context.Context, params *GetApiV1RuntimeConnectorsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1RuntimeConnectorsConnectorPause Pause a connector
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/pause (the `PostApiV1RuntimeConnectorsConnectorPause` operationId).
+	PostApiV1RuntimeConnectorsConnectorPause(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorPauseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1RuntimeConnectorsConnectorRestart Restart a connector
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/restart (the `PostApiV1RuntimeConnectorsConnectorRestart` operationId).
+	PostApiV1RuntimeConnectorsConnectorRestart(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorRestartParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1RuntimeConnectorsConnectorResume Resume a connector
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/resume (the `PostApiV1RuntimeConnectorsConnectorResume` operationId).
+	PostApiV1RuntimeConnectorsConnectorResume(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1RuntimeConnectorsConnectorStop Stop a connector
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/stop (the `PostApiV1RuntimeConnectorsConnectorStop` operationId).
+	PostApiV1RuntimeConnectorsConnectorStop(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorStopParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1RuntimeConnectorsConnectorTasksTaskRestart Restart a task of a connector
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/tasks/{task}/restart (the `PostApiV1RuntimeConnectorsConnectorTasksTaskRestart` operationId).
+	PostApiV1RuntimeConnectorsConnectorTasksTaskRestart(ctx context.Context, connector string, task int, params *PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1RuntimePlugins List the runtime's plugins
+	//
+	// Corresponds with GET /api/v1/runtime/plugins (the `GetApiV1RuntimePlugins` operationId).
+	GetApiV1RuntimePlugins(ctx context.Context, params *GetApiV1RuntimePluginsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1RuntimePluginsPluginSchema Read the JSON Schema of a plugin's config
+	//
+	// Corresponds with GET /api/v1/runtime/plugins/{plugin}/schema (the `GetApiV1RuntimePluginsPluginSchema` operationId).
+	GetApiV1RuntimePluginsPluginSchema(ctx context.Context, plugin string, params *GetApiV1RuntimePluginsPluginSchemaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1RuntimeWorkers List the runtime's workers
+	//
+	// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
+	GetApiV1RuntimeWorkers(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiV1TestEventPatternWithBody Test an event pattern against an event
 	//
@@ -4373,6 +4576,141 @@ func (c *Client) PutApiV1ConnectionsConnectionWithBody(ctx context.Context, conn
 // Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 func (c *Client) PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutApiV1ConnectionsConnectionRequest(c.Server, connection, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1RuntimeConnectors List the account's connectors in the runtime
+//
+// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
+func (c *Client) GetApiV1RuntimeConnectors(ctx context.Context, params *GetApiV1RuntimeConnectorsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1RuntimeConnectorsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1RuntimeConnectorsConnectorPause Pause a connector
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/pause (the `PostApiV1RuntimeConnectorsConnectorPause` operationId).
+func (c *Client) PostApiV1RuntimeConnectorsConnectorPause(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorPauseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1RuntimeConnectorsConnectorPauseRequest(c.Server, connector, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1RuntimeConnectorsConnectorRestart Restart a connector
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/restart (the `PostApiV1RuntimeConnectorsConnectorRestart` operationId).
+func (c *Client) PostApiV1RuntimeConnectorsConnectorRestart(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorRestartParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1RuntimeConnectorsConnectorRestartRequest(c.Server, connector, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1RuntimeConnectorsConnectorResume Resume a connector
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/resume (the `PostApiV1RuntimeConnectorsConnectorResume` operationId).
+func (c *Client) PostApiV1RuntimeConnectorsConnectorResume(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorResumeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1RuntimeConnectorsConnectorResumeRequest(c.Server, connector, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1RuntimeConnectorsConnectorStop Stop a connector
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/stop (the `PostApiV1RuntimeConnectorsConnectorStop` operationId).
+func (c *Client) PostApiV1RuntimeConnectorsConnectorStop(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorStopParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1RuntimeConnectorsConnectorStopRequest(c.Server, connector, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1RuntimeConnectorsConnectorTasksTaskRestart Restart a task of a connector
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/tasks/{task}/restart (the `PostApiV1RuntimeConnectorsConnectorTasksTaskRestart` operationId).
+func (c *Client) PostApiV1RuntimeConnectorsConnectorTasksTaskRestart(ctx context.Context, connector string, task int, params *PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1RuntimeConnectorsConnectorTasksTaskRestartRequest(c.Server, connector, task, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1RuntimePlugins List the runtime's plugins
+//
+// Corresponds with GET /api/v1/runtime/plugins (the `GetApiV1RuntimePlugins` operationId).
+func (c *Client) GetApiV1RuntimePlugins(ctx context.Context, params *GetApiV1RuntimePluginsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1RuntimePluginsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1RuntimePluginsPluginSchema Read the JSON Schema of a plugin's config
+//
+// Corresponds with GET /api/v1/runtime/plugins/{plugin}/schema (the `GetApiV1RuntimePluginsPluginSchema` operationId).
+func (c *Client) GetApiV1RuntimePluginsPluginSchema(ctx context.Context, plugin string, params *GetApiV1RuntimePluginsPluginSchemaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1RuntimePluginsPluginSchemaRequest(c.Server, plugin, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1RuntimeWorkers List the runtime's workers
+//
+// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
+func (c *Client) GetApiV1RuntimeWorkers(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1RuntimeWorkersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7636,6 +7974,472 @@ func NewPutApiV1ConnectionsConnectionRequestWithBody(server string, connection s
 	return req, nil
 }
 
+// NewGetApiV1RuntimeConnectorsRequest constructs an http.Request for the GetApiV1RuntimeConnectors method
+func NewGetApiV1RuntimeConnectorsRequest(server string, params *GetApiV1RuntimeConnectorsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1RuntimeConnectorsConnectorPauseRequest constructs an http.Request for the PostApiV1RuntimeConnectorsConnectorPause method
+func NewPostApiV1RuntimeConnectorsConnectorPauseRequest(server string, connector string, params *PostApiV1RuntimeConnectorsConnectorPauseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connector", connector, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1RuntimeConnectorsConnectorRestartRequest constructs an http.Request for the PostApiV1RuntimeConnectorsConnectorRestart method
+func NewPostApiV1RuntimeConnectorsConnectorRestartRequest(server string, connector string, params *PostApiV1RuntimeConnectorsConnectorRestartParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connector", connector, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors/%s/restart", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IncludeTasks != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeTasks", *params.IncludeTasks, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OnlyFailed != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "onlyFailed", *params.OnlyFailed, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1RuntimeConnectorsConnectorResumeRequest constructs an http.Request for the PostApiV1RuntimeConnectorsConnectorResume method
+func NewPostApiV1RuntimeConnectorsConnectorResumeRequest(server string, connector string, params *PostApiV1RuntimeConnectorsConnectorResumeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connector", connector, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1RuntimeConnectorsConnectorStopRequest constructs an http.Request for the PostApiV1RuntimeConnectorsConnectorStop method
+func NewPostApiV1RuntimeConnectorsConnectorStopRequest(server string, connector string, params *PostApiV1RuntimeConnectorsConnectorStopParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connector", connector, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors/%s/stop", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1RuntimeConnectorsConnectorTasksTaskRestartRequest constructs an http.Request for the PostApiV1RuntimeConnectorsConnectorTasksTaskRestart method
+func NewPostApiV1RuntimeConnectorsConnectorTasksTaskRestartRequest(server string, connector string, task int, params *PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connector", connector, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "task", task, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/connectors/%s/tasks/%s/restart", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1RuntimePluginsRequest constructs an http.Request for the GetApiV1RuntimePlugins method
+func NewGetApiV1RuntimePluginsRequest(server string, params *GetApiV1RuntimePluginsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/plugins")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1RuntimePluginsPluginSchemaRequest constructs an http.Request for the GetApiV1RuntimePluginsPluginSchema method
+func NewGetApiV1RuntimePluginsPluginSchemaRequest(server string, plugin string, params *GetApiV1RuntimePluginsPluginSchemaParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "plugin", plugin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/plugins/%s/schema", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1RuntimeWorkersRequest constructs an http.Request for the GetApiV1RuntimeWorkers method
+func NewGetApiV1RuntimeWorkersRequest(server string, params *GetApiV1RuntimeWorkersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/runtime/workers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostApiV1TestEventPatternRequest calls the generic PostApiV1TestEventPattern builder with application/json body
 func NewPostApiV1TestEventPatternRequest(server string, params *PostApiV1TestEventPatternParams, body PostApiV1TestEventPatternJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9574,6 +10378,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnectionWithResponse(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1ConnectionsConnectionResponse, error)
+
+	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
+	GetApiV1RuntimeConnectorsWithResponse(ctx context.Context, params *GetApiV1RuntimeConnectorsParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimeConnectorsResponse, error)
+
+	// PostApiV1RuntimeConnectorsConnectorPauseWithResponse Pause a connector
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/pause (the `PostApiV1RuntimeConnectorsConnectorPause` operationId).
+	PostApiV1RuntimeConnectorsConnectorPauseWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorPauseParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorPauseResponse, error)
+
+	// PostApiV1RuntimeConnectorsConnectorRestartWithResponse Restart a connector
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/restart (the `PostApiV1RuntimeConnectorsConnectorRestart` operationId).
+	PostApiV1RuntimeConnectorsConnectorRestartWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorRestartParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorRestartResponse, error)
+
+	// PostApiV1RuntimeConnectorsConnectorResumeWithResponse Resume a connector
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/resume (the `PostApiV1RuntimeConnectorsConnectorResume` operationId).
+	PostApiV1RuntimeConnectorsConnectorResumeWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorResumeParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorResumeResponse, error)
+
+	// PostApiV1RuntimeConnectorsConnectorStopWithResponse Stop a connector
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/stop (the `PostApiV1RuntimeConnectorsConnectorStop` operationId).
+	PostApiV1RuntimeConnectorsConnectorStopWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorStopParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorStopResponse, error)
+
+	// PostApiV1RuntimeConnectorsConnectorTasksTaskRestartWithResponse Restart a task of a connector
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/runtime/connectors/{connector}/tasks/{task}/restart (the `PostApiV1RuntimeConnectorsConnectorTasksTaskRestart` operationId).
+	PostApiV1RuntimeConnectorsConnectorTasksTaskRestartWithResponse(ctx context.Context, connector string, task int, params *PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse, error)
+
+	// GetApiV1RuntimePluginsWithResponse List the runtime's plugins
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/runtime/plugins (the `GetApiV1RuntimePlugins` operationId).
+	GetApiV1RuntimePluginsWithResponse(ctx context.Context, params *GetApiV1RuntimePluginsParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimePluginsResponse, error)
+
+	// GetApiV1RuntimePluginsPluginSchemaWithResponse Read the JSON Schema of a plugin's config
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/runtime/plugins/{plugin}/schema (the `GetApiV1RuntimePluginsPluginSchema` operationId).
+	GetApiV1RuntimePluginsPluginSchemaWithResponse(ctx context.Context, plugin string, params *GetApiV1RuntimePluginsPluginSchemaParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimePluginsPluginSchemaResponse, error)
+
+	// GetApiV1RuntimeWorkersWithResponse List the runtime's workers
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
+	GetApiV1RuntimeWorkersWithResponse(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimeWorkersResponse, error)
 
 	// PostApiV1TestEventPatternWithBodyWithResponse Test an event pattern against an event
 	//
@@ -11994,6 +12861,466 @@ func (r PutApiV1ConnectionsConnectionResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1RuntimeConnectorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RuntimeConnectorList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1RuntimeConnectorsResponse) GetJSON200() *RuntimeConnectorList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1RuntimeConnectorsResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiV1RuntimeConnectorsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1RuntimeConnectorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1RuntimeConnectorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1RuntimeConnectorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1RuntimeConnectorsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1RuntimeConnectorsConnectorPauseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1RuntimeConnectorsConnectorRestartResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1RuntimeConnectorsConnectorResumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1RuntimeConnectorsConnectorStopResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1RuntimePluginsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RuntimePluginList
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1RuntimePluginsResponse) GetJSON200() *RuntimePluginList {
+	return r.JSON200
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiV1RuntimePluginsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1RuntimePluginsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1RuntimePluginsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1RuntimePluginsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1RuntimePluginsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1RuntimePluginsPluginSchemaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1RuntimeWorkersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RuntimeWorkerList
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1RuntimeWorkersResponse) GetJSON200() *RuntimeWorkerList {
+	return r.JSON200
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiV1RuntimeWorkersResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1RuntimeWorkersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1RuntimeWorkersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1RuntimeWorkersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1RuntimeWorkersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostApiV1TestEventPatternResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14174,6 +15501,123 @@ func (c *ClientWithResponses) PutApiV1ConnectionsConnectionWithResponse(ctx cont
 		return nil, err
 	}
 	return ParsePutApiV1ConnectionsConnectionResponse(rsp)
+}
+
+// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
+func (c *ClientWithResponses) GetApiV1RuntimeConnectorsWithResponse(ctx context.Context, params *GetApiV1RuntimeConnectorsParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimeConnectorsResponse, error) {
+	rsp, err := c.GetApiV1RuntimeConnectors(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1RuntimeConnectorsResponse(rsp)
+}
+
+// PostApiV1RuntimeConnectorsConnectorPauseWithResponse Pause a connector
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/pause (the `PostApiV1RuntimeConnectorsConnectorPause` operationId).
+func (c *ClientWithResponses) PostApiV1RuntimeConnectorsConnectorPauseWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorPauseParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorPauseResponse, error) {
+	rsp, err := c.PostApiV1RuntimeConnectorsConnectorPause(ctx, connector, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1RuntimeConnectorsConnectorPauseResponse(rsp)
+}
+
+// PostApiV1RuntimeConnectorsConnectorRestartWithResponse Restart a connector
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/restart (the `PostApiV1RuntimeConnectorsConnectorRestart` operationId).
+func (c *ClientWithResponses) PostApiV1RuntimeConnectorsConnectorRestartWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorRestartParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorRestartResponse, error) {
+	rsp, err := c.PostApiV1RuntimeConnectorsConnectorRestart(ctx, connector, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1RuntimeConnectorsConnectorRestartResponse(rsp)
+}
+
+// PostApiV1RuntimeConnectorsConnectorResumeWithResponse Resume a connector
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/resume (the `PostApiV1RuntimeConnectorsConnectorResume` operationId).
+func (c *ClientWithResponses) PostApiV1RuntimeConnectorsConnectorResumeWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorResumeParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorResumeResponse, error) {
+	rsp, err := c.PostApiV1RuntimeConnectorsConnectorResume(ctx, connector, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1RuntimeConnectorsConnectorResumeResponse(rsp)
+}
+
+// PostApiV1RuntimeConnectorsConnectorStopWithResponse Stop a connector
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/stop (the `PostApiV1RuntimeConnectorsConnectorStop` operationId).
+func (c *ClientWithResponses) PostApiV1RuntimeConnectorsConnectorStopWithResponse(ctx context.Context, connector string, params *PostApiV1RuntimeConnectorsConnectorStopParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorStopResponse, error) {
+	rsp, err := c.PostApiV1RuntimeConnectorsConnectorStop(ctx, connector, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1RuntimeConnectorsConnectorStopResponse(rsp)
+}
+
+// PostApiV1RuntimeConnectorsConnectorTasksTaskRestartWithResponse Restart a task of a connector
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/runtime/connectors/{connector}/tasks/{task}/restart (the `PostApiV1RuntimeConnectorsConnectorTasksTaskRestart` operationId).
+func (c *ClientWithResponses) PostApiV1RuntimeConnectorsConnectorTasksTaskRestartWithResponse(ctx context.Context, connector string, task int, params *PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams, reqEditors ...RequestEditorFn) (*PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse, error) {
+	rsp, err := c.PostApiV1RuntimeConnectorsConnectorTasksTaskRestart(ctx, connector, task, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse(rsp)
+}
+
+// GetApiV1RuntimePluginsWithResponse List the runtime's plugins
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/runtime/plugins (the `GetApiV1RuntimePlugins` operationId).
+func (c *ClientWithResponses) GetApiV1RuntimePluginsWithResponse(ctx context.Context, params *GetApiV1RuntimePluginsParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimePluginsResponse, error) {
+	rsp, err := c.GetApiV1RuntimePlugins(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1RuntimePluginsResponse(rsp)
+}
+
+// GetApiV1RuntimePluginsPluginSchemaWithResponse Read the JSON Schema of a plugin's config
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/runtime/plugins/{plugin}/schema (the `GetApiV1RuntimePluginsPluginSchema` operationId).
+func (c *ClientWithResponses) GetApiV1RuntimePluginsPluginSchemaWithResponse(ctx context.Context, plugin string, params *GetApiV1RuntimePluginsPluginSchemaParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimePluginsPluginSchemaResponse, error) {
+	rsp, err := c.GetApiV1RuntimePluginsPluginSchema(ctx, plugin, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1RuntimePluginsPluginSchemaResponse(rsp)
+}
+
+// GetApiV1RuntimeWorkersWithResponse List the runtime's workers
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
+func (c *ClientWithResponses) GetApiV1RuntimeWorkersWithResponse(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimeWorkersResponse, error) {
+	rsp, err := c.GetApiV1RuntimeWorkers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1RuntimeWorkersResponse(rsp)
 }
 
 // PostApiV1TestEventPatternWithBodyWithResponse Test an event pattern against an event
@@ -16375,6 +17819,346 @@ func ParsePutApiV1ConnectionsConnectionResponse(rsp *http.Response) (*PutApiV1Co
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1RuntimeConnectorsResponse parses an HTTP response from a GetApiV1RuntimeConnectorsWithResponse call
+func ParseGetApiV1RuntimeConnectorsResponse(rsp *http.Response) (*GetApiV1RuntimeConnectorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1RuntimeConnectorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RuntimeConnectorList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1RuntimeConnectorsConnectorPauseResponse parses an HTTP response from a PostApiV1RuntimeConnectorsConnectorPauseWithResponse call
+func ParsePostApiV1RuntimeConnectorsConnectorPauseResponse(rsp *http.Response) (*PostApiV1RuntimeConnectorsConnectorPauseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1RuntimeConnectorsConnectorPauseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1RuntimeConnectorsConnectorRestartResponse parses an HTTP response from a PostApiV1RuntimeConnectorsConnectorRestartWithResponse call
+func ParsePostApiV1RuntimeConnectorsConnectorRestartResponse(rsp *http.Response) (*PostApiV1RuntimeConnectorsConnectorRestartResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1RuntimeConnectorsConnectorRestartResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1RuntimeConnectorsConnectorResumeResponse parses an HTTP response from a PostApiV1RuntimeConnectorsConnectorResumeWithResponse call
+func ParsePostApiV1RuntimeConnectorsConnectorResumeResponse(rsp *http.Response) (*PostApiV1RuntimeConnectorsConnectorResumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1RuntimeConnectorsConnectorResumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1RuntimeConnectorsConnectorStopResponse parses an HTTP response from a PostApiV1RuntimeConnectorsConnectorStopWithResponse call
+func ParsePostApiV1RuntimeConnectorsConnectorStopResponse(rsp *http.Response) (*PostApiV1RuntimeConnectorsConnectorStopResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1RuntimeConnectorsConnectorStopResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse parses an HTTP response from a PostApiV1RuntimeConnectorsConnectorTasksTaskRestartWithResponse call
+func ParsePostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse(rsp *http.Response) (*PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1RuntimePluginsResponse parses an HTTP response from a GetApiV1RuntimePluginsWithResponse call
+func ParseGetApiV1RuntimePluginsResponse(rsp *http.Response) (*GetApiV1RuntimePluginsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1RuntimePluginsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RuntimePluginList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1RuntimePluginsPluginSchemaResponse parses an HTTP response from a GetApiV1RuntimePluginsPluginSchemaWithResponse call
+func ParseGetApiV1RuntimePluginsPluginSchemaResponse(rsp *http.Response) (*GetApiV1RuntimePluginsPluginSchemaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1RuntimePluginsPluginSchemaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1RuntimeWorkersResponse parses an HTTP response from a GetApiV1RuntimeWorkersWithResponse call
+func ParseGetApiV1RuntimeWorkersResponse(rsp *http.Response) (*GetApiV1RuntimeWorkersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1RuntimeWorkersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RuntimeWorkerList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
