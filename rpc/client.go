@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -37,11 +39,18 @@ func IsConflict(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusConflict
 }
 
-// Client calls the worker REST API of one worker (any worker of a cluster answers any request). Safe for
+// Client calls the worker REST API of a worker (any worker of a cluster answers any request). Safe for
 // concurrent use. Transport failures come back as they are; error answers as *Error.
 type Client struct {
 	BaseURL string
-	HTTP    *http.Client
+	// Fallbacks are the base URLs of other workers of the cluster. A request that cannot reach its worker (the
+	// connection is refused or cannot be made: nothing was sent) goes to the next one, in order; the client keeps
+	// using the worker that answered.
+	Fallbacks []string
+	HTTP      *http.Client
+
+	mu      sync.Mutex
+	current int // index into bases() of the worker that last answered
 }
 
 // NewClient returns a client of the worker at baseURL (for example http://127.0.0.1:8083).
@@ -49,24 +58,64 @@ func NewClient(baseURL string) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: 60 * time.Second}}
 }
 
+// NewClusterClient returns a client of the workers at baseURLs (at least one), which fails over from one to the
+// next when a worker cannot be reached.
+func NewClusterClient(baseURLs []string) *Client {
+	c := NewClient(baseURLs[0])
+	for _, u := range baseURLs[1:] {
+		c.Fallbacks = append(c.Fallbacks, strings.TrimRight(u, "/"))
+	}
+	return c
+}
+
+func (c *Client) bases() []string { return append([]string{c.BaseURL}, c.Fallbacks...) }
+
+// unreachable reports a failure that happened before anything was sent: the request may go to another worker.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
+		payload = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
-	if err != nil {
-		return err
+	bases := c.bases()
+	c.mu.Lock()
+	start := c.current % len(bases)
+	c.mu.Unlock()
+	var resp *http.Response
+	var err error
+	for i := range bases {
+		idx := (start + i) % len(bases)
+		var rd io.Reader
+		if payload != nil {
+			rd = bytes.NewReader(payload)
+		}
+		req, rerr := http.NewRequestWithContext(ctx, method, bases[idx]+path, rd)
+		if rerr != nil {
+			return rerr
+		}
+		req.Header.Set("Accept", "application/json")
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err = c.HTTP.Do(req)
+		if err == nil {
+			c.mu.Lock()
+			c.current = idx
+			c.mu.Unlock()
+			break
+		}
+		if !unreachable(err) {
+			return err
+		}
 	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,13 @@ func freePort(t *testing.T) string {
 }
 
 // TestEndToEndOnMySQLWithARemoteWorker runs the control plane on MariaDB, with its embedded NATS server listening
-// on TCP and a worker of its own (as cmd/worker runs it) joined over that port as the remote runtime.
+// on TCP and a worker of its own (as cmd/worker runs it) joined over that port as the remote runtime. The first
+// --runtime URL is a worker that is down: the control plane fails over to the next.
 func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 	dsn := persistencetest.NewMySQLDatabase(t)
-	natsAddr, workerAddr := freePort(t), freePort(t)
-	m := startMain(t, t.TempDir(), "--db", "mysql://"+dsn, "--nats-listen", natsAddr, "--runtime", "http://"+workerAddr)
+	natsAddr, workerAddr, downAddr := freePort(t), freePort(t), freePort(t)
+	m := startMain(t, t.TempDir(), "--db", "mysql://"+dsn, "--nats-listen", natsAddr,
+		"--runtime", "http://"+downAddr+",http://"+workerAddr)
 	defer func() { require.NoError(t, m.Close()) }()
 	require.Empty(t, m.WorkerAddr(), "no embedded worker with --runtime")
 

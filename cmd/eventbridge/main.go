@@ -177,8 +177,9 @@ func (m *Main) Run(ctx context.Context) error {
 	store := eventstore.New(js, c.ClusterID, replicas)
 
 	runtimeURL := ""
-	if urls := c.RuntimeURLs(); len(urls) > 0 {
-		runtimeURL = urls[0]
+	runtimeURLs := c.RuntimeURLs()
+	if len(runtimeURLs) > 0 {
+		runtimeURL = runtimeURLs[0]
 	} else {
 		w, err := worker.New(worker.Config{
 			NATS:                m.nc,
@@ -209,7 +210,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.adapter = connect.New(connect.Config{
-		Runtime: rpc.NewClient(runtimeURL), Buses: buses, Rules: rules, Targets: targets,
+		Runtime: runtimeClient(runtimeURL, runtimeURLs), Buses: buses, Rules: rules, Targets: targets,
 		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 	})
@@ -261,6 +262,15 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL)
 	return nil
+}
+
+// runtimeClient is the client of the embedded worker (url), or of the workers of --runtime, failing over from
+// one to the next when one cannot be reached.
+func runtimeClient(url string, urls []string) *rpc.Client {
+	if len(urls) > 1 {
+		return rpc.NewClusterClient(urls)
+	}
+	return rpc.NewClient(url)
 }
 
 // ensureDLQStreams ensures the dead-letter stream of every account that has a bus (buses created before dead
