@@ -5844,9 +5844,43 @@ const docTemplate = `{
                 }
             }
         },
+        "TaskCounters": {
+            "type": "object",
+            "properties": {
+                "deadLettered": {
+                    "type": "integer"
+                },
+                "delivered": {
+                    "type": "integer"
+                },
+                "dropped": {
+                    "type": "integer"
+                },
+                "failed": {
+                    "type": "integer"
+                },
+                "filtered": {
+                    "type": "integer"
+                },
+                "read": {
+                    "type": "integer"
+                },
+                "retried": {
+                    "type": "integer"
+                }
+            }
+        },
         "TaskStatus": {
             "type": "object",
             "properties": {
+                "counters": {
+                    "description": "Counters are what the task did with records since it started on its worker; absent when it does not run.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/TaskCounters"
+                        }
+                    ]
+                },
                 "id": {
                     "type": "integer",
                     "example": 0

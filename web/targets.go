@@ -145,7 +145,20 @@ type TaskStatus struct {
 	ID       int    `json:"id" example:"0"`
 	State    string `json:"state" example:"RUNNING"`
 	WorkerID string `json:"workerId" example:"w1"`
+	// Counters are what the task did with records since it started on its worker; absent when it does not run.
+	Counters *TaskCounters `json:"counters,omitempty"`
 } //@name TaskStatus
+
+// TaskCounters count what a target's task did with records since it started.
+type TaskCounters struct {
+	Read         uint64 `json:"read"`
+	Delivered    uint64 `json:"delivered"`
+	Retried      uint64 `json:"retried"`
+	DeadLettered uint64 `json:"deadLettered"`
+	Dropped      uint64 `json:"dropped"`
+	Failed       uint64 `json:"failed"`
+	Filtered     uint64 `json:"filtered"`
+} //@name TaskCounters
 
 // TargetList is the targets of a rule (at most 5, so unpaged).
 type TargetList struct {
@@ -177,7 +190,12 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 func targetStatusOf(st *target.Status) TargetStatus {
 	out := TargetStatus{State: st.State, Tasks: make([]TaskStatus, 0, len(st.Tasks))}
 	for _, ts := range st.Tasks {
-		out.Tasks = append(out.Tasks, TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID})
+		task := TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
+		if n := ts.Counters; n != nil {
+			task.Counters = &TaskCounters{Read: n.Read, Delivered: n.Delivered, Retried: n.Retried,
+				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
+		}
+		out.Tasks = append(out.Tasks, task)
 	}
 	if st.LastError != "" {
 		out.LastError = &st.LastError

@@ -368,7 +368,12 @@ func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	}
 	out := &target.Status{State: st.Connector.State, LastError: st.Connector.Trace}
 	for _, ts := range st.Tasks {
-		out.Tasks = append(out.Tasks, target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID})
+		task := target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
+		if n := ts.Counters; n != nil {
+			task.Counters = &target.Counters{Read: n.Read, Delivered: n.Written, Retried: n.Retried,
+				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
+		}
+		out.Tasks = append(out.Tasks, task)
 		if ts.Trace != "" && out.LastError == "" {
 			out.LastError = ts.Trace
 		}

@@ -203,9 +203,21 @@ func TestEndToEnd(t *testing.T) {
 	require.Len(t, wantCreated, 500)
 	require.Len(t, wantShop, 267)
 
-	// The target's runtime status comes from the worker.
+	// The target's runtime status comes from the worker, with its task's counters.
 	out := a.must("GET", "/api/v1/buses/orders/rules/created/targets/hook", nil, 200)
 	require.Contains(t, string(out), `"RUNNING"`)
+	require.Eventually(t, func() bool {
+		var tg struct {
+			Status struct {
+				Tasks []struct {
+					Counters *struct{ Read, Delivered uint64 } `json:"counters"`
+				} `json:"tasks"`
+			} `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/orders/rules/created/targets/hook", nil, 200), &tg))
+		return len(tg.Status.Tasks) == 1 && tg.Status.Tasks[0].Counters != nil &&
+			tg.Status.Tasks[0].Counters.Delivered == 500 && tg.Status.Tasks[0].Counters.Read == 500
+	}, 30*time.Second, 50*time.Millisecond, "the task counted the 500 events it delivered")
 
 	require.NoError(t, m.Close())
 

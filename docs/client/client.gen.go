@@ -1931,8 +1931,22 @@ type TargetStatus struct {
 	Tasks *[]TaskStatus `json:"tasks,omitempty"`
 }
 
+// TaskCounters defines model for TaskCounters.
+type TaskCounters struct {
+	DeadLettered *int `json:"deadLettered,omitempty"`
+	Delivered    *int `json:"delivered,omitempty"`
+	Dropped      *int `json:"dropped,omitempty"`
+	Failed       *int `json:"failed,omitempty"`
+	Filtered     *int `json:"filtered,omitempty"`
+	Read         *int `json:"read,omitempty"`
+	Retried      *int `json:"retried,omitempty"`
+}
+
 // TaskStatus defines model for TaskStatus.
 type TaskStatus struct {
+	// Counters Counters are what the task did with records since it started on its worker; absent when it does not run.
+	Counters *TaskCounters `json:"counters,omitempty"`
+
 	// Id Example: 0
 	Id *int `json:"id,omitempty"`
 

@@ -18,6 +18,15 @@ type TaskStatus struct {
 	ID       int
 	State    string
 	WorkerID string
+	// Counters are what the task did with records since it started on its worker; nil when it does not run.
+	Counters *Counters
+}
+
+// Counters count what a task did with records since it started.
+type Counters struct {
+	// Read records; Delivered (accepted by the target); Retried attempts; DeadLettered, Dropped and Failed records
+	// given up; Filtered records a transformer removed.
+	Read, Delivered, Retried, DeadLettered, Dropped, Failed, Filtered uint64
 }
 
 // Status is the runtime state of a target, read from the worker runtime; read-only for users.
