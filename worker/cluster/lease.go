@@ -180,7 +180,7 @@ func (l *Leases) Acquire(ctx context.Context, task rpc.TaskID) (*Lease, error) {
 	sent := time.Now()
 	rev, err := l.kv.Create(ctx, key, l.encode(sent, sent))
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || casConflict(err) {
+		if ebjs.IsRevisionConflict(err) {
 			return nil, fmt.Errorf("cluster: acquiring %s: %w", key, ErrLeaseHeld)
 		}
 		return nil, fmt.Errorf("cluster: acquiring %s: %w", key, err)
@@ -202,7 +202,7 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 	sent := time.Now()
 	next, err := l.kv.Update(ctx, key, l.encode(acquired, sent), rev)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || casConflict(err) {
+		if ebjs.IsRevisionConflict(err) {
 			return fmt.Errorf("cluster: renewing %s: %w", key, ErrLeaseLost)
 		}
 		return fmt.Errorf("cluster: renewing %s: %w", key, err)
@@ -229,7 +229,7 @@ func (l *Leases) Release(ctx context.Context, lease *Lease) error {
 	lease.deadline = time.Time{}
 	lease.mu.Unlock()
 	if err := l.kv.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || casConflict(err) {
+		if ebjs.IsRevisionConflict(err) {
 			return fmt.Errorf("cluster: releasing %s: %w", key, ErrLeaseLost)
 		}
 		return fmt.Errorf("cluster: releasing %s: %w", key, err)
@@ -270,13 +270,4 @@ func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
 		out[id] = v.Worker
 	}
 	return out, ctx.Err()
-}
-
-// casConflict reports whether err is the server's answer to a compare-and-set that found another revision. Create
-// returns it unmapped when it retries over a delete marker and loses the race (10071 on R1 streams, 10164 on
-// replicated ones).
-func casConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

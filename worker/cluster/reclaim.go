@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Reclaim takes over a live lease of task that names this worker: one left by this worker's previous run (a
@@ -33,7 +34,7 @@ func (l *Leases) Reclaim(ctx context.Context, task rpc.TaskID) (*Lease, error) {
 	sent := time.Now()
 	rev, err := l.kv.Update(ctx, key, l.encode(sent, sent), e.Revision())
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || casConflict(err) {
+		if ebjs.IsRevisionConflict(err) {
 			return nil, fmt.Errorf("cluster: reclaiming %s: %w", key, ErrLeaseHeld)
 		}
 		return nil, fmt.Errorf("cluster: reclaiming %s: %w", key, err)

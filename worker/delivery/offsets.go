@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // OffsetsBucketPurpose names the KV bucket of source offsets: Names.Bucket(OffsetsBucketPurpose).
@@ -131,7 +131,7 @@ func (o *Offsets) Put(ctx context.Context, partition, offset map[string]any) err
 		rev, err = o.kv.Create(ctx, key, value)
 	}
 	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence") {
+		if ebjs.IsRevisionConflict(err) {
 			return fmt.Errorf("storing the offset of partition %s: %w (%v)", pk, ErrOffsetConflict, err)
 		}
 		return fmt.Errorf("storing the offset of partition %s: %w", pk, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Changes go through the connectors bucket, compare-and-set on the connector's revision, so the answer is the
@@ -264,11 +265,11 @@ func (h *Herder) change(ctx context.Context, name string, mutate func(record) (r
 		}
 		rev, err := h.kv.Update(ctx, name, mustJSON(rec), cur.rev)
 		if err != nil {
-			if isWrongRevision(err) && attempt < 5 {
+			if ebjs.IsRevisionConflict(err) && attempt < 5 {
 				h.refresh(ctx, name)
 				continue
 			}
-			if isWrongRevision(err) {
+			if ebjs.IsRevisionConflict(err) {
 				return fmt.Errorf("%w: %s", ErrConflict, name)
 			}
 			return fmt.Errorf("storing connector %s: %w", name, err)
@@ -294,15 +295,6 @@ func (h *Herder) refresh(ctx context.Context, name string) {
 		return
 	}
 	h.observe(e)
-}
-
-// isWrongRevision reports a compare-and-set that failed because the key changed.
-func isWrongRevision(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-		return true
-	}
-	return errors.Is(err, jetstream.ErrKeyExists)
 }
 
 // failedRestarts returns rec's restart requests with one more for every task that is FAILED now.
@@ -378,7 +370,7 @@ func (h *Herder) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	if err := h.kv.Delete(ctx, name, jetstream.LastRevision(cur.rev)); err != nil {
-		if isWrongRevision(err) {
+		if ebjs.IsRevisionConflict(err) {
 			return fmt.Errorf("%w: %s", ErrConflict, name)
 		}
 		return fmt.Errorf("deleting connector %s: %w", name, err)

@@ -3,7 +3,6 @@ package herder
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Timing of the runtime loop.
@@ -443,7 +443,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 	for _, p := range todo {
 		rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
 		if err != nil {
-			if isWrongRevision(err) {
+			if ebjs.IsRevisionConflict(err) {
 				h.lose(p.lt, "was taken by another worker (its status was written by it)")
 				continue
 			}
@@ -492,8 +492,4 @@ func (h *Herder) localTasks() []rpc.TaskID {
 		return a.Task - b.Task
 	})
 	return out
-}
-
-func describeTask(id rpc.TaskID) string {
-	return fmt.Sprintf("task %d of connector %s", id.Task, id.Connector)
 }

@@ -232,15 +232,10 @@ func (s *stateKV) forget(ctx context.Context, name string) error {
 
 // purge removes the keys <name>.<token> of kv whose token drop accepts.
 func (s *stateKV) purge(ctx context.Context, kv jetstream.KeyValue, name string, drop func(token string) bool) error {
-	lister, err := kv.ListKeysFiltered(ctx, name+".*")
+	keys, err := keysOf(ctx, kv, name)
 	if err != nil {
 		return err
 	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	_ = lister.Stop()
 	for _, k := range keys {
 		if !drop(k[len(name)+1:]) {
 			continue
@@ -252,10 +247,9 @@ func (s *stateKV) purge(ctx context.Context, kv jetstream.KeyValue, name string,
 	return nil
 }
 
-// StoredTaskConfigs returns the task configs stored for a connector, by task. For tests and operators.
-func (h *Herder) StoredTaskConfigs(ctx context.Context, name string) (map[int]TaskConfig, error) {
-	out := map[int]TaskConfig{}
-	lister, err := h.state.tasks.ListKeysFiltered(ctx, name+".*")
+// keysOf lists the keys <name>.<token> of kv: one connector's.
+func keysOf(ctx context.Context, kv jetstream.KeyValue, name string) ([]string, error) {
+	lister, err := kv.ListKeysFiltered(ctx, name+".*")
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +257,17 @@ func (h *Herder) StoredTaskConfigs(ctx context.Context, name string) (map[int]Ta
 	for k := range lister.Keys() {
 		keys = append(keys, k)
 	}
-	_ = lister.Stop()
+	_ = lister.Stop() // the listing has ended: its watcher may be stopped already
+	return keys, nil
+}
+
+// StoredTaskConfigs returns the task configs stored for a connector, by task. For tests and operators.
+func (h *Herder) StoredTaskConfigs(ctx context.Context, name string) (map[int]TaskConfig, error) {
+	out := map[int]TaskConfig{}
+	keys, err := keysOf(ctx, h.state.tasks, name)
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range keys {
 		e, err := h.state.tasks.Get(ctx, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
