@@ -17,9 +17,12 @@ type Names struct {
 // BusStream is the stream of a bus: <cluster>_BUS_<busId>.
 func (n Names) BusStream(busID string) string { return n.Cluster + "_BUS_" + busID }
 
-// BusSubjects are the subject families of a bus's stream.
+// BusSubjects are the subject families of a bus's stream: what is put on it, what is routed to each rule, dead
+// letters redriven to one target, and what each webhook source received before its source connector moves it to
+// the bus.
 func (n Names) BusSubjects(busID string) []string {
-	return []string{n.BusIn(busID), n.Cluster + ".bus." + busID + ".rule.*"}
+	p := n.Cluster + ".bus." + busID
+	return []string{n.BusIn(busID), p + ".rule.*", p + ".redrive.*.*", p + ".source.*"}
 }
 
 // BusIn is the subject of the events put on a bus: <cluster>.bus.<busId>.in.
@@ -28,6 +31,18 @@ func (n Names) BusIn(busID string) string { return n.Cluster + ".bus." + busID +
 // RuleSubject is the subject of the events routed to a rule: <cluster>.bus.<busId>.rule.<ruleId>.
 func (n Names) RuleSubject(busID, ruleID string) string {
 	return n.Cluster + ".bus." + busID + ".rule." + ruleID
+}
+
+// RedriveSubject is the subject of the dead letters redriven to one target of a rule (read by that target's
+// connector only, besides the rule's subject): <cluster>.bus.<busId>.redrive.<ruleId>.<targetId>.
+func (n Names) RedriveSubject(busID, ruleID, targetID string) string {
+	return n.Cluster + ".bus." + busID + ".redrive." + ruleID + "." + targetID
+}
+
+// SourceSubject is the intake of a source that the control plane receives (a webhook): the requests stored there,
+// already CloudEvents, wait for the source's connector to put them on the bus: <cluster>.bus.<busId>.source.<sourceId>.
+func (n Names) SourceSubject(busID, sourceID string) string {
+	return n.Cluster + ".bus." + busID + ".source." + sourceID
 }
 
 // RouterConsumer is the durable consumer of a bus's router: <cluster>_<busId>_router.

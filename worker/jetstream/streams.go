@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,8 +48,19 @@ func (n Names) DeleteBusStream(ctx context.Context, js jetstream.JetStream, busI
 	return nil
 }
 
-// PurgeRule removes the events routed to a rule from its bus's stream; a missing stream is not an error.
+// PurgeRule removes the events routed to a rule, and the dead letters redriven to its targets, from its bus's
+// stream; a missing stream is not an error.
 func (n Names) PurgeRule(ctx context.Context, js jetstream.JetStream, busID, ruleID string) error {
+	return n.purge(ctx, js, busID, "rule "+ruleID, n.RuleSubject(busID, ruleID), n.RedriveSubject(busID, ruleID, "*"))
+}
+
+// PurgeSource removes what a source received and its connector did not move to the bus yet; a missing stream is
+// not an error.
+func (n Names) PurgeSource(ctx context.Context, js jetstream.JetStream, busID, sourceID string) error {
+	return n.purge(ctx, js, busID, "source "+sourceID, n.SourceSubject(busID, sourceID))
+}
+
+func (n Names) purge(ctx context.Context, js jetstream.JetStream, busID, what string, subjects ...string) error {
 	s, err := js.Stream(ctx, n.BusStream(busID))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
@@ -56,8 +68,28 @@ func (n Names) PurgeRule(ctx context.Context, js jetstream.JetStream, busID, rul
 	if err != nil {
 		return err
 	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(n.RuleSubject(busID, ruleID))); err != nil {
-		return fmt.Errorf("purging events of rule %s: %w", ruleID, err)
+	for _, subj := range subjects {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+			return fmt.Errorf("purging events of %s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// EnsureBusSubjects adds the subject families of BusSubjects that a bus's stream lacks (a stream created by an
+// earlier version), keeping the rest of its config. Writers to a family newer than the stream call it first.
+func (n Names) EnsureBusSubjects(ctx context.Context, js jetstream.JetStream, busID string) error {
+	s, err := js.Stream(ctx, n.BusStream(busID))
+	if err != nil {
+		return fmt.Errorf("reading stream of bus %s: %w", busID, err)
+	}
+	cfg := s.CachedInfo().Config
+	if slices.Equal(cfg.Subjects, n.BusSubjects(busID)) {
+		return nil
+	}
+	cfg.Subjects = n.BusSubjects(busID)
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("updating subjects of bus %s: %w", busID, err)
 	}
 	return nil
 }
