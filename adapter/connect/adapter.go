@@ -83,6 +83,13 @@ func New(cfg Config) *Adapter {
 	return &Adapter{cfg: cfg}
 }
 
+// Desired is one connector as the declared state wants it: its config, and the state it should be in
+// (rpc.StateRunning, rpc.StatePaused or rpc.StateStopped; "" is running).
+type Desired struct {
+	Config map[string]string
+	State  string
+}
+
 // routeEntry is one rule in the router's rule table (the `router.rules` config key).
 type routeEntry struct {
 	ID           string          `json:"id"`
