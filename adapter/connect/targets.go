@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	rp := t.RetryPolicy()
 	cfg := map[string]string{
 		rpc.ConfigTasksMax:          "1",
-		rpc.ConfigTopics:            a.cfg.Physical.RuleSubject(b.ID(), r.ID()),
+		rpc.ConfigTopics:            a.cfg.Physical.RuleSubject(b.ID(), r.ID()) + "," + a.cfg.Physical.RedriveSubject(b.ID(), r.ID(), t.ID()),
 		"jetstream.stream":          a.cfg.Physical.BusStream(b.ID()),
 		"jetstream.durable":         a.cfg.Physical.TargetConsumer(r.ID(), t.ID()),
 		"jetstream.deliver.policy":  "new",
@@ -89,7 +90,13 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("target %s: type %q has no connector", t.Name(), t.Type())
+		if !t.Type().IsPlugin() {
+			return nil, fmt.Errorf("target %s: type %q has no connector", t.Name(), t.Type())
+		}
+		// The plugin's own keys (secret values sealed as stored; the task opens them); the domain refuses keys the
+		// adapter sets.
+		maps.Copy(cfg, t.Config())
+		cfg[rpc.ConfigConnectorClass] = string(t.Type())
 	}
 	if tr := t.Transformer(); !tr.IsZero() {
 		// Templates hold < and >: written as they are (not \u003c), so the config reads as the target declares it.

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -11,7 +12,7 @@ import (
 const (
 	KeyClass    = rpc.ConfigConnectorClass // plugin name
 	KeyTasksMax = rpc.ConfigTasksMax       // number of tasks; the tasks of a JetStream-fed sink share its consumer
-	KeyTopics   = rpc.ConfigTopics         // the subject a sink reads
+	KeyTopics   = rpc.ConfigTopics         // the subject a sink reads, or several, comma-separated
 
 	KeyStream        = "jetstream.stream"         // the stream a sink reads
 	KeyDurable       = "jetstream.durable"        // the sink's durable consumer
@@ -41,8 +42,9 @@ func SinkSpec() Spec {
 		{Name: KeyClass, Type: TypeString, Required: true, Doc: "Name of the connector plugin."},
 		{Name: KeyTasksMax, Type: TypeInt, Default: DefaultTasksMax, Min: Min(1),
 			Doc: "Number of tasks; the tasks of a sink share its durable consumer."},
-		{Name: KeyTopics, Type: TypeString, Required: true, Check: checkSubject,
-			Doc: "Subject the sink reads (the consumer's filter subject)."},
+		{Name: KeyTopics, Type: TypeString, Required: true, Check: checkTopics,
+			Doc: "Subject the sink reads (the consumer's filter subject), or several subjects, comma-separated " +
+				"(the consumer's filter subjects), as Kafka Connect's topics list."},
 		{Name: KeyStream, Type: TypeString, Required: true, Check: checkName,
 			Doc: "Stream the sink reads."},
 		{Name: KeyDurable, Type: TypeString, Required: true, Check: checkName,
@@ -89,6 +91,24 @@ func checkSubject(v string) error {
 		if tok == "" {
 			return errors.New("a subject must not have empty tokens")
 		}
+	}
+	return nil
+}
+
+// checkTopics accepts one NATS subject or several, comma-separated, each at most once.
+func checkTopics(v string) error {
+	seen := map[string]bool{}
+	for i, s := range strings.Split(v, ",") {
+		if s == "" {
+			return fmt.Errorf("subject %d of the list is empty", i+1)
+		}
+		if err := checkSubject(s); err != nil {
+			return fmt.Errorf("subject %q: %w", s, err)
+		}
+		if seen[s] {
+			return fmt.Errorf("subject %q is listed twice", s)
+		}
+		seen[s] = true
 	}
 	return nil
 }

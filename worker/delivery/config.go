@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,7 +24,8 @@ const AckWaitMargin = 10 * time.Second
 
 // Config is the part of a sink connector's config the runtime reads (the common keys of connector.SinkSpec).
 type Config struct {
-	Stream        string
+	Stream string
+	// Subject is the subject the sink reads, or several subjects, comma-separated (the topics key).
 	Subject       string
 	Durable       string
 	DeliverPolicy jetstream.DeliverPolicy
@@ -80,22 +82,37 @@ func AckWait(writeTimeout time.Duration) time.Duration {
 // about 5 s, for one small pull request every 5 s per idle task.
 const PullExpiry = 5 * time.Second
 
+// Subjects returns the subjects of c.Subject: one, or several when it is a comma-separated list.
+func (c Config) Subjects() []string {
+	if c.Subject == "" {
+		return nil
+	}
+	return strings.Split(c.Subject, ",")
+}
+
 // ConsumerConfig is the durable consumer of c: explicit acks, redelivered without bound (the retry middleware
-// decides when to give up), MaxInFlight records pending per task.
+// decides when to give up), MaxInFlight records pending per task. One subject is its FilterSubject, several are its
+// FilterSubjects.
 func (c Config) ConsumerConfig(ackWait time.Duration) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
+	cc := jetstream.ConsumerConfig{
 		Durable:       c.Durable,
-		FilterSubject: c.Subject,
 		DeliverPolicy: c.DeliverPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       ackWait,
 		MaxDeliver:    -1,
 		MaxAckPending: MaxInFlight * c.Tasks,
 	}
+	if subjects := c.Subjects(); len(subjects) > 1 {
+		cc.FilterSubjects = subjects
+	} else {
+		cc.FilterSubject = c.Subject
+	}
+	return cc
 }
 
 // EnsureConsumer creates c's durable consumer, or updates an existing one. The deliver policy only applies when
-// the consumer is created: an existing consumer keeps its position and start policy. Errors come from JetStream
+// the consumer is created: an existing consumer keeps its position and start policy, also when its subjects change
+// (one subject becoming several, as when a target connector starts reading its redrive subject too). Errors come from JetStream
 // (a missing stream is jetstream.ErrStreamNotFound).
 func EnsureConsumer(ctx context.Context, js jetstream.JetStream, c Config, ackWait time.Duration) (jetstream.Consumer, error) {
 	cc := c.ConsumerConfig(ackWait)

@@ -182,7 +182,7 @@ func DecodeDeadLetter(m *nats.Msg) (*event.Event, DeadLetter, error) {
 		return nil, DeadLetter{}, err
 	}
 	for _, ext := range []string{ExtDLQReason, ExtDLQAttempts, ExtDLQConnector, ExtDLQErrorClass} {
-		delete(e.Extensions(), ext) // the original event had none of them
+		e.SetExtension(ext, nil) // the original event had none of them (Extensions returns a copy)
 	}
 	h := m.Header
 	d := DeadLetter{
