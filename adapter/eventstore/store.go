@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -24,6 +25,8 @@ type Store struct {
 	replicas int
 	// AckTimeout bounds the wait for JetStream's acknowledgements of one Put.
 	AckTimeout time.Duration
+	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
+	subjectsEnsured sync.Map
 }
 
 var _ bus.EventStore = (*Store)(nil)
@@ -100,4 +103,33 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []er
 		}
 	}
 	return results
+}
+
+// PutSourceEvent stores e on the intake subject of a source of a bus (a webhook request, which the source's
+// connector then moves to the bus) in the CloudEvents binary mode, with a de-duplicating id of its own hop, and
+// returns once JetStream acknowledged it. The first call for a bus adds the subject families that a stream made
+// by an earlier version lacks.
+func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *event.Event) error {
+	if _, ok := s.subjectsEnsured.Load(busID); !ok {
+		if err := s.names.EnsureBusSubjects(ctx, s.js, busID); err != nil {
+			return err
+		}
+		s.subjectsEnsured.Store(busID, true)
+	}
+	m := ebjs.Encode(e)
+	m.Subject = s.names.SourceSubject(busID, sourceID)
+	// Not PutMsgID: the source's connector stores the event on the bus's .in subject of the same stream with
+	// that id, which the stream's duplicate window would take for this message and drop.
+	m.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(ebjs.PutMsgID(e.Source(), e.ID()), "intake", sourceID))
+	ctx, cancel := context.WithTimeout(ctx, s.AckTimeout)
+	defer cancel()
+	if _, err := s.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("storing a source's event: %w", err)
+	}
+	return nil
+}
+
+// PurgeSource removes what a source received and its connector did not move to the bus yet.
+func (s *Store) PurgeSource(ctx context.Context, busID, sourceID string) error {
+	return s.names.PurgeSource(ctx, s.js, busID, sourceID)
 }

@@ -51,6 +51,11 @@ type RuleCounter interface {
 	NamesByBus(ctx context.Context, busID string) ([]string, error)
 }
 
+// SourceCounter tells which sources a bus has (deleting a bus with sources is refused, naming them).
+type SourceCounter interface {
+	NamesByBus(ctx context.Context, busID string) ([]string, error)
+}
+
 // DefaultMaxPerAccount is the default quota of buses per account.
 const DefaultMaxPerAccount = 100
 
@@ -59,10 +64,12 @@ type Service struct {
 	Buses    Repository
 	Accounts account.Repository
 	Rules    RuleCounter
-	Store    EventStore
-	Runtime  Runtime
-	Logger   *slog.Logger
-	Clock    domain.Clock
+	// Sources, when set, refuses deleting a bus that sources feed.
+	Sources SourceCounter
+	Store   EventStore
+	Runtime Runtime
+	Logger  *slog.Logger
+	Clock   domain.Clock
 	// MaxPerAccount is the quota of buses per account (DefaultMaxPerAccount when 0).
 	MaxPerAccount int
 	// Observer, when set, sees every event stored on a bus (the event types recorder).
@@ -129,7 +136,7 @@ func (s *Service) List(ctx context.Context, accountID string, page domain.Page) 
 	return s.Buses.List(ctx, accountID, page)
 }
 
-// Delete deletes a bus with no rules, its router and its stream. Errors: ErrNotFound, ErrNotEmpty.
+// Delete deletes a bus with no rules and no sources, its router and its stream. Errors: ErrNotFound, ErrNotEmpty.
 func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	b, err := s.Buses.Get(ctx, accountID, name)
 	if err != nil {
@@ -141,6 +148,15 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	}
 	if len(rules) > 0 {
 		return ErrNotEmpty.With("bus %q still has %d rule(s): %s; delete them first", name, len(rules), strings.Join(rules, ", "))
+	}
+	if s.Sources != nil {
+		sources, err := s.Sources.NamesByBus(ctx, b.ID())
+		if err != nil {
+			return err
+		}
+		if len(sources) > 0 {
+			return ErrNotEmpty.With("bus %q still has %d source(s): %s; delete them first", name, len(sources), strings.Join(sources, ", "))
+		}
 	}
 	if err := s.Buses.Delete(ctx, b.ID()); err != nil {
 		return err

@@ -1,0 +1,179 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/rpc"
+)
+
+var (
+	_ source.Runtime      = (*Adapter)(nil)
+	_ source.StatusReader = (*Adapter)(nil)
+)
+
+// Keys of a source connector that the adapter sets: the common source keys of the worker
+// (worker/connector.SourceSpec) and, for webhook sources, the eventbus-source keys with which the http-source
+// plugin reads the source's intake subject.
+const (
+	keyOutputSubject  = "output.subject"
+	keyOutputStream   = "output.stream"
+	keyIntakeStream   = "source.stream"
+	keyIntakeSubject  = "source.subject"
+	keyIntakeStart    = "source.start"
+	keySourceID       = "eb.source.id"
+	sourceTasksMax    = "1"
+	intakeStartPolicy = "all"
+)
+
+// SourcePhysical is the name the adapter needs for webhook sources beyond Physical: the intake subject of a
+// source (worker/jetstream.Names has it).
+type SourcePhysical interface {
+	SourceSubject(busID, sourceID string) string
+}
+
+// SourceName is the source connector of a source: eb.<account>.<bus>.source.<source>.
+func SourceName(accountID, busName, sourceName string) string {
+	return busPrefix(accountID, busName) + "source." + sourceName
+}
+
+// sourcePlugin finds the source plugin of type t among the runtime's plugins: ErrUnknownType naming the source
+// types there are when it has none.
+func (a *Adapter) sourcePlugin(ctx context.Context, t source.Type) (string, error) {
+	classes, ok, err := a.plugin(ctx, rpc.TypeSource, t.Plugin())
+	if err != nil {
+		return "", sourceRuntimeErr(err)
+	}
+	if ok {
+		return t.Plugin(), nil
+	}
+	var types []string
+	for _, c := range classes {
+		if st, ok := source.TypeOfPlugin(c); ok {
+			types = append(types, string(st))
+		}
+	}
+	return "", source.ErrUnknownType.With("type %q is not a source plugin of the runtime; the source types are: %s",
+		t, strings.Join(types, ", ")).WithField("type")
+}
+
+// sourceRuntimeErr maps a failure to reach the runtime to domain.ErrUnavailable with a message that says what
+// could not be done.
+func sourceRuntimeErr(err error) error {
+	return unavailable(err, "check the source's plugin and config")
+}
+
+// SecretKeys returns the keys the plugin of type t marks secret (type PASSWORD in its config definition).
+func (a *Adapter) SecretKeys(ctx context.Context, t source.Type) ([]string, error) {
+	plugin, err := a.sourcePlugin(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := a.secretKeys(ctx, plugin)
+	if err != nil {
+		return nil, sourceRuntimeErr(err)
+	}
+	return keys, nil
+}
+
+// Validate checks the source's connector config (its config with the keys the adapter sets) with the plugin's
+// validate endpoint. Every problem is named in one source.ErrInvalidConfig: "config.<key>: <message>", separated
+// by "; ", with Field naming the first key.
+func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) error {
+	plugin, err := a.sourcePlugin(ctx, s.Type())
+	if err != nil {
+		return err
+	}
+	cfg, err := a.sourceConfig(b, s)
+	if err != nil {
+		return err
+	}
+	problems, first, err := a.validateConfig(ctx, plugin, cfg)
+	if err != nil {
+		return sourceRuntimeErr(err)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	field := "config"
+	if first != "" {
+		field += "." + first
+	}
+	return source.ErrInvalidConfig.With("the config has %d problem(s): %s", len(problems), strings.Join(problems, "; ")).WithField(field)
+}
+
+// sourceConfig is the connector config of a source: its config (secret values sealed, as stored) and the keys
+// the adapter sets: the plugin, one task, the bus's input subject and stream as output, and for webhook sources
+// the intake subject the http-source plugin reads.
+func (a *Adapter) sourceConfig(b *bus.Bus, s *source.Source) (map[string]string, error) {
+	cfg := s.Config()
+	maps.Copy(cfg, map[string]string{
+		rpc.ConfigConnectorClass: s.Type().Plugin(),
+		rpc.ConfigTasksMax:       sourceTasksMax,
+		keyOutputSubject:         a.cfg.Physical.BusIn(b.ID()),
+		keyOutputStream:          a.cfg.Physical.BusStream(b.ID()),
+		keySourceID:              s.ID(),
+	})
+	if s.Type() == source.HTTP {
+		sp, ok := a.cfg.Physical.(SourcePhysical)
+		if !ok {
+			return nil, fmt.Errorf("the adapter's physical names have no intake subject for webhook sources")
+		}
+		cfg[keyIntakeStream] = a.cfg.Physical.BusStream(b.ID())
+		cfg[keyIntakeSubject] = sp.SourceSubject(b.ID(), s.ID())
+		cfg[keyIntakeStart] = intakeStartPolicy
+	}
+	return cfg, nil
+}
+
+// desiredSources returns the source connectors of a bus as the declared state wants them: an enabled source's
+// connector runs, a disabled one's exists STOPPED (keeping its offsets). Nil Config.Sources declares none.
+func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus) (map[string]Desired, error) {
+	out := map[string]Desired{}
+	if a.cfg.Sources == nil {
+		return out, nil
+	}
+	sources, err := a.cfg.Sources.ListByBus(ctx, b.ID())
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		cfg, err := a.sourceConfig(b, s)
+		if err != nil {
+			return nil, err
+		}
+		state := "" // running
+		if !s.Enabled() {
+			state = rpc.StateStopped
+		}
+		out[SourceName(b.AccountID(), b.Name(), s.Name())] = Desired{Config: cfg, State: state}
+	}
+	return out, nil
+}
+
+// SourceStatus reads the state of the source's connector; a connector the runtime does not know is PENDING.
+func (a *Adapter) SourceStatus(ctx context.Context, b *bus.Bus, s *source.Source) (*source.Status, error) {
+	st, err := a.cfg.Runtime.ConnectorStatus(ctx, SourceName(b.AccountID(), b.Name(), s.Name()))
+	if rpc.IsNotFound(err) {
+		return &source.Status{State: source.StatePending}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &source.Status{State: st.Connector.State, LastError: st.Connector.Trace}
+	for _, ts := range st.Tasks {
+		task := source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
+		if n := ts.Counters; n != nil {
+			task.Counters = &source.Counters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
+		}
+		out.Tasks = append(out.Tasks, task)
+		if ts.Trace != "" && out.LastError == "" {
+			out.LastError = ts.Trace
+		}
+	}
+	return out, nil
+}

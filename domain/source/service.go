@@ -1,0 +1,358 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+)
+
+// Runtime is what sources need of the runtime adapter: their plugins' knowledge, and applying a bus's state.
+type Runtime interface {
+	// SecretKeys returns the keys that the plugin of type t marks secret. ErrUnknownType (naming the types
+	// there are) when the runtime has no source plugin t-source; domain.ErrUnavailable when the runtime cannot be
+	// reached.
+	SecretKeys(ctx context.Context, t Type) ([]string, error)
+	// Validate checks s's config with its plugin, with the keys the control plane sets filled in.
+	// ErrInvalidConfig naming every key and its problem; domain.ErrUnavailable when the runtime cannot be reached.
+	Validate(ctx context.Context, b *bus.Bus, s *Source) error
+	// SyncBus makes the runtime run what is declared on the bus now; it returns once the runtime applied it.
+	SyncBus(ctx context.Context, b *bus.Bus) error
+}
+
+// Intake stores what webhook sources receive, on the bus stream's intake subject of each source, from where the
+// source's connector moves it to the bus.
+type Intake interface {
+	// PutSourceEvent stores e on the intake of source sourceID of bus busID and returns once the store
+	// acknowledged it.
+	PutSourceEvent(ctx context.Context, busID, sourceID string, e *event.Event) error
+	// PurgeSource removes what the source received and its connector did not move yet.
+	PurgeSource(ctx context.Context, busID, sourceID string) error
+}
+
+// Service holds the use cases of sources.
+type Service struct {
+	Sources Repository
+	Buses   bus.Repository
+	Runtime Runtime
+	// Statuses reads the runtime state of sources; nil shows every source PENDING.
+	Statuses StatusReader
+	// Intake stores webhook requests; nil refuses them (503).
+	Intake Intake
+	// Sealer seals secret config values; Opener opens the signature secrets of webhooks.
+	Sealer Sealer
+	Opener Opener
+	Logger *slog.Logger
+	Clock  domain.Clock
+	// MaxPerBus is the quota of sources per bus (DefaultMaxPerBus when 0).
+	MaxPerBus int
+}
+
+func (s *Service) max() int {
+	if s.MaxPerBus > 0 {
+		return s.MaxPerBus
+	}
+	return DefaultMaxPerBus
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// prepare seals the secret values of src and has its plugin validate its config.
+func (s *Service) prepare(ctx context.Context, b *bus.Bus, src *Source) error {
+	secrets, err := s.Runtime.SecretKeys(ctx, src.Type())
+	if err != nil {
+		return err
+	}
+	if err := src.Seal(secrets, s.Sealer); err != nil {
+		return err
+	}
+	if err := s.Runtime.Validate(ctx, b, src); err != nil {
+		return err
+	}
+	if src.Type() == HTTP {
+		// The control plane enforces these keys itself: it must be able to read them, whatever the plugin says.
+		if _, err := WebhookOf(src, s.Opener); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Create creates a source of a bus and answers once the runtime runs its connector (or at once, showing
+// PENDING, when the runtime cannot apply it now). Errors: bus.ErrNotFound, validation, ErrUnknownType,
+// ErrInvalidConfig, ErrAlreadyExists, ErrQuotaExceeded, domain.ErrUnavailable (the runtime cannot validate).
+func (s *Service) Create(ctx context.Context, accountID, busName string, spec Spec) (*Source, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	src, err := New(accountID, b.ID(), spec, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx, b, src); err != nil {
+		return nil, err
+	}
+	if err := s.Sources.Create(ctx, src, s.max()); err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return src, nil
+}
+
+// Get returns bus.ErrNotFound or ErrNotFound when either does not exist.
+func (s *Service) Get(ctx context.Context, accountID, busName, name string) (*Source, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	return s.Sources.Get(ctx, b.ID(), name)
+}
+
+// List returns a page of a bus's sources ordered by name.
+func (s *Service) List(ctx context.Context, accountID, busName string, page domain.Page) ([]*Source, string, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.Sources.List(ctx, b.ID(), page)
+}
+
+// Put creates the source or replaces its description and config (the type cannot change; a secret value sent
+// as SecretPlaceholder keeps the stored one); created tells which. Errors: as Create.
+func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec) (*Source, bool, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := domain.ValidateName("name", spec.Name); err != nil {
+		return nil, false, err
+	}
+	cur, err := s.Sources.Get(ctx, b.ID(), spec.Name)
+	if errors.Is(err, ErrNotFound) {
+		src, err := s.Create(ctx, accountID, busName, spec)
+		return src, err == nil, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	src, err := s.change(ctx, b, cur, spec)
+	return src, false, err
+}
+
+// Patch is a partial change of a source: a nil member keeps what the source has.
+type Patch struct {
+	Description *string
+	// Config sets the keys it holds; a nil value removes the key.
+	Config map[string]*string
+}
+
+// Patch changes what p declares and keeps the rest. Errors: as Put, ErrNotFound.
+func (s *Service) Patch(ctx context.Context, accountID, busName, name string, p Patch) (*Source, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.Sources.Get(ctx, b.ID(), name)
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec{Name: cur.Name(), Type: cur.Type(), Description: cur.Description(), Config: cur.Redacted()}
+	if p.Description != nil {
+		spec.Description = *p.Description
+	}
+	for k, v := range p.Config {
+		if v == nil {
+			delete(spec.Config, k)
+		} else {
+			spec.Config[k] = *v
+		}
+	}
+	return s.change(ctx, b, cur, spec)
+}
+
+// change validates spec as a change of cur (outside any transaction: the plugin is asked over the network), then
+// stores it.
+func (s *Service) change(ctx context.Context, b *bus.Bus, cur *Source, spec Spec) (*Source, error) {
+	next := *cur
+	next.config = maps.Clone(cur.config)
+	if err := next.Change(spec, s.Clock.Now()); err != nil {
+		return nil, err
+	}
+	if err := s.prepare(ctx, b, &next); err != nil {
+		return nil, err
+	}
+	out, err := s.Sources.Update(ctx, b.ID(), cur.Name(), func(stored *Source) error {
+		stored.description, stored.config, stored.secretKeys, stored.updatedAt = next.description, next.config, next.secretKeys, next.updatedAt
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return out, nil
+}
+
+// Enable makes a source feed its bus again (its connector resumes from its offsets).
+func (s *Service) Enable(ctx context.Context, accountID, busName, name string) (*Source, error) {
+	return s.update(ctx, accountID, busName, name, func(src *Source) error { src.Enable(s.Clock.Now()); return nil })
+}
+
+// Disable stops a source: its connector is stopped (its offsets kept) and a webhook answers 404.
+func (s *Service) Disable(ctx context.Context, accountID, busName, name string) (*Source, error) {
+	return s.update(ctx, accountID, busName, name, func(src *Source) error { src.Disable(s.Clock.Now()); return nil })
+}
+
+// RotateToken gives a webhook source a new token; the former one answers 404 from then on.
+func (s *Service) RotateToken(ctx context.Context, accountID, busName, name string) (*Source, error) {
+	return s.update(ctx, accountID, busName, name, func(src *Source) error { return src.RotateToken(s.Clock.Now()) })
+}
+
+func (s *Service) update(ctx context.Context, accountID, busName, name string, fn func(*Source) error) (*Source, error) {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.Sources.Update(ctx, b.ID(), name, fn)
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx, b)
+	return src, nil
+}
+
+// Delete deletes a source, its connector and what its intake still holds. Errors: bus.ErrNotFound, ErrNotFound.
+func (s *Service) Delete(ctx context.Context, accountID, busName, name string) error {
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return err
+	}
+	src, err := s.Sources.Get(ctx, b.ID(), name)
+	if err != nil {
+		return err
+	}
+	if err := s.Sources.Delete(ctx, b.ID(), name); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	s.sync(ctx, b)
+	if src.Type() == HTTP && s.Intake != nil {
+		if err := s.Intake.PurgeSource(ctx, b.ID(), src.ID()); err != nil {
+			s.log().Warn("purging the intake of a deleted source", "bus", b.ID(), "source", src.ID(), "err", err)
+		}
+	}
+	return nil
+}
+
+// ByToken finds the enabled http source of a webhook token and parses its checks. ErrWebhookNotFound when no
+// enabled http source has the token, whatever the reason.
+func (s *Service) ByToken(ctx context.Context, token string) (*Webhook, error) {
+	if token == "" {
+		return nil, ErrWebhookNotFound
+	}
+	src, err := s.Sources.GetByToken(ctx, token)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrWebhookNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if src.Type() != HTTP || !src.Enabled() {
+		return nil, ErrWebhookNotFound
+	}
+	w, err := WebhookOf(src, s.Opener)
+	if err != nil {
+		// The plugin validated the config: only a stored config the control plane cannot read lands here.
+		s.log().Error("a webhook source's config cannot be read", "source", src.ID(), "err", err)
+		return nil, domain.ErrInternal.With("the webhook's config cannot be read")
+	}
+	return w, nil
+}
+
+// Receive verifies the signature of a request that w admitted, makes it an event and stores it on the source's
+// intake; it returns the event's id once the store acknowledged it. Errors: *Refusal (signature),
+// domain.ErrUnavailable (the store did not acknowledge).
+func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, error) {
+	now := s.Clock.Now()
+	if err := w.Verify(r, now); err != nil {
+		return "", err
+	}
+	e, err := w.Event(r, now)
+	if err != nil {
+		return "", err
+	}
+	if s.Intake == nil {
+		return "", domain.ErrUnavailable.With("this deployment stores no webhook requests")
+	}
+	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
+		s.log().Warn("storing a webhook request", "source", w.Source.ID(), "err", err)
+		return "", domain.ErrUnavailable.With("the event store did not acknowledge the request; send it again")
+	}
+	return e.ID(), nil
+}
+
+// sync asks the runtime to apply the bus's declared state. A failure is logged, not returned: the reconciler
+// retries, and the source shows its runtime state meanwhile.
+func (s *Service) sync(ctx context.Context, b *bus.Bus) {
+	if err := s.Runtime.SyncBus(ctx, b); err != nil {
+		s.log().Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
+	}
+}
+
+// StatePending means the runtime does not run the source's connector yet (being created, or unreachable).
+const StatePending = "PENDING"
+
+// Status is the runtime state of a source's connector.
+type Status struct {
+	State     string
+	Tasks     []TaskStatus
+	LastError string
+}
+
+// TaskStatus is the state of one task of a source's connector.
+type TaskStatus struct {
+	ID       int
+	State    string
+	WorkerID string
+	// Counters are what the task did since it started; nil when it does not run.
+	Counters *Counters
+}
+
+// Counters count what a source task did: records read from the outside, written to the bus, and given up.
+type Counters struct {
+	Read, Written, Failed, Dropped, Filtered uint64
+}
+
+// StatusReader reads the runtime state of sources.
+type StatusReader interface {
+	// SourceStatus returns the state of the source's connector; a connector the runtime does not know is PENDING.
+	SourceStatus(ctx context.Context, b *bus.Bus, s *Source) (*Status, error)
+}
+
+// Status returns the runtime state of src. It never fails: when the runtime cannot be asked, the state is
+// PENDING with the reason in LastError.
+func (s *Service) Status(ctx context.Context, src *Source) *Status {
+	if s.Statuses == nil {
+		return &Status{State: StatePending}
+	}
+	b, err := s.Buses.GetByID(ctx, src.BusID())
+	if err != nil {
+		return &Status{State: StatePending, LastError: "the source's bus is gone"}
+	}
+	st, err := s.Statuses.SourceStatus(ctx, b, src)
+	if err != nil {
+		s.log().Warn("reading source status", "source", src.ID(), "err", err)
+		return &Status{State: StatePending, LastError: "the worker runtime could not be reached"}
+	}
+	return st
+}
