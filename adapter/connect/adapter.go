@@ -16,6 +16,8 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
@@ -33,6 +35,7 @@ type Physical interface {
 	BusStream(busID string) string
 	BusIn(busID string) string
 	RuleSubject(busID, ruleID string) string
+	RedriveSubject(busID, ruleID, targetID string) string
 	RouterConsumer(busID string) string
 	TargetConsumer(ruleID, targetID string) string
 	// DLQSubject is the subject of an account's dead letters.
@@ -56,6 +59,21 @@ type Config struct {
 	Logger  *slog.Logger
 	// Interval between periodic reconciliations (default 30s).
 	Interval time.Duration
+	// States holds the states operators set on connectors (paused, stopped), which the adapter keeps; nil runs
+	// every connector.
+	States runtime.DesiredStates
+	// Lease, when set, makes periodic reconciliation (Reconcile, Run) happen only while this replica holds it,
+	// so one control-plane replica at a time reconciles. Changes made through the API are applied by the replica
+	// that served them either way.
+	Lease Lease
+	// Sources are the sources of buses, each run as a source connector; nil runs none.
+	Sources source.Repository
+}
+
+// Lease is a lease shared by the control-plane replicas (persistence.Lease is one).
+type Lease interface {
+	// Acquire takes or renews the lease and reports whether this replica holds it now.
+	Acquire(ctx context.Context) (bool, error)
 }
 
 // Adapter keeps the worker runtime in step with the declared state. Safe for concurrent use; changes are applied
@@ -107,24 +125,42 @@ func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
 	}
-	return a.syncBus(ctx, b, actual)
-}
-
-func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded) error {
-	rules, err := a.cfg.Rules.ListByBus(ctx, b.ID())
+	states, err := a.desiredStates(ctx)
 	if err != nil {
 		return err
 	}
+	_, err = a.syncBus(ctx, b, actual, states)
+	return err
+}
+
+// desiredStates reads the states operators set (none without Config.States).
+func (a *Adapter) desiredStates(ctx context.Context) (map[string]string, error) {
+	if a.cfg.States == nil {
+		return nil, nil
+	}
+	states, err := a.cfg.States.DesiredStates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading desired connector states: %w", err)
+	}
+	return states, nil
+}
+
+// syncBus applies one bus and returns the names of the connectors it wants.
+func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded, states map[string]string) (map[string]Desired, error) {
+	rules, err := a.cfg.Rules.ListByBus(ctx, b.ID())
+	if err != nil {
+		return nil, err
+	}
 	targets, err := a.cfg.Targets.ListByBus(ctx, b.ID())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rulesByID := make(map[string]*rule.Rule, len(rules))
 	for _, r := range rules {
 		rulesByID[r.ID()] = r
 	}
 
-	desired := map[string]map[string]string{}
+	desired := map[string]Desired{}
 	var unresolved []error
 	for _, t := range targets {
 		r, ok := rulesByID[t.RuleID()]
@@ -138,27 +174,35 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 			a.cfg.Logger.Warn("a target cannot be applied", "bus", b.ID(), "target", t.ID(), "err", err)
 			unresolved = append(unresolved, err)
 			if c, ok := actual[name]; ok && c.Info != nil {
-				desired[name] = c.Info.Config
+				desired[name] = Desired{Config: c.Info.Config}
 			}
 			continue
 		}
-		desired[name] = cfg
+		desired[name] = Desired{Config: cfg}
 	}
+	sources, err := a.desiredSources(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(desired, sources)
 	routerName := RouterName(b.AccountID(), b.Name())
 	oldTable := routerTable(actual[routerName])
 	routerCfg, err := a.routerConfig(ctx, b, rules, oldTable)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	errs := unresolved
 	prefix := busPrefix(b.AccountID(), b.Name())
-	for name, cfg := range desired {
-		if err := a.apply(ctx, name, cfg, actual[name]); err != nil {
+	for name, d := range desired {
+		d.State = mostStopped(d.State, states[name])
+		if err := a.apply(ctx, name, d, actual[name]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := a.apply(ctx, routerName, routerCfg, actual[routerName]); err != nil {
+	// The router last: target connectors (and their consumers) exist before events are routed to them.
+	desired[routerName] = Desired{Config: routerCfg, State: states[routerName]}
+	if err := a.apply(ctx, routerName, desired[routerName], actual[routerName]); err != nil {
 		errs = append(errs, err)
 	}
 	// Rules that existed before (in the old rule table or as a target's topic) and exist no more.
@@ -167,7 +211,7 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		gone[id] = true
 	}
 	for name, c := range actual {
-		if !strings.HasPrefix(name, prefix) || name == routerName {
+		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
 		if _, ok := desired[name]; ok {
@@ -190,26 +234,54 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return desired, errors.Join(errs...)
 }
 
-// apply creates the connector or updates its config when it differs. Both calls answer once the worker runs the
-// connector with that config.
-func (a *Adapter) apply(ctx context.Context, name string, cfg map[string]string, actual rpc.ConnectorExpanded) error {
-	if actual.Info != nil && maps.Equal(actual.Info.Config, cfg) {
-		return nil
+// mostStopped is the state of a connector that two parties want in states x and y: stopped beats paused beats
+// running ("").
+func mostStopped(x, y string) string {
+	rank := map[string]int{rpc.StatePaused: 1, rpc.StateStopped: 2}
+	if rank[y] > rank[x] {
+		return y
 	}
+	if x == rpc.StateRunning {
+		return ""
+	}
+	return x
+}
+
+// apply creates the connector in its desired state, or updates its config when it differs and then its state
+// (pause, stop, resume) when that differs. The config calls answer once the worker applied that config.
+func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.ConnectorExpanded) error {
 	if actual.Info == nil {
-		_, err := a.cfg.Runtime.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: cfg})
-		if err == nil || !rpc.IsConflict(err) {
-			if err != nil {
-				return fmt.Errorf("creating connector %s: %w", name, err)
-			}
+		_, err := a.cfg.Runtime.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: d.Config, InitialState: d.State})
+		if err == nil {
 			return nil
 		}
+		if !rpc.IsConflict(err) {
+			return fmt.Errorf("creating connector %s: %w", name, err)
+		}
+		// Created meanwhile (by another replica): update it below; its state is seen by the next reconciliation.
 	}
-	if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, cfg); err != nil {
-		return fmt.Errorf("updating connector %s: %w", name, err)
+	if actual.Info == nil || !maps.Equal(actual.Info.Config, d.Config) {
+		if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, d.Config); err != nil {
+			return fmt.Errorf("updating connector %s: %w", name, err)
+		}
+	}
+	if actual.Status == nil {
+		return nil
+	}
+	var err error
+	switch want, have := mostStopped(d.State, ""), actual.Status.Connector.State; {
+	case want == rpc.StatePaused && have != rpc.StatePaused:
+		err = a.cfg.Runtime.PauseConnector(ctx, name)
+	case want == rpc.StateStopped && have != rpc.StateStopped:
+		err = a.cfg.Runtime.StopConnector(ctx, name)
+	case want == "" && (have == rpc.StatePaused || have == rpc.StateStopped):
+		err = a.cfg.Runtime.ResumeConnector(ctx, name)
+	}
+	if err != nil {
+		return fmt.Errorf("changing the state of connector %s: %w", name, err)
 	}
 	return nil
 }
@@ -281,8 +353,10 @@ const (
 	keyTransformInputSpec = keyTransforms + "." + transformInput + ".spec"
 )
 
-// ruleOfTopic returns the rule id of a rule subject of bus b ("" when topic is not one).
-func (a *Adapter) ruleOfTopic(b *bus.Bus, topic string) string {
+// ruleOfTopic returns the rule id of a target connector's topics on bus b: its rule subject, alone or first of a
+// comma-separated list (the target's redrive subject follows it); "" when topics is not that.
+func (a *Adapter) ruleOfTopic(b *bus.Bus, topics string) string {
+	topic, _, _ := strings.Cut(topics, ",")
 	base := a.cfg.Physical.RuleSubject(b.ID(), "")
 	if !strings.HasPrefix(topic, base) {
 		return ""
@@ -310,7 +384,8 @@ func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 	return errors.Join(errs...)
 }
 
-// ReconcileAll brings every bus in step and deletes "eb." connectors of buses that no longer exist.
+// ReconcileAll brings every bus in step, deletes "eb." connectors of buses that no longer exist and forgets the
+// states operators set on connectors that no longer belong to anything.
 func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -318,16 +393,25 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
 	}
+	states, err := a.desiredStates(ctx)
+	if err != nil {
+		return err
+	}
 	buses, err := a.cfg.Buses.ListAll(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	known := map[string]bool{}
+	wanted := map[string]bool{}
 	for _, b := range buses {
 		known[b.AccountID()+"."+b.Name()] = true
-		if err := a.syncBus(ctx, b, actual); err != nil {
+		desired, err := a.syncBus(ctx, b, actual, states)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
+		}
+		for name := range desired {
+			wanted[name] = true
 		}
 	}
 	for name := range actual {
@@ -339,11 +423,42 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 {
+		// Only after a complete pass: a bus that failed half-way would lose its connectors' states.
+		for name := range states {
+			if wanted[name] {
+				continue
+			}
+			if err := a.cfg.States.ForgetDesiredState(ctx, name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// Run reconciles every Interval until ctx ends (callers reconcile once with ReconcileAll at start), retrying
-// sooner with a bounded back-off (1s doubling up to Interval) while the runtime is unreachable. It blocks.
+// Reconcile runs ReconcileAll when this replica holds the lease (always without Config.Lease) and reports whether
+// it did.
+func (a *Adapter) Reconcile(ctx context.Context) (bool, error) {
+	if a.cfg.Lease != nil {
+		held, err := a.cfg.Lease.Acquire(ctx)
+		if err != nil {
+			return false, fmt.Errorf("taking the reconciler lease: %w", err)
+		}
+		if !held {
+			return false, nil
+		}
+	}
+	return true, a.ReconcileAll(ctx)
+}
+
+// LeaseTTL is the time to live of the reconciler lease for a reconciliation interval: the holder renews it every
+// interval, so it lapses only after two missed renewals.
+func LeaseTTL(interval time.Duration) time.Duration { return 2*interval + 5*time.Second }
+
+// Run reconciles every Interval until ctx ends (callers reconcile once with Reconcile at start), retrying sooner
+// with a bounded back-off (1s doubling up to Interval) while the runtime is unreachable. With a Lease, a replica
+// that does not hold it only tries to take it every Interval. It blocks.
 func (a *Adapter) Run(ctx context.Context) {
 	wait, backoff := a.cfg.Interval, time.Second
 	for {
@@ -352,13 +467,17 @@ func (a *Adapter) Run(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		if err := a.ReconcileAll(ctx); err != nil {
+		held, err := a.Reconcile(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			a.cfg.Logger.Warn("reconciling with the worker runtime", "err", err, "retryIn", backoff)
 			wait, backoff = backoff, min(backoff*2, a.cfg.Interval)
 			continue
+		}
+		if !held {
+			a.cfg.Logger.Debug("another control-plane replica reconciles")
 		}
 		wait, backoff = a.cfg.Interval, time.Second
 	}

@@ -36,7 +36,9 @@ import (
 // env is a control plane without its web layer: SQLite, an embedded NATS, a real worker on a loopback port,
 // and the adapter between them.
 type env struct {
+	db      *persistence.DB
 	adapter *connect.Adapter
+	states  *persistence.ConnectorStateRepository
 	client  *rpc.Client
 	js      jetstream.JetStream
 	store   *eventstore.Store
@@ -61,10 +63,11 @@ func newEnv(t *testing.T) *env {
 	store := eventstore.New(js, "t", 1)
 	client := rpc.NewClient(w.URL())
 	log := slog.New(slog.DiscardHandler)
+	states := persistence.NewConnectorStateRepository(db)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo,
-		Streams: store, Physical: ebjs.Names{Cluster: "t"}, Logger: log})
+		Streams: store, Physical: ebjs.Names{Cluster: "t"}, Logger: log, States: states})
 	return &env{
-		adapter: a, client: client, js: js, store: store,
+		db: db, adapter: a, states: states, client: client, js: js, store: store,
 		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Store: store, Runtime: a, Logger: log},
 		rules:   &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: a, Logger: log},
 		targets: &target.Service{Targets: targetRepo, Rules: ruleRepo, Buses: busRepo, Runtime: a, Statuses: a, Logger: log},
@@ -111,7 +114,7 @@ func TestSyncBusBuildsRouterAndTargets(t *testing.T) {
 
 	sink := cs["eb.acme.orders.big.hook"].Info.Config
 	require.Equal(t, "http", sink["connector.class"])
-	require.Equal(t, table[0].Subject, sink["topics"])
+	require.Equal(t, table[0].Subject+",t.bus."+b.ID()+".redrive."+r.ID()+"."+tg.ID(), sink["topics"], "the rule's subject, then the target's redrive subject")
 	require.Equal(t, "t_"+r.ID()+"_"+tg.ID(), sink["jetstream.durable"])
 	require.Equal(t, "new", sink["jetstream.deliver.policy"])
 	require.Equal(t, "185", sink["errors.retry.max.attempts"])

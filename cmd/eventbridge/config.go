@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/worker"
 )
 
@@ -30,11 +32,23 @@ type Config struct {
 	MasterKey           string
 	AllowPrivateTargets bool
 	LogLevel            string
+	// ReconcileInterval spaces the runtime adapter's periodic reconciliations.
+	ReconcileInterval time.Duration
+	// Replicas is the number of copies of every stream and KV bucket on an external NATS cluster.
+	Replicas int
 	// Quotas of the deployment: buses per account, rules per bus, connections and API destinations per account.
 	QuotaBuses           int
 	QuotaRulesPerBus     int
 	QuotaConnections     int
 	QuotaAPIDestinations int
+	// TrustedProxies lists the proxies (IPs and CIDRs, comma-separated) whose X-Forwarded-For webhooks believe.
+	TrustedProxies string
+}
+
+// TrustedProxyPrefixes reads TrustedProxies (checked by Validate).
+func (c Config) TrustedProxyPrefixes() []netip.Prefix {
+	p, _ := source.ParseIPs(c.TrustedProxies)
+	return p
 }
 
 // FsyncAlways reports whether every JetStream write is flushed; else FsyncInterval applies.
@@ -100,8 +114,20 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s must be a positive integer", q.name)
 		}
 	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		return fmt.Errorf("--replicas %d must be between 1 and 5", c.Replicas)
+	}
+	if c.Replicas > 1 && c.NATS == "" {
+		return fmt.Errorf("--replicas %d needs a NATS cluster (--nats): the embedded server keeps one copy", c.Replicas)
+	}
+	if c.ReconcileInterval < 100*time.Millisecond || c.ReconcileInterval > time.Hour {
+		return fmt.Errorf("--reconcile-interval %s must be between 100ms and 1h", c.ReconcileInterval)
+	}
 	if err := worker.CheckWorkerID(c.WorkerID); err != nil {
 		return fmt.Errorf("--worker-id: %w", err)
+	}
+	if _, err := source.ParseIPs(c.TrustedProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies %q must be IP addresses and CIDR prefixes, comma-separated", c.TrustedProxies)
 	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -132,6 +158,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.ClusterID, "cluster-id", "EB_CLUSTER_ID", "eb", "prefix of every stream, KV bucket and consumer of this installation")
 	str(&c.MasterKey, "master-key", "EB_MASTER_KEY", "", "path of the master key file (default <data-dir>/master.key, generated on first start)")
 	str(&c.LogLevel, "log-level", "EB_LOG_LEVEL", "info", "debug, info, warn or error")
+	str(&c.TrustedProxies, "trusted-proxies", "EB_TRUSTED_PROXIES", "", "proxies (IPs, CIDRs) whose X-Forwarded-For webhooks believe for their client IP check; empty trusts none")
 	allow := false
 	if v := getenv("EB_ALLOW_PRIVATE_TARGETS"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -141,6 +168,15 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		allow = b
 	}
 	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	interval := 30 * time.Second
+	if v := getenv("EB_RECONCILE_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("EB_RECONCILE_INTERVAL=%q is not a duration (30s, 1m)", v)
+		}
+		interval = d
+	}
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", interval, "how often the runtime adapter compares the declared channels with the worker runtime (env EB_RECONCILE_INTERVAL)")
 	quota := func(p *int, name, env string, def int, usage string) {
 		if v := getenv(env); v != "" {
 			if n, err := strconv.Atoi(v); err == nil {
@@ -151,6 +187,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		}
 		fs.IntVar(p, name, def, usage+" (env "+env+")")
 	}
+	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
 	quota(&c.QuotaConnections, "quota-connections", "EB_QUOTA_CONNECTIONS", 100, "connections per account")

@@ -3,11 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v2"
 )
 
 func TestParseConfigDefaultsAndEnv(t *testing.T) {
@@ -16,7 +15,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
-		QuotaConnections: 100, QuotaAPIDestinations: 100}, c)
+		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -26,13 +25,15 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_RUNTIME": "http://w1:8083, http://w2:8083", "EB_WORKER_ADDR": "127.0.0.1:9083", "EB_WORKER_ID": "cp1", "EB_CLUSTER_ID": "prod",
 		"EB_MASTER_KEY": "/etc/eb/key", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug",
 		"EB_QUOTA_BUSES": "5", "EB_QUOTA_RULES_PER_BUS": "6", "EB_QUOTA_CONNECTIONS": "7", "EB_QUOTA_API_DESTINATIONS": "8",
+		"EB_RECONCILE_INTERVAL": "5s", "EB_REPLICAS": "3",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.Equal(t, Config{HTTPAddr: "0.0.0.0:9000", DataDir: "/var/eb", DB: "mysql://root@tcp(db:3306)/eb",
 		NATS: "nats://n:4222", NATSListen: "127.0.0.1:4333", Fsync: "always", Runtime: "http://w1:8083, http://w2:8083",
 		WorkerAddr: "127.0.0.1:9083", WorkerID: "cp1", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
-		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8}, c)
+		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
+		ReconcileInterval: 5 * time.Second, Replicas: 3}, c)
 	require.True(t, c.FsyncAlways())
 	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
 
@@ -58,6 +59,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad worker id", []string{"--worker-id", "host:8083"}, nil, "--worker-id"},
 		{"zero quota", []string{"--quota-buses", "0"}, nil, "--quota-buses"},
 		{"quota env not a number", nil, map[string]string{"EB_QUOTA_RULES_PER_BUS": "many"}, "--quota-rules-per-bus"},
+		{"too many replicas", []string{"--nats", "nats://n:4222", "--replicas", "7"}, nil, "--replicas"},
+		{"replicas of the embedded server", []string{"--replicas", "3"}, nil, "--replicas"},
+		{"reconcile interval too short", []string{"--reconcile-interval", "1ms"}, nil, "--reconcile-interval"},
+		{"reconcile interval env not a duration", nil, map[string]string{"EB_RECONCILE_INTERVAL": "often"}, "EB_RECONCILE_INTERVAL"},
 		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"serve"}, nil, "serve"},
@@ -93,30 +98,4 @@ func TestMasterKeyGeneratedOnceAndKept(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("short"), 0o600))
 	_, err = readOrCreateKey(path, gen)
 	require.ErrorContains(t, err, "64 hexadecimal")
-}
-
-// TestComposeFile parses docker-compose.yml (no Docker engine here) and checks that the control plane's command
-// line in it is one this binary accepts.
-func TestComposeFile(t *testing.T) {
-	t.Parallel()
-	b, err := os.ReadFile("../../docker-compose.yml")
-	require.NoError(t, err)
-	var f struct {
-		Services map[string]struct {
-			Image   string   `yaml:"image"`
-			Build   string   `yaml:"build"`
-			Command []string `yaml:"command"`
-		} `yaml:"services"`
-	}
-	require.NoError(t, yaml.Unmarshal(b, &f))
-	for _, name := range []string{"mysql", "nats-1", "nats-2", "nats-3", "worker", "eventbridge"} {
-		require.Contains(t, f.Services, name)
-	}
-	cmd := f.Services["eventbridge"].Command
-	require.True(t, strings.HasSuffix(cmd[0], "eventbridge"))
-	c, err := ParseConfig(cmd[1:], func(string) string { return "" })
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(c.DSN(), "mysql://"))
-	require.NotEmpty(t, c.NATS)
-	require.NotEmpty(t, c.RuntimeURLs())
 }

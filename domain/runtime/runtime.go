@@ -2,13 +2,14 @@
 // of an account with their tasks, the actions on them (pause, resume, stop, restart) and the plugins the
 // workers offer. The worker runtime is reached through the Runtime port; adapter/connect implements it.
 //
-// An operator's pause or stop through this package acts on the runtime only: it is not desired state, so a
-// connector recreated by reconciliation (deleted by hand, or its bus re-applied after a change that recreates
-// it) starts running again.
+// An operator's pause or stop through this package is desired state: it is recorded (DesiredStates) before the
+// runtime is asked, and the reconciler keeps the connector in that state, even when it recreates it, until the
+// operator resumes it.
 package runtime
 
 import (
 	"context"
+	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 )
@@ -55,6 +56,25 @@ type Plugin struct {
 	Class   string
 	Type    string
 	Version string
+}
+
+// States of a connector that operators set and the runtime reports.
+const (
+	StateRunning = "RUNNING"
+	StatePaused  = "PAUSED"
+	StateStopped = "STOPPED"
+)
+
+// DesiredStates stores the states operators set on connectors, for the reconciler to keep. Every method does I/O;
+// errors are internal failures.
+type DesiredStates interface {
+	// SetDesiredState records state (StatePaused or StateStopped) for the account's connector; StateRunning
+	// removes the record.
+	SetDesiredState(ctx context.Context, accountID, connector, state string, now time.Time) error
+	// ForgetDesiredState removes the record of a connector (none is not an error).
+	ForgetDesiredState(ctx context.Context, connector string) error
+	// DesiredStates returns every recorded state by connector name.
+	DesiredStates(ctx context.Context) (map[string]string, error)
 }
 
 // Errors of the runtime use cases.

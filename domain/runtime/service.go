@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 )
@@ -14,6 +15,10 @@ import (
 // plugins are shared by every account.
 type Service struct {
 	Runtime Runtime
+	// States records operators' pauses and stops for the reconciler; nil leaves them to the runtime alone.
+	States DesiredStates
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
 }
 
 // prefix is the start of the names of an account's connectors (account ids hold no dot).
@@ -60,21 +65,53 @@ func (s *Service) act(ctx context.Context, accountID, connector, what string, fn
 	return nil
 }
 
-// Pause pauses the account's connector. The pause is not kept by reconciliation (see the package doc).
+// Pause pauses the account's connector and records the pause, so reconciliation keeps it paused until Resume.
+// When the runtime cannot be reached the pause stays recorded and is applied when it is back (the error says so).
 // Errors: ErrConnectorNotFound, domain.ErrUnavailable.
 func (s *Service) Pause(ctx context.Context, accountID, connector string) error {
-	return s.act(ctx, accountID, connector, "pausing", func() error { return s.Runtime.Pause(ctx, connector) })
+	return s.setState(ctx, accountID, connector, StatePaused, "pausing", s.Runtime.Pause)
 }
 
-// Resume resumes the account's connector. Errors: ErrConnectorNotFound, domain.ErrUnavailable.
-func (s *Service) Resume(ctx context.Context, accountID, connector string) error {
-	return s.act(ctx, accountID, connector, "resuming", func() error { return s.Runtime.Resume(ctx, connector) })
-}
-
-// Stop stops the account's connector (its tasks end; resume starts them again). Errors: ErrConnectorNotFound,
+// Resume resumes the account's connector and forgets an operator's pause or stop. Errors: ErrConnectorNotFound,
 // domain.ErrUnavailable.
+func (s *Service) Resume(ctx context.Context, accountID, connector string) error {
+	return s.setState(ctx, accountID, connector, StateRunning, "resuming", s.Runtime.Resume)
+}
+
+// Stop stops the account's connector (its tasks end; resume starts them again) and records the stop, as Pause
+// does. Errors: ErrConnectorNotFound, domain.ErrUnavailable.
 func (s *Service) Stop(ctx context.Context, accountID, connector string) error {
-	return s.act(ctx, accountID, connector, "stopping", func() error { return s.Runtime.Stop(ctx, connector) })
+	return s.setState(ctx, accountID, connector, StateStopped, "stopping", s.Runtime.Stop)
+}
+
+// setState records the desired state first (so a reconciliation running meanwhile keeps it), then asks the
+// runtime. A connector the runtime does not have loses the record again.
+func (s *Service) setState(ctx context.Context, accountID, connector, state, what string, apply func(context.Context, string) error) error {
+	if !owns(accountID, connector) {
+		return ErrConnectorNotFound.With("connector %q does not exist", connector)
+	}
+	if s.States != nil {
+		now := time.Now
+		if s.Now != nil {
+			now = s.Now
+		}
+		if err := s.States.SetDesiredState(ctx, accountID, connector, state, now()); err != nil {
+			return err
+		}
+	}
+	err := s.act(ctx, accountID, connector, what, func() error { return apply(ctx, connector) })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrConnectorNotFound) && s.States != nil && state != StateRunning:
+		if ferr := s.States.ForgetDesiredState(ctx, connector); ferr != nil {
+			return ferr
+		}
+	case errors.Is(err, domain.ErrUnavailable) && s.States != nil:
+		return domain.ErrUnavailable.With("the worker runtime cannot be reached; %s connector %s is recorded and "+
+			"applied when it is back", what, connector)
+	}
+	return err
 }
 
 // Restart restarts the account's connector (see Runtime.Restart). Errors: ErrConnectorNotFound,

@@ -3,7 +3,9 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +99,47 @@ func TestServiceKeepsUnavailable(t *testing.T) {
 	s = &runtime.Service{Runtime: &port{err: errors.New("boom")}}
 	_, err = s.Plugins(ctx)
 	assert.Equal(t, domain.KindInternal, domain.KindOf(err), "other failures are internal")
+}
+
+// states is an in-memory DesiredStates.
+type states map[string]string
+
+func (s states) SetDesiredState(_ context.Context, _, c, state string, _ time.Time) error {
+	if state == runtime.StateRunning {
+		delete(s, c)
+	} else {
+		s[c] = state
+	}
+	return nil
+}
+func (s states) ForgetDesiredState(_ context.Context, c string) error { delete(s, c); return nil }
+func (s states) DesiredStates(context.Context) (map[string]string, error) {
+	return maps.Clone(map[string]string(s)), nil
+}
+
+func TestServiceRecordsOperatorStates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := &port{names: []string{"eb.a.orders.r.t"}}
+	st := states{}
+	s := &runtime.Service{Runtime: p, States: st}
+
+	require.NoError(t, s.Pause(ctx, "a", "eb.a.orders.r.t"))
+	require.Equal(t, states{"eb.a.orders.r.t": runtime.StatePaused}, st)
+	require.NoError(t, s.Stop(ctx, "a", "eb.a.orders.r.t"))
+	require.Equal(t, states{"eb.a.orders.r.t": runtime.StateStopped}, st)
+	require.NoError(t, s.Resume(ctx, "a", "eb.a.orders.r.t"))
+	require.Empty(t, st)
+
+	// Unknown connectors and other accounts' are refused and leave no record.
+	require.ErrorIs(t, s.Pause(ctx, "a", "eb.a.orders.r.none"), runtime.ErrConnectorNotFound)
+	require.ErrorIs(t, s.Pause(ctx, "b", "eb.a.orders.r.t"), runtime.ErrConnectorNotFound)
+	require.Empty(t, st)
+
+	// An unreachable runtime: the pause is recorded for the reconciler, and the error says so.
+	p.err = domain.ErrUnavailable.With("down")
+	err := s.Pause(ctx, "a", "eb.a.orders.r.t")
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	assert.Contains(t, err.Error(), "recorded")
+	require.Equal(t, states{"eb.a.orders.r.t": runtime.StatePaused}, st)
 }
