@@ -109,3 +109,7 @@ func KindOf(err error) Kind {
 	}
 	return KindInternal
 }
+
+// SecretMask is how a secret value of a config (a plugin's secret keys in a source's or a target's config) is
+// answered. Sent back unchanged in a replacement, it keeps the stored secret, so a client can send back what it read.
+const SecretMask = "***"

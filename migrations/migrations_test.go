@@ -87,13 +87,16 @@ func TestBothDialectsGiveTheSameSchema(t *testing.T) {
 		"accounts": {"id", "created_at"},
 		"buses": {"id", "account_id", "name", "description", "retention_max_age_seconds", "retention_max_bytes",
 			"created_at", "updated_at"},
-		"rules": {"id", "account_id", "bus_id", "name", "description", "event_pattern", "state", "created_at", "updated_at"},
+		"rules": {"id", "account_id", "bus_id", "name", "description", "event_pattern", "state", "created_at", "updated_at",
+			"layout"},
 		"targets": {"id", "account_id", "bus_id", "rule_id", "name", "type", "config", "retry_max_attempts",
 			"retry_max_event_age_seconds", "created_at", "updated_at", "input_transformer", "api_destination"},
 		"connections": {"id", "account_id", "name", "description", "authorization_type", "auth_parameters", "created_at", "updated_at"},
 		"event_types": {"bus_id", "source", "type", "first_seen", "last_seen", "count", "data_schema"},
 		"api_destinations": {"id", "account_id", "name", "description", "connection_id", "invocation_endpoint", "http_method",
 			"invocation_rate_limit_per_second", "created_at", "updated_at"},
+		"connector_states": {"connector", "account_id", "state", "updated_at"},
+		"leases":           {"name", "holder", "expires_at"},
 	}
 	liteSchema, mySchema := sqliteSchema(t, lite.SQL()), mysqlSchema(t, my)
 	assert.Equal(t, liteSchema, mySchema, "sqlite and mysql schemas differ")

@@ -61,6 +61,7 @@ var repositoryCases = []struct {
 	{"target update and rollback", testTargetUpdate},
 	{"target input transformers round-trip", testTargetTransformers},
 	{"target delete", testTargetDelete},
+	{"plugin target config round-trips", testPluginTarget},
 	{"times round-trip in UTC", testTimesRoundTrip},
 }
 
@@ -828,4 +829,20 @@ func testTimesRoundTrip(t *testing.T, r repos) {
 		assert.True(t, want.Equal(got), "%s: want %s, got %s", name, want, got)
 		assert.Equal(t, want, got, name)
 	}
+}
+
+func testPluginTarget(t *testing.T, r repos) {
+	ctx := context.Background()
+	b := createBus(t, r, newAccount(), "orders")
+	ru := createRule(t, r, b, "r")
+	spec := target.Spec{Name: "m", Type: "mqtt", RetryPolicy: target.DefaultRetryPolicy(),
+		Config: map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.topic": "orders/{type}", "mqtt.password": "enc:v1:x"}}
+	tg, err := target.New(b.AccountID(), b.ID(), ru.ID(), spec, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, r.targets.Create(ctx, tg))
+	got, err := r.targets.Get(ctx, ru.ID(), "m")
+	require.NoError(t, err)
+	require.Equal(t, target.Type("mqtt"), got.Type())
+	require.Equal(t, spec.Config, got.Config())
+	require.Equal(t, target.SecretMask, got.PublicConfig()["mqtt.password"])
 }

@@ -14,30 +14,41 @@ import (
 var _ rule.Repository = (*RuleRepository)(nil)
 
 type ruleRow struct {
-	ID           string    `gorm:"column:id;primaryKey"`
-	AccountID    string    `gorm:"column:account_id"`
-	BusID        string    `gorm:"column:bus_id"`
-	Name         string    `gorm:"column:name"`
-	Description  string    `gorm:"column:description"`
-	EventPattern string    `gorm:"column:event_pattern"`
-	State        string    `gorm:"column:state"`
-	CreatedAt    time.Time `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt    time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	ID           string `gorm:"column:id;primaryKey"`
+	AccountID    string `gorm:"column:account_id"`
+	BusID        string `gorm:"column:bus_id"`
+	Name         string `gorm:"column:name"`
+	Description  string `gorm:"column:description"`
+	EventPattern string `gorm:"column:event_pattern"`
+	State        string `gorm:"column:state"`
+	// Layout is the rule's layout (a JSON object); NULL when it has none.
+	Layout    *string   `gorm:"column:layout"`
+	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
 
 func (ruleRow) TableName() string { return "rules" }
 
 func ruleToRow(r *rule.Rule) ruleRow {
-	return ruleRow{
+	row := ruleRow{
 		ID: r.ID(), AccountID: r.AccountID(), BusID: r.BusID(), Name: r.Name(), Description: r.Description(),
 		EventPattern: string(r.EventPattern()), State: string(r.State()),
 		CreatedAt: toDB(r.CreatedAt()), UpdatedAt: toDB(r.UpdatedAt()),
 	}
+	if l := r.Layout(); l != nil {
+		s := string(l)
+		row.Layout = &s
+	}
+	return row
 }
 
 func ruleFromRow(row ruleRow) *rule.Rule {
-	return rule.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.Name, row.Description,
+	r := rule.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.Name, row.Description,
 		[]byte(row.EventPattern), rule.State(row.State), fromDB(row.CreatedAt), fromDB(row.UpdatedAt))
+	if row.Layout != nil {
+		r.WithLayout([]byte(*row.Layout))
+	}
+	return r
 }
 
 // RuleRepository stores rules in the rules table. Names are unique per bus and case-sensitive.
@@ -136,6 +147,7 @@ func (r *RuleRepository) Update(ctx context.Context, busID, name string, fn func
 			"description":   stored.Description,
 			"event_pattern": stored.EventPattern,
 			"state":         stored.State,
+			"layout":        stored.Layout,
 			"updated_at":    stored.UpdatedAt,
 		}).Error
 	})

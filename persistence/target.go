@@ -47,6 +47,12 @@ type httpConfigJSON struct {
 	DeadLetterBus string `json:"deadLetterBus,omitempty"`
 }
 
+// pluginConfigJSON is the stored form of a plugin target's config: the sink plugin's keys, secret values sealed.
+type pluginConfigJSON struct {
+	Config        map[string]string `json:"config"`
+	DeadLetterBus string            `json:"deadLetterBus,omitempty"`
+}
+
 // refConfigJSON is the stored form of the config of the other target types: what they name.
 type refConfigJSON struct {
 	APIDestination      string   `json:"apiDestination,omitempty"`
@@ -75,7 +81,10 @@ func targetToRow(t *target.Target) (targetRow, error) {
 			dest = &name
 		}
 	default:
-		return targetRow{}, fmt.Errorf("storing target %s: type %q has no stored form", t.Name(), t.Type())
+		if !t.Type().IsPlugin() {
+			return targetRow{}, fmt.Errorf("storing target %s: type %q has no stored form", t.Name(), t.Type())
+		}
+		config, err = json.Marshal(pluginConfigJSON{Config: t.Config(), DeadLetterBus: t.DeadLetterBus()})
 	}
 	if err != nil {
 		return targetRow{}, fmt.Errorf("encoding the config of target %s: %w", t.Name(), err)
@@ -125,7 +134,14 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 			c.Timeout = d
 		}
 	default:
-		return nil, fmt.Errorf("reading target %s: unknown type %q", row.ID, row.Type)
+		if !target.Type(row.Type).IsPlugin() {
+			return nil, fmt.Errorf("reading target %s: unknown type %q", row.ID, row.Type)
+		}
+		var j pluginConfigJSON
+		if err := json.Unmarshal([]byte(row.Config), &j); err != nil {
+			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
+		}
+		refs = target.Refs{DeadLetterBus: j.DeadLetterBus, Config: j.Config}
 	}
 	var transformer transform.Spec
 	if row.InputTransformer != nil && *row.InputTransformer != "" {

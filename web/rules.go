@@ -24,8 +24,11 @@ type Rule struct {
 	// EventPattern is a JSON object; a string holding that object is accepted too (Amazon's SDKs send one).
 	// Answers always hold the object.
 	EventPattern json.RawMessage `json:"eventPattern" swaggertype:"object"`
-	CreatedAt    time.Time       `json:"createdAt" readonly:"true"`
-	UpdatedAt    time.Time       `json:"updatedAt" readonly:"true"`
+	// Layout is what a client stores about how the rule is drawn (the console keeps its node positions here): a
+	// JSON object of at most 64 KiB, kept and answered as given; the control plane never reads it.
+	Layout    json.RawMessage `json:"layout,omitempty" swaggertype:"object"`
+	CreatedAt time.Time       `json:"createdAt" readonly:"true"`
+	UpdatedAt time.Time       `json:"updatedAt" readonly:"true"`
 	// Targets may be given when a rule is created (POST): the rule and its targets are created together, or
 	// nothing is. The answer to that POST holds them; other answers do not (list them under .../targets).
 	Targets []Target `json:"targets,omitempty"`
@@ -38,6 +41,8 @@ type RulePatch struct {
 	State *string `json:"state,omitempty" enums:"ENABLED,DISABLED"`
 	// EventPattern is a JSON object, or a string holding one.
 	EventPattern json.RawMessage `json:"eventPattern,omitempty" swaggertype:"object"`
+	// Layout replaces the rule's layout (a JSON object); null removes it.
+	Layout json.RawMessage `json:"layout,omitempty" swaggertype:"object"`
 } //@name RulePatch
 
 // RuleList is one page of rules.
@@ -53,6 +58,7 @@ func ruleOf(r *rule.Rule) Rule {
 		Description:  r.Description(),
 		State:        string(r.State()),
 		EventPattern: json.RawMessage(r.EventPattern()),
+		Layout:       json.RawMessage(r.Layout()),
 		CreatedAt:    r.CreatedAt(),
 		UpdatedAt:    r.UpdatedAt(),
 	}
@@ -64,7 +70,7 @@ func (r Rule) spec() (rule.Spec, error) {
 	if err != nil {
 		return rule.Spec{}, err
 	}
-	return rule.Spec{Name: r.Name, Description: r.Description, EventPattern: p, State: rule.State(r.State)}, nil
+	return rule.Spec{Name: r.Name, Description: r.Description, EventPattern: p, State: rule.State(r.State), Layout: r.Layout}, nil
 }
 
 // unwrapPattern returns an event pattern given as a JSON object, or as a JSON string holding one (Amazon's SDKs
@@ -208,7 +214,7 @@ func (a *api) patchRule(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	p := rule.Patch{Description: in.Description}
+	p := rule.Patch{Description: in.Description, Layout: in.Layout}
 	if in.State != nil {
 		st := rule.State(*in.State)
 		p.State = &st

@@ -1,6 +1,10 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -57,7 +61,10 @@ type DeadLetterConfig struct {
 } //@name DeadLetterConfig
 
 // TargetConfig holds the keys of the target's type. For http: url (required), method (POST), headers, mode
-// (binary) and timeout (5s). For api-destination: apiDestination. For bus: bus. For log: nothing.
+// (binary) and timeout (5s). For api-destination: apiDestination. For bus: bus. For log: nothing. For a sink
+// plugin of the runtime (type mqtt, ...): that plugin's own keys, as GET /api/v1/runtime/plugins/{p}/schema
+// describes them (strings, numbers and booleans; secret values are answered as ***, which given back keeps
+// the stored secret).
 type TargetConfig struct {
 	// URL is an absolute http or https URL.
 	URL    string `json:"url,omitempty" example:"https://example.com/hook"`
@@ -75,7 +82,55 @@ type TargetConfig struct {
 	Mode string `json:"mode,omitempty" enums:"binary,structured" example:"binary"`
 	// Timeout of one request, a Go duration between 100ms and 1m.
 	Timeout string `json:"timeout,omitempty" example:"5s"`
+	// Keys are every key of the config as given (values as strings), the whole config of a plugin target.
+	Keys map[string]string `json:"-" swaggerignore:"true"`
+	// fieldsErr is why the keys could not be read as the fields (a built-in type's problem only).
+	fieldsErr error
 } //@name TargetConfig
+
+// targetConfigFields are the keys TargetConfig has fields for.
+var targetConfigFields = map[string]bool{"url": true, "method": true, "headers": true, "apiDestination": true,
+	"pathParameterValues": true, "bus": true, "mode": true, "timeout": true}
+
+// UnmarshalJSON reads the fields of the built-in types, and every key as a string into Keys (objects and arrays
+// as their JSON text).
+func (c *TargetConfig) UnmarshalJSON(b []byte) error {
+	type fields TargetConfig
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	keys := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var str string
+		switch {
+		case bytes.Equal(bytes.TrimSpace(v), []byte("null")):
+			return fmt.Errorf("config.%s is null: give a string, a number or a boolean", k)
+		case json.Unmarshal(v, &str) == nil:
+		default:
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, v); err != nil {
+				return err
+			}
+			str = buf.String()
+		}
+		keys[k] = str
+	}
+	var f fields
+	err := json.Unmarshal(b, &f)
+	*c = TargetConfig(f)
+	c.Keys, c.fieldsErr = keys, err
+	return nil
+}
+
+// MarshalJSON writes Keys when they are set (a plugin target), else the fields.
+func (c TargetConfig) MarshalJSON() ([]byte, error) {
+	if c.Keys != nil {
+		return json.Marshal(c.Keys)
+	}
+	type fields TargetConfig
+	return json.Marshal(fields(c))
+}
 
 // InputTransformer is Amazon EventBridge's input transformer: variables bound to JSON paths of the event, and a
 // template that uses them.
@@ -180,6 +235,9 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	if t.Type() == target.HTTP {
 		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String()}
 	}
+	if t.Type().IsPlugin() {
+		out.Config = TargetConfig{Keys: t.PublicConfig()}
+	}
 	if dl := t.DeadLetterBus(); dl != "" {
 		out.DeadLetterConfig = &DeadLetterConfig{Bus: dl}
 	}
@@ -217,11 +275,40 @@ func (t Target) spec() (target.Spec, error) {
 		Transformer:         transformSpec(t.InputTransformer, t.Input, t.InputPath, t.Transform, t.Attributes),
 		RetryPolicy:         target.DefaultRetryPolicy(),
 	}
+	if spec.Type.IsPlugin() {
+		spec.HTTP, spec.APIDestination, spec.PathParameterValues, spec.Bus = target.HTTPConfig{}, "", nil, ""
+		spec.Config = t.Config.Keys
+		if spec.Config == nil {
+			spec.Config = map[string]string{}
+		}
+	} else {
+		if err := t.Config.fieldsErr; err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) && typ.Field != "" {
+				return target.Spec{}, malformed("config."+typ.Field, "config.%s must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
+			}
+			return target.Spec{}, malformed("config", "config cannot be read: %s", err)
+		}
+		for k := range t.Config.Keys {
+			if !targetConfigFields[k] {
+				return target.Spec{}, malformed("config."+k, "unknown field %q: %s targets have no such config key", "config."+k, spec.Type)
+			}
+		}
+	}
 	if t.DeadLetterConfig != nil {
 		if t.DeadLetterConfig.Bus == "" {
 			return target.Spec{}, domain.Invalid("deadLetterConfig.bus", "deadLetterConfig.bus is required (or leave deadLetterConfig out)")
 		}
 		spec.DeadLetterBus = t.DeadLetterConfig.Bus
+	}
+	if p := t.RetryPolicy.MaximumRetryAttempts; p != nil {
+		spec.RetryPolicy.MaximumRetryAttempts = *p
+	}
+	if p := t.RetryPolicy.MaximumEventAgeInSeconds; p != nil {
+		spec.RetryPolicy.MaximumEventAgeInSeconds = *p
+	}
+	if spec.Type.IsPlugin() {
+		return spec, nil
 	}
 	if spec.Type == target.APIDestination || spec.Type == target.Bus || spec.Type == target.Log {
 		c := t.Config
@@ -244,12 +331,6 @@ func (t Target) spec() (target.Spec, error) {
 			return target.Spec{}, domain.Invalid("config.timeout", "config.timeout must be between 100ms and %s", target.MaxTimeout)
 		}
 		spec.HTTP.Timeout = d
-	}
-	if p := t.RetryPolicy.MaximumRetryAttempts; p != nil {
-		spec.RetryPolicy.MaximumRetryAttempts = *p
-	}
-	if p := t.RetryPolicy.MaximumEventAgeInSeconds; p != nil {
-		spec.RetryPolicy.MaximumEventAgeInSeconds = *p
 	}
 	return spec, nil
 }

@@ -35,6 +35,9 @@ var (
 	ErrInvalidEventPattern = &domain.Error{Kind: domain.KindInvalid, Code: "InvalidEventPattern", Field: "eventPattern"}
 )
 
+// ReservedName is the one name a rule cannot have (see New).
+const ReservedName = "source"
+
 // Rule selects events of its bus with an event pattern.
 type Rule struct {
 	id           string
@@ -44,8 +47,43 @@ type Rule struct {
 	description  string
 	eventPattern []byte
 	state        State
+	layout       []byte
 	createdAt    time.Time
 	updatedAt    time.Time
+}
+
+// MaxLayoutSize bounds a rule's layout.
+const MaxLayoutSize = 64 << 10
+
+// SetLayout replaces what a client stored about how the rule is drawn (the console's node positions): a JSON
+// object of at most MaxLayoutSize bytes, kept and answered as given; nil or empty removes it. The control plane
+// never reads it.
+func (r *Rule) SetLayout(layout []byte, now time.Time) error {
+	layout = bytes.TrimSpace(layout)
+	if len(layout) == 0 || bytes.Equal(layout, []byte("null")) {
+		r.layout, r.updatedAt = nil, now.UTC()
+		return nil
+	}
+	if len(layout) > MaxLayoutSize {
+		return domain.Invalid("layout", "layout is %d bytes; at most %d are allowed", len(layout), MaxLayoutSize)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(layout, &obj); err != nil {
+		return domain.Invalid("layout", "layout must be a JSON object: %s", err.Error())
+	}
+	var buf bytes.Buffer
+	_ = json.Compact(&buf, layout) // valid JSON: cannot fail
+	r.layout, r.updatedAt = buf.Bytes(), now.UTC()
+	return nil
+}
+
+// Layout is the rule's layout as stored (nil when none).
+func (r *Rule) Layout() []byte { return r.layout }
+
+// WithLayout sets the layout of a rule read from storage, without validation.
+func (r *Rule) WithLayout(layout []byte) *Rule {
+	r.layout = layout
+	return r
 }
 
 // New validates and returns a new rule with a fresh id. An empty state means ENABLED.
@@ -53,6 +91,10 @@ func New(accountID, busID, name, description string, eventPattern []byte, state 
 	r := &Rule{id: domain.NewID(), accountID: accountID, busID: busID, createdAt: now.UTC(), updatedAt: now.UTC()}
 	if err := domain.ValidateName("name", name); err != nil {
 		return nil, err
+	}
+	if name == ReservedName {
+		return nil, domain.Invalid("name", "the rule name %q is reserved: the connectors of a bus's sources are named "+
+			"eb.<account>.<bus>.source.<source>, which a target of a rule of that name would collide with", name)
 	}
 	r.name = name
 	if err := r.Change(description, eventPattern, state, now); err != nil {

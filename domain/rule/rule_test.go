@@ -21,6 +21,7 @@ func TestNew(t *testing.T) {
 		{"valid", "r1", `{"type": ["a"]}`, "", nil},
 		{"disabled", "r1", `{"type": ["a"]}`, Disabled, nil},
 		{"bad name", "r 1", `{"type": ["a"]}`, "", domain.ErrValidation},
+		{"reserved name", "source", `{"type": ["a"]}`, "", domain.ErrValidation},
 		{"empty pattern", "r1", ``, "", ErrInvalidEventPattern},
 		{"invalid pattern", "r1", `{"type": "a"}`, "", ErrInvalidEventPattern},
 		{"bad state", "r1", `{"type": ["a"]}`, "ON", domain.ErrValidation},

@@ -36,6 +36,7 @@ type Patch struct {
 	Description  *string
 	EventPattern []byte // nil keeps the pattern
 	State        *State
+	Layout       []byte // nil keeps the layout; JSON null removes it
 }
 
 // Spec is what a caller declares about a rule.
@@ -44,6 +45,8 @@ type Spec struct {
 	Description  string
 	EventPattern []byte
 	State        State
+	// Layout is what a client stores about how the rule is drawn (see Rule.SetLayout); nil for none.
+	Layout []byte
 }
 
 // Create creates a rule. It answers once the router routes to it (or at once, logged, while the runtime is
@@ -56,6 +59,9 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	}
 	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
 		return nil, err
 	}
 	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.EventPattern()); err != nil {
@@ -105,6 +111,11 @@ func (s *Service) Patch(ctx context.Context, accountID, busName, name string, p 
 				return domain.Invalid("state", "state must be ENABLED or DISABLED, not empty")
 			}
 		}
+		if p.Layout != nil {
+			if err := r.SetLayout(p.Layout, s.Clock.Now()); err != nil {
+				return err
+			}
+		}
 		return r.Change(desc, pattern, state, s.Clock.Now())
 	})
 	if err != nil {
@@ -127,6 +138,9 @@ func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec)
 		return nil, false, err
 	}
 	r, err = s.Rules.Update(ctx, b.ID(), spec.Name, func(r *Rule) error {
+		if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
+			return err
+		}
 		return r.Change(spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
 	})
 	if errors.Is(err, ErrNotFound) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"strings"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
@@ -31,6 +33,53 @@ type Service struct {
 	Clock    domain.Clock
 	// APIDestinations finds the API destinations api-destination targets name; nil refuses such targets.
 	APIDestinations APIDestinationFinder
+	// Plugins validates the configs of plugin targets against their sink plugins; nil refuses plugin targets.
+	Plugins PluginChecker
+	// Sealer seals the secret values of plugin targets' configs; nil refuses secret values.
+	Sealer Sealer
+}
+
+// PluginChecker checks a plugin target's config against its sink plugin, in the runtime.
+type PluginChecker interface {
+	// CheckSink validates cfg as the config of the sink plugin typ (with the keys the control plane sets for
+	// every target filled in) and returns the plugin's secret keys. Errors: a validation error naming
+	// config.<key> for each problem (type when the runtime has no such sink plugin); domain.ErrUnavailable.
+	CheckSink(ctx context.Context, typ Type, cfg map[string]string) (secretKeys []string, err error)
+}
+
+// Sealer encrypts a secret value before it is kept (enc:v1:... under the master key).
+type Sealer interface {
+	Seal(plaintext string) (string, error)
+}
+
+// preparePlugin validates a plugin target's config through the runtime and seals its secret values (masks and
+// values sealed already stay as they are).
+func (s *Service) preparePlugin(ctx context.Context, spec Spec) (Spec, error) {
+	if s.Plugins == nil {
+		return spec, domain.Invalid("type", "type %q: plugin targets are not available in this deployment", spec.Type)
+	}
+	if err := checkPluginConfig(spec.Type, spec.Config); err != nil {
+		return spec, err
+	}
+	secrets, err := s.Plugins.CheckSink(ctx, spec.Type, spec.Config)
+	if err != nil {
+		return spec, err
+	}
+	cfg := maps.Clone(spec.Config)
+	for _, k := range secrets {
+		v, ok := cfg[k]
+		if !ok || v == "" || v == SecretMask || strings.HasPrefix(v, SealedPrefix) {
+			continue
+		}
+		if s.Sealer == nil {
+			return spec, domain.Invalid("config."+k, "config.%s is secret and this deployment cannot seal secrets", k)
+		}
+		if cfg[k], err = s.Sealer.Seal(v); err != nil {
+			return spec, domain.ErrInternal.With("sealing config.%s", k)
+		}
+	}
+	spec.Config = cfg
+	return spec, nil
 }
 
 // APIDestinationFinder finds an account's API destination by name (apidestination.ErrNotFound otherwise).
@@ -38,8 +87,20 @@ type APIDestinationFinder interface {
 	Get(ctx context.Context, accountID, name string) (*apidestination.APIDestination, error)
 }
 
-// checkRefs checks that the resources spec names exist in the account, and that neither the destination bus nor
-// the dead-letter bus is the target's own bus (its events would come back to it).
+// prepare checks that the resources spec names exist in the account, and that neither the destination bus nor
+// the dead-letter bus is the target's own bus (its events would come back to it); for a plugin target it
+// validates the config through the runtime and returns the spec with its secret values sealed.
+func (s *Service) prepare(ctx context.Context, accountID string, own *bus.Bus, spec Spec) (Spec, error) {
+	if spec.Type.IsPlugin() {
+		var err error
+		if spec, err = s.preparePlugin(ctx, spec); err != nil {
+			return spec, err
+		}
+	}
+	return spec, s.checkRefs(ctx, accountID, own, spec)
+}
+
+// checkRefs checks the references of prepare.
 func (s *Service) checkRefs(ctx context.Context, accountID string, own *bus.Bus, spec Spec) error {
 	busRef := func(field, name string) error {
 		if name == own.Name() {
@@ -99,7 +160,7 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	if err != nil {
 		return nil, false, err
 	}
-	if err := s.checkRefs(ctx, accountID, b, spec); err != nil {
+	if spec, err = s.prepare(ctx, accountID, b, spec); err != nil {
 		return nil, false, err
 	}
 	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Clock.Now()) })
@@ -137,7 +198,7 @@ func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accou
 		if _, err := New(accountID, "-", "-", spec, s.Clock.Now()); err != nil {
 			return nil, nil, indexed(err, i)
 		}
-		if err := s.checkRefs(ctx, accountID, b, spec); err != nil {
+		if _, err := s.prepare(ctx, accountID, b, spec); err != nil {
 			return nil, nil, indexed(err, i)
 		}
 		if seen[spec.Name] {

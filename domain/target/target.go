@@ -3,6 +3,7 @@ package target
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -30,8 +31,72 @@ const (
 	Log Type = "log"
 )
 
-// Types lists the target types.
+// Types lists the built-in target types. Any other type names a sink plugin of the worker runtime (mqtt, ...),
+// configured with that plugin's own keys (Spec.Config), which the runtime validates.
 func Types() []Type { return []Type{HTTP, APIDestination, Bus, Log} }
+
+// pluginType is the form of a sink plugin's name.
+var pluginType = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
+// IsPlugin reports whether t names a sink plugin rather than a built-in type.
+func (t Type) IsPlugin() bool { return !slices.Contains(Types(), t) && t != "" }
+
+// SecretMask is how a secret value of a plugin target's config is answered (domain.SecretMask). Given back
+// unchanged in a replacement, it keeps the stored secret.
+const SecretMask = domain.SecretMask
+
+// reserved reports whether a connector config key is one the control plane sets for every target, which a
+// plugin target's config cannot set.
+func reserved(key string) bool {
+	switch key {
+	case "connector.class", "tasks.max", "topics", "transforms":
+		return true
+	}
+	for _, p := range []string{"transforms.", "errors.", "jetstream.", "eb."} {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// SealedPrefix starts every sealed value (enc:v1:... under the master key).
+const SealedPrefix = "enc:"
+
+// PublicConfig is Config with every sealed value replaced by SecretMask, for answers.
+func (t *Target) PublicConfig() map[string]string {
+	if t.config == nil {
+		return nil
+	}
+	out := make(map[string]string, len(t.config))
+	for k, v := range t.config {
+		if strings.HasPrefix(v, SealedPrefix) {
+			v = SecretMask
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// checkPluginConfig checks what the control plane can check of a plugin target's config without the runtime: the
+// plugin's name, and keys that are present and not the control plane's own.
+func checkPluginConfig(t Type, cfg map[string]string) error {
+	if !pluginType.MatchString(string(t)) || strings.HasSuffix(string(t), "-source") {
+		return domain.Invalid("type", "type %q is not supported: use http, api-destination, bus, log or the name of a "+
+			"sink plugin of the runtime (GET /api/v1/runtime/plugins)", t)
+	}
+	for k := range cfg {
+		switch {
+		case k == "":
+			return domain.Invalid("config", "config has an empty key")
+		case reserved(k):
+			return domain.Invalid("config."+k, "config.%s is set by the control plane (topics, jetstream.*, errors.*, "+
+				"transforms*, connector.class, tasks.max and eb.* are); use retryPolicy, deadLetterConfig and the input "+
+				"transformer instead", k)
+		}
+	}
+	return nil
+}
 
 // MaxPerRule is how many targets a rule may have.
 const MaxPerRule = 5
@@ -162,6 +227,7 @@ type Target struct {
 	pathParams     []string
 	bus            string
 	deadLetterBus  string
+	config         map[string]string
 }
 
 // Spec is what a caller declares about a target.
@@ -184,6 +250,9 @@ type Spec struct {
 	// DeadLetterBus, when set, names a bus of the same account that receives the events this target gives up,
 	// with the reason, the attempts and the target; otherwise they go to the account's dead-letter stream.
 	DeadLetterBus string
+	// Config holds the keys of a plugin target's sink plugin (values as the connector config has them; secret
+	// values sealed by the service before they are stored). SecretMask for a key keeps the stored value.
+	Config map[string]string
 }
 
 // New validates and returns a new target of a rule with a fresh id.
@@ -221,9 +290,28 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		}
 	case Log:
 	case "":
-		return domain.Invalid("type", "type is required (http, api-destination, bus or log)")
+		return domain.Invalid("type", "type is required (http, api-destination, bus, log or a sink plugin of the runtime)")
 	default:
-		return domain.Invalid("type", "type %q is not supported; use http, api-destination, bus or log", spec.Type)
+		if err := checkPluginConfig(spec.Type, spec.Config); err != nil {
+			return err
+		}
+	}
+	if !spec.Type.IsPlugin() && len(spec.Config) > 0 {
+		return domain.Invalid("config", "config keys of a sink plugin are for plugin targets, not %s targets", spec.Type)
+	}
+	var cfg map[string]string
+	if spec.Type.IsPlugin() {
+		cfg = map[string]string{}
+		for k, v := range spec.Config {
+			if v == SecretMask {
+				old, ok := t.config[k]
+				if !ok || t.typ != spec.Type {
+					return domain.Invalid("config."+k, "config.%s is %s, the mask of a stored secret, but the target has none stored: give the value", k, SecretMask)
+				}
+				v = old
+			}
+			cfg[k] = v
+		}
 	}
 	if spec.DeadLetterBus != "" {
 		if err := domain.ValidateName("deadLetterConfig.bus", spec.DeadLetterBus); err != nil {
@@ -239,7 +327,7 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		return err
 	}
 	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
-	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams = "", "", spec.DeadLetterBus, nil
+	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams, t.config = "", "", spec.DeadLetterBus, nil, cfg
 	switch spec.Type {
 	case APIDestination:
 		t.apiDestination, t.pathParams = spec.APIDestination, slices.Clone(spec.PathParameterValues)
@@ -282,15 +370,21 @@ func (t *Target) Bus() string { return t.bus }
 // DeadLetterBus names the bus that receives the events the target gives up ("": the account's dead-letter stream).
 func (t *Target) DeadLetterBus() string { return t.deadLetterBus }
 
-// Refs are the references of a target to other resources of its account, for UnmarshalFromDatabase.
+// Config is the plugin config of a plugin target, secret values sealed (nil for built-in types).
+func (t *Target) Config() map[string]string { return maps.Clone(t.config) }
+
+// Refs are the references of a target to other resources of its account, and a plugin target's config, for
+// UnmarshalFromDatabase.
 type Refs struct {
 	APIDestination, Bus, DeadLetterBus string
 	PathParameterValues                []string
+	Config                             map[string]string
 }
 
 // WithRefs sets the references of a target read from storage.
 func (t *Target) WithRefs(r Refs) *Target {
 	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams = r.APIDestination, r.Bus, r.DeadLetterBus, r.PathParameterValues
+	t.config = r.Config
 	return t
 }
 func (t *Target) CreatedAt() time.Time { return t.createdAt }

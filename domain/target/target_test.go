@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 )
@@ -21,7 +23,13 @@ func TestNewValidates(t *testing.T) {
 		{"valid with defaults", Spec{Name: "hook", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, ""},
 		{"bad name", Spec{Name: "a.b", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "name"},
 		{"no type", Spec{Name: "t", HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "type"},
-		{"unknown type", Spec{Name: "t", Type: "sqs", HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "type"},
+		{"type that cannot name a plugin", Spec{Name: "t", Type: "SQS!", RetryPolicy: DefaultRetryPolicy()}, "type"},
+		{"source plugin as a target", Spec{Name: "t", Type: "mqtt-source", RetryPolicy: DefaultRetryPolicy()}, "type"},
+		{"plugin config setting topics", Spec{Name: "t", Type: "mqtt", Config: map[string]string{"topics": "x"}, RetryPolicy: DefaultRetryPolicy()}, "config.topics"},
+		{"plugin config setting an errors key", Spec{Name: "t", Type: "mqtt", Config: map[string]string{"errors.tolerance": "none"}, RetryPolicy: DefaultRetryPolicy()}, "config.errors.tolerance"},
+		{"plugin config setting a transform", Spec{Name: "t", Type: "mqtt", Config: map[string]string{"transforms.x.type": "y"}, RetryPolicy: DefaultRetryPolicy()}, "config.transforms.x.type"},
+		{"a new plugin target with a masked secret", Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.password": SecretMask}, RetryPolicy: DefaultRetryPolicy()}, "config.mqtt.password"},
+		{"plugin keys on an http target", Spec{Name: "t", Type: HTTP, HTTP: ok, Config: map[string]string{"mqtt.topic": "x"}, RetryPolicy: DefaultRetryPolicy()}, "config"},
 		{"no url", Spec{Name: "t", Type: HTTP, RetryPolicy: DefaultRetryPolicy()}, "config.url"},
 		{"ftp url", Spec{Name: "t", Type: HTTP, HTTP: HTTPConfig{URL: "ftp://x/y"}, RetryPolicy: DefaultRetryPolicy()}, "config.url"},
 		{"relative url", Spec{Name: "t", Type: HTTP, HTTP: HTTPConfig{URL: "/hook"}, RetryPolicy: DefaultRetryPolicy()}, "config.url"},
@@ -97,4 +105,33 @@ func TestChangeReplacesTheTransformer(t *testing.T) {
 	if !tg.Transformer().IsZero() {
 		t.Fatalf("the transformer is removed by a spec without one: %+v", tg.Transformer())
 	}
+}
+
+func TestPluginTargetKeepsMaskedSecrets(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	spec := Spec{Name: "t", Type: "mqtt", RetryPolicy: DefaultRetryPolicy(),
+		Config: map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.password": "enc:v1:abc"}}
+	tg, err := New("a", "b", "r", spec, now)
+	require.NoError(t, err)
+	require.True(t, tg.Type().IsPlugin())
+	require.Equal(t, map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.password": SecretMask}, tg.PublicConfig())
+
+	// Given back masked, the stored secret stays; given anew, it is replaced.
+	spec.Config = tg.PublicConfig()
+	spec.Config["mqtt.url"] = "tcp://other:1883"
+	require.NoError(t, tg.Change(spec, now))
+	require.Equal(t, map[string]string{"mqtt.url": "tcp://other:1883", "mqtt.password": "enc:v1:abc"}, tg.Config())
+	spec.Config["mqtt.password"] = "enc:v1:new"
+	require.NoError(t, tg.Change(spec, now))
+	require.Equal(t, "enc:v1:new", tg.Config()["mqtt.password"])
+
+	// Changing the type drops the old secrets: a mask then has nothing to keep.
+	spec.Type, spec.Config = "other-sink", map[string]string{"mqtt.password": SecretMask}
+	require.Error(t, tg.Change(spec, now))
+
+	// A built-in type carries no plugin config.
+	require.NoError(t, tg.Change(Spec{Name: "t", Type: Log, RetryPolicy: DefaultRetryPolicy()}, now))
+	require.Nil(t, tg.Config())
+	require.False(t, Log.IsPlugin())
 }
