@@ -1,10 +1,10 @@
 // Command worker runs the connector runtime as its own process against an external NATS with JetStream.
 //
-//	worker --nats nats://127.0.0.1:4222 [--rest-addr 127.0.0.1:8083] [--worker-id ID] [--cluster-id eb]
-//	       [--master-key FILE] [--allow-private-targets] [--log-level info]
+//	worker --nats nats://127.0.0.1:4222 [--rest-addr 127.0.0.1:8083] [--advertised-url http://HOST:8083]
+//	       [--worker-id ID] [--cluster-id eb] [--master-key FILE] [--allow-private-targets] [--log-level info]
 //
-// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_ID, EB_CLUSTER_ID, EB_MASTER_KEY,
-// EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. The master key file holds the
+// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_URL, EB_WORKER_ID, EB_CLUSTER_ID,
+// EB_MASTER_KEY, EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. The master key file holds the
 // installation's 32-byte key as 64 hexadecimal characters, the same for every worker and the control plane: the
 // secret values of connector configs are stored only encrypted under it and decrypted when a task starts. SIGINT or SIGTERM stops the worker
 // cleanly: records being written finish or are handed back, none is acked that was not delivered.
@@ -19,6 +19,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -35,7 +37,10 @@ import (
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/mqtt"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/schedule"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/webhook"
 )
 
 func main() {
@@ -67,11 +72,17 @@ const MinServerVersion = "2.11.0"
 
 // Main is the worker program: ParseFlags, then Run, then Close. End-to-end tests drive it the same way.
 type Main struct {
-	NATSURL             string
-	RESTAddr            string
+	NATSURL  string
+	RESTAddr string
+	// AdvertisedURL is the REST URL the worker announces to the cluster (GET /getClusterInfo, the control plane's
+	// /api/v1/runtime/workers) when its listener's address is not how others reach it, as behind 0.0.0.0 in a
+	// container. Empty announces http://<bound address of RESTAddr>.
+	AdvertisedURL       string
 	WorkerID            string
 	ClusterID           string
 	AllowPrivateTargets bool
+	// Replicas is the number of copies of the worker's KV buckets on the NATS cluster (default 1).
+	Replicas int
 	// MasterKeyFile is the path of the master key file (64 hex characters); MasterKey is its key, read by
 	// ParseFlags. Without one the worker refuses configs that hold secret values.
 	MasterKeyFile string
@@ -86,6 +97,9 @@ type Main struct {
 
 	nc     *nats.Conn
 	worker *worker.Worker
+	// rest serves the REST API on restLn when AdvertisedURL is set (else the worker serves it itself).
+	rest   *http.Server
+	restLn net.Listener
 }
 
 // NewMain returns a program with the defaults.
@@ -116,10 +130,14 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.SetOutput(m.Stderr)
 	fs.StringVar(&m.NATSURL, "nats", env("EB_NATS", m.NATSURL), "NATS URL(s), comma-separated (required; env EB_NATS)")
 	fs.StringVar(&m.RESTAddr, "rest-addr", env("EB_WORKER_ADDR", m.RESTAddr), "host:port of the REST API (env EB_WORKER_ADDR)")
+	fs.StringVar(&m.AdvertisedURL, "advertised-url", env("EB_WORKER_URL", m.AdvertisedURL), "REST URL announced to the cluster, e.g. http://worker-1:8083 (default http://<rest-addr>; env EB_WORKER_URL)")
 	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker, unique in the cluster (default <host>-<port>; env EB_WORKER_ID)")
 	fs.StringVar(&m.ClusterID, "cluster-id", env("EB_CLUSTER_ID", m.ClusterID), "installation prefix of streams, buckets and consumers (env EB_CLUSTER_ID)")
 	fs.StringVar(&m.MasterKeyFile, "master-key", env("EB_MASTER_KEY", m.MasterKeyFile), "path of the master key file: 64 hex characters, shared by the workers and the control plane (env EB_MASTER_KEY)")
 	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	replicas := env("EB_REPLICAS", strconv.Itoa(max(m.Replicas, 1)))
+	fs.Func("replicas", "copies of every KV bucket on the NATS cluster, 1 to 5; 3 in production (default "+replicas+"; env EB_REPLICAS)",
+		func(v string) error { replicas = v; return nil })
 	level := env("EB_LOG_LEVEL", m.LogLevel.String())
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error (env EB_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -131,11 +149,24 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := m.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
+	if n, err := strconv.Atoi(replicas); err != nil || n < 1 || n > 5 {
+		return fmt.Errorf("--replicas %q must be a number between 1 and 5", replicas)
+	} else {
+		m.Replicas = n
+	}
 	if m.NATSURL == "" {
 		return errors.New("--nats (or EB_NATS) is required: the worker runs against an external NATS with JetStream")
 	}
 	if _, _, err := net.SplitHostPort(m.RESTAddr); err != nil {
 		return fmt.Errorf("--rest-addr %q: %w", m.RESTAddr, err)
+	}
+	if m.AdvertisedURL != "" {
+		u, err := url.Parse(m.AdvertisedURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--advertised-url %q must be http://host:port or https://host:port, without path or query", m.AdvertisedURL)
+		}
+		m.AdvertisedURL = strings.TrimRight(m.AdvertisedURL, "/")
 	}
 	if m.MasterKeyFile != "" {
 		key, err := ReadMasterKey(m.MasterKeyFile)
@@ -176,11 +207,20 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := CheckServer(ctx, nc); err != nil {
 		return err
 	}
+	// worker.Start announces its listener's address; with an advertised URL, listen here and announce that instead.
+	restAddr := m.RESTAddr
+	if m.AdvertisedURL != "" {
+		if m.restLn, err = net.Listen("tcp", m.RESTAddr); err != nil {
+			return fmt.Errorf("REST listener: %w", err)
+		}
+		restAddr = ""
+	}
 	w, err := worker.New(worker.Config{
 		NATS:                nc,
 		ClusterID:           m.ClusterID,
 		WorkerID:            m.WorkerID,
-		RESTAddr:            m.RESTAddr,
+		RESTAddr:            restAddr,
+		Replicas:            m.Replicas,
 		AllowPrivateTargets: m.AllowPrivateTargets,
 		MasterKey:           m.MasterKey,
 		Logger:              log,
@@ -188,11 +228,33 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if m.restLn != nil {
+		w.Herder().SetURL(m.AdvertisedURL)
+	}
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
 	m.worker = w
+	if m.restLn != nil {
+		m.rest = &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go func(srv *http.Server, ln net.Listener) { _ = srv.Serve(ln) }(m.rest, m.restLn)
+		log.Info("worker started", "worker_id", m.WorkerID, "cluster_id", m.ClusterID, "rest", m.restLn.Addr().String(),
+			"advertised_url", m.AdvertisedURL)
+	}
 	return nil
+}
+
+// Addr is the bound address of the REST API (host:port), or "" before Run and after Close. With an advertised URL
+// the worker does not serve REST itself, so Worker().Addr() is "" then: ask Main.
+func (m *Main) Addr() string {
+	if m.restLn != nil {
+		return m.restLn.Addr().String()
+	}
+	if m.worker != nil {
+		return m.worker.Addr()
+	}
+	return ""
 }
 
 // ReadMasterKey reads a master key file: 64 hexadecimal characters (32 bytes), surrounding white space ignored.
@@ -271,6 +333,14 @@ func (m *Main) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.CloseTimeout)
 	defer cancel()
 	var errs []error
+	if m.rest != nil {
+		errs = append(errs, m.rest.Shutdown(ctx))
+		m.rest = nil
+	}
+	if m.restLn != nil {
+		_ = m.restLn.Close() // when Run failed before serving; closed already after Shutdown
+		m.restLn = nil
+	}
 	if m.worker != nil {
 		errs = append(errs, m.worker.Close(ctx))
 		m.worker = nil

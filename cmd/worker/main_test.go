@@ -133,7 +133,8 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 	for _, p := range plugins {
 		classes = append(classes, p.Class+" "+p.Type)
 	}
-	assert.Equal(t, []string{"eventbus sink", "eventbus-source source", "http sink", "log sink", "router sink"}, classes,
+	assert.Equal(t, []string{"eventbus sink", "eventbus-source source", "http sink", "http-source source",
+		"log sink", "mqtt sink", "mqtt-source source", "router sink", "schedule-source source"}, classes,
 		"the binary links the built-in plugins")
 	require.NoError(t, m.Close())
 	assert.Contains(t, log.String(), "worker started")
