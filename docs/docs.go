@@ -1648,6 +1648,526 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/buses/{bus}/sources": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "List the sources of a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size (1 to 500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only the sources whose name starts with this",
+                        "name": "namePrefix",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/SourceList"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "description": "The config is checked by the plugin of the type (every problem is named); secret keys are sealed\nunder the master key and answered as \"***\". A source of type http gets a webhook token and URLs.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Create a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the source; state, webhook and status are ignored",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "SourceAlreadyExists, SourceQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the worker runtime cannot be reached to check the config",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Get a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "description": "The type of an existing source cannot change. A secret value sent as \"***\" keeps the stored one.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Create or replace a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the source; its name may be absent",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "201": {
+                        "description": "created",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "SourceQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Delete a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Change a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "what changes; a config key set to null is removed",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/SourcePatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError, MalformedRequest, InvalidSourceConfig",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/disable": {
+            "post": {
+                "description": "Its connector is stopped, keeping its offsets; a webhook answers 404.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Disable a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/enable": {
+            "post": {
+                "description": "Its connector resumes from its offsets; a webhook accepts requests again.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Enable a source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/rotate-token": {
+            "post": {
+                "description": "The former token answers 404 from then on.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sources"
+                ],
+                "summary": "Rotate the token of a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "source name",
+                        "name": "source",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError: the source is not of type http",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/connections": {
             "get": {
                 "produces": [
@@ -1943,6 +2463,196 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/dead-letters": {
+            "get": {
+                "description": "The events the account's targets gave up, with the reason, the attempts, the connector and the\noriginal CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead\nletters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter\nbus send their dead letters to that bus instead; they are not listed here.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "dead-letters"
+                ],
+                "summary": "List dead letters",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the bus of the target that gave the event up",
+                        "name": "bus",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "its rule (needs bus)",
+                        "name": "rule",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the target (needs rule)",
+                        "name": "target",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "stored at or after this RFC 3339 time",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "stored at or before this RFC 3339 time",
+                        "name": "to",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/DeadLetterList"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);\nselected by filter, every matching dead letter stored when the call starts is discarded\n({\"filter\": {}} discards them all). Each is reported in entries, in order.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "dead-letters"
+                ],
+                "summary": "Discard dead letters",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "ids, or a filter",
+                        "name": "selection",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/DeadLetterSelection"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/DiscardResult"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError or MalformedRequest naming the field",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "DeadLetterNotFound: an id the account does not have",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/dead-letters/redrive": {
+            "post": {
+                "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);\nselected by filter, every matching dead letter stored when the call starts is redriven. Each is\nreported in entries, in order: a dead letter whose target no longer exists fails alone\n(TargetNotFound) and stays in the list. The redriven event is the original one; the target's\nretry policy applies to it afresh, its age counted from the redrive.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "dead-letters"
+                ],
+                "summary": "Redrive dead letters",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "ids, or a filter",
+                        "name": "selection",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/DeadLetterSelection"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RedriveResult"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError or MalformedRequest naming the field",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "DeadLetterNotFound: an id the account does not have",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -2438,6 +3148,308 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/webhooks/{token}": {
+            "get": {
+                "description": "As /webhook/putEvents, with the token in the path.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "description": "As /webhook/putEvents, with the token in the path.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "description": "As /webhook/putEvents, with the token in the path.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "description": "As /webhook/putEvents, with the token in the path.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "description": "As /webhook/putEvents, with the token in the path.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -3398,6 +4410,274 @@ const docTemplate = `{
                 }
             }
         },
+        "/source/createEventSource": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Create an event source (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the source",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventSourceRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQCreateEventSourceResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventSourceAlreadyExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/source/deleteEventSource": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Delete an event source (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the source",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventSourceName"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventSourceNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/source/getEventSource": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Get an event source (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the source",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventSourceName"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQGetEventSourceResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventSourceNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/source/listEventSources": {
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "List the event sources of a bus (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the page",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventSourcesRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQListEventSourcesResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/source/updateEventSource": {
+            "post": {
+                "description": "The className must stay the source's type; a secret value sent as \"***\" keeps the stored one.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "rocketmq"
+                ],
+                "summary": "Update an event source (RocketMQ EventBridge API)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: default)",
+                        "name": "resourceOwnerAccountId",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the source",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQEventSourceRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "409": {
+                        "description": "EventBusNotExist, EventSourceNotExist",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
         "/target/createEventTargets": {
             "post": {
                 "description": "Adds targets to a rule; none may exist already. className is the target type: http (config: url,\nmethod, headers, mode, timeout), api-destination or acs.api.destination (config.apiDestination), bus or\nacs.eventbridge (config.bus, another bus of the account) or log; config also holds an input transformer\n(inputTransformer, input, inputPath, transform, attributes). runOptions.retryStrategy sets the retry\npolicy, runOptions.deadLetterQueue {type: bus, config: {bus}} the dead-letter bus. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
@@ -3651,6 +4931,308 @@ const docTemplate = `{
                         "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
+                        }
+                    }
+                }
+            }
+        },
+        "/webhook/putEvents": {
+            "get": {
+                "description": "GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or\ndisabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB\n(413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,\nanswered once stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source (RocketMQ EventBridge's path)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "description": "GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or\ndisabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB\n(413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,\nanswered once stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source (RocketMQ EventBridge's path)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "description": "GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or\ndisabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB\n(413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,\nanswered once stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source (RocketMQ EventBridge's path)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "description": "GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or\ndisabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB\n(413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,\nanswered once stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source (RocketMQ EventBridge's path)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "description": "GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or\ndisabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB\n(413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,\nanswered once stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "webhooks"
+                ],
+                "summary": "Send a request to a webhook source (RocketMQ EventBridge's path)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "the source's webhook token",
+                        "name": "token",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/WebhookAnswer"
+                        }
+                    },
+                    "401": {
+                        "description": "InvalidSignature",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "WebhookRefused: method, client address or referer",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "NotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; send it again",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     }
                 }
@@ -4000,6 +5582,63 @@ const docTemplate = `{
                 }
             }
         },
+        "DeadLetter": {
+            "type": "object",
+            "properties": {
+                "attempts": {
+                    "description": "Attempts is the number of delivery attempts made.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "bus": {
+                    "description": "Bus, Rule and Target name the target that gave the event up (absent when its connector is not a target's).",
+                    "type": "string",
+                    "example": "orders"
+                },
+                "connector": {
+                    "description": "Connector is the runtime connector that gave the event up.",
+                    "type": "string",
+                    "example": "eb.default.orders.created.hook"
+                },
+                "errorClass": {
+                    "description": "ErrorClass is permanent, retries-exhausted or transform.",
+                    "type": "string",
+                    "enum": [
+                        "permanent",
+                        "retries-exhausted",
+                        "transform"
+                    ],
+                    "example": "retries-exhausted"
+                },
+                "event": {
+                    "description": "Event is the original CloudEvent, in the structured JSON form.",
+                    "type": "object"
+                },
+                "id": {
+                    "description": "ID is the dead letter's sequence in the account's dead-letter stream.",
+                    "type": "string",
+                    "example": "42"
+                },
+                "reason": {
+                    "description": "Reason is the last error.",
+                    "type": "string",
+                    "example": "http: POST https://example.com/hook: 503 Service Unavailable"
+                },
+                "rule": {
+                    "type": "string",
+                    "example": "created"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "hook"
+                },
+                "time": {
+                    "description": "Time is when the target gave the event up.",
+                    "type": "string",
+                    "example": "2026-11-30T12:00:00Z"
+                }
+            }
+        },
         "DeadLetterConfig": {
             "type": "object",
             "properties": {
@@ -4007,6 +5646,100 @@ const docTemplate = `{
                     "description": "Bus is a bus of the same account, not the target's own.",
                     "type": "string",
                     "example": "orders-dlq"
+                }
+            }
+        },
+        "DeadLetterEntryResult": {
+            "type": "object",
+            "properties": {
+                "errorCode": {
+                    "type": "string",
+                    "example": "TargetNotFound"
+                },
+                "errorMessage": {
+                    "type": "string",
+                    "example": "target \"hook\" of rule \"created\" on bus \"orders\" no longer exists (target \"hook\" was deleted); dead letter 42 stays in the list"
+                },
+                "id": {
+                    "type": "string",
+                    "example": "42"
+                }
+            }
+        },
+        "DeadLetterFilter": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "type": "string",
+                    "example": "orders"
+                },
+                "from": {
+                    "type": "string",
+                    "example": "2026-11-30T00:00:00Z"
+                },
+                "rule": {
+                    "type": "string",
+                    "example": "created"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "hook"
+                },
+                "to": {
+                    "type": "string",
+                    "example": "2026-11-30T23:59:59Z"
+                }
+            }
+        },
+        "DeadLetterList": {
+            "type": "object",
+            "properties": {
+                "deadLetters": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/DeadLetter"
+                    }
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page. A page reads at most 10,000 dead letters, so a\npage with a selective filter may hold fewer than limit, even none, and a nextToken.",
+                    "type": "string"
+                }
+            }
+        },
+        "DeadLetterSelection": {
+            "type": "object",
+            "properties": {
+                "filter": {
+                    "$ref": "#/definitions/DeadLetterFilter"
+                },
+                "ids": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "42",
+                        "43"
+                    ]
+                }
+            }
+        },
+        "DiscardResult": {
+            "type": "object",
+            "properties": {
+                "deletedCount": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "entries": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/DeadLetterEntryResult"
+                    }
+                },
+                "failedCount": {
+                    "type": "integer",
+                    "example": 0
                 }
             }
         },
@@ -4215,6 +5948,25 @@ const docTemplate = `{
                 "eventId": {
                     "type": "string",
                     "example": "8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55"
+                }
+            }
+        },
+        "RedriveResult": {
+            "type": "object",
+            "properties": {
+                "entries": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/DeadLetterEntryResult"
+                    }
+                },
+                "failedCount": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "redrivenCount": {
+                    "type": "integer",
+                    "example": 1
                 }
             }
         },
@@ -4567,6 +6319,18 @@ const docTemplate = `{
                 }
             }
         },
+        "RocketMQCreateEventSourceResponse": {
+            "type": "object",
+            "properties": {
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "github"
+                },
+                "requestId": {
+                    "type": "string"
+                }
+            }
+        },
         "RocketMQDeadLetterQueue": {
             "type": "object",
             "properties": {
@@ -4693,6 +6457,100 @@ const docTemplate = `{
                 "eventRuleName": {
                     "type": "string",
                     "example": "demo-rule"
+                }
+            }
+        },
+        "RocketMQEventSource": {
+            "type": "object",
+            "properties": {
+                "className": {
+                    "type": "string",
+                    "example": "http"
+                },
+                "config": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "description": {
+                    "type": "string",
+                    "example": "pushes"
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "github"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate and GmtModify are in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "gmtModify": {
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "status": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "webhookUrls": {
+                    "description": "WebhookURLs are the URLs of an http source.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "RocketMQEventSourceName": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "github"
+                }
+            }
+        },
+        "RocketMQEventSourceRequest": {
+            "type": "object",
+            "properties": {
+                "className": {
+                    "description": "ClassName is the source's type: http, schedule, mqtt, eventbus, ... (http-source and HttpSource read as http).",
+                    "type": "string",
+                    "example": "http"
+                },
+                "config": {
+                    "description": "Config holds the plugin's keys: strings, numbers or booleans.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "description": {
+                    "type": "string",
+                    "example": "pushes"
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "github"
+                },
+                "status": {
+                    "description": "Status (updates only): 1 enables the source, 0 disables it; absent keeps it.",
+                    "type": "integer",
+                    "example": 1
                 }
             }
         },
@@ -4885,6 +6743,56 @@ const docTemplate = `{
                         "DISABLE"
                     ],
                     "example": "ENABLE"
+                }
+            }
+        },
+        "RocketMQGetEventSourceResponse": {
+            "type": "object",
+            "properties": {
+                "className": {
+                    "type": "string",
+                    "example": "http"
+                },
+                "config": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "description": {
+                    "type": "string",
+                    "example": "pushes"
+                },
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceName": {
+                    "type": "string",
+                    "example": "github"
+                },
+                "gmtCreate": {
+                    "description": "GmtCreate and GmtModify are in milliseconds since the Unix epoch.",
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "gmtModify": {
+                    "type": "integer",
+                    "example": 1700000000000
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "status": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "webhookUrls": {
+                    "description": "WebhookURLs are the URLs of an http source.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
                 }
             }
         },
@@ -5118,6 +7026,54 @@ const docTemplate = `{
                 },
                 "total": {
                     "description": "Total is the number of the bus's rules.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "RocketMQListEventSourcesRequest": {
+            "type": "object",
+            "properties": {
+                "eventBusName": {
+                    "type": "string",
+                    "example": "demo-bus"
+                },
+                "eventSourceType": {
+                    "description": "EventSourceType keeps the sources of one className.",
+                    "type": "string",
+                    "example": "http"
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "type": "string",
+                    "example": "50"
+                }
+            }
+        },
+        "RocketMQListEventSourcesResponse": {
+            "type": "object",
+            "properties": {
+                "eventSources": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RocketMQEventSource"
+                    }
+                },
+                "maxResults": {
+                    "type": "integer",
+                    "example": 50
+                },
+                "nextToken": {
+                    "type": "string",
+                    "example": "50"
+                },
+                "requestId": {
+                    "type": "string"
+                },
+                "total": {
                     "type": "integer",
                     "example": 1
                 }
@@ -5435,6 +7391,10 @@ const docTemplate = `{
                     "description": "EventPattern is a JSON object; a string holding that object is accepted too (Amazon's SDKs send one).\nAnswers always hold the object.",
                     "type": "object"
                 },
+                "layout": {
+                    "description": "Layout is what a client stores about how the rule is drawn (the console keeps its node positions here): a\nJSON object of at most 64 KiB, kept and answered as given; the control plane never reads it.",
+                    "type": "object"
+                },
                 "name": {
                     "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
                     "type": "string",
@@ -5486,6 +7446,10 @@ const docTemplate = `{
                 },
                 "eventPattern": {
                     "description": "EventPattern is a JSON object, or a string holding one.",
+                    "type": "object"
+                },
+                "layout": {
+                    "description": "Layout replaces the rule's layout (a JSON object); null removes it.",
                     "type": "object"
                 },
                 "state": {
@@ -5660,6 +7624,178 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/RuntimeWorker"
+                    }
+                }
+            }
+        },
+        "Source": {
+            "type": "object",
+            "properties": {
+                "config": {
+                    "description": "Config holds the plugin's keys (GET /api/v1/runtime/plugins/{type}-source/schema describes them): a flat\nobject whose values are strings, numbers or booleans, kept as strings. Answers show the value of every\nsecret key as \"***\"; sent back so in a PUT or PATCH, it keeps the stored value.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "http.methods": "POST",
+                        "http.signature.scheme": "github",
+                        "http.signature.secret": "***"
+                    }
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "description": {
+                    "type": "string",
+                    "example": "pushes of the shop's repository"
+                },
+                "name": {
+                    "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
+                    "type": "string",
+                    "example": "github"
+                },
+                "state": {
+                    "description": "State is ENABLED or DISABLED; read-only (POST .../enable and .../disable change it).",
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "ENABLED"
+                },
+                "status": {
+                    "description": "Status is the runtime state of the source's connector; read-only.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/SourceStatus"
+                        }
+                    ],
+                    "readOnly": true
+                },
+                "type": {
+                    "description": "Type is the name of a source plugin of the runtime without \"-source\": http (a webhook), schedule, mqtt,\neventbus, ... (GET /api/v1/runtime/plugins lists them). It cannot change.",
+                    "type": "string",
+                    "example": "http"
+                },
+                "updatedAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "webhook": {
+                    "description": "Webhook is the receiving side of an http source: its token and URLs; read-only.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/SourceWebhook"
+                        }
+                    ],
+                    "readOnly": true
+                }
+            }
+        },
+        "SourceList": {
+            "type": "object",
+            "properties": {
+                "nextToken": {
+                    "type": "string"
+                },
+                "sources": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Source"
+                    }
+                }
+            }
+        },
+        "SourcePatch": {
+            "type": "object",
+            "properties": {
+                "config": {
+                    "description": "Config sets the keys it holds; a key set to null is removed.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "description": {
+                    "type": "string"
+                }
+            }
+        },
+        "SourceStatus": {
+            "type": "object",
+            "properties": {
+                "lastError": {
+                    "type": "string"
+                },
+                "state": {
+                    "type": "string",
+                    "example": "RUNNING"
+                },
+                "tasks": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/SourceTaskStatus"
+                    }
+                }
+            }
+        },
+        "SourceTaskCounters": {
+            "type": "object",
+            "properties": {
+                "dropped": {
+                    "type": "integer"
+                },
+                "failed": {
+                    "type": "integer"
+                },
+                "filtered": {
+                    "type": "integer"
+                },
+                "read": {
+                    "type": "integer"
+                },
+                "written": {
+                    "type": "integer"
+                }
+            }
+        },
+        "SourceTaskStatus": {
+            "type": "object",
+            "properties": {
+                "counters": {
+                    "description": "Counters are what the task did since it started on its worker; absent when it does not run.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/SourceTaskCounters"
+                        }
+                    ]
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 0
+                },
+                "state": {
+                    "type": "string",
+                    "example": "RUNNING"
+                },
+                "workerId": {
+                    "type": "string",
+                    "example": "w1"
+                }
+            }
+        },
+        "SourceWebhook": {
+            "type": "object",
+            "properties": {
+                "token": {
+                    "description": "Token is a random secret of 256 bits; POST .../rotate-token replaces it.",
+                    "type": "string",
+                    "example": "qO1C1kH0lQ0Y3bW9mB2YxT1k2Zq5vJ7r8sN0aL4cE6g"
+                },
+                "urls": {
+                    "description": "URLs are RocketMQ EventBridge's /webhook/putEvents?token= and /api/v1/webhooks/{token}, on the host the\nrequest that answered was sent to.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
                     }
                 }
             }
@@ -6016,6 +8152,16 @@ const docTemplate = `{
                 "value": {
                     "type": "string",
                     "example": "{\"content\": \"$.data.body\"}"
+                }
+            }
+        },
+        "WebhookAnswer": {
+            "type": "object",
+            "properties": {
+                "eventId": {
+                    "description": "EventID is the id of the CloudEvent the request became.",
+                    "type": "string",
+                    "example": "5f0c8e0e-3c3b-4b7e-9f57-0a4a3f8b8c11"
                 }
             }
         }

@@ -49,6 +49,21 @@ var isolationExempt = map[string]string{
 	"GET /api/v1/runtime/plugins/:plugin/schema": "the runtime's plugins are shared by every account",
 }
 
+// The webhooks of http sources take no account, like /healthz: the token in the request names the source, and
+// answers are the same whoever sends it (that is what a webhook is); a token names no account's resource to
+// another. TestWebhooks covers them.
+func init() {
+	for _, m := range web.WebhookMethods {
+		isolationExempt[m+" /webhook/putEvents"] = "webhook: the token names the source, no account"
+		isolationExempt[m+" /api/v1/webhooks/:token"] = "webhook: the token names the source, no account"
+	}
+}
+
+// srcReq names a source in RocketMQ EventBridge's shape.
+func srcReq(bus, name string) map[string]any {
+	return map[string]any{"eventBusName": bus, "eventSourceName": name}
+}
+
 // isolationCase is one request of account a that names resources of account b.
 type isolationCase struct {
 	// route is the route as the router lists it: method and path with its parameters ("GET /api/v1/buses/:bus").
@@ -118,6 +133,8 @@ const (
 	v1Rule   = v1Bus + "/rules/" + ruleOfB
 	v1Target = v1Rule + "/targets/" + targetOfB
 	v1OwnTgt = "/api/v1/buses/" + busOfA + "/rules/" + ruleOfA + "/targets/t"
+	v1Src    = v1Bus + "/sources/" + sourceOfB
+	v1OwnSrc = "/api/v1/buses/" + busOfA + "/sources"
 	// v1Conn is the router connector of b's bus in the runtime.
 	v1Conn = "/api/v1/runtime/connectors/eb." + isoB + "." + busOfB + ".router"
 )
@@ -192,6 +209,42 @@ var isolationCases = []isolationCase{
 		notFound: "ConnectorNotFound"},
 	{route: "POST /api/v1/runtime/connectors/:connector/tasks/:task/restart", name: "restart a task", url: v1Conn + "/tasks/0/restart",
 		notFound: "ConnectorNotFound"},
+
+	// Dead letters: a's ids are sequences of a's own dead-letter stream; b's dead letter 2 is not a's
+	// (seedIsolationDeadLetters).
+	{route: "GET /api/v1/dead-letters", name: "list", list: true, own: busOfA},
+	{route: "POST /api/v1/dead-letters/redrive", name: "redrive b's id", body: map[string]any{"ids": []string{"2"}},
+		notFound: "DeadLetterNotFound"},
+	{route: "DELETE /api/v1/dead-letters", name: "discard b's id", body: map[string]any{"ids": []string{"2"}},
+		notFound: "DeadLetterNotFound"},
+
+	// Sources: b's bus answers as a bus a does not have; b's source name on a's bus as a source a does not have.
+	{route: "GET /api/v1/buses/:bus/sources", name: "list b's", url: v1Bus + "/sources", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/sources", name: "list a's", url: v1OwnSrc, list: true, own: sourceOfA},
+	{route: "POST /api/v1/buses/:bus/sources", name: "create on b's bus", url: v1Bus + "/sources",
+		body: map[string]any{"name": "new", "type": "schedule", "config": map[string]any{"schedule.expression": "rate(1 day)"}}, notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/sources/:source", name: "get", url: v1Src, notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/sources/:source", name: "get b's name on a's bus", url: v1OwnSrc + "/" + sourceOfB, notFound: "SourceNotFound"},
+	{route: "PUT /api/v1/buses/:bus/sources/:source", name: "replace", url: v1Src,
+		body: map[string]any{"type": "schedule", "config": map[string]any{"schedule.expression": "rate(1 day)"}}, notFound: "BusNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/sources/:source", name: "patch", url: v1Src, body: map[string]any{"description": "changed by a"}, notFound: "BusNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/sources/:source", name: "patch b's name on a's bus", url: v1OwnSrc + "/" + sourceOfB,
+		body: map[string]any{"description": "changed by a"}, notFound: "SourceNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/sources/:source", name: "delete", url: v1Src, notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/sources/:source/enable", name: "enable", url: v1Src + "/enable", notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/sources/:source/disable", name: "disable", url: v1Src + "/disable", notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/sources/:source/rotate-token", name: "rotate the token", url: v1Src + "/rotate-token", notFound: "BusNotFound"},
+
+	// RocketMQ EventBridge: sources.
+	{route: "POST /source/listEventSources", name: "list", body: busReq(busOfB), notFound: "EventBusNotExist"},
+	{route: "POST /source/listEventSources", name: "list a's", body: busReq(busOfA), list: true, own: sourceOfA},
+	{route: "POST /source/createEventSource", name: "create on b's bus", body: map[string]any{"eventBusName": busOfB,
+		"eventSourceName": "new", "className": "schedule", "config": map[string]any{"schedule.expression": "rate(1 day)"}}, notFound: "EventBusNotExist"},
+	{route: "POST /source/getEventSource", name: "get", body: srcReq(busOfB, sourceOfB), notFound: "EventBusNotExist"},
+	{route: "POST /source/getEventSource", name: "get b's name on a's bus", body: srcReq(busOfA, sourceOfB), notFound: "EventSourceNotExist"},
+	{route: "POST /source/updateEventSource", name: "update", body: map[string]any{"eventBusName": busOfB, "eventSourceName": sourceOfB,
+		"className": "schedule", "status": 0}, notFound: "EventBusNotExist"},
+	{route: "POST /source/deleteEventSource", name: "delete", body: srcReq(busOfB, sourceOfB), notFound: "EventBusNotExist"},
 
 	// RocketMQ EventBridge: buses.
 	{route: "POST /bus/listEventBuses", name: "list", body: map[string]any{}, list: true, own: busOfA},
@@ -335,8 +388,9 @@ func TestAccountIsolation(t *testing.T) {
 	t.Parallel()
 	js := natsServer(t)
 	eachDialect(t, func(t *testing.T, dialect string) {
-		e := withRuntime(newEnv(t, js, dialect))
+		e := withDeadLetters(withRuntime(newEnv(t, js, dialect)))
 		seedIsolation(t, e)
+		seedIsolationDeadLetters(t, e)
 		before := snapshotOfB(t, e)
 
 		// check runs c; ownB is the name of b's that a has too ("" when none), which a's answers may hold.
@@ -442,6 +496,11 @@ func seedIsolation(t *testing.T, e *env) {
 	as(isoB, http.MethodPut, "/api/v1/buses/"+busOfB+"/rules/"+ruleOfB+"/targets/"+apiTargetOfB, map[string]any{"type": "api-destination",
 		"config": map[string]any{"apiDestination": destOfB, "pathParameterValues": []any{"$.data.id"}}}, http.StatusCreated)
 
+	for _, src := range []struct{ account, bus, name string }{{isoB, busOfB, sourceOfB}, {isoA, busOfA, sourceOfA}} {
+		as(src.account, http.MethodPost, "/api/v1/buses/"+src.bus+"/sources", map[string]any{"name": src.name, "type": "schedule",
+			"config": map[string]any{"schedule.expression": "rate(5 minutes)"}}, http.StatusCreated)
+	}
+
 	put := func(account, bus, id, source, typ string) {
 		t.Helper()
 		resp := e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events",
@@ -466,6 +525,8 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + targetOfB,
 		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + apiTargetOfB,
 		"/api/v1/connections", "/api/v1/connections/" + connOfB, "/api/v1/api-destinations", "/api/v1/api-destinations/" + destOfB,
+		"/api/v1/buses/" + busOfB + "/sources", v1Src,
+		"/api/v1/dead-letters",
 	} {
 		resp := e.do(t, http.MethodGet, url, map[string]string{web.AccountHeader: isoB}, nil)
 		require.Equalf(t, http.StatusOK, resp.Status, "as b: GET %s answered %s", url, resp.Body)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +25,10 @@ var swagArgs = []string{"tool", "swag", "init", "--quiet", "--generalInfo", "rou
 
 // TestOpenAPIUpToDate regenerates the OpenAPI document into a temporary directory and requires it to equal the
 // committed one: run `make docs` after changing a handler's annotations or a DTO.
+// swaggerDoc is the served spec, read once: swag's ReadDoc writes to the spec on every call, so parallel tests
+// calling it race.
+var swaggerDoc = sync.OnceValue(func() string { return docs.SwaggerInfo.ReadDoc() })
+
 func TestOpenAPIUpToDate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs swag")
@@ -54,7 +59,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		Info     struct{ Title string }               `json:"info"`
 		Paths    map[string]map[string]map[string]any `json:"paths"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(docs.SwaggerInfo.ReadDoc()), &spec))
+	require.NoError(t, json.Unmarshal([]byte(swaggerDoc()), &spec))
 	assert.Equal(t, "EventBridge-Go API", spec.Info.Title)
 	assert.Equal(t, "/", spec.BasePath)
 
@@ -86,7 +91,7 @@ func TestOpenAPIParameters(t *testing.T) {
 			Parameters []struct{ Name, In string } `json:"parameters"`
 		} `json:"paths"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(docs.SwaggerInfo.ReadDoc()), &spec))
+	require.NoError(t, json.Unmarshal([]byte(swaggerDoc()), &spec))
 	param := regexp.MustCompile(`\{([^}]+)\}`)
 	for path, ops := range spec.Paths {
 		for method, op := range ops {

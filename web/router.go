@@ -6,8 +6,10 @@ package web
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -20,9 +22,11 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
@@ -47,6 +51,10 @@ type Services struct {
 	APIDestinations *apidestination.Service
 	// Runtime shows the worker runtime: workers, the account's connectors and actions on them, plugins.
 	Runtime *runtime.Service
+	// DeadLetters lists, redrives and discards the events the account's targets gave up.
+	DeadLetters *deadletter.Service
+	// Sources are the sources of buses and their webhooks.
+	Sources *source.Service
 }
 
 // Config configures the router.
@@ -55,6 +63,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Ready answers /readyz: nil means always ready; an error makes /readyz answer 503.
 	Ready func(ctx context.Context) error
+	// TrustedProxies are the proxies whose X-Forwarded-For a webhook believes for its client IP check; empty
+	// uses the TCP peer's address.
+	TrustedProxies []netip.Prefix
+	// WebhookBaseURL is the scheme and host the webhook URLs of sources are shown on; empty uses the request's.
+	WebhookBaseURL string
+	// Console is the browser console's build (frontend.Dist()), served at / for the paths no API route serves;
+	// nil or without index.html, those paths answer that the binary was built without the console.
+	Console fs.FS
 }
 
 // api holds what every handler needs.
@@ -62,14 +78,17 @@ type api struct {
 	log   *slog.Logger
 	ready func(ctx context.Context) error
 	s     Services
+
+	trustedProxies []netip.Prefix
+	webhookBase    string
 }
 
-// NewRouter returns the control plane's HTTP handler: the /api/v1 resources, /healthz, /readyz and Swagger UI at
-// /swagger/index.html. Every error is answered as a problem document; a panic in a handler is logged and
-// answered 500.
+// NewRouter returns the control plane's HTTP handler: the /api/v1 resources, /healthz, /readyz, Swagger UI at
+// /swagger/index.html and the console at / (console.go). Every error is answered as a problem document; a panic in
+// a handler is logged and answered 500.
 func NewRouter(cfg Config, s Services) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
-	a := &api{log: cfg.Logger, ready: cfg.Ready, s: s}
+	a := &api{log: cfg.Logger, ready: cfg.Ready, s: s, trustedProxies: cfg.TrustedProxies, webhookBase: cfg.WebhookBaseURL}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -118,7 +137,12 @@ func NewRouter(cfg Config, s Services) *gin.Engine {
 	v1.POST("/test-event-pattern", a.testEventPattern)
 	a.connectionRoutes(v1)
 	a.runtimeRoutes(v1)
+	a.deadLetterRoutes(v1)
+	a.sourceRoutes(v1)
+	a.webhookRoutes(r)
 	a.rocketMQRoutes(r)
+	a.rocketMQSourceRoutes(r.Group("/", a.rocketMQAccount))
+	a.consoleRoutes(r, cfg.Console)
 	return r
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
@@ -86,6 +87,9 @@ type env struct {
 	logs     *syncBuffer
 	services web.Services
 	recorder *eventtype.Recorder
+	// sourceRuntime stands for the worker runtime of sources (sources_test.go).
+	sourceRuntime *fakeSourceRuntime
+	sources       *persistence.SourceRepository
 }
 
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
@@ -130,7 +134,11 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 		Connections:     &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer},
 		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts, Targets: destinations},
 	}
-	return &env{
+	srcRT, sources := newFakeSourceRuntime(), persistence.NewSourceRepository(db)
+	services.Sources = &source.Service{Sources: sources, Buses: buses, Runtime: srcRT, Statuses: srcRT, Intake: store,
+		Sealer: sealer, Opener: sealer, Logger: log}
+	services.Buses.Sources = sources
+	e := &env{
 		router:   web.NewRouter(web.Config{Logger: log}, services),
 		js:       js,
 		names:    ebjs.Names{Cluster: cluster},
@@ -141,6 +149,8 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 		services: services,
 		recorder: recorder,
 	}
+	e.sourceRuntime, e.sources = srcRT, sources
+	return e
 }
 
 // run runs each scenario on SQLite and on MySQL (subtests sqlite and mysql, in parallel), each on its own

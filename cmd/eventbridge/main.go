@@ -25,10 +25,13 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/frontend"
 	"github.com/eventbridge-go/eventbridge/migrations"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -41,7 +44,10 @@ import (
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/mqtt"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/schedule"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/webhook"
 )
 
 func main() {
@@ -76,6 +82,7 @@ type Main struct {
 	db         *persistence.DB
 	worker     *worker.Worker
 	adapter    *connect.Adapter
+	lease      *persistence.Lease
 	httpServer *http.Server
 	listener   net.Listener
 	cancel     context.CancelFunc
@@ -173,8 +180,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	names := ebjs.Names{Cluster: c.ClusterID}
-	replicas := 1
-	store := eventstore.New(js, c.ClusterID, replicas)
+	store := eventstore.New(js, c.ClusterID, c.Replicas)
 
 	runtimeURL := ""
 	runtimeURLs := c.RuntimeURLs()
@@ -186,6 +192,7 @@ func (m *Main) Run(ctx context.Context) error {
 			ClusterID:           c.ClusterID,
 			WorkerID:            c.WorkerID,
 			RESTAddr:            c.WorkerAddr,
+			Replicas:            c.Replicas,
 			AllowPrivateTargets: c.AllowPrivateTargets,
 			MasterKey:           m.masterKey,
 			Logger:              log.With("component", "worker"),
@@ -205,18 +212,25 @@ func (m *Main) Run(ctx context.Context) error {
 	targets := persistence.NewTargetRepository(db)
 	accounts := persistence.NewAccountRepository(db)
 	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
+	sourceRepo := persistence.NewSourceRepository(db)
 	sealer, err := connect.NewSealer(m.masterKey)
 	if err != nil {
 		return err
 	}
+	connectorStates := persistence.NewConnectorStateRepository(db)
+	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
 	m.adapter = connect.New(connect.Config{
 		Runtime: runtimeClient(runtimeURL, runtimeURLs), Buses: buses, Rules: rules, Targets: targets,
 		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
+		Sources:  sourceRepo,
+		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
-	if err := m.adapter.ReconcileAll(ctx); err != nil {
+	if held, err := m.adapter.Reconcile(ctx); err != nil {
 		log.Warn("first reconciliation incomplete; retrying in the background", "err", err)
+	} else if !held {
+		log.Info("another control-plane replica holds the reconciler lease; this one serves the API")
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
@@ -233,6 +247,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
 	}
 	services.Targets.APIDestinations = destinations
+	services.Targets.Plugins, services.Targets.Sealer = m.adapter, sealer
 	services.Connections = &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer,
 		MaxPerAccount: c.QuotaConnections}
 	services.APIDestinations = &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts,
@@ -241,14 +256,20 @@ func (m *Main) Run(ctx context.Context) error {
 	recorder := &eventtype.Recorder{Repo: eventTypes, Logger: log.With("component", "event-types")}
 	services.Buses.Observer = recorder
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
-	services.Runtime = &runtime.Service{Runtime: m.adapter}
+	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
+	services.DeadLetters = &deadletter.Service{Store: eventstore.NewDeadLetters(js, c.ClusterID), Buses: buses, Rules: rules,
+		Targets: targets, Logger: log.With("component", "dead-letters")}
+	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
+		Sealer: sealer, Opener: sealer, Logger: log}
+	services.Buses.Sources = sourceRepo
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {
 		defer close(m.recorderDone)
 		recorder.Run(recCtx)
 	}()
-	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready}, services)
+	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
+		Console: frontend.Dist()}, services)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
@@ -260,7 +281,8 @@ func (m *Main) Run(ctx context.Context) error {
 			log.Error("HTTP server stopped", "err", err)
 		}
 	}()
-	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL)
+	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL,
+		"console", frontend.Built())
 	return nil
 }
 
@@ -320,6 +342,12 @@ func (m *Main) Close() error {
 		m.cancel()
 		<-m.done
 	}
+	if m.lease != nil {
+		// Another replica takes over reconciling at once rather than after the lease's time to live.
+		if err := m.lease.Release(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("reconciler lease: %w", err))
+		}
+	}
 	if m.stopRecorder != nil {
 		m.stopRecorder()
 		<-m.recorderDone
@@ -344,4 +372,11 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// replicaID names this control-plane replica in the reconciler lease: host, listen address and process id, unique
+// among replicas sharing a database.
+func replicaID(httpAddr string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%s/%d", host, httpAddr, os.Getpid())
 }

@@ -124,6 +124,27 @@ func (e ConnectionPatchAuthorizationType) Valid() bool {
 	}
 }
 
+// Defines values for DeadLetterErrorClass.
+const (
+	Permanent        DeadLetterErrorClass = "permanent"
+	RetriesExhausted DeadLetterErrorClass = "retries-exhausted"
+	Transform        DeadLetterErrorClass = "transform"
+)
+
+// Valid indicates whether the value is a known member of the DeadLetterErrorClass enum.
+func (e DeadLetterErrorClass) Valid() bool {
+	switch e {
+	case Permanent:
+		return true
+	case RetriesExhausted:
+		return true
+	case Transform:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OAuthParametersHttpMethod.
 const (
 	OAuthParametersHttpMethodGET  OAuthParametersHttpMethod = "GET"
@@ -680,12 +701,121 @@ type ConnectionPatch struct {
 // ConnectionPatchAuthorizationType defines model for ConnectionPatch.AuthorizationType.
 type ConnectionPatchAuthorizationType string
 
+// DeadLetter defines model for DeadLetter.
+type DeadLetter struct {
+	// Attempts Attempts is the number of delivery attempts made.
+	//
+	// Example: 3
+	Attempts *int `json:"attempts,omitempty"`
+
+	// Bus Bus, Rule and Target name the target that gave the event up (absent when its connector is not a target's).
+	//
+	// Example: orders
+	Bus *string `json:"bus,omitempty"`
+
+	// Connector Connector is the runtime connector that gave the event up.
+	//
+	// Example: eb.default.orders.created.hook
+	Connector *string `json:"connector,omitempty"`
+
+	// ErrorClass ErrorClass is permanent, retries-exhausted or transform.
+	//
+	// Example: retries-exhausted
+	ErrorClass *DeadLetterErrorClass `json:"errorClass,omitempty"`
+
+	// Event Event is the original CloudEvent, in the structured JSON form.
+	Event *map[string]interface{} `json:"event,omitempty"`
+
+	// Id ID is the dead letter's sequence in the account's dead-letter stream.
+	//
+	// Example: 42
+	Id *string `json:"id,omitempty"`
+
+	// Reason Reason is the last error.
+	//
+	// Example: http: POST https://example.com/hook: 503 Service Unavailable
+	Reason *string `json:"reason,omitempty"`
+
+	// Rule Example: created
+	Rule *string `json:"rule,omitempty"`
+
+	// Target Example: hook
+	Target *string `json:"target,omitempty"`
+
+	// Time Time is when the target gave the event up.
+	//
+	// Example: 2026-11-30T12:00:00Z
+	Time *string `json:"time,omitempty"`
+}
+
+// DeadLetterErrorClass ErrorClass is permanent, retries-exhausted or transform.
+//
+// Example: retries-exhausted
+type DeadLetterErrorClass string
+
 // DeadLetterConfig defines model for DeadLetterConfig.
 type DeadLetterConfig struct {
 	// Bus Bus is a bus of the same account, not the target's own.
 	//
 	// Example: orders-dlq
 	Bus *string `json:"bus,omitempty"`
+}
+
+// DeadLetterEntryResult defines model for DeadLetterEntryResult.
+type DeadLetterEntryResult struct {
+	// ErrorCode Example: TargetNotFound
+	ErrorCode *string `json:"errorCode,omitempty"`
+
+	// ErrorMessage Example: target "hook" of rule "created" on bus "orders" no longer exists (target "hook" was deleted); dead letter 42 stays in the list
+	ErrorMessage *string `json:"errorMessage,omitempty"`
+
+	// Id Example: 42
+	Id *string `json:"id,omitempty"`
+}
+
+// DeadLetterFilter defines model for DeadLetterFilter.
+type DeadLetterFilter struct {
+	// Bus Example: orders
+	Bus *string `json:"bus,omitempty"`
+
+	// From Example: 2026-11-30T00:00:00Z
+	From *string `json:"from,omitempty"`
+
+	// Rule Example: created
+	Rule *string `json:"rule,omitempty"`
+
+	// Target Example: hook
+	Target *string `json:"target,omitempty"`
+
+	// To Example: 2026-11-30T23:59:59Z
+	To *string `json:"to,omitempty"`
+}
+
+// DeadLetterList defines model for DeadLetterList.
+type DeadLetterList struct {
+	DeadLetters *[]DeadLetter `json:"deadLetters,omitempty"`
+
+	// NextToken NextToken asks for the next page; absent on the last page. A page reads at most 10,000 dead letters, so a
+	// page with a selective filter may hold fewer than limit, even none, and a nextToken.
+	NextToken *string `json:"nextToken,omitempty"`
+}
+
+// DeadLetterSelection defines model for DeadLetterSelection.
+type DeadLetterSelection struct {
+	Filter *DeadLetterFilter `json:"filter,omitempty"`
+
+	// Ids Example: ["42","43"]
+	Ids *[]string `json:"ids,omitempty"`
+}
+
+// DiscardResult defines model for DiscardResult.
+type DiscardResult struct {
+	// DeletedCount Example: 2
+	DeletedCount *int                     `json:"deletedCount,omitempty"`
+	Entries      *[]DeadLetterEntryResult `json:"entries,omitempty"`
+
+	// FailedCount Example: 0
+	FailedCount *int `json:"failedCount,omitempty"`
 }
 
 // EventType defines model for EventType.
@@ -833,6 +963,17 @@ type PutEventsResultEntry struct {
 
 	// EventId Example: 8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55
 	EventId *string `json:"eventId,omitempty"`
+}
+
+// RedriveResult defines model for RedriveResult.
+type RedriveResult struct {
+	Entries *[]DeadLetterEntryResult `json:"entries,omitempty"`
+
+	// FailedCount Example: 1
+	FailedCount *int `json:"failedCount,omitempty"`
+
+	// RedrivenCount Example: 1
+	RedrivenCount *int `json:"redrivenCount,omitempty"`
 }
 
 // Retention defines model for Retention.
@@ -1080,6 +1221,13 @@ type RocketMQCreateEventRuleResponse struct {
 	RequestId     *string `json:"requestId,omitempty"`
 }
 
+// RocketMQCreateEventSourceResponse defines model for RocketMQCreateEventSourceResponse.
+type RocketMQCreateEventSourceResponse struct {
+	// EventSourceName Example: github
+	EventSourceName *string `json:"eventSourceName,omitempty"`
+	RequestId       *string `json:"requestId,omitempty"`
+}
+
 // RocketMQDeadLetterQueue defines model for RocketMQDeadLetterQueue.
 type RocketMQDeadLetterQueue struct {
 	// Config Example: {"bus":"orders-dlq"}
@@ -1165,6 +1313,70 @@ type RocketMQEventRuleRequest struct {
 
 	// EventRuleName Example: demo-rule
 	EventRuleName *string `json:"eventRuleName,omitempty"`
+}
+
+// RocketMQEventSource defines model for RocketMQEventSource.
+type RocketMQEventSource struct {
+	// ClassName Example: http
+	ClassName *string            `json:"className,omitempty"`
+	Config    *map[string]string `json:"config,omitempty"`
+
+	// Description Example: pushes
+	Description *string `json:"description,omitempty"`
+
+	// EventBusName Example: demo-bus
+	EventBusName *string `json:"eventBusName,omitempty"`
+
+	// EventSourceName Example: github
+	EventSourceName *string `json:"eventSourceName,omitempty"`
+
+	// GmtCreate GmtCreate and GmtModify are in milliseconds since the Unix epoch.
+	//
+	// Example: 1700000000000
+	GmtCreate *int `json:"gmtCreate,omitempty"`
+
+	// GmtModify Example: 1700000000000
+	GmtModify *int `json:"gmtModify,omitempty"`
+
+	// Status Example: 1
+	Status *int `json:"status,omitempty"`
+
+	// WebhookUrls WebhookURLs are the URLs of an http source.
+	WebhookUrls *[]string `json:"webhookUrls,omitempty"`
+}
+
+// RocketMQEventSourceName defines model for RocketMQEventSourceName.
+type RocketMQEventSourceName struct {
+	// EventBusName Example: demo-bus
+	EventBusName *string `json:"eventBusName,omitempty"`
+
+	// EventSourceName Example: github
+	EventSourceName *string `json:"eventSourceName,omitempty"`
+}
+
+// RocketMQEventSourceRequest defines model for RocketMQEventSourceRequest.
+type RocketMQEventSourceRequest struct {
+	// ClassName ClassName is the source's type: http, schedule, mqtt, eventbus, ... (http-source and HttpSource read as http).
+	//
+	// Example: http
+	ClassName *string `json:"className,omitempty"`
+
+	// Config Config holds the plugin's keys: strings, numbers or booleans.
+	Config *map[string]string `json:"config,omitempty"`
+
+	// Description Example: pushes
+	Description *string `json:"description,omitempty"`
+
+	// EventBusName Example: demo-bus
+	EventBusName *string `json:"eventBusName,omitempty"`
+
+	// EventSourceName Example: github
+	EventSourceName *string `json:"eventSourceName,omitempty"`
+
+	// Status Status (updates only): 1 enables the source, 0 disables it; absent keeps it.
+	//
+	// Example: 1
+	Status *int `json:"status,omitempty"`
 }
 
 // RocketMQEventTarget defines model for RocketMQEventTarget.
@@ -1287,6 +1499,37 @@ type RocketMQGetEventRuleResponse struct {
 
 // RocketMQGetEventRuleResponseStatus Example: ENABLE
 type RocketMQGetEventRuleResponseStatus string
+
+// RocketMQGetEventSourceResponse defines model for RocketMQGetEventSourceResponse.
+type RocketMQGetEventSourceResponse struct {
+	// ClassName Example: http
+	ClassName *string            `json:"className,omitempty"`
+	Config    *map[string]string `json:"config,omitempty"`
+
+	// Description Example: pushes
+	Description *string `json:"description,omitempty"`
+
+	// EventBusName Example: demo-bus
+	EventBusName *string `json:"eventBusName,omitempty"`
+
+	// EventSourceName Example: github
+	EventSourceName *string `json:"eventSourceName,omitempty"`
+
+	// GmtCreate GmtCreate and GmtModify are in milliseconds since the Unix epoch.
+	//
+	// Example: 1700000000000
+	GmtCreate *int `json:"gmtCreate,omitempty"`
+
+	// GmtModify Example: 1700000000000
+	GmtModify *int    `json:"gmtModify,omitempty"`
+	RequestId *string `json:"requestId,omitempty"`
+
+	// Status Example: 1
+	Status *int `json:"status,omitempty"`
+
+	// WebhookUrls WebhookURLs are the URLs of an http source.
+	WebhookUrls *[]string `json:"webhookUrls,omitempty"`
+}
 
 // RocketMQHttpApiParameters defines model for RocketMQHttpApiParameters.
 type RocketMQHttpApiParameters struct {
@@ -1442,6 +1685,38 @@ type RocketMQListEventRulesResponse struct {
 	// Total Total is the number of the bus's rules.
 	//
 	// Example: 1
+	Total *int `json:"total,omitempty"`
+}
+
+// RocketMQListEventSourcesRequest defines model for RocketMQListEventSourcesRequest.
+type RocketMQListEventSourcesRequest struct {
+	// EventBusName Example: demo-bus
+	EventBusName *string `json:"eventBusName,omitempty"`
+
+	// EventSourceType EventSourceType keeps the sources of one className.
+	//
+	// Example: http
+	EventSourceType *string `json:"eventSourceType,omitempty"`
+
+	// MaxResults Example: 50
+	MaxResults *int `json:"maxResults,omitempty"`
+
+	// NextToken Example: 50
+	NextToken *string `json:"nextToken,omitempty"`
+}
+
+// RocketMQListEventSourcesResponse defines model for RocketMQListEventSourcesResponse.
+type RocketMQListEventSourcesResponse struct {
+	EventSources *[]RocketMQEventSource `json:"eventSources,omitempty"`
+
+	// MaxResults Example: 50
+	MaxResults *int `json:"maxResults,omitempty"`
+
+	// NextToken Example: 50
+	NextToken *string `json:"nextToken,omitempty"`
+	RequestId *string `json:"requestId,omitempty"`
+
+	// Total Example: 1
 	Total *int `json:"total,omitempty"`
 }
 
@@ -1665,6 +1940,10 @@ type Rule struct {
 	// Answers always hold the object.
 	EventPattern *map[string]interface{} `json:"eventPattern,omitempty"`
 
+	// Layout Layout is what a client stores about how the rule is drawn (the console keeps its node positions here): a
+	// JSON object of at most 64 KiB, kept and answered as given; the control plane never reads it.
+	Layout *map[string]interface{} `json:"layout,omitempty"`
+
 	// Name Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
 	//
 	// Example: created
@@ -1700,6 +1979,9 @@ type RulePatch struct {
 
 	// EventPattern EventPattern is a JSON object, or a string holding one.
 	EventPattern *map[string]interface{} `json:"eventPattern,omitempty"`
+
+	// Layout Layout replaces the rule's layout (a JSON object); null removes it.
+	Layout *map[string]interface{} `json:"layout,omitempty"`
 
 	// State State is ENABLED or DISABLED.
 	State *RulePatchState `json:"state,omitempty"`
@@ -1804,6 +2086,101 @@ type RuntimeWorker struct {
 // RuntimeWorkerList defines model for RuntimeWorkerList.
 type RuntimeWorkerList struct {
 	Workers *[]RuntimeWorker `json:"workers,omitempty"`
+}
+
+// Source defines model for Source.
+type Source struct {
+	// Config Config holds the plugin's keys (GET /api/v1/runtime/plugins/{type}-source/schema describes them): a flat
+	// object whose values are strings, numbers or booleans, kept as strings. Answers show the value of every
+	// secret key as "***"; sent back so in a PUT or PATCH, it keeps the stored value.
+	//
+	// Example: {"http.methods":"POST","http.signature.scheme":"github","http.signature.secret":"***"}
+	Config    *map[string]string `json:"config,omitempty"`
+	CreatedAt *string            `json:"createdAt,omitempty"`
+
+	// Description Example: pushes of the shop's repository
+	Description *string `json:"description,omitempty"`
+
+	// Name Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
+	//
+	// Example: github
+	Name *string `json:"name,omitempty"`
+
+	// State State is ENABLED or DISABLED; read-only (POST .../enable and .../disable change it).
+	//
+	// Example: ENABLED
+	State *string `json:"state,omitempty"`
+
+	// Status Status is the runtime state of the source's connector; read-only.
+	Status *SourceStatus `json:"status,omitempty"`
+
+	// Type Type is the name of a source plugin of the runtime without "-source": http (a webhook), schedule, mqtt,
+	// eventbus, ... (GET /api/v1/runtime/plugins lists them). It cannot change.
+	//
+	// Example: http
+	Type      *string `json:"type,omitempty"`
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// Webhook Webhook is the receiving side of an http source: its token and URLs; read-only.
+	Webhook *SourceWebhook `json:"webhook,omitempty"`
+}
+
+// SourceList defines model for SourceList.
+type SourceList struct {
+	NextToken *string   `json:"nextToken,omitempty"`
+	Sources   *[]Source `json:"sources,omitempty"`
+}
+
+// SourcePatch defines model for SourcePatch.
+type SourcePatch struct {
+	// Config Config sets the keys it holds; a key set to null is removed.
+	Config      *map[string]string `json:"config,omitempty"`
+	Description *string            `json:"description,omitempty"`
+}
+
+// SourceStatus defines model for SourceStatus.
+type SourceStatus struct {
+	LastError *string `json:"lastError,omitempty"`
+
+	// State Example: RUNNING
+	State *string             `json:"state,omitempty"`
+	Tasks *[]SourceTaskStatus `json:"tasks,omitempty"`
+}
+
+// SourceTaskCounters defines model for SourceTaskCounters.
+type SourceTaskCounters struct {
+	Dropped  *int `json:"dropped,omitempty"`
+	Failed   *int `json:"failed,omitempty"`
+	Filtered *int `json:"filtered,omitempty"`
+	Read     *int `json:"read,omitempty"`
+	Written  *int `json:"written,omitempty"`
+}
+
+// SourceTaskStatus defines model for SourceTaskStatus.
+type SourceTaskStatus struct {
+	// Counters Counters are what the task did since it started on its worker; absent when it does not run.
+	Counters *SourceTaskCounters `json:"counters,omitempty"`
+
+	// Id Example: 0
+	Id *int `json:"id,omitempty"`
+
+	// State Example: RUNNING
+	State *string `json:"state,omitempty"`
+
+	// WorkerId Example: w1
+	WorkerId *string `json:"workerId,omitempty"`
+}
+
+// SourceWebhook defines model for SourceWebhook.
+type SourceWebhook struct {
+	// Token Token is a random secret of 256 bits; POST .../rotate-token replaces it.
+	//
+	// Example: qO1C1kH0lQ0Y3bW9mB2YxT1k2Zq5vJ7r8sN0aL4cE6g
+	Token *string `json:"token,omitempty"`
+
+	// Urls URLs are RocketMQ EventBridge's /webhook/putEvents?token= and /api/v1/webhooks/{token}, on the host the
+	// request that answered was sent to.
+	Urls *[]string `json:"urls,omitempty"`
 }
 
 // Target defines model for Target.
@@ -2038,6 +2415,14 @@ type TransformParam struct {
 // TransformParamForm Example: TEMPLATE
 type TransformParamForm string
 
+// WebhookAnswer defines model for WebhookAnswer.
+type WebhookAnswer struct {
+	// EventId EventID is the id of the CloudEvent the request became.
+	//
+	// Example: 5f0c8e0e-3c3b-4b7e-9f57-0a4a3f8b8c11
+	EventId *string `json:"eventId,omitempty"`
+}
+
 // PostApiDestinationCreateApiDestinationParams defines parameters for PostApiDestinationCreateApiDestination.
 type PostApiDestinationCreateApiDestinationParams struct {
 	// ResourceOwnerAccountId account (default: default)
@@ -2257,6 +2642,69 @@ type PutApiV1BusesBusRulesRuleTargetsTargetParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1BusesBusSourcesParams defines parameters for GetApiV1BusesBusSources.
+type GetApiV1BusesBusSourcesParams struct {
+	// Limit page size (1 to 500, default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// NamePrefix only the sources whose name starts with this
+	NamePrefix *string `form:"namePrefix,omitempty" json:"namePrefix,omitempty"`
+
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusSourcesParams defines parameters for PostApiV1BusesBusSources.
+type PostApiV1BusesBusSourcesParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// DeleteApiV1BusesBusSourcesSourceParams defines parameters for DeleteApiV1BusesBusSourcesSource.
+type DeleteApiV1BusesBusSourcesSourceParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1BusesBusSourcesSourceParams defines parameters for GetApiV1BusesBusSourcesSource.
+type GetApiV1BusesBusSourcesSourceParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PatchApiV1BusesBusSourcesSourceParams defines parameters for PatchApiV1BusesBusSourcesSource.
+type PatchApiV1BusesBusSourcesSourceParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PutApiV1BusesBusSourcesSourceParams defines parameters for PutApiV1BusesBusSourcesSource.
+type PutApiV1BusesBusSourcesSourceParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusSourcesSourceDisableParams defines parameters for PostApiV1BusesBusSourcesSourceDisable.
+type PostApiV1BusesBusSourcesSourceDisableParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusSourcesSourceEnableParams defines parameters for PostApiV1BusesBusSourcesSourceEnable.
+type PostApiV1BusesBusSourcesSourceEnableParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusSourcesSourceRotateTokenParams defines parameters for PostApiV1BusesBusSourcesSourceRotateToken.
+type PostApiV1BusesBusSourcesSourceRotateTokenParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // GetApiV1ConnectionsParams defines parameters for GetApiV1Connections.
 type GetApiV1ConnectionsParams struct {
 	// Limit page size (default 50)
@@ -2295,6 +2743,45 @@ type PatchApiV1ConnectionsConnectionParams struct {
 
 // PutApiV1ConnectionsConnectionParams defines parameters for PutApiV1ConnectionsConnection.
 type PutApiV1ConnectionsConnectionParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// DeleteApiV1DeadLettersParams defines parameters for DeleteApiV1DeadLetters.
+type DeleteApiV1DeadLettersParams struct {
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1DeadLettersParams defines parameters for GetApiV1DeadLetters.
+type GetApiV1DeadLettersParams struct {
+	// Bus the bus of the target that gave the event up
+	Bus *string `form:"bus,omitempty" json:"bus,omitempty"`
+
+	// Rule its rule (needs bus)
+	Rule *string `form:"rule,omitempty" json:"rule,omitempty"`
+
+	// Target the target (needs rule)
+	Target *string `form:"target,omitempty" json:"target,omitempty"`
+
+	// From stored at or after this RFC 3339 time
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To stored at or before this RFC 3339 time
+	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: default)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1DeadLettersRedriveParams defines parameters for PostApiV1DeadLettersRedrive.
+type PostApiV1DeadLettersRedriveParams struct {
 	// XAccountId account (default: default)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
@@ -2488,6 +2975,36 @@ type PostRuleUpdateEventRuleParams struct {
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
+// PostSourceCreateEventSourceParams defines parameters for PostSourceCreateEventSource.
+type PostSourceCreateEventSourceParams struct {
+	// ResourceOwnerAccountId account (default: default)
+	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// PostSourceDeleteEventSourceParams defines parameters for PostSourceDeleteEventSource.
+type PostSourceDeleteEventSourceParams struct {
+	// ResourceOwnerAccountId account (default: default)
+	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// PostSourceGetEventSourceParams defines parameters for PostSourceGetEventSource.
+type PostSourceGetEventSourceParams struct {
+	// ResourceOwnerAccountId account (default: default)
+	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// PostSourceListEventSourcesParams defines parameters for PostSourceListEventSources.
+type PostSourceListEventSourcesParams struct {
+	// ResourceOwnerAccountId account (default: default)
+	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// PostSourceUpdateEventSourceParams defines parameters for PostSourceUpdateEventSource.
+type PostSourceUpdateEventSourceParams struct {
+	// ResourceOwnerAccountId account (default: default)
+	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
 // PostTargetCreateEventTargetsParams defines parameters for PostTargetCreateEventTargets.
 type PostTargetCreateEventTargetsParams struct {
 	// ResourceOwnerAccountId account (default: default)
@@ -2516,6 +3033,36 @@ type PostTargetUpdateEventTargetsParams struct {
 type PostTypeListEventTypesParams struct {
 	// ResourceOwnerAccountId account (default: default)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// DeleteWebhookPutEventsParams defines parameters for DeleteWebhookPutEvents.
+type DeleteWebhookPutEventsParams struct {
+	// Token the source's webhook token
+	Token string `form:"token" json:"token"`
+}
+
+// GetWebhookPutEventsParams defines parameters for GetWebhookPutEvents.
+type GetWebhookPutEventsParams struct {
+	// Token the source's webhook token
+	Token string `form:"token" json:"token"`
+}
+
+// PatchWebhookPutEventsParams defines parameters for PatchWebhookPutEvents.
+type PatchWebhookPutEventsParams struct {
+	// Token the source's webhook token
+	Token string `form:"token" json:"token"`
+}
+
+// PostWebhookPutEventsParams defines parameters for PostWebhookPutEvents.
+type PostWebhookPutEventsParams struct {
+	// Token the source's webhook token
+	Token string `form:"token" json:"token"`
+}
+
+// PutWebhookPutEventsParams defines parameters for PutWebhookPutEvents.
+type PutWebhookPutEventsParams struct {
+	// Token the source's webhook token
+	Token string `form:"token" json:"token"`
 }
 
 // PostApiDestinationCreateApiDestinationJSONRequestBody defines body for PostApiDestinationCreateApiDestination for application/json ContentType.
@@ -2569,6 +3116,15 @@ type PutApiV1BusesBusRulesRuleJSONRequestBody = Rule
 // PutApiV1BusesBusRulesRuleTargetsTargetJSONRequestBody defines body for PutApiV1BusesBusRulesRuleTargetsTarget for application/json ContentType.
 type PutApiV1BusesBusRulesRuleTargetsTargetJSONRequestBody = Target
 
+// PostApiV1BusesBusSourcesJSONRequestBody defines body for PostApiV1BusesBusSources for application/json ContentType.
+type PostApiV1BusesBusSourcesJSONRequestBody = Source
+
+// PatchApiV1BusesBusSourcesSourceJSONRequestBody defines body for PatchApiV1BusesBusSourcesSource for application/json ContentType.
+type PatchApiV1BusesBusSourcesSourceJSONRequestBody = SourcePatch
+
+// PutApiV1BusesBusSourcesSourceJSONRequestBody defines body for PutApiV1BusesBusSourcesSource for application/json ContentType.
+type PutApiV1BusesBusSourcesSourceJSONRequestBody = Source
+
 // PostApiV1ConnectionsJSONRequestBody defines body for PostApiV1Connections for application/json ContentType.
 type PostApiV1ConnectionsJSONRequestBody = Connection
 
@@ -2577,6 +3133,12 @@ type PatchApiV1ConnectionsConnectionJSONRequestBody = ConnectionPatch
 
 // PutApiV1ConnectionsConnectionJSONRequestBody defines body for PutApiV1ConnectionsConnection for application/json ContentType.
 type PutApiV1ConnectionsConnectionJSONRequestBody = Connection
+
+// DeleteApiV1DeadLettersJSONRequestBody defines body for DeleteApiV1DeadLetters for application/json ContentType.
+type DeleteApiV1DeadLettersJSONRequestBody = DeadLetterSelection
+
+// PostApiV1DeadLettersRedriveJSONRequestBody defines body for PostApiV1DeadLettersRedrive for application/json ContentType.
+type PostApiV1DeadLettersRedriveJSONRequestBody = DeadLetterSelection
 
 // PostApiV1TestEventPatternJSONRequestBody defines body for PostApiV1TestEventPattern for application/json ContentType.
 type PostApiV1TestEventPatternJSONRequestBody = TestEventPatternInput
@@ -2640,6 +3202,21 @@ type PostRuleListEventRulesJSONRequestBody = RocketMQListEventRulesRequest
 
 // PostRuleUpdateEventRuleJSONRequestBody defines body for PostRuleUpdateEventRule for application/json ContentType.
 type PostRuleUpdateEventRuleJSONRequestBody = RocketMQUpdateEventRuleRequest
+
+// PostSourceCreateEventSourceJSONRequestBody defines body for PostSourceCreateEventSource for application/json ContentType.
+type PostSourceCreateEventSourceJSONRequestBody = RocketMQEventSourceRequest
+
+// PostSourceDeleteEventSourceJSONRequestBody defines body for PostSourceDeleteEventSource for application/json ContentType.
+type PostSourceDeleteEventSourceJSONRequestBody = RocketMQEventSourceName
+
+// PostSourceGetEventSourceJSONRequestBody defines body for PostSourceGetEventSource for application/json ContentType.
+type PostSourceGetEventSourceJSONRequestBody = RocketMQEventSourceName
+
+// PostSourceListEventSourcesJSONRequestBody defines body for PostSourceListEventSources for application/json ContentType.
+type PostSourceListEventSourcesJSONRequestBody = RocketMQListEventSourcesRequest
+
+// PostSourceUpdateEventSourceJSONRequestBody defines body for PostSourceUpdateEventSource for application/json ContentType.
+type PostSourceUpdateEventSourceJSONRequestBody = RocketMQEventSourceRequest
 
 // PostTargetCreateEventTargetsJSONRequestBody defines body for PostTargetCreateEventTargets for application/json ContentType.
 type PostTargetCreateEventTargetsJSONRequestBody = RocketMQEventTargetsRequest
@@ -3081,6 +3658,94 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/buses/{bus}/rules/{rule}/targets/{target} (the `PutApiV1BusesBusRulesRuleTargetsTarget` operationId).
 	PutApiV1BusesBusRulesRuleTargetsTarget(ctx context.Context, bus string, rule string, target string, params *PutApiV1BusesBusRulesRuleTargetsTargetParams, body PutApiV1BusesBusRulesRuleTargetsTargetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetApiV1BusesBusSources List the sources of a bus
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/sources (the `GetApiV1BusesBusSources` operationId).
+	GetApiV1BusesBusSources(ctx context.Context, bus string, params *GetApiV1BusesBusSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusSourcesWithBody Create a source
+	//
+	// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+	// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+	PostApiV1BusesBusSourcesWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusSources Create a source
+	//
+	// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+	// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+	PostApiV1BusesBusSources(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, body PostApiV1BusesBusSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1BusesBusSourcesSource Delete a source
+	//
+	// Corresponds with DELETE /api/v1/buses/{bus}/sources/{source} (the `DeleteApiV1BusesBusSourcesSource` operationId).
+	DeleteApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *DeleteApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusSourcesSource Get a source
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/sources/{source} (the `GetApiV1BusesBusSourcesSource` operationId).
+	GetApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *GetApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1BusesBusSourcesSourceWithBody Change a source
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+	PatchApiV1BusesBusSourcesSourceWithBody(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1BusesBusSourcesSource Change a source
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+	PatchApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, body PatchApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1BusesBusSourcesSourceWithBody Create or replace a source
+	//
+	// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+	PutApiV1BusesBusSourcesSourceWithBody(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1BusesBusSourcesSource Create or replace a source
+	//
+	// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+	PutApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, body PutApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusSourcesSourceDisable Disable a source
+	//
+	// Its connector is stopped, keeping its offsets; a webhook answers 404.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/disable (the `PostApiV1BusesBusSourcesSourceDisable` operationId).
+	PostApiV1BusesBusSourcesSourceDisable(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusSourcesSourceEnable Enable a source
+	//
+	// Its connector resumes from its offsets; a webhook accepts requests again.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/enable (the `PostApiV1BusesBusSourcesSourceEnable` operationId).
+	PostApiV1BusesBusSourcesSourceEnable(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceEnableParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusSourcesSourceRotateToken Rotate the token of a webhook source
+	//
+	// The former token answers 404 from then on.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
+	PostApiV1BusesBusSourcesSourceRotateToken(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetApiV1Connections List connections
 	//
 	// Corresponds with GET /api/v1/connections (the `GetApiV1Connections` operationId).
@@ -3137,6 +3802,64 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1DeadLettersWithBody Discard dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+	// selected by filter, every matching dead letter stored when the call starts is discarded
+	// ({"filter": {}} discards them all). Each is reported in entries, in order.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+	DeleteApiV1DeadLettersWithBody(ctx context.Context, params *DeleteApiV1DeadLettersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1DeadLetters Discard dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+	// selected by filter, every matching dead letter stored when the call starts is discarded
+	// ({"filter": {}} discards them all). Each is reported in entries, in order.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+	DeleteApiV1DeadLetters(ctx context.Context, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1DeadLetters List dead letters
+	//
+	// The events the account's targets gave up, with the reason, the attempts, the connector and the
+	// original CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead
+	// letters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter
+	// bus send their dead letters to that bus instead; they are not listed here.
+	//
+	// Corresponds with GET /api/v1/dead-letters (the `GetApiV1DeadLetters` operationId).
+	GetApiV1DeadLetters(ctx context.Context, params *GetApiV1DeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1DeadLettersRedriveWithBody Redrive dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+	// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+	// reported in entries, in order: a dead letter whose target no longer exists fails alone
+	// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+	// retry policy applies to it afresh, its age counted from the redrive.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+	PostApiV1DeadLettersRedriveWithBody(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1DeadLettersRedrive Redrive dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+	// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+	// reported in entries, in order: a dead letter whose target no longer exists fails alone
+	// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+	// retry policy applies to it afresh, its age counted from the redrive.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+	PostApiV1DeadLettersRedrive(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
 	//
@@ -3228,6 +3951,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 	PostApiV1TestInputTransformer(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1WebhooksToken Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Corresponds with DELETE /api/v1/webhooks/{token} (the `DeleteApiV1WebhooksToken` operationId).
+	DeleteApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1WebhooksToken Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Corresponds with GET /api/v1/webhooks/{token} (the `GetApiV1WebhooksToken` operationId).
+	GetApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1WebhooksToken Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{token} (the `PatchApiV1WebhooksToken` operationId).
+	PatchApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1WebhooksToken Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Corresponds with POST /api/v1/webhooks/{token} (the `PostApiV1WebhooksToken` operationId).
+	PostApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1WebhooksToken Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Corresponds with PUT /api/v1/webhooks/{token} (the `PutApiV1WebhooksToken` operationId).
+	PutApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostBusCreateEventBusWithBody Create an event bus (RocketMQ EventBridge API)
 	//
@@ -3537,6 +4295,80 @@ type ClientInterface interface {
 	// Corresponds with POST /rule/updateEventRule (the `PostRuleUpdateEventRule` operationId).
 	PostRuleUpdateEventRule(ctx context.Context, params *PostRuleUpdateEventRuleParams, body PostRuleUpdateEventRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostSourceCreateEventSourceWithBody Create an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+	PostSourceCreateEventSourceWithBody(ctx context.Context, params *PostSourceCreateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceCreateEventSource Create an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+	PostSourceCreateEventSource(ctx context.Context, params *PostSourceCreateEventSourceParams, body PostSourceCreateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceDeleteEventSourceWithBody Delete an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+	PostSourceDeleteEventSourceWithBody(ctx context.Context, params *PostSourceDeleteEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceDeleteEventSource Delete an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+	PostSourceDeleteEventSource(ctx context.Context, params *PostSourceDeleteEventSourceParams, body PostSourceDeleteEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceGetEventSourceWithBody Get an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+	PostSourceGetEventSourceWithBody(ctx context.Context, params *PostSourceGetEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceGetEventSource Get an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+	PostSourceGetEventSource(ctx context.Context, params *PostSourceGetEventSourceParams, body PostSourceGetEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceListEventSourcesWithBody List the event sources of a bus (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+	PostSourceListEventSourcesWithBody(ctx context.Context, params *PostSourceListEventSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceListEventSources List the event sources of a bus (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+	PostSourceListEventSources(ctx context.Context, params *PostSourceListEventSourcesParams, body PostSourceListEventSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceUpdateEventSourceWithBody Update an event source (RocketMQ EventBridge API)
+	//
+	// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+	PostSourceUpdateEventSourceWithBody(ctx context.Context, params *PostSourceUpdateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostSourceUpdateEventSource Update an event source (RocketMQ EventBridge API)
+	//
+	// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+	PostSourceUpdateEventSource(ctx context.Context, params *PostSourceUpdateEventSourceParams, body PostSourceUpdateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostTargetCreateEventTargetsWithBody Create event targets (RocketMQ EventBridge API)
 	//
 	// Adds targets to a rule; none may exist already. className is the target type: http (config: url,
@@ -3630,6 +4462,56 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /type/listEventTypes (the `PostTypeListEventTypes` operationId).
 	PostTypeListEventTypes(ctx context.Context, params *PostTypeListEventTypesParams, body PostTypeListEventTypesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Corresponds with DELETE /webhook/putEvents (the `DeleteWebhookPutEvents` operationId).
+	DeleteWebhookPutEvents(ctx context.Context, params *DeleteWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Corresponds with GET /webhook/putEvents (the `GetWebhookPutEvents` operationId).
+	GetWebhookPutEvents(ctx context.Context, params *GetWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Corresponds with PATCH /webhook/putEvents (the `PatchWebhookPutEvents` operationId).
+	PatchWebhookPutEvents(ctx context.Context, params *PatchWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Corresponds with POST /webhook/putEvents (the `PostWebhookPutEvents` operationId).
+	PostWebhookPutEvents(ctx context.Context, params *PostWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Corresponds with PUT /webhook/putEvents (the `PutWebhookPutEvents` operationId).
+	PutWebhookPutEvents(ctx context.Context, params *PutWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // PostApiDestinationCreateApiDestinationWithBody Create an API destination (RocketMQ EventBridge API)
@@ -4453,6 +5335,214 @@ func (c *Client) PutApiV1BusesBusRulesRuleTargetsTarget(ctx context.Context, bus
 	return c.Client.Do(req)
 }
 
+// GetApiV1BusesBusSources List the sources of a bus
+//
+// Corresponds with GET /api/v1/buses/{bus}/sources (the `GetApiV1BusesBusSources` operationId).
+func (c *Client) GetApiV1BusesBusSources(ctx context.Context, bus string, params *GetApiV1BusesBusSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusSourcesRequest(c.Server, bus, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusSourcesWithBody Create a source
+//
+// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+func (c *Client) PostApiV1BusesBusSourcesWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusSourcesRequestWithBody(c.Server, bus, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusSources Create a source
+//
+// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+func (c *Client) PostApiV1BusesBusSources(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, body PostApiV1BusesBusSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusSourcesRequest(c.Server, bus, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1BusesBusSourcesSource Delete a source
+//
+// Corresponds with DELETE /api/v1/buses/{bus}/sources/{source} (the `DeleteApiV1BusesBusSourcesSource` operationId).
+func (c *Client) DeleteApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *DeleteApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1BusesBusSourcesSourceRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusSourcesSource Get a source
+//
+// Corresponds with GET /api/v1/buses/{bus}/sources/{source} (the `GetApiV1BusesBusSourcesSource` operationId).
+func (c *Client) GetApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *GetApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusSourcesSourceRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1BusesBusSourcesSourceWithBody Change a source
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+func (c *Client) PatchApiV1BusesBusSourcesSourceWithBody(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1BusesBusSourcesSourceRequestWithBody(c.Server, bus, source, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1BusesBusSourcesSource Change a source
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+func (c *Client) PatchApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, body PatchApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1BusesBusSourcesSourceRequest(c.Server, bus, source, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1BusesBusSourcesSourceWithBody Create or replace a source
+//
+// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+func (c *Client) PutApiV1BusesBusSourcesSourceWithBody(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1BusesBusSourcesSourceRequestWithBody(c.Server, bus, source, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1BusesBusSourcesSource Create or replace a source
+//
+// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+func (c *Client) PutApiV1BusesBusSourcesSource(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, body PutApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1BusesBusSourcesSourceRequest(c.Server, bus, source, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusSourcesSourceDisable Disable a source
+//
+// Its connector is stopped, keeping its offsets; a webhook answers 404.
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/disable (the `PostApiV1BusesBusSourcesSourceDisable` operationId).
+func (c *Client) PostApiV1BusesBusSourcesSourceDisable(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceDisableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusSourcesSourceDisableRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusSourcesSourceEnable Enable a source
+//
+// Its connector resumes from its offsets; a webhook accepts requests again.
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/enable (the `PostApiV1BusesBusSourcesSourceEnable` operationId).
+func (c *Client) PostApiV1BusesBusSourcesSourceEnable(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceEnableParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusSourcesSourceEnableRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusSourcesSourceRotateToken Rotate the token of a webhook source
+//
+// The former token answers 404 from then on.
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
+func (c *Client) PostApiV1BusesBusSourcesSourceRotateToken(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusSourcesSourceRotateTokenRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetApiV1Connections List connections
 //
 // Corresponds with GET /api/v1/connections (the `GetApiV1Connections` operationId).
@@ -4590,6 +5680,114 @@ func (c *Client) PutApiV1ConnectionsConnectionWithBody(ctx context.Context, conn
 // Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 func (c *Client) PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutApiV1ConnectionsConnectionRequest(c.Server, connection, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1DeadLettersWithBody Discard dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+// selected by filter, every matching dead letter stored when the call starts is discarded
+// ({"filter": {}} discards them all). Each is reported in entries, in order.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+func (c *Client) DeleteApiV1DeadLettersWithBody(ctx context.Context, params *DeleteApiV1DeadLettersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1DeadLettersRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1DeadLetters Discard dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+// selected by filter, every matching dead letter stored when the call starts is discarded
+// ({"filter": {}} discards them all). Each is reported in entries, in order.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+func (c *Client) DeleteApiV1DeadLetters(ctx context.Context, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1DeadLettersRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1DeadLetters List dead letters
+//
+// The events the account's targets gave up, with the reason, the attempts, the connector and the
+// original CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead
+// letters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter
+// bus send their dead letters to that bus instead; they are not listed here.
+//
+// Corresponds with GET /api/v1/dead-letters (the `GetApiV1DeadLetters` operationId).
+func (c *Client) GetApiV1DeadLetters(ctx context.Context, params *GetApiV1DeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1DeadLettersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1DeadLettersRedriveWithBody Redrive dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+// reported in entries, in order: a dead letter whose target no longer exists fails alone
+// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+// retry policy applies to it afresh, its age counted from the redrive.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+func (c *Client) PostApiV1DeadLettersRedriveWithBody(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1DeadLettersRedriveRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1DeadLettersRedrive Redrive dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+// reported in entries, in order: a dead letter whose target no longer exists fails alone
+// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+// retry policy applies to it afresh, its age counted from the redrive.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+func (c *Client) PostApiV1DeadLettersRedrive(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1DeadLettersRedriveRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4811,6 +6009,91 @@ func (c *Client) PostApiV1TestInputTransformerWithBody(ctx context.Context, para
 // Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 func (c *Client) PostApiV1TestInputTransformer(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostApiV1TestInputTransformerRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1WebhooksToken Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Corresponds with DELETE /api/v1/webhooks/{token} (the `DeleteApiV1WebhooksToken` operationId).
+func (c *Client) DeleteApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1WebhooksTokenRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1WebhooksToken Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Corresponds with GET /api/v1/webhooks/{token} (the `GetApiV1WebhooksToken` operationId).
+func (c *Client) GetApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1WebhooksTokenRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1WebhooksToken Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Corresponds with PATCH /api/v1/webhooks/{token} (the `PatchApiV1WebhooksToken` operationId).
+func (c *Client) PatchApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1WebhooksTokenRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1WebhooksToken Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Corresponds with POST /api/v1/webhooks/{token} (the `PostApiV1WebhooksToken` operationId).
+func (c *Client) PostApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1WebhooksTokenRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1WebhooksToken Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Corresponds with PUT /api/v1/webhooks/{token} (the `PutApiV1WebhooksToken` operationId).
+func (c *Client) PutApiV1WebhooksToken(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1WebhooksTokenRequest(c.Server, token)
 	if err != nil {
 		return nil, err
 	}
@@ -5509,6 +6792,180 @@ func (c *Client) PostRuleUpdateEventRule(ctx context.Context, params *PostRuleUp
 	return c.Client.Do(req)
 }
 
+// PostSourceCreateEventSourceWithBody Create an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+func (c *Client) PostSourceCreateEventSourceWithBody(ctx context.Context, params *PostSourceCreateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceCreateEventSourceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceCreateEventSource Create an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+func (c *Client) PostSourceCreateEventSource(ctx context.Context, params *PostSourceCreateEventSourceParams, body PostSourceCreateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceCreateEventSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceDeleteEventSourceWithBody Delete an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+func (c *Client) PostSourceDeleteEventSourceWithBody(ctx context.Context, params *PostSourceDeleteEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceDeleteEventSourceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceDeleteEventSource Delete an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+func (c *Client) PostSourceDeleteEventSource(ctx context.Context, params *PostSourceDeleteEventSourceParams, body PostSourceDeleteEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceDeleteEventSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceGetEventSourceWithBody Get an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+func (c *Client) PostSourceGetEventSourceWithBody(ctx context.Context, params *PostSourceGetEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceGetEventSourceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceGetEventSource Get an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+func (c *Client) PostSourceGetEventSource(ctx context.Context, params *PostSourceGetEventSourceParams, body PostSourceGetEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceGetEventSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceListEventSourcesWithBody List the event sources of a bus (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+func (c *Client) PostSourceListEventSourcesWithBody(ctx context.Context, params *PostSourceListEventSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceListEventSourcesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceListEventSources List the event sources of a bus (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+func (c *Client) PostSourceListEventSources(ctx context.Context, params *PostSourceListEventSourcesParams, body PostSourceListEventSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceListEventSourcesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceUpdateEventSourceWithBody Update an event source (RocketMQ EventBridge API)
+//
+// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+func (c *Client) PostSourceUpdateEventSourceWithBody(ctx context.Context, params *PostSourceUpdateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceUpdateEventSourceRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostSourceUpdateEventSource Update an event source (RocketMQ EventBridge API)
+//
+// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+func (c *Client) PostSourceUpdateEventSource(ctx context.Context, params *PostSourceUpdateEventSourceParams, body PostSourceUpdateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostSourceUpdateEventSourceRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostTargetCreateEventTargetsWithBody Create event targets (RocketMQ EventBridge API)
 //
 // Adds targets to a rule; none may exist already. className is the target type: http (config: url,
@@ -5693,6 +7150,106 @@ func (c *Client) PostTypeListEventTypesWithBody(ctx context.Context, params *Pos
 // Corresponds with POST /type/listEventTypes (the `PostTypeListEventTypes` operationId).
 func (c *Client) PostTypeListEventTypes(ctx context.Context, params *PostTypeListEventTypesParams, body PostTypeListEventTypesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostTypeListEventTypesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Corresponds with DELETE /webhook/putEvents (the `DeleteWebhookPutEvents` operationId).
+func (c *Client) DeleteWebhookPutEvents(ctx context.Context, params *DeleteWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookPutEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Corresponds with GET /webhook/putEvents (the `GetWebhookPutEvents` operationId).
+func (c *Client) GetWebhookPutEvents(ctx context.Context, params *GetWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookPutEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Corresponds with PATCH /webhook/putEvents (the `PatchWebhookPutEvents` operationId).
+func (c *Client) PatchWebhookPutEvents(ctx context.Context, params *PatchWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchWebhookPutEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Corresponds with POST /webhook/putEvents (the `PostWebhookPutEvents` operationId).
+func (c *Client) PostWebhookPutEvents(ctx context.Context, params *PostWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhookPutEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWebhookPutEvents Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Corresponds with PUT /webhook/putEvents (the `PutWebhookPutEvents` operationId).
+func (c *Client) PutWebhookPutEvents(ctx context.Context, params *PutWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWebhookPutEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7630,6 +9187,586 @@ func NewPutApiV1BusesBusRulesRuleTargetsTargetRequestWithBody(server string, bus
 	return req, nil
 }
 
+// NewGetApiV1BusesBusSourcesRequest constructs an http.Request for the GetApiV1BusesBusSources method
+func NewGetApiV1BusesBusSourcesRequest(server string, bus string, params *GetApiV1BusesBusSourcesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NamePrefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "namePrefix", *params.NamePrefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusSourcesRequest calls the generic PostApiV1BusesBusSources builder with application/json body
+func NewPostApiV1BusesBusSourcesRequest(server string, bus string, params *PostApiV1BusesBusSourcesParams, body PostApiV1BusesBusSourcesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1BusesBusSourcesRequestWithBody(server, bus, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1BusesBusSourcesRequestWithBody constructs an http.Request for the PostApiV1BusesBusSources method, with any body, and a specified content type
+func NewPostApiV1BusesBusSourcesRequestWithBody(server string, bus string, params *PostApiV1BusesBusSourcesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1BusesBusSourcesSourceRequest constructs an http.Request for the DeleteApiV1BusesBusSourcesSource method
+func NewDeleteApiV1BusesBusSourcesSourceRequest(server string, bus string, source string, params *DeleteApiV1BusesBusSourcesSourceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusSourcesSourceRequest constructs an http.Request for the GetApiV1BusesBusSourcesSource method
+func NewGetApiV1BusesBusSourcesSourceRequest(server string, bus string, source string, params *GetApiV1BusesBusSourcesSourceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchApiV1BusesBusSourcesSourceRequest calls the generic PatchApiV1BusesBusSourcesSource builder with application/json body
+func NewPatchApiV1BusesBusSourcesSourceRequest(server string, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, body PatchApiV1BusesBusSourcesSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchApiV1BusesBusSourcesSourceRequestWithBody(server, bus, source, params, "application/json", bodyReader)
+}
+
+// NewPatchApiV1BusesBusSourcesSourceRequestWithBody constructs an http.Request for the PatchApiV1BusesBusSourcesSource method, with any body, and a specified content type
+func NewPatchApiV1BusesBusSourcesSourceRequestWithBody(server string, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPutApiV1BusesBusSourcesSourceRequest calls the generic PutApiV1BusesBusSourcesSource builder with application/json body
+func NewPutApiV1BusesBusSourcesSourceRequest(server string, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, body PutApiV1BusesBusSourcesSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutApiV1BusesBusSourcesSourceRequestWithBody(server, bus, source, params, "application/json", bodyReader)
+}
+
+// NewPutApiV1BusesBusSourcesSourceRequestWithBody constructs an http.Request for the PutApiV1BusesBusSourcesSource method, with any body, and a specified content type
+func NewPutApiV1BusesBusSourcesSourceRequestWithBody(server string, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusSourcesSourceDisableRequest constructs an http.Request for the PostApiV1BusesBusSourcesSourceDisable method
+func NewPostApiV1BusesBusSourcesSourceDisableRequest(server string, bus string, source string, params *PostApiV1BusesBusSourcesSourceDisableParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s/disable", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusSourcesSourceEnableRequest constructs an http.Request for the PostApiV1BusesBusSourcesSourceEnable method
+func NewPostApiV1BusesBusSourcesSourceEnableRequest(server string, bus string, source string, params *PostApiV1BusesBusSourcesSourceEnableParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s/enable", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusSourcesSourceRotateTokenRequest constructs an http.Request for the PostApiV1BusesBusSourcesSourceRotateToken method
+func NewPostApiV1BusesBusSourcesSourceRotateTokenRequest(server string, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "source", source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/sources/%s/rotate-token", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetApiV1ConnectionsRequest constructs an http.Request for the GetApiV1Connections method
 func NewGetApiV1ConnectionsRequest(server string, params *GetApiV1ConnectionsParams) (*http.Request, error) {
 	var err error
@@ -7964,6 +10101,257 @@ func NewPutApiV1ConnectionsConnectionRequestWithBody(server string, connection s
 	}
 
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1DeadLettersRequest calls the generic DeleteApiV1DeadLetters builder with application/json body
+func NewDeleteApiV1DeadLettersRequest(server string, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteApiV1DeadLettersRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewDeleteApiV1DeadLettersRequestWithBody constructs an http.Request for the DeleteApiV1DeadLetters method, with any body, and a specified content type
+func NewDeleteApiV1DeadLettersRequestWithBody(server string, params *DeleteApiV1DeadLettersParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/dead-letters")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1DeadLettersRequest constructs an http.Request for the GetApiV1DeadLetters method
+func NewGetApiV1DeadLettersRequest(server string, params *GetApiV1DeadLettersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/dead-letters")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Bus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "bus", *params.Bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rule != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rule", *params.Rule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Target != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target", *params.Target, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1DeadLettersRedriveRequest calls the generic PostApiV1DeadLettersRedrive builder with application/json body
+func NewPostApiV1DeadLettersRedriveRequest(server string, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1DeadLettersRedriveRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1DeadLettersRedriveRequestWithBody constructs an http.Request for the PostApiV1DeadLettersRedrive method, with any body, and a specified content type
+func NewPostApiV1DeadLettersRedriveRequestWithBody(server string, params *PostApiV1DeadLettersRedriveParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/dead-letters/redrive")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -8559,6 +10947,176 @@ func NewPostApiV1TestInputTransformerRequestWithBody(server string, params *Post
 			req.Header.Set("X-Account-Id", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1WebhooksTokenRequest constructs an http.Request for the DeleteApiV1WebhooksToken method
+func NewDeleteApiV1WebhooksTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1WebhooksTokenRequest constructs an http.Request for the GetApiV1WebhooksToken method
+func NewGetApiV1WebhooksTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchApiV1WebhooksTokenRequest constructs an http.Request for the PatchApiV1WebhooksToken method
+func NewPatchApiV1WebhooksTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1WebhooksTokenRequest constructs an http.Request for the PostApiV1WebhooksToken method
+func NewPostApiV1WebhooksTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutApiV1WebhooksTokenRequest constructs an http.Request for the PutApiV1WebhooksToken method
+func NewPutApiV1WebhooksTokenRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -9630,6 +12188,281 @@ func NewPostRuleUpdateEventRuleRequestWithBody(server string, params *PostRuleUp
 	return req, nil
 }
 
+// NewPostSourceCreateEventSourceRequest calls the generic PostSourceCreateEventSource builder with application/json body
+func NewPostSourceCreateEventSourceRequest(server string, params *PostSourceCreateEventSourceParams, body PostSourceCreateEventSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSourceCreateEventSourceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSourceCreateEventSourceRequestWithBody constructs an http.Request for the PostSourceCreateEventSource method, with any body, and a specified content type
+func NewPostSourceCreateEventSourceRequestWithBody(server string, params *PostSourceCreateEventSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/source/createEventSource")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ResourceOwnerAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "resourceOwnerAccountId", *params.ResourceOwnerAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSourceDeleteEventSourceRequest calls the generic PostSourceDeleteEventSource builder with application/json body
+func NewPostSourceDeleteEventSourceRequest(server string, params *PostSourceDeleteEventSourceParams, body PostSourceDeleteEventSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSourceDeleteEventSourceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSourceDeleteEventSourceRequestWithBody constructs an http.Request for the PostSourceDeleteEventSource method, with any body, and a specified content type
+func NewPostSourceDeleteEventSourceRequestWithBody(server string, params *PostSourceDeleteEventSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/source/deleteEventSource")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ResourceOwnerAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "resourceOwnerAccountId", *params.ResourceOwnerAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSourceGetEventSourceRequest calls the generic PostSourceGetEventSource builder with application/json body
+func NewPostSourceGetEventSourceRequest(server string, params *PostSourceGetEventSourceParams, body PostSourceGetEventSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSourceGetEventSourceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSourceGetEventSourceRequestWithBody constructs an http.Request for the PostSourceGetEventSource method, with any body, and a specified content type
+func NewPostSourceGetEventSourceRequestWithBody(server string, params *PostSourceGetEventSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/source/getEventSource")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ResourceOwnerAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "resourceOwnerAccountId", *params.ResourceOwnerAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSourceListEventSourcesRequest calls the generic PostSourceListEventSources builder with application/json body
+func NewPostSourceListEventSourcesRequest(server string, params *PostSourceListEventSourcesParams, body PostSourceListEventSourcesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSourceListEventSourcesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSourceListEventSourcesRequestWithBody constructs an http.Request for the PostSourceListEventSources method, with any body, and a specified content type
+func NewPostSourceListEventSourcesRequestWithBody(server string, params *PostSourceListEventSourcesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/source/listEventSources")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ResourceOwnerAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "resourceOwnerAccountId", *params.ResourceOwnerAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostSourceUpdateEventSourceRequest calls the generic PostSourceUpdateEventSource builder with application/json body
+func NewPostSourceUpdateEventSourceRequest(server string, params *PostSourceUpdateEventSourceParams, body PostSourceUpdateEventSourceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostSourceUpdateEventSourceRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostSourceUpdateEventSourceRequestWithBody constructs an http.Request for the PostSourceUpdateEventSource method, with any body, and a specified content type
+func NewPostSourceUpdateEventSourceRequestWithBody(server string, params *PostSourceUpdateEventSourceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/source/updateEventSource")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ResourceOwnerAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "resourceOwnerAccountId", *params.ResourceOwnerAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostTargetCreateEventTargetsRequest calls the generic PostTargetCreateEventTargets builder with application/json body
 func NewPostTargetCreateEventTargetsRequest(server string, params *PostTargetCreateEventTargetsParams, body PostTargetCreateEventTargetsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9900,6 +12733,256 @@ func NewPostTypeListEventTypesRequestWithBody(server string, params *PostTypeLis
 			req.Header.Set("resourceOwnerAccountId", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookPutEventsRequest constructs an http.Request for the DeleteWebhookPutEvents method
+func NewDeleteWebhookPutEventsRequest(server string, params *DeleteWebhookPutEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhook/putEvents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookPutEventsRequest constructs an http.Request for the GetWebhookPutEvents method
+func NewGetWebhookPutEventsRequest(server string, params *GetWebhookPutEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhook/putEvents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchWebhookPutEventsRequest constructs an http.Request for the PatchWebhookPutEvents method
+func NewPatchWebhookPutEventsRequest(server string, params *PatchWebhookPutEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhook/putEvents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostWebhookPutEventsRequest constructs an http.Request for the PostWebhookPutEvents method
+func NewPostWebhookPutEventsRequest(server string, params *PostWebhookPutEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhook/putEvents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutWebhookPutEventsRequest constructs an http.Request for the PutWebhookPutEvents method
+func NewPutWebhookPutEventsRequest(server string, params *PutWebhookPutEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhook/putEvents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -10330,6 +13413,106 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/buses/{bus}/rules/{rule}/targets/{target} (the `PutApiV1BusesBusRulesRuleTargetsTarget` operationId).
 	PutApiV1BusesBusRulesRuleTargetsTargetWithResponse(ctx context.Context, bus string, rule string, target string, params *PutApiV1BusesBusRulesRuleTargetsTargetParams, body PutApiV1BusesBusRulesRuleTargetsTargetJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusRulesRuleTargetsTargetResponse, error)
 
+	// GetApiV1BusesBusSourcesWithResponse List the sources of a bus
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/sources (the `GetApiV1BusesBusSources` operationId).
+	GetApiV1BusesBusSourcesWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusSourcesParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusSourcesResponse, error)
+
+	// PostApiV1BusesBusSourcesWithBodyWithResponse Create a source
+	//
+	// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+	// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+	PostApiV1BusesBusSourcesWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesResponse, error)
+
+	// PostApiV1BusesBusSourcesWithResponse Create a source
+	//
+	// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+	// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+	PostApiV1BusesBusSourcesWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, body PostApiV1BusesBusSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesResponse, error)
+
+	// DeleteApiV1BusesBusSourcesSourceWithResponse Delete a source
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/buses/{bus}/sources/{source} (the `DeleteApiV1BusesBusSourcesSource` operationId).
+	DeleteApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *DeleteApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*DeleteApiV1BusesBusSourcesSourceResponse, error)
+
+	// GetApiV1BusesBusSourcesSourceWithResponse Get a source
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/sources/{source} (the `GetApiV1BusesBusSourcesSource` operationId).
+	GetApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *GetApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusSourcesSourceResponse, error)
+
+	// PatchApiV1BusesBusSourcesSourceWithBodyWithResponse Change a source
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+	PatchApiV1BusesBusSourcesSourceWithBodyWithResponse(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusSourcesSourceResponse, error)
+
+	// PatchApiV1BusesBusSourcesSourceWithResponse Change a source
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+	PatchApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, body PatchApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusSourcesSourceResponse, error)
+
+	// PutApiV1BusesBusSourcesSourceWithBodyWithResponse Create or replace a source
+	//
+	// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+	PutApiV1BusesBusSourcesSourceWithBodyWithResponse(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusSourcesSourceResponse, error)
+
+	// PutApiV1BusesBusSourcesSourceWithResponse Create or replace a source
+	//
+	// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+	PutApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, body PutApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusSourcesSourceResponse, error)
+
+	// PostApiV1BusesBusSourcesSourceDisableWithResponse Disable a source
+	//
+	// Its connector is stopped, keeping its offsets; a webhook answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/disable (the `PostApiV1BusesBusSourcesSourceDisable` operationId).
+	PostApiV1BusesBusSourcesSourceDisableWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceDisableParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceDisableResponse, error)
+
+	// PostApiV1BusesBusSourcesSourceEnableWithResponse Enable a source
+	//
+	// Its connector resumes from its offsets; a webhook accepts requests again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/enable (the `PostApiV1BusesBusSourcesSourceEnable` operationId).
+	PostApiV1BusesBusSourcesSourceEnableWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceEnableParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceEnableResponse, error)
+
+	// PostApiV1BusesBusSourcesSourceRotateTokenWithResponse Rotate the token of a webhook source
+	//
+	// The former token answers 404 from then on.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
+	PostApiV1BusesBusSourcesSourceRotateTokenWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceRotateTokenResponse, error)
+
 	// GetApiV1ConnectionsWithResponse List connections
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10392,6 +13575,66 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnectionWithResponse(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1ConnectionsConnectionResponse, error)
+
+	// DeleteApiV1DeadLettersWithBodyWithResponse Discard dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+	// selected by filter, every matching dead letter stored when the call starts is discarded
+	// ({"filter": {}} discards them all). Each is reported in entries, in order.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+	DeleteApiV1DeadLettersWithBodyWithResponse(ctx context.Context, params *DeleteApiV1DeadLettersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteApiV1DeadLettersResponse, error)
+
+	// DeleteApiV1DeadLettersWithResponse Discard dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+	// selected by filter, every matching dead letter stored when the call starts is discarded
+	// ({"filter": {}} discards them all). Each is reported in entries, in order.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+	DeleteApiV1DeadLettersWithResponse(ctx context.Context, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteApiV1DeadLettersResponse, error)
+
+	// GetApiV1DeadLettersWithResponse List dead letters
+	//
+	// The events the account's targets gave up, with the reason, the attempts, the connector and the
+	// original CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead
+	// letters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter
+	// bus send their dead letters to that bus instead; they are not listed here.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/dead-letters (the `GetApiV1DeadLetters` operationId).
+	GetApiV1DeadLettersWithResponse(ctx context.Context, params *GetApiV1DeadLettersParams, reqEditors ...RequestEditorFn) (*GetApiV1DeadLettersResponse, error)
+
+	// PostApiV1DeadLettersRedriveWithBodyWithResponse Redrive dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+	// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+	// reported in entries, in order: a dead letter whose target no longer exists fails alone
+	// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+	// retry policy applies to it afresh, its age counted from the redrive.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+	PostApiV1DeadLettersRedriveWithBodyWithResponse(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1DeadLettersRedriveResponse, error)
+
+	// PostApiV1DeadLettersRedriveWithResponse Redrive dead letters
+	//
+	// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+	// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+	// reported in entries, in order: a dead letter whose target no longer exists fails alone
+	// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+	// retry policy applies to it afresh, its age counted from the redrive.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+	PostApiV1DeadLettersRedriveWithResponse(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1DeadLettersRedriveResponse, error)
 
 	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 	//
@@ -10501,6 +13744,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 	PostApiV1TestInputTransformerWithResponse(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1TestInputTransformerResponse, error)
+
+	// DeleteApiV1WebhooksTokenWithResponse Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/webhooks/{token} (the `DeleteApiV1WebhooksToken` operationId).
+	DeleteApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*DeleteApiV1WebhooksTokenResponse, error)
+
+	// GetApiV1WebhooksTokenWithResponse Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/webhooks/{token} (the `GetApiV1WebhooksToken` operationId).
+	GetApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*GetApiV1WebhooksTokenResponse, error)
+
+	// PatchApiV1WebhooksTokenWithResponse Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/webhooks/{token} (the `PatchApiV1WebhooksToken` operationId).
+	PatchApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PatchApiV1WebhooksTokenResponse, error)
+
+	// PostApiV1WebhooksTokenWithResponse Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/webhooks/{token} (the `PostApiV1WebhooksToken` operationId).
+	PostApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PostApiV1WebhooksTokenResponse, error)
+
+	// PutApiV1WebhooksTokenWithResponse Send a request to a webhook source
+	//
+	// As /webhook/putEvents, with the token in the path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/webhooks/{token} (the `PutApiV1WebhooksToken` operationId).
+	PutApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PutApiV1WebhooksTokenResponse, error)
 
 	// PostBusCreateEventBusWithBodyWithResponse Create an event bus (RocketMQ EventBridge API)
 	//
@@ -10814,6 +14102,80 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /rule/updateEventRule (the `PostRuleUpdateEventRule` operationId).
 	PostRuleUpdateEventRuleWithResponse(ctx context.Context, params *PostRuleUpdateEventRuleParams, body PostRuleUpdateEventRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRuleUpdateEventRuleResponse, error)
 
+	// PostSourceCreateEventSourceWithBodyWithResponse Create an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+	PostSourceCreateEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceCreateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceCreateEventSourceResponse, error)
+
+	// PostSourceCreateEventSourceWithResponse Create an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+	PostSourceCreateEventSourceWithResponse(ctx context.Context, params *PostSourceCreateEventSourceParams, body PostSourceCreateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceCreateEventSourceResponse, error)
+
+	// PostSourceDeleteEventSourceWithBodyWithResponse Delete an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+	PostSourceDeleteEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceDeleteEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceDeleteEventSourceResponse, error)
+
+	// PostSourceDeleteEventSourceWithResponse Delete an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+	PostSourceDeleteEventSourceWithResponse(ctx context.Context, params *PostSourceDeleteEventSourceParams, body PostSourceDeleteEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceDeleteEventSourceResponse, error)
+
+	// PostSourceGetEventSourceWithBodyWithResponse Get an event source (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+	PostSourceGetEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceGetEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceGetEventSourceResponse, error)
+
+	// PostSourceGetEventSourceWithResponse Get an event source (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+	PostSourceGetEventSourceWithResponse(ctx context.Context, params *PostSourceGetEventSourceParams, body PostSourceGetEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceGetEventSourceResponse, error)
+
+	// PostSourceListEventSourcesWithBodyWithResponse List the event sources of a bus (RocketMQ EventBridge API)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+	PostSourceListEventSourcesWithBodyWithResponse(ctx context.Context, params *PostSourceListEventSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceListEventSourcesResponse, error)
+
+	// PostSourceListEventSourcesWithResponse List the event sources of a bus (RocketMQ EventBridge API)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+	PostSourceListEventSourcesWithResponse(ctx context.Context, params *PostSourceListEventSourcesParams, body PostSourceListEventSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceListEventSourcesResponse, error)
+
+	// PostSourceUpdateEventSourceWithBodyWithResponse Update an event source (RocketMQ EventBridge API)
+	//
+	// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+	PostSourceUpdateEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceUpdateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceUpdateEventSourceResponse, error)
+
+	// PostSourceUpdateEventSourceWithResponse Update an event source (RocketMQ EventBridge API)
+	//
+	// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+	PostSourceUpdateEventSourceWithResponse(ctx context.Context, params *PostSourceUpdateEventSourceParams, body PostSourceUpdateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceUpdateEventSourceResponse, error)
+
 	// PostTargetCreateEventTargetsWithBodyWithResponse Create event targets (RocketMQ EventBridge API)
 	//
 	// Adds targets to a rule; none may exist already. className is the target type: http (config: url,
@@ -10907,6 +14269,66 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /type/listEventTypes (the `PostTypeListEventTypes` operationId).
 	PostTypeListEventTypesWithResponse(ctx context.Context, params *PostTypeListEventTypesParams, body PostTypeListEventTypesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTypeListEventTypesResponse, error)
+
+	// DeleteWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /webhook/putEvents (the `DeleteWebhookPutEvents` operationId).
+	DeleteWebhookPutEventsWithResponse(ctx context.Context, params *DeleteWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*DeleteWebhookPutEventsResponse, error)
+
+	// GetWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhook/putEvents (the `GetWebhookPutEvents` operationId).
+	GetWebhookPutEventsWithResponse(ctx context.Context, params *GetWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*GetWebhookPutEventsResponse, error)
+
+	// PatchWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /webhook/putEvents (the `PatchWebhookPutEvents` operationId).
+	PatchWebhookPutEventsWithResponse(ctx context.Context, params *PatchWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PatchWebhookPutEventsResponse, error)
+
+	// PostWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhook/putEvents (the `PostWebhookPutEvents` operationId).
+	PostWebhookPutEventsWithResponse(ctx context.Context, params *PostWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PostWebhookPutEventsResponse, error)
+
+	// PutWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+	//
+	// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+	// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+	// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+	// answered once stored.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /webhook/putEvents (the `PutWebhookPutEvents` operationId).
+	PutWebhookPutEventsWithResponse(ctx context.Context, params *PutWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PutWebhookPutEventsResponse, error)
 }
 
 type PostApiDestinationCreateApiDestinationResponse struct {
@@ -12538,6 +15960,508 @@ func (r PutApiV1BusesBusRulesRuleTargetsTargetResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1BusesBusSourcesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SourceList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusSourcesResponse) GetJSON200() *SourceList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1BusesBusSourcesResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusSourcesResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusSourcesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusSourcesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusSourcesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusSourcesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusSourcesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Source
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON201() *Source {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusSourcesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusSourcesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusSourcesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusSourcesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1BusesBusSourcesSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1BusesBusSourcesSourceResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1BusesBusSourcesSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1BusesBusSourcesSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1BusesBusSourcesSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1BusesBusSourcesSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusSourcesSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusSourcesSourceResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusSourcesSourceResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusSourcesSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusSourcesSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusSourcesSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusSourcesSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchApiV1BusesBusSourcesSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchApiV1BusesBusSourcesSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchApiV1BusesBusSourcesSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchApiV1BusesBusSourcesSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutApiV1BusesBusSourcesSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Source
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON201() *Source {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutApiV1BusesBusSourcesSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutApiV1BusesBusSourcesSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutApiV1BusesBusSourcesSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutApiV1BusesBusSourcesSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusSourcesSourceDisableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusSourcesSourceEnableResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusSourcesSourceRotateTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Source
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON200() *Source {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetApiV1ConnectionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12869,6 +16793,178 @@ func (r PutApiV1ConnectionsConnectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutApiV1ConnectionsConnectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1DeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscardResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON200() *DiscardResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1DeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1DeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1DeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1DeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1DeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeadLetterList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1DeadLettersResponse) GetJSON200() *DeadLetterList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1DeadLettersResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1DeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1DeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1DeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1DeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1DeadLettersRedriveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RedriveResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON200() *RedriveResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1DeadLettersRedriveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1DeadLettersRedriveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1DeadLettersRedriveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1DeadLettersRedriveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13425,6 +17521,386 @@ func (r PostApiV1TestInputTransformerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostApiV1TestInputTransformerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1WebhooksTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteApiV1WebhooksTokenResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1WebhooksTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1WebhooksTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1WebhooksTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1WebhooksTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1WebhooksTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiV1WebhooksTokenResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1WebhooksTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1WebhooksTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1WebhooksTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1WebhooksTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchApiV1WebhooksTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchApiV1WebhooksTokenResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchApiV1WebhooksTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchApiV1WebhooksTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchApiV1WebhooksTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchApiV1WebhooksTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1WebhooksTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1WebhooksTokenResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1WebhooksTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1WebhooksTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1WebhooksTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1WebhooksTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutApiV1WebhooksTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutApiV1WebhooksTokenResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutApiV1WebhooksTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutApiV1WebhooksTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutApiV1WebhooksTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutApiV1WebhooksTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14462,6 +18938,295 @@ func (r PostRuleUpdateEventRuleResponse) ContentType() string {
 	return ""
 }
 
+type PostSourceCreateEventSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RocketMQCreateEventSourceResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RocketMQError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RocketMQError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *RocketMQError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON200() *RocketMQCreateEventSourceResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON400() *RocketMQError {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON409() *RocketMQError {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON503() *RocketMQError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSourceCreateEventSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSourceCreateEventSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSourceCreateEventSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSourceCreateEventSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostSourceDeleteEventSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RocketMQResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RocketMQError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RocketMQError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSourceDeleteEventSourceResponse) GetJSON200() *RocketMQResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSourceDeleteEventSourceResponse) GetJSON400() *RocketMQError {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSourceDeleteEventSourceResponse) GetJSON409() *RocketMQError {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSourceDeleteEventSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSourceDeleteEventSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSourceDeleteEventSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSourceDeleteEventSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostSourceGetEventSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RocketMQGetEventSourceResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RocketMQError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RocketMQError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSourceGetEventSourceResponse) GetJSON200() *RocketMQGetEventSourceResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSourceGetEventSourceResponse) GetJSON400() *RocketMQError {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSourceGetEventSourceResponse) GetJSON409() *RocketMQError {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSourceGetEventSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSourceGetEventSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSourceGetEventSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSourceGetEventSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostSourceListEventSourcesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RocketMQListEventSourcesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RocketMQError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RocketMQError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSourceListEventSourcesResponse) GetJSON200() *RocketMQListEventSourcesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSourceListEventSourcesResponse) GetJSON400() *RocketMQError {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSourceListEventSourcesResponse) GetJSON409() *RocketMQError {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSourceListEventSourcesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSourceListEventSourcesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSourceListEventSourcesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSourceListEventSourcesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostSourceUpdateEventSourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RocketMQResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RocketMQError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *RocketMQError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *RocketMQError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON200() *RocketMQResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON400() *RocketMQError {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON409() *RocketMQError {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON503() *RocketMQError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostSourceUpdateEventSourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostSourceUpdateEventSourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostSourceUpdateEventSourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostSourceUpdateEventSourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostTargetCreateEventTargetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14731,6 +19496,386 @@ func (r PostTypeListEventTypesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostTypeListEventTypesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteWebhookPutEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookPutEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookPutEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookPutEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookPutEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookPutEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWebhookPutEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookPutEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookPutEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookPutEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookPutEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookPutEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchWebhookPutEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchWebhookPutEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchWebhookPutEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchWebhookPutEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchWebhookPutEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchWebhookPutEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostWebhookPutEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhookPutEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostWebhookPutEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostWebhookPutEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostWebhookPutEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostWebhookPutEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutWebhookPutEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON200() *WebhookAnswer {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON413() *Problem {
+	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutWebhookPutEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutWebhookPutEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutWebhookPutEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutWebhookPutEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutWebhookPutEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15400,6 +20545,178 @@ func (c *ClientWithResponses) PutApiV1BusesBusRulesRuleTargetsTargetWithResponse
 	return ParsePutApiV1BusesBusRulesRuleTargetsTargetResponse(rsp)
 }
 
+// GetApiV1BusesBusSourcesWithResponse List the sources of a bus
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/sources (the `GetApiV1BusesBusSources` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusSourcesWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusSourcesParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusSourcesResponse, error) {
+	rsp, err := c.GetApiV1BusesBusSources(ctx, bus, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusSourcesResponse(rsp)
+}
+
+// PostApiV1BusesBusSourcesWithBodyWithResponse Create a source
+//
+// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusSourcesWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesResponse, error) {
+	rsp, err := c.PostApiV1BusesBusSourcesWithBody(ctx, bus, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusSourcesResponse(rsp)
+}
+
+// PostApiV1BusesBusSourcesWithResponse Create a source
+//
+// The config is checked by the plugin of the type (every problem is named); secret keys are sealed
+// under the master key and answered as "***". A source of type http gets a webhook token and URLs.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources (the `PostApiV1BusesBusSources` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusSourcesWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusSourcesParams, body PostApiV1BusesBusSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesResponse, error) {
+	rsp, err := c.PostApiV1BusesBusSources(ctx, bus, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusSourcesResponse(rsp)
+}
+
+// DeleteApiV1BusesBusSourcesSourceWithResponse Delete a source
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/buses/{bus}/sources/{source} (the `DeleteApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) DeleteApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *DeleteApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*DeleteApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.DeleteApiV1BusesBusSourcesSource(ctx, bus, source, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// GetApiV1BusesBusSourcesSourceWithResponse Get a source
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/sources/{source} (the `GetApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *GetApiV1BusesBusSourcesSourceParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.GetApiV1BusesBusSourcesSource(ctx, bus, source, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// PatchApiV1BusesBusSourcesSourceWithBodyWithResponse Change a source
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) PatchApiV1BusesBusSourcesSourceWithBodyWithResponse(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.PatchApiV1BusesBusSourcesSourceWithBody(ctx, bus, source, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// PatchApiV1BusesBusSourcesSourceWithResponse Change a source
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/sources/{source} (the `PatchApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) PatchApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *PatchApiV1BusesBusSourcesSourceParams, body PatchApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.PatchApiV1BusesBusSourcesSource(ctx, bus, source, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// PutApiV1BusesBusSourcesSourceWithBodyWithResponse Create or replace a source
+//
+// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) PutApiV1BusesBusSourcesSourceWithBodyWithResponse(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.PutApiV1BusesBusSourcesSourceWithBody(ctx, bus, source, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// PutApiV1BusesBusSourcesSourceWithResponse Create or replace a source
+//
+// The type of an existing source cannot change. A secret value sent as "***" keeps the stored one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/buses/{bus}/sources/{source} (the `PutApiV1BusesBusSourcesSource` operationId).
+func (c *ClientWithResponses) PutApiV1BusesBusSourcesSourceWithResponse(ctx context.Context, bus string, source string, params *PutApiV1BusesBusSourcesSourceParams, body PutApiV1BusesBusSourcesSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusSourcesSourceResponse, error) {
+	rsp, err := c.PutApiV1BusesBusSourcesSource(ctx, bus, source, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1BusesBusSourcesSourceResponse(rsp)
+}
+
+// PostApiV1BusesBusSourcesSourceDisableWithResponse Disable a source
+//
+// Its connector is stopped, keeping its offsets; a webhook answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/disable (the `PostApiV1BusesBusSourcesSourceDisable` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusSourcesSourceDisableWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceDisableParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceDisableResponse, error) {
+	rsp, err := c.PostApiV1BusesBusSourcesSourceDisable(ctx, bus, source, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusSourcesSourceDisableResponse(rsp)
+}
+
+// PostApiV1BusesBusSourcesSourceEnableWithResponse Enable a source
+//
+// Its connector resumes from its offsets; a webhook accepts requests again.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/enable (the `PostApiV1BusesBusSourcesSourceEnable` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusSourcesSourceEnableWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceEnableParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceEnableResponse, error) {
+	rsp, err := c.PostApiV1BusesBusSourcesSourceEnable(ctx, bus, source, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusSourcesSourceEnableResponse(rsp)
+}
+
+// PostApiV1BusesBusSourcesSourceRotateTokenWithResponse Rotate the token of a webhook source
+//
+// The former token answers 404 from then on.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusSourcesSourceRotateTokenWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceRotateTokenResponse, error) {
+	rsp, err := c.PostApiV1BusesBusSourcesSourceRotateToken(ctx, bus, source, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse(rsp)
+}
+
 // GetApiV1ConnectionsWithResponse List connections
 //
 // Returns a wrapper object for the known response body format(s).
@@ -15515,6 +20832,96 @@ func (c *ClientWithResponses) PutApiV1ConnectionsConnectionWithResponse(ctx cont
 		return nil, err
 	}
 	return ParsePutApiV1ConnectionsConnectionResponse(rsp)
+}
+
+// DeleteApiV1DeadLettersWithBodyWithResponse Discard dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+// selected by filter, every matching dead letter stored when the call starts is discarded
+// ({"filter": {}} discards them all). Each is reported in entries, in order.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+func (c *ClientWithResponses) DeleteApiV1DeadLettersWithBodyWithResponse(ctx context.Context, params *DeleteApiV1DeadLettersParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteApiV1DeadLettersResponse, error) {
+	rsp, err := c.DeleteApiV1DeadLettersWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1DeadLettersResponse(rsp)
+}
+
+// DeleteApiV1DeadLettersWithResponse Discard dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
+// selected by filter, every matching dead letter stored when the call starts is discarded
+// ({"filter": {}} discards them all). Each is reported in entries, in order.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/dead-letters (the `DeleteApiV1DeadLetters` operationId).
+func (c *ClientWithResponses) DeleteApiV1DeadLettersWithResponse(ctx context.Context, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteApiV1DeadLettersResponse, error) {
+	rsp, err := c.DeleteApiV1DeadLetters(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1DeadLettersResponse(rsp)
+}
+
+// GetApiV1DeadLettersWithResponse List dead letters
+//
+// The events the account's targets gave up, with the reason, the attempts, the connector and the
+// original CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead
+// letters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter
+// bus send their dead letters to that bus instead; they are not listed here.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/dead-letters (the `GetApiV1DeadLetters` operationId).
+func (c *ClientWithResponses) GetApiV1DeadLettersWithResponse(ctx context.Context, params *GetApiV1DeadLettersParams, reqEditors ...RequestEditorFn) (*GetApiV1DeadLettersResponse, error) {
+	rsp, err := c.GetApiV1DeadLetters(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1DeadLettersResponse(rsp)
+}
+
+// PostApiV1DeadLettersRedriveWithBodyWithResponse Redrive dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+// reported in entries, in order: a dead letter whose target no longer exists fails alone
+// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+// retry policy applies to it afresh, its age counted from the redrive.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+func (c *ClientWithResponses) PostApiV1DeadLettersRedriveWithBodyWithResponse(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1DeadLettersRedriveResponse, error) {
+	rsp, err := c.PostApiV1DeadLettersRedriveWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1DeadLettersRedriveResponse(rsp)
+}
+
+// PostApiV1DeadLettersRedriveWithResponse Redrive dead letters
+//
+// Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);
+// selected by filter, every matching dead letter stored when the call starts is redriven. Each is
+// reported in entries, in order: a dead letter whose target no longer exists fails alone
+// (TargetNotFound) and stays in the list. The redriven event is the original one; the target's
+// retry policy applies to it afresh, its age counted from the redrive.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
+func (c *ClientWithResponses) PostApiV1DeadLettersRedriveWithResponse(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1DeadLettersRedriveResponse, error) {
+	rsp, err := c.PostApiV1DeadLettersRedrive(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1DeadLettersRedriveResponse(rsp)
 }
 
 // GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
@@ -15702,6 +21109,81 @@ func (c *ClientWithResponses) PostApiV1TestInputTransformerWithResponse(ctx cont
 		return nil, err
 	}
 	return ParsePostApiV1TestInputTransformerResponse(rsp)
+}
+
+// DeleteApiV1WebhooksTokenWithResponse Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/webhooks/{token} (the `DeleteApiV1WebhooksToken` operationId).
+func (c *ClientWithResponses) DeleteApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*DeleteApiV1WebhooksTokenResponse, error) {
+	rsp, err := c.DeleteApiV1WebhooksToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1WebhooksTokenResponse(rsp)
+}
+
+// GetApiV1WebhooksTokenWithResponse Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/webhooks/{token} (the `GetApiV1WebhooksToken` operationId).
+func (c *ClientWithResponses) GetApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*GetApiV1WebhooksTokenResponse, error) {
+	rsp, err := c.GetApiV1WebhooksToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1WebhooksTokenResponse(rsp)
+}
+
+// PatchApiV1WebhooksTokenWithResponse Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/webhooks/{token} (the `PatchApiV1WebhooksToken` operationId).
+func (c *ClientWithResponses) PatchApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PatchApiV1WebhooksTokenResponse, error) {
+	rsp, err := c.PatchApiV1WebhooksToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1WebhooksTokenResponse(rsp)
+}
+
+// PostApiV1WebhooksTokenWithResponse Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/webhooks/{token} (the `PostApiV1WebhooksToken` operationId).
+func (c *ClientWithResponses) PostApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PostApiV1WebhooksTokenResponse, error) {
+	rsp, err := c.PostApiV1WebhooksToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1WebhooksTokenResponse(rsp)
+}
+
+// PutApiV1WebhooksTokenWithResponse Send a request to a webhook source
+//
+// As /webhook/putEvents, with the token in the path.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/webhooks/{token} (the `PutApiV1WebhooksToken` operationId).
+func (c *ClientWithResponses) PutApiV1WebhooksTokenWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PutApiV1WebhooksTokenResponse, error) {
+	rsp, err := c.PutApiV1WebhooksToken(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1WebhooksTokenResponse(rsp)
 }
 
 // PostBusCreateEventBusWithBodyWithResponse Create an event bus (RocketMQ EventBridge API)
@@ -16244,6 +21726,140 @@ func (c *ClientWithResponses) PostRuleUpdateEventRuleWithResponse(ctx context.Co
 	return ParsePostRuleUpdateEventRuleResponse(rsp)
 }
 
+// PostSourceCreateEventSourceWithBodyWithResponse Create an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+func (c *ClientWithResponses) PostSourceCreateEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceCreateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceCreateEventSourceResponse, error) {
+	rsp, err := c.PostSourceCreateEventSourceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceCreateEventSourceResponse(rsp)
+}
+
+// PostSourceCreateEventSourceWithResponse Create an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/createEventSource (the `PostSourceCreateEventSource` operationId).
+func (c *ClientWithResponses) PostSourceCreateEventSourceWithResponse(ctx context.Context, params *PostSourceCreateEventSourceParams, body PostSourceCreateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceCreateEventSourceResponse, error) {
+	rsp, err := c.PostSourceCreateEventSource(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceCreateEventSourceResponse(rsp)
+}
+
+// PostSourceDeleteEventSourceWithBodyWithResponse Delete an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+func (c *ClientWithResponses) PostSourceDeleteEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceDeleteEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceDeleteEventSourceResponse, error) {
+	rsp, err := c.PostSourceDeleteEventSourceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceDeleteEventSourceResponse(rsp)
+}
+
+// PostSourceDeleteEventSourceWithResponse Delete an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/deleteEventSource (the `PostSourceDeleteEventSource` operationId).
+func (c *ClientWithResponses) PostSourceDeleteEventSourceWithResponse(ctx context.Context, params *PostSourceDeleteEventSourceParams, body PostSourceDeleteEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceDeleteEventSourceResponse, error) {
+	rsp, err := c.PostSourceDeleteEventSource(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceDeleteEventSourceResponse(rsp)
+}
+
+// PostSourceGetEventSourceWithBodyWithResponse Get an event source (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+func (c *ClientWithResponses) PostSourceGetEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceGetEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceGetEventSourceResponse, error) {
+	rsp, err := c.PostSourceGetEventSourceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceGetEventSourceResponse(rsp)
+}
+
+// PostSourceGetEventSourceWithResponse Get an event source (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/getEventSource (the `PostSourceGetEventSource` operationId).
+func (c *ClientWithResponses) PostSourceGetEventSourceWithResponse(ctx context.Context, params *PostSourceGetEventSourceParams, body PostSourceGetEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceGetEventSourceResponse, error) {
+	rsp, err := c.PostSourceGetEventSource(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceGetEventSourceResponse(rsp)
+}
+
+// PostSourceListEventSourcesWithBodyWithResponse List the event sources of a bus (RocketMQ EventBridge API)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+func (c *ClientWithResponses) PostSourceListEventSourcesWithBodyWithResponse(ctx context.Context, params *PostSourceListEventSourcesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceListEventSourcesResponse, error) {
+	rsp, err := c.PostSourceListEventSourcesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceListEventSourcesResponse(rsp)
+}
+
+// PostSourceListEventSourcesWithResponse List the event sources of a bus (RocketMQ EventBridge API)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/listEventSources (the `PostSourceListEventSources` operationId).
+func (c *ClientWithResponses) PostSourceListEventSourcesWithResponse(ctx context.Context, params *PostSourceListEventSourcesParams, body PostSourceListEventSourcesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceListEventSourcesResponse, error) {
+	rsp, err := c.PostSourceListEventSources(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceListEventSourcesResponse(rsp)
+}
+
+// PostSourceUpdateEventSourceWithBodyWithResponse Update an event source (RocketMQ EventBridge API)
+//
+// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+func (c *ClientWithResponses) PostSourceUpdateEventSourceWithBodyWithResponse(ctx context.Context, params *PostSourceUpdateEventSourceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostSourceUpdateEventSourceResponse, error) {
+	rsp, err := c.PostSourceUpdateEventSourceWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceUpdateEventSourceResponse(rsp)
+}
+
+// PostSourceUpdateEventSourceWithResponse Update an event source (RocketMQ EventBridge API)
+//
+// The className must stay the source's type; a secret value sent as "***" keeps the stored one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /source/updateEventSource (the `PostSourceUpdateEventSource` operationId).
+func (c *ClientWithResponses) PostSourceUpdateEventSourceWithResponse(ctx context.Context, params *PostSourceUpdateEventSourceParams, body PostSourceUpdateEventSourceJSONRequestBody, reqEditors ...RequestEditorFn) (*PostSourceUpdateEventSourceResponse, error) {
+	rsp, err := c.PostSourceUpdateEventSource(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostSourceUpdateEventSourceResponse(rsp)
+}
+
 // PostTargetCreateEventTargetsWithBodyWithResponse Create event targets (RocketMQ EventBridge API)
 //
 // Adds targets to a rule; none may exist already. className is the target type: http (config: url,
@@ -16396,6 +22012,96 @@ func (c *ClientWithResponses) PostTypeListEventTypesWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParsePostTypeListEventTypesResponse(rsp)
+}
+
+// DeleteWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /webhook/putEvents (the `DeleteWebhookPutEvents` operationId).
+func (c *ClientWithResponses) DeleteWebhookPutEventsWithResponse(ctx context.Context, params *DeleteWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*DeleteWebhookPutEventsResponse, error) {
+	rsp, err := c.DeleteWebhookPutEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookPutEventsResponse(rsp)
+}
+
+// GetWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhook/putEvents (the `GetWebhookPutEvents` operationId).
+func (c *ClientWithResponses) GetWebhookPutEventsWithResponse(ctx context.Context, params *GetWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*GetWebhookPutEventsResponse, error) {
+	rsp, err := c.GetWebhookPutEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookPutEventsResponse(rsp)
+}
+
+// PatchWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /webhook/putEvents (the `PatchWebhookPutEvents` operationId).
+func (c *ClientWithResponses) PatchWebhookPutEventsWithResponse(ctx context.Context, params *PatchWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PatchWebhookPutEventsResponse, error) {
+	rsp, err := c.PatchWebhookPutEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchWebhookPutEventsResponse(rsp)
+}
+
+// PostWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhook/putEvents (the `PostWebhookPutEvents` operationId).
+func (c *ClientWithResponses) PostWebhookPutEventsWithResponse(ctx context.Context, params *PostWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PostWebhookPutEventsResponse, error) {
+	rsp, err := c.PostWebhookPutEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhookPutEventsResponse(rsp)
+}
+
+// PutWebhookPutEventsWithResponse Send a request to a webhook source (RocketMQ EventBridge's path)
+//
+// GET, POST, PUT, PATCH and DELETE are routed; the source's http.methods allows some. Checks, in order: unknown token or
+// disabled source (404, no hint), method (403), client IP (403), referer (403), body over 256 KiB
+// (413), signature (401). The request becomes a CloudEvent of type eventbridge:Events:HTTPEvent,
+// answered once stored.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /webhook/putEvents (the `PutWebhookPutEvents` operationId).
+func (c *ClientWithResponses) PutWebhookPutEventsWithResponse(ctx context.Context, params *PutWebhookPutEventsParams, reqEditors ...RequestEditorFn) (*PutWebhookPutEventsResponse, error) {
+	rsp, err := c.PutWebhookPutEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWebhookPutEventsResponse(rsp)
 }
 
 // ParsePostApiDestinationCreateApiDestinationResponse parses an HTTP response from a PostApiDestinationCreateApiDestinationWithResponse call
@@ -17589,6 +23295,376 @@ func ParsePutApiV1BusesBusRulesRuleTargetsTargetResponse(rsp *http.Response) (*P
 	return response, nil
 }
 
+// ParseGetApiV1BusesBusSourcesResponse parses an HTTP response from a GetApiV1BusesBusSourcesWithResponse call
+func ParseGetApiV1BusesBusSourcesResponse(rsp *http.Response) (*GetApiV1BusesBusSourcesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusSourcesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SourceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusSourcesResponse parses an HTTP response from a PostApiV1BusesBusSourcesWithResponse call
+func ParsePostApiV1BusesBusSourcesResponse(rsp *http.Response) (*PostApiV1BusesBusSourcesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusSourcesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1BusesBusSourcesSourceResponse parses an HTTP response from a DeleteApiV1BusesBusSourcesSourceWithResponse call
+func ParseDeleteApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*DeleteApiV1BusesBusSourcesSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1BusesBusSourcesSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusSourcesSourceResponse parses an HTTP response from a GetApiV1BusesBusSourcesSourceWithResponse call
+func ParseGetApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*GetApiV1BusesBusSourcesSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusSourcesSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchApiV1BusesBusSourcesSourceResponse parses an HTTP response from a PatchApiV1BusesBusSourcesSourceWithResponse call
+func ParsePatchApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*PatchApiV1BusesBusSourcesSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchApiV1BusesBusSourcesSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutApiV1BusesBusSourcesSourceResponse parses an HTTP response from a PutApiV1BusesBusSourcesSourceWithResponse call
+func ParsePutApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*PutApiV1BusesBusSourcesSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutApiV1BusesBusSourcesSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusSourcesSourceDisableResponse parses an HTTP response from a PostApiV1BusesBusSourcesSourceDisableWithResponse call
+func ParsePostApiV1BusesBusSourcesSourceDisableResponse(rsp *http.Response) (*PostApiV1BusesBusSourcesSourceDisableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusSourcesSourceDisableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusSourcesSourceEnableResponse parses an HTTP response from a PostApiV1BusesBusSourcesSourceEnableWithResponse call
+func ParsePostApiV1BusesBusSourcesSourceEnableResponse(rsp *http.Response) (*PostApiV1BusesBusSourcesSourceEnableResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusSourcesSourceEnableResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse parses an HTTP response from a PostApiV1BusesBusSourcesSourceRotateTokenWithResponse call
+func ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse(rsp *http.Response) (*PostApiV1BusesBusSourcesSourceRotateTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusSourcesSourceRotateTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetApiV1ConnectionsResponse parses an HTTP response from a GetApiV1ConnectionsWithResponse call
 func ParseGetApiV1ConnectionsResponse(rsp *http.Response) (*GetApiV1ConnectionsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17826,6 +23902,133 @@ func ParsePutApiV1ConnectionsConnectionResponse(rsp *http.Response) (*PutApiV1Co
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1DeadLettersResponse parses an HTTP response from a DeleteApiV1DeadLettersWithResponse call
+func ParseDeleteApiV1DeadLettersResponse(rsp *http.Response) (*DeleteApiV1DeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1DeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscardResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1DeadLettersResponse parses an HTTP response from a GetApiV1DeadLettersWithResponse call
+func ParseGetApiV1DeadLettersResponse(rsp *http.Response) (*GetApiV1DeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1DeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeadLetterList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1DeadLettersRedriveResponse parses an HTTP response from a PostApiV1DeadLettersRedriveWithResponse call
+func ParsePostApiV1DeadLettersRedriveResponse(rsp *http.Response) (*PostApiV1DeadLettersRedriveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1DeadLettersRedriveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RedriveResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
@@ -18239,6 +24442,311 @@ func ParsePostApiV1TestInputTransformerResponse(rsp *http.Response) (*PostApiV1T
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1WebhooksTokenResponse parses an HTTP response from a DeleteApiV1WebhooksTokenWithResponse call
+func ParseDeleteApiV1WebhooksTokenResponse(rsp *http.Response) (*DeleteApiV1WebhooksTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1WebhooksTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1WebhooksTokenResponse parses an HTTP response from a GetApiV1WebhooksTokenWithResponse call
+func ParseGetApiV1WebhooksTokenResponse(rsp *http.Response) (*GetApiV1WebhooksTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1WebhooksTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchApiV1WebhooksTokenResponse parses an HTTP response from a PatchApiV1WebhooksTokenWithResponse call
+func ParsePatchApiV1WebhooksTokenResponse(rsp *http.Response) (*PatchApiV1WebhooksTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchApiV1WebhooksTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1WebhooksTokenResponse parses an HTTP response from a PostApiV1WebhooksTokenWithResponse call
+func ParsePostApiV1WebhooksTokenResponse(rsp *http.Response) (*PostApiV1WebhooksTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1WebhooksTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutApiV1WebhooksTokenResponse parses an HTTP response from a PutApiV1WebhooksTokenWithResponse call
+func ParsePutApiV1WebhooksTokenResponse(rsp *http.Response) (*PutApiV1WebhooksTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutApiV1WebhooksTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18991,6 +25499,220 @@ func ParsePostRuleUpdateEventRuleResponse(rsp *http.Response) (*PostRuleUpdateEv
 	return response, nil
 }
 
+// ParsePostSourceCreateEventSourceResponse parses an HTTP response from a PostSourceCreateEventSourceWithResponse call
+func ParsePostSourceCreateEventSourceResponse(rsp *http.Response) (*PostSourceCreateEventSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSourceCreateEventSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RocketMQCreateEventSourceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostSourceDeleteEventSourceResponse parses an HTTP response from a PostSourceDeleteEventSourceWithResponse call
+func ParsePostSourceDeleteEventSourceResponse(rsp *http.Response) (*PostSourceDeleteEventSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSourceDeleteEventSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RocketMQResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostSourceGetEventSourceResponse parses an HTTP response from a PostSourceGetEventSourceWithResponse call
+func ParsePostSourceGetEventSourceResponse(rsp *http.Response) (*PostSourceGetEventSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSourceGetEventSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RocketMQGetEventSourceResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostSourceListEventSourcesResponse parses an HTTP response from a PostSourceListEventSourcesWithResponse call
+func ParsePostSourceListEventSourcesResponse(rsp *http.Response) (*PostSourceListEventSourcesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSourceListEventSourcesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RocketMQListEventSourcesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostSourceUpdateEventSourceResponse parses an HTTP response from a PostSourceUpdateEventSourceWithResponse call
+func ParsePostSourceUpdateEventSourceResponse(rsp *http.Response) (*PostSourceUpdateEventSourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostSourceUpdateEventSourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RocketMQResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostTargetCreateEventTargetsResponse parses an HTTP response from a PostTargetCreateEventTargetsWithResponse call
 func ParsePostTargetCreateEventTargetsResponse(rsp *http.Response) (*PostTargetCreateEventTargetsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19185,6 +25907,311 @@ func ParsePostTypeListEventTypesResponse(rsp *http.Response) (*PostTypeListEvent
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookPutEventsResponse parses an HTTP response from a DeleteWebhookPutEventsWithResponse call
+func ParseDeleteWebhookPutEventsResponse(rsp *http.Response) (*DeleteWebhookPutEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookPutEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookPutEventsResponse parses an HTTP response from a GetWebhookPutEventsWithResponse call
+func ParseGetWebhookPutEventsResponse(rsp *http.Response) (*GetWebhookPutEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookPutEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchWebhookPutEventsResponse parses an HTTP response from a PatchWebhookPutEventsWithResponse call
+func ParsePatchWebhookPutEventsResponse(rsp *http.Response) (*PatchWebhookPutEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchWebhookPutEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostWebhookPutEventsResponse parses an HTTP response from a PostWebhookPutEventsWithResponse call
+func ParsePostWebhookPutEventsResponse(rsp *http.Response) (*PostWebhookPutEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostWebhookPutEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutWebhookPutEventsResponse parses an HTTP response from a PutWebhookPutEventsWithResponse call
+func ParsePutWebhookPutEventsResponse(rsp *http.Response) (*PutWebhookPutEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutWebhookPutEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
