@@ -1,0 +1,271 @@
+// End-to-end test of the console in headless Chromium (the Debian chromium package, driven by playwright-core):
+// it starts the real eventbridge binary (../bin/eventbridge, built by `make build`) on free loopback ports with
+// a fresh data directory, builds a channel bus → filter → HTTP target by drag and drop, saves it, checks it
+// through the API, reloads it, sends an event from the console and sees it arrive at a receiver of its own, and
+// pauses and resumes the target's connector on the runtime page. It writes docs/console-builder.png and
+// docs/console-runtime.png. Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const frontend = resolve(here, '..');
+const repo = resolve(frontend, '..');
+const binary = process.env.EB_BINARY ?? join(repo, 'bin/eventbridge');
+const chromiumPath = process.env.CHROMIUM_PATH ?? process.env.CHROMIUM ?? '/usr/bin/chromium';
+const docs = join(repo, 'docs');
+const WAIT = 60_000;
+
+const cleanups = [];
+const log = (...a) => console.log('[e2e]', ...a);
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = net.createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+async function until(what, f, timeout = WAIT) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await f();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ': ' + last.message : ''}`);
+}
+
+function start(cmd, args, opts) {
+  const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  p.stderr.on('data', (d) => (out += d));
+  cleanups.push(() => {
+    try {
+      process.kill(-p.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  });
+  return { p, output: () => out };
+}
+
+async function api(base, path, init = {}) {
+  const res = await fetch(base + '/api/v1' + path, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** positions reads every node's flow position from React Flow's transform, keyed by kind and name. */
+async function positions(page) {
+  return page.$$eval('.react-flow__node', (els) =>
+    Object.fromEntries(
+      els.map((el) => {
+        const inner = el.querySelector('[data-node-name]');
+        const key = `${inner?.getAttribute('data-testid')}:${inner?.getAttribute('data-node-name')}`;
+        const m = /translate\(([-\d.]+)px,\s*([-\d.]+)px\)/.exec(el.style.transform);
+        return [key, m ? [Math.round(+m[1]), Math.round(+m[2])] : null];
+      }),
+    ),
+  );
+}
+
+async function connect(page, from, to) {
+  const a = await page.locator(`[data-testid="${from}"] .react-flow__handle.source`).boundingBox();
+  const b = await page.locator(`[data-testid="${to}"] .react-flow__handle.target`).boundingBox();
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 5 });
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 5 });
+  await page.mouse.up();
+}
+
+async function drop(page, paletteId, x, y) {
+  const canvas = page.getByTestId('canvas');
+  await page.getByTestId(paletteId).dragTo(canvas, { targetPosition: { x, y } });
+}
+
+async function main() {
+  assert.ok(existsSync(binary), `${binary} does not exist: run \`make build\` first (or set EB_BINARY)`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'eb-e2e-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  // The receiver of the HTTP target.
+  const received = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  cleanups.push(() => receiver.close());
+  const receiverURL = `http://127.0.0.1:${receiver.address().port}/hook`;
+
+  const apiPort = await freePort();
+  const workerPort = await freePort();
+  const apiBase = `http://127.0.0.1:${apiPort}`;
+  const eb = start(
+    binary,
+    ['--http-addr', `127.0.0.1:${apiPort}`, '--worker-addr', `127.0.0.1:${workerPort}`, '--data-dir', dataDir, '--allow-private-targets'],
+    { cwd: dataDir },
+  );
+  let exited = false;
+  eb.p.on('exit', () => (exited = true));
+  await until('the control plane to be ready', async () => {
+    if (exited) throw new Error('the binary exited');
+    return (await fetch(apiBase + '/readyz')).ok;
+  }).catch((e) => {
+    throw new Error(e.message + '\n' + eb.output());
+  });
+  await until('the runtime to list its plugins', async () => (await api(apiBase, '/runtime/plugins')).status === 200);
+
+  // The console: served by the binary at /, or (a binary built without it) by vite preview proxying to it.
+  let base = apiBase;
+  const index = await fetch(apiBase + '/builder');
+  if (!(index.ok && (await index.text()).includes('id="root"'))) {
+    assert.ok(existsSync(join(frontend, 'dist/index.html')), 'the binary serves no console and frontend/dist is not built: run npm run build');
+    const previewPort = await freePort();
+    log(`the binary serves no console; vite preview on ${previewPort}`);
+    start(join(frontend, 'node_modules/.bin/vite'), ['preview', '--port', String(previewPort), '--strictPort', '--host', '127.0.0.1'], {
+      cwd: frontend,
+      env: { ...process.env, EB_API_URL: apiBase },
+    });
+    base = `http://127.0.0.1:${previewPort}`;
+    await until('vite preview', async () => (await fetch(base + '/')).ok);
+  }
+
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+  });
+  cleanups.unshift(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+  failurePage = page;
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => log('page error:', e.message));
+
+  // Build the channel.
+  log('builder: drag a bus, a filter and an http target');
+  await page.goto(base + '/builder');
+  await page.getByTestId('palette-target-http').waitFor();
+  await drop(page, 'palette-bus', 60, 220);
+  await page.getByRole('combobox', { name: 'Bus name' }).fill('orders');
+  await page.keyboard.press('Escape');
+  await drop(page, 'palette-filter', 330, 120);
+  await page.getByLabel('Event pattern').fill('{"type": ["order.created"]}');
+  await page.getByLabel('Test event').fill('{"specversion": "1.0", "id": "1", "source": "shop", "type": "order.updated"}');
+  await page.getByRole('button', { name: 'Test' }).click();
+  await page.getByTestId('pattern-result').getByText('Does not match').waitFor();
+  assert.match(await page.getByTestId('pattern-result').innerText(), /type/);
+  await drop(page, 'palette-target-http', 600, 260);
+  // A new target shows what it lacks on the node itself.
+  await page.locator('[data-testid="node-target"] [data-testid="node-error"]').first().waitFor();
+  await page.getByLabel('Target name').fill('hook');
+  await page.getByLabel('url').fill(receiverURL);
+  await connect(page, 'node-bus', 'node-filter');
+  await connect(page, 'node-filter', 'node-target');
+  await page.getByLabel('Rule name').fill('created');
+  await until('the graph to have no problem', async () => (await page.getByTestId('error-count').count()) === 0, 10_000);
+  assert.equal(await page.locator('.react-flow__edge').count(), 2);
+  const before = await positions(page);
+  log('positions before saving', JSON.stringify(before));
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForURL('**/builder/orders/created');
+  await page.getByTestId('saved').waitFor();
+
+  // The rule and its target exist through the API.
+  const rule = await api(apiBase, '/buses/orders/rules/created');
+  assert.equal(rule.status, 200, JSON.stringify(rule.body));
+  assert.deepEqual(rule.body.eventPattern, { type: ['order.created'] });
+  const target = await api(apiBase, '/buses/orders/rules/created/targets/hook');
+  assert.equal(target.status, 200, JSON.stringify(target.body));
+  assert.equal(target.body.type, 'http');
+  assert.equal(target.body.config.url, receiverURL);
+
+  // Reloaded, the graph is the same, at the same positions.
+  await page.reload();
+  await page.locator('[data-testid="node-target"]').waitFor();
+  assert.equal(await page.locator('.react-flow__edge').count(), 2);
+  const after = await positions(page);
+  assert.deepEqual(after, before, 'the reloaded graph differs');
+
+  // Send an event from the console; it arrives at the receiver.
+  log('send an event');
+  await page.goto(base + '/send');
+  await page.getByPlaceholder('choose a bus').click();
+  await page.getByRole('option', { name: 'orders' }).click();
+  await page.getByRole('textbox', { name: 'Event data' }).fill('{"id": 42, "amount": 120}');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByTestId('put-results').getByText('1 accepted, 0 failed').waitFor();
+  const got = await until('the event at the receiver', async () => received.find((r) => r.headers['ce-type'] === 'order.created'));
+  assert.deepEqual(JSON.parse(got.body), { id: 42, amount: 120 });
+
+  // The builder shows the target's counters.
+  await page.goto(base + '/builder/orders/created');
+  await until('the target node to count the delivery', async () => {
+    const s = page.getByTestId('target-status');
+    if ((await s.count()) > 0 && /delivered 1/.test(await s.innerText())) return true;
+    await page.reload();
+    await page.getByTestId('node-target').waitFor();
+    return false;
+  });
+  await page.locator('[data-testid="node-filter"]').click();
+  await page.getByTestId('side-panel').waitFor();
+  await page.screenshot({ path: join(docs, 'console-builder.png') });
+
+  // Pause and resume the target's connector on the runtime page.
+  log('runtime: pause and resume');
+  await page.goto(base + '/runtime');
+  const row = page.getByTestId('connector-eb.default.orders.created.hook');
+  const state = row.getByTestId('state');
+  await until('the connector to run', async () => (await state.innerText()) === 'RUNNING');
+  await row.getByRole('button', { name: 'pause' }).click();
+  await until('the connector to be paused', async () => (await state.innerText()) === 'PAUSED');
+  await row.getByRole('button', { name: 'resume' }).click();
+  await until('the connector to run again', async () => (await state.innerText()) === 'RUNNING');
+  await page.screenshot({ path: join(docs, 'console-runtime.png'), fullPage: true });
+  log('ok');
+}
+
+let failed = false;
+let failurePage;
+try {
+  await main();
+} catch (e) {
+  failed = true;
+  console.error('[e2e] FAILED:', e);
+  if (failurePage) {
+    const shot = join(tmpdir(), 'eb-e2e-failure.png');
+    await failurePage.screenshot({ path: shot }).catch(() => {});
+    const alerts = await failurePage.getByRole('alert').allInnerTexts().catch(() => []);
+    console.error(`[e2e] page at ${failurePage.url()}; screenshot ${shot}; alerts: ${JSON.stringify(alerts)}`);
+  }
+} finally {
+  for (const c of cleanups) {
+    try {
+      await c();
+    } catch {
+      /* best effort */
+    }
+  }
+}
+process.exit(failed ? 1 : 0);

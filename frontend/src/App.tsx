@@ -1,0 +1,87 @@
+import { AppShell, Center, Group, Loader, NavLink, Text, TextInput, Title } from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense, useState } from 'react';
+import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
+import { account, setAccount } from './api/client';
+import { ApiDestinationsPage } from './pages/ApiDestinationsPage';
+import { BusesPage } from './pages/BusesPage';
+import { BusPage } from './pages/BusPage';
+import { ConnectionsPage } from './pages/ConnectionsPage';
+import { DeadLettersPage } from './pages/DeadLettersPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { RuntimePage } from './pages/RuntimePage';
+import { SendEventsPage } from './pages/SendEventsPage';
+
+// The builder (React Flow) is loaded when first opened: the other pages do not need it.
+const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ default: m.BuilderPage })));
+
+const nav = [
+  { to: '/buses', label: 'Buses' },
+  { to: '/builder', label: 'Builder' },
+  { to: '/send', label: 'Send events' },
+  { to: '/runtime', label: 'Runtime' },
+  { to: '/dead-letters', label: 'Dead letters' },
+  { to: '/connections', label: 'Connections' },
+  { to: '/api-destinations', label: 'API destinations' },
+];
+
+function AccountInput() {
+  const qc = useQueryClient();
+  const [value, setValue] = useState(account());
+  return (
+    <TextInput
+      size="xs"
+      w={160}
+      aria-label="Account"
+      leftSection={<Text size="xs">acct</Text>}
+      value={value}
+      onChange={(e) => setValue(e.currentTarget.value)}
+      onBlur={() => {
+        setAccount(value.trim());
+        qc.invalidateQueries();
+      }}
+    />
+  );
+}
+
+export function App() {
+  const { pathname } = useLocation();
+  return (
+    <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'sm' }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between">
+          <Title order={4}>EventBridge console</Title>
+          <AccountInput />
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs">
+        {nav.map((n) => (
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to || pathname.startsWith(n.to + '/')} />
+        ))}
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Suspense
+          fallback={
+            <Center p="lg">
+              <Loader size="sm" aria-label="Loading" />
+            </Center>
+          }
+        >
+          <Routes>
+            <Route path="/" element={<Navigate to="/buses" replace />} />
+            <Route path="/buses" element={<BusesPage />} />
+            <Route path="/buses/:bus" element={<BusPage />} />
+            <Route path="/builder" element={<BuilderPage />} />
+            <Route path="/builder/:bus/:rule" element={<BuilderPage />} />
+            <Route path="/send" element={<SendEventsPage />} />
+            <Route path="/runtime" element={<RuntimePage />} />
+            <Route path="/dead-letters" element={<DeadLettersPage />} />
+            <Route path="/connections" element={<ConnectionsPage />} />
+            <Route path="/api-destinations" element={<ApiDestinationsPage />} />
+            <Route path="*" element={<NotFoundPage />} />
+          </Routes>
+        </Suspense>
+      </AppShell.Main>
+    </AppShell>
+  );
+}

@@ -1,0 +1,78 @@
+import { Badge, Paper, Stack, Text } from '@mantine/core';
+import { Handle, Position, type NodeProps, type NodeTypes } from '@xyflow/react';
+import { useBuilder } from './store';
+import type { BuilderNode, NodeData } from './types';
+
+const color: Record<NodeData['kind'], string> = { source: 'grape', bus: 'blue', filter: 'orange', transform: 'teal', target: 'green' };
+
+
+function summary(d: NodeData): { title: string; sub: string } {
+  switch (d.kind) {
+    case 'source':
+      return { title: d.name || `${d.sourceType} source`, sub: `${d.sourceType} source · shared by the bus's rules` };
+    case 'bus':
+      return { title: d.name || 'bus', sub: 'bus' };
+    case 'filter':
+      return { title: 'filter', sub: d.pattern.replace(/\s+/g, ' ').slice(0, 60) };
+    case 'transform':
+      return { title: 'transform', sub: d.mode === 'template' ? 'input template' : d.mode === 'constant' ? 'constant input' : `input path ${d.inputPath}` };
+    case 'target':
+      return { title: d.name || `${d.targetType} target`, sub: `${d.targetType} target${d.plugin ? ' (plugin)' : ''}${d.config.url ? ' · ' + d.config.url : ''}` };
+  }
+}
+
+const none: string[] = [];
+
+/** useErrors are the node's errors: the graph's (from convert) and its form's (from its JSON Schema). */
+function useErrors(id: string): string[] {
+  return useBuilder((s) => s.graphErrors[id] ?? none);
+}
+
+function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {
+  const errs = useErrors(id);
+  const s = summary(data);
+  return (
+    <Paper
+      withBorder
+      shadow={selected ? 'md' : 'xs'}
+      p="xs"
+      w={200}
+      data-testid={`node-${data.kind}`}
+      data-node-name={'name' in data ? data.name : data.kind}
+      style={{ borderColor: errs.length > 0 ? 'var(--mantine-color-red-6)' : selected ? 'var(--mantine-color-blue-6)' : undefined, borderWidth: errs.length > 0 || selected ? 2 : 1 }}
+    >
+      {data.kind !== 'source' && <Handle type="target" position={Position.Left} />}
+      <Stack gap={2}>
+        <Badge size="xs" color={color[data.kind]} variant="light">
+          {data.kind}
+        </Badge>
+        <Text size="sm" fw={600} truncate>
+          {s.title}
+        </Text>
+        <Text size="xs" c="dimmed" lineClamp={2}>
+          {s.sub}
+        </Text>
+        {data.kind === 'target' && data.status && (
+          <Text size="xs" c="teal" data-testid="target-status">
+            {data.status}
+          </Text>
+        )}
+        {errs.map((e) => (
+          <Text key={e} size="xs" c="red" data-testid="node-error">
+            {e}
+          </Text>
+        ))}
+      </Stack>
+      {data.kind !== 'target' && <Handle type="source" position={Position.Right} />}
+    </Paper>
+  );
+}
+
+/** nodeTypes is a module constant, as React Flow requires (a new object each render remounts every node). */
+export const nodeTypes: NodeTypes = {
+  source: ChannelNode,
+  bus: ChannelNode,
+  filter: ChannelNode,
+  transform: ChannelNode,
+  target: ChannelNode,
+};

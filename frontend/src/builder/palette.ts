@@ -1,0 +1,89 @@
+/**
+ * The builder's palette and the schemas of its nodes' forms. Sources and sink plugins come from the worker's
+ * plugin list (GET /api/v1/runtime/plugins); only the control plane's own node kinds and target types are
+ * described here. Pure.
+ */
+import type { RuntimePlugin } from '../api/client';
+import type { JSONSchemaObject } from '../forms/schemaForm';
+import { BUILTIN_TARGET_TYPES } from './convert';
+import type { PaletteItem } from './types';
+
+export interface PaletteGroup {
+  title: string;
+  items: PaletteItem[];
+}
+
+/**
+ * BACKING_SINK_CLASSES are the sink plugins the control plane runs for its own connectors: a bus's router and
+ * the built-in target types (http and api-destination targets run http, bus targets eventbus, log targets log).
+ * They are offered through the built-in types, not as plugin targets.
+ */
+export const BACKING_SINK_CLASSES = ['router', 'http', 'eventbus', 'log'];
+
+const SOURCE_SUFFIX = '-source';
+
+/** buildPalette groups what may be dropped on the canvas. */
+export function buildPalette(plugins: RuntimePlugin[]): PaletteGroup[] {
+  const sorted = [...plugins].sort((a, b) => (a.class ?? '').localeCompare(b.class ?? ''));
+  const sources = sorted
+    .filter((p) => p.type === 'source' && p.class?.endsWith(SOURCE_SUFFIX))
+    .map((p): PaletteItem => {
+      const type = p.class!.slice(0, -SOURCE_SUFFIX.length);
+      return { kind: 'source', type, label: `${type} source` };
+    });
+  const sinks = sorted
+    .filter((p) => p.type === 'sink' && p.class && !BACKING_SINK_CLASSES.includes(p.class) && !(BUILTIN_TARGET_TYPES as readonly string[]).includes(p.class))
+    .map((p): PaletteItem => ({ kind: 'target', type: p.class!, plugin: true, label: `${p.class} (plugin)` }));
+  return [
+    { title: 'Sources', items: sources },
+    { title: 'Bus', items: [{ kind: 'bus', label: 'Bus' }] },
+    { title: 'Filter', items: [{ kind: 'filter', label: 'Event pattern' }] },
+    { title: 'Transform', items: [{ kind: 'transform', label: 'Input transformer' }] },
+    {
+      title: 'Targets',
+      items: [...BUILTIN_TARGET_TYPES.map((t): PaletteItem => ({ kind: 'target', type: t, plugin: false, label: t })), ...sinks],
+    },
+  ];
+}
+
+/** sourceConfigOmitted reports whether a source plugin's key is the control plane's (domain/source reservedKeys). */
+export function sourceConfigOmitted(key: string, sourceType: string): boolean {
+  if (['connector.class', 'tasks.max', 'output.subject', 'output.stream', 'transforms', 'errors.tolerance'].includes(key)) return true;
+  if (key.startsWith('transforms.') || key.startsWith('eb.')) return true;
+  return sourceType === 'http' && ['source.stream', 'source.subject', 'source.start'].includes(key);
+}
+
+/** targetConfigOmitted reports whether a sink plugin's key is the control plane's (domain/target reserved). */
+export function targetConfigOmitted(key: string): boolean {
+  if (['connector.class', 'tasks.max', 'topics', 'transforms'].includes(key)) return true;
+  return ['transforms.', 'errors.', 'jetstream.', 'eb.'].some((p) => key.startsWith(p));
+}
+
+const NAME_PROP = { type: 'string', title: 'name', description: 'Name of the target within its rule.' };
+
+/** BUILTIN_TARGET_SCHEMAS describe the config of the built-in target types (the API's TargetConfig). */
+export const BUILTIN_TARGET_SCHEMAS: Record<(typeof BUILTIN_TARGET_TYPES)[number], JSONSchemaObject> = {
+  http: {
+    required: ['url'],
+    properties: {
+      url: { type: 'string', description: 'An absolute http or https URL.' },
+      method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'], default: 'POST' },
+      mode: { type: 'string', enum: ['binary', 'structured'], default: 'binary', description: 'binary: ce-* headers; structured: application/cloudevents+json.' },
+      timeout: { type: 'string', default: '5s', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m))+$', description: 'A Go duration between 100ms and 1m.' },
+      headers: { type: 'string', contentMediaType: 'application/json', description: 'Headers added to every request, a JSON object of strings.' },
+    },
+  },
+  'api-destination': {
+    required: ['apiDestination'],
+    properties: {
+      apiDestination: { type: 'string', description: 'An API destination of the account.' },
+      pathParameterValues: { type: 'string', contentMediaType: 'application/json', description: 'JSON array of paths filling the endpoint\'s "*" segments.' },
+      timeout: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m))+$' },
+      headers: { type: 'string', contentMediaType: 'application/json' },
+    },
+  },
+  bus: { required: ['bus'], properties: { bus: { type: 'string', description: 'Another bus of the account.' } } },
+  log: { properties: {} },
+};
+
+export const NAME_SCHEMA: JSONSchemaObject = { required: ['name'], properties: { name: NAME_PROP } };

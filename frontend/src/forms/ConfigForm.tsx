@@ -1,0 +1,42 @@
+import { JsonInput, PasswordInput, Select, Stack, TextInput } from '@mantine/core';
+import type { FieldSpec } from './schemaForm';
+
+/** ConfigForm renders fields generated from a JSON Schema (see schemaForm.ts) with their errors. */
+export function ConfigForm({
+  fields,
+  values,
+  errors,
+  onChange,
+}: {
+  fields: FieldSpec[];
+  values: Record<string, string>;
+  errors: Record<string, string>;
+  onChange: (key: string, value: string) => void;
+}) {
+  return (
+    <Stack gap="xs">
+      {fields.map((f) => {
+        const common = {
+          key: f.key,
+          label: f.label,
+          description: f.description,
+          withAsterisk: f.required,
+          error: errors[f.key],
+          placeholder: f.default !== undefined ? `default: ${f.default}` : undefined,
+        };
+        const value = values[f.key] ?? '';
+        switch (f.kind) {
+          case 'select':
+          case 'boolean':
+            return <Select {...common} data={f.options ?? []} value={value || null} onChange={(v) => onChange(f.key, v ?? '')} clearable={!f.required} allowDeselect={!f.required} />;
+          case 'password':
+            return <PasswordInput {...common} value={value} onChange={(e) => onChange(f.key, e.currentTarget.value)} autoComplete="new-password" />;
+          case 'json':
+            return <JsonInput {...common} value={value} onChange={(v) => onChange(f.key, v)} autosize minRows={2} />;
+          default:
+            return <TextInput {...common} value={value} onChange={(e) => onChange(f.key, e.currentTarget.value)} />;
+        }
+      })}
+    </Stack>
+  );
+}

@@ -1,0 +1,112 @@
+import { Anchor, Badge, Button, Code, Stack, Tabs, Title } from '@mantine/core';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router-dom';
+import { errorText } from '../api/problem';
+import { api, enc, type Rule, type Schemas, type Source } from '../api/client';
+import { ResourceList } from '../components/ResourceList';
+
+type EventType = Schemas['EventType'];
+
+/** StateToggle enables or disables a rule or a source (POST <path>/enable or /disable). */
+function StateToggle({ path, state, queryKey }: { path: string; state?: string; queryKey: string }) {
+  const qc = useQueryClient();
+  const on = state !== 'DISABLED';
+  const toggle = useMutation({
+    mutationFn: () => api(`${path}/${on ? 'disable' : 'enable'}`, { method: 'POST' }),
+    onSettled: () => qc.invalidateQueries({ queryKey: [queryKey] }),
+  });
+  return (
+    <Button size="xs" variant="light" loading={toggle.isPending} onClick={() => toggle.mutate()} color={toggle.isError ? 'red' : undefined} title={toggle.isError ? errorText(toggle.error) : undefined}>
+      {on ? 'Disable' : 'Enable'}
+    </Button>
+  );
+}
+
+export function BusPage() {
+  const bus = useParams().bus ?? '';
+  const base = `/buses/${enc(bus)}`;
+  return (
+    <Stack>
+      <Title order={2}>Bus {bus}</Title>
+      <Tabs defaultValue="rules">
+        <Tabs.List>
+          <Tabs.Tab value="rules">Rules</Tabs.Tab>
+          <Tabs.Tab value="sources">Sources</Tabs.Tab>
+          <Tabs.Tab value="types">Event types</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="rules" pt="md">
+          <ResourceList<Rule>
+            title="Rules"
+            queryKey={['rules', bus]}
+            serverSearch
+            load={async (nextToken, namePrefix) => {
+              const d = await api<Schemas['RuleList']>(`${base}/rules`, { query: { nextToken, namePrefix, limit: 50 } });
+              return { items: d.rules ?? [], nextToken: d.nextToken };
+            }}
+            nameOf={(r) => r.name ?? ''}
+            columns={[
+              { label: 'Name', render: (r) => <Anchor component={Link} to={`/builder/${enc(bus)}/${enc(r.name ?? '')}`}>{r.name}</Anchor> },
+              { label: 'State', render: (r) => <Badge color={r.state === 'DISABLED' ? 'gray' : 'green'}>{r.state}</Badge> },
+              { label: 'Pattern', render: (r) => <Code>{JSON.stringify(r.eventPattern)}</Code> },
+            ]}
+            actions={(r) => (
+              <>
+                <StateToggle path={`${base}/rules/${enc(r.name ?? '')}`} state={r.state} queryKey="rules" />
+                <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(r.name ?? '')}`}>
+                  Open in builder
+                </Button>
+              </>
+            )}
+            remove={(r) => api(`${base}/rules/${enc(r.name ?? '')}`, { method: 'DELETE' })}
+            emptyText="No rules on this bus: build one in the builder."
+          />
+        </Tabs.Panel>
+        <Tabs.Panel value="sources" pt="md">
+          <ResourceList<Source>
+            title="Sources"
+            queryKey={['sources', bus]}
+            serverSearch
+            load={async (nextToken, namePrefix) => {
+              const d = await api<Schemas['SourceList']>(`${base}/sources`, { query: { nextToken, namePrefix, limit: 50 } });
+              return { items: d.sources ?? [], nextToken: d.nextToken };
+            }}
+            nameOf={(s) => s.name ?? ''}
+            columns={[
+              { label: 'Name', render: (s) => s.name },
+              { label: 'Type', render: (s) => s.type },
+              { label: 'State', render: (s) => <Badge color={s.state === 'DISABLED' ? 'gray' : 'green'}>{s.state}</Badge> },
+              { label: 'Runtime', render: (s) => s.status?.state },
+            ]}
+            create={{ run: (body) => api(`${base}/sources`, { body }), example: { name: 'tick', type: 'schedule', config: { 'schedule.cron': '@every 1m' } } }}
+            edit={{
+              // Secret values come back as "***"; sent back so, the stored value is kept.
+              body: (s) => ({ type: s.type, description: s.description ?? '', config: s.config ?? {} }),
+              run: (s, body) => api(`${base}/sources/${enc(s.name ?? '')}`, { method: 'PUT', body }),
+            }}
+            actions={(s) => <StateToggle path={`${base}/sources/${enc(s.name ?? '')}`} state={s.state} queryKey="sources" />}
+            remove={(s) => api(`${base}/sources/${enc(s.name ?? '')}`, { method: 'DELETE' })}
+            emptyText="No sources feed this bus."
+          />
+        </Tabs.Panel>
+        <Tabs.Panel value="types" pt="md">
+          <ResourceList<EventType>
+            title="Event types"
+            queryKey={['event-types', bus]}
+            load={async (nextToken) => {
+              const d = await api<Schemas['EventTypeList']>(`${base}/event-types`, { query: { nextToken, limit: 50 } });
+              return { items: d.eventTypes ?? [], nextToken: d.nextToken };
+            }}
+            nameOf={(t) => t.type ?? ''}
+            columns={[
+              { label: 'Type', render: (t) => t.type },
+              { label: 'Source', render: (t) => t.source },
+              { label: 'Count', render: (t) => t.count },
+              { label: 'Last seen', render: (t) => t.lastSeen },
+            ]}
+            emptyText="No events seen on this bus yet."
+          />
+        </Tabs.Panel>
+      </Tabs>
+    </Stack>
+  );
+}

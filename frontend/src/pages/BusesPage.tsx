@@ -1,0 +1,30 @@
+import { Anchor } from '@mantine/core';
+import { Link } from 'react-router-dom';
+import { api, enc, type Bus, type Schemas } from '../api/client';
+import { ResourceList } from '../components/ResourceList';
+
+export function BusesPage() {
+  return (
+    <ResourceList<Bus>
+      title="Buses"
+      queryKey={['buses']}
+      load={async (nextToken) => {
+        const d = await api<Schemas['BusList']>('/buses', { query: { nextToken, limit: 50 } });
+        return { items: d.buses ?? [], nextToken: d.nextToken };
+      }}
+      nameOf={(b) => b.name ?? ''}
+      columns={[
+        { label: 'Name', render: (b) => <Anchor component={Link} to={`/buses/${enc(b.name ?? '')}`}>{b.name}</Anchor> },
+        { label: 'Description', render: (b) => b.description },
+        { label: 'Created', render: (b) => b.createdAt },
+      ]}
+      create={{ run: (body) => api('/buses', { body }), example: { name: 'orders', description: 'shop orders' } }}
+      edit={{
+        body: (b) => ({ description: b.description ?? '', retention: b.retention }),
+        run: (b, body) => api(`/buses/${enc(b.name ?? '')}`, { method: 'PATCH', body }),
+      }}
+      remove={(b) => api(`/buses/${enc(b.name ?? '')}`, { method: 'DELETE' })}
+      emptyText="No buses yet: create one, or drop a bus in the builder."
+    />
+  );
+}
