@@ -7606,6 +7606,14 @@ const docTemplate = `{
                     "type": "string",
                     "example": "embedded"
                 },
+                "lastHeartbeat": {
+                    "description": "LastHeartbeat is when the worker's last heartbeat was stored (every 500 ms while it lives; a worker whose\nheartbeat is 2 s old leaves the list).",
+                    "type": "string"
+                },
+                "started": {
+                    "description": "Started is when the worker joined the cluster.",
+                    "type": "string"
+                },
                 "url": {
                     "description": "URL is the worker's REST address when the runtime reports it.",
                     "type": "string",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 )
 
 // Connector and task states, as Kafka Connect names them.
@@ -205,6 +206,10 @@ type WorkerInfo struct {
 	WorkerID string `json:"worker_id"`
 	Version  string `json:"version"`
 	URL      string `json:"url,omitempty"`
+	// Started is when the worker joined; LastHeartbeat when its last heartbeat was stored (every 500 ms while it
+	// lives). Both are absent when unknown.
+	Started       time.Time `json:"started,omitzero"`
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
 }
 
 // ClusterInfo is the answer of GET /getClusterInfo.

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,6 +22,11 @@ type RuntimeWorker struct {
 	// URL is the worker's REST address when the runtime reports it.
 	URL     string `json:"url,omitempty" example:"http://127.0.0.1:8083"`
 	Version string `json:"version" example:"0.1.0"`
+	// Started is when the worker joined the cluster.
+	Started *time.Time `json:"started,omitempty"`
+	// LastHeartbeat is when the worker's last heartbeat was stored (every 500 ms while it lives; a worker whose
+	// heartbeat is 2 s old leaves the list).
+	LastHeartbeat *time.Time `json:"lastHeartbeat,omitempty"`
 } //@name RuntimeWorker
 
 // RuntimeWorkerList lists the live workers, ordered by id.
@@ -113,7 +119,14 @@ func (a *api) listRuntimeWorkers(c *gin.Context) {
 	}
 	out := RuntimeWorkerList{Workers: make([]RuntimeWorker, 0, len(ws))}
 	for _, w := range ws {
-		out.Workers = append(out.Workers, RuntimeWorker{ID: w.ID, URL: w.URL, Version: w.Version})
+		rw := RuntimeWorker{ID: w.ID, URL: w.URL, Version: w.Version}
+		if !w.Started.IsZero() {
+			rw.Started = &w.Started
+		}
+		if !w.LastHeartbeat.IsZero() {
+			rw.LastHeartbeat = &w.LastHeartbeat
+		}
+		out.Workers = append(out.Workers, rw)
 	}
 	c.JSON(http.StatusOK, out)
 }

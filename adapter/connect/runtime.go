@@ -51,7 +51,8 @@ func (a *Adapter) Workers(ctx context.Context) ([]runtime.Worker, error) {
 	}
 	out := make([]runtime.Worker, 0, len(info.Workers))
 	for _, w := range info.Workers {
-		out = append(out, runtime.Worker{ID: w.WorkerID, URL: w.URL, Version: w.Version})
+		out = append(out, runtime.Worker{ID: w.WorkerID, URL: w.URL, Version: w.Version, Started: w.Started,
+			LastHeartbeat: w.LastHeartbeat})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil

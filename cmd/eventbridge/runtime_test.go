@@ -111,11 +111,22 @@ func TestRuntimeFromTheControlPlane(t *testing.T) {
 
 	// Workers: the embedded one.
 	var workers struct {
-		Workers []struct{ ID, Version string } `json:"workers"`
+		Workers []struct {
+			ID, Version            string
+			Started, LastHeartbeat time.Time
+		} `json:"workers"`
 	}
 	require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/runtime/workers", nil, 200), &workers))
 	require.Len(t, workers.Workers, 1)
 	require.Equal(t, "embedded", workers.Workers[0].ID)
+	w := workers.Workers[0]
+	require.False(t, w.Started.IsZero(), "the worker's start is shown")
+	require.False(t, w.LastHeartbeat.Before(w.Started), "its last heartbeat (%v) follows its start (%v)", w.LastHeartbeat, w.Started)
+	seen := w.LastHeartbeat
+	require.Eventually(t, func() bool {
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/runtime/workers", nil, 200), &workers))
+		return len(workers.Workers) == 1 && workers.Workers[0].LastHeartbeat.After(seen)
+	}, 10*time.Second, 100*time.Millisecond, "the heartbeat moves on")
 
 	// Connectors: the bus's router and the target's sink, running on the embedded worker.
 	var list runtimeConnectors

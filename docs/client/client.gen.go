@@ -2074,6 +2074,13 @@ type RuntimeWorker struct {
 	// Id Example: embedded
 	Id *string `json:"id,omitempty"`
 
+	// LastHeartbeat LastHeartbeat is when the worker's last heartbeat was stored (every 500 ms while it lives; a worker whose
+	// heartbeat is 2 s old leaves the list).
+	LastHeartbeat *string `json:"lastHeartbeat,omitempty"`
+
+	// Started Started is when the worker joined the cluster.
+	Started *string `json:"started,omitempty"`
+
 	// Url URL is the worker's REST address when the runtime reports it.
 	//
 	// Example: http://127.0.0.1:8083

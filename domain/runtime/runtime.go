@@ -20,6 +20,8 @@ type Worker struct {
 	// URL is the worker's REST address when the runtime reports it ("" otherwise).
 	URL     string
 	Version string
+	// Started is when the worker joined, LastHeartbeat when its last heartbeat was stored (zero when unknown).
+	Started, LastHeartbeat time.Time
 }
 
 // Counters count what a running task did with records since it started.

@@ -258,13 +258,13 @@ func (lease *Lease) Deadline() time.Time {
 // until TTL after its last renewal was seen. Keys that are not lease keys or whose value does not decode are skipped.
 func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
 	out := map[rpc.TaskID]string{}
-	for key, value := range l.view.present() {
+	for key, e := range l.view.present() {
 		id, ok := ParseLeaseKey(key)
 		if !ok {
 			continue
 		}
 		var v leaseValue
-		if json.Unmarshal(value, &v) != nil || v.Worker == "" {
+		if json.Unmarshal(e.value, &v) != nil || v.Worker == "" {
 			continue
 		}
 		out[id] = v.Worker

@@ -40,6 +40,8 @@ type Member struct {
 	URL     string    `json:"url"`
 	Version string    `json:"version"`
 	Started time.Time `json:"started"`
+	// LastHeartbeat is when the server stored the member's last heartbeat (filled by Live; not stored).
+	LastHeartbeat time.Time `json:"-"`
 }
 
 // MembershipConfig configures Join.
@@ -183,12 +185,13 @@ func (m *Membership) stop() {
 // heartbeating stays listed until Expiry after its last beat was seen. Entries that do not decode are skipped.
 func (m *Membership) Live(ctx context.Context) ([]Member, error) {
 	var out []Member
-	for key, value := range m.view.present() {
+	for key, e := range m.view.present() {
 		var mem Member
-		if json.Unmarshal(value, &mem) != nil || mem.ID != key {
+		if json.Unmarshal(e.value, &mem) != nil || mem.ID != key {
 			m.cfg.Logger.Warn("cluster: skipping an undecodable member", "key", key)
 			continue
 		}
+		mem.LastHeartbeat = e.written
 		out = append(out, mem)
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })

@@ -26,7 +26,9 @@ type view struct {
 
 type viewEntry struct {
 	value []byte
-	seen  time.Time
+	seen  time.Time // on this worker's clock, when the watcher delivered the write
+	// written is when the server stored the write (its clock).
+	written time.Time
 }
 
 // watchView starts following kv; ttl is how long a key counts after it was last seen written.
@@ -49,7 +51,7 @@ func (v *view) follow() {
 		}
 		v.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now()}
+			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now(), written: e.Created()}
 		} else {
 			delete(v.entries, e.Key())
 		}
@@ -68,15 +70,15 @@ func (v *view) wait(ctx context.Context) error {
 	}
 }
 
-// present returns the value of every key seen written within ttl.
-func (v *view) present() map[string][]byte {
+// present returns every key seen written within ttl, with its last write.
+func (v *view) present() map[string]viewEntry {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make(map[string][]byte, len(v.entries))
+	out := make(map[string]viewEntry, len(v.entries))
 	for k, e := range v.entries {
 		if now.Sub(e.seen) < v.ttl {
-			out[k] = e.value
+			out[k] = e
 		}
 	}
 	return out

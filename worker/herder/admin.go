@@ -352,7 +352,8 @@ func (h *Herder) ClusterInfo() rpc.ClusterInfo {
 	defer h.mu.RUnlock()
 	out := rpc.ClusterInfo{ClusterID: h.cfg.Names.Cluster, Workers: []rpc.WorkerInfo{}}
 	for _, m := range h.live {
-		out.Workers = append(out.Workers, rpc.WorkerInfo{WorkerID: m.ID, Version: m.Version, URL: m.URL})
+		out.Workers = append(out.Workers, rpc.WorkerInfo{WorkerID: m.ID, Version: m.Version, URL: m.URL,
+			Started: m.Started, LastHeartbeat: m.LastHeartbeat})
 	}
 	return out
 }

@@ -7295,6 +7295,13 @@ export interface components {
             /** @example embedded */
             id?: string;
             /**
+             * @description LastHeartbeat is when the worker's last heartbeat was stored (every 500 ms while it lives; a worker whose
+             *     heartbeat is 2 s old leaves the list).
+             */
+            lastHeartbeat?: string;
+            /** @description Started is when the worker joined the cluster. */
+            started?: string;
+            /**
              * @description URL is the worker's REST address when the runtime reports it.
              * @example http://127.0.0.1:8083
              */

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, enc, type RuntimeConnector, type Schemas } from '../api/client';
 import { ErrorAlert, QueryState } from '../components/states';
 import { ownerOf } from './owner';
+import { heartbeatAge } from './heartbeat';
 
 const REFRESH_MS = 2000;
 
@@ -114,6 +115,7 @@ export function RuntimePage() {
                 <Table.Th>Id</Table.Th>
                 <Table.Th>Address</Table.Th>
                 <Table.Th>Version</Table.Th>
+                <Table.Th>Last heartbeat</Table.Th>
                 <Table.Th>Tasks</Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -123,6 +125,7 @@ export function RuntimePage() {
                   <Table.Td>{w.id}</Table.Td>
                   <Table.Td>{w.url}</Table.Td>
                   <Table.Td>{w.version}</Table.Td>
+                  <Table.Td title={w.started ? `joined ${w.started}` : undefined}>{heartbeatAge(w.lastHeartbeat, new Date())}</Table.Td>
                   <Table.Td>{(connectors.data?.connectors ?? []).flatMap((c) => c.tasks ?? []).filter((t) => t.workerId === w.id).length}</Table.Td>
                 </Table.Tr>
               ))}
