@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,4 +66,69 @@ func BenchmarkDelivery(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(n)/put.Seconds(), "put/s")
 	b.ReportMetric(float64(want)/total.Seconds(), "delivered/s")
+}
+
+// BenchmarkWebhook measures a webhook source end to end in one process: concurrent POSTs to the source's
+// /webhook/putEvents URL (each answered once its HTTPEvent is stored on the intake) → http-source connector → bus →
+// router → HTTP target on loopback. It reports requests answered per second and events delivered per second.
+func BenchmarkWebhook(b *testing.B) {
+	m := NewMain()
+	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error"}, func(string) string { return "" }))
+	require.NoError(b, m.Run(b.Context()))
+	defer m.Close()
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a := api{t: b, base: "http://" + m.HTTPAddr()}
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "hooks"}, 201)
+	a.must("POST", "/api/v1/buses/hooks/rules", map[string]any{"name": "all",
+		"eventPattern": map[string]any{"type": []any{"eventbridge:Events:HTTPEvent"}}}, 201)
+	a.must("PUT", "/api/v1/buses/hooks/rules/all/targets/t", httpTarget(srv.URL), 201)
+	var src struct {
+		Webhook struct {
+			URLs []string `json:"urls"`
+		} `json:"webhook"`
+	}
+	require.NoError(b, json.Unmarshal(a.must("POST", "/api/v1/buses/hooks/sources",
+		map[string]any{"name": "in", "type": "http", "config": map[string]any{}}, 201), &src))
+	require.NotEmpty(b, src.Webhook.URLs)
+	url := src.Webhook.URLs[0]
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	start := time.Now()
+	var sent atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(url, "application/json", strings.NewReader(`{"order": 42, "pad": "0123456789abcdef"}`))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Errorf("webhook answered %d", resp.StatusCode)
+				return
+			}
+			sent.Add(1)
+		}
+	})
+	answered := time.Since(start)
+	for got.Load() < sent.Load() {
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("delivered %d of %d", got.Load(), sent.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(sent.Load())/answered.Seconds(), "answered/s")
+	b.ReportMetric(float64(sent.Load())/total.Seconds(), "delivered/s")
 }
