@@ -2,7 +2,8 @@
 // it starts the real eventbridge binary (../bin/eventbridge, built by `make build`) on free loopback ports with
 // a fresh data directory, builds a channel bus → filter → HTTP target by drag and drop, saves it, checks it
 // through the API, reloads it, sends an event from the console and sees it arrive at a receiver of its own, and
-// pauses and resumes the target's connector on the runtime page. It writes docs/console-builder.png and
+// pauses and resumes the target's connector on the runtime page, opens the target's detail page, and creates a
+// connection and an API destination with the resource forms. It writes docs/console-builder.png and
 // docs/console-runtime.png. Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -243,6 +244,55 @@ async function main() {
   await row.getByRole('button', { name: 'resume' }).click();
   await until('the connector to run again', async () => (await state.innerText()) === 'RUNNING');
   await page.screenshot({ path: join(docs, 'console-runtime.png'), fullPage: true });
+
+  // Resource pages: the rule's page leads to the target's detail page with its tasks' counters (counted since the
+  // task started: the resume above restarted them).
+  log('resources: target detail, connection and API destination forms');
+  await page.goto(base + '/buses/orders');
+  await page.getByRole('link', { name: 'created', exact: true }).click();
+  await page.getByRole('link', { name: 'hook', exact: true }).click();
+  await page.waitForURL('**/buses/orders/rules/created/targets/hook');
+  await until('the target page to show the task counters', async () => /^\d+$/.test(await page.getByTestId('delivered-0').innerText()));
+  await page.getByText('RUNNING').first().waitFor();
+
+  // A connection made with the form: the fields follow the authorization type, the secret is never shown.
+  await page.goto(base + '/connections');
+  await page.getByRole('button', { name: 'Create' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel(/^Name/).fill('crm');
+  await dialog.getByLabel(/^Authorization/).click();
+  await page.getByRole('option', { name: 'Basic (username and password)' }).click();
+  await dialog.getByLabel(/^Username/).waitFor();
+  await dialog.getByLabel(/^Authorization/).click();
+  await page.getByRole('option', { name: 'API key (a header)' }).click();
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await dialog.getByText('The key is required.').waitFor();
+  await dialog.getByLabel(/^Header name/).fill('X-Api-Key');
+  await dialog.getByLabel(/^API key/).fill('k-secret-1');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('link', { name: 'crm', exact: true }).click();
+  await page.getByText('stored (never shown)').waitFor();
+  assert.ok(!(await page.content()).includes('k-secret-1'), 'the connection page shows the secret');
+  const conn = await api(apiBase, '/connections/crm');
+  assert.equal(conn.status, 200, JSON.stringify(conn.body));
+  assert.equal(conn.body.authParameters.apiKeyAuthParameters.apiKeyName, 'X-Api-Key');
+
+  // An API destination with the connection picked from the list; the connection's page lists it.
+  await page.goto(base + '/api-destinations');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await dialog.getByLabel(/^Name/).fill('crm-orders');
+  await dialog.getByLabel(/^Connection/).click();
+  await page.getByRole('option', { name: 'crm', exact: true }).click();
+  await dialog.getByLabel(/^Endpoint/).fill(`http://127.0.0.1:${receiver.address().port}/orders`);
+  await dialog.getByLabel(/^Rate limit/).fill('10');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('link', { name: 'crm-orders', exact: true }).waitFor();
+  const dest = await api(apiBase, '/api-destinations/crm-orders');
+  assert.equal(dest.status, 200, JSON.stringify(dest.body));
+  assert.equal(dest.body.connection, 'crm');
+  assert.equal(dest.body.invocationRateLimitPerSecond, 10);
+  await page.goto(base + '/connections/crm');
+  await page.getByRole('link', { name: 'crm-orders', exact: true }).waitFor();
   log('ok');
 }
 

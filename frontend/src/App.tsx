@@ -3,14 +3,19 @@ import { useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
 import { account, setAccount } from './api/client';
+import { ApiDestinationPage } from './pages/ApiDestinationPage';
 import { ApiDestinationsPage } from './pages/ApiDestinationsPage';
 import { BusesPage } from './pages/BusesPage';
 import { BusPage } from './pages/BusPage';
+import { ConnectionPage } from './pages/ConnectionPage';
 import { ConnectionsPage } from './pages/ConnectionsPage';
+import { DeadLetterPage } from './pages/DeadLetterPage';
 import { DeadLettersPage } from './pages/DeadLettersPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { RulePage } from './pages/RulePage';
 import { RuntimePage } from './pages/RuntimePage';
 import { SendEventsPage } from './pages/SendEventsPage';
+import { TargetPage } from './pages/TargetPage';
 
 // The builder (React Flow) is loaded when first opened: the other pages do not need it.
 const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ default: m.BuilderPage })));
@@ -71,13 +76,18 @@ export function App() {
             <Route path="/" element={<Navigate to="/buses" replace />} />
             <Route path="/buses" element={<BusesPage />} />
             <Route path="/buses/:bus" element={<BusPage />} />
+            <Route path="/buses/:bus/rules/:rule" element={<RulePage />} />
+            <Route path="/buses/:bus/rules/:rule/targets/:target" element={<TargetPage />} />
             <Route path="/builder" element={<BuilderPage />} />
             <Route path="/builder/:bus/:rule" element={<BuilderPage />} />
             <Route path="/send" element={<SendEventsPage />} />
             <Route path="/runtime" element={<RuntimePage />} />
             <Route path="/dead-letters" element={<DeadLettersPage />} />
+            <Route path="/dead-letters/:id" element={<DeadLetterPage />} />
             <Route path="/connections" element={<ConnectionsPage />} />
+            <Route path="/connections/:name" element={<ConnectionPage />} />
             <Route path="/api-destinations" element={<ApiDestinationsPage />} />
+            <Route path="/api-destinations/:name" element={<ApiDestinationPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Routes>
         </Suspense>

@@ -28,6 +28,14 @@ export interface ResourceListProps<T> {
   edit?: { body: (item: T) => unknown; run: (item: T, body: unknown) => Promise<unknown> };
   actions?: (item: T) => ReactNode;
   emptyText?: string;
+  /**
+   * form renders a generated form for create (item undefined) and edit instead of the JSON editor; done is
+   * called after a successful save.
+   */
+  form?: (item: T | undefined, done: () => void) => ReactNode;
+  /** formCreate shows the Create button when form is set (create is for the JSON editor). */
+  formCreate?: boolean;
+
 }
 
 /**
@@ -43,6 +51,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
   const [body, setBody] = useState('');
   const [deleting, setDeleting] = useState<T | undefined>();
   const [editing, setEditing] = useState<T | undefined>();
+  const [formItem, setFormItem] = useState<{ item: T | undefined } | undefined>();
   const prefix = p.serverSearch ? search : '';
   const query = useQuery({
     queryKey: [...p.queryKey, 'page', tokens[page - 1], prefix],
@@ -92,7 +101,10 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
               setPage(1);
             }}
           />
-          {p.create && (
+          {p.form && p.formCreate && (
+            <Button onClick={() => setFormItem({ item: undefined })}>Create</Button>
+          )}
+          {p.create && !p.form && (
             <Button
               onClick={() => {
                 setBody(JSON.stringify(p.create!.example, null, 2));
@@ -117,7 +129,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
                 {p.columns.map((c) => (
                   <Table.Th key={c.label}>{c.label}</Table.Th>
                 ))}
-                {(p.remove || p.actions || p.edit) && <Table.Th />}
+                {(p.remove || p.actions || p.edit || p.form) && <Table.Th />}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
@@ -128,11 +140,16 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
                     {p.columns.map((c) => (
                       <Table.Td key={c.label}>{c.render(i)}</Table.Td>
                     ))}
-                    {(p.remove || p.actions || p.edit) && (
+                    {(p.remove || p.actions || p.edit || p.form) && (
                       <Table.Td>
                         <Group gap="xs" justify="flex-end">
                           {p.actions?.(i)}
-                          {p.edit && (
+                          {p.form && (
+                            <Button size="xs" variant="light" onClick={() => setFormItem({ item: i })}>
+                              Edit
+                            </Button>
+                          )}
+                          {p.edit && !p.form && (
                             <Button
                               size="xs"
                               variant="light"
@@ -160,6 +177,18 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
         )}
       </QueryState>
       {tokens.length > 1 && <Pagination total={tokens.length} value={page} onChange={setPage} />}
+      <Modal
+        opened={formItem !== undefined}
+        onClose={() => setFormItem(undefined)}
+        title={formItem?.item ? `Edit ${p.nameOf(formItem.item)}` : `Create — ${p.title}`}
+        size="lg"
+      >
+        {formItem &&
+          p.form?.(formItem.item, () => {
+            setFormItem(undefined);
+            invalidate();
+          })}
+      </Modal>
       <Modal opened={creating} onClose={() => setCreating(false)} title={`Create — ${p.title}`} size="lg">
         <JsonInput autosize minRows={8} value={body} onChange={setBody} validationError="Not JSON" formatOnBlur aria-label="Body" />
         <ErrorAlert error={create.error} />

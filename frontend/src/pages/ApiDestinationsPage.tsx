@@ -1,4 +1,7 @@
+import { Anchor } from '@mantine/core';
+import { Link } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
+import { ApiDestinationFormView } from '../components/ResourceForms';
 import { ResourceList } from '../components/ResourceList';
 
 type ApiDestination = Schemas['ApiDestination'];
@@ -14,18 +17,15 @@ export function ApiDestinationsPage() {
       }}
       nameOf={(a) => a.name ?? ''}
       columns={[
-        { label: 'Name', render: (a) => a.name },
-        { label: 'Connection', render: (a) => a.connection },
+        { label: 'Name', render: (a) => <Anchor component={Link} to={`/api-destinations/${enc(a.name ?? '')}`}>{a.name}</Anchor> },
+        {
+          label: 'Connection',
+          render: (a) => (a.connection ? <Anchor component={Link} to={`/connections/${enc(a.connection)}`}>{a.connection}</Anchor> : null),
+        },
         { label: 'Endpoint', render: (a) => `${a.httpMethod ?? ''} ${a.invocationEndpoint ?? ''}` },
       ]}
-      create={{
-        run: (body) => api('/api-destinations', { body }),
-        example: { name: 'crm-orders', connection: 'crm', invocationEndpoint: 'https://crm.example.com/orders', httpMethod: 'POST' },
-      }}
-      edit={{
-        body: ({ createdAt: _c, updatedAt: _u, ...a }) => a,
-        run: (a, body) => api(`/api-destinations/${enc(a.name ?? '')}`, { method: 'PUT', body }),
-      }}
+      form={(a, done) => <ApiDestinationFormView destination={a} onSaved={done} />}
+      formCreate
       remove={(a) => api(`/api-destinations/${enc(a.name ?? '')}`, { method: 'DELETE' })}
       emptyText="No API destinations yet."
     />

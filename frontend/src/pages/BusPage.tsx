@@ -45,7 +45,7 @@ export function BusPage() {
             }}
             nameOf={(r) => r.name ?? ''}
             columns={[
-              { label: 'Name', render: (r) => <Anchor component={Link} to={`/builder/${enc(bus)}/${enc(r.name ?? '')}`}>{r.name}</Anchor> },
+              { label: 'Name', render: (r) => <Anchor component={Link} to={`${base}/rules/${enc(r.name ?? '')}`}>{r.name}</Anchor> },
               { label: 'State', render: (r) => <Badge color={r.state === 'DISABLED' ? 'gray' : 'green'}>{r.state}</Badge> },
               { label: 'Pattern', render: (r) => <Code>{JSON.stringify(r.eventPattern)}</Code> },
             ]}

@@ -1,6 +1,7 @@
 import { Anchor } from '@mantine/core';
 import { Link } from 'react-router-dom';
 import { api, enc, type Bus, type Schemas } from '../api/client';
+import { BusFormView } from '../components/ResourceForms';
 import { ResourceList } from '../components/ResourceList';
 
 export function BusesPage() {
@@ -16,13 +17,11 @@ export function BusesPage() {
       columns={[
         { label: 'Name', render: (b) => <Anchor component={Link} to={`/buses/${enc(b.name ?? '')}`}>{b.name}</Anchor> },
         { label: 'Description', render: (b) => b.description },
+        { label: 'Retention', render: (b) => [b.retention?.maxAge, b.retention?.maxBytes !== undefined ? `${b.retention.maxBytes} bytes` : undefined].filter(Boolean).join(', ') },
         { label: 'Created', render: (b) => b.createdAt },
       ]}
-      create={{ run: (body) => api('/buses', { body }), example: { name: 'orders', description: 'shop orders' } }}
-      edit={{
-        body: (b) => ({ description: b.description ?? '', retention: b.retention }),
-        run: (b, body) => api(`/buses/${enc(b.name ?? '')}`, { method: 'PATCH', body }),
-      }}
+      form={(b, done) => <BusFormView bus={b} onSaved={done} />}
+      formCreate
       remove={(b) => api(`/buses/${enc(b.name ?? '')}`, { method: 'DELETE' })}
       emptyText="No buses yet: create one, or drop a bus in the builder."
     />

@@ -1,4 +1,7 @@
+import { Anchor } from '@mantine/core';
+import { Link } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
+import { ConnectionFormView } from '../components/ResourceForms';
 import { ResourceList } from '../components/ResourceList';
 
 type Connection = Schemas['Connection'];
@@ -15,19 +18,12 @@ export function ConnectionsPage() {
       }}
       nameOf={(c) => c.name ?? ''}
       columns={[
-        { label: 'Name', render: (c) => c.name },
+        { label: 'Name', render: (c) => <Anchor component={Link} to={`/connections/${enc(c.name ?? '')}`}>{c.name}</Anchor> },
         { label: 'Authorization', render: (c) => c.authorizationType },
         { label: 'Description', render: (c) => c.description },
       ]}
-      create={{
-        run: (body) => api('/connections', { body }),
-        example: { name: 'crm', authorizationType: 'API_KEY', authParameters: { apiKeyAuthParameters: { apiKeyName: 'X-Api-Key', apiKeyValue: 'secret' } } },
-      }}
-      edit={{
-        // Secret values are never answered: a replacement must give them again.
-        body: ({ createdAt: _c, updatedAt: _u, ...c }) => c,
-        run: (c, body) => api(`/connections/${enc(c.name ?? '')}`, { method: 'PUT', body }),
-      }}
+      form={(c, done) => <ConnectionFormView connection={c} onSaved={done} />}
+      formCreate
       remove={(c) => api(`/connections/${enc(c.name ?? '')}`, { method: 'DELETE' })}
       emptyText="No connections yet."
     />

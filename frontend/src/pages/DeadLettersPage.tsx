@@ -1,8 +1,11 @@
-import { Button, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Alert, Anchor, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, type Schemas } from '../api/client';
-import { ErrorAlert, QueryState } from '../components/states';
+import { Link } from 'react-router-dom';
+import { api, enc, type Schemas } from '../api/client';
+import { ConfirmButton } from '../components/Detail';
+import { QueryState } from '../components/states';
+import { entryText } from './deadLetters';
 
 export function DeadLettersPage() {
   const qc = useQueryClient();
@@ -11,23 +14,28 @@ export function DeadLettersPage() {
     queryKey: ['dead-letters', bus],
     queryFn: () => api<Schemas['DeadLetterList']>('/dead-letters', { query: { bus, limit: 100 } }),
   });
-  const redrive = useMutation({
-    mutationFn: (ids: string[]) => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: { ids } }),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['dead-letters'] }),
-  });
+  const [result, setResult] = useState<Schemas['RedriveResult'] | undefined>();
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={3}>Dead letters</Title>
         <TextInput placeholder="Bus" aria-label="Bus filter" value={bus} onChange={(e) => setBus(e.currentTarget.value)} />
       </Group>
-      <ErrorAlert error={redrive.error} />
-      {redrive.data && <Text size="sm">Redrive: {JSON.stringify(redrive.data)}</Text>}
+      {result && (
+        <Alert color={(result.failedCount ?? 0) > 0 ? 'red' : 'green'} title="Redrive" withCloseButton onClose={() => setResult(undefined)}>
+          {(result.entries ?? []).map((e) => (
+            <Text size="sm" key={e.id}>
+              {entryText(e, 'redriven')}
+            </Text>
+          ))}
+        </Alert>
+      )}
       <QueryState query={list} isEmpty={(d) => (d.deadLetters ?? []).length === 0} empty="No dead letters.">
         {(d) => (
           <Table>
             <Table.Thead>
               <Table.Tr>
+                <Table.Th>Id</Table.Th>
                 <Table.Th>Time</Table.Th>
                 <Table.Th>Bus / rule / target</Table.Th>
                 <Table.Th>Reason</Table.Th>
@@ -38,6 +46,11 @@ export function DeadLettersPage() {
             <Table.Tbody>
               {(d.deadLetters ?? []).map((l) => (
                 <Table.Tr key={l.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/dead-letters/${enc(String(l.id))}`} state={{ deadLetter: l }}>
+                      {l.id}
+                    </Anchor>
+                  </Table.Td>
                   <Table.Td>{l.time}</Table.Td>
                   <Table.Td>{[l.bus, l.rule, l.target].join(' / ')}</Table.Td>
                   <Table.Td>
@@ -45,9 +58,16 @@ export function DeadLettersPage() {
                   </Table.Td>
                   <Table.Td>{l.attempts}</Table.Td>
                   <Table.Td>
-                    <Button size="compact-xs" onClick={() => redrive.mutate([String(l.id)])}>
-                      redrive
-                    </Button>
+                    <ConfirmButton
+                      label="Redrive"
+                      title="Redrive?"
+                      question={`Deliver the original event of dead letter ${l.id} to its target again?`}
+                      run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: { ids: [String(l.id)] } })}
+                      onDone={(r) => {
+                        setResult(r);
+                        qc.invalidateQueries({ queryKey: ['dead-letters'] });
+                      }}
+                    />
                   </Table.Td>
                 </Table.Tr>
               ))}

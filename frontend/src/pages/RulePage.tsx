@@ -1,0 +1,67 @@
+import { Anchor, Badge, Button, Code, Group, Stack, Table, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router-dom';
+import { api, enc, type Rule, type Schemas } from '../api/client';
+import { Crumbs, Fields } from '../components/Detail';
+import { QueryState } from '../components/states';
+
+export function RulePage() {
+  const { bus = '', rule = '' } = useParams();
+  const base = `/buses/${enc(bus)}/rules/${enc(rule)}`;
+  const query = useQuery({ queryKey: ['rules', bus, 'one', rule], queryFn: () => api<Rule>(base) });
+  const targets = useQuery({ queryKey: ['targets', bus, rule], queryFn: () => api<Schemas['TargetList']>(`${base}/targets`), refetchInterval: 5000 });
+  return (
+    <Stack>
+      <Crumbs items={[['Buses', '/buses'], [bus, `/buses/${enc(bus)}`], [rule]]} />
+      <QueryState query={query}>
+        {(r) => (
+          <>
+            <Group justify="space-between">
+              <Title order={3}>
+                Rule {r.name} <Badge color={r.state === 'DISABLED' ? 'gray' : 'green'}>{r.state}</Badge>
+              </Title>
+              <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(rule)}`}>
+                Open in builder
+              </Button>
+            </Group>
+            <Fields
+              rows={[
+                ['Description', r.description],
+                ['Event pattern', <Code block key="p">{JSON.stringify(r.eventPattern, null, 2)}</Code>],
+              ]}
+            />
+          </>
+        )}
+      </QueryState>
+      <Title order={4}>Targets</Title>
+      <QueryState query={targets} isEmpty={(d) => (d.targets ?? []).length === 0} empty="This rule has no targets.">
+        {(d) => (
+          <Table striped>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+                <Table.Th>State</Table.Th>
+                <Table.Th>Last error</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {(d.targets ?? []).map((t) => (
+                <Table.Tr key={t.name}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`${base}/targets/${enc(t.name ?? '')}`}>
+                      {t.name}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{t.type}</Table.Td>
+                  <Table.Td>{t.status?.state}</Table.Td>
+                  <Table.Td>{t.status?.lastError}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        )}
+      </QueryState>
+    </Stack>
+  );
+}
