@@ -117,6 +117,10 @@ func TestConformanceRestartAndOffsets(t *testing.T) {
 	// RocketMQ Connect's views.
 	ci, err := client.ClusterInfo(ctx)
 	require.NoError(t, err)
+	require.Len(t, ci.Workers, 1)
+	assert.False(t, ci.Workers[0].Started.IsZero(), "the worker's start is known")
+	assert.False(t, ci.Workers[0].LastHeartbeat.Before(ci.Workers[0].Started), "its last heartbeat follows its start")
+	ci.Workers[0].Started, ci.Workers[0].LastHeartbeat = time.Time{}, time.Time{}
 	assert.Equal(t, rpc.ClusterInfo{ClusterID: "eb", Workers: []rpc.WorkerInfo{{WorkerID: "w1", Version: herder.Version, URL: base}}}, *ci)
 	ac, err := client.AllocatedConnectors(ctx)
 	require.NoError(t, err)
@@ -333,7 +337,18 @@ func TestConformancePlugins(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(body))
 	status, _, body = call(t, "GET", base+"/getClusterInfo", "")
 	assert.Equal(t, 200, status)
-	assert.JSONEq(t, fmt.Sprintf(`{"cluster_id":"eb","workers":[{"worker_id":"w1","version":%q,"url":%q}]}`, herder.Version, base), string(body))
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(body, &info))
+	workers, _ := info["workers"].([]any)
+	require.Len(t, workers, 1)
+	wi, _ := workers[0].(map[string]any)
+	for _, k := range []string{"started", "last_heartbeat"} {
+		_, err := time.Parse(time.RFC3339Nano, fmt.Sprint(wi[k]))
+		assert.NoError(t, err, "%s is an RFC 3339 time", k)
+		delete(wi, k)
+	}
+	assert.Equal(t, map[string]any{"worker_id": "w1", "version": herder.Version, "url": base}, wi)
+	assert.Equal(t, "eb", info["cluster_id"])
 }
 
 func TestConformanceRestartFailedTask(t *testing.T) {
