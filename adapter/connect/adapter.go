@@ -180,7 +180,7 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		}
 		desired[name] = Desired{Config: cfg}
 	}
-	sources, err := a.desiredSources(ctx, b)
+	sources, err := a.desiredSources(ctx, b, actual)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,12 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -88,7 +90,7 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 	if err != nil {
 		return err
 	}
-	cfg, err := a.sourceConfig(b, s)
+	cfg, err := a.sourceConfig(ctx, b, s)
 	if err != nil {
 		return err
 	}
@@ -109,8 +111,24 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 // sourceConfig is the connector config of a source: its config (secret values sealed, as stored) and the keys
 // the adapter sets: the plugin, one task, the bus's input subject and stream as output, and for webhook sources
 // the intake subject the http-source plugin reads.
-func (a *Adapter) sourceConfig(b *bus.Bus, s *source.Source) (map[string]string, error) {
+func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source) (map[string]string, error) {
 	cfg := s.Config()
+	if name := cfg[source.KeyBus]; s.Type() == source.EventBus && name != "" {
+		// Another bus of the account, by name: its stream and the subject of what is put on it.
+		if name == b.Name() {
+			return nil, domain.Invalid("config."+source.KeyBus, "config.bus %q is the source's own bus: its events would come back to it", name)
+		}
+		other, err := a.cfg.Buses.Get(ctx, b.AccountID(), name)
+		if errors.Is(err, bus.ErrNotFound) {
+			return nil, domain.Invalid("config."+source.KeyBus, "config.bus: bus %q does not exist", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		delete(cfg, source.KeyBus)
+		cfg[keyIntakeStream] = a.cfg.Physical.BusStream(other.ID())
+		cfg[keyIntakeSubject] = a.cfg.Physical.BusIn(other.ID())
+	}
 	maps.Copy(cfg, map[string]string{
 		rpc.ConfigConnectorClass: s.Type().Plugin(),
 		rpc.ConfigTasksMax:       sourceTasksMax,
@@ -132,7 +150,7 @@ func (a *Adapter) sourceConfig(b *bus.Bus, s *source.Source) (map[string]string,
 
 // desiredSources returns the source connectors of a bus as the declared state wants them: an enabled source's
 // connector runs, a disabled one's exists STOPPED (keeping its offsets). Nil Config.Sources declares none.
-func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus) (map[string]Desired, error) {
+func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded) (map[string]Desired, error) {
 	out := map[string]Desired{}
 	if a.cfg.Sources == nil {
 		return out, nil
@@ -142,15 +160,21 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus) (map[string]De
 		return nil, err
 	}
 	for _, s := range sources {
-		cfg, err := a.sourceConfig(b, s)
-		if err != nil {
-			return nil, err
-		}
+		name := SourceName(b.AccountID(), b.Name(), s.Name())
 		state := "" // running
 		if !s.Enabled() {
 			state = rpc.StateStopped
 		}
-		out[SourceName(b.AccountID(), b.Name(), s.Name())] = Desired{Config: cfg, State: state}
+		cfg, err := a.sourceConfig(ctx, b, s)
+		if err != nil {
+			// Its connector stays as it is (a bus it reads was deleted since, say); the reconciler retries.
+			a.cfg.Logger.Warn("a source cannot be applied", "bus", b.ID(), "source", s.ID(), "err", err)
+			if c, ok := actual[name]; ok && c.Info != nil {
+				out[name] = Desired{Config: c.Info.Config, State: state}
+			}
+			continue
+		}
+		out[name] = Desired{Config: cfg, State: state}
 	}
 	return out, nil
 }

@@ -481,3 +481,42 @@ func TestWebhookSignatureSchemesEndToEnd(t *testing.T) {
 	status, out = hook(t, "POST", custom.Webhook.URLs[0], map[string]string{"X-Signature": "00"}, body)
 	assert.Equal(t, http.StatusUnauthorized, status, string(out))
 }
+
+// An eventbus source may name another bus of the account (config.bus) instead of a stream: the control plane
+// fills in that bus's stream and subject.
+func TestEventBusSourceByBusName(t *testing.T) {
+	m := startMain(t, t.TempDir())
+	defer func() { require.NoError(t, m.Close()) }()
+	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	r := newReceiver(t)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "upstream"}, 201)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "downstream"}, 201)
+	a.must("POST", "/api/v1/buses/downstream/rules", map[string]any{"name": "all",
+		"eventPattern": map[string]any{"source": []any{"crm"}}}, 201)
+	a.must("PUT", "/api/v1/buses/downstream/rules/all/targets/hook", httpTarget(r.srv.URL), 201)
+
+	for _, tc := range []struct {
+		name   string
+		source map[string]any
+		field  string
+	}{
+		{"its own bus", map[string]any{"name": "loop", "type": "eventbus", "config": map[string]any{"bus": "downstream"}}, "config.bus"},
+		{"a bus that does not exist", map[string]any{"name": "nope", "type": "eventbus", "config": map[string]any{"bus": "nope"}}, "config.bus"},
+		{"both a bus and a stream", map[string]any{"name": "both", "type": "eventbus",
+			"config": map[string]any{"bus": "upstream", "source.stream": "S"}}, "config.bus"},
+		{"bus on another type", map[string]any{"name": "tick", "type": "schedule",
+			"config": map[string]any{"bus": "upstream", "schedule.expression": "rate(1 minute)"}}, "config.bus"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := a.must("POST", "/api/v1/buses/downstream/sources", tc.source, 400)
+			assert.Contains(t, string(out), `"field":"`+tc.field+`"`)
+		})
+	}
+
+	created := decodeSource(t, a.must("POST", "/api/v1/buses/downstream/sources", map[string]any{
+		"name": "feed", "type": "eventbus", "config": map[string]any{"bus": "upstream"}}, 201))
+	assert.Equal(t, "upstream", created.Config["bus"], "the source keeps the bus's name")
+	a.waitState(connect.SourceName("default", "downstream", "feed"), "RUNNING")
+	a.putBatch("upstream", []map[string]any{event("b1", "crm", "c", map[string]any{"n": 1})})
+	r.waitFor(t, map[string]bool{"b1": true})
+}

@@ -37,7 +37,13 @@ func TypeOfPlugin(plugin string) (Type, bool) {
 const (
 	// HTTP is the webhook source: the control plane receives its requests and stores them as events.
 	HTTP Type = "http"
+	// EventBus reads a JetStream stream; its config may name another bus of the account (KeyBus) instead of a
+	// stream, and the control plane fills in that bus's stream and subject.
+	EventBus Type = "eventbus"
 )
+
+// KeyBus names, in an eventbus source's config, the bus of the same account whose events it feeds to its own bus.
+const KeyBus = "bus"
 
 // State says whether a source feeds its bus.
 type State string
@@ -124,6 +130,10 @@ func validateConfig(t Type, cfg map[string]string) error {
 	if len(cfg) > MaxConfigKeys {
 		return domain.Invalid("config", "config has %d keys; at most %d are allowed", len(cfg), MaxConfigKeys)
 	}
+	if t == EventBus && cfg[KeyBus] != "" && (cfg["source.stream"] != "" || cfg["source.subject"] != "") {
+		return domain.Invalid("config."+KeyBus, "give config.bus (a bus of the account) or config.source.stream and "+
+			"config.source.subject (any stream), not both")
+	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		field := "config." + k
 		if !configKeyRe.MatchString(k) {
@@ -132,6 +142,9 @@ func validateConfig(t Type, cfg map[string]string) error {
 		if slices.Contains(reservedKeys, k) || strings.HasPrefix(k, "transforms.") || strings.HasPrefix(k, "eb.") ||
 			(t == HTTP && slices.Contains(reservedHTTPKeys, k)) {
 			return domain.Invalid(field, "config key %q is set by the control plane and may not be given", k)
+		}
+		if k == KeyBus && t != EventBus {
+			return domain.Invalid(field, "config key %q is for eventbus sources (another bus of the account to read)", k)
 		}
 		if len(cfg[k]) > MaxConfigValue {
 			return domain.Invalid(field, "the value of config key %q is %d bytes; at most %d are allowed", k, len(cfg[k]), MaxConfigValue)
