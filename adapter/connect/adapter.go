@@ -485,14 +485,14 @@ func (a *Adapter) Run(ctx context.Context) {
 
 // TargetStatus reads the state of the target's connector; a connector the runtime does not know is PENDING.
 func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t *target.Target) (*target.Status, error) {
-	st, err := a.cfg.Runtime.ConnectorStatus(ctx, TargetName(b.AccountID(), b.Name(), r.Name(), t.Name()))
-	if rpc.IsNotFound(err) {
-		return &target.Status{State: target.StatePending}, nil
-	}
+	st, lastError, err := a.connectorStatus(ctx, TargetName(b.AccountID(), b.Name(), r.Name(), t.Name()))
 	if err != nil {
 		return nil, err
 	}
-	out := &target.Status{State: st.Connector.State, LastError: st.Connector.Trace}
+	if st == nil {
+		return &target.Status{State: target.StatePending}, nil
+	}
+	out := &target.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
 		task := target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
 		if n := ts.Counters; n != nil {
@@ -500,9 +500,25 @@ func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
 		}
 		out.Tasks = append(out.Tasks, task)
-		if ts.Trace != "" && out.LastError == "" {
-			out.LastError = ts.Trace
-		}
 	}
 	return out, nil
+}
+
+// connectorStatus reads a connector's status and its last error (the connector's trace, else the first task's);
+// a nil status and no error when the runtime does not know the connector.
+func (a *Adapter) connectorStatus(ctx context.Context, name string) (*rpc.ConnectorStatus, string, error) {
+	st, err := a.cfg.Runtime.ConnectorStatus(ctx, name)
+	if rpc.IsNotFound(err) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	lastError := st.Connector.Trace
+	for _, ts := range st.Tasks {
+		if lastError == "" {
+			lastError = ts.Trace
+		}
+	}
+	return st, lastError, nil
 }

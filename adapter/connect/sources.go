@@ -181,23 +181,20 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[str
 
 // SourceStatus reads the state of the source's connector; a connector the runtime does not know is PENDING.
 func (a *Adapter) SourceStatus(ctx context.Context, b *bus.Bus, s *source.Source) (*source.Status, error) {
-	st, err := a.cfg.Runtime.ConnectorStatus(ctx, SourceName(b.AccountID(), b.Name(), s.Name()))
-	if rpc.IsNotFound(err) {
-		return &source.Status{State: source.StatePending}, nil
-	}
+	st, lastError, err := a.connectorStatus(ctx, SourceName(b.AccountID(), b.Name(), s.Name()))
 	if err != nil {
 		return nil, err
 	}
-	out := &source.Status{State: st.Connector.State, LastError: st.Connector.Trace}
+	if st == nil {
+		return &source.Status{State: source.StatePending}, nil
+	}
+	out := &source.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
 		task := source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
 		if n := ts.Counters; n != nil {
 			task.Counters = &source.Counters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
 		}
 		out.Tasks = append(out.Tasks, task)
-		if ts.Trace != "" && out.LastError == "" {
-			out.LastError = ts.Trace
-		}
 	}
 	return out, nil
 }

@@ -163,6 +163,11 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	if spec, err = s.prepare(ctx, accountID, b, spec); err != nil {
 		return nil, false, err
 	}
+	return s.store(ctx, accountID, b, r, spec)
+}
+
+// store creates or replaces the target of a prepared spec, then applies the bus to the runtime.
+func (s *Service) store(ctx context.Context, accountID string, b *bus.Bus, r *rule.Rule, spec Spec) (t *Target, created bool, err error) {
 	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Clock.Now()) })
 	if errors.Is(err, ErrNotFound) {
 		t, err = New(accountID, b.ID(), r.ID(), spec, s.Clock.Now())
@@ -194,11 +199,12 @@ func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accou
 		return nil, nil, err
 	}
 	seen := map[string]bool{}
+	prepared := make([]Spec, len(specs))
 	for i, spec := range specs {
 		if _, err := New(accountID, "-", "-", spec, s.Clock.Now()); err != nil {
 			return nil, nil, indexed(err, i)
 		}
-		if _, err := s.prepare(ctx, accountID, b, spec); err != nil {
+		if prepared[i], err = s.prepare(ctx, accountID, b, spec); err != nil {
 			return nil, nil, indexed(err, i)
 		}
 		if seen[spec.Name] {
@@ -211,8 +217,9 @@ func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accou
 		return nil, nil, err
 	}
 	var out []*Target
-	for i, spec := range specs {
-		t, _, err := s.Put(ctx, accountID, busName, r.Name(), spec)
+	for i, spec := range prepared {
+		// Validated (by the runtime, for plugin targets) and sealed above: stored without asking again.
+		t, _, err := s.store(ctx, accountID, b, r, spec)
 		if err != nil {
 			if derr := rules.Delete(context.WithoutCancel(ctx), accountID, busName, r.Name()); derr != nil {
 				s.Logger.Error("removing a rule whose targets could not be created", "rule", r.Name(), "err", derr)
