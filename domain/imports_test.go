@@ -25,6 +25,7 @@ var forbidden = []string{
 	"github.com/eventbridge-go/eventbridge/worker",
 	"github.com/eventbridge-go/eventbridge/migrations",
 	"github.com/eventbridge-go/eventbridge/rpc",
+	"github.com/eventbridge-go/eventbridge/stream",
 }
 
 // violations lists "file imports path" for every forbidden import under dir, and how many files it read.

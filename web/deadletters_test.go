@@ -15,8 +15,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -35,8 +35,8 @@ func withDeadLetters(e *env) *env {
 func (e *env) storeDeadLetter(t *testing.T, account, id, busName, ruleName, targetName string) string {
 	t.Helper()
 	ev := jetstreamtest.Event(id, "order.created", map[string]any{"orderId": id})
-	m := ebjs.EncodeDeadLetter(e.names.DLQSubject(account), ev, ebjs.DeadLetter{
-		Reason: "http: POST https://example.com/hook: 503 Service Unavailable", Attempts: 3, ErrorClass: ebjs.DLQClassExhausted,
+	m := stream.EncodeDeadLetter(e.names.DLQSubject(account), ev, stream.DeadLetter{
+		Reason: "http: POST https://example.com/hook: 503 Service Unavailable", Attempts: 3, ErrorClass: stream.DLQClassExhausted,
 		Connector: "eb." + account + "." + busName + "." + ruleName + "." + targetName, MsgID: "msg-" + id,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -67,7 +67,7 @@ func (e *env) redriven(t *testing.T, busName, ruleName, targetName string) []str
 			require.ErrorIs(t, err, jetstream.ErrMsgNotFound)
 			return out
 		}
-		ev, err := ebjs.Decode(&nats.Msg{Header: m.Header, Data: m.Data})
+		ev, err := stream.Decode(&nats.Msg{Header: m.Header, Data: m.Data})
 		require.NoError(t, err)
 		out = append(out, ev.ID())
 		seq = m.Sequence + 1

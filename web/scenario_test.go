@@ -33,8 +33,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -80,7 +80,7 @@ func (r *response) JSON(t *testing.T) map[string]any {
 type env struct {
 	router   http.Handler
 	js       jetstream.JetStream
-	names    ebjs.Names
+	names    stream.Names
 	buses    bus.Repository
 	runtime  *fakeRuntime
 	statuses *fakeStatuses
@@ -141,7 +141,7 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 	e := &env{
 		router:   web.NewRouter(web.Config{Logger: log}, services),
 		js:       js,
-		names:    ebjs.Names{Cluster: cluster},
+		names:    stream.Names{Cluster: cluster},
 		buses:    buses,
 		runtime:  rt,
 		statuses: st,
@@ -373,7 +373,7 @@ func (e *env) storedEvents(t *testing.T, busName string) []*event.Event {
 		m, err := s.GetMsg(ctx, seq)
 		require.NoError(t, err)
 		require.Equal(t, e.names.BusIn(b.ID()), m.Subject)
-		ev, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		require.NoError(t, err)
 		out = append(out, ev)
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // fakeSourceRuntime stands for the worker runtime of sources, a process boundary: it knows the plugins
@@ -316,7 +316,7 @@ func TestWebhooks(t *testing.T) {
 				require.NotEmpty(t, id)
 				msgs := e.intake(t, "github")
 				require.Len(t, msgs, 1, "stored on the source's intake subject")
-				ev, err := ebjs.Decode(msgs[0])
+				ev, err := stream.Decode(msgs[0])
 				require.NoError(t, err)
 				assert.Equal(t, id, ev.ID())
 				assert.Equal(t, source.HTTPEventType, ev.Type())

@@ -20,9 +20,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/metrics"
 	"github.com/eventbridge-go/eventbridge/worker/rest"
 )
@@ -132,7 +132,7 @@ func New(cfg Config) (*Worker, error) {
 			m.Observer().ObserveDelivery(connector, task, d)
 		},
 		JetStream:           js,
-		Names:               ebjs.Names{Cluster: cfg.ClusterID},
+		Names:               stream.Names{Cluster: cfg.ClusterID},
 		WorkerID:            cfg.WorkerID,
 		Registry:            cfg.Registry,
 		Logger:              cfg.Logger,

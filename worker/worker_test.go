@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
@@ -32,7 +32,7 @@ const (
 	bus  = "b1"
 )
 
-var names = ebjs.Names{Cluster: "eb"}
+var names = stream.Names{Cluster: "eb"}
 
 func registry(t *testing.T) *connector.Registry {
 	r := connector.NewRegistry()

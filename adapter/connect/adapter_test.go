@@ -24,8 +24,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
@@ -65,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	log := slog.New(slog.DiscardHandler)
 	states := persistence.NewConnectorStateRepository(db)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo,
-		Streams: store, Physical: ebjs.Names{Cluster: "t"}, Logger: log, States: states})
+		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log, States: states})
 	return &env{
 		db: db, adapter: a, states: states, client: client, js: js, store: store,
 		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Store: store, Runtime: a, Logger: log},

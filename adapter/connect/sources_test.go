@@ -20,8 +20,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
@@ -37,7 +37,7 @@ type sourceEnv struct {
 	targets *target.Service
 	sources *source.Service
 	repo    *persistence.SourceRepository
-	names   ebjs.Names
+	names   stream.Names
 }
 
 func newSourceEnv(t *testing.T) *sourceEnv {
@@ -60,11 +60,11 @@ func newSourceEnv(t *testing.T) *sourceEnv {
 	client := rpc.NewClient(w.URL())
 	log := slog.New(slog.DiscardHandler)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo, Sources: srcRepo,
-		Streams: store, Physical: ebjs.Names{Cluster: "t"}, Logger: log})
+		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log})
 	return &sourceEnv{
 		client:  client,
 		repo:    srcRepo,
-		names:   ebjs.Names{Cluster: "t"},
+		names:   stream.Names{Cluster: "t"},
 		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Sources: srcRepo, Store: store, Runtime: a, Logger: log},
 		rules:   &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: a, Logger: log},
 		targets: &target.Service{Targets: targetRepo, Rules: ruleRepo, Buses: busRepo, Runtime: a, Statuses: a, Logger: log},

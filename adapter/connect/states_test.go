@@ -16,7 +16,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/rpc"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // connectorState waits until the runtime reports the connector in want.
@@ -109,7 +109,7 @@ func TestOnlyTheLeaseHolderReconciles(t *testing.T) {
 		lease := persistence.NewLease(e.db, "reconciler", holder, time.Minute)
 		return connect.New(connect.Config{Runtime: e.client, Buses: persistence.NewBusRepository(e.db),
 			Rules: persistence.NewRuleRepository(e.db), Targets: persistence.NewTargetRepository(e.db),
-			Streams: e.store, Physical: ebjs.Names{Cluster: "t"}, Logger: log, States: e.states, Lease: lease}), lease
+			Streams: e.store, Physical: stream.Names{Cluster: "t"}, Logger: log, States: e.states, Lease: lease}), lease
 	}
 	a, leaseA := replica("a")
 	b, _ := replica("b")

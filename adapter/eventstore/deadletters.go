@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // DeadLetters implements the domain's dead-letter store on the accounts' dead-letter streams
@@ -21,7 +21,7 @@ import (
 // storing its original event on its target's redrive subject, and discards one by deleting it.
 type DeadLetters struct {
 	js    jetstream.JetStream
-	names ebjs.Names
+	names stream.Names
 	// Timeout bounds one publish, delete or read.
 	Timeout time.Duration
 	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
@@ -32,7 +32,7 @@ var _ deadletter.Store = (*DeadLetters)(nil)
 
 // NewDeadLetters returns the dead-letter store of the installation named cluster on the JetStream context js.
 func NewDeadLetters(js jetstream.JetStream, cluster string) *DeadLetters {
-	return &DeadLetters{js: js, names: ebjs.Names{Cluster: cluster}, Timeout: 10 * time.Second}
+	return &DeadLetters{js: js, names: stream.Names{Cluster: cluster}, Timeout: 10 * time.Second}
 }
 
 // fetchBatch is the number of dead letters one fetch of a scan asks for.
@@ -130,7 +130,7 @@ func (d *DeadLetters) List(ctx context.Context, accountID string, q deadletter.Q
 			}
 			scanned++
 			// The connector header rules most dead letters out before the event is decoded.
-			if q.Filter.SelectsConnector(accountID, m.Headers().Get(ebjs.HeaderDLQConnector)) {
+			if q.Filter.SelectsConnector(accountID, m.Headers().Get(stream.HeaderDLQConnector)) {
 				if dl, err := d.decode(accountID, seq, md.Timestamp, m.Headers(), m.Data()); err == nil && q.Filter.Matches(dl) {
 					out = append(out, dl)
 				}
@@ -166,13 +166,13 @@ func (d *DeadLetters) decode(accountID string, seq uint64, at time.Time, h nats.
 
 // decodeDeadLetter reads a stored dead letter: the original event, without the ebdlq* extensions that
 // EncodeDeadLetter added (removed here through SetExtension: the map Extensions returns is a copy, so
-// ebjs.DecodeDeadLetter leaves them), and why it was given up.
-func decodeDeadLetter(h nats.Header, data []byte) (*event.Event, ebjs.DeadLetter, error) {
-	ev, info, err := ebjs.DecodeDeadLetter(&nats.Msg{Header: h, Data: data})
+// stream.DecodeDeadLetter leaves them), and why it was given up.
+func decodeDeadLetter(h nats.Header, data []byte) (*event.Event, stream.DeadLetter, error) {
+	ev, info, err := stream.DecodeDeadLetter(&nats.Msg{Header: h, Data: data})
 	if err != nil {
 		return nil, info, err
 	}
-	for _, ext := range []string{ebjs.ExtDLQReason, ebjs.ExtDLQAttempts, ebjs.ExtDLQConnector, ebjs.ExtDLQErrorClass} {
+	for _, ext := range []string{stream.ExtDLQReason, stream.ExtDLQAttempts, stream.ExtDLQConnector, stream.ExtDLQErrorClass} {
 		ev.SetExtension(ext, nil) // nil removes it
 	}
 	return ev, info, nil
@@ -237,9 +237,9 @@ func (d *DeadLetters) Redrive(ctx context.Context, accountID string, seq uint64,
 	if prev == "" {
 		prev = d.names.DLQStream(accountID) + ":" + strconv.FormatUint(seq, 10)
 	}
-	out := ebjs.Encode(ev)
+	out := stream.Encode(ev)
 	out.Subject = d.names.RedriveSubject(to.BusID, to.RuleID, to.TargetID)
-	out.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(prev, "redrive", strconv.FormatUint(seq, 10)))
+	out.Header.Set(nats.MsgIdHdr, stream.HopMsgID(prev, "redrive", strconv.FormatUint(seq, 10)))
 	if _, err := d.js.PublishMsg(ctx, out, jetstream.WithExpectStream(d.names.BusStream(to.BusID))); err != nil {
 		return fmt.Errorf("storing dead letter %d on %s: %w", seq, out.Subject, err)
 	}

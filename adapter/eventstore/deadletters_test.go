@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -21,14 +21,14 @@ import (
 type dlqEnv struct {
 	store *DeadLetters
 	js    jetstream.JetStream
-	names ebjs.Names
+	names stream.Names
 }
 
 func newDLQEnv(t *testing.T) *dlqEnv {
 	t.Helper()
 	env := jetstreamtest.Start(t)
 	require.NoError(t, New(env.JS, "t", 1).EnsureDLQStream(context.Background(), "acme"))
-	return &dlqEnv{store: NewDeadLetters(env.JS, "t"), js: env.JS, names: ebjs.Names{Cluster: "t"}}
+	return &dlqEnv{store: NewDeadLetters(env.JS, "t"), js: env.JS, names: stream.Names{Cluster: "t"}}
 }
 
 // deadLetter stores the dead letter of event id given up by connector eb.acme.<bus>.<rule>.<target> and returns
@@ -37,8 +37,8 @@ func (e *dlqEnv) deadLetter(t *testing.T, id, busName, ruleName, targetName stri
 	t.Helper()
 	ev := jetstreamtest.Event(id, "order.created", map[string]any{"id": id})
 	ev.SetExtension("tenant", "blue")
-	m := ebjs.EncodeDeadLetter(e.names.DLQSubject("acme"), ev, ebjs.DeadLetter{
-		Reason: "http: 500 Internal Server Error", Attempts: 3, ErrorClass: ebjs.DLQClassExhausted,
+	m := stream.EncodeDeadLetter(e.names.DLQSubject("acme"), ev, stream.DeadLetter{
+		Reason: "http: 500 Internal Server Error", Attempts: 3, ErrorClass: stream.DLQClassExhausted,
 		Connector: "eb.acme." + busName + "." + ruleName + "." + targetName,
 		Stream:    "t_BUS_x", Sequence: 7, Subject: "t.bus.x.rule.y", MsgID: "msg-" + id,
 	})
@@ -99,7 +99,7 @@ func TestDeadLettersList(t *testing.T) {
 	assert.Equal(t, "hook", d.Target())
 	assert.Equal(t, "eb.acme.orders.created.hook", d.Connector())
 	assert.Equal(t, "http: 500 Internal Server Error", d.Reason())
-	assert.Equal(t, ebjs.DLQClassExhausted, d.ErrorClass())
+	assert.Equal(t, stream.DLQClassExhausted, d.ErrorClass())
 	assert.EqualValues(t, 3, d.Attempts())
 	assert.WithinDuration(t, time.Now(), d.Time(), time.Minute)
 	assert.Equal(t, "e0", d.Event().ID())
@@ -161,7 +161,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 	ctx := context.Background()
 	// A bus stream made by an earlier version: no redrive subjects yet.
 	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: e.names.BusStream("b1"),
-		Subjects: []string{e.names.BusIn("b1"), "t.bus.b1.rule.*"}, Duplicates: ebjs.DuplicateWindow})
+		Subjects: []string{e.names.BusIn("b1"), "t.bus.b1.rule.*"}, Duplicates: stream.DuplicateWindow})
 	require.NoError(t, err)
 	seq := e.deadLetter(t, "e1", "orders", "created", "hook")
 	keep := e.deadLetter(t, "e2", "orders", "created", "hook")
@@ -182,12 +182,12 @@ func TestDeadLetterRedrive(t *testing.T) {
 	m, err := bs.GetMsg(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, redriveSubject, m.Subject)
-	assert.Equal(t, ebjs.HopMsgID(dlqMsgID, "redrive", strconv.FormatUint(seq, 10)), m.Header.Get(nats.MsgIdHdr))
+	assert.Equal(t, stream.HopMsgID(dlqMsgID, "redrive", strconv.FormatUint(seq, 10)), m.Header.Get(nats.MsgIdHdr))
 	for k := range m.Header {
 		assert.NotContains(t, k, "eb-dlq", "no dead-letter header on the redriven event")
 		assert.NotContains(t, k, "ebdlq", "no dead-letter extension on the redriven event")
 	}
-	ev, err := ebjs.Decode(&nats.Msg{Header: m.Header, Data: m.Data})
+	ev, err := stream.Decode(&nats.Msg{Header: m.Header, Data: m.Data})
 	require.NoError(t, err)
 	assert.Equal(t, "e1", ev.ID())
 	assert.Equal(t, map[string]any{"tenant": "blue"}, ev.Extensions())
@@ -200,7 +200,7 @@ func TestDeadLetterRedrive(t *testing.T) {
 	assert.NoError(t, err, "the other dead letter stays")
 
 	// The same redrive published again (a crash after the publish, before the delete) is stored once.
-	again := ebjs.Encode(ev)
+	again := stream.Encode(ev)
 	again.Subject = redriveSubject
 	again.Header.Set(nats.MsgIdHdr, m.Header.Get(nats.MsgIdHdr))
 	ack, err := e.js.PublishMsg(ctx, again)
@@ -245,12 +245,12 @@ func BenchmarkDeadLettersScan(b *testing.B) {
 	env := jetstreamtest.Start(b)
 	ctx := context.Background()
 	require.NoError(b, New(env.JS, "t", 1).EnsureDLQStream(ctx, "acme"))
-	names := ebjs.Names{Cluster: "t"}
+	names := stream.Names{Cluster: "t"}
 	futures := make([]jetstream.PubAckFuture, 0, deadletter.ScanLimit)
 	for i := range deadletter.ScanLimit {
 		ev := jetstreamtest.Event("e"+strconv.Itoa(i), "order.created", map[string]any{"i": i, "region": "eu"})
-		f, err := env.JS.PublishMsgAsync(ebjs.EncodeDeadLetter(names.DLQSubject("acme"), ev, ebjs.DeadLetter{
-			Reason: "http: 503", Attempts: 3, ErrorClass: ebjs.DLQClassExhausted, Connector: "eb.acme.orders.created.hook",
+		f, err := env.JS.PublishMsgAsync(stream.EncodeDeadLetter(names.DLQSubject("acme"), ev, stream.DeadLetter{
+			Reason: "http: 503", Attempts: 3, ErrorClass: stream.DLQClassExhausted, Connector: "eb.acme.orders.created.hook",
 		}))
 		require.NoError(b, err)
 		futures = append(futures, f)
@@ -281,14 +281,14 @@ func BenchmarkDeadLetterRedrive(b *testing.B) {
 	env := jetstreamtest.Start(b)
 	ctx := context.Background()
 	require.NoError(b, New(env.JS, "t", 1).EnsureDLQStream(ctx, "acme"))
-	names := ebjs.Names{Cluster: "t"}
+	names := stream.Names{Cluster: "t"}
 	_, err := env.JS.CreateStream(ctx, names.BusStreamConfig("b1", time.Hour, -1, 1))
 	require.NoError(b, err)
 	seqs := make([]uint64, b.N)
 	for i := range b.N {
 		ev := jetstreamtest.Event("e"+strconv.Itoa(i), "order.created", map[string]any{"i": i})
-		ack, err := env.JS.PublishMsg(ctx, ebjs.EncodeDeadLetter(names.DLQSubject("acme"), ev, ebjs.DeadLetter{
-			Reason: "http: 503", Attempts: 3, ErrorClass: ebjs.DLQClassExhausted, Connector: "eb.acme.orders.created.hook",
+		ack, err := env.JS.PublishMsg(ctx, stream.EncodeDeadLetter(names.DLQSubject("acme"), ev, stream.DeadLetter{
+			Reason: "http: 503", Attempts: 3, ErrorClass: stream.DLQClassExhausted, Connector: "eb.acme.orders.created.hook",
 			MsgID: "m" + strconv.Itoa(i),
 		}))
 		require.NoError(b, err)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // A webhook's event is stored on its source's intake subject, also in a stream made by an earlier version
@@ -22,7 +22,7 @@ func TestPutSourceEventAndPurge(t *testing.T) {
 	ctx := context.Background()
 	b, err := bus.New("default", "orders", "", bus.Retention{}, time.Now())
 	require.NoError(t, err)
-	names := ebjs.Names{Cluster: "t"}
+	names := stream.Names{Cluster: "t"}
 	cfg := names.BusStreamConfig(b.ID(), time.Hour, 1<<30, 1)
 	cfg.Subjects = []string{names.BusIn(b.ID()), names.RuleSubject(b.ID(), "*")} // as an earlier version made it
 	_, err = js.CreateStream(ctx, cfg)
@@ -43,7 +43,7 @@ func TestPutSourceEventAndPurge(t *testing.T) {
 
 	m, err := st.GetLastMsgForSubject(ctx, names.SourceSubject(b.ID(), "src1"))
 	require.NoError(t, err)
-	got, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	got, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 	require.NoError(t, err)
 	assert.Equal(t, e.ID(), got.ID())
 

@@ -15,13 +15,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // Store stores events on bus streams.
 type Store struct {
 	js       jetstream.JetStream
-	names    ebjs.Names
+	names    stream.Names
 	replicas int
 	// AckTimeout bounds the wait for JetStream's acknowledgements of one Put.
 	AckTimeout time.Duration
@@ -34,7 +34,7 @@ var _ bus.EventStore = (*Store)(nil)
 // New returns a store on the JetStream context js for the installation named cluster; replicas is the number of
 // stream replicas (1 on a single server).
 func New(js jetstream.JetStream, cluster string, replicas int) *Store {
-	return &Store{js: js, names: ebjs.Names{Cluster: cluster}, replicas: replicas, AckTimeout: 10 * time.Second}
+	return &Store{js: js, names: stream.Names{Cluster: cluster}, replicas: replicas, AckTimeout: 10 * time.Second}
 }
 
 // CreateStream creates or updates the bus's stream, and the dead-letter stream of the bus's account (shared by
@@ -75,9 +75,9 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []er
 	futures := make([]jetstream.PubAckFuture, len(events))
 	subject := s.names.BusIn(b.ID())
 	for i, e := range events {
-		m := ebjs.Encode(e)
+		m := stream.Encode(e)
 		m.Subject = subject
-		m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(e.Source(), e.ID()))
+		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
 			results[i] = fmt.Errorf("publishing: %w", err)
@@ -116,11 +116,11 @@ func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *e
 		}
 		s.subjectsEnsured.Store(busID, true)
 	}
-	m := ebjs.Encode(e)
+	m := stream.Encode(e)
 	m.Subject = s.names.SourceSubject(busID, sourceID)
 	// Not PutMsgID: the source's connector stores the event on the bus's .in subject of the same stream with
 	// that id, which the stream's duplicate window would take for this message and drop.
-	m.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(ebjs.PutMsgID(e.Source(), e.ID()), "intake", sourceID))
+	m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(stream.PutMsgID(e.Source(), e.ID()), "intake", sourceID))
 	ctx, cancel := context.WithTimeout(ctx, s.AckTimeout)
 	defer cancel()
 	if _, err := s.js.PublishMsg(ctx, m); err != nil {

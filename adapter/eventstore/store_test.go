@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/stream"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
@@ -51,7 +52,7 @@ func TestPutStoresDecodableEventsOnce(t *testing.T) {
 	msg, err := st.GetMsg(ctx, 1)
 	require.NoError(t, err)
 	require.Equal(t, "t.bus."+b.ID()+".in", msg.Subject)
-	require.Equal(t, ebjs.PutMsgID("bench", "id-1"), msg.Header.Get("Nats-Msg-Id"))
+	require.Equal(t, stream.PutMsgID("bench", "id-1"), msg.Header.Get("Nats-Msg-Id"))
 	require.Equal(t, "order.created", msg.Header.Get("ce-type"))
 	require.JSONEq(t, `{"orderId":1,"amount":12.5,"region":"eu"}`, string(msg.Data))
 
@@ -109,6 +110,6 @@ func TestCreateStreamEnsuresTheAccountDLQStream(t *testing.T) {
 	info, err := st.Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"t.dlq.default"}, info.Config.Subjects)
-	require.Equal(t, ebjs.DLQRetention, info.Config.MaxAge)
-	require.Equal(t, ebjs.DuplicateWindow, info.Config.Duplicates)
+	require.Equal(t, stream.DLQRetention, info.Config.MaxAge)
+	require.Equal(t, stream.DuplicateWindow, info.Config.Duplicates)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // TestDeadLettersEndToEnd: the events of a target that always answers 500 land in the account's dead-letter
@@ -55,11 +55,11 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 	js, err := jetstream.New(m.nc)
 	require.NoError(t, err)
 	ctx := context.Background()
-	names := ebjs.Names{Cluster: "eb"}
-	stream, err := js.Stream(ctx, names.DLQStream("default"))
+	names := stream.Names{Cluster: "eb"}
+	dlq, err := js.Stream(ctx, names.DLQStream("default"))
 	require.NoError(t, err, "creating a bus ensures its account's dead-letter stream")
 	stored := func() uint64 {
-		info, err := stream.Info(ctx)
+		info, err := dlq.Info(ctx)
 		if err != nil {
 			return 0
 		}
@@ -70,12 +70,12 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 		"every event of both targets is dead-lettered")
 
 	type key struct{ id, class string }
-	seen := map[key]ebjs.DeadLetter{}
+	seen := map[key]stream.DeadLetter{}
 	for seq := uint64(1); seq <= 2*n; seq++ {
-		raw, err := stream.GetMsg(ctx, seq)
+		raw, err := dlq.GetMsg(ctx, seq)
 		require.NoError(t, err)
 		require.Equal(t, names.DLQSubject("default"), raw.Subject)
-		e, d, err := ebjs.DecodeDeadLetter(&nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data})
+		e, d, err := stream.DecodeDeadLetter(&nats.Msg{Subject: raw.Subject, Header: raw.Header, Data: raw.Data})
 		require.NoError(t, err)
 		require.Equal(t, "order.created", e.Type())
 		require.Contains(t, string(e.Data()), `"n"`)
@@ -86,11 +86,11 @@ func TestDeadLettersEndToEnd(t *testing.T) {
 	require.Len(t, seen, 2*n, "each event once per target")
 	for i := range n {
 		id := fmt.Sprintf("evt-%d", i)
-		ex, ok := seen[key{id, ebjs.DLQClassExhausted}]
+		ex, ok := seen[key{id, stream.DLQClassExhausted}]
 		require.True(t, ok, id)
 		require.EqualValues(t, 3, ex.Attempts, "maximumRetryAttempts 2: three attempts")
 		require.True(t, strings.Contains(ex.Connector, "down"), ex.Connector)
-		pe, ok := seen[key{id, ebjs.DLQClassPermanent}]
+		pe, ok := seen[key{id, stream.DLQClassPermanent}]
 		require.True(t, ok, id)
 		require.EqualValues(t, 1, pe.Attempts, "a 400 is dead-lettered at once")
 		require.True(t, strings.Contains(pe.Connector, "bad"), pe.Connector)

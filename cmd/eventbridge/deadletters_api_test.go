@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // flakyReceiver is an HTTP target that answers 503 while broken, and otherwise records the CloudEvents it receives
@@ -108,7 +108,7 @@ func TestDeadLettersAPIEndToEnd(t *testing.T) {
 		require.Equal(t, "flaky", d.Target)
 		require.Equal(t, "eb.default.orders.all.flaky", d.Connector)
 		require.Contains(t, d.Reason, "503")
-		require.Equal(t, ebjs.DLQClassExhausted, d.ErrorClass)
+		require.Equal(t, stream.DLQClassExhausted, d.ErrorClass)
 		require.EqualValues(t, 1, d.Attempts, "no retries: one attempt")
 		require.Equal(t, "order.created", d.Event.Type)
 		require.Equal(t, "shop", d.Event.Source)

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
@@ -343,9 +344,9 @@ func BenchmarkBareJetStream(b *testing.B) {
 					e.SetType(ev["type"].(string))
 					e.SetTime(time.Now().UTC())
 					require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
-					m := ebjs.Encode(&e)
+					m := stream.Encode(&e)
 					m.Subject = "bench.events"
-					m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(e.Source(), e.ID()))
+					m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
 					msgs[j], ids[j] = m, e.ID()
 				}
 				rec.sending(ids)

@@ -35,6 +35,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/migrations"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/worker"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
@@ -179,7 +180,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names := ebjs.Names{Cluster: c.ClusterID}
+	names := stream.Names{Cluster: c.ClusterID}
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
 
 	runtimeURL := ""

@@ -24,8 +24,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/webhook"
 )
 
@@ -168,7 +168,7 @@ func TestWebhookSourceEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	cfg = workerCfg
 	assert.True(t, strings.HasPrefix(cfg["http.signature.secret"], "enc:v1:"), "sealed in the connector config")
-	assert.Equal(t, ebjs.Names{Cluster: m.Config.ClusterID}.BusStream(b0(t, m, "shop")), cfg[webhook.KeySourceStream],
+	assert.Equal(t, stream.Names{Cluster: m.Config.ClusterID}.BusStream(b0(t, m, "shop")), cfg[webhook.KeySourceStream],
 		"the http-source reads the intake in the bus's stream")
 	assert.Contains(t, cfg[webhook.KeySourceSubject], ".source.", "the http-source reads the source's intake subject")
 	repo := persistence.NewSourceRepository(m.db)
@@ -349,7 +349,7 @@ func TestEventBusSourceEndToEnd(t *testing.T) {
 
 	up, err := persistence.NewBusRepository(m.db).Get(context.Background(), "default", "upstream")
 	require.NoError(t, err)
-	names := ebjs.Names{Cluster: m.Config.ClusterID}
+	names := stream.Names{Cluster: m.Config.ClusterID}
 	status, out := a.do("POST", "/api/v1/buses/downstream/sources", "application/json",
 		[]byte(`{"name": "feed", "type": "eventbus", "config": {"source.stream": "a.b"}}`))
 	require.Equal(t, http.StatusBadRequest, status, string(out))

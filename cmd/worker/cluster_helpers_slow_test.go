@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -48,7 +49,7 @@ const (
 	routerConnector = "router"
 )
 
-var clusterNames = ebjs.Names{Cluster: clusterID}
+var clusterNames = stream.Names{Cluster: clusterID}
 
 // eventTypes is how events are spread: event n has type eventTypes[n%len(eventTypes)].
 var eventTypes = []string{"k0", "k1", "k2", "k3"}
@@ -390,7 +391,7 @@ func (c *cluster) lastRouted() int {
 		return -1
 	}
 	require.NoError(c.t, err)
-	ev, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 	require.NoError(c.t, err)
 	n, ok := eventNumber(ev.ID())
 	require.True(c.t, ok, ev.ID())
@@ -425,9 +426,9 @@ func (c *cluster) startLoad() *load {
 				n := l.next
 				l.mu.Unlock()
 				ev := jetstreamtest.Event(eventID(n), eventType(n), map[string]any{"n": n})
-				m := ebjs.Encode(ev)
+				m := stream.Encode(ev)
 				m.Subject = clusterNames.BusIn(clusterBus)
-				m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(ev.Source(), ev.ID()))
+				m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(ev.Source(), ev.ID()))
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				_, err := c.js.PublishMsg(ctx, m)
 				cancel()

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
@@ -258,7 +259,7 @@ func (c *jsClient) Stream(t *testing.T, name string, subjects ...string) {
 }
 
 func (c *jsClient) Publish(t *testing.T, subject string, e *event.Event) {
-	m := ebjs.Encode(e)
+	m := stream.Encode(e)
 	m.Subject = subject
 	_, err := c.js.PublishMsg(context.Background(), m)
 	require.NoError(t, err)

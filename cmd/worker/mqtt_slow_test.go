@@ -16,7 +16,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/rpc"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // TestSlowMQTTSourceLosesNothingWhenItsWorkerIsKilled runs an mqtt-source connector on a cmd/worker process against
@@ -61,7 +61,7 @@ func TestSlowMQTTSourceLosesNothingWhenItsWorkerIsKilled(t *testing.T) {
 			n := 0
 			for m := range batch.Messages() {
 				n++
-				e, err := ebjs.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+				e, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
 				require.NoError(t, err)
 				var data struct{ N string }
 				if e.DataAs(&data) == nil && data.N != "" {

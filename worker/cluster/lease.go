@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
@@ -57,7 +58,7 @@ func ParseLeaseKey(key string) (rpc.TaskID, bool) {
 // LeaseConfig configures OpenLeases.
 type LeaseConfig struct {
 	JetStream jetstream.JetStream
-	Names     ebjs.Names
+	Names     stream.Names
 	// WorkerID is written into every lease this worker takes; it must be non-empty.
 	WorkerID string
 	// TTL is the max age of the leases bucket (default 2.5s): the server removes a lease key TTL after its last

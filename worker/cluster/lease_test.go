@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/cluster"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -25,7 +25,7 @@ const (
 	testLocal = 500 * time.Millisecond
 )
 
-var testNames = ebjs.Names{Cluster: "t"}
+var testNames = stream.Names{Cluster: "t"}
 
 func openLeases(t *testing.T, js jetstream.JetStream, worker string) *cluster.Leases {
 	t.Helper()
@@ -166,7 +166,7 @@ func TestOpenLeasesBucketConfig(t *testing.T) {
 	assert.GreaterOrEqual(t, st.History(), int64(5))
 
 	// Defaults: TTL 2.5s. The server keeps the max age exactly as given (no rounding).
-	_, err = cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: env.JS, Names: ebjs.Names{Cluster: "d"}, WorkerID: "a"})
+	_, err = cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: env.JS, Names: stream.Names{Cluster: "d"}, WorkerID: "a"})
 	require.NoError(t, err)
 	kv, err := env.JS.KeyValue(ctx, "d_leases")
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // MembersBucketPurpose names the KV bucket of worker membership: Names.Bucket(MembersBucketPurpose).
@@ -47,7 +47,7 @@ type Member struct {
 // MembershipConfig configures Join.
 type MembershipConfig struct {
 	JetStream jetstream.JetStream
-	Names     ebjs.Names
+	Names     stream.Names
 	// Self is this worker; Self.ID must be a valid KV key (letters, digits, '-', '_', '=', '/', inner dots).
 	Self Member
 	// Heartbeat is the interval between two writes of Self (default 500ms); it must be shorter than Expiry.

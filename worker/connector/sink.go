@@ -10,7 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go/jetstream"
 
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // Sink delivers records to an external system. The runtime calls, for each task:
@@ -46,7 +46,7 @@ type Env struct {
 	// JetStream is the worker's JetStream context, shared by every task.
 	JetStream jetstream.JetStream
 	// Names builds the physical names of the installation (cluster).
-	Names ebjs.Names
+	Names stream.Names
 	// Logger is scoped to the connector and task.
 	Logger *slog.Logger
 	// AllowPrivateTargets lets outbound sinks reach loopback, private and link-local addresses.

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Publisher publishes a message to JetStream and waits for its acknowledgement; jetstream.JetStream is one.
@@ -22,7 +22,7 @@ type Publisher interface {
 // DeadLetterConfig configures WithDeadLetter.
 type DeadLetterConfig struct {
 	Publisher Publisher
-	// Subject is the dead-letter subject (the account's ebjs.Names.DLQSubject).
+	// Subject is the dead-letter subject (the account's stream.Names.DLQSubject).
 	Subject string
 	// Connector names the connector in the dead letters and their message ids.
 	Connector string
@@ -60,13 +60,13 @@ func WithDeadLetter(c DeadLetterConfig, next Handler) Handler {
 		}
 		m, _ := connector.MetaFrom(ctx)
 		attempts := max(o.Attempts, m.NumDelivered, 1)
-		dl := ebjs.DeadLetter{
+		dl := stream.DeadLetter{
 			Reason: fmt.Sprint(o.Err), Attempts: attempts, Connector: c.Connector, ErrorClass: errorClass(o.Err),
 			Stream: m.Stream, Sequence: m.Sequence, Subject: m.Subject, MsgID: m.ID(),
 		}
 		pctx, cancel := context.WithTimeout(ctx, c.PublishTimeout)
 		defer cancel()
-		if _, err := c.Publisher.PublishMsg(pctx, ebjs.EncodeDeadLetter(c.Subject, e, dl)); err != nil {
+		if _, err := c.Publisher.PublishMsg(pctx, stream.EncodeDeadLetter(c.Subject, e, dl)); err != nil {
 			return Outcome{
 				Action:   Retry,
 				Delay:    max(c.Retry.Delay(attempts), c.MinRetryDelay),
@@ -83,10 +83,10 @@ func WithDeadLetter(c DeadLetterConfig, next Handler) Handler {
 func errorClass(err error) string {
 	switch {
 	case IsTransformError(err):
-		return ebjs.DLQClassTransform
+		return stream.DLQClassTransform
 	case connector.IsPermanent(err):
-		return ebjs.DLQClassPermanent
+		return stream.DLQClassPermanent
 	default:
-		return ebjs.DLQClassExhausted
+		return stream.DLQClassExhausted
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
@@ -34,7 +34,7 @@ const (
 type deadLetter struct {
 	MsgID string
 	Event *event.Event
-	ebjs.DeadLetter
+	stream.DeadLetter
 }
 
 func deadLetters(t *testing.T, js jetstream.JetStream) []deadLetter {
@@ -48,7 +48,7 @@ func deadLetters(t *testing.T, js jetstream.JetStream) []deadLetter {
 		if err != nil {
 			return out
 		}
-		e, d, err := ebjs.DecodeDeadLetter(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		e, d, err := stream.DecodeDeadLetter(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		require.NoError(t, err, "a dead letter holds the original event")
 		out = append(out, deadLetter{MsgID: m.Header.Get(nats.MsgIdHdr), Event: e, DeadLetter: d})
 	}
@@ -89,9 +89,9 @@ func TestTaskDeadLettersGivenUpRecords(t *testing.T) {
 		class      string
 		reason     string
 	}{
-		{"retries exhausted", nil, false, 2, 3, ebjs.DLQClassExhausted, "target unavailable"},
-		{"permanent at once", connector.Permanent(errors.New("answered 400")), false, 5, 1, ebjs.DLQClassPermanent, "answered 400"},
-		{"transform refuses", nil, true, 5, 1, ebjs.DLQClassTransform, "transform input: bad template"},
+		{"retries exhausted", nil, false, 2, 3, stream.DLQClassExhausted, "target unavailable"},
+		{"permanent at once", connector.Permanent(errors.New("answered 400")), false, 5, 1, stream.DLQClassPermanent, "answered 400"},
+		{"transform refuses", nil, true, 5, 1, stream.DLQClassTransform, "transform input: bad template"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestTaskDeadLettersGivenUpRecords(t *testing.T) {
 				assert.Equal(t, "s.in", d.Subject)
 				assert.Equal(t, "test.event", d.Event.Type())
 				assert.NotEmpty(t, d.Event.Data(), "the original data travels with the dead letter")
-				assert.Equal(t, ebjs.DLQMsgID(ebjs.PutMsgID(d.Event.Source(), d.Event.ID()), connName), d.MsgID)
+				assert.Equal(t, stream.DLQMsgID(stream.PutMsgID(d.Event.Source(), d.Event.ID()), connName), d.MsgID)
 			}
 			assert.ElementsMatch(t, ids, got)
 			if !tt.transform {
@@ -277,8 +277,8 @@ func TestHTTPTargetDeadLetters(t *testing.T) {
 		attempts uint64
 		class    string
 	}{
-		{http.StatusInternalServerError, 3, ebjs.DLQClassExhausted},
-		{http.StatusBadRequest, 1, ebjs.DLQClassPermanent},
+		{http.StatusInternalServerError, 3, stream.DLQClassExhausted},
+		{http.StatusBadRequest, 1, stream.DLQClassPermanent},
 	} {
 		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
 			t.Parallel()

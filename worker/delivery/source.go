@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Back-off of a source task between failed reads and failed stores: from SourceBackoffInitial, doubling, to
@@ -280,9 +280,9 @@ func (t *SourceTask) store(events []*event.Event) error {
 	defer cancel()
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
-		m := ebjs.Encode(e)
+		m := stream.Encode(e)
 		m.Subject = t.cfg.Subject
-		m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(e.Source(), e.ID()))
+		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
 		f, err := t.cfg.JetStream.PublishMsgAsync(m, jetstream.WithExpectStream(t.cfg.Stream))
 		if err != nil {
 			return fmt.Errorf("storing record %s on %s: %w", e.ID(), t.cfg.Subject, err)

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // TaskConfig configures one sink task.
@@ -280,7 +280,7 @@ func (t *Task) handle(msg jetstream.Msg) {
 		Timestamp:    md.Timestamp,
 		MsgID:        msg.Headers().Get(nats.MsgIdHdr),
 	}
-	e, err := ebjs.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+	e, err := stream.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 	if err != nil {
 		t.n.undecodable.Add(1)
 		t.log.Error("record is not a CloudEvent, terminated", "stream", meta.Stream, "seq", meta.Sequence, "err", err)

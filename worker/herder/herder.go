@@ -30,10 +30,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Version is the version of the worker runtime reported by GET /.
@@ -70,7 +70,7 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Config configures a Herder.
 type Config struct {
 	JetStream jetstream.JetStream
-	Names     ebjs.Names
+	Names     stream.Names
 	WorkerID  string
 	// URL is the worker's REST URL, announced to the other members.
 	URL      string

@@ -1,3 +1,5 @@
+// Package jetstream is what only the worker runtime and the binaries need of NATS JetStream beyond the shared
+// physical model (package stream): the embedded nats-server and the compare-and-set conflict check of KV writes.
 package jetstream
 
 import (

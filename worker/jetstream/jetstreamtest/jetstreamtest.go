@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
@@ -75,7 +76,7 @@ func jetstreamOf(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 func (e *Env) Stream(t testing.TB, name string, subjects ...string) jetstream.Stream {
 	t.Helper()
 	s, err := e.JS.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{
-		Name: name, Subjects: subjects, Storage: jetstream.FileStorage, Duplicates: ebjs.DuplicateWindow,
+		Name: name, Subjects: subjects, Storage: jetstream.FileStorage, Duplicates: stream.DuplicateWindow,
 	})
 	if err != nil {
 		t.Fatalf("creating stream %s: %v", name, err)
@@ -102,9 +103,9 @@ func Event(id, typ string, data map[string]any) *event.Event {
 // stream sequence.
 func (e *Env) Publish(t testing.TB, subject string, ev *event.Event) uint64 {
 	t.Helper()
-	m := ebjs.Encode(ev)
+	m := stream.Encode(ev)
 	m.Subject = subject
-	m.Header.Set(nats.MsgIdHdr, ebjs.PutMsgID(ev.Source(), ev.ID()))
+	m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(ev.Source(), ev.ID()))
 	ack, err := e.JS.PublishMsg(context.Background(), m)
 	if err != nil {
 		t.Fatalf("publishing %s: %v", ev.ID(), err)
@@ -137,13 +138,13 @@ func (e *Env) ConsumerInfo(t testing.TB, stream, durable string) *jetstream.Cons
 	return info
 }
 
-// Messages returns the events stored on subject in stream, in order, with their Nats-Msg-Id.
-func (e *Env) Messages(t testing.TB, stream, subject string) []Stored {
+// Messages returns the events stored on subject in the stream streamName, in order, with their Nats-Msg-Id.
+func (e *Env) Messages(t testing.TB, streamName, subject string) []Stored {
 	t.Helper()
 	ctx := context.Background()
-	s, err := e.JS.Stream(ctx, stream)
+	s, err := e.JS.Stream(ctx, streamName)
 	if err != nil {
-		t.Fatalf("stream %s: %v", stream, err)
+		t.Fatalf("stream %s: %v", streamName, err)
 	}
 	var out []Stored
 	seq := uint64(0)
@@ -153,7 +154,7 @@ func (e *Env) Messages(t testing.TB, stream, subject string) []Stored {
 			return out
 		}
 		seq = m.Sequence
-		ev, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		if err != nil {
 			t.Fatalf("stored message %d: %v", m.Sequence, err)
 		}

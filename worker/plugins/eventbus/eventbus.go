@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Name is the plugin's connector.class.
@@ -109,7 +109,7 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 			return nil, connector.FieldErrors{{Key: KeySubject,
 				Message: fmt.Sprintf("%q is a bus of cluster %q, not of this installation (%q)", subject, m[1], env.Names.Cluster)}}
 		}
-		names := ebjs.Names{Cluster: m[1]}
+		names := stream.Names{Cluster: m[1]}
 		s.subject, s.stream = names.BusIn(m[2]), names.BusStream(m[2])
 	}
 	return s, nil
@@ -142,16 +142,16 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // missing (or another stream that holds the subject) is a retryable error: the record is retried until the bus
 // exists. Forwarding a record to the subject it was read from is a permanent error (it would loop).
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
-	prev := ebjs.PutMsgID(e.Source(), e.ID())
+	prev := stream.PutMsgID(e.Source(), e.ID())
 	if meta, ok := connector.MetaFrom(ctx); ok {
 		if meta.Subject == s.subject {
 			return connector.Permanent(fmt.Errorf("eventbus: the record was read from %s, its destination: forwarding would loop", s.subject))
 		}
 		prev = meta.ID()
 	}
-	m := ebjs.Encode(e)
+	m := stream.Encode(e)
 	m.Subject = s.subject
-	m.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(prev, Hop, s.connector))
+	m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(prev, Hop, s.connector))
 	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
 	defer cancel()
 	if _, err := s.js.PublishMsg(ctx, m, jetstream.WithExpectStream(s.stream)); err != nil {

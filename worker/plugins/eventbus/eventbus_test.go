@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 )
 
-var names = ebjs.Names{Cluster: "eb"}
+var names = stream.Names{Cluster: "eb"}
 
 const (
 	from = "src"
@@ -38,7 +38,7 @@ func TestConfig(t *testing.T) {
 	tests := []struct {
 		name        string
 		cfg         map[string]string
-		names       ebjs.Names
+		names       stream.Names
 		wantSubject string
 		wantStream  string
 		wantKey     string
@@ -124,8 +124,8 @@ func TestWriteStoresOnceOnTheDestinationBus(t *testing.T) {
 
 	stored := env.Messages(t, names.BusStream(to), names.BusIn(to))
 	require.Len(t, stored, 2, "a retried forward is stored once; another connector's forward is another copy")
-	assert.Equal(t, ebjs.HopMsgID("prev-id", "forward", "fwd"), stored[0].MsgID)
-	assert.Equal(t, ebjs.HopMsgID("prev-id", "forward", "other"), stored[1].MsgID)
+	assert.Equal(t, stream.HopMsgID("prev-id", "forward", "fwd"), stored[0].MsgID)
+	assert.Equal(t, stream.HopMsgID("prev-id", "forward", "other"), stored[1].MsgID)
 	got := stored[0].Event
 	assert.Equal(t, "e1", got.ID())
 	assert.Equal(t, "order.created", got.Type())
@@ -139,7 +139,7 @@ func TestWriteStoresOnceOnTheDestinationBus(t *testing.T) {
 	require.NoError(t, fwd.Write(connector.WithMeta(context.Background(), m), e))
 	stored = env.Messages(t, names.BusStream(to), names.BusIn(to))
 	require.Len(t, stored, 3)
-	assert.Equal(t, ebjs.HopMsgID(fmt.Sprintf("%s:8", names.BusStream(from)), "forward", "fwd"), stored[2].MsgID)
+	assert.Equal(t, stream.HopMsgID(fmt.Sprintf("%s:8", names.BusStream(from)), "forward", "fwd"), stored[2].MsgID)
 }
 
 func TestWriteErrors(t *testing.T) {

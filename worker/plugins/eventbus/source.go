@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // SourceName is the source plugin's connector.class.
@@ -236,7 +236,7 @@ func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 func (s *Source) toEvent(msg jetstream.Msg, md *jetstream.MsgMetadata) *event.Event {
 	m := &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()}
 	if m.Header.Get("ce-specversion") != "" {
-		if e, err := ebjs.Decode(m); err == nil && e.Validate() == nil {
+		if e, err := stream.Decode(m); err == nil && e.Validate() == nil {
 			return e
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
@@ -53,7 +54,7 @@ func (p *remotePeer) Emit(t *testing.T, ids ...string) {
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	for _, id := range ids {
-		m := ebjs.Encode(jetstreamtest.Event(id, "peer.event", map[string]any{"id": id}))
+		m := stream.Encode(jetstreamtest.Event(id, "peer.event", map[string]any{"id": id}))
 		m.Subject = "peer.events"
 		_, err := js.PublishMsg(context.Background(), m)
 		require.NoError(t, err)

@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 )
@@ -28,7 +28,7 @@ func TestSinkSuite(t *testing.T) {
 // Hold takes the bus's .in subject from the stream and answers the publishes itself, late (see Hold).
 type busPeer struct {
 	t     *testing.T
-	names ebjs.Names
+	names stream.Names
 	busID string
 	nc    *nats.Conn
 	js    jetstream.JetStream
@@ -49,7 +49,7 @@ func newBusPeer(t *testing.T, env *jetstreamtest.Env) connectortest.Peer {
 	nc := jetstreamtest.Connect(t, env.Server)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
-	p := &busPeer{t: t, names: ebjs.Names{Cluster: "ebsuite"}, busID: "dest", nc: nc, js: js}
+	p := &busPeer{t: t, names: stream.Names{Cluster: "ebsuite"}, busID: "dest", nc: nc, js: js}
 	p.Start()
 	return p
 }
@@ -93,7 +93,7 @@ func (p *busPeer) stored() []string {
 			p.t.Errorf("peer: reading the destination stream from sequence %d: %v", seq, err)
 			return ids
 		}
-		e, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		e, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		if err != nil {
 			p.t.Errorf("peer: stored message %d: %v", m.Sequence, err)
 			return ids

@@ -16,15 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/mqtt"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
-var names = ebjs.Names{Cluster: "eb"}
+var names = stream.Names{Cluster: "eb"}
 
 const bus = "mqttbus00000000a"
 

@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Name is the plugin's connector.class.
@@ -161,9 +161,9 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		if r.FromSequence >= meta.Sequence {
 			continue
 		}
-		m := ebjs.Encode(e)
+		m := stream.Encode(e)
 		m.Subject = r.Subject
-		m.Header.Set(nats.MsgIdHdr, ebjs.HopMsgID(meta.ID(), "route", r.ID))
+		m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(meta.ID(), "route", r.ID))
 		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(meta.Stream))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))

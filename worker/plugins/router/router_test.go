@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
-var names = ebjs.Names{Cluster: "eb"}
+var names = stream.Names{Cluster: "eb"}
 
 const bus = "b1"
 
@@ -141,9 +141,9 @@ func TestRouterCopiesToMatchingRules(t *testing.T) {
 	env.Publish(t, in, newEvent("e5", "order.paid", "shop/us", nil))                                // none
 
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 5 }, 10*time.Second, 10*time.Millisecond)
-	stream := names.BusStream(bus)
-	created := env.Messages(t, stream, names.RuleSubject(bus, "created"))
-	big := env.Messages(t, stream, names.RuleSubject(bus, "big"))
+	busStream := names.BusStream(bus)
+	created := env.Messages(t, busStream, names.RuleSubject(bus, "created"))
+	big := env.Messages(t, busStream, names.RuleSubject(bus, "big"))
 	assert.ElementsMatch(t, []string{"e1", "e2"}, ids(created), "records are handled concurrently: no order")
 	assert.ElementsMatch(t, []string{"e1", "e3"}, ids(big))
 
@@ -152,12 +152,12 @@ func TestRouterCopiesToMatchingRules(t *testing.T) {
 	if c.Event.ID() != "e1" {
 		c = created[1]
 	}
-	assert.Equal(t, ebjs.HopMsgID(ebjs.PutMsgID("shop/eu", "e1"), "route", "created"), c.MsgID)
+	assert.Equal(t, stream.HopMsgID(stream.PutMsgID("shop/eu", "e1"), "route", "created"), c.MsgID)
 	assert.Equal(t, "order.created", c.Event.Type())
 	assert.Equal(t, "shop/eu", c.Event.Source())
 	assert.JSONEq(t, `{"size": "big"}`, string(c.Event.Data()))
 
-	info := env.ConsumerInfo(t, stream, names.RouterConsumer(bus))
+	info := env.ConsumerInfo(t, busStream, names.RouterConsumer(bus))
 	assert.Equal(t, 0, info.NumAckPending)
 	assert.Equal(t, uint64(0), info.NumPending)
 
@@ -201,7 +201,7 @@ func TestRouterReportsMatches(t *testing.T) {
 				seq = env.Publish(t, in, tt.event)
 			}
 			meta := connector.Meta{Stream: names.BusStream(bus), Subject: in, Sequence: seq, NumDelivered: 1,
-				MsgID: ebjs.PutMsgID(tt.event.Source(), tt.event.ID())}
+				MsgID: stream.PutMsgID(tt.event.Source(), tt.event.ID())}
 			report := new(connector.Report)
 			ctx := connector.WithReport(connector.WithMeta(context.Background(), meta), report)
 			err := s.Write(ctx, tt.event)
@@ -231,9 +231,9 @@ func TestRouterHonoursFromSequence(t *testing.T) {
 	r := startRouter(t, env, rules)
 	env.Publish(t, in, newEvent("after", "order.created", "shop", nil))
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
-	stream := names.BusStream(bus)
-	assert.ElementsMatch(t, []string{"before-1", "before-2", "after"}, ids(env.Messages(t, stream, names.RuleSubject(bus, "old"))))
-	assert.Equal(t, []string{"after"}, ids(env.Messages(t, stream, names.RuleSubject(bus, "new"))),
+	busStream := names.BusStream(bus)
+	assert.ElementsMatch(t, []string{"before-1", "before-2", "after"}, ids(env.Messages(t, busStream, names.RuleSubject(bus, "old"))))
+	assert.Equal(t, []string{"after"}, ids(env.Messages(t, busStream, names.RuleSubject(bus, "new"))),
 		"a rule receives the events stored after it was enabled, none before")
 }
 
@@ -249,14 +249,14 @@ func TestRouterCopiesAreDeduplicated(t *testing.T) {
 	e := newEvent("dup", "t", "shop", nil)
 	seq := env.Publish(t, names.BusIn(bus), e)
 	meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: seq, NumDelivered: 1,
-		MsgID: ebjs.PutMsgID(e.Source(), e.ID())}
+		MsgID: stream.PutMsgID(e.Source(), e.ID())}
 	for attempt := uint64(1); attempt <= 3; attempt++ {
 		meta.NumDelivered = attempt
 		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
 	}
-	stream := names.BusStream(bus)
-	all := env.Messages(t, stream, names.RuleSubject(bus, "all"))
-	also := env.Messages(t, stream, names.RuleSubject(bus, "also"))
+	busStream := names.BusStream(bus)
+	all := env.Messages(t, busStream, names.RuleSubject(bus, "all"))
+	also := env.Messages(t, busStream, names.RuleSubject(bus, "also"))
 	assert.Len(t, all, 1)
 	assert.Len(t, also, 1, "copies for two rules are two legitimate copies")
 	assert.NotEqual(t, all[0].MsgID, also[0].MsgID)

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
@@ -94,7 +94,7 @@ func (p *rulePeer) Accepted() []string {
 			p.t.Errorf("peer: reading the suite's stream from sequence %d: %v", seq, err)
 			return ids
 		}
-		e, err := ebjs.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		e, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		if err != nil {
 			p.t.Errorf("peer: stored copy %d: %v", m.Sequence, err)
 			return ids

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -325,7 +325,7 @@ func TestFiringEvent(t *testing.T) {
 	assert.Equal(t, EventID("eb.acc.bus.source.tick", utc("2026-05-01T10:00:00Z")), e.ID())
 	assert.Equal(t, event.ApplicationJSON, e.DataContentType())
 	assert.JSONEq(t, `{"job": "report", "n": 1}`, string(e.Data()))
-	assert.Equal(t, msgs[0].MsgID, ebjs.PutMsgID(e.Source(), e.ID()))
+	assert.Equal(t, msgs[0].MsgID, stream.PutMsgID(e.Source(), e.ID()))
 
 	assert.Equal(t, e.ID(), EventID("eb.acc.bus.source.tick", utc("2026-05-01T12:00:00+02:00")),
 		"the id depends on the instant, not on how it is written")

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/webhook"
 )
@@ -21,7 +21,7 @@ const (
 	sourceID = "s1"
 )
 
-var names = ebjs.Names{Cluster: "hook"}
+var names = stream.Names{Cluster: "hook"}
 
 // intakePeer is the control plane's webhook endpoint as the connector sees it: it stores CloudEvents of type
 // eventbridge:Events:HTTPEvent on the source's intake subject of a bus stream in the runtime's NATS, as the

@@ -1,4 +1,4 @@
-package jetstream_test
+package stream_test
 
 import (
 	"strings"
@@ -8,33 +8,33 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
 func TestDLQNames(t *testing.T) {
-	n := ebjs.Names{Cluster: "eb"}
+	n := stream.Names{Cluster: "eb"}
 	assert.Equal(t, "eb_DLQ_default", n.DLQStream("default"))
 	assert.Equal(t, "eb.dlq.default", n.DLQSubject("default"))
 	c := n.DLQStreamConfig("default", 0)
 	assert.Equal(t, []string{"eb.dlq.default"}, c.Subjects)
 	assert.Equal(t, 1, c.Replicas)
-	assert.Equal(t, ebjs.DLQRetention, c.MaxAge)
+	assert.Equal(t, stream.DLQRetention, c.MaxAge)
 }
 
 func TestDeadLetterRoundTrip(t *testing.T) {
 	e := jetstreamtest.Event("x", "order.created", map[string]any{"n": 1})
 	e.SetExtension("traceparent", "00-abc")
-	d := ebjs.DeadLetter{
-		Reason: "giving up\nafter 3", Attempts: 3, Connector: "c", ErrorClass: ebjs.DLQClassExhausted,
+	d := stream.DeadLetter{
+		Reason: "giving up\nafter 3", Attempts: 3, Connector: "c", ErrorClass: stream.DLQClassExhausted,
 		Stream: "S", Sequence: 9, Subject: "s.in", MsgID: "m1",
 	}
-	m := ebjs.EncodeDeadLetter("eb.dlq.default", e, d)
+	m := stream.EncodeDeadLetter("eb.dlq.default", e, d)
 	assert.Equal(t, "eb.dlq.default", m.Subject)
-	assert.Equal(t, ebjs.HopMsgID("m1", "dlq", "c"), m.Header.Get(nats.MsgIdHdr))
-	assert.Equal(t, ebjs.DLQMsgID("m1", "c"), m.Header.Get(nats.MsgIdHdr))
-	assert.NotEqual(t, ebjs.DLQMsgID("m1", "c"), ebjs.DLQMsgID("m1", "other"), "two connectors' dead letters are two")
-	got, gd, err := ebjs.DecodeDeadLetter(m)
+	assert.Equal(t, stream.HopMsgID("m1", "dlq", "c"), m.Header.Get(nats.MsgIdHdr))
+	assert.Equal(t, stream.DLQMsgID("m1", "c"), m.Header.Get(nats.MsgIdHdr))
+	assert.NotEqual(t, stream.DLQMsgID("m1", "c"), stream.DLQMsgID("m1", "other"), "two connectors' dead letters are two")
+	got, gd, err := stream.DecodeDeadLetter(m)
 	require.NoError(t, err)
 	assert.Equal(t, e.ID(), got.ID())
 	assert.Equal(t, e.Type(), got.Type())
@@ -44,6 +44,6 @@ func TestDeadLetterRoundTrip(t *testing.T) {
 	d.Reason, d.MsgID = gd.Reason, ""
 	assert.Equal(t, d, gd)
 
-	long := ebjs.EncodeDeadLetter("s", e, ebjs.DeadLetter{Reason: strings.Repeat("x", 10000)})
-	assert.LessOrEqual(t, len(long.Header.Get(ebjs.HeaderDLQReason)), 2048)
+	long := stream.EncodeDeadLetter("s", e, stream.DeadLetter{Reason: strings.Repeat("x", 10000)})
+	assert.LessOrEqual(t, len(long.Header.Get(stream.HeaderDLQReason)), 2048)
 }

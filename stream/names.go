@@ -1,7 +1,9 @@
-// Package jetstream owns the physical model on NATS JetStream: the names of streams, subjects, consumers and KV
-// buckets, the CloudEvents encoding of messages, message ids, bus streams and the embedded server. Only this
-// package knows these names; everything else asks it.
-package jetstream
+// Package stream is the physical model on NATS JetStream that the control plane and the worker runtime share: the
+// names of streams, subjects, consumers and KV buckets, the CloudEvents encoding of messages (the NATS protocol
+// binding, binary mode) and of dead letters, message ids, and the configurations of bus and dead-letter streams.
+// Only this package knows these names; everything else asks it. It sits below adapter/ and worker/ and imports
+// neither.
+package stream
 
 import (
 	"crypto/sha256"

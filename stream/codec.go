@@ -1,4 +1,4 @@
-package jetstream
+package stream
 
 import (
 	"fmt"
