@@ -84,7 +84,7 @@ bench:
 # The OpenAPI spec from the handlers' annotations, then from it the OpenAPI 3 form (docs/openapi3.json) and the Go
 # client (docs/client), then the console's TypeScript types (npm run gen:api reads docs/openapi3.json).
 docs:
-	$(GO) tool swag init --quiet --generalInfo router.go --dir ./web,./domain --output ./docs --outputTypes go,json,yaml --parseInternal
+	$(GO) tool swag init --quiet --generalInfo router.go --dir ./web,./web/rest,./web/rocketmq,./domain --output ./docs --outputTypes go,json,yaml --parseInternal
 	$(GO) generate ./docs/client
 ifneq ($(CONSOLE_PKG),)
 	$(MAKE) --no-print-directory $(CONSOLE_DEPS)

@@ -67,7 +67,7 @@ func newConnEnv(t *testing.T, dialect string) *connEnv {
 		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts,
 			Targets: destinations, MaxPerAccount: testDestinationQuota},
 	}
-	e.env = &env{router: web.NewRouter(web.Config{Logger: log}, services), logs: logs}
+	e.env = &env{router: newRouter(web.Config{Logger: log}, services), logs: logs}
 	return e
 }
 

@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"path"
 	"strconv"
@@ -44,7 +45,7 @@ const consoleHowToBuild = "This binary was built without the console. Build it w
 // shared link opens the right page. It is safe for concurrent use.
 type console struct {
 	files fs.FS // nil when the binary has no console
-	api   *api
+	log   *slog.Logger
 	// routes lists the router's routes; read once, on the first request that reaches the console.
 	routes   func() gin.RoutesInfo
 	reserved func() map[string]bool
@@ -56,8 +57,8 @@ type console struct {
 // consoleRoutes makes the router's NoRoute handler serve the console (Config.Console) for the paths no API route
 // serves. A request outside the console (another method, or a path under the first segment of an API route:
 // /api/..., /swagger/..., /bus/... of the RocketMQ EventBridge API) keeps its RouteNotFound problem.
-func (a *api) consoleRoutes(r *gin.Engine, files fs.FS) {
-	c := &console{api: a, routes: r.Routes, cache: map[string]consoleFile{}}
+func consoleRoutes(r *gin.Engine, log *slog.Logger, files fs.FS) {
+	c := &console{log: log, routes: r.Routes, cache: map[string]consoleFile{}}
 	if files != nil {
 		if _, err := fs.Stat(files, "index.html"); err == nil {
 			c.files = files
@@ -85,7 +86,7 @@ func (c *console) serve(ctx *gin.Context) {
 	req := ctx.Request
 	first, _, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
 	if (req.Method != http.MethodGet && req.Method != http.MethodHead) || c.reserved()[first] {
-		c.api.noRoute(ctx)
+		noRoute(ctx)
 		return
 	}
 	name := strings.TrimPrefix(path.Clean("/"+req.URL.Path), "/")
@@ -107,7 +108,7 @@ func (c *console) serve(ctx *gin.Context) {
 	// for text/html.
 	if strings.HasPrefix(name+"/", consoleAssets) ||
 		(strings.Contains(path.Base(name), ".") && !strings.Contains(req.Header.Get("Accept"), "text/html")) {
-		writeProblem(ctx, newProblem(http.StatusNotFound, CodeRouteNotFound, "",
+		WriteProblem(ctx, NewProblem(http.StatusNotFound, CodeRouteNotFound, "",
 			fmt.Sprintf("the console has no file %s", req.URL.Path)))
 		return
 	}
@@ -119,7 +120,7 @@ func (c *console) serve(ctx *gin.Context) {
 func (c *console) serveFile(ctx *gin.Context, name string) {
 	meta, err := c.meta(name)
 	if err != nil {
-		c.api.writeError(ctx, err)
+		c.writeError(ctx, err)
 		return
 	}
 	h := ctx.Writer.Header()
@@ -147,7 +148,7 @@ func (c *console) serveFile(ctx *gin.Context, name string) {
 	h.Set("ETag", meta.etag)
 	f, err := c.files.Open(name)
 	if err != nil {
-		c.api.writeError(ctx, fmt.Errorf("console file %s: %w", name, err))
+		c.writeError(ctx, fmt.Errorf("console file %s: %w", name, err))
 		return
 	}
 	defer f.Close()
@@ -155,7 +156,7 @@ func (c *console) serveFile(ctx *gin.Context, name string) {
 	if !ok {
 		data, err := io.ReadAll(f)
 		if err != nil {
-			c.api.writeError(ctx, fmt.Errorf("console file %s: %w", name, err))
+			c.writeError(ctx, fmt.Errorf("console file %s: %w", name, err))
 			return
 		}
 		content = bytes.NewReader(data)
@@ -238,7 +239,7 @@ func acceptsGzip(r *http.Request) bool {
 // ConsoleNotBuilt problem for any other client, both 404 and both saying how to build it.
 func (c *console) notBuilt(ctx *gin.Context) {
 	if !strings.Contains(ctx.GetHeader("Accept"), "text/html") {
-		writeProblem(ctx, newProblem(http.StatusNotFound, CodeConsoleNotBuilt, "", consoleHowToBuild))
+		WriteProblem(ctx, NewProblem(http.StatusNotFound, CodeConsoleNotBuilt, "", consoleHowToBuild))
 		return
 	}
 	ctx.Header("Cache-Control", cacheRevalidate)
@@ -264,4 +265,9 @@ func isFile(fsys fs.FS, name string) bool {
 	}
 	fi, err := fs.Stat(fsys, name)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// writeError answers err as a problem document (see ProblemOf).
+func (c *console) writeError(ctx *gin.Context, err error) {
+	WriteProblem(ctx, ProblemOf(c.log, ctx.Request, err))
 }

@@ -59,7 +59,7 @@ type consoleCase struct {
 // runConsole sends every case to a real HTTP server around the router with the console files.
 func runConsole(t *testing.T, files fs.FS, cases []consoleCase) {
 	t.Helper()
-	srv := httptest.NewServer(web.NewRouter(web.Config{Console: files}, web.Services{}))
+	srv := httptest.NewServer(newRouter(web.Config{Console: files}, web.Services{}))
 	t.Cleanup(srv.Close)
 	client := srv.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -225,7 +225,7 @@ func TestConsoleGzip(t *testing.T) {
 	})
 
 	// Revalidation of the gzipped form.
-	srv := httptest.NewServer(web.NewRouter(web.Config{Console: build}, web.Services{}))
+	srv := httptest.NewServer(newRouter(web.Config{Console: build}, web.Services{}))
 	t.Cleanup(srv.Close)
 	get := func(headers map[string]string) *http.Response {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+vendor, nil)
@@ -253,7 +253,7 @@ func TestConsoleRevalidation(t *testing.T) {
 	t.Parallel()
 	etagOf := func(files fs.FS) string {
 		rec := httptest.NewRecorder()
-		web.NewRouter(web.Config{Console: files}, web.Services{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		newRouter(web.Config{Console: files}, web.Services{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 		require.Equal(t, http.StatusOK, rec.Code)
 		etag := rec.Header().Get("ETag")
 		require.NotEmpty(t, etag)

@@ -26,7 +26,7 @@ func withDeadLetters(e *env) *env {
 		Store: eventstore.NewDeadLetters(e.js, e.names.Cluster), Buses: e.buses,
 		Rules: e.services.Rules.Rules, Targets: e.services.Targets.Targets,
 	}
-	e.router = web.NewRouter(web.Config{Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.services)
+	e.router = newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.services)
 	return e
 }
 

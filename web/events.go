@@ -1,11 +1,15 @@
 package web
 
+// The CloudEvents HTTP binding that every dialect's PutEvents reads (binary, structured and batch modes), and the
+// outcome of each entry.
+
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
@@ -43,12 +47,6 @@ type CloudEvent struct {
 	DataBase64 string `json:"data_base64,omitempty"`
 } //@name CloudEvent
 
-// PutEventsResponse tells, in request order, which events were stored.
-type PutEventsResponse struct {
-	FailedEntryCount int                    `json:"failedEntryCount" example:"0"`
-	Entries          []PutEventsResultEntry `json:"entries"`
-} //@name PutEventsResponse
-
 // PutEventsResultEntry is the outcome of one event: its id when stored, else an error code and message.
 type PutEventsResultEntry struct {
 	EventID      string `json:"eventId,omitempty" example:"8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55"`
@@ -56,65 +54,19 @@ type PutEventsResultEntry struct {
 	ErrorMessage string `json:"errorMessage,omitempty" example:"invalid CloudEvent: source: REQUIRED but MISSING"`
 } //@name PutEventsResultEntry
 
-// putEvents stores CloudEvents on a bus.
-//
-//	@Summary		Put events on a bus
-//	@Description	Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured
-//	@Description	mode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an array).
-//	@Description	Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
-//	@Description	(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
-//	@Description	event in request order, with status 200 even when some failed. An event put again with the same
-//	@Description	source and id within 2 minutes is stored once and answered with the same eventId. A body over
-//	@Description	1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
-//	@Tags			events
-//	@Accept			application/cloudevents+json
-//	@Accept			application/cloudevents-batch+json
-//	@Accept			json
-//	@Produce		json
-//	@Param			X-Account-Id	header		string		false	"account (default: default)"
-//	@Param			bus				path		string		true	"bus name"
-//	@Param			ce-specversion	header		string		false	"binary mode: spec version (1.0)"
-//	@Param			ce-id			header		string		false	"binary mode: event id"
-//	@Param			ce-source		header		string		false	"binary mode: event source"
-//	@Param			ce-type			header		string		false	"binary mode: event type"
-//	@Param			event			body		CloudEvent	true	"a CloudEvent (structured), an array of them (batch), or the data (binary)"
-//	@Success		200				{object}	PutEventsResponse
-//	@Failure		400				{object}	Problem	"InvalidEvent, MalformedRequest"
-//	@Failure		404				{object}	Problem	"BusNotFound"
-//	@Failure		413				{object}	Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
-//	@Router			/api/v1/buses/{bus}/events [post]
-func (a *api) putEvents(c *gin.Context) {
-	events, errs, single, err := decodeEvents(c)
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	// Called even with no valid event, so that an unknown bus is a 404 whatever the events.
-	entries, failed, err := a.storeEvents(c, accountOf(c), c.Param("bus"), events, errs)
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	if single && errs[0] != nil {
-		a.writeError(c, errs[0])
-		return
-	}
-	c.JSON(http.StatusOK, PutEventsResponse{FailedEntryCount: failed, Entries: entries})
-}
-
-// decodeEvents reads the body of a PutEvents request (at most bus.MaxRequestSize bytes) and decodes its
+// DecodeEvents reads the body of a PutEvents request (at most bus.MaxRequestSize bytes) and decodes its
 // CloudEvents in binary, structured or batch mode. It returns one event per entry, nil where the entry failed
 // validation, with errs[i] saying why; single tells a binary or structured request (one event) from a batch.
 // err is the request failing as a whole: a body too large (PayloadTooLarge), a malformed batch
 // (MalformedRequest), or no CloudEvent at all (InvalidEvent). Both /api/v1 and the RocketMQ EventBridge API use it.
-func decodeEvents(c *gin.Context) (events []*event.Event, errs []error, single bool, err error) {
+func DecodeEvents(c *gin.Context) (events []*event.Event, errs []error, single bool, err error) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, bus.MaxRequestSize))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, nil, false, domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
 		}
-		return nil, nil, false, malformed("", "reading the request body: %s", err)
+		return nil, nil, false, Malformed("", "reading the request body: %s", err)
 	}
 	media, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	switch {
@@ -122,7 +74,7 @@ func decodeEvents(c *gin.Context) (events []*event.Event, errs []error, single b
 		events, errs, err = decodeBatch(body)
 		return events, errs, false, err
 	case media == mediaStructured:
-		e, err := decodeStructured(body)
+		e, err := DecodeStructured(body)
 		return []*event.Event{e}, []error{err}, true, nil
 	case c.GetHeader("ce-specversion") != "":
 		e, err := decodeBinary(c.Request, body)
@@ -132,16 +84,17 @@ func decodeEvents(c *gin.Context) (events []*event.Event, errs []error, single b
 		"%s (structured mode) or %s (batch mode), not Content-Type %q", mediaStructured, mediaBatch, c.GetHeader("Content-Type"))
 }
 
-// storeEvents puts the valid events (errs[i] == nil) on the bus and answers the outcome of every entry in request
-// order, with the number that failed. It fails as a whole only when the bus does not exist (bus.ErrNotFound).
-func (a *api) storeEvents(c *gin.Context, accountID, busName string, events []*event.Event, errs []error) ([]PutEventsResultEntry, int, error) {
+// StoreEvents puts the valid events (errs[i] == nil, as DecodeEvents returns them) on the bus with buses and answers
+// the outcome of every entry in request order, with the number that failed; internal errors of single entries are
+// logged to log. It fails as a whole only when the bus does not exist (bus.ErrNotFound).
+func StoreEvents(c *gin.Context, log *slog.Logger, buses *bus.Service, accountID, busName string, events []*event.Event, errs []error) ([]PutEventsResultEntry, int, error) {
 	valid := make([]*event.Event, 0, len(events))
 	for i, e := range events {
 		if errs[i] == nil {
 			valid = append(valid, e)
 		}
 	}
-	results, err := a.s.Buses.PutEvents(c.Request.Context(), accountID, busName, valid)
+	results, err := buses.PutEvents(c.Request.Context(), accountID, busName, valid)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -162,19 +115,19 @@ func (a *api) storeEvents(c *gin.Context, accountID, busName string, events []*e
 			continue
 		}
 		failed++
-		entries[i] = a.failedEntry(c, err)
+		entries[i] = FailedEntry(c, log, err)
 	}
 	return entries, failed, nil
 }
 
-// failedEntry is the answer about an event that was not stored. Internal details are logged, never returned.
-func (a *api) failedEntry(c *gin.Context, err error) PutEventsResultEntry {
+// FailedEntry is the answer about an event that was not stored. Internal details are logged to log, never returned.
+func FailedEntry(c *gin.Context, log *slog.Logger, err error) PutEventsResultEntry {
 	de, ok := domain.As(err)
 	if !ok || de.Kind == domain.KindInternal {
-		a.log.Error("putting an event", "path", c.Request.URL.Path, "err", err)
+		log.Error("putting an event", "path", c.Request.URL.Path, "err", err)
 		return PutEventsResultEntry{ErrorCode: domain.ErrInternal.Code, ErrorMessage: "an internal error occurred; it has been logged"}
 	}
-	return PutEventsResultEntry{ErrorCode: de.Code, ErrorMessage: messageOf(de)}
+	return PutEventsResultEntry{ErrorCode: de.Code, ErrorMessage: MessageOf(de)}
 }
 
 // decodeBatch decodes a batch entry by entry, so that an invalid entry fails alone: events[i] is nil when
@@ -184,22 +137,22 @@ func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
 	if err := json.Unmarshal(body, &raws); err != nil {
 		var typ *json.UnmarshalTypeError
 		if errors.As(err, &typ) {
-			return nil, nil, malformed("", "a batch must be a JSON array of CloudEvents, not a JSON %s", typ.Value)
+			return nil, nil, Malformed("", "a batch must be a JSON array of CloudEvents, not a JSON %s", typ.Value)
 		}
-		return nil, nil, malformed("", "the batch is not valid JSON: %s", err)
+		return nil, nil, Malformed("", "the batch is not valid JSON: %s", err)
 	}
 	if len(raws) == 0 {
 		return nil, nil, bus.ErrInvalidEvent.With("the batch is empty; send at least one CloudEvent")
 	}
 	events, errs = make([]*event.Event, len(raws)), make([]error, len(raws))
 	for i, raw := range raws {
-		events[i], errs[i] = decodeStructured(raw)
+		events[i], errs[i] = DecodeStructured(raw)
 	}
 	return events, errs, nil
 }
 
-// decodeStructured decodes one CloudEvent in its JSON form and validates it with bus.ValidateEvent.
-func decodeStructured(raw []byte) (*event.Event, error) {
+// DecodeStructured decodes one CloudEvent in its JSON form and validates it with bus.ValidateEvent.
+func DecodeStructured(raw []byte) (*event.Event, error) {
 	e := event.New()
 	if err := e.UnmarshalJSON(raw); err != nil {
 		if len(raw) > bus.MaxEventSize {

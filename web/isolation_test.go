@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
+	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 )
 
 // Account isolation: account a can neither see nor change anything of account b, on any route of either API.
@@ -53,7 +55,7 @@ var isolationExempt = map[string]string{
 // answers are the same whoever sends it (that is what a webhook is); a token names no account's resource to
 // another. TestWebhooks covers them.
 func init() {
-	for _, m := range web.WebhookMethods {
+	for _, m := range rest.WebhookMethods {
 		isolationExempt[m+" /webhook/putEvents"] = "webhook: the token names the source, no account"
 		isolationExempt[m+" /api/v1/webhooks/:token"] = "webhook: the token names the source, no account"
 	}
@@ -113,7 +115,7 @@ func (c isolationCase) asA(t *testing.T, e *env, replaceB string) *response {
 			body = replaceNamesOfB(string(jsonOf(t, body)), replaceB)
 		}
 	}
-	headers := map[string]string{web.AccountHeader: isoA, web.RocketMQAccountHeader: isoA}
+	headers := map[string]string{rest.AccountHeader: isoA, rocketmq.AccountHeader: isoA}
 	for k, v := range c.headers {
 		headers[k] = v
 	}
@@ -359,7 +361,7 @@ var isolationShadowCases = []isolationCase{
 func TestAccountIsolationCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	routes := map[string]bool{}
-	for _, r := range web.NewRouter(web.Config{}, web.Services{}).Routes() {
+	for _, r := range newRouter(web.Config{}, web.Services{}).Routes() {
 		routes[r.Method+" "+r.Path] = true
 	}
 	require.Greater(t, len(routes), 40, "the router has its routes")
@@ -448,7 +450,7 @@ func TestAccountIsolation(t *testing.T) {
 			t.Run(strconv.Itoa(i)+" "+c.route+" "+c.name, func(t *testing.T) { check(t, c, "") })
 		}
 		t.Run("a has a bus named like b's", func(t *testing.T) {
-			asA := map[string]string{web.AccountHeader: isoA}
+			asA := map[string]string{rest.AccountHeader: isoA}
 			resp := e.do(t, http.MethodPost, "/api/v1/buses", asA, map[string]any{"name": busOfB})
 			require.Equalf(t, http.StatusCreated, resp.Status, "as a: creating bus %s: %s", busOfB, resp.Body)
 			resp = e.do(t, http.MethodPost, v1Bus+"/rules", asA, map[string]any{"name": ruleOfA, "eventPattern": map[string]any{"source": []any{"x"}}})
@@ -477,7 +479,7 @@ func seedIsolation(t *testing.T, e *env) {
 	t.Helper()
 	as := func(account, method, url string, body any, status int) {
 		t.Helper()
-		resp := e.do(t, method, url, map[string]string{web.AccountHeader: account}, body)
+		resp := e.do(t, method, url, map[string]string{rest.AccountHeader: account}, body)
 		require.Equalf(t, status, resp.Status, "as %s: %s %s answered %s", account, method, url, resp.Body)
 	}
 	for _, acc := range []struct{ id, bus, rule, conn, dest string }{
@@ -504,7 +506,7 @@ func seedIsolation(t *testing.T, e *env) {
 	put := func(account, bus, id, source, typ string) {
 		t.Helper()
 		resp := e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events",
-			map[string]string{web.AccountHeader: account, "Content-Type": batch},
+			map[string]string{rest.AccountHeader: account, "Content-Type": batch},
 			jsonOf(t, []any{ce(id, source, typ, map[string]any{"id": 1})}))
 		require.Equalf(t, http.StatusOK, resp.Status, "putting events as %s: %s", account, resp.Body)
 		assertJSONPath(t, resp.JSON(t), "failedEntryCount", 0)
@@ -528,7 +530,7 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 		"/api/v1/buses/" + busOfB + "/sources", v1Src,
 		"/api/v1/dead-letters",
 	} {
-		resp := e.do(t, http.MethodGet, url, map[string]string{web.AccountHeader: isoB}, nil)
+		resp := e.do(t, http.MethodGet, url, map[string]string{rest.AccountHeader: isoB}, nil)
 		require.Equalf(t, http.StatusOK, resp.Status, "as b: GET %s answered %s", url, resp.Body)
 		out["GET "+url] = string(resp.Body)
 	}
@@ -552,7 +554,7 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 func deleteAsA(url string) func(t *testing.T, e *env) {
 	return func(t *testing.T, e *env) {
 		t.Helper()
-		resp := e.do(t, http.MethodDelete, url, map[string]string{web.AccountHeader: isoA}, nil)
+		resp := e.do(t, http.MethodDelete, url, map[string]string{rest.AccountHeader: isoA}, nil)
 		require.Equalf(t, http.StatusNoContent, resp.Status, "as a: DELETE %s answered %s", url, resp.Body)
 	}
 }

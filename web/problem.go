@@ -47,17 +47,17 @@ var statusOfKind = map[domain.Kind]int{
 	domain.KindInternal:      http.StatusInternalServerError,
 }
 
-// statusOf returns the HTTP status of a domain error kind (500 for a kind the table does not know).
-func statusOf(k domain.Kind) int {
+// StatusOf returns the HTTP status of a domain error kind (500 for a kind the table does not know).
+func StatusOf(k domain.Kind) int {
 	if s, ok := statusOfKind[k]; ok {
 		return s
 	}
 	return http.StatusInternalServerError
 }
 
-// problemOf turns any error into the problem to answer. An error that is not a domain error, or a domain error
+// ProblemOf turns any error into the problem to answer. An error that is not a domain error, or a domain error
 // of kind Internal, becomes a generic 500 whose details are logged, never returned.
-func problemOf(log *slog.Logger, r *http.Request, err error) Problem {
+func ProblemOf(log *slog.Logger, r *http.Request, err error) Problem {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		err = domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
@@ -65,14 +65,14 @@ func problemOf(log *slog.Logger, r *http.Request, err error) Problem {
 	de, ok := domain.As(err)
 	if !ok || de.Kind == domain.KindInternal {
 		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		return newProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "", "an internal error occurred; it has been logged")
+		return NewProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "", "an internal error occurred; it has been logged")
 	}
-	return newProblem(statusOf(de.Kind), de.Code, de.Field, messageOf(de))
+	return NewProblem(StatusOf(de.Kind), de.Code, de.Field, MessageOf(de))
 }
 
-// messageOf is the message of a domain error on one line (the CloudEvents SDK ends its validation errors with a
+// MessageOf is the message of a domain error on one line (the CloudEvents SDK ends its validation errors with a
 // newline and separates several with newlines).
-func messageOf(e *domain.Error) string {
+func MessageOf(e *domain.Error) string {
 	msg := e.Message
 	if msg == "" {
 		msg = e.Error()
@@ -86,7 +86,8 @@ func messageOf(e *domain.Error) string {
 	return strings.Join(lines, "; ")
 }
 
-func newProblem(status int, code, field, detail string) Problem {
+// NewProblem returns the problem of status with code, the offending field ("" when none) and detail.
+func NewProblem(status int, code, field, detail string) Problem {
 	typ := ProblemTypeBase + code
 	switch code {
 	case CodeRouteNotFound, CodeMethodNotAllowed, domain.ErrInternal.Code:
@@ -95,19 +96,14 @@ func newProblem(status int, code, field, detail string) Problem {
 	return Problem{Type: typ, Title: http.StatusText(status), Status: status, Detail: detail, Code: code, Field: field}
 }
 
-// writeProblem answers p as application/problem+json and stops the handler chain.
-func writeProblem(c *gin.Context, p Problem) {
+// WriteProblem answers p as application/problem+json and stops the handler chain.
+func WriteProblem(c *gin.Context, p Problem) {
 	c.Header("Content-Type", "application/problem+json")
 	c.AbortWithStatusJSON(p.Status, p)
 }
 
-// writeError answers err as a problem document (see problemOf).
-func (a *api) writeError(c *gin.Context, err error) {
-	writeProblem(c, problemOf(a.log, c.Request, err))
-}
-
-// malformed is a MalformedRequest error about field ("" when the problem is not about one field).
-func malformed(field, format string, args ...any) *domain.Error {
+// Malformed is a MalformedRequest error about field ("" when the problem is not about one field).
+func Malformed(field, format string, args ...any) *domain.Error {
 	e := &domain.Error{Kind: domain.KindInvalid, Code: CodeMalformedRequest, Field: field}
 	return e.With(format, args...)
 }

@@ -18,33 +18,18 @@ import (
 // MaxBodySize is the largest JSON body of a control-plane request (events have their own limit).
 const MaxBodySize = 1 << 20
 
-// AccountHeader names the account of a request until API keys exist (safe only on a loopback address).
-const AccountHeader = "X-Account-Id"
-
 const accountKey = "eventbridge.account"
 
-// account is middleware that reads the request's account from AccountHeader (domain.DefaultAccountID when
-// absent) and answers 400 naming the header when it is not a valid account id.
-func (a *api) account(c *gin.Context) {
-	id := c.GetHeader(AccountHeader)
-	if id == "" {
-		id = domain.DefaultAccountID
-	}
-	if err := domain.ValidateAccountID(id); err != nil {
-		a.writeError(c, domain.Invalid(AccountHeader, "%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id))
-		return
-	}
-	c.Set(accountKey, id)
-	c.Next()
-}
+// SetAccount records the account of the request, which a dialect's middleware selected, for AccountOf and the
+// request log.
+func SetAccount(c *gin.Context, id string) { c.Set(accountKey, id) }
 
-// accountOf returns the account that the account middleware put on c.
-func accountOf(c *gin.Context) string {
-	return c.GetString(accountKey)
-}
+// AccountOf returns the account that the dialect's middleware recorded with SetAccount ("" for an operation that
+// takes none).
+func AccountOf(c *gin.Context) string { return c.GetString(accountKey) }
 
-// pageOf reads the limit and nextToken query parameters.
-func pageOf(c *gin.Context) (domain.Page, error) {
+// PageOf reads the limit and nextToken query parameters of a list.
+func PageOf(c *gin.Context) (domain.Page, error) {
 	limit := 0
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -59,63 +44,64 @@ func pageOf(c *gin.Context) (domain.Page, error) {
 	return domain.NewPage(limit, c.Query("nextToken"))
 }
 
-// decodeJSON reads the request body (at most MaxBodySize bytes) as exactly one JSON value into dst, refusing
+// DecodeJSON reads the request body (at most MaxBodySize bytes) as exactly one JSON value into dst, refusing
 // unknown fields. Its errors are domain errors that name the problem and, when known, the field: a malformed
 // body is MalformedRequest, a value of the wrong type names its field, a body too large is PayloadTooLarge.
-func decodeJSON(c *gin.Context, dst any) error {
+func DecodeJSON(c *gin.Context, dst any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodySize))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
 		}
-		return malformed("", "reading the request body: %s", err)
+		return Malformed("", "reading the request body: %s", err)
 	}
-	return decodeStrict(body, dst)
+	return DecodeStrict(body, dst)
 }
 
-// decodeStrict decodes body as exactly one JSON value into dst, refusing unknown fields (see decodeJSON).
-func decodeStrict(body []byte, dst any) error {
+// DecodeStrict decodes body as exactly one JSON value into dst, refusing unknown fields (see DecodeJSON).
+func DecodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return malformed("", "the request body is empty; a JSON object is required")
+		return Malformed("", "the request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err, body, reflect.TypeOf(dst))
+		return JSONError(err, body, reflect.TypeOf(dst))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return malformed("", "the request body holds more than one JSON value")
+		return Malformed("", "the request body holds more than one JSON value")
 	}
 	return nil
 }
 
-// jsonError turns an error of encoding/json into a domain error naming the problem and the field.
-func jsonError(err error, body []byte, t reflect.Type) error {
+// JSONError turns an error of encoding/json, decoding body into a value of type t, into a domain error naming
+// the problem and the field.
+func JSONError(err error, body []byte, t reflect.Type) error {
 	var (
 		syntax *json.SyntaxError
 		typ    *json.UnmarshalTypeError
 	)
 	switch {
 	case errors.As(err, &syntax):
-		return malformed("", "the request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
+		return Malformed("", "the request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return malformed("", "the request body is not valid JSON: it ends too early")
+		return Malformed("", "the request body is not valid JSON: it ends too early")
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return malformed("", "the request body must be %s, not a JSON %s", jsonKind(typ.Type), typ.Value)
+			return Malformed("", "the request body must be %s, not a JSON %s", JSONKind(typ.Type), typ.Value)
 		}
-		return malformed(typ.Field, "%s must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
+		return Malformed(typ.Field, "%s must be %s, not a JSON %s", typ.Field, JSONKind(typ.Type), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		path := unknownFieldPath(body, t, name)
-		return malformed(path, "unknown field %q", path)
+		return Malformed(path, "unknown field %q", path)
 	}
-	return malformed("", "the request body cannot be read: %s", err)
+	return Malformed("", "the request body cannot be read: %s", err)
 }
 
-// jsonKind names the JSON form of a Go type in error messages.
-func jsonKind(t reflect.Type) string {
+// JSONKind names the JSON form of a Go type in error messages ("an integer", "an object", ...).
+func JSONKind(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
@@ -131,7 +117,7 @@ func jsonKind(t reflect.Type) string {
 	case reflect.Map, reflect.Struct:
 		return "an object"
 	case reflect.Pointer:
-		return jsonKind(t.Elem())
+		return JSONKind(t.Elem())
 	}
 	return "a " + t.String()
 }

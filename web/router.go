@@ -1,6 +1,10 @@
-// Package web is the control plane's HTTP interface: the gin router, one file per resource, the request and
-// response DTOs, the one mapping of domain errors to RFC 9457 problem documents, and the OpenAPI document (made
-// by swag from the annotations on the handlers, served with Swagger UI).
+// Package web is what every API dialect of the control plane shares: the gin router built from the dialects'
+// operation tables, its middleware chain (recovery, request logging, the operation's name), RFC 9457 problem
+// documents and the one mapping of domain errors to HTTP statuses, request decoding (JSON bodies, paging, the
+// CloudEvents HTTP binding), health, the OpenAPI document (made by swag from the annotations on the handlers of
+// every dialect, served with Swagger UI) and the console's static files. Each dialect is its own package
+// (web/rest for /api/v1, web/rocketmq for Apache RocketMQ EventBridge's API) that translates its requests into
+// calls of the same domain services and domain errors into its own error shape.
 package web
 
 import (
@@ -39,7 +43,7 @@ import (
 //	@license.url	https://www.apache.org/licenses/LICENSE-2.0.html
 //	@BasePath		/
 
-// Services are the domain services the handlers call.
+// Services are the domain services the dialects' handlers call.
 type Services struct {
 	Buses   *bus.Service
 	Rules   *rule.Service
@@ -57,7 +61,7 @@ type Services struct {
 	Sources *source.Service
 }
 
-// Config configures the router.
+// Config configures the router and the dialects.
 type Config struct {
 	// Logger receives request logs (debug level), recovered panics and internal errors; nil discards them.
 	Logger *slog.Logger
@@ -73,81 +77,120 @@ type Config struct {
 	Console fs.FS
 }
 
-// api holds what every handler needs.
-type api struct {
-	log   *slog.Logger
-	ready func(ctx context.Context) error
-	s     Services
-
-	trustedProxies []netip.Prefix
-	webhookBase    string
+// Operation is one operation of a dialect, declared once: its stable name, the route that serves it and its
+// handler. The router is built from these tables, so every route has an operation and a name that logs, and the
+// permissions of later work, can refer to.
+type Operation struct {
+	// Name is stable and unique to the operation: "<resource>.<verb>" for /api/v1 ("buses.create"),
+	// "<dialect>.<action>" for the others ("rocketmq.putEvents"). An operation served on several routes (a webhook
+	// on every method) has one name.
+	Name   string
+	Method string
+	// Path is gin's pattern: "/api/v1/buses/:bus".
+	Path    string
+	Handler gin.HandlerFunc
+	// Public operations take no account: health, the API's documentation, webhooks (their token names the source).
+	Public bool
 }
 
-// NewRouter returns the control plane's HTTP handler: the /api/v1 resources, /healthz, /readyz, Swagger UI at
-// /swagger/index.html and the console at / (console.go). Every error is answered as a problem document; a panic in
-// a handler is logged and answered 500.
-func NewRouter(cfg Config, s Services) *gin.Engine {
+// Dialect is one API the control plane speaks.
+type Dialect struct {
+	// Name names the dialect in logs and tests: "web", "rest", "rocketmq".
+	Name string
+	// Account selects the account of a request before every operation that is not Public: it reads the
+	// dialect's account field, records it with SetAccount and calls c.Next, or answers the error with WriteError.
+	Account gin.HandlerFunc
+	// WriteError answers err in the dialect's error shape and stops the handler chain.
+	WriteError func(c *gin.Context, err error)
+	Operations []Operation
+}
+
+// NewDialect makes a dialect from the configuration and the services; rest.New and rocketmq.New are ones.
+type NewDialect func(cfg Config, s Services) Dialect
+
+// router holds what the router's own operations need.
+type router struct {
+	log   *slog.Logger
+	ready func(ctx context.Context) error
+}
+
+const operationKey = "eventbridge.operation"
+
+// OperationOf returns the name of the operation that serves the request ("" when no route matched).
+func OperationOf(c *gin.Context) string { return c.GetString(operationKey) }
+
+// NewRouter returns the control plane's HTTP handler: the router's own operations (/healthz, /readyz,
+// Swagger UI at /swagger/index.html), the operations of every dialect that dialects make, and the console at / for
+// the paths no route serves (console.go). A route is registered only from an operation table. Every error the
+// router raises itself is answered as a problem document; a panic in a handler is logged and answered 500.
+func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
-	a := &api{log: cfg.Logger, ready: cfg.Ready, s: s, trustedProxies: cfg.TrustedProxies, webhookBase: cfg.WebhookBaseURL}
-	if a.log == nil {
-		a.log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	rt := &router{log: cfg.Logger}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(a.logRequests, a.recovery)
-	r.NoRoute(a.noRoute)
-	r.NoMethod(a.noMethod)
+	r.Use(rt.logRequests, rt.recovery)
+	r.NoMethod(noMethod)
 
-	r.GET("/healthz", a.healthz)
-	r.GET("/readyz", a.readyz)
-	ui := ginSwagger.WrapHandler(swaggerFiles.Handler)
-	r.GET("/swagger/*any", func(c *gin.Context) {
-		if c.Param("any") == "/doc.json" {
-			c.Data(http.StatusOK, "application/json; charset=utf-8", docs.SwaggerJSON)
-			return
+	for _, d := range Dialects(cfg, s, dialects...) {
+		for _, op := range d.Operations {
+			r.Handle(op.Method, op.Path, handlersOf(d, op)...)
 		}
-		ui(c)
-	})
-
-	v1 := r.Group("/api/v1", a.account)
-	v1.GET("/buses", a.listBuses)
-	v1.POST("/buses", a.createBus)
-	v1.GET("/buses/:bus", a.getBus)
-	v1.PATCH("/buses/:bus", a.patchBus)
-	v1.DELETE("/buses/:bus", a.deleteBus)
-
-	v1.POST("/buses/:bus/events", a.putEvents)
-	v1.GET("/buses/:bus/event-types", a.listEventTypes)
-
-	v1.GET("/buses/:bus/rules", a.listRules)
-	v1.POST("/buses/:bus/rules", a.createRule)
-	v1.GET("/buses/:bus/rules/:rule", a.getRule)
-	v1.PUT("/buses/:bus/rules/:rule", a.putRule)
-	v1.PATCH("/buses/:bus/rules/:rule", a.patchRule)
-	v1.DELETE("/buses/:bus/rules/:rule", a.deleteRule)
-	v1.POST("/buses/:bus/rules/:rule/enable", a.enableRule)
-	v1.POST("/buses/:bus/rules/:rule/disable", a.disableRule)
-
-	v1.GET("/buses/:bus/rules/:rule/targets", a.listTargets)
-	v1.GET("/buses/:bus/rules/:rule/targets/:target", a.getTarget)
-	v1.PUT("/buses/:bus/rules/:rule/targets/:target", a.putTarget)
-	v1.DELETE("/buses/:bus/rules/:rule/targets/:target", a.deleteTarget)
-	v1.POST("/test-input-transformer", a.testInputTransformer)
-	v1.POST("/test-event-pattern", a.testEventPattern)
-	a.connectionRoutes(v1)
-	a.runtimeRoutes(v1)
-	a.deadLetterRoutes(v1)
-	a.sourceRoutes(v1)
-	a.webhookRoutes(r)
-	a.rocketMQRoutes(r)
-	a.rocketMQSourceRoutes(r.Group("/", a.rocketMQAccount))
-	a.consoleRoutes(r, cfg.Console)
+	}
+	consoleRoutes(r, cfg.Logger, cfg.Console)
 	return r
 }
 
+// Dialects returns the dialects that NewRouter builds from cfg, s and dialects, the router's own first: the
+// operation tables that a test (or a permission table) enumerates.
+func Dialects(cfg Config, s Services, dialects ...NewDialect) []Dialect {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	rt := &router{log: cfg.Logger, ready: cfg.Ready}
+	out := []Dialect{rt.dialect()}
+	for _, nd := range dialects {
+		out = append(out, nd(cfg, s))
+	}
+	return out
+}
+
+// handlersOf is the chain of an operation: its name is recorded, then the dialect selects the account (unless the
+// operation is Public), then the handler runs.
+func handlersOf(d Dialect, op Operation) []gin.HandlerFunc {
+	name := op.Name
+	chain := []gin.HandlerFunc{func(c *gin.Context) { c.Set(operationKey, name) }}
+	if !op.Public && d.Account != nil {
+		chain = append(chain, d.Account)
+	}
+	return append(chain, op.Handler)
+}
+
+// dialect is the router's own operations: health and the API's documentation.
+func (rt *router) dialect() Dialect {
+	ui := ginSwagger.WrapHandler(swaggerFiles.Handler)
+	return Dialect{
+		Name:       "web",
+		WriteError: func(c *gin.Context, err error) { WriteProblem(c, ProblemOf(rt.log, c.Request, err)) },
+		Operations: []Operation{
+			{Name: "health.live", Method: http.MethodGet, Path: "/healthz", Handler: rt.healthz, Public: true},
+			{Name: "health.ready", Method: http.MethodGet, Path: "/readyz", Handler: rt.readyz, Public: true},
+			{Name: "docs.swagger", Method: http.MethodGet, Path: "/swagger/*any", Public: true, Handler: func(c *gin.Context) {
+				if c.Param("any") == "/doc.json" {
+					c.Data(http.StatusOK, "application/json; charset=utf-8", docs.SwaggerJSON)
+					return
+				}
+				ui(c)
+			}},
+		},
+	}
+}
+
 // recovery turns a panic in a handler into a logged error and a 500 problem document.
-func (a *api) recovery(c *gin.Context) {
+func (rt *router) recovery(c *gin.Context) {
 	defer func() {
 		v := recover()
 		if v == nil {
@@ -156,38 +199,39 @@ func (a *api) recovery(c *gin.Context) {
 		if v == http.ErrAbortHandler {
 			panic(v) // net/http's way to abort a response: it handles it, quietly
 		}
-		a.log.Error("panic in handler", "method", c.Request.Method, "path", c.Request.URL.Path,
+		rt.log.Error("panic in handler", "method", c.Request.Method, "path", c.Request.URL.Path,
 			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		if c.Writer.Written() {
 			c.Abort() // too late for a problem document; the client sees a truncated response
 			return
 		}
-		writeProblem(c, newProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "",
+		WriteProblem(c, NewProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "",
 			"an internal error occurred; it has been logged"))
 	}()
 	c.Next()
 }
 
 // logRequests logs every request at debug level once it is answered.
-func (a *api) logRequests(c *gin.Context) {
+func (rt *router) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	a.log.LogAttrs(c.Request.Context(), slog.LevelDebug, "request",
+	rt.log.LogAttrs(c.Request.Context(), slog.LevelDebug, "request",
 		slog.String("method", c.Request.Method),
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", c.Writer.Status()),
 		slog.Int("bytes", c.Writer.Size()),
 		slog.Duration("duration", time.Since(start)),
-		slog.String("account", c.GetString(accountKey)))
+		slog.String("operation", OperationOf(c)),
+		slog.String("account", AccountOf(c)))
 }
 
-func (a *api) noRoute(c *gin.Context) {
-	writeProblem(c, newProblem(http.StatusNotFound, CodeRouteNotFound, "",
+func noRoute(c *gin.Context) {
+	WriteProblem(c, NewProblem(http.StatusNotFound, CodeRouteNotFound, "",
 		fmt.Sprintf("no route %s %s", c.Request.Method, c.Request.URL.Path)))
 }
 
-func (a *api) noMethod(c *gin.Context) {
-	writeProblem(c, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
+func noMethod(c *gin.Context) {
+	WriteProblem(c, NewProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
 		fmt.Sprintf("%s is not allowed on %s; allowed: %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow"))))
 }
 
@@ -203,7 +247,7 @@ type Health struct {
 //	@Produce	json
 //	@Success	200	{object}	Health
 //	@Router		/healthz [get]
-func (a *api) healthz(c *gin.Context) {
+func (rt *router) healthz(c *gin.Context) {
 	c.JSON(http.StatusOK, Health{Status: "ok"})
 }
 
@@ -215,11 +259,11 @@ func (a *api) healthz(c *gin.Context) {
 //	@Success	200	{object}	Health
 //	@Failure	503	{object}	Problem	"not ready"
 //	@Router		/readyz [get]
-func (a *api) readyz(c *gin.Context) {
-	if a.ready != nil {
-		if err := a.ready(c.Request.Context()); err != nil {
-			a.log.Warn("not ready", "err", err)
-			writeProblem(c, newProblem(http.StatusServiceUnavailable, domain.ErrUnavailable.Code, "", "the service is not ready"))
+func (rt *router) readyz(c *gin.Context) {
+	if rt.ready != nil {
+		if err := rt.ready(c.Request.Context()); err != nil {
+			rt.log.Warn("not ready", "err", err)
+			WriteProblem(c, NewProblem(http.StatusServiceUnavailable, domain.ErrUnavailable.Code, "", "the service is not ready"))
 			return
 		}
 	}

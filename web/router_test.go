@@ -80,7 +80,7 @@ func TestReadyz(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
 	ready := errors.New("database: dial tcp 10.0.0.7:3306: connection refused")
-	r := web.NewRouter(web.Config{
+	r := newRouter(web.Config{
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Ready:  func(context.Context) error { return ready },
 	}, web.Services{})
@@ -101,7 +101,7 @@ func TestRecovery(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
 	// No services: any resource handler dereferences a nil service and panics.
-	r := web.NewRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, web.Services{})
+	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, web.Services{})
 	for range 2 {
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil))
@@ -121,7 +121,7 @@ func TestRecovery(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
-	r := web.NewRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, web.Services{})
+	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, web.Services{})
 	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	assert.Contains(t, logs.String(), "level=DEBUG msg=request method=GET path=/healthz status=200")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 )
 
 // fakeWorkers is the worker runtime at its process boundary: one worker, a router connector per bus of buses
@@ -136,7 +137,7 @@ func (f *fakeWorkers) PluginSchema(_ context.Context, plugin string) (map[string
 // withRuntime gives e's router a runtime service on a fake runtime with one router connector per bus.
 func withRuntime(e *env) *env {
 	e.services.Runtime = &runtime.Service{Runtime: &fakeWorkers{buses: e.buses}}
-	e.router = web.NewRouter(web.Config{Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.services)
+	e.router = newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.services)
 	return e
 }
 
@@ -198,10 +199,10 @@ func TestRuntimeRoutes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeWorkers{connectors: []string{own, othersConn}, down: tc.down}
-			h := web.NewRouter(web.Config{}, web.Services{Runtime: &runtime.Service{Runtime: f}})
+			h := newRouter(web.Config{}, web.Services{Runtime: &runtime.Service{Runtime: f}})
 			req := httptest.NewRequest(tc.method, strings.ReplaceAll(tc.url, " ", "%20"), nil)
 			if tc.account != "" {
-				req.Header.Set(web.AccountHeader, tc.account)
+				req.Header.Set(rest.AccountHeader, tc.account)
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

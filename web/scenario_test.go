@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/gin-gonic/gin"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -35,6 +36,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
+	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -139,7 +142,7 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sources
 	e := &env{
-		router:   web.NewRouter(web.Config{Logger: log}, services),
+		router:   newRouter(web.Config{Logger: log}, services),
 		js:       js,
 		names:    stream.Names{Cluster: cluster},
 		buses:    buses,
@@ -485,4 +488,9 @@ func truncate(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "..."
+}
+
+// newRouter is the control plane's router with every dialect, as cmd/eventbridge builds it.
+func newRouter(cfg web.Config, s web.Services) *gin.Engine {
+	return web.NewRouter(cfg, s, rest.New, rocketmq.New)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 )
 
 // fakeSourceRuntime stands for the worker runtime of sources, a process boundary: it knows the plugins
@@ -111,7 +112,7 @@ var (
 // tokenOf reads the webhook token of a source of the default account's bus orders.
 func (e *env) tokenOf(t *testing.T, name string) string {
 	t.Helper()
-	var s web.Source
+	var s rest.Source
 	require.NoError(t, json.Unmarshal(e.must(t, http.MethodGet, srcURL+"/"+name, nil, http.StatusOK).Body, &s))
 	require.NotNil(t, s.Webhook)
 	return s.Webhook.Token
@@ -137,7 +138,7 @@ func TestSourcesAPI(t *testing.T) {
 			json:   map[string]any{"name": "github", "type": "http", "state": "ENABLED"},
 			absent: []string{"gh-secret"},
 			after: func(t *testing.T, e *env, resp *response) {
-				var s web.Source
+				var s rest.Source
 				require.NoError(t, json.Unmarshal(resp.Body, &s))
 				assert.JSONEq(t, `"***"`, string(s.Config["http.signature.secret"]), "secrets are answered as ***")
 				assert.JSONEq(t, `"10"`, string(s.Config["http.batch"]), "numbers are kept as strings")
@@ -235,7 +236,7 @@ func TestSourcesAPI(t *testing.T) {
 		{name: "rotate the token", method: http.MethodPost, url: srcURL + "/github/rotate-token",
 			setup: setups(withBus("orders"), withSource("github", hookBody)), status: http.StatusOK,
 			after: func(t *testing.T, e *env, resp *response) {
-				var s web.Source
+				var s rest.Source
 				require.NoError(t, json.Unmarshal(resp.Body, &s))
 				assert.Equal(t, s.Webhook.Token, e.storedSource(t, "github").Token())
 			}},
@@ -362,7 +363,7 @@ func TestWebhooks(t *testing.T) {
 				url := "/api/v1/webhooks/" + e.tokenOf(t, "office")
 				xff := map[string]string{"X-Forwarded-For": "10.1.2.3"}
 				assert.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, url, xff, body).Status, "no trusted proxy: the peer is the client")
-				trusting := web.NewRouter(web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}, e.services)
+				trusting := newRouter(web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}, e.services)
 				for _, tc := range []struct {
 					xff    string
 					status int

@@ -37,6 +37,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
+	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	"github.com/eventbridge-go/eventbridge/worker"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 
@@ -270,7 +272,7 @@ func (m *Main) Run(ctx context.Context) error {
 		recorder.Run(recCtx)
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
-		Console: frontend.Dist()}, services)
+		Console: frontend.Dist()}, services, rest.New, rocketmq.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)

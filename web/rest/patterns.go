@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // TestEventPatternInput is an event pattern and an event to match it against.
@@ -52,11 +53,11 @@ type PatternExplanation struct {
 //	@Param			X-Account-Id	header		string					false	"account (default: default)"
 //	@Param			body			body		TestEventPatternInput	true	"an event pattern and an event"
 //	@Success		200				{object}	TestEventPatternOutput
-//	@Failure		400				{object}	Problem	"InvalidEventPattern, ValidationError (event), MalformedRequest"
+//	@Failure		400				{object}	web.Problem	"InvalidEventPattern, ValidationError (event), MalformedRequest"
 //	@Router			/api/v1/test-event-pattern [post]
 func (a *api) testEventPattern(c *gin.Context) {
 	var in TestEventPatternInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // Codes of the webhook's refusals.
@@ -32,15 +33,6 @@ type WebhookAnswer struct {
 // for the others). Other methods are answered 405.
 var WebhookMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
-// webhookRoutes serves the webhooks of http sources on WebhookMethods. They take no account: the token names the
-// source.
-func (a *api) webhookRoutes(r *gin.Engine) {
-	for _, m := range WebhookMethods {
-		r.Handle(m, "/webhook/putEvents", a.webhookByQuery)
-		r.Handle(m, "/api/v1/webhooks/:token", a.webhookByPath)
-	}
-}
-
 // webhookByQuery receives a request for the http source whose token is in the query (RocketMQ EventBridge's path).
 //
 //	@Summary		Send a request to a webhook source (RocketMQ EventBridge's path)
@@ -53,11 +45,11 @@ func (a *api) webhookRoutes(r *gin.Engine) {
 //	@Produce		json
 //	@Param			token	query		string	true	"the source's webhook token"
 //	@Success		200		{object}	WebhookAnswer
-//	@Failure		401		{object}	Problem	"InvalidSignature"
-//	@Failure		403		{object}	Problem	"WebhookRefused: method, client address or referer"
-//	@Failure		404		{object}	Problem	"NotFound"
-//	@Failure		413		{object}	Problem	"PayloadTooLarge"
-//	@Failure		503		{object}	Problem	"ServiceUnavailable: not stored; send it again"
+//	@Failure		401		{object}	web.Problem	"InvalidSignature"
+//	@Failure		403		{object}	web.Problem	"WebhookRefused: method, client address or referer"
+//	@Failure		404		{object}	web.Problem	"NotFound"
+//	@Failure		413		{object}	web.Problem	"PayloadTooLarge"
+//	@Failure		503		{object}	web.Problem	"ServiceUnavailable: not stored; send it again"
 //	@Router			/webhook/putEvents [get]
 //	@Router			/webhook/putEvents [post]
 //	@Router			/webhook/putEvents [put]
@@ -76,11 +68,11 @@ func (a *api) webhookByQuery(c *gin.Context) {
 //	@Produce		json
 //	@Param			token	path		string	true	"the source's webhook token"
 //	@Success		200		{object}	WebhookAnswer
-//	@Failure		401		{object}	Problem	"InvalidSignature"
-//	@Failure		403		{object}	Problem	"WebhookRefused: method, client address or referer"
-//	@Failure		404		{object}	Problem	"NotFound"
-//	@Failure		413		{object}	Problem	"PayloadTooLarge"
-//	@Failure		503		{object}	Problem	"ServiceUnavailable: not stored; send it again"
+//	@Failure		401		{object}	web.Problem	"InvalidSignature"
+//	@Failure		403		{object}	web.Problem	"WebhookRefused: method, client address or referer"
+//	@Failure		404		{object}	web.Problem	"NotFound"
+//	@Failure		413		{object}	web.Problem	"PayloadTooLarge"
+//	@Failure		503		{object}	web.Problem	"ServiceUnavailable: not stored; send it again"
 //	@Router			/api/v1/webhooks/{token} [get]
 //	@Router			/api/v1/webhooks/{token} [post]
 //	@Router			/api/v1/webhooks/{token} [put]
@@ -92,13 +84,13 @@ func (a *api) webhookByPath(c *gin.Context) {
 
 func (a *api) webhook(c *gin.Context, token string) {
 	if a.s.Sources == nil {
-		writeProblem(c, newProblem(http.StatusNotFound, source.ErrWebhookNotFound.Code, "", "not found"))
+		web.WriteProblem(c, web.NewProblem(http.StatusNotFound, source.ErrWebhookNotFound.Code, "", "not found"))
 		return
 	}
 	ctx := c.Request.Context()
 	w, err := a.s.Sources.ByToken(ctx, token)
 	if errors.Is(err, source.ErrWebhookNotFound) {
-		writeProblem(c, newProblem(http.StatusNotFound, source.ErrWebhookNotFound.Code, "", "not found"))
+		web.WriteProblem(c, web.NewProblem(http.StatusNotFound, source.ErrWebhookNotFound.Code, "", "not found"))
 		return
 	}
 	if err != nil {
@@ -120,7 +112,7 @@ func (a *api) webhook(c *gin.Context, token string) {
 			a.writeError(c, domain.ErrTooLarge.With("the request body is larger than %d bytes", source.MaxWebhookBody))
 			return
 		}
-		a.writeError(c, malformed("", "reading the request body: %s", err))
+		a.writeError(c, web.Malformed("", "reading the request body: %s", err))
 		return
 	}
 	req.Body = body
@@ -141,10 +133,10 @@ func (a *api) writeRefusal(c *gin.Context, err error) {
 		return
 	}
 	if r.Reason == source.RefusedSignature {
-		writeProblem(c, newProblem(http.StatusUnauthorized, CodeInvalidSignature, "", r.Message))
+		web.WriteProblem(c, web.NewProblem(http.StatusUnauthorized, CodeInvalidSignature, "", r.Message))
 		return
 	}
-	writeProblem(c, newProblem(http.StatusForbidden, CodeWebhookRefused, "", r.Message))
+	web.WriteProblem(c, web.NewProblem(http.StatusForbidden, CodeWebhookRefused, "", r.Message))
 }
 
 // clientIP is the TCP peer's address; when the peer is a trusted proxy (Config.TrustedProxies), it is the last

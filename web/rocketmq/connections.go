@@ -1,7 +1,9 @@
-package web
+package rocketmq
 
 import (
 	"context"
+	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 	"net/http"
 	"strings"
 
@@ -218,26 +220,26 @@ type RocketMQListConnectionsResponse struct {
 	MaxResults int `json:"maxResults" example:"50"`
 } //@name RocketMQListConnectionsResponse
 
-func rmqParamsIn(l []RocketMQConnectionParameter) []ConnectionParameter {
+func rmqParamsIn(l []RocketMQConnectionParameter) []rest.ConnectionParameter {
 	if len(l) == 0 {
 		return nil
 	}
-	out := make([]ConnectionParameter, len(l))
+	out := make([]rest.ConnectionParameter, len(l))
 	for i, p := range l {
-		out[i] = ConnectionParameter{Key: p.Key, Value: p.Value, IsValueSecret: bool(p.IsValueSecret)}
+		out[i] = rest.ConnectionParameter{Key: p.Key, Value: p.Value, IsValueSecret: bool(p.IsValueSecret)}
 	}
 	return out
 }
 
-func (p *RocketMQHTTPParameters) v1() *ConnectionHTTPParameters {
+func (p *RocketMQHTTPParameters) v1() *rest.ConnectionHTTPParameters {
 	if p == nil {
 		return nil
 	}
-	return &ConnectionHTTPParameters{BodyParameters: rmqParamsIn(p.BodyParameters), HeaderParameters: rmqParamsIn(p.HeaderParameters),
+	return &rest.ConnectionHTTPParameters{BodyParameters: rmqParamsIn(p.BodyParameters), HeaderParameters: rmqParamsIn(p.HeaderParameters),
 		QueryStringParameters: rmqParamsIn(p.QueryStringParameters)}
 }
 
-func rmqParamsOut(l []ConnectionParameter) []RocketMQConnectionParameter {
+func rmqParamsOut(l []rest.ConnectionParameter) []RocketMQConnectionParameter {
 	if len(l) == 0 {
 		return nil
 	}
@@ -248,7 +250,7 @@ func rmqParamsOut(l []ConnectionParameter) []RocketMQConnectionParameter {
 	return out
 }
 
-func rmqHTTPParamsOut(p *ConnectionHTTPParameters) *RocketMQHTTPParameters {
+func rmqHTTPParamsOut(p *rest.ConnectionHTTPParameters) *RocketMQHTTPParameters {
 	if p == nil {
 		return nil
 	}
@@ -257,8 +259,8 @@ func rmqHTTPParamsOut(p *ConnectionHTTPParameters) *RocketMQHTTPParameters {
 }
 
 // v1 returns the /api/v1 form of the authorization (whose domain mapping is shared) and its type.
-func (p *RocketMQAuthParameters) v1() (ConnectionAuthParameters, connection.AuthorizationType, error) {
-	var out ConnectionAuthParameters
+func (p *RocketMQAuthParameters) v1() (rest.ConnectionAuthParameters, connection.AuthorizationType, error) {
+	var out rest.ConnectionAuthParameters
 	if p == nil {
 		return out, "", errRMQInvalid.WithField("authParameters").With("authParameters is required")
 	}
@@ -272,14 +274,14 @@ func (p *RocketMQAuthParameters) v1() (ConnectionAuthParameters, connection.Auth
 			"authParameters.authorizationType must be %s, %s or %s, not %q", rmqBasicAuth, rmqAPIKeyAuth, rmqOAuthAuth, clip(p.AuthorizationType, 64))
 	}
 	if b := p.BasicAuthParameters; b != nil {
-		out.BasicAuthParameters = &BasicAuthParameters{Username: b.Username, Password: b.Password}
+		out.BasicAuthParameters = &rest.BasicAuthParameters{Username: b.Username, Password: b.Password}
 	}
 	if k := p.APIKeyAuthParameters; k != nil {
-		out.APIKeyAuthParameters = &APIKeyAuthParameters{APIKeyName: k.APIKeyName, APIKeyValue: k.APIKeyValue}
+		out.APIKeyAuthParameters = &rest.APIKeyAuthParameters{APIKeyName: k.APIKeyName, APIKeyValue: k.APIKeyValue}
 	}
 	if o := p.OAuthParameters; o != nil {
-		out.OAuthParameters = &OAuthParameters{AuthorizationEndpoint: o.AuthorizationEndpoint, HTTPMethod: o.HTTPMethod,
-			ClientParameters: OAuthClientParameters{ClientID: o.ClientParameters.ClientID, ClientSecret: o.ClientParameters.ClientSecret},
+		out.OAuthParameters = &rest.OAuthParameters{AuthorizationEndpoint: o.AuthorizationEndpoint, HTTPMethod: o.HTTPMethod,
+			ClientParameters: rest.OAuthClientParameters{ClientID: o.ClientParameters.ClientID, ClientSecret: o.ClientParameters.ClientSecret},
 			Scopes:           o.Scopes, OAuthHTTPParameters: o.OAuthHTTPParameters.v1()}
 	}
 	out.InvocationHTTPParameters = p.InvocationHTTPParameters.v1()
@@ -289,7 +291,7 @@ func (p *RocketMQAuthParameters) v1() (ConnectionAuthParameters, connection.Auth
 // rmqConnectionOf describes a connection in this API's shape, without its secrets (it is made from /api/v1's
 // answer, which has none).
 func rmqConnectionOf(c *connection.Connection) RocketMQConnection {
-	v := connectionOf(c)
+	v := rest.ConnectionOf(c)
 	ap := v.AuthParameters
 	out := RocketMQConnection{
 		ConnectionName: v.Name, Description: v.Description, GmtCreate: v.CreatedAt.UnixMilli(),
@@ -397,11 +399,11 @@ func (a *api) rmqCreateConnection(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	v1 := Connection{Name: in.ConnectionName, AuthorizationType: string(t), AuthParameters: ap}
+	v1 := rest.Connection{Name: in.ConnectionName, AuthorizationType: string(t), AuthParameters: ap}
 	if in.Description != nil {
 		v1.Description = *in.Description
 	}
-	conn, err := a.s.Connections.Create(c.Request.Context(), accountOf(c), v1.spec())
+	conn, err := a.s.Connections.Create(c.Request.Context(), web.AccountOf(c), v1.Spec())
 	if err != nil {
 		a.writeRocketMQError(c, rmqConnectionError(err))
 		return
@@ -428,7 +430,7 @@ func (a *api) rmqUpdateConnection(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	patch := ConnectionPatch{Description: in.Description}
+	patch := rest.ConnectionPatch{Description: in.Description}
 	if in.AuthParameters != nil {
 		ap, t, err := in.AuthParameters.v1()
 		if err != nil {
@@ -438,7 +440,7 @@ func (a *api) rmqUpdateConnection(c *gin.Context) {
 		ts := string(t)
 		patch.AuthorizationType, patch.AuthParameters = &ts, &ap
 	}
-	if _, err := a.s.Connections.Patch(c.Request.Context(), accountOf(c), in.ConnectionName, patch.patch()); err != nil {
+	if _, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), in.ConnectionName, patch.Patch()); err != nil {
 		a.writeRocketMQError(c, rmqConnectionError(err))
 		return
 	}
@@ -472,7 +474,7 @@ func (a *api) rmqDeleteConnection(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	if err := a.s.Connections.Delete(c.Request.Context(), accountOf(c), name); err != nil {
+	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), name); err != nil {
 		a.writeRocketMQError(c, err)
 		return
 	}
@@ -497,7 +499,7 @@ func (a *api) rmqGetConnection(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	conn, err := a.s.Connections.Get(c.Request.Context(), accountOf(c), name)
+	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), name)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -530,7 +532,7 @@ func (a *api) rmqListConnections(c *gin.Context) {
 		return
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*connection.Connection, string, error) {
-		return a.s.Connections.List(ctx, accountOf(c), p)
+		return a.s.Connections.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
 		a.writeRocketMQError(c, err)
@@ -705,7 +707,7 @@ func (a *api) rmqCreateAPIDestination(c *gin.Context) {
 	if in.InvocationRateLimitPerSecond != nil {
 		spec.InvocationRateLimitPerSecond = *in.InvocationRateLimitPerSecond
 	}
-	d, err := a.s.APIDestinations.Create(c.Request.Context(), accountOf(c), spec)
+	d, err := a.s.APIDestinations.Create(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
 		a.writeRocketMQError(c, rmqAPIDestinationError(err))
 		return
@@ -743,7 +745,7 @@ func (a *api) rmqUpdateAPIDestination(c *gin.Context) {
 			p.HTTPMethod = &h.Method
 		}
 	}
-	if _, err := a.s.APIDestinations.Patch(c.Request.Context(), accountOf(c), in.APIDestinationName, p); err != nil {
+	if _, err := a.s.APIDestinations.Patch(c.Request.Context(), web.AccountOf(c), in.APIDestinationName, p); err != nil {
 		a.writeRocketMQError(c, rmqAPIDestinationError(err))
 		return
 	}
@@ -777,7 +779,7 @@ func (a *api) rmqGetAPIDestination(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	d, err := a.s.APIDestinations.Get(c.Request.Context(), accountOf(c), name)
+	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), name)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -803,7 +805,7 @@ func (a *api) rmqDeleteAPIDestination(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	if err := a.s.APIDestinations.Delete(c.Request.Context(), accountOf(c), name); err != nil {
+	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), name); err != nil {
 		a.writeRocketMQError(c, err)
 		return
 	}
@@ -835,7 +837,7 @@ func (a *api) rmqListAPIDestinations(c *gin.Context) {
 		return
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*apidestination.APIDestination, string, error) {
-		return a.s.APIDestinations.List(ctx, accountOf(c), p)
+		return a.s.APIDestinations.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
 		a.writeRocketMQError(c, err)

@@ -1,6 +1,7 @@
-package web
+package rest
 
 import (
+	"github.com/eventbridge-go/eventbridge/web"
 	"net/http"
 	"strconv"
 	"time"
@@ -90,18 +91,6 @@ type RuntimePluginList struct {
 	Plugins []RuntimePlugin `json:"plugins"`
 } //@name RuntimePluginList
 
-func (a *api) runtimeRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/runtime/workers", a.listRuntimeWorkers)
-	v1.GET("/runtime/connectors", a.listRuntimeConnectors)
-	v1.POST("/runtime/connectors/:connector/pause", a.pauseConnector)
-	v1.POST("/runtime/connectors/:connector/resume", a.resumeConnector)
-	v1.POST("/runtime/connectors/:connector/stop", a.stopConnector)
-	v1.POST("/runtime/connectors/:connector/restart", a.restartConnector)
-	v1.POST("/runtime/connectors/:connector/tasks/:task/restart", a.restartConnectorTask)
-	v1.GET("/runtime/plugins", a.listRuntimePlugins)
-	v1.GET("/runtime/plugins/:plugin/schema", a.runtimePluginSchema)
-}
-
 // listRuntimeWorkers answers the live workers of the runtime (shared by every account).
 //
 //	@Summary	List the runtime's workers
@@ -109,7 +98,7 @@ func (a *api) runtimeRoutes(v1 *gin.RouterGroup) {
 //	@Produce	json
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Success	200				{object}	RuntimeWorkerList
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/workers [get]
 func (a *api) listRuntimeWorkers(c *gin.Context) {
 	ws, err := a.s.Runtime.Workers(c.Request.Context())
@@ -154,11 +143,11 @@ func runtimeConnectorOf(rc runtime.Connector) RuntimeConnector {
 //	@Produce	json
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Success	200				{object}	RuntimeConnectorList
-//	@Failure	400				{object}	Problem
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	400				{object}	web.Problem
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors [get]
 func (a *api) listRuntimeConnectors(c *gin.Context) {
-	cs, err := a.s.Runtime.Connectors(c.Request.Context(), accountOf(c))
+	cs, err := a.s.Runtime.Connectors(c.Request.Context(), web.AccountOf(c))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -189,11 +178,11 @@ func (a *api) connectorAction(c *gin.Context, err error) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime pauses the connector"
-//	@Failure	404				{object}	Problem	"ConnectorNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/pause [post]
 func (a *api) pauseConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Pause(c.Request.Context(), accountOf(c), c.Param("connector")))
+	a.connectorAction(c, a.s.Runtime.Pause(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // resumeConnector resumes one of the account's paused or stopped connectors.
@@ -204,11 +193,11 @@ func (a *api) pauseConnector(c *gin.Context) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime resumes the connector"
-//	@Failure	404				{object}	Problem	"ConnectorNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/resume [post]
 func (a *api) resumeConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Resume(c.Request.Context(), accountOf(c), c.Param("connector")))
+	a.connectorAction(c, a.s.Runtime.Resume(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // stopConnector stops one of the account's connectors: its tasks end (resume starts them again). Not yet kept by
@@ -220,11 +209,11 @@ func (a *api) resumeConnector(c *gin.Context) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime stops the connector"
-//	@Failure	404				{object}	Problem	"ConnectorNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/stop [post]
 func (a *api) stopConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Stop(c.Request.Context(), accountOf(c), c.Param("connector")))
+	a.connectorAction(c, a.s.Runtime.Stop(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // boolQuery reads an optional boolean query parameter (false when absent).
@@ -235,7 +224,7 @@ func boolQuery(c *gin.Context, name string) (bool, error) {
 	}
 	v, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, malformed(name, "%s %q is not true or false", name, s)
+		return false, web.Malformed(name, "%s %q is not true or false", name, s)
 	}
 	return v, nil
 }
@@ -251,9 +240,9 @@ func boolQuery(c *gin.Context, name string) (bool, error) {
 //	@Param		includeTasks	query	bool	false	"restart the tasks too (default false)"
 //	@Param		onlyFailed		query	bool	false	"restart only what is FAILED (default false)"
 //	@Success	202				"the runtime restarts the connector"
-//	@Failure	400				{object}	Problem	"MalformedRequest: a flag that is not true or false"
-//	@Failure	404				{object}	Problem	"ConnectorNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	400				{object}	web.Problem	"MalformedRequest: a flag that is not true or false"
+//	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/restart [post]
 func (a *api) restartConnector(c *gin.Context) {
 	includeTasks, err := boolQuery(c, "includeTasks")
@@ -266,7 +255,7 @@ func (a *api) restartConnector(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	a.connectorAction(c, a.s.Runtime.Restart(c.Request.Context(), accountOf(c), c.Param("connector"), includeTasks, onlyFailed))
+	a.connectorAction(c, a.s.Runtime.Restart(c.Request.Context(), web.AccountOf(c), c.Param("connector"), includeTasks, onlyFailed))
 }
 
 // restartConnectorTask restarts one task of one of the account's connectors.
@@ -278,17 +267,17 @@ func (a *api) restartConnector(c *gin.Context) {
 //	@Param		connector		path	string	true	"connector name"
 //	@Param		task			path	int		true	"task number, from 0"
 //	@Success	202				"the runtime restarts the task"
-//	@Failure	400				{object}	Problem	"MalformedRequest: a task that is not a number"
-//	@Failure	404				{object}	Problem	"ConnectorNotFound or TaskNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	400				{object}	web.Problem	"MalformedRequest: a task that is not a number"
+//	@Failure	404				{object}	web.Problem	"ConnectorNotFound or TaskNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/tasks/{task}/restart [post]
 func (a *api) restartConnectorTask(c *gin.Context) {
 	task, err := strconv.Atoi(c.Param("task"))
 	if err != nil || task < 0 {
-		a.writeError(c, malformed("task", "task %q is not a task number (0, 1, ...)", c.Param("task")))
+		a.writeError(c, web.Malformed("task", "task %q is not a task number (0, 1, ...)", c.Param("task")))
 		return
 	}
-	a.connectorAction(c, a.s.Runtime.RestartTask(c.Request.Context(), accountOf(c), c.Param("connector"), task))
+	a.connectorAction(c, a.s.Runtime.RestartTask(c.Request.Context(), web.AccountOf(c), c.Param("connector"), task))
 }
 
 // listRuntimePlugins answers the connector plugins the workers offer (shared by every account).
@@ -298,7 +287,7 @@ func (a *api) restartConnectorTask(c *gin.Context) {
 //	@Produce	json
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Success	200				{object}	RuntimePluginList
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/plugins [get]
 func (a *api) listRuntimePlugins(c *gin.Context) {
 	ps, err := a.s.Runtime.Plugins(c.Request.Context())
@@ -321,8 +310,8 @@ func (a *api) listRuntimePlugins(c *gin.Context) {
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		plugin			path		string	true	"plugin class"
 //	@Success	200				{object}	object	"a JSON Schema"
-//	@Failure	404				{object}	Problem	"PluginNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	404				{object}	web.Problem	"PluginNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/plugins/{plugin}/schema [get]
 func (a *api) runtimePluginSchema(c *gin.Context) {
 	schema, err := a.s.Runtime.PluginSchema(c.Request.Context(), c.Param("plugin"))

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // Source feeds a bus: a source plugin of the worker runtime, run as a source connector whose output is the bus.
@@ -95,7 +96,7 @@ func configValue(key string, raw json.RawMessage) (*string, error) {
 	case t[0] == '"':
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
-			return nil, malformed(field, "%s is not a valid JSON string", field)
+			return nil, web.Malformed(field, "%s is not a valid JSON string", field)
 		}
 		return &s, nil
 	case string(t) == "true" || string(t) == "false":
@@ -104,7 +105,7 @@ func configValue(key string, raw json.RawMessage) (*string, error) {
 	case t[0] == '-' || (t[0] >= '0' && t[0] <= '9'):
 		var n json.Number
 		if err := json.Unmarshal(t, &n); err != nil {
-			return nil, malformed(field, "%s is not a valid JSON number", field)
+			return nil, web.Malformed(field, "%s is not a valid JSON number", field)
 		}
 		s := n.String()
 		return &s, nil
@@ -112,8 +113,8 @@ func configValue(key string, raw json.RawMessage) (*string, error) {
 	return nil, domain.Invalid(field, "%s must be a string, a number or a boolean: a source's config is flat", field)
 }
 
-// configOf reads a whole config (null values are refused: leave the key out).
-func configOf(in map[string]json.RawMessage) (map[string]string, error) {
+// ConfigOf reads a whole config (null values are refused: leave the key out).
+func ConfigOf(in map[string]json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(in))
 	for k, raw := range in {
 		v, err := configValue(k, raw)
@@ -139,15 +140,15 @@ func (a *api) sourceOf(c *gin.Context, s *source.Source) Source {
 		Status: sourceStatusOf(a.s.Sources.Status(c.Request.Context(), s)), CreatedAt: s.CreatedAt(), UpdatedAt: s.UpdatedAt(),
 	}
 	if t := s.Token(); t != "" {
-		out.Webhook = &SourceWebhook{Token: t, URLs: a.webhookURLs(c, t)}
+		out.Webhook = &SourceWebhook{Token: t, URLs: WebhookURLs(c, a.webhookBase, t)}
 	}
 	return out
 }
 
-// webhookURLs are the URLs of a webhook token: on Config.WebhookBaseURL when set, else on the scheme and host of
-// the request being answered.
-func (a *api) webhookURLs(c *gin.Context, token string) []string {
-	base := strings.TrimRight(a.webhookBase, "/")
+// WebhookURLs are the URLs of a webhook token: on base (web.Config.WebhookBaseURL) when set, else on the scheme and
+// host of the request being answered.
+func WebhookURLs(c *gin.Context, base, token string) []string {
+	base = strings.TrimRight(base, "/")
 	if base == "" {
 		scheme := "http"
 		if c.Request.TLS != nil {
@@ -177,23 +178,11 @@ func sourceStatusOf(st *source.Status) SourceStatus {
 }
 
 func (in Source) spec() (source.Spec, error) {
-	cfg, err := configOf(in.Config)
+	cfg, err := ConfigOf(in.Config)
 	if err != nil {
 		return source.Spec{}, err
 	}
 	return source.Spec{Name: in.Name, Type: source.Type(in.Type), Description: in.Description, Config: cfg}, nil
-}
-
-func (a *api) sourceRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/buses/:bus/sources", a.listSources)
-	v1.POST("/buses/:bus/sources", a.createSource)
-	v1.GET("/buses/:bus/sources/:source", a.getSource)
-	v1.PUT("/buses/:bus/sources/:source", a.putSource)
-	v1.PATCH("/buses/:bus/sources/:source", a.patchSource)
-	v1.DELETE("/buses/:bus/sources/:source", a.deleteSource)
-	v1.POST("/buses/:bus/sources/:source/enable", a.enableSource)
-	v1.POST("/buses/:bus/sources/:source/disable", a.disableSource)
-	v1.POST("/buses/:bus/sources/:source/rotate-token", a.rotateSourceToken)
 }
 
 // listSources answers one page of a bus's sources, ordered by name.
@@ -207,11 +196,11 @@ func (a *api) sourceRoutes(v1 *gin.RouterGroup) {
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Param		namePrefix		query		string	false	"only the sources whose name starts with this"
 //	@Success	200				{object}	SourceList
-//	@Failure	400				{object}	Problem	"ValidationError"
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	400				{object}	web.Problem	"ValidationError"
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/sources [get]
 func (a *api) listSources(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -223,7 +212,7 @@ func (a *api) listSources(c *gin.Context) {
 		}
 		page.Prefix = prefix
 	}
-	ss, next, err := a.s.Sources.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
+	ss, next, err := a.s.Sources.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -247,14 +236,14 @@ func (a *api) listSources(c *gin.Context) {
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			body			body		Source	true	"the source; state, webhook and status are ignored"
 //	@Success		201				{object}	Source
-//	@Failure		400				{object}	Problem	"ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig"
-//	@Failure		404				{object}	Problem	"BusNotFound"
-//	@Failure		409				{object}	Problem	"SourceAlreadyExists, SourceQuotaExceeded"
-//	@Failure		503				{object}	Problem	"ServiceUnavailable: the worker runtime cannot be reached to check the config"
+//	@Failure		400				{object}	web.Problem	"ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure		409				{object}	web.Problem	"SourceAlreadyExists, SourceQuotaExceeded"
+//	@Failure		503				{object}	web.Problem	"ServiceUnavailable: the worker runtime cannot be reached to check the config"
 //	@Router			/api/v1/buses/{bus}/sources [post]
 func (a *api) createSource(c *gin.Context) {
 	var in Source
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -263,7 +252,7 @@ func (a *api) createSource(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	s, err := a.s.Sources.Create(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	s, err := a.s.Sources.Create(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -280,10 +269,10 @@ func (a *api) createSource(c *gin.Context) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		source			path		string	true	"source name"
 //	@Success	200				{object}	Source
-//	@Failure	404				{object}	Problem	"BusNotFound, SourceNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [get]
 func (a *api) getSource(c *gin.Context) {
-	s, err := a.s.Sources.Get(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source"))
+	s, err := a.s.Sources.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -304,14 +293,14 @@ func (a *api) getSource(c *gin.Context) {
 //	@Param			body			body		Source	true	"the source; its name may be absent"
 //	@Success		200				{object}	Source	"replaced"
 //	@Success		201				{object}	Source	"created"
-//	@Failure		400				{object}	Problem	"ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig"
-//	@Failure		404				{object}	Problem	"BusNotFound"
-//	@Failure		409				{object}	Problem	"SourceQuotaExceeded"
-//	@Failure		503				{object}	Problem	"ServiceUnavailable"
+//	@Failure		400				{object}	web.Problem	"ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure		409				{object}	web.Problem	"SourceQuotaExceeded"
+//	@Failure		503				{object}	web.Problem	"ServiceUnavailable"
 //	@Router			/api/v1/buses/{bus}/sources/{source} [put]
 func (a *api) putSource(c *gin.Context) {
 	var in Source
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -326,7 +315,7 @@ func (a *api) putSource(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	s, created, err := a.s.Sources.Put(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	s, created, err := a.s.Sources.Put(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -349,13 +338,13 @@ func (a *api) putSource(c *gin.Context) {
 //	@Param		source			path		string		true	"source name"
 //	@Param		body			body		SourcePatch	true	"what changes; a config key set to null is removed"
 //	@Success	200				{object}	Source
-//	@Failure	400				{object}	Problem	"ValidationError, MalformedRequest, InvalidSourceConfig"
-//	@Failure	404				{object}	Problem	"BusNotFound, SourceNotFound"
-//	@Failure	503				{object}	Problem	"ServiceUnavailable"
+//	@Failure	400				{object}	web.Problem	"ValidationError, MalformedRequest, InvalidSourceConfig"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	503				{object}	web.Problem	"ServiceUnavailable"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [patch]
 func (a *api) patchSource(c *gin.Context) {
 	var in SourcePatch
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -371,7 +360,7 @@ func (a *api) patchSource(c *gin.Context) {
 			p.Config[k] = v
 		}
 	}
-	s, err := a.s.Sources.Patch(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source"), p)
+	s, err := a.s.Sources.Patch(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"), p)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -387,10 +376,10 @@ func (a *api) patchSource(c *gin.Context) {
 //	@Param		bus				path	string	true	"bus name"
 //	@Param		source			path	string	true	"source name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"BusNotFound, SourceNotFound"
+//	@Failure	404	{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [delete]
 func (a *api) deleteSource(c *gin.Context) {
-	if err := a.s.Sources.Delete(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source")); err != nil {
+	if err := a.s.Sources.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source")); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -407,10 +396,10 @@ func (a *api) deleteSource(c *gin.Context) {
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
-//	@Failure		404				{object}	Problem	"BusNotFound, SourceNotFound"
+//	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/enable [post]
 func (a *api) enableSource(c *gin.Context) {
-	s, err := a.s.Sources.Enable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source"))
+	s, err := a.s.Sources.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -428,10 +417,10 @@ func (a *api) enableSource(c *gin.Context) {
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
-//	@Failure		404				{object}	Problem	"BusNotFound, SourceNotFound"
+//	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/disable [post]
 func (a *api) disableSource(c *gin.Context) {
-	s, err := a.s.Sources.Disable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source"))
+	s, err := a.s.Sources.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -449,11 +438,11 @@ func (a *api) disableSource(c *gin.Context) {
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
-//	@Failure		400				{object}	Problem	"ValidationError: the source is not of type http"
-//	@Failure		404				{object}	Problem	"BusNotFound, SourceNotFound"
+//	@Failure		400				{object}	web.Problem	"ValidationError: the source is not of type http"
+//	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/rotate-token [post]
 func (a *api) rotateSourceToken(c *gin.Context) {
-	s, err := a.s.Sources.RotateToken(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("source"))
+	s, err := a.s.Sources.RotateToken(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
 		a.writeError(c, err)
 		return

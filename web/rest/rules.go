@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // Rule selects the events of its bus that its targets receive.
@@ -93,7 +94,7 @@ func unwrapPattern(raw json.RawMessage) ([]byte, error) {
 // decodeRule reads a rule from the request body, and the targets to create with it.
 func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 	var in Rule
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		return rule.Spec{}, nil, err
 	}
 	spec, err := in.spec()
@@ -102,7 +103,7 @@ func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 	}
 	var targets []target.Spec
 	for i, t := range in.Targets {
-		ts, err := t.spec()
+		ts, err := t.Spec()
 		if err != nil {
 			if de, ok := domain.As(err); ok && de.Field != "" {
 				return rule.Spec{}, nil, domain.Invalid(fmt.Sprintf("targets[%d].%s", i, de.Field), "targets[%d]: %s", i, de.Message)
@@ -125,11 +126,11 @@ func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Param		namePrefix		query		string	false	"only the rules whose name starts with this"
 //	@Success	200				{object}	RuleList
-//	@Failure	400				{object}	Problem
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	400				{object}	web.Problem
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/rules [get]
 func (a *api) listRules(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -141,7 +142,7 @@ func (a *api) listRules(c *gin.Context) {
 		}
 		page.Prefix = prefix
 	}
-	rs, next, err := a.s.Rules.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
+	rs, next, err := a.s.Rules.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -163,9 +164,9 @@ func (a *api) listRules(c *gin.Context) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			body		Rule	true	"the rule"
 //	@Success	201				{object}	Rule
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"BusNotFound"
-//	@Failure	409				{object}	Problem	"RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)"
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	409				{object}	web.Problem	"RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)"
 //	@Router		/api/v1/buses/{bus}/rules [post]
 func (a *api) createRule(c *gin.Context) {
 	spec, targets, err := decodeRule(c)
@@ -174,7 +175,7 @@ func (a *api) createRule(c *gin.Context) {
 		return
 	}
 	if len(targets) == 0 {
-		r, err := a.s.Rules.Create(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+		r, err := a.s.Rules.Create(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 		if err != nil {
 			a.writeError(c, err)
 			return
@@ -182,7 +183,7 @@ func (a *api) createRule(c *gin.Context) {
 		c.JSON(http.StatusCreated, ruleOf(r))
 		return
 	}
-	r, ts, err := a.s.Targets.CreateWithRule(c.Request.Context(), a.s.Rules, accountOf(c), c.Param("bus"), spec, targets)
+	r, ts, err := a.s.Targets.CreateWithRule(c.Request.Context(), a.s.Rules, web.AccountOf(c), c.Param("bus"), spec, targets)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -205,12 +206,12 @@ func (a *api) createRule(c *gin.Context) {
 //	@Param		rule			path		string		true	"rule name"
 //	@Param		patch			body		RulePatch	true	"the fields to change"
 //	@Success	200				{object}	Rule
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [patch]
 func (a *api) patchRule(c *gin.Context) {
 	var in RulePatch
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -231,7 +232,7 @@ func (a *api) patchRule(c *gin.Context) {
 		}
 		p.EventPattern = pattern
 	}
-	r, err := a.s.Rules.Patch(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"), p)
+	r, err := a.s.Rules.Patch(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), p)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -248,10 +249,10 @@ func (a *api) patchRule(c *gin.Context) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [get]
 func (a *api) getRule(c *gin.Context) {
-	r, err := a.s.Rules.Get(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	r, err := a.s.Rules.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -271,8 +272,8 @@ func (a *api) getRule(c *gin.Context) {
 //	@Param		body			body		Rule	true	"the rule; its name may be absent"
 //	@Success	200				{object}	Rule	"replaced"
 //	@Success	201				{object}	Rule	"created"
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [put]
 func (a *api) putRule(c *gin.Context) {
 	spec, targets, err := decodeRule(c)
@@ -290,7 +291,7 @@ func (a *api) putRule(c *gin.Context) {
 		return
 	}
 	spec.Name = name
-	r, created, err := a.s.Rules.Put(c.Request.Context(), accountOf(c), c.Param("bus"), spec)
+	r, created, err := a.s.Rules.Put(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -310,10 +311,10 @@ func (a *api) putRule(c *gin.Context) {
 //	@Param		bus				path	string	true	"bus name"
 //	@Param		rule			path	string	true	"rule name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [delete]
 func (a *api) deleteRule(c *gin.Context) {
-	if err := a.s.Rules.Delete(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule")); err != nil {
+	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule")); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -330,10 +331,10 @@ func (a *api) deleteRule(c *gin.Context) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/enable [post]
 func (a *api) enableRule(c *gin.Context) {
-	r, err := a.s.Rules.Enable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	r, err := a.s.Rules.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -351,10 +352,10 @@ func (a *api) enableRule(c *gin.Context) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/disable [post]
 func (a *api) disableRule(c *gin.Context) {
-	r, err := a.s.Rules.Disable(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	r, err := a.s.Rules.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
 		a.writeError(c, err)
 		return

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"net/http"
@@ -8,18 +8,8 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/web"
 )
-
-// connectionRoutes serves /api/v1/connections and, through apiDestinationRoutes, /api/v1/api-destinations.
-func (a *api) connectionRoutes(v1 *gin.RouterGroup) {
-	a.apiDestinationRoutes(v1)
-	v1.GET("/connections", a.listConnections)
-	v1.POST("/connections", a.createConnection)
-	v1.GET("/connections/:connection", a.getConnection)
-	v1.PUT("/connections/:connection", a.putConnection)
-	v1.PATCH("/connections/:connection", a.patchConnection)
-	v1.DELETE("/connections/:connection", a.deleteConnection)
-}
 
 // Connection authorizes the calls of API destinations, in the shape of Amazon EventBridge's CreateConnection.
 // Secrets (password, apiKeyValue, clientSecret and the value of every parameter with isValueSecret) are
@@ -149,14 +139,16 @@ func (p ConnectionAuthParameters) auth() (*connection.BasicAuth, *connection.API
 	return b, k, o
 }
 
-func (in Connection) spec() connection.Spec {
+// Spec is the domain form of the connection (the RocketMQ dialect converts its connections with it too).
+func (in Connection) Spec() connection.Spec {
 	s := connection.Spec{Name: in.Name, Description: in.Description, AuthorizationType: connection.AuthorizationType(in.AuthorizationType),
 		InvocationHTTPParameters: in.AuthParameters.InvocationHTTPParameters.domain()}
 	s.Basic, s.APIKey, s.OAuth = in.AuthParameters.auth()
 	return s
 }
 
-func (in ConnectionPatch) patch() connection.Patch {
+// Patch is the domain form of the change.
+func (in ConnectionPatch) Patch() connection.Patch {
 	p := connection.Patch{Description: in.Description}
 	if in.AuthorizationType != nil {
 		t := connection.AuthorizationType(*in.AuthorizationType)
@@ -191,9 +183,9 @@ func httpParamsOut(p connection.HTTPParameters) *ConnectionHTTPParameters {
 		QueryStringParameters: paramsOut(p.QueryStringParameters), BodyParameters: paramsOut(p.BodyParameters)}
 }
 
-// connectionOf answers a connection without its secrets (the redacted declaration has them empty, and the
+// ConnectionOf answers a connection without its secrets (the redacted declaration has them empty, and the
 // members that hold them are omitted when empty).
-func connectionOf(c *connection.Connection) Connection {
+func ConnectionOf(c *connection.Connection) Connection {
 	s := c.Redacted()
 	out := Connection{Name: c.Name(), Description: c.Description(), AuthorizationType: string(c.AuthorizationType()),
 		CreatedAt: c.CreatedAt(), UpdatedAt: c.UpdatedAt()}
@@ -220,22 +212,22 @@ func connectionOf(c *connection.Connection) Connection {
 //	@Param		limit			query		int		false	"page size (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	ConnectionList
-//	@Failure	400				{object}	Problem
+//	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/connections [get]
 func (a *api) listConnections(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	cs, next, err := a.s.Connections.List(c.Request.Context(), accountOf(c), page)
+	cs, next, err := a.s.Connections.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
 	out := ConnectionList{Connections: make([]Connection, 0, len(cs)), NextToken: next}
 	for _, conn := range cs {
-		out.Connections = append(out.Connections, connectionOf(conn))
+		out.Connections = append(out.Connections, ConnectionOf(conn))
 	}
 	c.JSON(http.StatusOK, out)
 }
@@ -249,22 +241,22 @@ func (a *api) listConnections(c *gin.Context) {
 //	@Param		X-Account-Id	header		string		false	"account (default: default)"
 //	@Param		connection		body		Connection	true	"the connection"
 //	@Success	201				{object}	Connection	"the connection, without its secrets"
-//	@Failure	400				{object}	Problem		"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	Problem		"ConnectionAlreadyExists, ConnectionQuotaExceeded"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem		"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	409				{object}	web.Problem		"ConnectionAlreadyExists, ConnectionQuotaExceeded"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections [post]
 func (a *api) createConnection(c *gin.Context) {
 	var in Connection
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
-	conn, err := a.s.Connections.Create(c.Request.Context(), accountOf(c), in.spec())
+	conn, err := a.s.Connections.Create(c.Request.Context(), web.AccountOf(c), in.Spec())
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, connectionOf(conn))
+	c.JSON(http.StatusCreated, ConnectionOf(conn))
 }
 
 // getConnection answers one connection without its secrets.
@@ -275,15 +267,15 @@ func (a *api) createConnection(c *gin.Context) {
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		connection		path		string	true	"connection name"
 //	@Success	200				{object}	Connection
-//	@Failure	404				{object}	Problem	"ConnectionNotFound"
+//	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
 //	@Router		/api/v1/connections/{connection} [get]
 func (a *api) getConnection(c *gin.Context) {
-	conn, err := a.s.Connections.Get(c.Request.Context(), accountOf(c), c.Param("connection"))
+	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), c.Param("connection"))
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, connectionOf(conn))
+	c.JSON(http.StatusOK, ConnectionOf(conn))
 }
 
 // putConnection creates the connection (201) or replaces it (200); secrets omitted are kept.
@@ -297,13 +289,13 @@ func (a *api) getConnection(c *gin.Context) {
 //	@Param		body			body		Connection	true	"the connection; its name may be absent"
 //	@Success	200				{object}	Connection	"replaced"
 //	@Success	201				{object}	Connection	"created"
-//	@Failure	400				{object}	Problem		"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	Problem		"ConnectionQuotaExceeded"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem		"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	409				{object}	web.Problem		"ConnectionQuotaExceeded"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections/{connection} [put]
 func (a *api) putConnection(c *gin.Context) {
 	var in Connection
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -313,7 +305,7 @@ func (a *api) putConnection(c *gin.Context) {
 		return
 	}
 	in.Name = name
-	conn, created, err := a.s.Connections.Put(c.Request.Context(), accountOf(c), in.spec())
+	conn, created, err := a.s.Connections.Put(c.Request.Context(), web.AccountOf(c), in.Spec())
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -322,7 +314,7 @@ func (a *api) putConnection(c *gin.Context) {
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, connectionOf(conn))
+	c.JSON(status, ConnectionOf(conn))
 }
 
 // patchConnection changes the members of a connection that the body gives.
@@ -335,22 +327,22 @@ func (a *api) putConnection(c *gin.Context) {
 //	@Param		connection		path		string			true	"connection name"
 //	@Param		patch			body		ConnectionPatch	true	"the members to change"
 //	@Success	200				{object}	Connection
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"ConnectionNotFound"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections/{connection} [patch]
 func (a *api) patchConnection(c *gin.Context) {
 	var in ConnectionPatch
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
-	conn, err := a.s.Connections.Patch(c.Request.Context(), accountOf(c), c.Param("connection"), in.patch())
+	conn, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), c.Param("connection"), in.Patch())
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, connectionOf(conn))
+	c.JSON(http.StatusOK, ConnectionOf(conn))
 }
 
 // deleteConnection deletes a connection that no API destination uses.
@@ -360,11 +352,11 @@ func (a *api) patchConnection(c *gin.Context) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		connection		path	string	true	"connection name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"ConnectionNotFound"
-//	@Failure	409	{object}	Problem	"ConnectionInUse: API destinations use it (named in the detail)"
+//	@Failure	404	{object}	web.Problem	"ConnectionNotFound"
+//	@Failure	409	{object}	web.Problem	"ConnectionInUse: API destinations use it (named in the detail)"
 //	@Router		/api/v1/connections/{connection} [delete]
 func (a *api) deleteConnection(c *gin.Context) {
-	if err := a.s.Connections.Delete(c.Request.Context(), accountOf(c), c.Param("connection")); err != nil {
+	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), c.Param("connection")); err != nil {
 		a.writeError(c, err)
 		return
 	}

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // The dead letters of the request's account: the events its targets gave up (retries exhausted, a permanent
@@ -83,12 +84,6 @@ type DiscardResult struct {
 	Entries      []DeadLetterEntryResult `json:"entries"`
 } //@name DiscardResult
 
-func (a *api) deadLetterRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/dead-letters", a.listDeadLetters)
-	v1.POST("/dead-letters/redrive", a.redriveDeadLetters)
-	v1.DELETE("/dead-letters", a.deleteDeadLetters)
-}
-
 func deadLetterOf(d *deadletter.DeadLetter) DeadLetter {
 	ev, err := json.Marshal(d.Event())
 	if err != nil {
@@ -147,10 +142,10 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 //	@Param			limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success		200				{object}	DeadLetterList
-//	@Failure		400				{object}	Problem	"ValidationError naming the parameter"
+//	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter"
 //	@Router			/api/v1/dead-letters [get]
 func (a *api) listDeadLetters(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -161,7 +156,7 @@ func (a *api) listDeadLetters(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	dls, next, err := a.s.DeadLetters.List(c.Request.Context(), accountOf(c), f, page)
+	dls, next, err := a.s.DeadLetters.List(c.Request.Context(), web.AccountOf(c), f, page)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -176,7 +171,7 @@ func (a *api) listDeadLetters(c *gin.Context) {
 // selectionOf reads and validates the body of a redrive or discard.
 func selectionOf(c *gin.Context) (deadletter.Selection, error) {
 	var in DeadLetterSelection
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		return deadletter.Selection{}, err
 	}
 	var f *deadletter.Filter
@@ -195,7 +190,7 @@ func entriesOf(r deadletter.Result) []DeadLetterEntryResult {
 	for _, e := range r.Entries {
 		er := DeadLetterEntryResult{ID: e.ID}
 		if e.Err != nil {
-			er.ErrorCode, er.ErrorMessage = e.Err.Code, messageOf(e.Err)
+			er.ErrorCode, er.ErrorMessage = e.Err.Code, web.MessageOf(e.Err)
 		}
 		out = append(out, er)
 	}
@@ -217,9 +212,9 @@ func entriesOf(r deadletter.Result) []DeadLetterEntryResult {
 //	@Param			X-Account-Id	header		string				false	"account (default: default)"
 //	@Param			selection		body		DeadLetterSelection	true	"ids, or a filter"
 //	@Success		200				{object}	RedriveResult
-//	@Failure		400				{object}	Problem	"ValidationError or MalformedRequest naming the field"
-//	@Failure		404				{object}	Problem	"DeadLetterNotFound: an id the account does not have"
-//	@Failure		413				{object}	Problem
+//	@Failure		400				{object}	web.Problem	"ValidationError or MalformedRequest naming the field"
+//	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
+//	@Failure		413				{object}	web.Problem
 //	@Router			/api/v1/dead-letters/redrive [post]
 func (a *api) redriveDeadLetters(c *gin.Context) {
 	sel, err := selectionOf(c)
@@ -227,7 +222,7 @@ func (a *api) redriveDeadLetters(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	res, err := a.s.DeadLetters.Redrive(c.Request.Context(), accountOf(c), sel)
+	res, err := a.s.DeadLetters.Redrive(c.Request.Context(), web.AccountOf(c), sel)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -247,9 +242,9 @@ func (a *api) redriveDeadLetters(c *gin.Context) {
 //	@Param			X-Account-Id	header		string				false	"account (default: default)"
 //	@Param			selection		body		DeadLetterSelection	true	"ids, or a filter"
 //	@Success		200				{object}	DiscardResult
-//	@Failure		400				{object}	Problem	"ValidationError or MalformedRequest naming the field"
-//	@Failure		404				{object}	Problem	"DeadLetterNotFound: an id the account does not have"
-//	@Failure		413				{object}	Problem
+//	@Failure		400				{object}	web.Problem	"ValidationError or MalformedRequest naming the field"
+//	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
+//	@Failure		413				{object}	web.Problem
 //	@Router			/api/v1/dead-letters [delete]
 func (a *api) deleteDeadLetters(c *gin.Context) {
 	sel, err := selectionOf(c)
@@ -257,7 +252,7 @@ func (a *api) deleteDeadLetters(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	res, err := a.s.DeadLetters.Delete(c.Request.Context(), accountOf(c), sel)
+	res, err := a.s.DeadLetters.Delete(c.Request.Context(), web.AccountOf(c), sel)
 	if err != nil {
 		a.writeError(c, err)
 		return

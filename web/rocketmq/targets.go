@@ -1,9 +1,11 @@
-package web
+package rocketmq
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 	"net/http"
 	"slices"
 	"strings"
@@ -97,12 +99,12 @@ type RocketMQTargetConfig struct {
 	// path each, in order (api-destination targets).
 	PathParameterValues []string `json:"pathParameterValues,omitempty" example:"$.data.customerId"`
 	// Bus names another bus of the account (bus targets).
-	Bus              string            `json:"bus,omitempty" example:"audit"`
-	InputTransformer *InputTransformer `json:"inputTransformer,omitempty"`
-	Input            *string           `json:"input,omitempty"`
-	InputPath        *string           `json:"inputPath,omitempty" example:"$.data"`
-	Transform        *TransformParam   `json:"transform,omitempty"`
-	Attributes       map[string]string `json:"attributes,omitempty"`
+	Bus              string                 `json:"bus,omitempty" example:"audit"`
+	InputTransformer *rest.InputTransformer `json:"inputTransformer,omitempty"`
+	Input            *string                `json:"input,omitempty"`
+	InputPath        *string                `json:"inputPath,omitempty" example:"$.data"`
+	Transform        *rest.TransformParam   `json:"transform,omitempty"`
+	Attributes       map[string]string      `json:"attributes,omitempty"`
 } //@name RocketMQTargetConfig
 
 // RocketMQRunOptions are the delivery options of a target (RocketMQ EventBridge's RunOptionsDTO).
@@ -184,7 +186,7 @@ func rmqTargetOf(t *target.Target) RocketMQEventTarget {
 		out.RunOptions.DeadLetterQueue = &RocketMQDeadLetterQueue{Type: rmqDLQBus, Config: map[string]any{"bus": dl}}
 	}
 	cf := &out.Config
-	cf.InputTransformer, cf.Input, cf.InputPath, cf.Transform, cf.Attributes = transformDTO(t.Transformer())
+	cf.InputTransformer, cf.Input, cf.InputPath, cf.Transform, cf.Attributes = rest.TransformDTO(t.Transformer())
 	return out
 }
 
@@ -202,10 +204,10 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 			clip(in.ClassName, 64), strings.Join(rmqClasses, ", "))
 	}
 	cf := in.Config
-	v1 := Target{
+	v1 := rest.Target{
 		Name: in.EventTargetName,
 		Type: string(typ),
-		Config: TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout,
+		Config: rest.TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout,
 			APIDestination: cf.APIDestination, PathParameterValues: cf.PathParameterValues, Bus: cf.Bus},
 		InputTransformer: cf.InputTransformer, Input: cf.Input, InputPath: cf.InputPath, Transform: cf.Transform,
 		Attributes: cf.Attributes,
@@ -225,10 +227,10 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 			if err != nil {
 				return target.Spec{}, err
 			}
-			v1.DeadLetterConfig = &DeadLetterConfig{Bus: dl}
+			v1.DeadLetterConfig = &rest.DeadLetterConfig{Bus: dl}
 		}
 		if rs := ro.RetryStrategy; rs != nil {
-			v1.RetryPolicy = RetryPolicy{MaximumRetryAttempts: rs.MaximumRetryAttempts, MaximumEventAgeInSeconds: rs.MaximumEventAgeInSeconds}
+			v1.RetryPolicy = rest.RetryPolicy{MaximumRetryAttempts: rs.MaximumRetryAttempts, MaximumEventAgeInSeconds: rs.MaximumEventAgeInSeconds}
 			var attempts int
 			switch rs.PushRetryStrategy {
 			case "":
@@ -245,7 +247,7 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 			}
 		}
 	}
-	spec, err := v1.spec()
+	spec, err := v1.Spec()
 	if err != nil {
 		return target.Spec{}, rmqTargetError(err)
 	}
@@ -289,7 +291,7 @@ func prefixed(i int, name string, err error) error {
 	if c.Field != "" {
 		c.Field = p + "." + c.Field
 	}
-	c.Message = fmt.Sprintf("%s (%q): %s", p, name, messageOf(de))
+	c.Message = fmt.Sprintf("%s (%q): %s", p, name, web.MessageOf(de))
 	return &c
 }
 
@@ -325,7 +327,7 @@ func decodeTargetsRequest(c *gin.Context) (RocketMQEventTargetsRequest, []target
 		spec, err := rmqSpec(t)
 		if err == nil {
 			// Validates the whole target (config, transformer, retry policy) before any of them is stored.
-			_, err = target.New(accountOf(c), "", "", spec, time.Now())
+			_, err = target.New(web.AccountOf(c), "", "", spec, time.Now())
 			err = rmqTargetError(err)
 		}
 		if err != nil {
@@ -359,7 +361,7 @@ func (a *api) rmqPutTargets(c *gin.Context, update bool) {
 		return
 	}
 	ctx := c.Request.Context()
-	existing, err := a.targetNames(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	existing, err := a.targetNames(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -383,7 +385,7 @@ func (a *api) rmqPutTargets(c *gin.Context, update bool) {
 		return
 	}
 	for i, s := range specs {
-		if _, _, err := a.s.Targets.Put(ctx, accountOf(c), in.EventBusName, in.EventRuleName, s); err != nil {
+		if _, _, err := a.s.Targets.Put(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName, s); err != nil {
 			a.writeRocketMQError(c, prefixed(i, s.Name, rmqTargetError(err)))
 			return
 		}
@@ -459,7 +461,7 @@ func (a *api) rmqDeleteEventTargets(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	existing, err := a.targetNames(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	existing, err := a.targetNames(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -472,7 +474,7 @@ func (a *api) rmqDeleteEventTargets(c *gin.Context) {
 		}
 	}
 	for _, name := range in.EventTargetNames {
-		err := a.s.Targets.Delete(ctx, accountOf(c), in.EventBusName, in.EventRuleName, name)
+		err := a.s.Targets.Delete(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName, name)
 		if err != nil && !errors.Is(err, target.ErrNotFound) { // a name given twice is deleted once
 			a.writeRocketMQError(c, err)
 			return
@@ -499,7 +501,7 @@ func (a *api) rmqListEventTargets(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	ts, err := a.s.Targets.List(c.Request.Context(), accountOf(c), in.EventBusName, in.EventRuleName)
+	ts, err := a.s.Targets.List(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"net/http"
@@ -8,17 +8,8 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
+	"github.com/eventbridge-go/eventbridge/web"
 )
-
-// apiDestinationRoutes serves /api/v1/api-destinations.
-func (a *api) apiDestinationRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/api-destinations", a.listAPIDestinations)
-	v1.POST("/api-destinations", a.createAPIDestination)
-	v1.GET("/api-destinations/:destination", a.getAPIDestination)
-	v1.PUT("/api-destinations/:destination", a.putAPIDestination)
-	v1.PATCH("/api-destinations/:destination", a.patchAPIDestination)
-	v1.DELETE("/api-destinations/:destination", a.deleteAPIDestination)
-}
 
 // APIDestination is an HTTP endpoint that targets deliver to, called with the authorization of a connection.
 type APIDestination struct {
@@ -82,15 +73,15 @@ func apiDestinationOf(d *apidestination.APIDestination) APIDestination {
 //	@Param		limit			query		int		false	"page size (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	APIDestinationList
-//	@Failure	400				{object}	Problem
+//	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/api-destinations [get]
 func (a *api) listAPIDestinations(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	ds, next, err := a.s.APIDestinations.List(c.Request.Context(), accountOf(c), page)
+	ds, next, err := a.s.APIDestinations.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -111,14 +102,14 @@ func (a *api) listAPIDestinations(c *gin.Context) {
 //	@Param		X-Account-Id	header		string			false	"account (default: default)"
 //	@Param		destination		body		APIDestination	true	"the API destination"
 //	@Success	201				{object}	APIDestination
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"ConnectionNotFound: the connection named does not exist"
-//	@Failure	409				{object}	Problem	"ApiDestinationAlreadyExists, ApiDestinationQuotaExceeded"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"ConnectionNotFound: the connection named does not exist"
+//	@Failure	409				{object}	web.Problem	"ApiDestinationAlreadyExists, ApiDestinationQuotaExceeded"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations [post]
 func (a *api) createAPIDestination(c *gin.Context) {
 	var in APIDestination
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -127,7 +118,7 @@ func (a *api) createAPIDestination(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	d, err := a.s.APIDestinations.Create(c.Request.Context(), accountOf(c), spec)
+	d, err := a.s.APIDestinations.Create(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -143,10 +134,10 @@ func (a *api) createAPIDestination(c *gin.Context) {
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		destination		path		string	true	"API destination name"
 //	@Success	200				{object}	APIDestination
-//	@Failure	404				{object}	Problem	"ApiDestinationNotFound"
+//	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound"
 //	@Router		/api/v1/api-destinations/{destination} [get]
 func (a *api) getAPIDestination(c *gin.Context) {
-	d, err := a.s.APIDestinations.Get(c.Request.Context(), accountOf(c), c.Param("destination"))
+	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), c.Param("destination"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -165,14 +156,14 @@ func (a *api) getAPIDestination(c *gin.Context) {
 //	@Param		body			body		APIDestination	true	"the API destination; its name may be absent"
 //	@Success	200				{object}	APIDestination	"replaced"
 //	@Success	201				{object}	APIDestination	"created"
-//	@Failure	400				{object}	Problem			"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	404				{object}	Problem			"ConnectionNotFound"
-//	@Failure	409				{object}	Problem			"ApiDestinationQuotaExceeded"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem			"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem			"ConnectionNotFound"
+//	@Failure	409				{object}	web.Problem			"ApiDestinationQuotaExceeded"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations/{destination} [put]
 func (a *api) putAPIDestination(c *gin.Context) {
 	var in APIDestination
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -187,7 +178,7 @@ func (a *api) putAPIDestination(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	d, created, err := a.s.APIDestinations.Put(c.Request.Context(), accountOf(c), spec)
+	d, created, err := a.s.APIDestinations.Put(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -209,17 +200,17 @@ func (a *api) putAPIDestination(c *gin.Context) {
 //	@Param		destination		path		string				true	"API destination name"
 //	@Param		patch			body		APIDestinationPatch	true	"the fields to change"
 //	@Success	200				{object}	APIDestination
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"ApiDestinationNotFound, ConnectionNotFound"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound, ConnectionNotFound"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations/{destination} [patch]
 func (a *api) patchAPIDestination(c *gin.Context) {
 	var in APIDestinationPatch
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
-	d, err := a.s.APIDestinations.Patch(c.Request.Context(), accountOf(c), c.Param("destination"), apidestination.Patch{
+	d, err := a.s.APIDestinations.Patch(c.Request.Context(), web.AccountOf(c), c.Param("destination"), apidestination.Patch{
 		Description: in.Description, Connection: in.Connection, InvocationEndpoint: in.InvocationEndpoint,
 		HTTPMethod: in.HTTPMethod, InvocationRateLimitPerSecond: in.InvocationRateLimitPerSecond,
 	})
@@ -237,11 +228,11 @@ func (a *api) patchAPIDestination(c *gin.Context) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		destination		path	string	true	"API destination name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"ApiDestinationNotFound"
-//	@Failure	409	{object}	Problem	"ApiDestinationInUse: targets use it (named in the detail as bus/rule/target)"
+//	@Failure	404	{object}	web.Problem	"ApiDestinationNotFound"
+//	@Failure	409	{object}	web.Problem	"ApiDestinationInUse: targets use it (named in the detail as bus/rule/target)"
 //	@Router		/api/v1/api-destinations/{destination} [delete]
 func (a *api) deleteAPIDestination(c *gin.Context) {
-	if err := a.s.APIDestinations.Delete(c.Request.Context(), accountOf(c), c.Param("destination")); err != nil {
+	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), c.Param("destination")); err != nil {
 		a.writeError(c, err)
 		return
 	}

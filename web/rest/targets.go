@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // Target delivers the events its rule selects.
@@ -168,8 +169,8 @@ func transformSpec(it *InputTransformer, input, inputPath *string, tp *Transform
 	return s
 }
 
-// transformDTO returns the transformer fields of a DTO for a domain transformer.
-func transformDTO(s transform.Spec) (it *InputTransformer, input, inputPath *string, tp *TransformParam, attrs map[string]string) {
+// TransformDTO returns the transformer fields of a DTO for a domain transformer.
+func TransformDTO(s transform.Spec) (it *InputTransformer, input, inputPath *string, tp *TransformParam, attrs map[string]string) {
 	if s.InputTransformer != nil {
 		it = &InputTransformer{InputPathsMap: s.InputTransformer.InputPathsMap, InputTemplate: s.InputTransformer.InputTemplate}
 	}
@@ -241,7 +242,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	if dl := t.DeadLetterBus(); dl != "" {
 		out.DeadLetterConfig = &DeadLetterConfig{Bus: dl}
 	}
-	out.InputTransformer, out.Input, out.InputPath, out.Transform, out.Attributes = transformDTO(t.Transformer())
+	out.InputTransformer, out.Input, out.InputPath, out.Transform, out.Attributes = TransformDTO(t.Transformer())
 	return out
 }
 
@@ -261,8 +262,8 @@ func targetStatusOf(st *target.Status) TargetStatus {
 	return out
 }
 
-// spec returns the domain form of the target; absent retry policy fields take their defaults.
-func (t Target) spec() (target.Spec, error) {
+// Spec returns the domain form of the target; absent retry policy fields take their defaults.
+func (t Target) Spec() (target.Spec, error) {
 	spec := target.Spec{
 		Name: t.Name,
 		Type: target.Type(t.Type),
@@ -285,13 +286,13 @@ func (t Target) spec() (target.Spec, error) {
 		if err := t.Config.fieldsErr; err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) && typ.Field != "" {
-				return target.Spec{}, malformed("config."+typ.Field, "config.%s must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
+				return target.Spec{}, web.Malformed("config."+typ.Field, "config.%s must be %s, not a JSON %s", typ.Field, web.JSONKind(typ.Type), typ.Value)
 			}
-			return target.Spec{}, malformed("config", "config cannot be read: %s", err)
+			return target.Spec{}, web.Malformed("config", "config cannot be read: %s", err)
 		}
 		for k := range t.Config.Keys {
 			if !targetConfigFields[k] {
-				return target.Spec{}, malformed("config."+k, "unknown field %q: %s targets have no such config key", "config."+k, spec.Type)
+				return target.Spec{}, web.Malformed("config."+k, "unknown field %q: %s targets have no such config key", "config."+k, spec.Type)
 			}
 		}
 	}
@@ -344,10 +345,10 @@ func (t Target) spec() (target.Spec, error) {
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	TargetList
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets [get]
 func (a *api) listTargets(c *gin.Context) {
-	ts, err := a.s.Targets.List(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"))
+	ts, err := a.s.Targets.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -369,10 +370,10 @@ func (a *api) listTargets(c *gin.Context) {
 //	@Param		rule			path		string	true	"rule name"
 //	@Param		target			path		string	true	"target name"
 //	@Success	200				{object}	Target
-//	@Failure	404				{object}	Problem	"BusNotFound, RuleNotFound, TargetNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound, TargetNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets/{target} [get]
 func (a *api) getTarget(c *gin.Context) {
-	t, err := a.s.Targets.Get(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target"))
+	t, err := a.s.Targets.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -397,13 +398,13 @@ func (a *api) getTarget(c *gin.Context) {
 //	@Param			body			body		Target	true	"the target; its name may be absent, its status is ignored"
 //	@Success		200				{object}	Target	"replaced"
 //	@Success		201				{object}	Target	"created"
-//	@Failure		400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure		404				{object}	Problem	"BusNotFound, RuleNotFound"
-//	@Failure		409				{object}	Problem	"LimitExceeded: the rule has 5 targets already"
+//	@Failure		400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure		404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure		409				{object}	web.Problem	"LimitExceeded: the rule has 5 targets already"
 //	@Router			/api/v1/buses/{bus}/rules/{rule}/targets/{target} [put]
 func (a *api) putTarget(c *gin.Context) {
 	var in Target
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -413,12 +414,12 @@ func (a *api) putTarget(c *gin.Context) {
 		return
 	}
 	in.Name = name
-	spec, err := in.spec()
+	spec, err := in.Spec()
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	t, created, err := a.s.Targets.Put(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"), spec)
+	t, created, err := a.s.Targets.Put(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), spec)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -439,10 +440,10 @@ func (a *api) putTarget(c *gin.Context) {
 //	@Param		rule			path	string	true	"rule name"
 //	@Param		target			path	string	true	"target name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"BusNotFound, RuleNotFound, TargetNotFound"
+//	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound, TargetNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets/{target} [delete]
 func (a *api) deleteTarget(c *gin.Context) {
-	if err := a.s.Targets.Delete(c.Request.Context(), accountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target")); err != nil {
+	if err := a.s.Targets.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target")); err != nil {
 		a.writeError(c, err)
 		return
 	}

@@ -1,7 +1,8 @@
-package web
+package rocketmq
 
 import (
 	"context"
+	"github.com/eventbridge-go/eventbridge/web"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -87,7 +88,7 @@ func (a *api) rmqCreateEventBus(c *gin.Context) {
 		a.writeRocketMQError(c, recode(errRMQBusNameInvalid, err))
 		return
 	}
-	b, err := a.s.Buses.Create(c.Request.Context(), accountOf(c), in.EventBusName, in.Description, bus.Retention{})
+	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.Description, bus.Retention{})
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -117,7 +118,7 @@ func (a *api) rmqGetEventBus(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	b, err := a.s.Buses.Get(c.Request.Context(), accountOf(c), in.EventBusName)
+	b, err := a.s.Buses.Get(c.Request.Context(), web.AccountOf(c), in.EventBusName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -150,7 +151,7 @@ func (a *api) rmqDeleteEventBus(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	if err := a.s.Buses.Delete(c.Request.Context(), accountOf(c), in.EventBusName); err != nil {
+	if err := a.s.Buses.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName); err != nil {
 		a.writeRocketMQError(c, err)
 		return
 	}
@@ -181,7 +182,7 @@ func (a *api) rmqListEventBuses(c *gin.Context) {
 		return
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
-		return a.s.Buses.List(ctx, accountOf(c), p)
+		return a.s.Buses.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
 		a.writeRocketMQError(c, err)

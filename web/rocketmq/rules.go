@@ -1,9 +1,10 @@
-package web
+package rocketmq
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/eventbridge-go/eventbridge/web"
 	"net/http"
 	"time"
 
@@ -170,7 +171,7 @@ func (a *api) rmqCreateEventRule(c *gin.Context) {
 		return
 	}
 	spec := rule.Spec{Name: in.EventRuleName, Description: in.Description, EventPattern: rmqPatternIn(in.FilterPattern), State: rule.Enabled}
-	r, err := a.s.Rules.Create(c.Request.Context(), accountOf(c), in.EventBusName, spec)
+	r, err := a.s.Rules.Create(c.Request.Context(), web.AccountOf(c), in.EventBusName, spec)
 	if err != nil {
 		a.writeRocketMQError(c, rmqRuleError(err))
 		return
@@ -209,12 +210,12 @@ func (a *api) rmqGetEventRule(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	r, err := a.s.Rules.Get(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	r, err := a.s.Rules.Get(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	ts, err := a.s.Targets.List(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	ts, err := a.s.Targets.List(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -260,7 +261,7 @@ func (a *api) rmqUpdateEventRule(c *gin.Context) {
 	ctx := c.Request.Context()
 	// The domain offers create-or-replace (Put) only; reading first makes an unknown rule EventRuleNotExist
 	// instead of creating it. A rule deleted between the two calls is created again (see the report).
-	r, err := a.s.Rules.Get(ctx, accountOf(c), in.EventBusName, in.EventRuleName)
+	r, err := a.s.Rules.Get(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -272,7 +273,7 @@ func (a *api) rmqUpdateEventRule(c *gin.Context) {
 	if in.FilterPattern != nil {
 		spec.EventPattern = rmqPatternIn(*in.FilterPattern)
 	}
-	if _, _, err := a.s.Rules.Put(ctx, accountOf(c), in.EventBusName, spec); err != nil {
+	if _, _, err := a.s.Rules.Put(ctx, web.AccountOf(c), in.EventBusName, spec); err != nil {
 		a.writeRocketMQError(c, rmqRuleError(err))
 		return
 	}
@@ -297,7 +298,7 @@ func (a *api) rmqDeleteEventRule(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	if err := a.s.Rules.Delete(c.Request.Context(), accountOf(c), in.EventBusName, in.EventRuleName); err != nil {
+	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName); err != nil {
 		a.writeRocketMQError(c, err)
 		return
 	}
@@ -332,7 +333,7 @@ func (a *api) rmqListEventRules(c *gin.Context) {
 		return
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
-		return a.s.Rules.List(ctx, accountOf(c), in.EventBusName, p)
+		return a.s.Rules.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {
 		a.writeRocketMQError(c, err)
@@ -389,7 +390,7 @@ func (a *api) rmqSetRuleState(c *gin.Context, set func(ctx context.Context, acco
 		a.writeRocketMQError(c, err)
 		return
 	}
-	if _, err := set(c.Request.Context(), accountOf(c), in.EventBusName, in.EventRuleName); err != nil {
+	if _, err := set(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName); err != nil {
 		a.writeRocketMQError(c, rmqRuleError(err))
 		return
 	}

@@ -1,4 +1,7 @@
-package web
+// Package rocketmq is the dialect of Apache RocketMQ EventBridge clients over the same domain services as /api/v1.
+// Where a RocketMQ request carries what a v1 resource does (a target, a connection, a source's config), it is read
+// into the v1 form and converted with web/rest's conversions, so both dialects accept exactly the same values.
+package rocketmq
 
 // The API of Apache RocketMQ EventBridge clients: its RPC-style endpoints (every call a POST with a JSON body),
 // its request and response shapes (lowerCamel keys, a requestId in every answer) and its errors
@@ -23,7 +26,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/eventbridge-go/eventbridge/web"
 	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -39,9 +44,9 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
-// RocketMQAccountHeader names the account of a RocketMQ EventBridge request (domain.DefaultAccountID when absent),
-// as AccountHeader does for /api/v1.
-const RocketMQAccountHeader = "resourceOwnerAccountId"
+// AccountHeader names the account of a RocketMQ EventBridge request (domain.DefaultAccountID when absent),
+// as rest.AccountHeader does for /api/v1.
+const AccountHeader = "resourceOwnerAccountId"
 
 const requestIDKey = "eventbridge.requestId"
 
@@ -80,6 +85,76 @@ var rocketMQCodeOf = map[string]string{
 	// apidestination.ErrInUse keeps our code, ApiDestinationInUse: RocketMQ EventBridge has none for it.
 }
 
+// api holds what every handler needs.
+type api struct {
+	log         *slog.Logger
+	s           web.Services
+	webhookBase string
+}
+
+var _ web.NewDialect = New
+
+// New returns the RocketMQ EventBridge dialect over the services s. Its account comes from AccountHeader.
+func New(cfg web.Config, s web.Services) web.Dialect {
+	a := &api{log: cfg.Logger, s: s, webhookBase: cfg.WebhookBaseURL}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return web.Dialect{Name: "rocketmq", Account: a.rocketMQAccount, WriteError: a.writeRocketMQError, Operations: a.operations()}
+}
+
+// operations is the dialect's operation table: every call a POST, named after RocketMQ EventBridge's action.
+func (a *api) operations() []web.Operation {
+	op := func(path string, h gin.HandlerFunc) web.Operation {
+		_, action, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		if action == "" { // /putEvents
+			action = strings.TrimPrefix(path, "/")
+		}
+		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h}
+	}
+	return []web.Operation{
+		op("/bus/createEventBus", a.rmqCreateEventBus),
+		op("/bus/getEventBus", a.rmqGetEventBus),
+		op("/bus/deleteEventBus", a.rmqDeleteEventBus),
+		op("/bus/listEventBuses", a.rmqListEventBuses),
+
+		op("/rule/createEventRule", a.rmqCreateEventRule),
+		op("/rule/getEventRule", a.rmqGetEventRule),
+		op("/rule/updateEventRule", a.rmqUpdateEventRule),
+		op("/rule/deleteEventRule", a.rmqDeleteEventRule),
+		op("/rule/listEventRules", a.rmqListEventRules),
+		op("/rule/enableEventRule", a.rmqEnableEventRule),
+		op("/rule/disableEventRule", a.rmqDisableEventRule),
+
+		op("/target/createEventTargets", a.rmqCreateEventTargets),
+		op("/target/updateEventTargets", a.rmqUpdateEventTargets),
+		op("/target/deleteEventTargets", a.rmqDeleteEventTargets),
+		op("/target/listEventTargets", a.rmqListEventTargets),
+
+		op("/type/listEventTypes", a.rmqListEventTypes),
+
+		op("/connection/createConnection", a.rmqCreateConnection),
+		op("/connection/updateConnection", a.rmqUpdateConnection),
+		op("/connection/deleteConnection", a.rmqDeleteConnection),
+		op("/connection/getConnection", a.rmqGetConnection),
+		op("/connection/listConnections", a.rmqListConnections),
+
+		op("/api-destination/createApiDestination", a.rmqCreateAPIDestination),
+		op("/api-destination/updateApiDestination", a.rmqUpdateAPIDestination),
+		op("/api-destination/getApiDestination", a.rmqGetAPIDestination),
+		op("/api-destination/deleteApiDestination", a.rmqDeleteAPIDestination),
+		op("/api-destination/listApiDestinations", a.rmqListAPIDestinations),
+
+		op("/source/createEventSource", a.rmqCreateEventSource),
+		op("/source/updateEventSource", a.rmqUpdateEventSource),
+		op("/source/deleteEventSource", a.rmqDeleteEventSource),
+		op("/source/getEventSource", a.rmqGetEventSource),
+		op("/source/listEventSources", a.rmqListEventSources),
+
+		op("/putEvents", a.rmqPutEvents),
+	}
+}
+
 // RocketMQError is the answer of a RocketMQ EventBridge call that failed (its BaseResponse with a code).
 type RocketMQError struct {
 	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
@@ -95,58 +170,19 @@ type RocketMQResponse struct {
 	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
 } //@name RocketMQResponse
 
-// rocketMQRoutes registers the RocketMQ EventBridge endpoints on r; their account comes from
-// RocketMQAccountHeader.
-func (a *api) rocketMQRoutes(r *gin.Engine) {
-	g := r.Group("/", a.rocketMQAccount)
-	g.POST("/bus/createEventBus", a.rmqCreateEventBus)
-	g.POST("/bus/getEventBus", a.rmqGetEventBus)
-	g.POST("/bus/deleteEventBus", a.rmqDeleteEventBus)
-	g.POST("/bus/listEventBuses", a.rmqListEventBuses)
-
-	g.POST("/rule/createEventRule", a.rmqCreateEventRule)
-	g.POST("/rule/getEventRule", a.rmqGetEventRule)
-	g.POST("/rule/updateEventRule", a.rmqUpdateEventRule)
-	g.POST("/rule/deleteEventRule", a.rmqDeleteEventRule)
-	g.POST("/rule/listEventRules", a.rmqListEventRules)
-	g.POST("/rule/enableEventRule", a.rmqEnableEventRule)
-	g.POST("/rule/disableEventRule", a.rmqDisableEventRule)
-
-	g.POST("/target/createEventTargets", a.rmqCreateEventTargets)
-	g.POST("/target/updateEventTargets", a.rmqUpdateEventTargets)
-	g.POST("/target/deleteEventTargets", a.rmqDeleteEventTargets)
-	g.POST("/target/listEventTargets", a.rmqListEventTargets)
-
-	g.POST("/type/listEventTypes", a.rmqListEventTypes)
-
-	g.POST("/connection/createConnection", a.rmqCreateConnection)
-	g.POST("/connection/updateConnection", a.rmqUpdateConnection)
-	g.POST("/connection/deleteConnection", a.rmqDeleteConnection)
-	g.POST("/connection/getConnection", a.rmqGetConnection)
-	g.POST("/connection/listConnections", a.rmqListConnections)
-
-	g.POST("/api-destination/createApiDestination", a.rmqCreateAPIDestination)
-	g.POST("/api-destination/updateApiDestination", a.rmqUpdateAPIDestination)
-	g.POST("/api-destination/getApiDestination", a.rmqGetAPIDestination)
-	g.POST("/api-destination/deleteApiDestination", a.rmqDeleteAPIDestination)
-	g.POST("/api-destination/listApiDestinations", a.rmqListAPIDestinations)
-
-	g.POST("/putEvents", a.rmqPutEvents)
-}
-
 // rocketMQAccount is middleware that gives the request its requestId and reads its account from
-// RocketMQAccountHeader (domain.DefaultAccountID when absent); an invalid account is RequestParameterInvalid.
+// AccountHeader (domain.DefaultAccountID when absent); an invalid account is RequestParameterInvalid.
 func (a *api) rocketMQAccount(c *gin.Context) {
 	c.Set(requestIDKey, newRequestID())
-	id := c.GetHeader(RocketMQAccountHeader)
+	id := c.GetHeader(AccountHeader)
 	if id == "" {
 		id = domain.DefaultAccountID
 	}
 	if err := domain.ValidateAccountID(id); err != nil {
-		a.writeRocketMQError(c, errRMQInvalid.With("%s %q must be 1 to 32 characters of a-z and 0-9", RocketMQAccountHeader, id))
+		a.writeRocketMQError(c, errRMQInvalid.With("%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id))
 		return
 	}
-	c.Set(accountKey, id)
+	web.SetAccount(c, id)
 	c.Next()
 }
 
@@ -178,7 +214,7 @@ func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
 		out.Code, out.Message = domain.ErrInternal.Code, "an internal error occurred; it has been logged"
 		return http.StatusInternalServerError, out
 	}
-	out.Code, out.Message = de.Code, messageOf(de)
+	out.Code, out.Message = de.Code, web.MessageOf(de)
 	if code, ok := rocketMQCodeOf[de.Code]; ok {
 		out.Code = code
 	}
@@ -189,7 +225,7 @@ func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
 	case domain.KindNotFound, domain.KindConflict, domain.KindLimitExceeded:
 		return http.StatusConflict, out
 	}
-	return statusOf(de.Kind), out
+	return web.StatusOf(de.Kind), out
 }
 
 // writeRocketMQError answers err as a RocketMQ EventBridge error and stops the handler chain.
@@ -198,26 +234,26 @@ func (a *api) writeRocketMQError(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, out)
 }
 
-// decodeRocketMQ reads the request body (at most MaxBodySize bytes) as one JSON value into dst. Unlike decodeJSON
+// decodeRocketMQ reads the request body (at most web.MaxBodySize bytes) as one JSON value into dst. Unlike decodeJSON
 // it ignores unknown fields, as RocketMQ EventBridge does; its errors name the problem and, when known, the field.
 func decodeRocketMQ(c *gin.Context, dst any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodySize))
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, web.MaxBodySize))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
 		}
-		return malformed("", "reading the request body: %s", err)
+		return web.Malformed("", "reading the request body: %s", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return malformed("", "the request body is empty; a JSON object is required")
+		return web.Malformed("", "the request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err, body, reflect.TypeOf(dst))
+		return web.JSONError(err, body, reflect.TypeOf(dst))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return malformed("", "the request body holds more than one JSON value")
+		return web.Malformed("", "the request body holds more than one JSON value")
 	}
 	return nil
 }
@@ -308,6 +344,6 @@ func recode(sentinel *domain.Error, err error) error {
 		return err
 	}
 	c := *sentinel
-	c.Field, c.Message = de.Field, messageOf(de)
+	c.Field, c.Message = de.Field, web.MessageOf(de)
 	return &c
 }

@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // TestInputTransformerInput is an input transformer, in one of the forms a target accepts, and an event to try it
@@ -56,11 +57,11 @@ type TestInputTransformerOutput struct {
 //	@Param			X-Account-Id	header		string						false	"account (default: default)"
 //	@Param			body			body		TestInputTransformerInput	true	"one of inputTransformer, input, inputPath and transform, or attributes, and an event"
 //	@Success		200				{object}	TestInputTransformerOutput
-//	@Failure		400				{object}	Problem	"ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest"
+//	@Failure		400				{object}	web.Problem	"ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest"
 //	@Router			/api/v1/test-input-transformer [post]
 func (a *api) testInputTransformer(c *gin.Context) {
 	var in TestInputTransformerInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -74,7 +75,7 @@ func (a *api) testInputTransformer(c *gin.Context) {
 		a.writeError(c, domain.Invalid("event", "event is required: a CloudEvent in its JSON form"))
 		return
 	}
-	e, err := decodeStructured(raw)
+	e, err := web.DecodeStructured(raw)
 	if err != nil {
 		if de, ok := domain.As(err); ok && de.Field == "" {
 			err = de.WithField("event")

@@ -1,7 +1,8 @@
-package web
+package rest
 
 import (
 	"encoding/json"
+	"github.com/eventbridge-go/eventbridge/web"
 	"net/http"
 	"time"
 
@@ -28,7 +29,8 @@ type EventTypeList struct {
 	NextToken string `json:"nextToken,omitempty"`
 } //@name EventTypeList
 
-func eventTypeOf(et *eventtype.EventType) EventType {
+// EventTypeOf is the answer about an event type.
+func EventTypeOf(et *eventtype.EventType) EventType {
 	out := EventType{Source: et.Source, Type: et.Type, FirstSeen: et.FirstSeen, LastSeen: et.LastSeen, Count: et.Count}
 	if et.Schema != nil {
 		if b, err := json.Marshal(et.Schema); err == nil {
@@ -49,23 +51,23 @@ func eventTypeOf(et *eventtype.EventType) EventType {
 //	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	EventTypeList
-//	@Failure	400				{object}	Problem
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	400				{object}	web.Problem
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/event-types [get]
 func (a *api) listEventTypes(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	ets, next, err := a.s.EventTypes.List(c.Request.Context(), accountOf(c), c.Param("bus"), page)
+	ets, next, err := a.s.EventTypes.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
 	out := EventTypeList{EventTypes: make([]EventType, 0, len(ets)), NextToken: next}
 	for _, et := range ets {
-		out.EventTypes = append(out.EventTypes, eventTypeOf(et))
+		out.EventTypes = append(out.EventTypes, EventTypeOf(et))
 	}
 	c.JSON(http.StatusOK, out)
 }

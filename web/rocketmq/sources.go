@@ -1,9 +1,11 @@
-package web
+package rocketmq
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 	"net/http"
 	"strings"
 
@@ -101,14 +103,6 @@ type RocketMQListEventSourcesResponse struct {
 	MaxResults   int                   `json:"maxResults" example:"50"`
 } //@name RocketMQListEventSourcesResponse
 
-func (a *api) rocketMQSourceRoutes(g *gin.RouterGroup) {
-	g.POST("/source/createEventSource", a.rmqCreateEventSource)
-	g.POST("/source/updateEventSource", a.rmqUpdateEventSource)
-	g.POST("/source/deleteEventSource", a.rmqDeleteEventSource)
-	g.POST("/source/getEventSource", a.rmqGetEventSource)
-	g.POST("/source/listEventSources", a.rmqListEventSources)
-}
-
 // typeOfClass reads a className: a type, a plugin name (http-source) or RocketMQ EventBridge's (HttpSource).
 func typeOfClass(class string) source.Type {
 	if t, ok := source.TypeOfPlugin(class); ok {
@@ -127,7 +121,7 @@ func (a *api) rmqSourceOf(c *gin.Context, busName string, s *source.Source) Rock
 		out.Status = 1
 	}
 	if t := s.Token(); t != "" {
-		out.WebhookURLs = a.webhookURLs(c, t)
+		out.WebhookURLs = rest.WebhookURLs(c, a.webhookBase, t)
 	}
 	return out
 }
@@ -144,7 +138,7 @@ func readRMQSource(c *gin.Context) (RocketMQEventSourceRequest, source.Spec, err
 	if err := required("eventSourceName", in.EventSourceName); err != nil {
 		return in, source.Spec{}, err
 	}
-	cfg, err := configOf(in.Config)
+	cfg, err := rest.ConfigOf(in.Config)
 	if err != nil {
 		return in, source.Spec{}, err
 	}
@@ -170,7 +164,7 @@ func (a *api) rmqCreateEventSource(c *gin.Context) {
 		a.writeRocketMQError(c, rmqSourceErr(err))
 		return
 	}
-	s, err := a.s.Sources.Create(c.Request.Context(), accountOf(c), in.EventBusName, spec)
+	s, err := a.s.Sources.Create(c.Request.Context(), web.AccountOf(c), in.EventBusName, spec)
 	if err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))
 		return
@@ -202,7 +196,7 @@ func (a *api) rmqUpdateEventSource(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	cur, err := a.s.Sources.Get(ctx, accountOf(c), in.EventBusName, in.EventSourceName)
+	cur, err := a.s.Sources.Get(ctx, web.AccountOf(c), in.EventBusName, in.EventSourceName)
 	if err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))
 		return
@@ -210,7 +204,7 @@ func (a *api) rmqUpdateEventSource(c *gin.Context) {
 	if in.ClassName == "" {
 		spec.Type = cur.Type()
 	}
-	if _, _, err := a.s.Sources.Put(ctx, accountOf(c), in.EventBusName, spec); err != nil {
+	if _, _, err := a.s.Sources.Put(ctx, web.AccountOf(c), in.EventBusName, spec); err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))
 		return
 	}
@@ -219,7 +213,7 @@ func (a *api) rmqUpdateEventSource(c *gin.Context) {
 		if *in.Status == 1 {
 			change = a.s.Sources.Enable
 		}
-		if _, err := change(ctx, accountOf(c), in.EventBusName, in.EventSourceName); err != nil {
+		if _, err := change(ctx, web.AccountOf(c), in.EventBusName, in.EventSourceName); err != nil {
 			a.writeRocketMQError(c, rmqSourceErr(err))
 			return
 		}
@@ -253,7 +247,7 @@ func readRMQSourceName(c *gin.Context) (RocketMQEventSourceName, error) {
 func (a *api) rmqDeleteEventSource(c *gin.Context) {
 	in, err := readRMQSourceName(c)
 	if err == nil {
-		err = a.s.Sources.Delete(c.Request.Context(), accountOf(c), in.EventBusName, in.EventSourceName)
+		err = a.s.Sources.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventSourceName)
 	}
 	if err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))
@@ -280,7 +274,7 @@ func (a *api) rmqGetEventSource(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
-	s, err := a.s.Sources.Get(c.Request.Context(), accountOf(c), in.EventBusName, in.EventSourceName)
+	s, err := a.s.Sources.Get(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventSourceName)
 	if err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))
 		return
@@ -316,7 +310,7 @@ func (a *api) rmqListEventSources(c *gin.Context) {
 		return
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*source.Source, string, error) {
-		return a.s.Sources.List(ctx, accountOf(c), in.EventBusName, p)
+		return a.s.Sources.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {
 		a.writeRocketMQError(c, rmqSourceErr(err))

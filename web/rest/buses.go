@@ -1,4 +1,4 @@
-package web
+package rest
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 // Bus is an event bus: a named channel of an account that events are put on and rules read from.
@@ -71,15 +72,15 @@ func (r Retention) retention() (bus.Retention, error) {
 //	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	BusList
-//	@Failure	400				{object}	Problem
+//	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/buses [get]
 func (a *api) listBuses(c *gin.Context) {
-	page, err := pageOf(c)
+	page, err := web.PageOf(c)
 	if err != nil {
 		a.writeError(c, err)
 		return
 	}
-	bs, next, err := a.s.Buses.List(c.Request.Context(), accountOf(c), page)
+	bs, next, err := a.s.Buses.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -100,13 +101,13 @@ func (a *api) listBuses(c *gin.Context) {
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		bus				body		Bus		true	"the bus"
 //	@Success	201				{object}	Bus
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	Problem	"BusAlreadyExists, BusQuotaExceeded"
-//	@Failure	413				{object}	Problem
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded"
+//	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/buses [post]
 func (a *api) createBus(c *gin.Context) {
 	var in Bus
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -115,7 +116,7 @@ func (a *api) createBus(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	b, err := a.s.Buses.Create(c.Request.Context(), accountOf(c), in.Name, in.Description, ret)
+	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, ret)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -131,10 +132,10 @@ func (a *api) createBus(c *gin.Context) {
 //	@Param		X-Account-Id	header		string	false	"account (default: default)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Success	200				{object}	Bus
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus} [get]
 func (a *api) getBus(c *gin.Context) {
-	b, err := a.s.Buses.Get(c.Request.Context(), accountOf(c), c.Param("bus"))
+	b, err := a.s.Buses.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"))
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -186,12 +187,12 @@ func (p BusPatch) patch() (bus.Patch, error) {
 //	@Param		bus				path		string		true	"bus name"
 //	@Param		patch			body		BusPatch	true	"the fields to change"
 //	@Success	200				{object}	Bus
-//	@Failure	400				{object}	Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	404				{object}	Problem	"BusNotFound"
+//	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
+//	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus} [patch]
 func (a *api) patchBus(c *gin.Context) {
 	var in BusPatch
-	if err := decodeJSON(c, &in); err != nil {
+	if err := web.DecodeJSON(c, &in); err != nil {
 		a.writeError(c, err)
 		return
 	}
@@ -200,7 +201,7 @@ func (a *api) patchBus(c *gin.Context) {
 		a.writeError(c, err)
 		return
 	}
-	b, err := a.s.Buses.Update(c.Request.Context(), accountOf(c), c.Param("bus"), p)
+	b, err := a.s.Buses.Update(c.Request.Context(), web.AccountOf(c), c.Param("bus"), p)
 	if err != nil {
 		a.writeError(c, err)
 		return
@@ -215,11 +216,11 @@ func (a *api) patchBus(c *gin.Context) {
 //	@Param		X-Account-Id	header	string	false	"account (default: default)"
 //	@Param		bus				path	string	true	"bus name"
 //	@Success	204
-//	@Failure	404	{object}	Problem	"BusNotFound"
-//	@Failure	409	{object}	Problem	"BusNotEmpty: the bus still has rules (named in detail)"
+//	@Failure	404	{object}	web.Problem	"BusNotFound"
+//	@Failure	409	{object}	web.Problem	"BusNotEmpty: the bus still has rules (named in detail)"
 //	@Router		/api/v1/buses/{bus} [delete]
 func (a *api) deleteBus(c *gin.Context) {
-	if err := a.s.Buses.Delete(c.Request.Context(), accountOf(c), c.Param("bus")); err != nil {
+	if err := a.s.Buses.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus")); err != nil {
 		a.writeError(c, err)
 		return
 	}

@@ -1,8 +1,10 @@
-package web
+package rocketmq
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/rest"
 	"net/http"
 	"time"
 
@@ -94,7 +96,7 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 	busNames := []string{in.EventBusName}
 	if in.EventBusName == "" {
 		buses, err := listAll(ctx, func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
-			return a.s.Buses.List(ctx, accountOf(c), p)
+			return a.s.Buses.List(ctx, web.AccountOf(c), p)
 		})
 		if err != nil {
 			a.writeRocketMQError(c, err)
@@ -108,7 +110,7 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 	var all []RocketMQEventType
 	for _, name := range busNames {
 		ets, err := listAll(ctx, func(ctx context.Context, p domain.Page) ([]*eventtype.EventType, string, error) {
-			return a.s.EventTypes.List(ctx, accountOf(c), name, p)
+			return a.s.EventTypes.List(ctx, web.AccountOf(c), name, p)
 		})
 		if err != nil {
 			a.writeRocketMQError(c, err)
@@ -118,7 +120,7 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 			if in.EventSourceName != "" && et.Source != in.EventSourceName {
 				continue
 			}
-			v := eventTypeOf(et)
+			v := rest.EventTypeOf(et)
 			all = append(all, RocketMQEventType{EventBusName: name, EventSourceName: v.Source, EventTypeName: v.Type,
 				GmtCreate: v.FirstSeen, GmtModify: v.LastSeen, Count: v.Count, Schema: v.Schema})
 		}

@@ -1,6 +1,7 @@
-package web
+package rocketmq
 
 import (
+	"github.com/eventbridge-go/eventbridge/web"
 	"net/http"
 	"sort"
 	"strings"
@@ -19,9 +20,9 @@ var rmqBusExtensions = []string{"eventbusname", "aliyuneventbusname"}
 
 // RocketMQPutEventsResponse tells, in request order, which events were stored.
 type RocketMQPutEventsResponse struct {
-	RequestID        string                 `json:"requestId"`
-	FailedEntryCount int                    `json:"failedEntryCount" example:"0"`
-	EntryList        []PutEventsResultEntry `json:"entryList"`
+	RequestID        string                     `json:"requestId"`
+	FailedEntryCount int                        `json:"failedEntryCount" example:"0"`
+	EntryList        []web.PutEventsResultEntry `json:"entryList"`
 } //@name RocketMQPutEventsResponse
 
 // rmqBusOf returns the bus an event names in its extensions ("" when none does).
@@ -56,14 +57,14 @@ func rmqBusOf(e *event.Event) string {
 //	@Param			ce-source				header		string		false	"binary mode: event source"
 //	@Param			ce-type					header		string		false	"binary mode: event type"
 //	@Param			ce-eventbusname			header		string		false	"binary mode: the bus"
-//	@Param			event					body		CloudEvent	true	"a CloudEvent with eventbusname (structured), an array of them (batch), or the data (binary)"
+//	@Param			event					body		web.CloudEvent	true	"a CloudEvent with eventbusname (structured), an array of them (batch), or the data (binary)"
 //	@Success		200						{object}	RocketMQPutEventsResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, PutEventsRequestMoreThanOneEventBus"
 //	@Failure		413						{object}	RocketMQError	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
 //	@Router			/putEvents [post]
 func (a *api) rmqPutEvents(c *gin.Context) {
-	events, errs, single, err := decodeEvents(c)
+	events, errs, single, err := web.DecodeEvents(c)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
@@ -93,10 +94,10 @@ func (a *api) rmqPutEvents(c *gin.Context) {
 		a.writeRocketMQError(c, errs[0])
 		return
 	}
-	out := RocketMQPutEventsResponse{RequestID: requestIDOf(c), EntryList: make([]PutEventsResultEntry, len(events))}
+	out := RocketMQPutEventsResponse{RequestID: requestIDOf(c), EntryList: make([]web.PutEventsResultEntry, len(events))}
 	if len(buses) == 0 { // every entry failed validation: nothing to store, no bus to check
 		for i, err := range errs {
-			out.EntryList[i] = a.failedEntry(c, err)
+			out.EntryList[i] = web.FailedEntry(c, a.log, err)
 		}
 		out.FailedEntryCount = len(events)
 		c.JSON(http.StatusOK, out)
@@ -106,7 +107,7 @@ func (a *api) rmqPutEvents(c *gin.Context) {
 	for n := range buses {
 		busName = n
 	}
-	out.EntryList, out.FailedEntryCount, err = a.storeEvents(c, accountOf(c), busName, events, errs)
+	out.EntryList, out.FailedEntryCount, err = web.StoreEvents(c, a.log, a.s.Buses, web.AccountOf(c), busName, events, errs)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
