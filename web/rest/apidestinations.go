@@ -75,22 +75,20 @@ func apiDestinationOf(d *apidestination.APIDestination) APIDestination {
 //	@Success	200				{object}	APIDestinationList
 //	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/api-destinations [get]
-func (a *api) listAPIDestinations(c *gin.Context) {
+func (a *api) listAPIDestinations(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	ds, next, err := a.s.APIDestinations.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := APIDestinationList{APIDestinations: make([]APIDestination, 0, len(ds)), NextToken: next}
 	for _, d := range ds {
 		out.APIDestinations = append(out.APIDestinations, apiDestinationOf(d))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // createAPIDestination creates an API destination.
@@ -107,23 +105,16 @@ func (a *api) listAPIDestinations(c *gin.Context) {
 //	@Failure	409				{object}	web.Problem	"ApiDestinationAlreadyExists, ApiDestinationQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations [post]
-func (a *api) createAPIDestination(c *gin.Context) {
-	var in APIDestination
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) createAPIDestination(c *gin.Context, in *APIDestination) (int, any, error) {
 	spec, err := in.spec()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	d, err := a.s.APIDestinations.Create(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusCreated, apiDestinationOf(d))
+	return http.StatusCreated, apiDestinationOf(d), nil
 }
 
 // getAPIDestination answers one API destination.
@@ -136,13 +127,12 @@ func (a *api) createAPIDestination(c *gin.Context) {
 //	@Success	200				{object}	APIDestination
 //	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound"
 //	@Router		/api/v1/api-destinations/{destination} [get]
-func (a *api) getAPIDestination(c *gin.Context) {
+func (a *api) getAPIDestination(c *gin.Context) (int, any, error) {
 	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), c.Param("destination"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, apiDestinationOf(d))
+	return http.StatusOK, apiDestinationOf(d), nil
 }
 
 // putAPIDestination creates the API destination (201) or replaces it (200).
@@ -161,33 +151,25 @@ func (a *api) getAPIDestination(c *gin.Context) {
 //	@Failure	409				{object}	web.Problem			"ApiDestinationQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations/{destination} [put]
-func (a *api) putAPIDestination(c *gin.Context) {
-	var in APIDestination
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) putAPIDestination(c *gin.Context, in *APIDestination) (int, any, error) {
 	name := c.Param("destination")
 	if in.Name != "" && in.Name != name {
-		a.writeError(c, domain.Invalid("name", "name %q differs from the API destination %q of the path; API destinations cannot be renamed", in.Name, name))
-		return
+		return 0, nil, domain.Invalid("name", "name %q differs from the API destination %q of the path; API destinations cannot be renamed", in.Name, name)
 	}
 	in.Name = name
 	spec, err := in.spec()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	d, created, err := a.s.APIDestinations.Put(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, apiDestinationOf(d))
+	return status, apiDestinationOf(d), nil
 }
 
 // patchAPIDestination changes the fields of an API destination that the body gives.
@@ -204,21 +186,15 @@ func (a *api) putAPIDestination(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound, ConnectionNotFound"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/api-destinations/{destination} [patch]
-func (a *api) patchAPIDestination(c *gin.Context) {
-	var in APIDestinationPatch
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) patchAPIDestination(c *gin.Context, in *APIDestinationPatch) (int, any, error) {
 	d, err := a.s.APIDestinations.Patch(c.Request.Context(), web.AccountOf(c), c.Param("destination"), apidestination.Patch{
 		Description: in.Description, Connection: in.Connection, InvocationEndpoint: in.InvocationEndpoint,
 		HTTPMethod: in.HTTPMethod, InvocationRateLimitPerSecond: in.InvocationRateLimitPerSecond,
 	})
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, apiDestinationOf(d))
+	return http.StatusOK, apiDestinationOf(d), nil
 }
 
 // deleteAPIDestination deletes an API destination that no target uses.
@@ -231,10 +207,9 @@ func (a *api) patchAPIDestination(c *gin.Context) {
 //	@Failure	404	{object}	web.Problem	"ApiDestinationNotFound"
 //	@Failure	409	{object}	web.Problem	"ApiDestinationInUse: targets use it (named in the detail as bus/rule/target)"
 //	@Router		/api/v1/api-destinations/{destination} [delete]
-func (a *api) deleteAPIDestination(c *gin.Context) {
+func (a *api) deleteAPIDestination(c *gin.Context) (int, any, error) {
 	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), c.Param("destination")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }

@@ -74,22 +74,20 @@ func (r Retention) retention() (bus.Retention, error) {
 //	@Success	200				{object}	BusList
 //	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/buses [get]
-func (a *api) listBuses(c *gin.Context) {
+func (a *api) listBuses(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	bs, next, err := a.s.Buses.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := BusList{Buses: make([]Bus, 0, len(bs)), NextToken: next}
 	for _, b := range bs {
 		out.Buses = append(out.Buses, busOf(b))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // createBus creates a bus, its stream and its router.
@@ -105,23 +103,16 @@ func (a *api) listBuses(c *gin.Context) {
 //	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/buses [post]
-func (a *api) createBus(c *gin.Context) {
-	var in Bus
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) createBus(c *gin.Context, in *Bus) (int, any, error) {
 	ret, err := in.Retention.retention()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, ret)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusCreated, busOf(b))
+	return http.StatusCreated, busOf(b), nil
 }
 
 // getBus answers one bus.
@@ -134,13 +125,12 @@ func (a *api) createBus(c *gin.Context) {
 //	@Success	200				{object}	Bus
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus} [get]
-func (a *api) getBus(c *gin.Context) {
+func (a *api) getBus(c *gin.Context) (int, any, error) {
 	b, err := a.s.Buses.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, busOf(b))
+	return http.StatusOK, busOf(b), nil
 }
 
 // BusPatch changes a bus: the fields given are replaced, the others kept.
@@ -190,23 +180,16 @@ func (p BusPatch) patch() (bus.Patch, error) {
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus} [patch]
-func (a *api) patchBus(c *gin.Context) {
-	var in BusPatch
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) patchBus(c *gin.Context, in *BusPatch) (int, any, error) {
 	p, err := in.patch()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	b, err := a.s.Buses.Update(c.Request.Context(), web.AccountOf(c), c.Param("bus"), p)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, busOf(b))
+	return http.StatusOK, busOf(b), nil
 }
 
 // deleteBus deletes a bus that has no rules, its router and its stream.
@@ -219,10 +202,9 @@ func (a *api) patchBus(c *gin.Context) {
 //	@Failure	404	{object}	web.Problem	"BusNotFound"
 //	@Failure	409	{object}	web.Problem	"BusNotEmpty: the bus still has rules (named in detail)"
 //	@Router		/api/v1/buses/{bus} [delete]
-func (a *api) deleteBus(c *gin.Context) {
+func (a *api) deleteBus(c *gin.Context) (int, any, error) {
 	if err := a.s.Buses.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }

@@ -214,22 +214,20 @@ func ConnectionOf(c *connection.Connection) Connection {
 //	@Success	200				{object}	ConnectionList
 //	@Failure	400				{object}	web.Problem
 //	@Router		/api/v1/connections [get]
-func (a *api) listConnections(c *gin.Context) {
+func (a *api) listConnections(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	cs, next, err := a.s.Connections.List(c.Request.Context(), web.AccountOf(c), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := ConnectionList{Connections: make([]Connection, 0, len(cs)), NextToken: next}
 	for _, conn := range cs {
 		out.Connections = append(out.Connections, ConnectionOf(conn))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // createConnection creates a connection; its secrets are stored encrypted and never answered.
@@ -245,18 +243,12 @@ func (a *api) listConnections(c *gin.Context) {
 //	@Failure	409				{object}	web.Problem		"ConnectionAlreadyExists, ConnectionQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections [post]
-func (a *api) createConnection(c *gin.Context) {
-	var in Connection
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) createConnection(c *gin.Context, in *Connection) (int, any, error) {
 	conn, err := a.s.Connections.Create(c.Request.Context(), web.AccountOf(c), in.Spec())
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusCreated, ConnectionOf(conn))
+	return http.StatusCreated, ConnectionOf(conn), nil
 }
 
 // getConnection answers one connection without its secrets.
@@ -269,13 +261,12 @@ func (a *api) createConnection(c *gin.Context) {
 //	@Success	200				{object}	Connection
 //	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
 //	@Router		/api/v1/connections/{connection} [get]
-func (a *api) getConnection(c *gin.Context) {
+func (a *api) getConnection(c *gin.Context) (int, any, error) {
 	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), c.Param("connection"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ConnectionOf(conn))
+	return http.StatusOK, ConnectionOf(conn), nil
 }
 
 // putConnection creates the connection (201) or replaces it (200); secrets omitted are kept.
@@ -293,28 +284,21 @@ func (a *api) getConnection(c *gin.Context) {
 //	@Failure	409				{object}	web.Problem		"ConnectionQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections/{connection} [put]
-func (a *api) putConnection(c *gin.Context) {
-	var in Connection
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) putConnection(c *gin.Context, in *Connection) (int, any, error) {
 	name := c.Param("connection")
 	if in.Name != "" && in.Name != name {
-		a.writeError(c, domain.Invalid("name", "name %q differs from the connection %q of the path; connections cannot be renamed", in.Name, name))
-		return
+		return 0, nil, domain.Invalid("name", "name %q differs from the connection %q of the path; connections cannot be renamed", in.Name, name)
 	}
 	in.Name = name
 	conn, created, err := a.s.Connections.Put(c.Request.Context(), web.AccountOf(c), in.Spec())
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, ConnectionOf(conn))
+	return status, ConnectionOf(conn), nil
 }
 
 // patchConnection changes the members of a connection that the body gives.
@@ -331,18 +315,12 @@ func (a *api) putConnection(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
 //	@Failure	413				{object}	web.Problem
 //	@Router		/api/v1/connections/{connection} [patch]
-func (a *api) patchConnection(c *gin.Context) {
-	var in ConnectionPatch
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) patchConnection(c *gin.Context, in *ConnectionPatch) (int, any, error) {
 	conn, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), c.Param("connection"), in.Patch())
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ConnectionOf(conn))
+	return http.StatusOK, ConnectionOf(conn), nil
 }
 
 // deleteConnection deletes a connection that no API destination uses.
@@ -355,10 +333,9 @@ func (a *api) patchConnection(c *gin.Context) {
 //	@Failure	404	{object}	web.Problem	"ConnectionNotFound"
 //	@Failure	409	{object}	web.Problem	"ConnectionInUse: API destinations use it (named in the detail)"
 //	@Router		/api/v1/connections/{connection} [delete]
-func (a *api) deleteConnection(c *gin.Context) {
+func (a *api) deleteConnection(c *gin.Context) (int, any, error) {
 	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), c.Param("connection")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }

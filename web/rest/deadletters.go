@@ -144,28 +144,25 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 //	@Success		200				{object}	DeadLetterList
 //	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter"
 //	@Router			/api/v1/dead-letters [get]
-func (a *api) listDeadLetters(c *gin.Context) {
+func (a *api) listDeadLetters(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	f, err := DeadLetterFilter{Bus: c.Query("bus"), Rule: c.Query("rule"), Target: c.Query("target"),
 		From: c.Query("from"), To: c.Query("to")}.filter("")
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	dls, next, err := a.s.DeadLetters.List(c.Request.Context(), web.AccountOf(c), f, page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := DeadLetterList{DeadLetters: make([]DeadLetter, 0, len(dls)), NextToken: next}
 	for _, d := range dls {
 		out.DeadLetters = append(out.DeadLetters, deadLetterOf(d))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // selectionOf reads and validates the body of a redrive or discard.
@@ -216,18 +213,16 @@ func entriesOf(r deadletter.Result) []DeadLetterEntryResult {
 //	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
 //	@Failure		413				{object}	web.Problem
 //	@Router			/api/v1/dead-letters/redrive [post]
-func (a *api) redriveDeadLetters(c *gin.Context) {
+func (a *api) redriveDeadLetters(c *gin.Context) (int, any, error) {
 	sel, err := selectionOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	res, err := a.s.DeadLetters.Redrive(c.Request.Context(), web.AccountOf(c), sel)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, RedriveResult{RedrivenCount: res.Succeeded(), FailedCount: res.Failed(), Entries: entriesOf(res)})
+	return http.StatusOK, RedriveResult{RedrivenCount: res.Succeeded(), FailedCount: res.Failed(), Entries: entriesOf(res)}, nil
 }
 
 // deleteDeadLetters discards the selected dead letters.
@@ -246,16 +241,14 @@ func (a *api) redriveDeadLetters(c *gin.Context) {
 //	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
 //	@Failure		413				{object}	web.Problem
 //	@Router			/api/v1/dead-letters [delete]
-func (a *api) deleteDeadLetters(c *gin.Context) {
+func (a *api) deleteDeadLetters(c *gin.Context) (int, any, error) {
 	sel, err := selectionOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	res, err := a.s.DeadLetters.Delete(c.Request.Context(), web.AccountOf(c), sel)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, DiscardResult{DeletedCount: res.Succeeded(), FailedCount: res.Failed(), Entries: entriesOf(res)})
+	return http.StatusOK, DiscardResult{DeletedCount: res.Succeeded(), FailedCount: res.Failed(), Entries: entriesOf(res)}, nil
 }

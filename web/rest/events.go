@@ -41,21 +41,18 @@ type PutEventsResponse struct {
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
 //	@Failure		413				{object}	web.Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
 //	@Router			/api/v1/buses/{bus}/events [post]
-func (a *api) putEvents(c *gin.Context) {
+func (a *api) putEvents(c *gin.Context) (int, any, error) {
 	events, errs, single, err := web.DecodeEvents(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	// Called even with no valid event, so that an unknown bus is a 404 whatever the events.
 	entries, failed, err := web.StoreEvents(c, a.log, a.s.Buses, web.AccountOf(c), c.Param("bus"), events, errs)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	if single && errs[0] != nil {
-		a.writeError(c, errs[0])
-		return
+		return 0, nil, errs[0]
 	}
-	c.JSON(http.StatusOK, PutEventsResponse{FailedEntryCount: failed, Entries: entries})
+	return http.StatusOK, PutEventsResponse{FailedEntryCount: failed, Entries: entries}, nil
 }

@@ -54,20 +54,18 @@ func EventTypeOf(et *eventtype.EventType) EventType {
 //	@Failure	400				{object}	web.Problem
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/event-types [get]
-func (a *api) listEventTypes(c *gin.Context) {
+func (a *api) listEventTypes(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	ets, next, err := a.s.EventTypes.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := EventTypeList{EventTypes: make([]EventType, 0, len(ets)), NextToken: next}
 	for _, et := range ets {
 		out.EventTypes = append(out.EventTypes, EventTypeOf(et))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }

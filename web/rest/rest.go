@@ -45,69 +45,69 @@ func (a *api) operations() []web.Operation {
 		v1                         = "/api/v1"
 	)
 	ops := []web.Operation{
-		{Name: "buses.list", Method: get, Path: v1 + "/buses", Handler: a.listBuses},
-		{Name: "buses.create", Method: post, Path: v1 + "/buses", Handler: a.createBus},
-		{Name: "buses.get", Method: get, Path: v1 + "/buses/:bus", Handler: a.getBus},
-		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: a.patchBus},
-		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: a.deleteBus},
+		{Name: "buses.list", Method: get, Path: v1 + "/buses", Handler: answer(a, a.listBuses)},
+		{Name: "buses.create", Method: post, Path: v1 + "/buses", Handler: withBody(a, a.createBus)},
+		{Name: "buses.get", Method: get, Path: v1 + "/buses/:bus", Handler: answer(a, a.getBus)},
+		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: withBody(a, a.patchBus)},
+		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: answer(a, a.deleteBus)},
 
-		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: a.putEvents},
-		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: a.listEventTypes},
+		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents)},
+		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes)},
 
-		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: a.listRules},
-		{Name: "rules.create", Method: post, Path: v1 + "/buses/:bus/rules", Handler: a.createRule},
-		{Name: "rules.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule", Handler: a.getRule},
-		{Name: "rules.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule", Handler: a.putRule},
-		{Name: "rules.patch", Method: patch, Path: v1 + "/buses/:bus/rules/:rule", Handler: a.patchRule},
-		{Name: "rules.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule", Handler: a.deleteRule},
-		{Name: "rules.enable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/enable", Handler: a.enableRule},
-		{Name: "rules.disable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/disable", Handler: a.disableRule},
+		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules)},
+		{Name: "rules.create", Method: post, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.createRule)},
+		{Name: "rules.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.getRule)},
+		{Name: "rules.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.putRule)},
+		{Name: "rules.patch", Method: patch, Path: v1 + "/buses/:bus/rules/:rule", Handler: withBody(a, a.patchRule)},
+		{Name: "rules.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.deleteRule)},
+		{Name: "rules.enable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/enable", Handler: answer(a, a.enableRule)},
+		{Name: "rules.disable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/disable", Handler: answer(a, a.disableRule)},
 
 		{Name: "targets.list", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets", Handler: a.listTargets},
 		{Name: "targets.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.getTarget},
 		{Name: "targets.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.putTarget},
-		{Name: "targets.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.deleteTarget},
+		{Name: "targets.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: answer(a, a.deleteTarget)},
 
 		{Name: "transformers.test", Method: post, Path: v1 + "/test-input-transformer", Handler: a.testInputTransformer},
 		{Name: "patterns.test", Method: post, Path: v1 + "/test-event-pattern", Handler: a.testEventPattern},
 
-		{Name: "connections.list", Method: get, Path: v1 + "/connections", Handler: a.listConnections},
-		{Name: "connections.create", Method: post, Path: v1 + "/connections", Handler: a.createConnection},
-		{Name: "connections.get", Method: get, Path: v1 + "/connections/:connection", Handler: a.getConnection},
-		{Name: "connections.put", Method: put, Path: v1 + "/connections/:connection", Handler: a.putConnection},
-		{Name: "connections.patch", Method: patch, Path: v1 + "/connections/:connection", Handler: a.patchConnection},
-		{Name: "connections.delete", Method: del, Path: v1 + "/connections/:connection", Handler: a.deleteConnection},
+		{Name: "connections.list", Method: get, Path: v1 + "/connections", Handler: answer(a, a.listConnections)},
+		{Name: "connections.create", Method: post, Path: v1 + "/connections", Handler: withBody(a, a.createConnection)},
+		{Name: "connections.get", Method: get, Path: v1 + "/connections/:connection", Handler: answer(a, a.getConnection)},
+		{Name: "connections.put", Method: put, Path: v1 + "/connections/:connection", Handler: withBody(a, a.putConnection)},
+		{Name: "connections.patch", Method: patch, Path: v1 + "/connections/:connection", Handler: withBody(a, a.patchConnection)},
+		{Name: "connections.delete", Method: del, Path: v1 + "/connections/:connection", Handler: answer(a, a.deleteConnection)},
 
-		{Name: "apiDestinations.list", Method: get, Path: v1 + "/api-destinations", Handler: a.listAPIDestinations},
-		{Name: "apiDestinations.create", Method: post, Path: v1 + "/api-destinations", Handler: a.createAPIDestination},
-		{Name: "apiDestinations.get", Method: get, Path: v1 + "/api-destinations/:destination", Handler: a.getAPIDestination},
-		{Name: "apiDestinations.put", Method: put, Path: v1 + "/api-destinations/:destination", Handler: a.putAPIDestination},
-		{Name: "apiDestinations.patch", Method: patch, Path: v1 + "/api-destinations/:destination", Handler: a.patchAPIDestination},
-		{Name: "apiDestinations.delete", Method: del, Path: v1 + "/api-destinations/:destination", Handler: a.deleteAPIDestination},
+		{Name: "apiDestinations.list", Method: get, Path: v1 + "/api-destinations", Handler: answer(a, a.listAPIDestinations)},
+		{Name: "apiDestinations.create", Method: post, Path: v1 + "/api-destinations", Handler: withBody(a, a.createAPIDestination)},
+		{Name: "apiDestinations.get", Method: get, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.getAPIDestination)},
+		{Name: "apiDestinations.put", Method: put, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.putAPIDestination)},
+		{Name: "apiDestinations.patch", Method: patch, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.patchAPIDestination)},
+		{Name: "apiDestinations.delete", Method: del, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.deleteAPIDestination)},
 
-		{Name: "workers.list", Method: get, Path: v1 + "/runtime/workers", Handler: a.listRuntimeWorkers},
-		{Name: "connectors.list", Method: get, Path: v1 + "/runtime/connectors", Handler: a.listRuntimeConnectors},
-		{Name: "connectors.pause", Method: post, Path: v1 + "/runtime/connectors/:connector/pause", Handler: a.pauseConnector},
-		{Name: "connectors.resume", Method: post, Path: v1 + "/runtime/connectors/:connector/resume", Handler: a.resumeConnector},
-		{Name: "connectors.stop", Method: post, Path: v1 + "/runtime/connectors/:connector/stop", Handler: a.stopConnector},
-		{Name: "connectors.restart", Method: post, Path: v1 + "/runtime/connectors/:connector/restart", Handler: a.restartConnector},
-		{Name: "connectors.restartTask", Method: post, Path: v1 + "/runtime/connectors/:connector/tasks/:task/restart", Handler: a.restartConnectorTask},
-		{Name: "plugins.list", Method: get, Path: v1 + "/runtime/plugins", Handler: a.listRuntimePlugins},
-		{Name: "plugins.schema", Method: get, Path: v1 + "/runtime/plugins/:plugin/schema", Handler: a.runtimePluginSchema},
+		{Name: "workers.list", Method: get, Path: v1 + "/runtime/workers", Handler: answer(a, a.listRuntimeWorkers)},
+		{Name: "connectors.list", Method: get, Path: v1 + "/runtime/connectors", Handler: answer(a, a.listRuntimeConnectors)},
+		{Name: "connectors.pause", Method: post, Path: v1 + "/runtime/connectors/:connector/pause", Handler: answer(a, a.pauseConnector)},
+		{Name: "connectors.resume", Method: post, Path: v1 + "/runtime/connectors/:connector/resume", Handler: answer(a, a.resumeConnector)},
+		{Name: "connectors.stop", Method: post, Path: v1 + "/runtime/connectors/:connector/stop", Handler: answer(a, a.stopConnector)},
+		{Name: "connectors.restart", Method: post, Path: v1 + "/runtime/connectors/:connector/restart", Handler: answer(a, a.restartConnector)},
+		{Name: "connectors.restartTask", Method: post, Path: v1 + "/runtime/connectors/:connector/tasks/:task/restart", Handler: answer(a, a.restartConnectorTask)},
+		{Name: "plugins.list", Method: get, Path: v1 + "/runtime/plugins", Handler: answer(a, a.listRuntimePlugins)},
+		{Name: "plugins.schema", Method: get, Path: v1 + "/runtime/plugins/:plugin/schema", Handler: answer(a, a.runtimePluginSchema)},
 
-		{Name: "deadLetters.list", Method: get, Path: v1 + "/dead-letters", Handler: a.listDeadLetters},
-		{Name: "deadLetters.redrive", Method: post, Path: v1 + "/dead-letters/redrive", Handler: a.redriveDeadLetters},
-		{Name: "deadLetters.discard", Method: del, Path: v1 + "/dead-letters", Handler: a.deleteDeadLetters},
+		{Name: "deadLetters.list", Method: get, Path: v1 + "/dead-letters", Handler: answer(a, a.listDeadLetters)},
+		{Name: "deadLetters.redrive", Method: post, Path: v1 + "/dead-letters/redrive", Handler: answer(a, a.redriveDeadLetters)},
+		{Name: "deadLetters.discard", Method: del, Path: v1 + "/dead-letters", Handler: answer(a, a.deleteDeadLetters)},
 
-		{Name: "sources.list", Method: get, Path: v1 + "/buses/:bus/sources", Handler: a.listSources},
-		{Name: "sources.create", Method: post, Path: v1 + "/buses/:bus/sources", Handler: a.createSource},
-		{Name: "sources.get", Method: get, Path: v1 + "/buses/:bus/sources/:source", Handler: a.getSource},
-		{Name: "sources.put", Method: put, Path: v1 + "/buses/:bus/sources/:source", Handler: a.putSource},
-		{Name: "sources.patch", Method: patch, Path: v1 + "/buses/:bus/sources/:source", Handler: a.patchSource},
-		{Name: "sources.delete", Method: del, Path: v1 + "/buses/:bus/sources/:source", Handler: a.deleteSource},
-		{Name: "sources.enable", Method: post, Path: v1 + "/buses/:bus/sources/:source/enable", Handler: a.enableSource},
-		{Name: "sources.disable", Method: post, Path: v1 + "/buses/:bus/sources/:source/disable", Handler: a.disableSource},
-		{Name: "sources.rotateToken", Method: post, Path: v1 + "/buses/:bus/sources/:source/rotate-token", Handler: a.rotateSourceToken},
+		{Name: "sources.list", Method: get, Path: v1 + "/buses/:bus/sources", Handler: answer(a, a.listSources)},
+		{Name: "sources.create", Method: post, Path: v1 + "/buses/:bus/sources", Handler: withBody(a, a.createSource)},
+		{Name: "sources.get", Method: get, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.getSource)},
+		{Name: "sources.put", Method: put, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.putSource)},
+		{Name: "sources.patch", Method: patch, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.patchSource)},
+		{Name: "sources.delete", Method: del, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.deleteSource)},
+		{Name: "sources.enable", Method: post, Path: v1 + "/buses/:bus/sources/:source/enable", Handler: answer(a, a.enableSource)},
+		{Name: "sources.disable", Method: post, Path: v1 + "/buses/:bus/sources/:source/disable", Handler: answer(a, a.disableSource)},
+		{Name: "sources.rotateToken", Method: post, Path: v1 + "/buses/:bus/sources/:source/rotate-token", Handler: answer(a, a.rotateSourceToken)},
 	}
 	// The webhooks of http sources, on every method of WebhookMethods; the source's token is the capability.
 	for _, m := range WebhookMethods {
@@ -131,6 +131,40 @@ func (a *api) account(c *gin.Context) {
 	}
 	web.SetAccount(c, id)
 	c.Next()
+}
+
+// answer is the shape of the dialect's handlers: the call do, then its answer with the status it returns (no body
+// when out is nil), or its error as a problem document.
+func answer(a *api, do func(c *gin.Context) (status int, out any, err error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		status, out, err := do(c)
+		a.respond(c, status, out, err)
+	}
+}
+
+// withBody is answer for the handlers that read a JSON body: the body is decoded into a new In (web.DecodeJSON,
+// unknown fields refused) before do is called.
+func withBody[In any](a *api, do func(c *gin.Context, in *In) (status int, out any, err error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		in := new(In)
+		if err := web.DecodeJSON(c, in); err != nil {
+			a.writeError(c, err)
+			return
+		}
+		status, out, err := do(c, in)
+		a.respond(c, status, out, err)
+	}
+}
+
+func (a *api) respond(c *gin.Context, status int, out any, err error) {
+	switch {
+	case err != nil:
+		a.writeError(c, err)
+	case out == nil:
+		c.Status(status)
+	default:
+		c.JSON(status, out)
+	}
 }
 
 // writeError answers err as a problem document (see web.ProblemOf).

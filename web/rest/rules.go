@@ -129,29 +129,26 @@ func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 //	@Failure	400				{object}	web.Problem
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/rules [get]
-func (a *api) listRules(c *gin.Context) {
+func (a *api) listRules(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	if prefix := c.Query("namePrefix"); prefix != "" {
 		if err := domain.ValidateName("namePrefix", prefix); err != nil {
-			a.writeError(c, err)
-			return
+			return 0, nil, err
 		}
 		page.Prefix = prefix
 	}
 	rs, next, err := a.s.Rules.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := RuleList{Rules: make([]Rule, 0, len(rs)), NextToken: next}
 	for _, r := range rs {
 		out.Rules = append(out.Rules, ruleOf(r))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // createRule creates a rule; it answers once the bus's router routes to it.
@@ -168,31 +165,27 @@ func (a *api) listRules(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Failure	409				{object}	web.Problem	"RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)"
 //	@Router		/api/v1/buses/{bus}/rules [post]
-func (a *api) createRule(c *gin.Context) {
+func (a *api) createRule(c *gin.Context) (int, any, error) {
 	spec, targets, err := decodeRule(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	if len(targets) == 0 {
 		r, err := a.s.Rules.Create(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 		if err != nil {
-			a.writeError(c, err)
-			return
+			return 0, nil, err
 		}
-		c.JSON(http.StatusCreated, ruleOf(r))
-		return
+		return http.StatusCreated, ruleOf(r), nil
 	}
 	r, ts, err := a.s.Targets.CreateWithRule(c.Request.Context(), a.s.Rules, web.AccountOf(c), c.Param("bus"), spec, targets)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := ruleOf(r)
 	for _, t := range ts {
 		out.Targets = append(out.Targets, a.targetOf(c, t))
 	}
-	c.JSON(http.StatusCreated, out)
+	return http.StatusCreated, out, nil
 }
 
 // patchRule changes a rule's description, pattern or state; it answers once the bus's router applied it.
@@ -209,12 +202,7 @@ func (a *api) createRule(c *gin.Context) {
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [patch]
-func (a *api) patchRule(c *gin.Context) {
-	var in RulePatch
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) patchRule(c *gin.Context, in *RulePatch) (int, any, error) {
 	p := rule.Patch{Description: in.Description, Layout: in.Layout}
 	if in.State != nil {
 		st := rule.State(*in.State)
@@ -223,21 +211,18 @@ func (a *api) patchRule(c *gin.Context) {
 	if in.EventPattern != nil {
 		pattern, err := unwrapPattern(in.EventPattern)
 		if err != nil {
-			a.writeError(c, err)
-			return
+			return 0, nil, err
 		}
 		if pattern == nil {
-			a.writeError(c, rule.ErrInvalidEventPattern.With("eventPattern must be a JSON object, not null"))
-			return
+			return 0, nil, rule.ErrInvalidEventPattern.With("eventPattern must be a JSON object, not null")
 		}
 		p.EventPattern = pattern
 	}
 	r, err := a.s.Rules.Patch(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), p)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ruleOf(r))
+	return http.StatusOK, ruleOf(r), nil
 }
 
 // getRule answers one rule.
@@ -251,13 +236,12 @@ func (a *api) patchRule(c *gin.Context) {
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [get]
-func (a *api) getRule(c *gin.Context) {
+func (a *api) getRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ruleOf(r))
+	return http.StatusOK, ruleOf(r), nil
 }
 
 // putRule creates the rule (201) or replaces its description, pattern and state (200).
@@ -275,32 +259,28 @@ func (a *api) getRule(c *gin.Context) {
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [put]
-func (a *api) putRule(c *gin.Context) {
+func (a *api) putRule(c *gin.Context) (int, any, error) {
 	spec, targets, err := decodeRule(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	if len(targets) > 0 {
-		a.writeError(c, domain.Invalid("targets", "targets can be given only when a rule is created with POST; put them under .../targets/{target}"))
-		return
+		return 0, nil, domain.Invalid("targets", "targets can be given only when a rule is created with POST; put them under .../targets/{target}")
 	}
 	name := c.Param("rule")
 	if spec.Name != "" && spec.Name != name {
-		a.writeError(c, domain.Invalid("name", "name %q differs from the rule %q of the path; rules cannot be renamed", spec.Name, name))
-		return
+		return 0, nil, domain.Invalid("name", "name %q differs from the rule %q of the path; rules cannot be renamed", spec.Name, name)
 	}
 	spec.Name = name
 	r, created, err := a.s.Rules.Put(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, ruleOf(r))
+	return status, ruleOf(r), nil
 }
 
 // deleteRule deletes a rule and its targets.
@@ -313,12 +293,11 @@ func (a *api) putRule(c *gin.Context) {
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [delete]
-func (a *api) deleteRule(c *gin.Context) {
+func (a *api) deleteRule(c *gin.Context) (int, any, error) {
 	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }
 
 // enableRule makes the router route to the rule again.
@@ -333,13 +312,12 @@ func (a *api) deleteRule(c *gin.Context) {
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/enable [post]
-func (a *api) enableRule(c *gin.Context) {
+func (a *api) enableRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ruleOf(r))
+	return http.StatusOK, ruleOf(r), nil
 }
 
 // disableRule stops routing to the rule.
@@ -354,11 +332,10 @@ func (a *api) enableRule(c *gin.Context) {
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/disable [post]
-func (a *api) disableRule(c *gin.Context) {
+func (a *api) disableRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, ruleOf(r))
+	return http.StatusOK, ruleOf(r), nil
 }

@@ -100,11 +100,10 @@ type RuntimePluginList struct {
 //	@Success	200				{object}	RuntimeWorkerList
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/workers [get]
-func (a *api) listRuntimeWorkers(c *gin.Context) {
+func (a *api) listRuntimeWorkers(c *gin.Context) (int, any, error) {
 	ws, err := a.s.Runtime.Workers(c.Request.Context())
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := RuntimeWorkerList{Workers: make([]RuntimeWorker, 0, len(ws))}
 	for _, w := range ws {
@@ -117,7 +116,7 @@ func (a *api) listRuntimeWorkers(c *gin.Context) {
 		}
 		out.Workers = append(out.Workers, rw)
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 func runtimeConnectorOf(rc runtime.Connector) RuntimeConnector {
@@ -146,27 +145,20 @@ func runtimeConnectorOf(rc runtime.Connector) RuntimeConnector {
 //	@Failure	400				{object}	web.Problem
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors [get]
-func (a *api) listRuntimeConnectors(c *gin.Context) {
+func (a *api) listRuntimeConnectors(c *gin.Context) (int, any, error) {
 	cs, err := a.s.Runtime.Connectors(c.Request.Context(), web.AccountOf(c))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := RuntimeConnectorList{Connectors: make([]RuntimeConnector, 0, len(cs))}
 	for _, rc := range cs {
 		out.Connectors = append(out.Connectors, runtimeConnectorOf(rc))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
-// connectorAction answers 202 once the runtime accepted the action, or the error.
-func (a *api) connectorAction(c *gin.Context, err error) {
-	if err != nil {
-		a.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusAccepted)
-}
+// accepted is the answer of a runtime action that the runtime took (202), or its error.
+func accepted(err error) (int, any, error) { return http.StatusAccepted, nil, err }
 
 // pauseConnector pauses one of the account's connectors: its tasks stop taking records; the events routed to a
 // paused target connector wait in the bus's stream and are delivered on resume. Not yet kept by reconciliation: a
@@ -181,8 +173,8 @@ func (a *api) connectorAction(c *gin.Context, err error) {
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/pause [post]
-func (a *api) pauseConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Pause(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
+func (a *api) pauseConnector(c *gin.Context) (int, any, error) {
+	return accepted(a.s.Runtime.Pause(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // resumeConnector resumes one of the account's paused or stopped connectors.
@@ -196,8 +188,8 @@ func (a *api) pauseConnector(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/resume [post]
-func (a *api) resumeConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Resume(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
+func (a *api) resumeConnector(c *gin.Context) (int, any, error) {
+	return accepted(a.s.Runtime.Resume(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // stopConnector stops one of the account's connectors: its tasks end (resume starts them again). Not yet kept by
@@ -212,8 +204,8 @@ func (a *api) resumeConnector(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/stop [post]
-func (a *api) stopConnector(c *gin.Context) {
-	a.connectorAction(c, a.s.Runtime.Stop(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
+func (a *api) stopConnector(c *gin.Context) (int, any, error) {
+	return accepted(a.s.Runtime.Stop(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
 }
 
 // boolQuery reads an optional boolean query parameter (false when absent).
@@ -244,18 +236,16 @@ func boolQuery(c *gin.Context, name string) (bool, error) {
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/restart [post]
-func (a *api) restartConnector(c *gin.Context) {
+func (a *api) restartConnector(c *gin.Context) (int, any, error) {
 	includeTasks, err := boolQuery(c, "includeTasks")
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	onlyFailed, err := boolQuery(c, "onlyFailed")
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	a.connectorAction(c, a.s.Runtime.Restart(c.Request.Context(), web.AccountOf(c), c.Param("connector"), includeTasks, onlyFailed))
+	return accepted(a.s.Runtime.Restart(c.Request.Context(), web.AccountOf(c), c.Param("connector"), includeTasks, onlyFailed))
 }
 
 // restartConnectorTask restarts one task of one of the account's connectors.
@@ -271,13 +261,12 @@ func (a *api) restartConnector(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound or TaskNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/connectors/{connector}/tasks/{task}/restart [post]
-func (a *api) restartConnectorTask(c *gin.Context) {
+func (a *api) restartConnectorTask(c *gin.Context) (int, any, error) {
 	task, err := strconv.Atoi(c.Param("task"))
 	if err != nil || task < 0 {
-		a.writeError(c, web.Malformed("task", "task %q is not a task number (0, 1, ...)", c.Param("task")))
-		return
+		return 0, nil, web.Malformed("task", "task %q is not a task number (0, 1, ...)", c.Param("task"))
 	}
-	a.connectorAction(c, a.s.Runtime.RestartTask(c.Request.Context(), web.AccountOf(c), c.Param("connector"), task))
+	return accepted(a.s.Runtime.RestartTask(c.Request.Context(), web.AccountOf(c), c.Param("connector"), task))
 }
 
 // listRuntimePlugins answers the connector plugins the workers offer (shared by every account).
@@ -289,17 +278,16 @@ func (a *api) restartConnectorTask(c *gin.Context) {
 //	@Success	200				{object}	RuntimePluginList
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/plugins [get]
-func (a *api) listRuntimePlugins(c *gin.Context) {
+func (a *api) listRuntimePlugins(c *gin.Context) (int, any, error) {
 	ps, err := a.s.Runtime.Plugins(c.Request.Context())
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := RuntimePluginList{Plugins: make([]RuntimePlugin, 0, len(ps))}
 	for _, p := range ps {
 		out.Plugins = append(out.Plugins, RuntimePlugin{Class: p.Class, Type: p.Type, Version: p.Version})
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // runtimePluginSchema answers the JSON Schema (2020-12) of a plugin's config, for forms.
@@ -313,11 +301,10 @@ func (a *api) listRuntimePlugins(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"PluginNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
 //	@Router		/api/v1/runtime/plugins/{plugin}/schema [get]
-func (a *api) runtimePluginSchema(c *gin.Context) {
+func (a *api) runtimePluginSchema(c *gin.Context) (int, any, error) {
 	schema, err := a.s.Runtime.PluginSchema(c.Request.Context(), c.Param("plugin"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, schema)
+	return http.StatusOK, schema, nil
 }

@@ -199,29 +199,26 @@ func (in Source) spec() (source.Spec, error) {
 //	@Failure	400				{object}	web.Problem	"ValidationError"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Router		/api/v1/buses/{bus}/sources [get]
-func (a *api) listSources(c *gin.Context) {
+func (a *api) listSources(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	if prefix := c.Query("namePrefix"); prefix != "" {
 		if err := domain.ValidateName("namePrefix", prefix); err != nil {
-			a.writeError(c, err)
-			return
+			return 0, nil, err
 		}
 		page.Prefix = prefix
 	}
 	ss, next, err := a.s.Sources.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), page)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	out := SourceList{Sources: make([]Source, 0, len(ss)), NextToken: next}
 	for _, s := range ss {
 		out.Sources = append(out.Sources, a.sourceOf(c, s))
 	}
-	c.JSON(http.StatusOK, out)
+	return http.StatusOK, out, nil
 }
 
 // createSource creates a source; it answers once the runtime runs its connector.
@@ -241,23 +238,16 @@ func (a *api) listSources(c *gin.Context) {
 //	@Failure		409				{object}	web.Problem	"SourceAlreadyExists, SourceQuotaExceeded"
 //	@Failure		503				{object}	web.Problem	"ServiceUnavailable: the worker runtime cannot be reached to check the config"
 //	@Router			/api/v1/buses/{bus}/sources [post]
-func (a *api) createSource(c *gin.Context) {
-	var in Source
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) createSource(c *gin.Context, in *Source) (int, any, error) {
 	spec, err := in.spec()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	s, err := a.s.Sources.Create(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusCreated, a.sourceOf(c, s))
+	return http.StatusCreated, a.sourceOf(c, s), nil
 }
 
 // getSource answers one source with its runtime status.
@@ -271,13 +261,12 @@ func (a *api) createSource(c *gin.Context) {
 //	@Success	200				{object}	Source
 //	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [get]
-func (a *api) getSource(c *gin.Context) {
+func (a *api) getSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, a.sourceOf(c, s))
+	return http.StatusOK, a.sourceOf(c, s), nil
 }
 
 // putSource creates the source (201) or replaces its description and config (200).
@@ -298,33 +287,25 @@ func (a *api) getSource(c *gin.Context) {
 //	@Failure		409				{object}	web.Problem	"SourceQuotaExceeded"
 //	@Failure		503				{object}	web.Problem	"ServiceUnavailable"
 //	@Router			/api/v1/buses/{bus}/sources/{source} [put]
-func (a *api) putSource(c *gin.Context) {
-	var in Source
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) putSource(c *gin.Context, in *Source) (int, any, error) {
 	name := c.Param("source")
 	if in.Name != "" && in.Name != name {
-		a.writeError(c, domain.Invalid("name", "name %q differs from the source %q of the path; sources cannot be renamed", in.Name, name))
-		return
+		return 0, nil, domain.Invalid("name", "name %q differs from the source %q of the path; sources cannot be renamed", in.Name, name)
 	}
 	in.Name = name
 	spec, err := in.spec()
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	s, created, err := a.s.Sources.Put(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	c.JSON(status, a.sourceOf(c, s))
+	return status, a.sourceOf(c, s), nil
 }
 
 // patchSource changes the description or config keys of a source.
@@ -342,30 +323,23 @@ func (a *api) putSource(c *gin.Context) {
 //	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [patch]
-func (a *api) patchSource(c *gin.Context) {
-	var in SourcePatch
-	if err := web.DecodeJSON(c, &in); err != nil {
-		a.writeError(c, err)
-		return
-	}
+func (a *api) patchSource(c *gin.Context, in *SourcePatch) (int, any, error) {
 	p := source.Patch{Description: in.Description}
 	if in.Config != nil {
 		p.Config = map[string]*string{}
 		for k, raw := range in.Config {
 			v, err := configValue(k, raw)
 			if err != nil {
-				a.writeError(c, err)
-				return
+				return 0, nil, err
 			}
 			p.Config[k] = v
 		}
 	}
 	s, err := a.s.Sources.Patch(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"), p)
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, a.sourceOf(c, s))
+	return http.StatusOK, a.sourceOf(c, s), nil
 }
 
 // deleteSource deletes a source, its connector and what its webhook received that is not on the bus yet.
@@ -378,12 +352,11 @@ func (a *api) patchSource(c *gin.Context) {
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router		/api/v1/buses/{bus}/sources/{source} [delete]
-func (a *api) deleteSource(c *gin.Context) {
+func (a *api) deleteSource(c *gin.Context) (int, any, error) {
 	if err := a.s.Sources.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }
 
 // enableSource makes a source feed its bus again.
@@ -398,13 +371,12 @@ func (a *api) deleteSource(c *gin.Context) {
 //	@Success		200				{object}	Source
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/enable [post]
-func (a *api) enableSource(c *gin.Context) {
+func (a *api) enableSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, a.sourceOf(c, s))
+	return http.StatusOK, a.sourceOf(c, s), nil
 }
 
 // disableSource stops a source.
@@ -419,13 +391,12 @@ func (a *api) enableSource(c *gin.Context) {
 //	@Success		200				{object}	Source
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/disable [post]
-func (a *api) disableSource(c *gin.Context) {
+func (a *api) disableSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, a.sourceOf(c, s))
+	return http.StatusOK, a.sourceOf(c, s), nil
 }
 
 // rotateSourceToken gives a webhook source a new token.
@@ -441,11 +412,10 @@ func (a *api) disableSource(c *gin.Context) {
 //	@Failure		400				{object}	web.Problem	"ValidationError: the source is not of type http"
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Router			/api/v1/buses/{bus}/sources/{source}/rotate-token [post]
-func (a *api) rotateSourceToken(c *gin.Context) {
+func (a *api) rotateSourceToken(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.RotateToken(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
 	if err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.JSON(http.StatusOK, a.sourceOf(c, s))
+	return http.StatusOK, a.sourceOf(c, s), nil
 }

@@ -442,10 +442,9 @@ func (a *api) putTarget(c *gin.Context) {
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound, TargetNotFound"
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets/{target} [delete]
-func (a *api) deleteTarget(c *gin.Context) {
+func (a *api) deleteTarget(c *gin.Context) (int, any, error) {
 	if err := a.s.Targets.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target")); err != nil {
-		a.writeError(c, err)
-		return
+		return 0, nil, err
 	}
-	c.Status(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }

@@ -3,7 +3,6 @@ package rocketmq
 import (
 	"context"
 	"github.com/eventbridge-go/eventbridge/web"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -78,22 +77,15 @@ type RocketMQListEventBusesResponse struct {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusAlreadyExist, EventBusNameInvalid"
 //	@Router		/bus/createEventBus [post]
-func (a *api) rmqCreateEventBus(c *gin.Context) {
-	var in RocketMQCreateEventBusRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqCreateEventBus(c *gin.Context, in *RocketMQCreateEventBusRequest) (any, error) {
 	if err := domain.ValidateName("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, recode(errRMQBusNameInvalid, err))
-		return
+		return nil, recode(errRMQBusNameInvalid, err)
 	}
 	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.Description, bus.Retention{})
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	c.JSON(http.StatusOK, RocketMQCreateEventBusResponse{RequestID: requestIDOf(c), EventBusName: b.Name()})
+	return RocketMQCreateEventBusResponse{RequestID: requestIDOf(c), EventBusName: b.Name()}, nil
 }
 
 // rmqGetEventBus answers one bus.
@@ -108,25 +100,18 @@ func (a *api) rmqCreateEventBus(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist"
 //	@Router		/bus/getEventBus [post]
-func (a *api) rmqGetEventBus(c *gin.Context) {
-	var in RocketMQEventBusRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqGetEventBus(c *gin.Context, in *RocketMQEventBusRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	b, err := a.s.Buses.Get(c.Request.Context(), web.AccountOf(c), in.EventBusName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	c.JSON(http.StatusOK, RocketMQGetEventBusResponse{
+	return RocketMQGetEventBusResponse{
 		RequestID: requestIDOf(c), EventBusName: b.Name(), Description: b.Description(),
 		CreateTimestamp: b.CreatedAt().UnixMilli(),
-	})
+	}, nil
 }
 
 // rmqDeleteEventBus deletes a bus that has no rules.
@@ -141,21 +126,14 @@ func (a *api) rmqGetEventBus(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventBusRuleNotEmptyForDelete"
 //	@Router		/bus/deleteEventBus [post]
-func (a *api) rmqDeleteEventBus(c *gin.Context) {
-	var in RocketMQEventBusRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqDeleteEventBus(c *gin.Context, in *RocketMQEventBusRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	if err := a.s.Buses.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
 // rmqListEventBuses answers a page of the account's buses, ordered by name.
@@ -170,23 +148,16 @@ func (a *api) rmqDeleteEventBus(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
 //	@Router		/bus/listEventBuses [post]
-func (a *api) rmqListEventBuses(c *gin.Context) {
-	var in RocketMQListEventBusesRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListEventBuses(c *gin.Context, in *RocketMQListEventBusesRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
 		return a.s.Buses.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	page, next := pageOfAll(all, offset, limit)
 	out := RocketMQListEventBusesResponse{
@@ -196,5 +167,5 @@ func (a *api) rmqListEventBuses(c *gin.Context) {
 	for _, b := range page {
 		out.EventBuses = append(out.EventBuses, RocketMQEventBus{EventBusName: b.Name(), Description: b.Description()})
 	}
-	c.JSON(http.StatusOK, out)
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -343,35 +342,31 @@ func renameLeading(err error, ours, theirs string) error {
 	return &c
 }
 
-// decodeConnectionRequest reads a createConnection or updateConnection request and checks what this API adds
+// validate checks a createConnection or updateConnection request and checks what this API adds
 // to the domain's rules: the name, and the network.
-func decodeConnectionRequest(c *gin.Context) (RocketMQConnectionRequest, error) {
-	var in RocketMQConnectionRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		return in, err
-	}
+func (in *RocketMQConnectionRequest) validate() error {
 	if err := required("connectionName", in.ConnectionName); err != nil {
-		return in, err
+		return err
 	}
 	if err := domain.ValidateName("connectionName", in.ConnectionName); err != nil {
-		return in, recode(errRMQConnectionNameInvalid, err)
+		return recode(errRMQConnectionNameInvalid, err)
 	}
 	if np := in.NetworkParameters; np != nil {
 		switch np.NetworkType {
 		case "", rmqPublicNetwork, "PublicNetwork":
 		case rmqPrivateNetwork, "PrivateNetwork":
-			return in, errRMQInvalid.WithField("networkParameters.networkType").With(
+			return errRMQInvalid.WithField("networkParameters.networkType").With(
 				"networkParameters.networkType %s is not supported: connections call their endpoints over the public network (%s)",
 				np.NetworkType, rmqPublicNetwork)
 		default:
-			return in, errRMQInvalid.WithField("networkParameters.networkType").With(
+			return errRMQInvalid.WithField("networkParameters.networkType").With(
 				"networkParameters.networkType must be %s, not %q", rmqPublicNetwork, clip(np.NetworkType, 64))
 		}
 		if np.VpcID != "" || np.VswitcheID != "" || np.SecurityGroupID != "" {
-			return in, errRMQInvalid.WithField("networkParameters").With("networkParameters: vpcId, vswitcheId and securityGroupId are not supported")
+			return errRMQInvalid.WithField("networkParameters").With("networkParameters: vpcId, vswitcheId and securityGroupId are not supported")
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // rmqCreateConnection creates a connection.
@@ -388,16 +383,10 @@ func decodeConnectionRequest(c *gin.Context) (RocketMQConnectionRequest, error) 
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"ConnectionAlreadyExist, ConnectionNameInvalid, ConnectionCountExceedLimit"
 //	@Router			/connection/createConnection [post]
-func (a *api) rmqCreateConnection(c *gin.Context) {
-	in, err := decodeConnectionRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqCreateConnection(c *gin.Context, in *RocketMQConnectionRequest) (any, error) {
 	ap, t, err := in.AuthParameters.v1()
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	v1 := rest.Connection{Name: in.ConnectionName, AuthorizationType: string(t), AuthParameters: ap}
 	if in.Description != nil {
@@ -405,10 +394,9 @@ func (a *api) rmqCreateConnection(c *gin.Context) {
 	}
 	conn, err := a.s.Connections.Create(c.Request.Context(), web.AccountOf(c), v1.Spec())
 	if err != nil {
-		a.writeRocketMQError(c, rmqConnectionError(err))
-		return
+		return nil, rmqConnectionError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQCreateConnectionResponse{RequestID: requestIDOf(c), ConnectionName: conn.Name()})
+	return RocketMQCreateConnectionResponse{RequestID: requestIDOf(c), ConnectionName: conn.Name()}, nil
 }
 
 // rmqUpdateConnection changes an existing connection: the members given replace the stored ones (a secret
@@ -424,36 +412,25 @@ func (a *api) rmqCreateConnection(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist, ConnectionNameInvalid"
 //	@Router		/connection/updateConnection [post]
-func (a *api) rmqUpdateConnection(c *gin.Context) {
-	in, err := decodeConnectionRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqUpdateConnection(c *gin.Context, in *RocketMQConnectionRequest) (any, error) {
 	patch := rest.ConnectionPatch{Description: in.Description}
 	if in.AuthParameters != nil {
 		ap, t, err := in.AuthParameters.v1()
 		if err != nil {
-			a.writeRocketMQError(c, err)
-			return
+			return nil, err
 		}
 		ts := string(t)
 		patch.AuthorizationType, patch.AuthParameters = &ts, &ap
 	}
 	if _, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), in.ConnectionName, patch.Patch()); err != nil {
-		a.writeRocketMQError(c, rmqConnectionError(err))
-		return
+		return nil, rmqConnectionError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
-// decodeConnectionName reads a request that names a connection.
-func decodeConnectionName(c *gin.Context) (string, error) {
-	var in RocketMQConnectionNameRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		return "", err
-	}
-	return in.ConnectionName, required("connectionName", in.ConnectionName)
+// validate checks what a request that names a connection.
+func (in *RocketMQConnectionNameRequest) validate() error {
+	return required("connectionName", in.ConnectionName)
 }
 
 // rmqDeleteConnection deletes a connection that no API destination uses.
@@ -468,17 +445,11 @@ func decodeConnectionName(c *gin.Context) (string, error) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist, ConnectionBoundApiDestination"
 //	@Router		/connection/deleteConnection [post]
-func (a *api) rmqDeleteConnection(c *gin.Context) {
-	name, err := decodeConnectionName(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+func (a *api) rmqDeleteConnection(c *gin.Context, in *RocketMQConnectionNameRequest) (any, error) {
+	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), in.ConnectionName); err != nil {
+		return nil, err
 	}
-	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), name); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
 // rmqGetConnection answers one connection without its secrets.
@@ -493,18 +464,12 @@ func (a *api) rmqDeleteConnection(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist"
 //	@Router		/connection/getConnection [post]
-func (a *api) rmqGetConnection(c *gin.Context) {
-	name, err := decodeConnectionName(c)
+func (a *api) rmqGetConnection(c *gin.Context, in *RocketMQConnectionNameRequest) (any, error) {
+	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), in.ConnectionName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), name)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, RocketMQGetConnectionResponse{RequestID: requestIDOf(c), Connections: []RocketMQConnection{rmqConnectionOf(conn)}})
+	return RocketMQGetConnectionResponse{RequestID: requestIDOf(c), Connections: []RocketMQConnection{rmqConnectionOf(conn)}}, nil
 }
 
 // rmqListConnections answers a page of the account's connections whose names start with connectionNamePrefix,
@@ -520,23 +485,16 @@ func (a *api) rmqGetConnection(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
 //	@Router		/connection/listConnections [post]
-func (a *api) rmqListConnections(c *gin.Context) {
-	var in RocketMQListConnectionsRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListConnections(c *gin.Context, in *RocketMQListConnectionsRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*connection.Connection, string, error) {
 		return a.s.Connections.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all = withPrefix(all, in.ConnectionNamePrefix, (*connection.Connection).Name)
 	page, next := pageOfAll(all, offset, limit)
@@ -545,7 +503,7 @@ func (a *api) rmqListConnections(c *gin.Context) {
 	for _, conn := range page {
 		out.Connections = append(out.Connections, rmqConnectionOf(conn))
 	}
-	c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 // withPrefix returns the items whose name starts with prefix (all of them when it is "").
@@ -654,27 +612,23 @@ func rmqAPIDestinationError(err error) error {
 	return renameLeading(err, "name", "apiDestinationName")
 }
 
-// decodeAPIDestinationRequest reads a createApiDestination or updateApiDestination request.
-func decodeAPIDestinationRequest(c *gin.Context) (RocketMQAPIDestinationRequest, error) {
-	var in RocketMQAPIDestinationRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		return in, err
-	}
+// validate checks a createApiDestination or updateApiDestination request.
+func (in *RocketMQAPIDestinationRequest) validate() error {
 	if err := required("apiDestinationName", in.APIDestinationName); err != nil {
-		return in, err
+		return err
 	}
 	if err := domain.ValidateName("apiDestinationName", in.APIDestinationName); err != nil {
-		return in, recode(errRMQAPIDestinationNameInvalid, err)
+		return recode(errRMQAPIDestinationNameInvalid, err)
 	}
 	if p := in.HTTPAPIParameters; p != nil && len(p.APIParameters) > 0 {
-		return in, errRMQInvalid.WithField("httpApiParameters.apiParameters").With("httpApiParameters.apiParameters is not supported: " +
+		return errRMQInvalid.WithField("httpApiParameters.apiParameters").With("httpApiParameters.apiParameters is not supported: " +
 			"path parameters are the endpoint's \"*\" segments, filled from the event at delivery")
 	}
 	if r := in.InvocationRateLimitPerSecond; r != nil && *r == 0 {
-		return in, errRMQInvalid.WithField("invocationRateLimitPerSecond").With("invocationRateLimitPerSecond must be between 1 and %d",
+		return errRMQInvalid.WithField("invocationRateLimitPerSecond").With("invocationRateLimitPerSecond must be between 1 and %d",
 			apidestination.MaxRateLimitPerSecond)
 	}
-	return in, nil
+	return nil
 }
 
 // rmqCreateAPIDestination creates an API destination.
@@ -691,12 +645,7 @@ func decodeAPIDestinationRequest(c *gin.Context) (RocketMQAPIDestinationRequest,
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"ApiDestinationAlreadyExist, ApiDestinationNameInvalid, ConnectionNotExist, ApiDestinationCountExceedLimit"
 //	@Router			/api-destination/createApiDestination [post]
-func (a *api) rmqCreateAPIDestination(c *gin.Context) {
-	in, err := decodeAPIDestinationRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqCreateAPIDestination(c *gin.Context, in *RocketMQAPIDestinationRequest) (any, error) {
 	spec := apidestination.Spec{Name: in.APIDestinationName, Connection: in.ConnectionName}
 	if in.Description != nil {
 		spec.Description = *in.Description
@@ -709,10 +658,9 @@ func (a *api) rmqCreateAPIDestination(c *gin.Context) {
 	}
 	d, err := a.s.APIDestinations.Create(c.Request.Context(), web.AccountOf(c), spec)
 	if err != nil {
-		a.writeRocketMQError(c, rmqAPIDestinationError(err))
-		return
+		return nil, rmqAPIDestinationError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQCreateAPIDestinationResponse{RequestID: requestIDOf(c), APIDestinationName: d.Name()})
+	return RocketMQCreateAPIDestinationResponse{RequestID: requestIDOf(c), APIDestinationName: d.Name()}, nil
 }
 
 // rmqUpdateAPIDestination changes an existing API destination; the fields it does not give are kept.
@@ -727,12 +675,7 @@ func (a *api) rmqCreateAPIDestination(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist, ConnectionNotExist"
 //	@Router		/api-destination/updateApiDestination [post]
-func (a *api) rmqUpdateAPIDestination(c *gin.Context) {
-	in, err := decodeAPIDestinationRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqUpdateAPIDestination(c *gin.Context, in *RocketMQAPIDestinationRequest) (any, error) {
 	p := apidestination.Patch{Description: in.Description, InvocationRateLimitPerSecond: in.InvocationRateLimitPerSecond}
 	if in.ConnectionName != "" {
 		p.Connection = &in.ConnectionName
@@ -746,19 +689,14 @@ func (a *api) rmqUpdateAPIDestination(c *gin.Context) {
 		}
 	}
 	if _, err := a.s.APIDestinations.Patch(c.Request.Context(), web.AccountOf(c), in.APIDestinationName, p); err != nil {
-		a.writeRocketMQError(c, rmqAPIDestinationError(err))
-		return
+		return nil, rmqAPIDestinationError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
-// decodeAPIDestinationName reads a request that names an API destination.
-func decodeAPIDestinationName(c *gin.Context) (string, error) {
-	var in RocketMQAPIDestinationNameRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		return "", err
-	}
-	return in.APIDestinationName, required("apiDestinationName", in.APIDestinationName)
+// validate checks what a request that names an API destination.
+func (in *RocketMQAPIDestinationNameRequest) validate() error {
+	return required("apiDestinationName", in.APIDestinationName)
 }
 
 // rmqGetAPIDestination answers one API destination.
@@ -773,18 +711,12 @@ func decodeAPIDestinationName(c *gin.Context) (string, error) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist"
 //	@Router		/api-destination/getApiDestination [post]
-func (a *api) rmqGetAPIDestination(c *gin.Context) {
-	name, err := decodeAPIDestinationName(c)
+func (a *api) rmqGetAPIDestination(c *gin.Context, in *RocketMQAPIDestinationNameRequest) (any, error) {
+	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), in.APIDestinationName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), name)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, RocketMQGetAPIDestinationResponse{RequestID: requestIDOf(c), RocketMQAPIDestination: rmqAPIDestinationOf(d)})
+	return RocketMQGetAPIDestinationResponse{RequestID: requestIDOf(c), RocketMQAPIDestination: rmqAPIDestinationOf(d)}, nil
 }
 
 // rmqDeleteAPIDestination deletes an API destination that no target uses.
@@ -799,17 +731,11 @@ func (a *api) rmqGetAPIDestination(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist, ApiDestinationInUse (targets use it)"
 //	@Router		/api-destination/deleteApiDestination [post]
-func (a *api) rmqDeleteAPIDestination(c *gin.Context) {
-	name, err := decodeAPIDestinationName(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+func (a *api) rmqDeleteAPIDestination(c *gin.Context, in *RocketMQAPIDestinationNameRequest) (any, error) {
+	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), in.APIDestinationName); err != nil {
+		return nil, err
 	}
-	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), name); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
 // rmqListAPIDestinations answers a page of the account's API destinations whose names start with
@@ -825,23 +751,16 @@ func (a *api) rmqDeleteAPIDestination(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
 //	@Router		/api-destination/listApiDestinations [post]
-func (a *api) rmqListAPIDestinations(c *gin.Context) {
-	var in RocketMQListAPIDestinationsRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListAPIDestinations(c *gin.Context, in *RocketMQListAPIDestinationsRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*apidestination.APIDestination, string, error) {
 		return a.s.APIDestinations.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all = withPrefix(all, in.APIDestinationNamePrefix, (*apidestination.APIDestination).Name)
 	page, next := pageOfAll(all, offset, limit)
@@ -850,5 +769,5 @@ func (a *api) rmqListAPIDestinations(c *gin.Context) {
 	for _, d := range page {
 		out.APIDestinations = append(out.APIDestinations, rmqAPIDestinationOf(d))
 	}
-	c.JSON(http.StatusOK, out)
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
-	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -81,16 +80,10 @@ type RocketMQListEventTypesResponse struct {
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
 //	@Router			/type/listEventTypes [post]
-func (a *api) rmqListEventTypes(c *gin.Context) {
-	var in RocketMQListEventTypesRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListEventTypes(c *gin.Context, in *RocketMQListEventTypesRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	ctx := c.Request.Context()
 	busNames := []string{in.EventBusName}
@@ -99,8 +92,7 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 			return a.s.Buses.List(ctx, web.AccountOf(c), p)
 		})
 		if err != nil {
-			a.writeRocketMQError(c, err)
-			return
+			return nil, err
 		}
 		busNames = busNames[:0]
 		for _, b := range buses {
@@ -113,8 +105,7 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 			return a.s.EventTypes.List(ctx, web.AccountOf(c), name, p)
 		})
 		if err != nil {
-			a.writeRocketMQError(c, err)
-			return
+			return nil, err
 		}
 		for _, et := range ets {
 			if in.EventSourceName != "" && et.Source != in.EventSourceName {
@@ -126,6 +117,6 @@ func (a *api) rmqListEventTypes(c *gin.Context) {
 		}
 	}
 	page, next := pageOfAll(all, offset, limit)
-	c.JSON(http.StatusOK, RocketMQListEventTypesResponse{RequestID: requestIDOf(c), EventTypes: page, NextToken: next,
-		Total: len(all), MaxResults: limit})
+	return RocketMQListEventTypesResponse{RequestID: requestIDOf(c), EventTypes: page, NextToken: next,
+		Total: len(all), MaxResults: limit}, nil
 }

@@ -113,43 +113,43 @@ func (a *api) operations() []web.Operation {
 		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h}
 	}
 	return []web.Operation{
-		op("/bus/createEventBus", a.rmqCreateEventBus),
-		op("/bus/getEventBus", a.rmqGetEventBus),
-		op("/bus/deleteEventBus", a.rmqDeleteEventBus),
-		op("/bus/listEventBuses", a.rmqListEventBuses),
+		op("/bus/createEventBus", call(a, a.rmqCreateEventBus)),
+		op("/bus/getEventBus", call(a, a.rmqGetEventBus)),
+		op("/bus/deleteEventBus", call(a, a.rmqDeleteEventBus)),
+		op("/bus/listEventBuses", call(a, a.rmqListEventBuses)),
 
-		op("/rule/createEventRule", a.rmqCreateEventRule),
-		op("/rule/getEventRule", a.rmqGetEventRule),
-		op("/rule/updateEventRule", a.rmqUpdateEventRule),
-		op("/rule/deleteEventRule", a.rmqDeleteEventRule),
-		op("/rule/listEventRules", a.rmqListEventRules),
+		op("/rule/createEventRule", call(a, a.rmqCreateEventRule)),
+		op("/rule/getEventRule", call(a, a.rmqGetEventRule)),
+		op("/rule/updateEventRule", call(a, a.rmqUpdateEventRule)),
+		op("/rule/deleteEventRule", call(a, a.rmqDeleteEventRule)),
+		op("/rule/listEventRules", call(a, a.rmqListEventRules)),
 		op("/rule/enableEventRule", a.rmqEnableEventRule),
 		op("/rule/disableEventRule", a.rmqDisableEventRule),
 
 		op("/target/createEventTargets", a.rmqCreateEventTargets),
 		op("/target/updateEventTargets", a.rmqUpdateEventTargets),
 		op("/target/deleteEventTargets", a.rmqDeleteEventTargets),
-		op("/target/listEventTargets", a.rmqListEventTargets),
+		op("/target/listEventTargets", call(a, a.rmqListEventTargets)),
 
-		op("/type/listEventTypes", a.rmqListEventTypes),
+		op("/type/listEventTypes", call(a, a.rmqListEventTypes)),
 
-		op("/connection/createConnection", a.rmqCreateConnection),
-		op("/connection/updateConnection", a.rmqUpdateConnection),
-		op("/connection/deleteConnection", a.rmqDeleteConnection),
-		op("/connection/getConnection", a.rmqGetConnection),
-		op("/connection/listConnections", a.rmqListConnections),
+		op("/connection/createConnection", call(a, a.rmqCreateConnection)),
+		op("/connection/updateConnection", call(a, a.rmqUpdateConnection)),
+		op("/connection/deleteConnection", call(a, a.rmqDeleteConnection)),
+		op("/connection/getConnection", call(a, a.rmqGetConnection)),
+		op("/connection/listConnections", call(a, a.rmqListConnections)),
 
-		op("/api-destination/createApiDestination", a.rmqCreateAPIDestination),
-		op("/api-destination/updateApiDestination", a.rmqUpdateAPIDestination),
-		op("/api-destination/getApiDestination", a.rmqGetAPIDestination),
-		op("/api-destination/deleteApiDestination", a.rmqDeleteAPIDestination),
-		op("/api-destination/listApiDestinations", a.rmqListAPIDestinations),
+		op("/api-destination/createApiDestination", call(a, a.rmqCreateAPIDestination)),
+		op("/api-destination/updateApiDestination", call(a, a.rmqUpdateAPIDestination)),
+		op("/api-destination/getApiDestination", call(a, a.rmqGetAPIDestination)),
+		op("/api-destination/deleteApiDestination", call(a, a.rmqDeleteAPIDestination)),
+		op("/api-destination/listApiDestinations", call(a, a.rmqListAPIDestinations)),
 
 		op("/source/createEventSource", a.rmqCreateEventSource),
 		op("/source/updateEventSource", a.rmqUpdateEventSource),
 		op("/source/deleteEventSource", a.rmqDeleteEventSource),
 		op("/source/getEventSource", a.rmqGetEventSource),
-		op("/source/listEventSources", a.rmqListEventSources),
+		op("/source/listEventSources", call(a, a.rmqListEventSources)),
 
 		op("/putEvents", a.rmqPutEvents),
 	}
@@ -232,6 +232,46 @@ func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
 func (a *api) writeRocketMQError(c *gin.Context, err error) {
 	status, out := a.rocketMQErrorOf(c, err)
 	c.AbortWithStatusJSON(status, out)
+}
+
+// call is the shape of the RocketMQ EventBridge operations that read a JSON body: the body read into a new In and
+// checked (read), the call do, and its answer with 200, or the error in the dialect's shape (writeRocketMQError).
+func call[In any](a *api, do func(c *gin.Context, in *In) (any, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		in, err := read[In](c)
+		if err != nil {
+			a.writeRocketMQError(c, err)
+			return
+		}
+		out, err := do(c, in)
+		if err != nil {
+			a.writeRocketMQError(c, err)
+			return
+		}
+		if p, ok := out.(pure); ok {
+			c.PureJSON(http.StatusOK, p.v)
+			return
+		}
+		c.JSON(http.StatusOK, out)
+	}
+}
+
+// pure is an answer that call writes without escaping <, > and & (c.PureJSON).
+type pure struct{ v any }
+
+// read decodes the request body into a new In (decodeRocketMQ) and checks it with its validate method when it has
+// one: what this API requires beyond the domain's rules (names present, names RocketMQ EventBridge accepts).
+func read[In any](c *gin.Context) (*In, error) {
+	in := new(In)
+	if err := decodeRocketMQ(c, in); err != nil {
+		return nil, err
+	}
+	if v, ok := any(in).(interface{ validate() error }); ok {
+		if err := v.validate(); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
 }
 
 // decodeRocketMQ reads the request body (at most web.MaxBodySize bytes) as one JSON value into dst. Unlike decodeJSON

@@ -156,39 +156,27 @@ func rmqRuleError(err error) error {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid (an invalid filterPattern too)"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleAlreadyExist, EventRuleNameInvalid"
 //	@Router		/rule/createEventRule [post]
-func (a *api) rmqCreateEventRule(c *gin.Context) {
-	var in RocketMQCreateEventRuleRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqCreateEventRule(c *gin.Context, in *RocketMQCreateEventRuleRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	if err := domain.ValidateName("eventRuleName", in.EventRuleName); err != nil {
-		a.writeRocketMQError(c, recode(errRMQRuleNameInvalid, err))
-		return
+		return nil, recode(errRMQRuleNameInvalid, err)
 	}
 	spec := rule.Spec{Name: in.EventRuleName, Description: in.Description, EventPattern: rmqPatternIn(in.FilterPattern), State: rule.Enabled}
 	r, err := a.s.Rules.Create(c.Request.Context(), web.AccountOf(c), in.EventBusName, spec)
 	if err != nil {
-		a.writeRocketMQError(c, rmqRuleError(err))
-		return
+		return nil, rmqRuleError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQCreateEventRuleResponse{RequestID: requestIDOf(c), EventRuleName: r.Name()})
+	return RocketMQCreateEventRuleResponse{RequestID: requestIDOf(c), EventRuleName: r.Name()}, nil
 }
 
-// decodeRuleRequest reads a request that names a rule.
-func decodeRuleRequest(c *gin.Context) (RocketMQEventRuleRequest, error) {
-	var in RocketMQEventRuleRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		return in, err
-	}
+// validate checks what a request that names a rule.
+func (in *RocketMQEventRuleRequest) validate() error {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		return in, err
+		return err
 	}
-	return in, required("eventRuleName", in.EventRuleName)
+	return required("eventRuleName", in.EventRuleName)
 }
 
 // rmqGetEventRule answers one rule with its targets.
@@ -203,22 +191,15 @@ func decodeRuleRequest(c *gin.Context) (RocketMQEventRuleRequest, error) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
 //	@Router		/rule/getEventRule [post]
-func (a *api) rmqGetEventRule(c *gin.Context) {
-	in, err := decodeRuleRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqGetEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	ctx := c.Request.Context()
 	r, err := a.s.Rules.Get(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	ts, err := a.s.Targets.List(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	dto := rmqRuleOf(in.EventBusName, r)
 	out := RocketMQGetEventRuleResponse{
@@ -229,7 +210,7 @@ func (a *api) rmqGetEventRule(c *gin.Context) {
 	for _, t := range ts {
 		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
 	}
-	c.PureJSON(http.StatusOK, out) // templates hold < and >: not escaped, so they read as written
+	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }
 
 // rmqUpdateEventRule replaces the description and the pattern of a rule; its state stays.
@@ -244,27 +225,19 @@ func (a *api) rmqGetEventRule(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid (an invalid filterPattern too)"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
 //	@Router		/rule/updateEventRule [post]
-func (a *api) rmqUpdateEventRule(c *gin.Context) {
-	var in RocketMQUpdateEventRuleRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqUpdateEventRule(c *gin.Context, in *RocketMQUpdateEventRuleRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	if err := required("eventRuleName", in.EventRuleName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	ctx := c.Request.Context()
 	// The domain offers create-or-replace (Put) only; reading first makes an unknown rule EventRuleNotExist
 	// instead of creating it. A rule deleted between the two calls is created again (see the report).
 	r, err := a.s.Rules.Get(ctx, web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	spec := rule.Spec{Name: r.Name(), Description: r.Description(), EventPattern: r.EventPattern(), State: r.State()}
 	if in.Description != nil {
@@ -274,10 +247,9 @@ func (a *api) rmqUpdateEventRule(c *gin.Context) {
 		spec.EventPattern = rmqPatternIn(*in.FilterPattern)
 	}
 	if _, _, err := a.s.Rules.Put(ctx, web.AccountOf(c), in.EventBusName, spec); err != nil {
-		a.writeRocketMQError(c, rmqRuleError(err))
-		return
+		return nil, rmqRuleError(err)
 	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
 // rmqDeleteEventRule deletes a rule and its targets.
@@ -292,17 +264,11 @@ func (a *api) rmqUpdateEventRule(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
 //	@Router		/rule/deleteEventRule [post]
-func (a *api) rmqDeleteEventRule(c *gin.Context) {
-	in, err := decodeRuleRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqDeleteEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
-	c.JSON(http.StatusOK, RocketMQResponse{RequestID: requestIDOf(c)})
+	return RocketMQResponse{RequestID: requestIDOf(c)}, nil
 }
 
 // rmqListEventRules answers a page of a bus's rules, ordered by name.
@@ -317,27 +283,19 @@ func (a *api) rmqDeleteEventRule(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
 //	@Router		/rule/listEventRules [post]
-func (a *api) rmqListEventRules(c *gin.Context) {
-	var in RocketMQListEventRulesRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListEventRules(c *gin.Context, in *RocketMQListEventRulesRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
 		return a.s.Rules.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	page, next := pageOfAll(all, offset, limit)
 	out := RocketMQListEventRulesResponse{
@@ -347,7 +305,7 @@ func (a *api) rmqListEventRules(c *gin.Context) {
 	for _, r := range page {
 		out.EventRules = append(out.EventRules, rmqRuleOf(in.EventBusName, r))
 	}
-	c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 // rmqEnableEventRule makes the router route to the rule again.
@@ -385,7 +343,7 @@ func (a *api) rmqDisableEventRule(c *gin.Context) {
 }
 
 func (a *api) rmqSetRuleState(c *gin.Context, set func(ctx context.Context, accountID, busName, name string) (*rule.Rule, error)) {
-	in, err := decodeRuleRequest(c)
+	in, err := read[RocketMQEventRuleRequest](c)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return

@@ -294,27 +294,19 @@ func (a *api) rmqGetEventSource(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
 //	@Router		/source/listEventSources [post]
-func (a *api) rmqListEventSources(c *gin.Context) {
-	var in RocketMQListEventSourcesRequest
-	if err := decodeRocketMQ(c, &in); err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListEventSources(c *gin.Context, in *RocketMQListEventSourcesRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*source.Source, string, error) {
 		return a.s.Sources.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {
-		a.writeRocketMQError(c, rmqSourceErr(err))
-		return
+		return nil, rmqSourceErr(err)
 	}
 	if in.EventSourceType != "" {
 		want := typeOfClass(in.EventSourceType)
@@ -332,5 +324,5 @@ func (a *api) rmqListEventSources(c *gin.Context) {
 	for _, s := range page {
 		out.EventSources = append(out.EventSources, a.rmqSourceOf(c, in.EventBusName, s))
 	}
-	c.JSON(http.StatusOK, out)
+	return out, nil
 }

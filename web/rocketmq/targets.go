@@ -495,16 +495,10 @@ func (a *api) rmqDeleteEventTargets(c *gin.Context) {
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
 //	@Router		/target/listEventTargets [post]
-func (a *api) rmqListEventTargets(c *gin.Context) {
-	in, err := decodeRuleRequest(c)
-	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
-	}
+func (a *api) rmqListEventTargets(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	ts, err := a.s.Targets.List(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName)
 	if err != nil {
-		a.writeRocketMQError(c, err)
-		return
+		return nil, err
 	}
 	out := RocketMQListEventTargetsResponse{
 		RequestID: requestIDOf(c), EventBusName: in.EventBusName, EventRuleName: in.EventRuleName,
@@ -513,5 +507,5 @@ func (a *api) rmqListEventTargets(c *gin.Context) {
 	for _, t := range ts {
 		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
 	}
-	c.PureJSON(http.StatusOK, out) // templates hold < and >: not escaped, so they read as written
+	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }
