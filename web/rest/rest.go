@@ -133,6 +133,9 @@ func (a *api) account(c *gin.Context) {
 	c.Next()
 }
 
+// The handlers of one endpoint each are its swag annotations and one call of a domain service through answer or
+// withBody; what still reads alike between two of them (a get of a bus's rule and of its source) is that call.
+
 // answer is the shape of the dialect's handlers: the call do, then its answer with the status it returns (no body
 // when out is nil), or its error as a problem document.
 func answer(a *api, do func(c *gin.Context) (status int, out any, err error)) gin.HandlerFunc {
