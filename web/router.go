@@ -128,14 +128,14 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	rt := &router{log: cfg.Logger}
+	rt := &router{log: cfg.Logger, ready: cfg.Ready}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.Use(rt.logRequests, rt.recovery)
 	r.NoMethod(noMethod)
 
-	for _, d := range Dialects(cfg, s, dialects...) {
+	for _, d := range rt.dialects(cfg, s, dialects) {
 		for _, op := range d.Operations {
 			r.Handle(op.Method, op.Path, handlersOf(d, op)...)
 		}
@@ -150,7 +150,11 @@ func Dialects(cfg Config, s Services, dialects ...NewDialect) []Dialect {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	rt := &router{log: cfg.Logger, ready: cfg.Ready}
+	return (&router{log: cfg.Logger, ready: cfg.Ready}).dialects(cfg, s, dialects)
+}
+
+// dialects is the router's own dialect followed by those that dialects make.
+func (rt *router) dialects(cfg Config, s Services, dialects []NewDialect) []Dialect {
 	out := []Dialect{rt.dialect()}
 	for _, nd := range dialects {
 		out = append(out, nd(cfg, s))
