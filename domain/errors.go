@@ -25,6 +25,10 @@ const (
 	KindUnavailable
 	// KindLimitExceeded is a quota that would be exceeded (HTTP 409).
 	KindLimitExceeded
+	// KindUnauthenticated is a request without valid credentials (HTTP 401).
+	KindUnauthenticated
+	// KindForbidden is a request its credentials do not permit (HTTP 403).
+	KindForbidden
 )
 
 // Error is the one error type of the domain. Code is stable and part of the API (`BusNotFound`,

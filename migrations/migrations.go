@@ -39,7 +39,14 @@ var files embed.FS
 // before it locks, and that check creates its version table and then inserts the zero version, two statements
 // on MySQL (DDL commits at once). A replica starting at the same moment could see the table without the row
 // and fail with "missing zero version migration" (seen in CI with three replicas).
-func Up(ctx context.Context, db *sql.DB, dialect string) (err error) {
+func Up(ctx context.Context, db *sql.DB, dialect string) error {
+	return UpThen(ctx, db, dialect, nil)
+}
+
+// UpThen is Up followed by then (when not nil), both under the lock on MySQL: what then does once per installation
+// (creating the first administrator) is done by one control-plane replica of several starting together. On SQLite
+// one process owns the database and no lock is taken.
+func UpThen(ctx context.Context, db *sql.DB, dialect string, then func(context.Context) error) (err error) {
 	if dialect == MySQL {
 		conn, err := db.Conn(ctx)
 		if err != nil {
@@ -56,7 +63,13 @@ func Up(ctx context.Context, db *sql.DB, dialect string) (err error) {
 			}
 		}()
 	}
-	return up(ctx, db, dialect)
+	if err := up(ctx, db, dialect); err != nil {
+		return err
+	}
+	if then != nil {
+		return then(ctx)
+	}
+	return nil
 }
 
 func up(ctx context.Context, db *sql.DB, dialect string) error {

@@ -6,6 +6,7 @@ import (
 
 	"gorm.io/gorm/clause"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 )
 
@@ -26,6 +27,15 @@ type AccountRepository struct {
 // NewAccountRepository returns the account repository of db.
 func NewAccountRepository(db *DB) *AccountRepository { return &AccountRepository{db: db} }
 
+// Create inserts a new account; account.ErrAlreadyExists when its id is taken.
+func (r *AccountRepository) Create(ctx context.Context, a *account.Account) error {
+	row := accountRow{ID: a.ID(), CreatedAt: toDB(a.CreatedAt())}
+	err := r.db.session(ctx).Create(&row).Error
+	return translate(err, "storing account "+a.ID(), outcomes{
+		duplicate: account.ErrAlreadyExists.With("account %q already exists", a.ID()),
+	})
+}
+
 // Ensure inserts the account unless it exists (INSERT ... ON CONFLICT DO NOTHING on SQLite, ON DUPLICATE KEY
 // UPDATE id = id on MySQL), so concurrent calls for one id all succeed and store it once.
 func (r *AccountRepository) Ensure(ctx context.Context, a *account.Account) error {
@@ -44,4 +54,33 @@ func (r *AccountRepository) Get(ctx context.Context, id string) (*account.Accoun
 		})
 	}
 	return account.UnmarshalFromDatabase(row.ID, fromDB(row.CreatedAt)), nil
+}
+
+// List returns one page of accounts ordered by id and the next page's token.
+func (r *AccountRepository) List(ctx context.Context, page domain.Page) ([]*account.Account, string, error) {
+	q := r.db.session(ctx)
+	if after := page.After(); after != "" {
+		q = q.Where("id > ?", after)
+	}
+	if page.Prefix != "" {
+		q = q.Where("id >= ? AND id < ?", page.Prefix, page.Prefix+"~")
+	}
+	var rows []accountRow
+	if err := q.Order("id").Limit(pageLimit(page) + 1).Find(&rows).Error; err != nil {
+		return nil, "", translate(err, "listing accounts", outcomes{})
+	}
+	rows, next := cutPage(rows, page, func(r accountRow) string { return r.ID })
+	return fromRows(rows, func(r accountRow) *account.Account { return account.UnmarshalFromDatabase(r.ID, fromDB(r.CreatedAt)) }), next, nil
+}
+
+// Delete deletes the account's row; account.ErrNotFound when there is none.
+func (r *AccountRepository) Delete(ctx context.Context, id string) error {
+	res := r.db.session(ctx).Where("id = ?", id).Delete(&accountRow{})
+	if res.Error != nil {
+		return translate(res.Error, "deleting account "+id, outcomes{})
+	}
+	if res.RowsAffected == 0 {
+		return account.ErrNotFound.With("account %q not found", id)
+	}
+	return nil
 }

@@ -54,6 +54,12 @@ func (r *ConnectorStateRepository) SetDesiredState(ctx context.Context, accountI
 	return translate(err, "storing the desired state of connector "+connector, outcomes{})
 }
 
+// PurgeAccount removes the records of every connector of the account (account.Purger).
+func (r *ConnectorStateRepository) PurgeAccount(ctx context.Context, accountID string) error {
+	err := r.db.session(ctx).Where("account_id = ?", accountID).Delete(&connectorStateRow{}).Error
+	return translate(err, "forgetting the connector states of account "+accountID, outcomes{})
+}
+
 // ForgetDesiredState removes the record of a connector (none is not an error).
 func (r *ConnectorStateRepository) ForgetDesiredState(ctx context.Context, connector string) error {
 	err := r.db.session(ctx).Where("connector = ?", connector).Delete(&connectorStateRow{}).Error

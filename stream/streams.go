@@ -48,6 +48,15 @@ func (n Names) DeleteBusStream(ctx context.Context, js jetstream.JetStream, busI
 	return nil
 }
 
+// DeleteDLQStream deletes the dead-letter stream of an account; a missing stream is not an error.
+func (n Names) DeleteDLQStream(ctx context.Context, js jetstream.JetStream, accountID string) error {
+	err := js.DeleteStream(ctx, n.DLQStream(accountID))
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("deleting the dead-letter stream of account %s: %w", accountID, err)
+	}
+	return nil
+}
+
 // PurgeRule removes the events routed to a rule, and the dead letters redriven to its targets, from its bus's
 // stream; a missing stream is not an error.
 func (n Names) PurgeRule(ctx context.Context, js jetstream.JetStream, busID, ruleID string) error {

@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *env {
 		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log, States: states})
 	return &env{
 		db: db, adapter: a, states: states, client: client, js: js, store: store,
-		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Store: store, Runtime: a, Logger: log},
+		buses:   &bus.Service{Buses: busRepo, Rules: ruleRepo, Store: store, Runtime: a, Logger: log},
 		rules:   &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: a, Logger: log},
 		targets: &target.Service{Targets: targetRepo, Rules: ruleRepo, Buses: busRepo, Runtime: a, Statuses: a, Logger: log},
 	}

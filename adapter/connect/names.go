@@ -1,6 +1,10 @@
 package connect
 
-import "strings"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Connector names are for people and built from names; a dot never occurs in a name, so they are unambiguous.
 
@@ -21,4 +25,20 @@ func ownerOf(connector string) (accountID, busName string, ok bool) {
 		return "", "", false
 	}
 	return parts[1], parts[2], true
+}
+
+// ConnectorAccounts returns the accounts that the runtime's "eb." connectors name, sorted, each once.
+func (a *Adapter) ConnectorAccounts(ctx context.Context) ([]string, error) {
+	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for name := range actual {
+		if acc, _, ok := ownerOf(name); ok && !slices.Contains(out, acc) {
+			out = append(out, acc)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -65,7 +65,7 @@ func newSourceEnv(t *testing.T) *sourceEnv {
 		client:  client,
 		repo:    srcRepo,
 		names:   stream.Names{Cluster: "t"},
-		buses:   &bus.Service{Buses: busRepo, Accounts: persistence.NewAccountRepository(db), Rules: ruleRepo, Sources: srcRepo, Store: store, Runtime: a, Logger: log},
+		buses:   &bus.Service{Buses: busRepo, Rules: ruleRepo, Sources: srcRepo, Store: store, Runtime: a, Logger: log},
 		rules:   &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: a, Logger: log},
 		targets: &target.Service{Targets: targetRepo, Rules: ruleRepo, Buses: busRepo, Runtime: a, Statuses: a, Logger: log},
 		sources: &source.Service{Sources: srcRepo, Buses: busRepo, Runtime: a, Statuses: a, Intake: store, Sealer: sealer, Opener: sealer, Logger: log},

@@ -52,6 +52,11 @@ func (s *Store) EnsureDLQStream(ctx context.Context, accountID string) error {
 	return s.names.EnsureDLQStream(ctx, s.js, accountID, s.replicas)
 }
 
+// PurgeAccount deletes the account's dead-letter stream (account.Purger), once its buses are gone.
+func (s *Store) PurgeAccount(ctx context.Context, accountID string) error {
+	return s.names.DeleteDLQStream(ctx, s.js, accountID)
+}
+
 // DeleteStream deletes the bus's stream.
 func (s *Store) DeleteStream(ctx context.Context, b *bus.Bus) error {
 	return s.names.DeleteBusStream(ctx, s.js, b.ID())

@@ -1,4 +1,5 @@
-// Package account holds accounts: the owners of every resource. An account is created on first use.
+// Package account holds accounts: the owners of every resource. An instance administrator creates them; deleting
+// one deletes everything it owns.
 package account
 
 import (
@@ -8,7 +9,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 )
 
-// Account owns buses and everything under them.
+// Account owns buses and everything under them, connections, API destinations, members and API keys.
 type Account struct {
 	id        string
 	createdAt time.Time
@@ -32,11 +33,87 @@ func (a *Account) CreatedAt() time.Time { return a.createdAt }
 
 // Repository stores accounts.
 type Repository interface {
-	// Ensure creates the account if it does not exist yet and returns it. Safe to call concurrently.
+	// Create stores a new account; ErrAlreadyExists when one has its id.
+	Create(ctx context.Context, a *Account) error
+	// Ensure creates the account if it does not exist yet (the upgrade of installations where accounts were made on
+	// first use). Safe to call concurrently.
 	Ensure(ctx context.Context, a *Account) error
 	// Get returns ErrNotFound when the account does not exist.
 	Get(ctx context.Context, id string) (*Account, error)
+	// List returns a page of accounts ordered by id, and the token of the next page ("" at the end).
+	List(ctx context.Context, page domain.Page) ([]*Account, string, error)
+	// Delete deletes the account's row; ErrNotFound when there is none.
+	Delete(ctx context.Context, id string) error
 }
 
-// ErrNotFound is returned for an account that does not exist.
-var ErrNotFound = &domain.Error{Kind: domain.KindNotFound, Code: "AccountNotFound"}
+// Errors of accounts.
+var (
+	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "AccountNotFound"}
+	ErrAlreadyExists = &domain.Error{Kind: domain.KindConflict, Code: "AccountAlreadyExists"}
+)
+
+// Purger deletes what one kind of resource an account owns holds (buses with their rules, targets, sources,
+// streams and connectors; connections; keys; ...). PurgeAccount is idempotent: a deletion that failed halfway is
+// finished by calling it again.
+type Purger interface {
+	PurgeAccount(ctx context.Context, accountID string) error
+}
+
+// PurgerFunc is a function that is a Purger.
+type PurgerFunc func(ctx context.Context, accountID string) error
+
+func (f PurgerFunc) PurgeAccount(ctx context.Context, accountID string) error {
+	return f(ctx, accountID)
+}
+
+// Service holds the use cases of accounts.
+type Service struct {
+	Accounts Repository
+	// Purgers delete what an account owns, in order, before the account itself.
+	Purgers []Purger
+	Clock   domain.Clock
+}
+
+// Create creates an account. Errors: validation, ErrAlreadyExists.
+func (s *Service) Create(ctx context.Context, id string) (*Account, error) {
+	a, err := New(id, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Accounts.Create(ctx, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Get returns ErrNotFound for an unknown account.
+func (s *Service) Get(ctx context.Context, id string) (*Account, error) {
+	if err := domain.ValidateAccountID(id); err != nil {
+		return nil, ErrNotFound.With("account %q not found", id)
+	}
+	return s.Accounts.Get(ctx, id)
+}
+
+// List returns a page of accounts.
+func (s *Service) List(ctx context.Context, page domain.Page) ([]*Account, string, error) {
+	return s.Accounts.List(ctx, page)
+}
+
+// Delete deletes the account and everything it owns: confirm must repeat its id. The purgers run first, then
+// the account's row goes; a failure stops the deletion, which a second call finishes. Errors: ErrNotFound,
+// validation (confirm).
+func (s *Service) Delete(ctx context.Context, id, confirm string) error {
+	if _, err := s.Get(ctx, id); err != nil {
+		return err
+	}
+	if confirm != id {
+		return domain.Invalid("confirm", "deleting account %q deletes every resource, event and key it has: confirm must repeat its id", id)
+	}
+	ctx = context.WithoutCancel(ctx) // a deletion once begun is not left halfway by a client that went away
+	for _, p := range s.Purgers {
+		if err := p.PurgeAccount(ctx, id); err != nil {
+			return err
+		}
+	}
+	return s.Accounts.Delete(ctx, id)
+}

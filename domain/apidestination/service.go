@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/eventbridge-go/eventbridge/domain"
-	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 )
 
@@ -14,7 +13,6 @@ import (
 type Service struct {
 	Destinations Repository
 	Connections  connection.Repository
-	Accounts     account.Repository
 	// Targets tells which targets deliver to an API destination.
 	Targets TargetRefs
 	// MaxPerAccount is the quota of API destinations per account; 0 means DefaultMaxPerAccount.
@@ -52,19 +50,12 @@ func (s *Service) connection(ctx context.Context, accountID string, spec Spec) (
 // Create creates an API destination. Errors: validation, connection.ErrNotFound, ErrAlreadyExists,
 // ErrQuotaExceeded.
 func (s *Service) Create(ctx context.Context, accountID string, spec Spec) (*APIDestination, error) {
-	acc, err := account.New(accountID, s.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
 	conn, err := s.connection(ctx, accountID, spec)
 	if err != nil {
 		return nil, err
 	}
 	d, err := New(accountID, spec, conn, s.Clock.Now())
 	if err != nil {
-		return nil, err
-	}
-	if err := s.Accounts.Ensure(ctx, acc); err != nil {
 		return nil, err
 	}
 	if err := s.Destinations.Create(ctx, d, s.max()); err != nil {
@@ -165,4 +156,20 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 			name, strings.Join(names, ", "))
 	}
 	return s.Destinations.Delete(ctx, d.ID())
+}
+
+// PurgeAccount deletes every API destination of the account (account.Purger); the targets that use them must be
+// gone first (the rule service's purge).
+func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
+	for {
+		ds, _, err := s.Destinations.List(ctx, accountID, domain.Page{Limit: domain.MaxPageLimit})
+		if err != nil || len(ds) == 0 {
+			return err
+		}
+		for _, d := range ds {
+			if err := s.Delete(ctx, accountID, d.Name()); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+	}
 }

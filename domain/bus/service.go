@@ -10,7 +10,6 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
-	"github.com/eventbridge-go/eventbridge/domain/account"
 )
 
 // Size limits of events put on a bus.
@@ -61,9 +60,8 @@ const DefaultMaxPerAccount = 100
 
 // Service holds the use cases of buses and of the events put on them.
 type Service struct {
-	Buses    Repository
-	Accounts account.Repository
-	Rules    RuleCounter
+	Buses Repository
+	Rules RuleCounter
 	// Sources, when set, refuses deleting a bus that sources feed.
 	Sources SourceCounter
 	Store   EventStore
@@ -83,15 +81,8 @@ type Observer interface {
 
 // Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.
 func (s *Service) Create(ctx context.Context, accountID, name, description string, retention Retention) (*Bus, error) {
-	acc, err := account.New(accountID, s.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
 	b, err := New(accountID, name, description, retention, s.Clock.Now())
 	if err != nil {
-		return nil, err
-	}
-	if err := s.Accounts.Ensure(ctx, acc); err != nil {
 		return nil, err
 	}
 	quota := s.MaxPerAccount
@@ -218,4 +209,39 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 		}
 	}
 	return results, nil
+}
+
+// EachOfAccount calls fn with every bus of the account, in name order, until fn fails.
+func EachOfAccount(ctx context.Context, buses Repository, accountID string, fn func(*Bus) error) error {
+	page := domain.Page{Limit: domain.MaxPageLimit}
+	for {
+		bs, next, err := buses.List(ctx, accountID, page)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			if err := fn(b); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		page.Token = next
+	}
+}
+
+// PurgeAccount deletes every bus of the account with its router and stream (account.Purger); their rules and
+// sources must be gone first (the rule and source services' purges), else ErrNotEmpty.
+func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
+	var names []string
+	if err := EachOfAccount(ctx, s.Buses, accountID, func(b *Bus) error { names = append(names, b.Name()); return nil }); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := s.Delete(ctx, accountID, n); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }

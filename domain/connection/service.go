@@ -6,13 +6,11 @@ import (
 	"strings"
 
 	"github.com/eventbridge-go/eventbridge/domain"
-	"github.com/eventbridge-go/eventbridge/domain/account"
 )
 
 // Service holds the use cases of connections.
 type Service struct {
 	Connections Repository
-	Accounts    account.Repository
 	// Users tells which API destinations use a connection.
 	Users Users
 	// Sealer encrypts secrets before they are stored.
@@ -31,15 +29,8 @@ func (s *Service) max() int {
 
 // Create creates a connection. Errors: validation, ErrAlreadyExists, ErrQuotaExceeded.
 func (s *Service) Create(ctx context.Context, accountID string, spec Spec) (*Connection, error) {
-	acc, err := account.New(accountID, s.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
 	c, err := New(accountID, spec, s.Sealer, s.Clock.Now())
 	if err != nil {
-		return nil, err
-	}
-	if err := s.Accounts.Ensure(ctx, acc); err != nil {
 		return nil, err
 	}
 	if err := s.Connections.Create(ctx, c, s.max()); err != nil {
@@ -137,4 +128,20 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 			name, strings.Join(users, ", "))
 	}
 	return s.Connections.Delete(ctx, c.ID())
+}
+
+// PurgeAccount deletes every connection of the account (account.Purger); the API destinations that use them must
+// be gone first.
+func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
+	for {
+		cs, _, err := s.Connections.List(ctx, accountID, domain.Page{Limit: domain.MaxPageLimit})
+		if err != nil || len(cs) == 0 {
+			return err
+		}
+		for _, c := range cs {
+			if err := s.Delete(ctx, accountID, c.Name()); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+	}
 }

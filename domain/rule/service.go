@@ -245,3 +245,21 @@ func (s *Service) sync(ctx context.Context, b *bus.Bus) {
 		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
 	}
 }
+
+// PurgeAccount deletes every rule of every bus of the account with its targets and their connectors
+// (account.Purger).
+func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
+	return bus.EachOfAccount(ctx, s.Buses, accountID, func(b *bus.Bus) error {
+		for {
+			rs, _, err := s.Rules.List(ctx, b.ID(), domain.Page{Limit: domain.MaxPageLimit})
+			if err != nil || len(rs) == 0 {
+				return err
+			}
+			for _, r := range rs {
+				if err := s.Delete(ctx, accountID, b.Name(), r.Name()); err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+			}
+		}
+	})
+}

@@ -356,3 +356,19 @@ func (s *Service) Status(ctx context.Context, src *Source) *Status {
 	}
 	return st
 }
+
+// PurgeAccount deletes every source of every bus of the account with its connector (account.Purger).
+func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
+	return bus.EachOfAccount(ctx, s.Buses, accountID, func(b *bus.Bus) error {
+		names, err := s.Sources.NamesByBus(ctx, b.ID())
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := s.Delete(ctx, accountID, b.Name(), n); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+}
