@@ -21,6 +21,11 @@ const docTemplate = `{
     "paths": {
         "/api-destination/createApiDestination": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "httpApiParameters.endpoint is an absolute http or https URL whose \"*\" path segments are filled from the\nevent; apiParameters is not supported. connectionName names a connection of the account.",
                 "consumes": [
                     "application/json"
@@ -35,7 +40,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -62,6 +67,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ApiDestinationAlreadyExist, ApiDestinationNameInvalid, ConnectionNotExist, ApiDestinationCountExceedLimit",
                         "schema": {
@@ -73,6 +90,11 @@ const docTemplate = `{
         },
         "/api-destination/deleteApiDestination": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -86,7 +108,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -113,6 +135,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ApiDestinationNotExist, ApiDestinationInUse (targets use it)",
                         "schema": {
@@ -124,6 +158,11 @@ const docTemplate = `{
         },
         "/api-destination/getApiDestination": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -137,7 +176,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -164,6 +203,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ApiDestinationNotExist",
                         "schema": {
@@ -175,6 +226,11 @@ const docTemplate = `{
         },
         "/api-destination/listApiDestinations": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -188,7 +244,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -215,6 +271,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
@@ -226,6 +294,11 @@ const docTemplate = `{
         },
         "/api-destination/updateApiDestination": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -239,7 +312,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -266,6 +339,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ApiDestinationNotExist, ConnectionNotExist",
                         "schema": {
@@ -275,8 +360,429 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/accounts": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List accounts (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/AccountList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: not an instance administrator",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Create an account (instance administrators)",
+                "parameters": [
+                    {
+                        "description": "the account: its id",
+                        "name": "account",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Account"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/Account"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "AccountAlreadyExists",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/accounts/{account}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Get an account (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Account"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "AccountNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The confirm parameter must repeat the account's id. Deleting cannot be undone.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Delete an account and everything it owns (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the account's id again",
+                        "name": "confirm",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "400": {
+                        "description": "ValidationError: confirm",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "AccountNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/accounts/{account}/members": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List the members of an account (its administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/MemberList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/accounts/{account}/members/{user}": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Add a member to an account or change its role (its administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "login name",
+                        "name": "user",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the role",
+                        "name": "role",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/RoleAssignment"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the role changed",
+                        "schema": {
+                            "$ref": "#/definitions/Member"
+                        }
+                    },
+                    "201": {
+                        "description": "the user became a member",
+                        "schema": {
+                            "$ref": "#/definitions/Member"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "UserNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Remove a member from an account (its administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "login name",
+                        "name": "user",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "UserNotFound, MemberNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/api-destinations": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -287,7 +793,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -316,10 +822,27 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     }
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -333,7 +856,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -356,6 +879,18 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "invalid input (ValidationError, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -383,6 +918,11 @@ const docTemplate = `{
         },
         "/api/v1/api-destinations/{destination}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -393,7 +933,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -412,6 +952,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/ApiDestination"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ApiDestinationNotFound",
                         "schema": {
@@ -421,6 +973,11 @@ const docTemplate = `{
                 }
             },
             "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -434,7 +991,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -474,6 +1031,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ConnectionNotFound",
                         "schema": {
@@ -495,6 +1064,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "api-destinations"
                 ],
@@ -502,7 +1076,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -517,6 +1091,18 @@ const docTemplate = `{
                 "responses": {
                     "204": {
                         "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "ApiDestinationNotFound",
@@ -533,6 +1119,11 @@ const docTemplate = `{
                 }
             },
             "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -546,7 +1137,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -580,6 +1171,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ApiDestinationNotFound, ConnectionNotFound",
                         "schema": {
@@ -595,8 +1198,242 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/api-keys": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List API keys (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ApiKeyList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The answer holds the secret, which is never shown again: store it. Two live keys may share a name,\nto rotate one: create the new one, move the clients, revoke the old one.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Create an API key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "name, role, and optionally expiresAt and buses",
+                        "name": "key",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ApiKey"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/ApiKey"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ApiKeyNameInUse",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/api-keys/{key}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Get an API key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "key id",
+                        "name": "key",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ApiKey"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ApiKeyNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Revoke an API key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "key id",
+                        "name": "key",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ApiKeyNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/buses": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -607,7 +1444,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -636,10 +1473,27 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     }
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -653,7 +1507,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -680,6 +1534,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "409": {
                         "description": "BusAlreadyExists, BusQuotaExceeded",
                         "schema": {
@@ -697,6 +1563,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -707,7 +1578,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -726,6 +1597,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Bus"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -735,6 +1618,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "buses"
                 ],
@@ -742,7 +1630,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -757,6 +1645,18 @@ const docTemplate = `{
                 "responses": {
                     "204": {
                         "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "BusNotFound",
@@ -773,6 +1673,11 @@ const docTemplate = `{
                 }
             },
             "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -786,7 +1691,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -820,6 +1725,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -831,6 +1748,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/event-types": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -841,7 +1763,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -878,6 +1800,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -889,6 +1823,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/events": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured\nmode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an array).\nEach event is validated alone: an invalid one or one over 256 KiB fails with its errorCode\n(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every\nevent in request order, with status 200 even when some failed. An event put again with the same\nsource and id within 2 minutes is stored once and answered with the same eventId. A body over\n1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.",
                 "consumes": [
                     "application/cloudevents+json",
@@ -905,7 +1844,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -963,6 +1902,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -980,6 +1931,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -990,7 +1946,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1033,6 +1989,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1042,6 +2010,11 @@ const docTemplate = `{
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -1055,7 +2028,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1089,6 +2062,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1106,6 +2091,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules/{rule}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -1116,7 +2106,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1142,6 +2132,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Rule"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1151,6 +2153,11 @@ const docTemplate = `{
                 }
             },
             "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -1164,7 +2171,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1211,6 +2218,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1220,6 +2239,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "rules"
                 ],
@@ -1227,7 +2251,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1250,6 +2274,18 @@ const docTemplate = `{
                     "204": {
                         "description": "No Content"
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1259,6 +2295,11 @@ const docTemplate = `{
                 }
             },
             "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -1272,7 +2313,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1313,6 +2354,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1324,6 +2377,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules/{rule}/disable": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Events put while the rule is disabled are never delivered to its targets.",
                 "produces": [
                     "application/json"
@@ -1335,7 +2393,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1359,6 +2417,18 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/Rule"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     },
                     "404": {
@@ -1372,6 +2442,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules/{rule}/enable": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The rule receives every matching event stored after the call answered, none stored while it was disabled.",
                 "produces": [
                     "application/json"
@@ -1383,7 +2458,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1409,6 +2484,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Rule"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1420,6 +2507,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules/{rule}/targets": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -1430,7 +2522,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1456,6 +2548,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/TargetList"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1467,6 +2571,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/rules/{rule}/targets/{target}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -1477,7 +2586,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1510,6 +2619,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Target"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound, TargetNotFound",
                         "schema": {
@@ -1519,6 +2640,11 @@ const docTemplate = `{
                 }
             },
             "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.\nAn input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the\ntarget receives, and attributes sets CloudEvent attributes (subject, type, source, dataschema,\nextensions) of the event it receives; try them with POST /api/v1/test-input-transformer.",
                 "consumes": [
                     "application/json"
@@ -1533,7 +2659,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1587,6 +2713,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound",
                         "schema": {
@@ -1602,6 +2740,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "targets"
                 ],
@@ -1609,7 +2752,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1639,6 +2782,18 @@ const docTemplate = `{
                     "204": {
                         "description": "No Content"
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, RuleNotFound, TargetNotFound",
                         "schema": {
@@ -1650,6 +2805,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/sources": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -1660,7 +2820,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1703,6 +2863,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1712,6 +2884,11 @@ const docTemplate = `{
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The config is checked by the plugin of the type (every problem is named); secret keys are sealed\nunder the master key and answered as \"***\". A source of type http gets a webhook token and URLs.",
                 "consumes": [
                     "application/json"
@@ -1726,7 +2903,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1760,6 +2937,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1783,6 +2972,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/sources/{source}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -1793,7 +2987,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1819,6 +3013,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Source"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
                         "schema": {
@@ -1828,6 +3034,11 @@ const docTemplate = `{
                 }
             },
             "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The type of an existing source cannot change. A secret value sent as \"***\" keeps the stored one.",
                 "consumes": [
                     "application/json"
@@ -1842,7 +3053,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1889,6 +3100,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound",
                         "schema": {
@@ -1910,6 +3133,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "sources"
                 ],
@@ -1917,7 +3145,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -1940,6 +3168,18 @@ const docTemplate = `{
                     "204": {
                         "description": "No Content"
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
                         "schema": {
@@ -1949,6 +3189,11 @@ const docTemplate = `{
                 }
             },
             "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -1962,7 +3207,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2003,6 +3248,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
                         "schema": {
@@ -2020,6 +3277,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/sources/{source}/disable": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Its connector is stopped, keeping its offsets; a webhook answers 404.",
                 "produces": [
                     "application/json"
@@ -2031,7 +3293,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2055,6 +3317,18 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/Source"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     },
                     "404": {
@@ -2068,6 +3342,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/sources/{source}/enable": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Its connector resumes from its offsets; a webhook accepts requests again.",
                 "produces": [
                     "application/json"
@@ -2079,7 +3358,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2105,6 +3384,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Source"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
                         "schema": {
@@ -2116,6 +3407,11 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/sources/{source}/rotate-token": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The former token answers 404 from then on.",
                 "produces": [
                     "application/json"
@@ -2127,7 +3423,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2159,6 +3455,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
                         "schema": {
@@ -2170,6 +3478,11 @@ const docTemplate = `{
         },
         "/api/v1/connections": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2180,7 +3493,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2209,10 +3522,27 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     }
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -2226,7 +3556,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2253,6 +3583,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "409": {
                         "description": "ConnectionAlreadyExists, ConnectionQuotaExceeded",
                         "schema": {
@@ -2270,6 +3612,11 @@ const docTemplate = `{
         },
         "/api/v1/connections/{connection}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2280,7 +3627,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2299,6 +3646,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Connection"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ConnectionNotFound",
                         "schema": {
@@ -2308,6 +3667,11 @@ const docTemplate = `{
                 }
             },
             "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -2321,7 +3685,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2361,6 +3725,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "409": {
                         "description": "ConnectionQuotaExceeded",
                         "schema": {
@@ -2376,6 +3752,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "tags": [
                     "connections"
                 ],
@@ -2383,7 +3764,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2398,6 +3779,18 @@ const docTemplate = `{
                 "responses": {
                     "204": {
                         "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "ConnectionNotFound",
@@ -2414,6 +3807,11 @@ const docTemplate = `{
                 }
             },
             "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -2427,7 +3825,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2461,6 +3859,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ConnectionNotFound",
                         "schema": {
@@ -2478,6 +3888,11 @@ const docTemplate = `{
         },
         "/api/v1/dead-letters": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The events the account's targets gave up, with the reason, the attempts, the connector and the\noriginal CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead\nletters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter\nbus send their dead letters to that bus instead; they are not listed here.",
                 "produces": [
                     "application/json"
@@ -2489,7 +3904,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2548,10 +3963,27 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     }
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);\nselected by filter, every matching dead letter stored when the call starts is discarded\n({\"filter\": {}} discards them all). Each is reported in entries, in order.",
                 "consumes": [
                     "application/json"
@@ -2566,7 +3998,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2593,6 +4025,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "DeadLetterNotFound: an id the account does not have",
                         "schema": {
@@ -2610,6 +4054,11 @@ const docTemplate = `{
         },
         "/api/v1/dead-letters/redrive": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);\nselected by filter, every matching dead letter stored when the call starts is redriven. Each is\nreported in entries, in order: a dead letter whose target no longer exists fails alone\n(TargetNotFound) and stays in the list. The redriven event is the original one; the target's\nretry policy applies to it afresh, its age counted from the redrive.",
                 "consumes": [
                     "application/json"
@@ -2624,7 +4073,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2651,6 +4100,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "DeadLetterNotFound: an id the account does not have",
                         "schema": {
@@ -2666,8 +4127,49 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/me": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Who am I",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Me"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/runtime/connectors": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2678,7 +4180,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     }
@@ -2696,6 +4198,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "503": {
                         "description": "ServiceUnavailable: the runtime cannot be reached",
                         "schema": {
@@ -2707,6 +4221,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/connectors/{connector}/pause": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2717,7 +4236,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2732,6 +4251,18 @@ const docTemplate = `{
                 "responses": {
                     "202": {
                         "description": "the runtime pauses the connector"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "ConnectorNotFound",
@@ -2750,6 +4281,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/connectors/{connector}/restart": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2760,7 +4296,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2794,6 +4330,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ConnectorNotFound",
                         "schema": {
@@ -2811,6 +4359,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/connectors/{connector}/resume": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2821,7 +4374,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2836,6 +4389,18 @@ const docTemplate = `{
                 "responses": {
                     "202": {
                         "description": "the runtime resumes the connector"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "ConnectorNotFound",
@@ -2854,6 +4419,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/connectors/{connector}/stop": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2864,7 +4434,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2879,6 +4449,18 @@ const docTemplate = `{
                 "responses": {
                     "202": {
                         "description": "the runtime stops the connector"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     },
                     "404": {
                         "description": "ConnectorNotFound",
@@ -2897,6 +4479,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/connectors/{connector}/tasks/{task}/restart": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2907,7 +4494,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -2936,6 +4523,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "404": {
                         "description": "ConnectorNotFound or TaskNotFound",
                         "schema": {
@@ -2953,6 +4552,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/plugins": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2963,7 +4567,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     }
@@ -2973,6 +4577,18 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/RuntimePluginList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     },
                     "503": {
@@ -2986,6 +4602,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/plugins/{plugin}/schema": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -2996,7 +4617,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -3013,6 +4634,18 @@ const docTemplate = `{
                         "description": "a JSON Schema",
                         "schema": {
                             "type": "object"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     },
                     "404": {
@@ -3032,6 +4665,11 @@ const docTemplate = `{
         },
         "/api/v1/runtime/workers": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "produces": [
                     "application/json"
                 ],
@@ -3042,7 +4680,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     }
@@ -3052,6 +4690,18 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/RuntimeWorkerList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
                         }
                     },
                     "503": {
@@ -3065,6 +4715,11 @@ const docTemplate = `{
         },
         "/api/v1/test-event-pattern": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Compiles the pattern as a rule's is (an invalid one is a 400 InvalidEventPattern naming the\nproblem) and matches the event. On a mismatch, explanation names the first condition that fails:\nits path, the pattern's alternatives, the event's value and the reason.",
                 "consumes": [
                     "application/json"
@@ -3079,7 +4734,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -3105,12 +4760,29 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
                     }
                 }
             }
         },
         "/api/v1/test-input-transformer": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Answers the data a target with this input transformer would receive for the event, its content\ntype, and the attributes the transformer sets. The transformer is validated as a target's is: an\ninvalid one is a 400 naming its field (attributes.\u003cname\u003e for an attribute); an event the\ntransformer cannot be applied to (an empty type, ...) is a 400 on event.",
                 "consumes": [
                     "application/json"
@@ -3125,7 +4797,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "X-Account-Id",
                         "in": "header"
                     },
@@ -3148,6 +4820,302 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/users": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List users (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/UserList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Create a user (instance administrators)",
+                "parameters": [
+                    {
+                        "description": "login name, password and whether an instance administrator",
+                        "name": "user",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/User"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/User"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "UserAlreadyExists",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/users/{user}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Get a user (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "login name",
+                        "name": "user",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/User"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "UserNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Delete a user (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "login name",
+                        "name": "user",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "UserNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "LastInstanceAdmin",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Change a user (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "login name",
+                        "name": "user",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the fields to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/UserPatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/User"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "UserNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "LastInstanceAdmin",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -3459,6 +5427,11 @@ const docTemplate = `{
         },
         "/bus/createEventBus": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3472,7 +5445,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3499,6 +5472,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusAlreadyExist, EventBusNameInvalid",
                         "schema": {
@@ -3510,6 +5495,11 @@ const docTemplate = `{
         },
         "/bus/deleteEventBus": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3523,7 +5513,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3550,6 +5540,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventBusRuleNotEmptyForDelete",
                         "schema": {
@@ -3561,6 +5563,11 @@ const docTemplate = `{
         },
         "/bus/getEventBus": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3574,7 +5581,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3601,6 +5608,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist",
                         "schema": {
@@ -3612,6 +5631,11 @@ const docTemplate = `{
         },
         "/bus/listEventBuses": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3625,7 +5649,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3652,6 +5676,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
@@ -3663,6 +5699,11 @@ const docTemplate = `{
         },
         "/connection/createConnection": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Creates a connection; authParameters.authorizationType BASIC_AUTH, API_KEY_AUTH or OAUTH_AUTH selects the\nmember of authParameters that is required. Secrets are stored encrypted and never answered.",
                 "consumes": [
                     "application/json"
@@ -3677,7 +5718,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3704,6 +5745,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ConnectionAlreadyExist, ConnectionNameInvalid, ConnectionCountExceedLimit",
                         "schema": {
@@ -3715,6 +5768,11 @@ const docTemplate = `{
         },
         "/connection/deleteConnection": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3728,7 +5786,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3755,6 +5813,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ConnectionNotExist, ConnectionBoundApiDestination",
                         "schema": {
@@ -3766,6 +5836,11 @@ const docTemplate = `{
         },
         "/connection/getConnection": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3779,7 +5854,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3806,6 +5881,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "ConnectionNotExist",
                         "schema": {
@@ -3817,6 +5904,11 @@ const docTemplate = `{
         },
         "/connection/listConnections": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3830,7 +5922,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3857,6 +5949,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
@@ -3868,6 +5972,11 @@ const docTemplate = `{
         },
         "/connection/updateConnection": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -3881,7 +5990,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -3904,6 +6013,18 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
                         }
@@ -3938,6 +6059,11 @@ const docTemplate = `{
         },
         "/putEvents": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Takes CloudEvents in binary mode (ce-* headers, the body is the data; the bus in ce-eventbusname),\nstructured mode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an\narray). Each event names its bus with the extension eventbusname (aliyuneventbusname is read too); all\nthe events of a request must name the same bus. Each event is validated alone: an invalid one, one\nwithout eventbusname or one over 256 KiB fails with its errorCode while the others are stored. The\nanswer lists the outcome of every event in request order, with status 200 even when some failed; a\nsingle invalid event in binary or structured mode is answered 400.",
                 "consumes": [
                     "application/cloudevents+json",
@@ -3954,7 +6080,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4011,6 +6137,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, PutEventsRequestMoreThanOneEventBus",
                         "schema": {
@@ -4053,6 +6191,11 @@ const docTemplate = `{
         },
         "/rule/createEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4066,7 +6209,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4093,6 +6236,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleAlreadyExist, EventRuleNameInvalid",
                         "schema": {
@@ -4104,6 +6259,11 @@ const docTemplate = `{
         },
         "/rule/deleteEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4117,7 +6277,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4140,6 +6300,18 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
                         }
@@ -4155,6 +6327,11 @@ const docTemplate = `{
         },
         "/rule/disableEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Events put while the rule is disabled are never delivered to its targets.",
                 "consumes": [
                     "application/json"
@@ -4169,7 +6346,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4192,6 +6369,18 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
                         }
@@ -4207,6 +6396,11 @@ const docTemplate = `{
         },
         "/rule/enableEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The rule receives every matching event stored after the call answered, none stored while it was disabled.",
                 "consumes": [
                     "application/json"
@@ -4221,7 +6415,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4248,6 +6442,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist",
                         "schema": {
@@ -4259,6 +6465,11 @@ const docTemplate = `{
         },
         "/rule/getEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4272,7 +6483,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4299,6 +6510,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist",
                         "schema": {
@@ -4310,6 +6533,11 @@ const docTemplate = `{
         },
         "/rule/listEventRules": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4323,7 +6551,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4350,6 +6578,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
@@ -4361,6 +6601,11 @@ const docTemplate = `{
         },
         "/rule/updateEventRule": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4374,7 +6619,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4401,6 +6646,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist",
                         "schema": {
@@ -4412,6 +6669,11 @@ const docTemplate = `{
         },
         "/source/createEventSource": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4425,7 +6687,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4452,6 +6714,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventSourceAlreadyExist",
                         "schema": {
@@ -4469,6 +6743,11 @@ const docTemplate = `{
         },
         "/source/deleteEventSource": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4482,7 +6761,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4509,6 +6788,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventSourceNotExist",
                         "schema": {
@@ -4520,6 +6811,11 @@ const docTemplate = `{
         },
         "/source/getEventSource": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4533,7 +6829,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4560,6 +6856,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventSourceNotExist",
                         "schema": {
@@ -4571,6 +6879,11 @@ const docTemplate = `{
         },
         "/source/listEventSources": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4584,7 +6897,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4611,6 +6924,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, LimitSizeInvalid, NextTokenInvalid",
                         "schema": {
@@ -4622,6 +6947,11 @@ const docTemplate = `{
         },
         "/source/updateEventSource": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The className must stay the source's type; a secret value sent as \"***\" keeps the stored one.",
                 "consumes": [
                     "application/json"
@@ -4636,7 +6966,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4663,6 +6993,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventSourceNotExist",
                         "schema": {
@@ -4680,6 +7022,11 @@ const docTemplate = `{
         },
         "/target/createEventTargets": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Adds targets to a rule; none may exist already. className is the target type: http (config: url,\nmethod, headers, mode, timeout), api-destination or acs.api.destination (config.apiDestination), bus or\nacs.eventbridge (config.bus, another bus of the account) or log; config also holds an input transformer\n(inputTransformer, input, inputPath, transform, attributes). runOptions.retryStrategy sets the retry\npolicy, runOptions.deadLetterQueue {type: bus, config: {bus}} the dead-letter bus. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
                 "consumes": [
                     "application/json"
@@ -4694,7 +7041,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4721,6 +7068,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist, EventTargetAlreadyExist, EventTargetClassNotExist, LimitExceeded",
                         "schema": {
@@ -4732,6 +7091,11 @@ const docTemplate = `{
         },
         "/target/deleteEventTargets": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4745,7 +7109,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4772,6 +7136,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist, EventTargetNotExist",
                         "schema": {
@@ -4783,6 +7159,11 @@ const docTemplate = `{
         },
         "/target/listEventTargets": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -4796,7 +7177,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4823,6 +7204,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist",
                         "schema": {
@@ -4834,6 +7227,11 @@ const docTemplate = `{
         },
         "/target/updateEventTargets": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Replaces the className, config and runOptions of existing targets of a rule (see createEventTargets).",
                 "consumes": [
                     "application/json"
@@ -4848,7 +7246,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4875,6 +7273,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
                     "409": {
                         "description": "EventBusNotExist, EventRuleNotExist, EventTargetNotExist, EventTargetClassNotExist",
                         "schema": {
@@ -4886,6 +7296,11 @@ const docTemplate = `{
         },
         "/type/listEventTypes": {
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The (source, type) pairs seen on a bus (eventBusName) or on every bus of the account, optionally of one\nCloudEvents source (eventSourceName); recorded from the events put, written every few seconds.",
                 "consumes": [
                     "application/json"
@@ -4900,7 +7315,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
-                        "description": "account (default: default)",
+                        "description": "account (default: the caller's own)",
                         "name": "resourceOwnerAccountId",
                         "in": "header"
                     },
@@ -4923,6 +7338,18 @@ const docTemplate = `{
                     },
                     "400": {
                         "description": "RequestParameterInvalid",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/RocketMQError"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
                         "schema": {
                             "$ref": "#/definitions/RocketMQError"
                         }
@@ -5240,6 +7667,34 @@ const docTemplate = `{
         }
     },
     "definitions": {
+        "Account": {
+            "type": "object",
+            "properties": {
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "id": {
+                    "description": "ID is 1 to 32 characters of a-z and 0-9.",
+                    "type": "string",
+                    "example": "shop"
+                }
+            }
+        },
+        "AccountList": {
+            "type": "object",
+            "properties": {
+                "accounts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Account"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
+                }
+            }
+        },
         "ApiDestination": {
             "type": "object",
             "properties": {
@@ -5337,6 +7792,75 @@ const docTemplate = `{
                 }
             }
         },
+        "ApiKey": {
+            "type": "object",
+            "properties": {
+                "buses": {
+                    "description": "Buses, when given, are the only buses the key may put events on.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "orders"
+                    ]
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "createdBy": {
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "apiKey admin (k3mbwq2x7yfa4d5e)"
+                },
+                "expiresAt": {
+                    "description": "ExpiresAt ends the key's validity (RFC 3339); absent: never.",
+                    "type": "string"
+                },
+                "id": {
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "k3mbwq2x7yfa4d5e"
+                },
+                "instanceAdmin": {
+                    "description": "InstanceAdmin keys are admin in every account and manage accounts and users; only an instance administrator\ncreates one.",
+                    "type": "boolean"
+                },
+                "lastUsedAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "name": {
+                    "type": "string",
+                    "example": "shop-backend"
+                },
+                "prefix": {
+                    "description": "Prefix is the public start of the key (ebk_\u003cid\u003e), to recognise it.",
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "ebk_k3mbwq2x7yfa4d5e"
+                },
+                "role": {
+                    "description": "Role is the key's role in its account.",
+                    "type": "string",
+                    "enum": [
+                        "admin",
+                        "editor",
+                        "operator",
+                        "viewer",
+                        "publisher"
+                    ],
+                    "example": "publisher"
+                },
+                "secret": {
+                    "description": "Secret is the whole key, to send as \"Authorization: Bearer \u003csecret\u003e\": in the answer of its creation only.",
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "ebk_k3mbwq2x7yfa4d5e_Qm9vb3Rz..."
+                }
+            }
+        },
         "ApiKeyAuthParameters": {
             "type": "object",
             "properties": {
@@ -5349,6 +7873,20 @@ const docTemplate = `{
                     "description": "APIKeyValue is write-only: required on create, never answered; omitted in a PUT or PATCH, it is kept.",
                     "type": "string",
                     "example": "k-123"
+                }
+            }
+        },
+        "ApiKeyList": {
+            "type": "object",
+            "properties": {
+                "apiKeys": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ApiKey"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
                 }
             }
         },
@@ -5808,6 +8346,104 @@ const docTemplate = `{
                     "description": "InputTemplate (at most 8 KiB) holds \u003cvariable\u003e placeholders; \u003cce.id\u003e, \u003cce.type\u003e, \u003cce.source\u003e,\n\u003cce.subject\u003e, \u003cce.time\u003e, \u003cce.specversion\u003e, \u003cce.datacontenttype\u003e, \u003cce.dataschema\u003e and \u003cce.event.json\u003e (the\nwhole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a\nstring literal) and a missing value as null; a template that is not JSON is text, where strings are\ninserted as they are and missing values as nothing.",
                     "type": "string",
                     "example": "{\"order\": \u003cid\u003e, \"text\": \"Order \u003cid\u003e created\"}"
+                }
+            }
+        },
+        "Me": {
+            "type": "object",
+            "properties": {
+                "account": {
+                    "description": "Account is the account of requests that name none (X-Account-Id), and Role the caller's role there.",
+                    "type": "string",
+                    "example": "shop"
+                },
+                "accounts": {
+                    "description": "Accounts are the accounts the caller is a member of with its role (an instance administrator reaches every\naccount: GET /api/v1/accounts).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/UserMembership"
+                    }
+                },
+                "buses": {
+                    "description": "Buses, for a key restricted to some buses, are those it may put events on.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "expiresAt": {
+                    "type": "string"
+                },
+                "id": {
+                    "description": "ID is the key's or the user's id; Name its name or login name.",
+                    "type": "string",
+                    "example": "k3mbwq2x7yfa4d5e"
+                },
+                "instanceAdmin": {
+                    "description": "InstanceAdmin callers are admin in every account and manage accounts and users.",
+                    "type": "boolean"
+                },
+                "kind": {
+                    "description": "Kind is apiKey or user.",
+                    "type": "string",
+                    "enum": [
+                        "apiKey",
+                        "user"
+                    ],
+                    "example": "apiKey"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "shop-backend"
+                },
+                "permissions": {
+                    "description": "Permissions are what the caller may do in Account.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "role": {
+                    "type": "string",
+                    "example": "publisher"
+                }
+            }
+        },
+        "Member": {
+            "type": "object",
+            "properties": {
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "role": {
+                    "type": "string",
+                    "enum": [
+                        "admin",
+                        "editor",
+                        "operator",
+                        "viewer",
+                        "publisher"
+                    ],
+                    "example": "editor"
+                },
+                "username": {
+                    "type": "string",
+                    "example": "alice"
+                }
+            }
+        },
+        "MemberList": {
+            "type": "object",
+            "properties": {
+                "members": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Member"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
                 }
             }
         },
@@ -7376,6 +10012,22 @@ const docTemplate = `{
                 }
             }
         },
+        "RoleAssignment": {
+            "type": "object",
+            "properties": {
+                "role": {
+                    "type": "string",
+                    "enum": [
+                        "admin",
+                        "editor",
+                        "operator",
+                        "viewer",
+                        "publisher"
+                    ],
+                    "example": "editor"
+                }
+            }
+        },
         "Rule": {
             "type": "object",
             "properties": {
@@ -8163,6 +10815,84 @@ const docTemplate = `{
                 }
             }
         },
+        "User": {
+            "type": "object",
+            "properties": {
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "disabled": {
+                    "type": "boolean",
+                    "readOnly": true
+                },
+                "instanceAdmin": {
+                    "type": "boolean"
+                },
+                "memberships": {
+                    "description": "Memberships are the accounts the user is a member of, with its role (answers of a single user).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/UserMembership"
+                    },
+                    "readOnly": true
+                },
+                "password": {
+                    "description": "Password is write-only: 8 to 256 characters, never answered.",
+                    "type": "string",
+                    "example": "correct horse battery staple"
+                },
+                "updatedAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "username": {
+                    "type": "string",
+                    "example": "alice"
+                }
+            }
+        },
+        "UserList": {
+            "type": "object",
+            "properties": {
+                "nextToken": {
+                    "type": "string"
+                },
+                "users": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/User"
+                    }
+                }
+            }
+        },
+        "UserMembership": {
+            "type": "object",
+            "properties": {
+                "account": {
+                    "type": "string",
+                    "example": "shop"
+                },
+                "role": {
+                    "type": "string",
+                    "example": "editor"
+                }
+            }
+        },
+        "UserPatch": {
+            "type": "object",
+            "properties": {
+                "disabled": {
+                    "type": "boolean"
+                },
+                "instanceAdmin": {
+                    "type": "boolean"
+                },
+                "password": {
+                    "type": "string"
+                }
+            }
+        },
         "WebhookAnswer": {
             "type": "object",
             "properties": {
@@ -8172,6 +10902,14 @@ const docTemplate = `{
                     "example": "5f0c8e0e-3c3b-4b7e-9f57-0a4a3f8b8c11"
                 }
             }
+        }
+    },
+    "securityDefinitions": {
+        "BearerAuth": {
+            "description": "An API key: \"Bearer ebk_\u003cid\u003e_\u003csecret\u003e\" (OpenAPI 3: the http bearer scheme).",
+            "type": "apiKey",
+            "name": "Authorization",
+            "in": "header"
         }
     }
 }`
@@ -8183,7 +10921,7 @@ var SwaggerInfo = &swag.Spec{
 	BasePath:         "/",
 	Schemes:          []string{},
 	Title:            "EventBridge-Go API",
-	Description:      "Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents\nfor CloudEvents. Every call belongs to the account named by the X-Account-Id header\n(\"default\" when absent). Errors are RFC 9457 problem documents (application/problem+json).",
+	Description:      "Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents\nfor CloudEvents. Every call but health, webhooks and this documentation needs an API key,\nsent as \"Authorization: Bearer ebk_...\". A call acts in the key's account, or in the account that\nthe X-Account-Id header names (an instance administrator's key, or a member's). Errors are RFC 9457\nproblem documents (application/problem+json).",
 	InfoInstanceName: "swagger",
 	SwaggerTemplate:  docTemplate,
 	LeftDelim:        "{{",

@@ -56,18 +56,18 @@ func newConnEnv(t *testing.T, dialect string) *connEnv {
 	}
 	sealer, err := connect.NewSealer(bytes.Repeat([]byte{0x5a}, rpc.MasterKeySize))
 	require.NoError(t, err)
-	accounts := persistence.NewAccountRepository(e.db)
 	connections := persistence.NewConnectionRepository(e.db)
 	destinations := persistence.NewAPIDestinationRepository(e.db)
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	services := web.Services{
-		Connections: &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer,
+		Connections: &connection.Service{Connections: connections, Users: destinations, Sealer: sealer,
 			MaxPerAccount: testConnectionQuota},
-		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts,
+		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections,
 			Targets: destinations, MaxPerAccount: testDestinationQuota},
 	}
-	e.env = &env{router: newRouter(web.Config{Logger: log}, services), logs: logs}
+	adminKey := withIdentity(t, e.db, &services)
+	e.env = &env{router: newRouter(web.Config{Logger: log}, services), logs: logs, adminKey: adminKey, services: services}
 	return e
 }
 

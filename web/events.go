@@ -86,8 +86,12 @@ func DecodeEvents(c *gin.Context) (events []*event.Event, errs []error, single b
 
 // StoreEvents puts the valid events (errs[i] == nil, as DecodeEvents returns them) on the bus with buses and answers
 // the outcome of every entry in request order, with the number that failed; internal errors of single entries are
-// logged to log. It fails as a whole only when the bus does not exist (bus.ErrNotFound).
+// logged to log. It fails as a whole only when the bus does not exist (bus.ErrNotFound) or when the caller may not
+// put events on it (access.ErrForbidden: an API key restricted to other buses).
 func StoreEvents(c *gin.Context, log *slog.Logger, buses *bus.Service, accountID, busName string, events []*event.Event, errs []error) ([]PutEventsResultEntry, int, error) {
+	if err := MayPutOn(c, busName); err != nil {
+		return nil, 0, err
+	}
 	valid := make([]*event.Event, 0, len(events))
 	for i, e := range events {
 		if errs[i] == nil {

@@ -14,12 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/apikey"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
-	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 )
 
-// Account isolation: account a can neither see nor change anything of account b, on any route of either API.
+// Account isolation: account a, with an administrator's API key of its own, can neither see nor change anything of
+// account b (whose resources b's own key made), on any route of either API.
 // Whatever a names of b's answers exactly as a name that exists nowhere: 404 with a *NotFound problem on /api/v1,
 // 409 with a *NotExist code on the RocketMQ EventBridge API; never 403 (which would confirm the name exists), never
 // a conflict that names b's resources (BusNotEmpty, ConnectionInUse, ...).
@@ -49,6 +52,21 @@ var isolationExempt = map[string]string{
 	"GET /api/v1/runtime/workers":                "the runtime's workers are shared by every account",
 	"GET /api/v1/runtime/plugins":                "the runtime's plugins are shared by every account",
 	"GET /api/v1/runtime/plugins/:plugin/schema": "the runtime's plugins are shared by every account",
+
+	"GET /api/v1/me":                                 "answers the caller itself",
+	"GET /api/v1/accounts/:account/members":          "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
+	"PUT /api/v1/accounts/:account/members/:user":    "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
+	"DELETE /api/v1/accounts/:account/members/:user": "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
+}
+
+// The operations of instance administrators name no account's resource: every account's key is refused them
+// (TestPermissionMatrix).
+func init() {
+	for _, r := range []string{"GET /api/v1/accounts", "POST /api/v1/accounts", "GET /api/v1/accounts/:account",
+		"DELETE /api/v1/accounts/:account", "GET /api/v1/users", "POST /api/v1/users", "GET /api/v1/users/:user",
+		"PATCH /api/v1/users/:user", "DELETE /api/v1/users/:user"} {
+		isolationExempt[r] = "instance administrators only"
+	}
 }
 
 // The webhooks of http sources take no account, like /healthz: the token in the request names the source, and
@@ -115,7 +133,7 @@ func (c isolationCase) asA(t *testing.T, e *env, replaceB string) *response {
 			body = replaceNamesOfB(string(jsonOf(t, body)), replaceB)
 		}
 	}
-	headers := map[string]string{rest.AccountHeader: isoA, rocketmq.AccountHeader: isoA}
+	headers := e.as(isoA)
 	for k, v := range c.headers {
 		headers[k] = v
 	}
@@ -315,6 +333,33 @@ var isolationCases = []isolationCase{
 		undo: deleteAsA("/api/v1/connections/" + connOfB)},
 	{route: "POST /api-destination/createApiDestination", name: "create with b's name", body: rmqDestination(destOfB, connOfA), create: true,
 		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+
+	{route: "GET /api/v1/api-keys", name: "list", list: true, own: "k-admin"},
+	{route: "GET /api/v1/api-keys/:key", name: "get b's key", url: "/api/v1/api-keys/" + keyIDOfB, notFound: "ApiKeyNotFound"},
+	{route: "DELETE /api/v1/api-keys/:key", name: "revoke b's key", url: "/api/v1/api-keys/" + keyIDOfB, notFound: "ApiKeyNotFound"},
+	{route: "POST /api/v1/api-keys", name: "create with b's name", body: map[string]any{"name": keyOfB, "role": "viewer"}, create: true,
+		undo: revokeAsA(keyOfB)},
+}
+
+// keyOfB names an API key of b whose id is keyIDOfB (imported from a token with that id).
+const (
+	keyOfB   = "key-of-b"
+	keyIDOfB = "bbbbbbbbbbbbbbbb"
+)
+
+// revokeAsA revokes a's keys named name.
+func revokeAsA(name string) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		t.Helper()
+		ks, _, err := e.services.APIKeys.List(context.Background(), isoA, domain.Page{})
+		require.NoError(t, err)
+		for _, k := range ks {
+			if k.Name() == name {
+				resp := e.do(t, http.MethodDelete, "/api/v1/api-keys/"+k.ID(), e.as(isoA), nil)
+				require.Equalf(t, http.StatusNoContent, resp.Status, "as a: revoking %s answered %s", k.ID(), resp.Body)
+			}
+		}
+	}
 }
 
 // isolationShadowCases run while a has a bus of its own named like b's bus (busOfB), with a rule ruleOfA: b's
@@ -391,6 +436,8 @@ func TestAccountIsolation(t *testing.T) {
 	js := natsServer(t)
 	eachDialect(t, func(t *testing.T, dialect string) {
 		e := withDeadLetters(withRuntime(newEnv(t, js, dialect)))
+		e.exactAccounts = true
+		e.accountKeys = map[string]string{isoA: keyOf(t, e.services, isoA, access.Admin), isoB: keyOf(t, e.services, isoB, access.Admin)}
 		seedIsolation(t, e)
 		seedIsolationDeadLetters(t, e)
 		before := snapshotOfB(t, e)
@@ -450,7 +497,7 @@ func TestAccountIsolation(t *testing.T) {
 			t.Run(strconv.Itoa(i)+" "+c.route+" "+c.name, func(t *testing.T) { check(t, c, "") })
 		}
 		t.Run("a has a bus named like b's", func(t *testing.T) {
-			asA := map[string]string{rest.AccountHeader: isoA}
+			asA := e.as(isoA)
 			resp := e.do(t, http.MethodPost, "/api/v1/buses", asA, map[string]any{"name": busOfB})
 			require.Equalf(t, http.StatusCreated, resp.Status, "as a: creating bus %s: %s", busOfB, resp.Body)
 			resp = e.do(t, http.MethodPost, v1Bus+"/rules", asA, map[string]any{"name": ruleOfA, "eventPattern": map[string]any{"source": []any{"x"}}})
@@ -479,7 +526,7 @@ func seedIsolation(t *testing.T, e *env) {
 	t.Helper()
 	as := func(account, method, url string, body any, status int) {
 		t.Helper()
-		resp := e.do(t, method, url, map[string]string{rest.AccountHeader: account}, body)
+		resp := e.do(t, method, url, e.as(account), body)
 		require.Equalf(t, status, resp.Status, "as %s: %s %s answered %s", account, method, url, resp.Body)
 	}
 	for _, acc := range []struct{ id, bus, rule, conn, dest string }{
@@ -506,11 +553,15 @@ func seedIsolation(t *testing.T, e *env) {
 	put := func(account, bus, id, source, typ string) {
 		t.Helper()
 		resp := e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events",
-			map[string]string{rest.AccountHeader: account, "Content-Type": batch},
+			e.as(account, "Content-Type", batch),
 			jsonOf(t, []any{ce(id, source, typ, map[string]any{"id": 1})}))
 		require.Equalf(t, http.StatusOK, resp.Status, "putting events as %s: %s", account, resp.Body)
 		assertJSONPath(t, resp.JSON(t), "failedEntryCount", 0)
 	}
+	_, err := e.services.APIKeys.Import(context.Background(), "ebk_"+keyIDOfB+"_"+strings.Repeat("b", 43), isoB,
+		apikey.Spec{Name: keyOfB, Role: access.Viewer})
+	require.NoError(t, err)
+
 	put(isoB, busOfB, "b1", sourceOfB, typeOfB)
 	put(isoA, busOfA, "a1", sourceOfA, "type-of-a")
 	require.NoError(t, e.recorder.Flush(context.Background()))
@@ -530,7 +581,7 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 		"/api/v1/buses/" + busOfB + "/sources", v1Src,
 		"/api/v1/dead-letters",
 	} {
-		resp := e.do(t, http.MethodGet, url, map[string]string{rest.AccountHeader: isoB}, nil)
+		resp := e.do(t, http.MethodGet, url, e.as(isoB), nil)
 		require.Equalf(t, http.StatusOK, resp.Status, "as b: GET %s answered %s", url, resp.Body)
 		out["GET "+url] = string(resp.Body)
 	}
@@ -547,6 +598,14 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 	require.NoError(t, err)
 	require.NotZero(t, info.State.Msgs, "b's bus holds b's event")
 	out["events on "+busOfB] = strconv.FormatUint(info.State.Msgs, 10)
+	keys, _, err := e.services.APIKeys.List(ctx, isoB, domain.Page{})
+	require.NoError(t, err)
+	var names []string
+	for _, k := range keys {
+		names = append(names, k.ID()+" "+k.Name()+" "+string(k.Role()))
+	}
+	require.Contains(t, strings.Join(names, ","), keyOfB)
+	out["keys of b"] = strings.Join(names, ",")
 	return out
 }
 
@@ -554,7 +613,7 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 func deleteAsA(url string) func(t *testing.T, e *env) {
 	return func(t *testing.T, e *env) {
 		t.Helper()
-		resp := e.do(t, http.MethodDelete, url, map[string]string{rest.AccountHeader: isoA}, nil)
+		resp := e.do(t, http.MethodDelete, url, e.as(isoA), nil)
 		require.Equalf(t, http.StatusNoContent, resp.Status, "as a: DELETE %s answered %s", url, resp.Body)
 	}
 }

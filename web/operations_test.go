@@ -166,10 +166,11 @@ func TestOperationsDocUpToDate(t *testing.T) {
 	b.WriteString("# Operations\n\n" +
 		"Every route of the control plane is one operation of a dialect's operation table (`web.Operation`), with a\n" +
 		"stable name. The router is built from these tables only (`web.NewRouter`); a test fails when a route is in none.\n" +
-		"Public operations take no account. This file is written from the tables by\n" +
+		"Each names the permission it needs (see docs/identity.md for the roles that have it); public operations need\n" +
+		"no credential and take no account. This file is written from the tables by\n" +
 		"`go test ./web -run TestOperationsDocUpToDate -update`.\n")
 	for _, d := range allDialects() {
-		fmt.Fprintf(&b, "\n## %s\n\n| operation | method | path | public |\n|---|---|---|---|\n", d.Name)
+		fmt.Fprintf(&b, "\n## %s\n\n| operation | method | path | permission |\n|---|---|---|---|\n", d.Name)
 		rows := map[string][]string{}
 		var order []string
 		for _, op := range d.Operations {
@@ -181,8 +182,11 @@ func TestOperationsDocUpToDate(t *testing.T) {
 		for _, name := range order {
 			public := ""
 			for _, op := range d.Operations {
-				if op.Name == name && op.Public {
-					public = "yes"
+				if op.Name == name {
+					public = "`" + string(op.Permission) + "`"
+					if op.Public {
+						public = "public"
+					}
 				}
 			}
 			methods, paths := []string{}, []string{}

@@ -38,13 +38,15 @@ type Problem struct {
 
 // statusOfKind is the one table that maps domain errors to HTTP statuses.
 var statusOfKind = map[domain.Kind]int{
-	domain.KindInvalid:       http.StatusBadRequest,
-	domain.KindNotFound:      http.StatusNotFound,
-	domain.KindConflict:      http.StatusConflict,
-	domain.KindLimitExceeded: http.StatusConflict,
-	domain.KindTooLarge:      http.StatusRequestEntityTooLarge,
-	domain.KindUnavailable:   http.StatusServiceUnavailable,
-	domain.KindInternal:      http.StatusInternalServerError,
+	domain.KindInvalid:         http.StatusBadRequest,
+	domain.KindNotFound:        http.StatusNotFound,
+	domain.KindConflict:        http.StatusConflict,
+	domain.KindLimitExceeded:   http.StatusConflict,
+	domain.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	domain.KindUnavailable:     http.StatusServiceUnavailable,
+	domain.KindInternal:        http.StatusInternalServerError,
+	domain.KindUnauthenticated: http.StatusUnauthorized,
+	domain.KindForbidden:       http.StatusForbidden,
 }
 
 // StatusOf returns the HTTP status of a domain error kind (500 for a kind the table does not know).

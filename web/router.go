@@ -17,13 +17,17 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/gin-contrib/cors"
 	"github.com/gin-gonic/gin"
 	swaggerFiles "github.com/swaggo/files"
 	ginSwagger "github.com/swaggo/gin-swagger"
 
 	"github.com/eventbridge-go/eventbridge/docs"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
+	"github.com/eventbridge-go/eventbridge/domain/apikey"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
@@ -32,16 +36,24 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/user"
 )
 
 //	@title			EventBridge-Go API
 //	@version		1.0
 //	@description	Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents
-//	@description	for CloudEvents. Every call belongs to the account named by the X-Account-Id header
-//	@description	("default" when absent). Errors are RFC 9457 problem documents (application/problem+json).
+//	@description	for CloudEvents. Every call but health, webhooks and this documentation needs an API key,
+//	@description	sent as "Authorization: Bearer ebk_...". A call acts in the key's account, or in the account that
+//	@description	the X-Account-Id header names (an instance administrator's key, or a member's). Errors are RFC 9457
+//	@description	problem documents (application/problem+json).
 //	@license.name	Apache 2.0
 //	@license.url	https://www.apache.org/licenses/LICENSE-2.0.html
 //	@BasePath		/
+
+//	@securityDefinitions.apikey	BearerAuth
+//	@in							header
+//	@name						Authorization
+//	@description				An API key: "Bearer ebk_<id>_<secret>" (OpenAPI 3: the http bearer scheme).
 
 // Services are the domain services the dialects' handlers call.
 type Services struct {
@@ -59,6 +71,12 @@ type Services struct {
 	DeadLetters *deadletter.Service
 	// Sources are the sources of buses and their webhooks.
 	Sources *source.Service
+
+	// Accounts, Users and APIKeys are the identities; APIKeys also authenticates every request that is not public
+	// (without it every such request answers 401).
+	Accounts *account.Service
+	Users    *user.Service
+	APIKeys  *apikey.Service
 }
 
 // Config configures the router and the dialects.
@@ -72,14 +90,18 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// WebhookBaseURL is the scheme and host the webhook URLs of sources are shown on; empty uses the request's.
 	WebhookBaseURL string
+	// CORSOrigins are the browser origins (scheme://host[:port]) allowed to call the API from another site, with
+	// the Authorization, Content-Type, X-Account-Id and CloudEvents headers; empty allows none (no CORS headers are
+	// sent, so browsers refuse cross-site calls that are not simple requests).
+	CORSOrigins []string
 	// Console is the browser console's build (frontend.Dist()), served at / for the paths no API route serves;
 	// nil or without index.html, those paths answer that the binary was built without the console.
 	Console fs.FS
 }
 
-// Operation is one operation of a dialect, declared once: its stable name, the route that serves it and its
-// handler. The router is built from these tables, so every route has an operation and a name that logs, and the
-// permissions of later work, can refer to.
+// Operation is one operation of a dialect, declared once: its stable name, the route that serves it, the
+// permission it needs and its handler. The router is built from these tables, so every route has an operation, a
+// name that logs refer to, and a permission that one middleware enforces.
 type Operation struct {
 	// Name is stable and unique to the operation: "<resource>.<verb>" for /api/v1 ("buses.create"),
 	// "<dialect>.<action>" for the others ("rocketmq.putEvents"). An operation served on several routes (a webhook
@@ -89,17 +111,24 @@ type Operation struct {
 	// Path is gin's pattern: "/api/v1/buses/:bus".
 	Path    string
 	Handler gin.HandlerFunc
-	// Public operations take no account: health, the API's documentation, webhooks (their token names the source).
+	// Public operations need no credential and take no account: health, the API's documentation, webhooks (their
+	// token is the capability), the console's files.
 	Public bool
+	// Permission is what the caller needs (access.Permission): every operation that is not Public names one, in
+	// the account the request selects unless the permission is of the instance (access.ManageInstance) or of
+	// anyone authenticated (access.Authenticated).
+	Permission access.Permission
 }
 
 // Dialect is one API the control plane speaks.
 type Dialect struct {
 	// Name names the dialect in logs and tests: "web", "rest", "rocketmq".
 	Name string
-	// Account selects the account of a request before every operation that is not Public: it reads the
-	// dialect's account field, records it with SetAccount and calls c.Next, or answers the error with WriteError.
-	Account gin.HandlerFunc
+	// Account returns the account a request names in the dialect's way (a header, a path parameter), "" when it
+	// names none (the caller's home account applies), or an error about the field. The router calls it for the
+	// operations whose permission applies in an account, after authentication, and then checks that the caller may
+	// act there (see guard).
+	Account func(c *gin.Context) (string, error)
 	// WriteError answers err in the dialect's error shape and stops the handler chain.
 	WriteError func(c *gin.Context, err error)
 	Operations []Operation
@@ -133,11 +162,29 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.Use(rt.logRequests, rt.recovery)
+	if len(cfg.CORSOrigins) > 0 {
+		r.Use(cors.New(cors.Config{
+			AllowOrigins: cfg.CORSOrigins,
+			AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
+			AllowHeaders: []string{"Authorization", "Content-Type", "X-Account-Id", "resourceOwnerAccountId",
+				"ce-specversion", "ce-id", "ce-source", "ce-type", "ce-subject", "ce-time", "ce-dataschema"},
+			ExposeHeaders: []string{"WWW-Authenticate"},
+			MaxAge:        10 * time.Minute,
+		}))
+	}
 	r.NoMethod(noMethod)
 
+	var auth Authenticator
+	if s.APIKeys != nil {
+		auth = s.APIKeys
+	}
+	var accounts AccountReader
+	if s.Accounts != nil {
+		accounts = s.Accounts
+	}
 	for _, d := range rt.dialects(cfg, s, dialects) {
 		for _, op := range d.Operations {
-			r.Handle(op.Method, op.Path, handlersOf(d, op)...)
+			r.Handle(op.Method, op.Path, handlersOf(d, op, auth, accounts)...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)
@@ -162,13 +209,20 @@ func (rt *router) dialects(cfg Config, s Services, dialects []NewDialect) []Dial
 	return out
 }
 
-// handlersOf is the chain of an operation: its name is recorded, then the dialect selects the account (unless the
-// operation is Public), then the handler runs.
-func handlersOf(d Dialect, op Operation) []gin.HandlerFunc {
+// handlersOf is the chain of an operation: its name is recorded, then, unless the operation is Public, the guard
+// authenticates the caller, selects the account and checks the operation's permission there; then the handler
+// runs. An operation that is not Public and names no valid permission, or is Public and names one, is a
+// programming error: it panics, so that no route is ever served unguarded by mistake.
+func handlersOf(d Dialect, op Operation, auth Authenticator, accounts AccountReader) []gin.HandlerFunc {
 	name := op.Name
 	chain := []gin.HandlerFunc{func(c *gin.Context) { c.Set(operationKey, name) }}
-	if !op.Public && d.Account != nil {
-		chain = append(chain, d.Account)
+	switch {
+	case op.Public && op.Permission != "":
+		panic(fmt.Sprintf("web: public operation %s names permission %q", op.Name, op.Permission))
+	case !op.Public && !op.Permission.Valid():
+		panic(fmt.Sprintf("web: operation %s names no valid permission (%q)", op.Name, op.Permission))
+	case !op.Public:
+		chain = append(chain, guard{d: d, perm: op.Permission, auth: auth, accounts: accounts}.handle)
 	}
 	return append(chain, op.Handler)
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/web"
 )
 
@@ -100,11 +102,15 @@ func TestReadyz(t *testing.T) {
 func TestRecovery(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
-	// No services: any resource handler dereferences a nil service and panics.
-	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, web.Services{})
+	// No services but the identities: any resource handler dereferences a nil service and panics.
+	var s web.Services
+	key := withIdentity(t, persistencetest.Open(t, persistence.SQLite), &s)
+	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, s)
 	for range 2 {
 		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil))
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		r.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusInternalServerError, rec.Code)
 		assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
 		var p web.Problem

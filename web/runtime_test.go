@@ -15,6 +15,8 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 )
@@ -195,12 +197,18 @@ func TestRuntimeRoutes(t *testing.T) {
 		{name: "schema while the runtime is down", down: true, method: "GET", url: "/api/v1/runtime/plugins/http/schema", wantStatus: 503,
 			wantCode: "ServiceUnavailable"},
 	}
+	var ids web.Services
+	key := withIdentity(t, persistencetest.Open(t, persistence.SQLite), &ids)
+	ensureAccount(t, ids, "nobody")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeWorkers{connectors: []string{own, othersConn}, down: tc.down}
-			h := newRouter(web.Config{}, web.Services{Runtime: &runtime.Service{Runtime: f}})
+			s := ids
+			s.Runtime = &runtime.Service{Runtime: f}
+			h := newRouter(web.Config{}, s)
 			req := httptest.NewRequest(tc.method, strings.ReplaceAll(tc.url, " ", "%20"), nil)
+			req.Header.Set("Authorization", "Bearer "+key)
 			if tc.account != "" {
 				req.Header.Set(rest.AccountHeader, tc.account)
 			}

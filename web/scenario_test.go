@@ -24,6 +24,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
@@ -93,6 +94,14 @@ type env struct {
 	// sourceRuntime stands for the worker runtime of sources (sources_test.go).
 	sourceRuntime *fakeSourceRuntime
 	sources       *persistence.SourceRepository
+	db            *persistence.DB
+	// adminKey is an instance administrator's API key, which do sends unless the request has its own
+	// Authorization header (an empty value sends none).
+	adminKey string
+	// accountKeys are administrators' keys of accounts (account → key), for env.as.
+	accountKeys map[string]string
+	// exactAccounts turns off do's creation of the accounts that requests name (identity tests).
+	exactAccounts bool
 }
 
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
@@ -114,7 +123,6 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 	buses := persistence.NewBusRepository(db)
 	rules := persistence.NewRuleRepository(db)
 	targets := persistence.NewTargetRepository(db)
-	accounts := persistence.NewAccountRepository(db)
 	cluster := "t" + strings.ToLower(domain.NewID()[:8])
 	store := eventstore.New(js, cluster, 1)
 
@@ -128,20 +136,26 @@ func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
 	eventTypes := persistence.NewEventTypeRepository(db)
 	recorder := &eventtype.Recorder{Repo: eventTypes}
 	services := web.Services{
-		Buses: &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: rt, Logger: log,
+		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: rt, Logger: log,
 			Observer: recorder},
 		EventTypes: &eventtype.Service{Repo: eventTypes, Buses: buses},
 		Rules:      &rule.Service{Rules: rules, Buses: buses, Runtime: rt, Logger: log},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: rt, Statuses: st, Logger: log,
 			APIDestinations: destinations},
-		Connections:     &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer},
-		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts, Targets: destinations},
+		Connections:     &connection.Service{Connections: connections, Users: destinations, Sealer: sealer},
+		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Targets: destinations},
 	}
 	srcRT, sources := newFakeSourceRuntime(), persistence.NewSourceRepository(db)
 	services.Sources = &source.Service{Sources: sources, Buses: buses, Runtime: srcRT, Statuses: srcRT, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sources
+	adminKey := withIdentity(t, db, &services)
+	// As cmd/eventbridge wires it.
+	services.Accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
+		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys}
 	e := &env{
+		db:       db,
+		adminKey: adminKey,
 		router:   newRouter(web.Config{Logger: log}, services),
 		js:       js,
 		names:    stream.Names{Cluster: cluster},
@@ -304,8 +318,23 @@ func (e *env) do(t *testing.T, method, url string, headers map[string]string, bo
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if e.adminKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.adminKey)
+	}
 	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
 		req.Header.Set(k, v)
+	}
+	// Accounts are created by an instance administrator; the scenarios that name one get it made first.
+	if !e.exactAccounts && e.services.Accounts != nil {
+		for _, h := range []string{rest.AccountHeader, rocketmq.AccountHeader} {
+			if id := req.Header.Get(h); id != "" && domain.ValidateAccountID(id) == nil {
+				ensureAccount(t, e.services, id)
+			}
+		}
 	}
 	rec := httptest.NewRecorder()
 	e.router.ServeHTTP(rec, req)
@@ -363,9 +392,15 @@ func withTarget(busName, ruleName, name string) func(t *testing.T, e *env) {
 // storedEvents reads every event put on the bus of the default account from its stream.
 func (e *env) storedEvents(t *testing.T, busName string) []*event.Event {
 	t.Helper()
+	return e.storedEventsOf(t, domain.DefaultAccountID, busName)
+}
+
+// storedEventsOf reads every event put on the account's bus from its stream.
+func (e *env) storedEventsOf(t *testing.T, accountID, busName string) []*event.Event {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := e.buses.Get(ctx, domain.DefaultAccountID, busName)
+	b, err := e.buses.Get(ctx, accountID, busName)
 	require.NoError(t, err)
 	s, err := e.js.Stream(ctx, e.names.BusStream(b.ID()))
 	require.NoError(t, err)

@@ -199,7 +199,7 @@ func TestSlowAdapterKeepsARemoteWorkerClusterInStep(t *testing.T) {
 	c.start("w1", w1Addr)
 	c.start("w2", w2Addr)
 
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	require.Eventually(t, func() bool {
 		var ws struct {
 			Workers []struct{ ID string } `json:"workers"`

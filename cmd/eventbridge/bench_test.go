@@ -30,7 +30,7 @@ func BenchmarkDelivery(b *testing.B) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	a := api{t: b, base: "http://" + m.HTTPAddr()}
+	a := apiOf(b, m)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
 	a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
 		"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
@@ -84,7 +84,7 @@ func BenchmarkWebhook(b *testing.B) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	a := api{t: b, base: "http://" + m.HTTPAddr()}
+	a := apiOf(b, m)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "hooks"}, 201)
 	a.must("POST", "/api/v1/buses/hooks/rules", map[string]any{"name": "all",
 		"eventPattern": map[string]any{"type": []any{"eventbridge:Events:HTTPEvent"}}}, 201)

@@ -21,7 +21,7 @@ func TestEmbeddedWorkerJoinsACluster(t *testing.T) {
 	natsAddr := freePort(t)
 	m := startMain(t, t.TempDir(), "--nats-listen", natsAddr, "--worker-id", "cp")
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	nc, err := nats.Connect("nats://" + natsAddr)
 	require.NoError(t, err)

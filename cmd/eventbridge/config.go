@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,6 +44,24 @@ type Config struct {
 	QuotaAPIDestinations int
 	// TrustedProxies lists the proxies (IPs and CIDRs, comma-separated) whose X-Forwarded-For webhooks believe.
 	TrustedProxies string
+	// BootstrapAdminPasswordFile and BootstrapAPIKeyFile hold the first administrator's password and API key
+	// (production secrets); empty generates them into the data directory when no administrator exists.
+	BootstrapAdminPasswordFile string
+	BootstrapAPIKeyFile        string
+	// CORSOrigins are the browser origins (scheme://host[:port], comma-separated) allowed to call the API from
+	// other sites; empty allows none.
+	CORSOrigins string
+}
+
+// CORSOriginList reads CORSOrigins (checked by Validate).
+func (c Config) CORSOriginList() []string {
+	var out []string
+	for _, o := range strings.Split(c.CORSOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, strings.TrimRight(o, "/"))
+		}
+	}
+	return out
 }
 
 // TrustedProxyPrefixes reads TrustedProxies (checked by Validate).
@@ -129,6 +148,12 @@ func (c Config) Validate() error {
 	if _, err := source.ParseIPs(c.TrustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies %q must be IP addresses and CIDR prefixes, comma-separated", c.TrustedProxies)
 	}
+	for _, o := range c.CORSOriginList() {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("--cors-origins: %q is not an origin such as https://console.example.com", o)
+		}
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
@@ -158,6 +183,9 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.ClusterID, "cluster-id", "EB_CLUSTER_ID", "eb", "prefix of every stream, KV bucket and consumer of this installation")
 	str(&c.MasterKey, "master-key", "EB_MASTER_KEY", "", "path of the master key file (default <data-dir>/master.key, generated on first start)")
 	str(&c.LogLevel, "log-level", "EB_LOG_LEVEL", "info", "debug, info, warn or error")
+	str(&c.BootstrapAdminPasswordFile, "bootstrap-admin-password-file", "EB_BOOTSTRAP_ADMIN_PASSWORD_FILE", "", "file with the password of the user admin made when no administrator exists (default: generated into <data-dir>/admin-password)")
+	str(&c.BootstrapAPIKeyFile, "bootstrap-api-key-file", "EB_BOOTSTRAP_API_KEY_FILE", "", "file with the instance administrator's API key (ebk_...) made when no administrator exists, or imported at start when unknown (default: generated into <data-dir>/admin-api-key)")
+	str(&c.CORSOrigins, "cors-origins", "EB_CORS_ORIGINS", "", "browser origins allowed to call the API from other sites, comma-separated; empty allows none")
 	str(&c.TrustedProxies, "trusted-proxies", "EB_TRUSTED_PROXIES", "", "proxies (IPs, CIDRs) whose X-Forwarded-For webhooks believe for their client IP check; empty trusts none")
 	allow := false
 	if v := getenv("EB_ALLOW_PRIVATE_TARGETS"); v != "" {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -54,7 +55,7 @@ func buildBinary(t *testing.T) string {
 
 // putLoop sends batches of 10 events until stop closes and returns the ids of every batch whose PutEvents call
 // answered with every entry stored.
-func putLoop(base string, stop <-chan struct{}) map[string]bool {
+func putLoop(base, key string, stop <-chan struct{}) map[string]bool {
 	acked := map[string]bool{}
 	client := &http.Client{Timeout: 5 * time.Second}
 	for n := 0; ; n++ {
@@ -68,7 +69,10 @@ func putLoop(base string, stop <-chan struct{}) map[string]bool {
 			batch = append(batch, event(fmt.Sprintf("e-%d-%d", n, i), "load", "t", map[string]any{"n": n}))
 		}
 		body, _ := json.Marshal(batch)
-		resp, err := client.Post(base+"/api/v1/buses/load/events", "application/cloudevents-batch+json", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/buses/load/events", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
 		if err != nil {
 			time.Sleep(20 * time.Millisecond) // the process is gone or restarting
 			continue
@@ -102,7 +106,9 @@ func TestSlowCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			dir := t.TempDir()
 			r := newReceiver(t)
 			p := startProcess(t, bin, dir)
-			a := api{t: t, base: "http://" + p.addr}
+			key, err := os.ReadFile(filepath.Join(dir, AdminAPIKeyFile))
+			require.NoError(t, err)
+			a := api{t: t, base: "http://" + p.addr, key: strings.TrimSpace(string(key))}
 			a.must("POST", "/api/v1/buses", map[string]any{"name": "load"}, 201)
 			a.must("POST", "/api/v1/buses/load/rules", map[string]any{"name": "all",
 				"eventPattern": map[string]any{"source": []any{"load"}}}, 201)
@@ -112,7 +118,7 @@ func TestSlowCrashLosesNoAcknowledgedEvent(t *testing.T) {
 			var acked map[string]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
-			go func() { defer wg.Done(); acked = putLoop(a.base, stop) }()
+			go func() { defer wg.Done(); acked = putLoop(a.base, a.key, stop) }()
 			time.Sleep(3 * time.Second)
 			require.NoError(t, p.cmd.Process.Signal(sig))
 			state, _ := p.cmd.Process.Wait()

@@ -23,7 +23,7 @@ import (
 func TestDeadLettersEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	failing := func(status int, hits *atomic.Int64) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

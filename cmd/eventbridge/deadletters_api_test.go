@@ -69,7 +69,7 @@ func (a api) deadLetters(query string) deadLetterList {
 func TestDeadLettersAPIEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	flaky, audit := newFlakyReceiver(t), newReceiver(t)
 	noRetries := func(url string) map[string]any {

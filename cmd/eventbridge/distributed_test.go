@@ -42,7 +42,7 @@ func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 	require.NoError(t, w.Start(context.Background()))
 	defer func() { require.NoError(t, w.Close(context.Background())) }()
 
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newReceiver(t)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
 	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "eu",

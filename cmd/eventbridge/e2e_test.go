@@ -30,16 +30,28 @@ func startMain(t *testing.T, dataDir string, extra ...string) *Main {
 	return m
 }
 
-// api is a small client of the control plane's REST API for tests.
+// api is a small client of the control plane's REST API for tests, with an API key.
 type api struct {
 	t    testing.TB
 	base string
+	key  string
+}
+
+// apiOf is a client of m's API with the instance administrator's key that m made at its first start.
+func apiOf(t testing.TB, m *Main) api {
+	t.Helper()
+	key := m.AdminAPIKey()
+	require.NotEmpty(t, key, "the control plane wrote its administrator's key into its data directory")
+	return api{t: t, base: "http://" + m.HTTPAddr(), key: key}
 }
 
 func (a api) do(method, path, contentType string, body []byte) (int, []byte) {
 	a.t.Helper()
 	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
 	require.NoError(a.t, err)
+	if a.key != "" {
+		req.Header.Set("Authorization", "Bearer "+a.key)
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -160,7 +172,7 @@ func httpTarget(url string) map[string]any {
 func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	m := startMain(t, dir)
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	created, other := newReceiver(t), newReceiver(t)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
@@ -233,7 +245,7 @@ func TestEndToEnd(t *testing.T) {
 func TestDisableEnable(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newReceiver(t)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "b1"}, 201)
 	a.must("POST", "/api/v1/buses/b1/rules", map[string]any{"name": "all",
@@ -277,7 +289,7 @@ func TestDisableEnable(t *testing.T) {
 func TestInputTransformerEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	type delivery struct{ id, contentType, body string }
 	got := make(chan delivery, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -189,7 +189,7 @@ func BenchmarkLatencyProduct(b *testing.B) {
 			defer m.Close()
 			rec := newLatencyRecorder()
 			srv := latencyReceiver(b, rec)
-			a := api{t: b, base: "http://" + m.HTTPAddr()}
+			a := apiOf(b, m)
 			a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
 			a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
 				"eventPattern": map[string]any{"type": []any{"even"}}}, 201)

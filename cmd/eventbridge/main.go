@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/adapter/password"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
+	"github.com/eventbridge-go/eventbridge/domain/apikey"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
@@ -31,6 +35,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/domain/user"
 	"github.com/eventbridge-go/eventbridge/frontend"
 	"github.com/eventbridge-go/eventbridge/migrations"
 	"github.com/eventbridge-go/eventbridge/persistence"
@@ -88,6 +93,7 @@ type Main struct {
 	lease      *persistence.Lease
 	httpServer *http.Server
 	listener   net.Listener
+	identity   identity
 	cancel     context.CancelFunc
 	done       chan struct{}
 	// stopRecorder ends the event types recorder, which writes what it holds before recorderDone closes.
@@ -127,7 +133,12 @@ func (m *Main) WorkerAddr() string {
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	log := m.Logger
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+	// The data directory holds the master key and the administrator's credentials: its owner's only (one made by
+	// an earlier version with 0755 is narrowed).
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	if err := os.Chmod(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	keyPath := c.MasterKey
@@ -145,7 +156,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.db = db
-	if err := migrations.Up(ctx, db.SQL(), db.Dialect()); err != nil {
+	accounts := persistence.NewAccountRepository(db)
+	id := identity{
+		accounts: &account.Service{Accounts: accounts},
+		users:    &user.Service{Users: persistence.NewUserRepository(db), Accounts: accounts, Hasher: password.Hasher{}},
+		keys: &apikey.Service{Keys: persistence.NewAPIKeyRepository(db), Accounts: accounts,
+			Logger: log.With("component", "api-keys")},
+	}
+	m.identity = id
+	if err := migrations.UpThen(ctx, db.SQL(), db.Dialect(), func(ctx context.Context) error {
+		return bootstrap(ctx, c, id, log)
+	}); err != nil {
 		return fmt.Errorf("migrating the database: %w", err)
 	}
 
@@ -213,7 +234,6 @@ func (m *Main) Run(ctx context.Context) error {
 	buses := persistence.NewBusRepository(db)
 	rules := persistence.NewRuleRepository(db)
 	targets := persistence.NewTargetRepository(db)
-	accounts := persistence.NewAccountRepository(db)
 	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
 	sourceRepo := persistence.NewSourceRepository(db)
 	sealer, err := connect.NewSealer(m.masterKey)
@@ -230,6 +250,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
+	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
 	if held, err := m.adapter.Reconcile(ctx); err != nil {
 		log.Warn("first reconciliation incomplete; retrying in the background", "err", err)
 	} else if !held {
@@ -244,16 +265,16 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 
 	services := web.Services{
-		Buses: &bus.Service{Buses: buses, Accounts: accounts, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
+		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
 			MaxPerAccount: c.QuotaBuses},
 		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
 	}
 	services.Targets.APIDestinations = destinations
 	services.Targets.Plugins, services.Targets.Sealer = m.adapter, sealer
-	services.Connections = &connection.Service{Connections: connections, Accounts: accounts, Users: destinations, Sealer: sealer,
+	services.Connections = &connection.Service{Connections: connections, Users: destinations, Sealer: sealer,
 		MaxPerAccount: c.QuotaConnections}
-	services.APIDestinations = &apidestination.Service{Destinations: destinations, Connections: connections, Accounts: accounts,
+	services.APIDestinations = &apidestination.Service{Destinations: destinations, Connections: connections,
 		Targets: destinations, MaxPerAccount: c.QuotaAPIDestinations}
 	eventTypes := persistence.NewEventTypeRepository(db)
 	recorder := &eventtype.Recorder{Repo: eventTypes, Logger: log.With("component", "event-types")}
@@ -265,6 +286,12 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sourceRepo
+	services.Accounts, services.Users, services.APIKeys = id.accounts, id.users, id.keys
+	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
+	// connectors) before their buses, API destinations before their connections, then dead letters, runtime
+	// states, members and keys.
+	id.accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
+		services.Connections, store, connectorStates, id.users, id.keys}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {
@@ -272,7 +299,7 @@ func (m *Main) Run(ctx context.Context) error {
 		recorder.Run(recCtx)
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
-		Console: frontend.Dist()}, services, rest.New, rocketmq.New)
+		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList()}, services, rest.New, rocketmq.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
@@ -317,6 +344,36 @@ func ensureDLQStreams(ctx context.Context, buses bus.Repository, store *eventsto
 			log.Warn("ensuring a dead-letter stream", "account", b.AccountID(), "err", err)
 		}
 	}
+}
+
+// ensureConnectorAccounts makes real accounts of the accounts that the runtime's "eb.<account>." connectors name
+// (an installation made before accounts were created explicitly). A runtime that cannot be reached is logged and
+// skipped: the accounts of rows were made by the database's migration.
+func ensureConnectorAccounts(ctx context.Context, a *connect.Adapter, accounts *persistence.AccountRepository, log *slog.Logger) {
+	ids, err := a.ConnectorAccounts(ctx)
+	if err != nil {
+		log.Warn("listing the runtime's connectors to find their accounts", "err", err)
+		return
+	}
+	for _, id := range ids {
+		acc, err := account.New(id, time.Now())
+		if err != nil {
+			continue // not one of ours
+		}
+		if err := accounts.Ensure(ctx, acc); err != nil {
+			log.Warn("ensuring the account of a connector", "account", id, "err", err)
+		}
+	}
+}
+
+// AdminAPIKey returns the instance administrator's API key that the control plane wrote into its data directory
+// when it created the first administrator ("" when it wrote none).
+func (m *Main) AdminAPIKey() string {
+	b, err := os.ReadFile(filepath.Join(m.Config.DataDir, AdminAPIKeyFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // ready answers /readyz: the database and NATS are reachable.

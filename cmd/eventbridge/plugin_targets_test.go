@@ -24,7 +24,7 @@ const mosquitto = "tcp://127.0.0.1:1883"
 func TestMQTTTargetDeliversToASubscriber(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	prefix := "eb-test/" + domain.NewID()
 
 	var mu sync.Mutex
@@ -100,7 +100,7 @@ func TestMQTTTargetDeliversToASubscriber(t *testing.T) {
 func TestPluginTargetErrors(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "b"}, 201)
 	a.must("POST", "/api/v1/buses/b/rules", map[string]any{"name": "r", "eventPattern": map[string]any{"type": []any{"x"}}}, 201)
 	cases := []struct {

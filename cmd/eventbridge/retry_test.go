@@ -16,7 +16,7 @@ import (
 func TestRetriesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	m := startMain(t, dir)
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	recv := newReceiver(t)
 	var down atomic.Bool

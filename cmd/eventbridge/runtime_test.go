@@ -32,6 +32,7 @@ func (a api) asAccount(account, method, path string) (int, []byte) {
 	req, err := http.NewRequest(method, a.base+path, nil)
 	require.NoError(a.t, err)
 	req.Header.Set("X-Account-Id", account)
+	req.Header.Set("Authorization", "Bearer "+a.key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(a.t, err)
 	defer resp.Body.Close()
@@ -86,7 +87,7 @@ func problemCode(t *testing.T, body []byte) string {
 func TestRuntimeFromTheControlPlane(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newReceiver(t)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
 	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "all",
@@ -198,6 +199,7 @@ func TestRuntimeFromTheControlPlane(t *testing.T) {
 	require.Equal(t, "PluginNotFound", problemCode(t, body))
 
 	// Another account sees none of default's connectors and cannot act on them.
+	a.must("POST", "/api/v1/accounts", map[string]any{"id": "other"}, 201)
 	status, body = a.asAccount("other", "GET", "/api/v1/runtime/connectors")
 	require.Equal(t, 200, status, string(body))
 	require.JSONEq(t, `{"connectors": []}`, string(body))

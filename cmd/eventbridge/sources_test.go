@@ -126,7 +126,7 @@ func decodeSource(t *testing.T, b []byte) sourceAnswer {
 func TestWebhookSourceEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newBodyReceiver(t)
 
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "shop"}, 201)
@@ -338,7 +338,7 @@ func connectorConfig(m *Main, name string) (map[string]string, error) {
 func TestEventBusSourceEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newReceiver(t)
 
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "upstream"}, 201)
@@ -447,7 +447,7 @@ func TestTrustedProxiesFlag(t *testing.T) {
 func TestWebhookSignatureSchemesEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "shop"}, 201)
 	key := []byte("a 24-byte key for signing")
 	std := decodeSource(t, a.must("POST", "/api/v1/buses/shop/sources", map[string]any{"name": "std", "type": "http",
@@ -487,7 +487,7 @@ func TestWebhookSignatureSchemesEndToEnd(t *testing.T) {
 func TestEventBusSourceByBusName(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 	r := newReceiver(t)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "upstream"}, 201)
 	a.must("POST", "/api/v1/buses", map[string]any{"name": "downstream"}, 201)

@@ -106,7 +106,7 @@ func (o *oauthServer) valid(r *http.Request) bool {
 func TestTargetTypesEndToEnd(t *testing.T) {
 	m := startMain(t, t.TempDir())
 	defer func() { require.NoError(t, m.Close()) }()
-	a := api{t: t, base: "http://" + m.HTTPAddr()}
+	a := apiOf(t, m)
 
 	for _, b := range []string{"orders", "audit", "dlq"} {
 		a.must("POST", "/api/v1/buses", map[string]any{"name": b}, 201)

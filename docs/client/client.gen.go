@@ -82,6 +82,33 @@ func (e ApiDestinationPatchHttpMethod) Valid() bool {
 	}
 }
 
+// Defines values for ApiKeyRole.
+const (
+	ApiKeyRoleAdmin     ApiKeyRole = "admin"
+	ApiKeyRoleEditor    ApiKeyRole = "editor"
+	ApiKeyRoleOperator  ApiKeyRole = "operator"
+	ApiKeyRolePublisher ApiKeyRole = "publisher"
+	ApiKeyRoleViewer    ApiKeyRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the ApiKeyRole enum.
+func (e ApiKeyRole) Valid() bool {
+	switch e {
+	case ApiKeyRoleAdmin:
+		return true
+	case ApiKeyRoleEditor:
+		return true
+	case ApiKeyRoleOperator:
+		return true
+	case ApiKeyRolePublisher:
+		return true
+	case ApiKeyRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectionAuthorizationType.
 const (
 	ConnectionAuthorizationTypeAPIKEY                 ConnectionAuthorizationType = "API_KEY"
@@ -139,6 +166,51 @@ func (e DeadLetterErrorClass) Valid() bool {
 	case RetriesExhausted:
 		return true
 	case Transform:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeKind.
+const (
+	MeKindApiKey MeKind = "apiKey"
+	MeKindUser   MeKind = "user"
+)
+
+// Valid indicates whether the value is a known member of the MeKind enum.
+func (e MeKind) Valid() bool {
+	switch e {
+	case MeKindApiKey:
+		return true
+	case MeKindUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MemberRole.
+const (
+	MemberRoleAdmin     MemberRole = "admin"
+	MemberRoleEditor    MemberRole = "editor"
+	MemberRoleOperator  MemberRole = "operator"
+	MemberRolePublisher MemberRole = "publisher"
+	MemberRoleViewer    MemberRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the MemberRole enum.
+func (e MemberRole) Valid() bool {
+	switch e {
+	case MemberRoleAdmin:
+		return true
+	case MemberRoleEditor:
+		return true
+	case MemberRoleOperator:
+		return true
+	case MemberRolePublisher:
+		return true
+	case MemberRoleViewer:
 		return true
 	default:
 		return false
@@ -361,6 +433,33 @@ func (e RocketMQRunOptionsErrorsTolerance) Valid() bool {
 	}
 }
 
+// Defines values for RoleAssignmentRole.
+const (
+	RoleAssignmentRoleAdmin     RoleAssignmentRole = "admin"
+	RoleAssignmentRoleEditor    RoleAssignmentRole = "editor"
+	RoleAssignmentRoleOperator  RoleAssignmentRole = "operator"
+	RoleAssignmentRolePublisher RoleAssignmentRole = "publisher"
+	RoleAssignmentRoleViewer    RoleAssignmentRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the RoleAssignmentRole enum.
+func (e RoleAssignmentRole) Valid() bool {
+	switch e {
+	case RoleAssignmentRoleAdmin:
+		return true
+	case RoleAssignmentRoleEditor:
+		return true
+	case RoleAssignmentRoleOperator:
+		return true
+	case RoleAssignmentRolePublisher:
+		return true
+	case RoleAssignmentRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RuleState.
 const (
 	RuleStateDISABLED RuleState = "DISABLED"
@@ -490,6 +589,22 @@ func (e TransformParamForm) Valid() bool {
 	}
 }
 
+// Account defines model for Account.
+type Account struct {
+	CreatedAt *string `json:"createdAt,omitempty"`
+
+	// Id ID is 1 to 32 characters of a-z and 0-9.
+	//
+	// Example: shop
+	Id *string `json:"id,omitempty"`
+}
+
+// AccountList defines model for AccountList.
+type AccountList struct {
+	Accounts  *[]Account `json:"accounts,omitempty"`
+	NextToken *string    `json:"nextToken,omitempty"`
+}
+
 // ApiDestination defines model for ApiDestination.
 type ApiDestination struct {
 	// Connection Connection is the name of a connection of the same account.
@@ -550,6 +665,52 @@ type ApiDestinationPatch struct {
 // ApiDestinationPatchHttpMethod defines model for ApiDestinationPatch.HttpMethod.
 type ApiDestinationPatchHttpMethod string
 
+// ApiKey defines model for ApiKey.
+type ApiKey struct {
+	// Buses Buses, when given, are the only buses the key may put events on.
+	//
+	// Example: ["orders"]
+	Buses     *[]string `json:"buses,omitempty"`
+	CreatedAt *string   `json:"createdAt,omitempty"`
+
+	// CreatedBy Example: apiKey admin (k3mbwq2x7yfa4d5e)
+	CreatedBy *string `json:"createdBy,omitempty"`
+
+	// ExpiresAt ExpiresAt ends the key's validity (RFC 3339); absent: never.
+	ExpiresAt *string `json:"expiresAt,omitempty"`
+
+	// Id Example: k3mbwq2x7yfa4d5e
+	Id *string `json:"id,omitempty"`
+
+	// InstanceAdmin InstanceAdmin keys are admin in every account and manage accounts and users; only an instance administrator
+	// creates one.
+	InstanceAdmin *bool   `json:"instanceAdmin,omitempty"`
+	LastUsedAt    *string `json:"lastUsedAt,omitempty"`
+
+	// Name Example: shop-backend
+	Name *string `json:"name,omitempty"`
+
+	// Prefix Prefix is the public start of the key (ebk_<id>), to recognise it.
+	//
+	// Example: ebk_k3mbwq2x7yfa4d5e
+	Prefix *string `json:"prefix,omitempty"`
+
+	// Role Role is the key's role in its account.
+	//
+	// Example: publisher
+	Role *ApiKeyRole `json:"role,omitempty"`
+
+	// Secret Secret is the whole key, to send as "Authorization: Bearer <secret>": in the answer of its creation only.
+	//
+	// Example: ebk_k3mbwq2x7yfa4d5e_Qm9vb3Rz...
+	Secret *string `json:"secret,omitempty"`
+}
+
+// ApiKeyRole Role is the key's role in its account.
+//
+// Example: publisher
+type ApiKeyRole string
+
 // ApiKeyAuthParameters defines model for ApiKeyAuthParameters.
 type ApiKeyAuthParameters struct {
 	// ApiKeyName APIKeyName is the name of the header.
@@ -561,6 +722,12 @@ type ApiKeyAuthParameters struct {
 	//
 	// Example: k-123
 	ApiKeyValue *string `json:"apiKeyValue,omitempty"`
+}
+
+// ApiKeyList defines model for ApiKeyList.
+type ApiKeyList struct {
+	ApiKeys   *[]ApiKey `json:"apiKeys,omitempty"`
+	NextToken *string   `json:"nextToken,omitempty"`
 }
 
 // BasicAuthParameters defines model for BasicAuthParameters.
@@ -863,6 +1030,69 @@ type InputTransformer struct {
 	//
 	// Example: {"order": <id>, "text": "Order <id> created"}
 	InputTemplate *string `json:"inputTemplate,omitempty"`
+}
+
+// Me defines model for Me.
+type Me struct {
+	// Account Account is the account of requests that name none (X-Account-Id), and Role the caller's role there.
+	//
+	// Example: shop
+	Account *string `json:"account,omitempty"`
+
+	// Accounts Accounts are the accounts the caller is a member of with its role (an instance administrator reaches every
+	// account: GET /api/v1/accounts).
+	Accounts *[]UserMembership `json:"accounts,omitempty"`
+
+	// Buses Buses, for a key restricted to some buses, are those it may put events on.
+	Buses     *[]string `json:"buses,omitempty"`
+	ExpiresAt *string   `json:"expiresAt,omitempty"`
+
+	// Id ID is the key's or the user's id; Name its name or login name.
+	//
+	// Example: k3mbwq2x7yfa4d5e
+	Id *string `json:"id,omitempty"`
+
+	// InstanceAdmin InstanceAdmin callers are admin in every account and manage accounts and users.
+	InstanceAdmin *bool `json:"instanceAdmin,omitempty"`
+
+	// Kind Kind is apiKey or user.
+	//
+	// Example: apiKey
+	Kind *MeKind `json:"kind,omitempty"`
+
+	// Name Example: shop-backend
+	Name *string `json:"name,omitempty"`
+
+	// Permissions Permissions are what the caller may do in Account.
+	Permissions *[]string `json:"permissions,omitempty"`
+
+	// Role Example: publisher
+	Role *string `json:"role,omitempty"`
+}
+
+// MeKind Kind is apiKey or user.
+//
+// Example: apiKey
+type MeKind string
+
+// Member defines model for Member.
+type Member struct {
+	CreatedAt *string `json:"createdAt,omitempty"`
+
+	// Role Example: editor
+	Role *MemberRole `json:"role,omitempty"`
+
+	// Username Example: alice
+	Username *string `json:"username,omitempty"`
+}
+
+// MemberRole Example: editor
+type MemberRole string
+
+// MemberList defines model for MemberList.
+type MemberList struct {
+	Members   *[]Member `json:"members,omitempty"`
+	NextToken *string   `json:"nextToken,omitempty"`
 }
 
 // OAuthClientParameters defines model for OAuthClientParameters.
@@ -1929,6 +2159,15 @@ type RocketMQUpdateEventRuleRequest struct {
 	FilterPattern *string `json:"filterPattern,omitempty"`
 }
 
+// RoleAssignment defines model for RoleAssignment.
+type RoleAssignment struct {
+	// Role Example: editor
+	Role *RoleAssignmentRole `json:"role,omitempty"`
+}
+
+// RoleAssignmentRole Example: editor
+type RoleAssignmentRole string
+
 // Rule defines model for Rule.
 type Rule struct {
 	CreatedAt *string `json:"createdAt,omitempty"`
@@ -2422,6 +2661,47 @@ type TransformParam struct {
 // TransformParamForm Example: TEMPLATE
 type TransformParamForm string
 
+// User defines model for User.
+type User struct {
+	CreatedAt     *string `json:"createdAt,omitempty"`
+	Disabled      *bool   `json:"disabled,omitempty"`
+	InstanceAdmin *bool   `json:"instanceAdmin,omitempty"`
+
+	// Memberships Memberships are the accounts the user is a member of, with its role (answers of a single user).
+	Memberships *[]UserMembership `json:"memberships,omitempty"`
+
+	// Password Password is write-only: 8 to 256 characters, never answered.
+	//
+	// Example: correct horse battery staple
+	Password  *string `json:"password,omitempty"`
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// Username Example: alice
+	Username *string `json:"username,omitempty"`
+}
+
+// UserList defines model for UserList.
+type UserList struct {
+	NextToken *string `json:"nextToken,omitempty"`
+	Users     *[]User `json:"users,omitempty"`
+}
+
+// UserMembership defines model for UserMembership.
+type UserMembership struct {
+	// Account Example: shop
+	Account *string `json:"account,omitempty"`
+
+	// Role Example: editor
+	Role *string `json:"role,omitempty"`
+}
+
+// UserPatch defines model for UserPatch.
+type UserPatch struct {
+	Disabled      *bool   `json:"disabled,omitempty"`
+	InstanceAdmin *bool   `json:"instanceAdmin,omitempty"`
+	Password      *string `json:"password,omitempty"`
+}
+
 // WebhookAnswer defines model for WebhookAnswer.
 type WebhookAnswer struct {
 	// EventId EventID is the id of the CloudEvent the request became.
@@ -2432,32 +2712,56 @@ type WebhookAnswer struct {
 
 // PostApiDestinationCreateApiDestinationParams defines parameters for PostApiDestinationCreateApiDestination.
 type PostApiDestinationCreateApiDestinationParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostApiDestinationDeleteApiDestinationParams defines parameters for PostApiDestinationDeleteApiDestination.
 type PostApiDestinationDeleteApiDestinationParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostApiDestinationGetApiDestinationParams defines parameters for PostApiDestinationGetApiDestination.
 type PostApiDestinationGetApiDestinationParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostApiDestinationListApiDestinationsParams defines parameters for PostApiDestinationListApiDestinations.
 type PostApiDestinationListApiDestinationsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostApiDestinationUpdateApiDestinationParams defines parameters for PostApiDestinationUpdateApiDestination.
 type PostApiDestinationUpdateApiDestinationParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
+}
+
+// GetApiV1AccountsParams defines parameters for GetApiV1Accounts.
+type GetApiV1AccountsParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+}
+
+// DeleteApiV1AccountsAccountParams defines parameters for DeleteApiV1AccountsAccount.
+type DeleteApiV1AccountsAccountParams struct {
+	// Confirm the account's id again
+	Confirm string `form:"confirm" json:"confirm"`
+}
+
+// GetApiV1AccountsAccountMembersParams defines parameters for GetApiV1AccountsAccountMembers.
+type GetApiV1AccountsAccountMembersParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 }
 
 // GetApiV1ApiDestinationsParams defines parameters for GetApiV1ApiDestinations.
@@ -2468,37 +2772,67 @@ type GetApiV1ApiDestinationsParams struct {
 	// NextToken token of the next page from the previous answer
 	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1ApiDestinationsParams defines parameters for PostApiV1ApiDestinations.
 type PostApiV1ApiDestinationsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1ApiDestinationsDestinationParams defines parameters for DeleteApiV1ApiDestinationsDestination.
 type DeleteApiV1ApiDestinationsDestinationParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1ApiDestinationsDestinationParams defines parameters for GetApiV1ApiDestinationsDestination.
 type GetApiV1ApiDestinationsDestinationParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PatchApiV1ApiDestinationsDestinationParams defines parameters for PatchApiV1ApiDestinationsDestination.
 type PatchApiV1ApiDestinationsDestinationParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PutApiV1ApiDestinationsDestinationParams defines parameters for PutApiV1ApiDestinationsDestination.
 type PutApiV1ApiDestinationsDestinationParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1ApiKeysParams defines parameters for GetApiV1ApiKeys.
+type GetApiV1ApiKeysParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1ApiKeysParams defines parameters for PostApiV1ApiKeys.
+type PostApiV1ApiKeysParams struct {
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// DeleteApiV1ApiKeysKeyParams defines parameters for DeleteApiV1ApiKeysKey.
+type DeleteApiV1ApiKeysKeyParams struct {
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1ApiKeysKeyParams defines parameters for GetApiV1ApiKeysKey.
+type GetApiV1ApiKeysKeyParams struct {
+	// XAccountId account (default: the caller's)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2510,31 +2844,31 @@ type GetApiV1BusesParams struct {
 	// NextToken token of the next page from the previous answer
 	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesParams defines parameters for PostApiV1Buses.
 type PostApiV1BusesParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1BusesBusParams defines parameters for DeleteApiV1BusesBus.
 type DeleteApiV1BusesBusParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1BusesBusParams defines parameters for GetApiV1BusesBus.
 type GetApiV1BusesBusParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PatchApiV1BusesBusParams defines parameters for PatchApiV1BusesBus.
 type PatchApiV1BusesBusParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2546,13 +2880,13 @@ type GetApiV1BusesBusEventTypesParams struct {
 	// NextToken token of the next page from the previous answer
 	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusEventsParams defines parameters for PostApiV1BusesBusEvents.
 type PostApiV1BusesBusEventsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 
 	// CeSpecversion binary mode: spec version (1.0)
@@ -2579,73 +2913,73 @@ type GetApiV1BusesBusRulesParams struct {
 	// NamePrefix only the rules whose name starts with this
 	NamePrefix *string `form:"namePrefix,omitempty" json:"namePrefix,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusRulesParams defines parameters for PostApiV1BusesBusRules.
 type PostApiV1BusesBusRulesParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1BusesBusRulesRuleParams defines parameters for DeleteApiV1BusesBusRulesRule.
 type DeleteApiV1BusesBusRulesRuleParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1BusesBusRulesRuleParams defines parameters for GetApiV1BusesBusRulesRule.
 type GetApiV1BusesBusRulesRuleParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PatchApiV1BusesBusRulesRuleParams defines parameters for PatchApiV1BusesBusRulesRule.
 type PatchApiV1BusesBusRulesRuleParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PutApiV1BusesBusRulesRuleParams defines parameters for PutApiV1BusesBusRulesRule.
 type PutApiV1BusesBusRulesRuleParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusRulesRuleDisableParams defines parameters for PostApiV1BusesBusRulesRuleDisable.
 type PostApiV1BusesBusRulesRuleDisableParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusRulesRuleEnableParams defines parameters for PostApiV1BusesBusRulesRuleEnable.
 type PostApiV1BusesBusRulesRuleEnableParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1BusesBusRulesRuleTargetsParams defines parameters for GetApiV1BusesBusRulesRuleTargets.
 type GetApiV1BusesBusRulesRuleTargetsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1BusesBusRulesRuleTargetsTargetParams defines parameters for DeleteApiV1BusesBusRulesRuleTargetsTarget.
 type DeleteApiV1BusesBusRulesRuleTargetsTargetParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1BusesBusRulesRuleTargetsTargetParams defines parameters for GetApiV1BusesBusRulesRuleTargetsTarget.
 type GetApiV1BusesBusRulesRuleTargetsTargetParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PutApiV1BusesBusRulesRuleTargetsTargetParams defines parameters for PutApiV1BusesBusRulesRuleTargetsTarget.
 type PutApiV1BusesBusRulesRuleTargetsTargetParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2660,55 +2994,55 @@ type GetApiV1BusesBusSourcesParams struct {
 	// NamePrefix only the sources whose name starts with this
 	NamePrefix *string `form:"namePrefix,omitempty" json:"namePrefix,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusSourcesParams defines parameters for PostApiV1BusesBusSources.
 type PostApiV1BusesBusSourcesParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1BusesBusSourcesSourceParams defines parameters for DeleteApiV1BusesBusSourcesSource.
 type DeleteApiV1BusesBusSourcesSourceParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1BusesBusSourcesSourceParams defines parameters for GetApiV1BusesBusSourcesSource.
 type GetApiV1BusesBusSourcesSourceParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PatchApiV1BusesBusSourcesSourceParams defines parameters for PatchApiV1BusesBusSourcesSource.
 type PatchApiV1BusesBusSourcesSourceParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PutApiV1BusesBusSourcesSourceParams defines parameters for PutApiV1BusesBusSourcesSource.
 type PutApiV1BusesBusSourcesSourceParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusSourcesSourceDisableParams defines parameters for PostApiV1BusesBusSourcesSourceDisable.
 type PostApiV1BusesBusSourcesSourceDisableParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusSourcesSourceEnableParams defines parameters for PostApiV1BusesBusSourcesSourceEnable.
 type PostApiV1BusesBusSourcesSourceEnableParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1BusesBusSourcesSourceRotateTokenParams defines parameters for PostApiV1BusesBusSourcesSourceRotateToken.
 type PostApiV1BusesBusSourcesSourceRotateTokenParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2720,43 +3054,43 @@ type GetApiV1ConnectionsParams struct {
 	// NextToken token of the next page from the previous answer
 	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1ConnectionsParams defines parameters for PostApiV1Connections.
 type PostApiV1ConnectionsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1ConnectionsConnectionParams defines parameters for DeleteApiV1ConnectionsConnection.
 type DeleteApiV1ConnectionsConnectionParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1ConnectionsConnectionParams defines parameters for GetApiV1ConnectionsConnection.
 type GetApiV1ConnectionsConnectionParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PatchApiV1ConnectionsConnectionParams defines parameters for PatchApiV1ConnectionsConnection.
 type PatchApiV1ConnectionsConnectionParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PutApiV1ConnectionsConnectionParams defines parameters for PutApiV1ConnectionsConnection.
 type PutApiV1ConnectionsConnectionParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // DeleteApiV1DeadLettersParams defines parameters for DeleteApiV1DeadLetters.
 type DeleteApiV1DeadLettersParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2783,25 +3117,25 @@ type GetApiV1DeadLettersParams struct {
 	// NextToken token of the next page from the previous answer
 	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1DeadLettersRedriveParams defines parameters for PostApiV1DeadLettersRedrive.
 type PostApiV1DeadLettersRedriveParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1RuntimeConnectorsParams defines parameters for GetApiV1RuntimeConnectors.
 type GetApiV1RuntimeConnectorsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1RuntimeConnectorsConnectorPauseParams defines parameters for PostApiV1RuntimeConnectorsConnectorPause.
 type PostApiV1RuntimeConnectorsConnectorPauseParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
@@ -2813,115 +3147,124 @@ type PostApiV1RuntimeConnectorsConnectorRestartParams struct {
 	// OnlyFailed restart only what is FAILED (default false)
 	OnlyFailed *bool `form:"onlyFailed,omitempty" json:"onlyFailed,omitempty"`
 
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1RuntimeConnectorsConnectorResumeParams defines parameters for PostApiV1RuntimeConnectorsConnectorResume.
 type PostApiV1RuntimeConnectorsConnectorResumeParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1RuntimeConnectorsConnectorStopParams defines parameters for PostApiV1RuntimeConnectorsConnectorStop.
 type PostApiV1RuntimeConnectorsConnectorStopParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams defines parameters for PostApiV1RuntimeConnectorsConnectorTasksTaskRestart.
 type PostApiV1RuntimeConnectorsConnectorTasksTaskRestartParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1RuntimePluginsParams defines parameters for GetApiV1RuntimePlugins.
 type GetApiV1RuntimePluginsParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1RuntimePluginsPluginSchemaParams defines parameters for GetApiV1RuntimePluginsPluginSchema.
 type GetApiV1RuntimePluginsPluginSchemaParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // GetApiV1RuntimeWorkersParams defines parameters for GetApiV1RuntimeWorkers.
 type GetApiV1RuntimeWorkersParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1TestEventPatternParams defines parameters for PostApiV1TestEventPattern.
 type PostApiV1TestEventPatternParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
 // PostApiV1TestInputTransformerParams defines parameters for PostApiV1TestInputTransformer.
 type PostApiV1TestInputTransformerParams struct {
-	// XAccountId account (default: default)
+	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1UsersParams defines parameters for GetApiV1Users.
+type GetApiV1UsersParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
 }
 
 // PostBusCreateEventBusParams defines parameters for PostBusCreateEventBus.
 type PostBusCreateEventBusParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostBusDeleteEventBusParams defines parameters for PostBusDeleteEventBus.
 type PostBusDeleteEventBusParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostBusGetEventBusParams defines parameters for PostBusGetEventBus.
 type PostBusGetEventBusParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostBusListEventBusesParams defines parameters for PostBusListEventBuses.
 type PostBusListEventBusesParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostConnectionCreateConnectionParams defines parameters for PostConnectionCreateConnection.
 type PostConnectionCreateConnectionParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostConnectionDeleteConnectionParams defines parameters for PostConnectionDeleteConnection.
 type PostConnectionDeleteConnectionParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostConnectionGetConnectionParams defines parameters for PostConnectionGetConnection.
 type PostConnectionGetConnectionParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostConnectionListConnectionsParams defines parameters for PostConnectionListConnections.
 type PostConnectionListConnectionsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostConnectionUpdateConnectionParams defines parameters for PostConnectionUpdateConnection.
 type PostConnectionUpdateConnectionParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostPutEventsParams defines parameters for PostPutEvents.
 type PostPutEventsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 
 	// CeSpecversion binary mode: spec version (1.0)
@@ -2942,103 +3285,103 @@ type PostPutEventsParams struct {
 
 // PostRuleCreateEventRuleParams defines parameters for PostRuleCreateEventRule.
 type PostRuleCreateEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleDeleteEventRuleParams defines parameters for PostRuleDeleteEventRule.
 type PostRuleDeleteEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleDisableEventRuleParams defines parameters for PostRuleDisableEventRule.
 type PostRuleDisableEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleEnableEventRuleParams defines parameters for PostRuleEnableEventRule.
 type PostRuleEnableEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleGetEventRuleParams defines parameters for PostRuleGetEventRule.
 type PostRuleGetEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleListEventRulesParams defines parameters for PostRuleListEventRules.
 type PostRuleListEventRulesParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostRuleUpdateEventRuleParams defines parameters for PostRuleUpdateEventRule.
 type PostRuleUpdateEventRuleParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostSourceCreateEventSourceParams defines parameters for PostSourceCreateEventSource.
 type PostSourceCreateEventSourceParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostSourceDeleteEventSourceParams defines parameters for PostSourceDeleteEventSource.
 type PostSourceDeleteEventSourceParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostSourceGetEventSourceParams defines parameters for PostSourceGetEventSource.
 type PostSourceGetEventSourceParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostSourceListEventSourcesParams defines parameters for PostSourceListEventSources.
 type PostSourceListEventSourcesParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostSourceUpdateEventSourceParams defines parameters for PostSourceUpdateEventSource.
 type PostSourceUpdateEventSourceParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostTargetCreateEventTargetsParams defines parameters for PostTargetCreateEventTargets.
 type PostTargetCreateEventTargetsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostTargetDeleteEventTargetsParams defines parameters for PostTargetDeleteEventTargets.
 type PostTargetDeleteEventTargetsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostTargetListEventTargetsParams defines parameters for PostTargetListEventTargets.
 type PostTargetListEventTargetsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostTargetUpdateEventTargetsParams defines parameters for PostTargetUpdateEventTargets.
 type PostTargetUpdateEventTargetsParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
 // PostTypeListEventTypesParams defines parameters for PostTypeListEventTypes.
 type PostTypeListEventTypesParams struct {
-	// ResourceOwnerAccountId account (default: default)
+	// ResourceOwnerAccountId account (default: the caller's own)
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
@@ -3087,6 +3430,12 @@ type PostApiDestinationListApiDestinationsJSONRequestBody = RocketMQListApiDesti
 // PostApiDestinationUpdateApiDestinationJSONRequestBody defines body for PostApiDestinationUpdateApiDestination for application/json ContentType.
 type PostApiDestinationUpdateApiDestinationJSONRequestBody = RocketMQApiDestinationRequest
 
+// PostApiV1AccountsJSONRequestBody defines body for PostApiV1Accounts for application/json ContentType.
+type PostApiV1AccountsJSONRequestBody = Account
+
+// PutApiV1AccountsAccountMembersUserJSONRequestBody defines body for PutApiV1AccountsAccountMembersUser for application/json ContentType.
+type PutApiV1AccountsAccountMembersUserJSONRequestBody = RoleAssignment
+
 // PostApiV1ApiDestinationsJSONRequestBody defines body for PostApiV1ApiDestinations for application/json ContentType.
 type PostApiV1ApiDestinationsJSONRequestBody = ApiDestination
 
@@ -3095,6 +3444,9 @@ type PatchApiV1ApiDestinationsDestinationJSONRequestBody = ApiDestinationPatch
 
 // PutApiV1ApiDestinationsDestinationJSONRequestBody defines body for PutApiV1ApiDestinationsDestination for application/json ContentType.
 type PutApiV1ApiDestinationsDestinationJSONRequestBody = ApiDestination
+
+// PostApiV1ApiKeysJSONRequestBody defines body for PostApiV1ApiKeys for application/json ContentType.
+type PostApiV1ApiKeysJSONRequestBody = ApiKey
 
 // PostApiV1BusesJSONRequestBody defines body for PostApiV1Buses for application/json ContentType.
 type PostApiV1BusesJSONRequestBody = Bus
@@ -3152,6 +3504,12 @@ type PostApiV1TestEventPatternJSONRequestBody = TestEventPatternInput
 
 // PostApiV1TestInputTransformerJSONRequestBody defines body for PostApiV1TestInputTransformer for application/json ContentType.
 type PostApiV1TestInputTransformerJSONRequestBody = TestInputTransformerInput
+
+// PostApiV1UsersJSONRequestBody defines body for PostApiV1Users for application/json ContentType.
+type PostApiV1UsersJSONRequestBody = User
+
+// PatchApiV1UsersUserJSONRequestBody defines body for PatchApiV1UsersUser for application/json ContentType.
+type PatchApiV1UsersUserJSONRequestBody = UserPatch
 
 // PostBusCreateEventBusJSONRequestBody defines body for PostBusCreateEventBus for application/json ContentType.
 type PostBusCreateEventBusJSONRequestBody = RocketMQCreateEventBusRequest
@@ -3390,6 +3748,61 @@ type ClientInterface interface {
 	// Corresponds with POST /api-destination/updateApiDestination (the `PostApiDestinationUpdateApiDestination` operationId).
 	PostApiDestinationUpdateApiDestination(ctx context.Context, params *PostApiDestinationUpdateApiDestinationParams, body PostApiDestinationUpdateApiDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetApiV1Accounts List accounts (instance administrators)
+	//
+	// Corresponds with GET /api/v1/accounts (the `GetApiV1Accounts` operationId).
+	GetApiV1Accounts(ctx context.Context, params *GetApiV1AccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1AccountsWithBody Create an account (instance administrators)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+	PostApiV1AccountsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1Accounts Create an account (instance administrators)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+	PostApiV1Accounts(ctx context.Context, body PostApiV1AccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1AccountsAccount Delete an account and everything it owns (instance administrators)
+	//
+	// The confirm parameter must repeat the account's id. Deleting cannot be undone.
+	//
+	// Corresponds with DELETE /api/v1/accounts/{account} (the `DeleteApiV1AccountsAccount` operationId).
+	DeleteApiV1AccountsAccount(ctx context.Context, account string, params *DeleteApiV1AccountsAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1AccountsAccount Get an account (instance administrators)
+	//
+	// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
+	GetApiV1AccountsAccount(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1AccountsAccountMembers List the members of an account (its administrators)
+	//
+	// Corresponds with GET /api/v1/accounts/{account}/members (the `GetApiV1AccountsAccountMembers` operationId).
+	GetApiV1AccountsAccountMembers(ctx context.Context, account string, params *GetApiV1AccountsAccountMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1AccountsAccountMembersUser Remove a member from an account (its administrators)
+	//
+	// Corresponds with DELETE /api/v1/accounts/{account}/members/{user} (the `DeleteApiV1AccountsAccountMembersUser` operationId).
+	DeleteApiV1AccountsAccountMembersUser(ctx context.Context, account string, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1AccountsAccountMembersUserWithBody Add a member to an account or change its role (its administrators)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+	PutApiV1AccountsAccountMembersUserWithBody(ctx context.Context, account string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1AccountsAccountMembersUser Add a member to an account or change its role (its administrators)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+	PutApiV1AccountsAccountMembersUser(ctx context.Context, account string, user string, body PutApiV1AccountsAccountMembersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetApiV1ApiDestinations List API destinations
 	//
 	// Corresponds with GET /api/v1/api-destinations (the `GetApiV1ApiDestinations` operationId).
@@ -3446,6 +3859,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/api-destinations/{destination} (the `PutApiV1ApiDestinationsDestination` operationId).
 	PutApiV1ApiDestinationsDestination(ctx context.Context, destination string, params *PutApiV1ApiDestinationsDestinationParams, body PutApiV1ApiDestinationsDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1ApiKeys List API keys (account administrators)
+	//
+	// Corresponds with GET /api/v1/api-keys (the `GetApiV1ApiKeys` operationId).
+	GetApiV1ApiKeys(ctx context.Context, params *GetApiV1ApiKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1ApiKeysWithBody Create an API key (account administrators)
+	//
+	// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+	// to rotate one: create the new one, move the clients, revoke the old one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+	PostApiV1ApiKeysWithBody(ctx context.Context, params *PostApiV1ApiKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1ApiKeys Create an API key (account administrators)
+	//
+	// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+	// to rotate one: create the new one, move the clients, revoke the old one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+	PostApiV1ApiKeys(ctx context.Context, params *PostApiV1ApiKeysParams, body PostApiV1ApiKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1ApiKeysKey Revoke an API key (account administrators)
+	//
+	// Corresponds with DELETE /api/v1/api-keys/{key} (the `DeleteApiV1ApiKeysKey` operationId).
+	DeleteApiV1ApiKeysKey(ctx context.Context, key string, params *DeleteApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1ApiKeysKey Get an API key (account administrators)
+	//
+	// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
+	GetApiV1ApiKeysKey(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1Buses List buses
 	//
@@ -3868,6 +4316,11 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
 	PostApiV1DeadLettersRedrive(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetApiV1Me Who am I
+	//
+	// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
+	GetApiV1Me(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
 	//
 	// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
@@ -3958,6 +4411,53 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 	PostApiV1TestInputTransformer(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1Users List users (instance administrators)
+	//
+	// Corresponds with GET /api/v1/users (the `GetApiV1Users` operationId).
+	GetApiV1Users(ctx context.Context, params *GetApiV1UsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1UsersWithBody Create a user (instance administrators)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+	PostApiV1UsersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1Users Create a user (instance administrators)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+	PostApiV1Users(ctx context.Context, body PostApiV1UsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1UsersUser Delete a user (instance administrators)
+	//
+	// Corresponds with DELETE /api/v1/users/{user} (the `DeleteApiV1UsersUser` operationId).
+	DeleteApiV1UsersUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1UsersUser Get a user (instance administrators)
+	//
+	// Corresponds with GET /api/v1/users/{user} (the `GetApiV1UsersUser` operationId).
+	GetApiV1UsersUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1UsersUserWithBody Change a user (instance administrators)
+	//
+	// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+	PatchApiV1UsersUserWithBody(ctx context.Context, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1UsersUser Change a user (instance administrators)
+	//
+	// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+	PatchApiV1UsersUser(ctx context.Context, user string, body PatchApiV1UsersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteApiV1WebhooksToken Send a request to a webhook source
 	//
@@ -4697,6 +5197,151 @@ func (c *Client) PostApiDestinationUpdateApiDestination(ctx context.Context, par
 	return c.Client.Do(req)
 }
 
+// GetApiV1Accounts List accounts (instance administrators)
+//
+// Corresponds with GET /api/v1/accounts (the `GetApiV1Accounts` operationId).
+func (c *Client) GetApiV1Accounts(ctx context.Context, params *GetApiV1AccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AccountsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1AccountsWithBody Create an account (instance administrators)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+func (c *Client) PostApiV1AccountsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1AccountsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1Accounts Create an account (instance administrators)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+func (c *Client) PostApiV1Accounts(ctx context.Context, body PostApiV1AccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1AccountsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1AccountsAccount Delete an account and everything it owns (instance administrators)
+//
+// The confirm parameter must repeat the account's id. Deleting cannot be undone.
+//
+// Corresponds with DELETE /api/v1/accounts/{account} (the `DeleteApiV1AccountsAccount` operationId).
+func (c *Client) DeleteApiV1AccountsAccount(ctx context.Context, account string, params *DeleteApiV1AccountsAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1AccountsAccountRequest(c.Server, account, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1AccountsAccount Get an account (instance administrators)
+//
+// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
+func (c *Client) GetApiV1AccountsAccount(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AccountsAccountRequest(c.Server, account)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1AccountsAccountMembers List the members of an account (its administrators)
+//
+// Corresponds with GET /api/v1/accounts/{account}/members (the `GetApiV1AccountsAccountMembers` operationId).
+func (c *Client) GetApiV1AccountsAccountMembers(ctx context.Context, account string, params *GetApiV1AccountsAccountMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AccountsAccountMembersRequest(c.Server, account, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1AccountsAccountMembersUser Remove a member from an account (its administrators)
+//
+// Corresponds with DELETE /api/v1/accounts/{account}/members/{user} (the `DeleteApiV1AccountsAccountMembersUser` operationId).
+func (c *Client) DeleteApiV1AccountsAccountMembersUser(ctx context.Context, account string, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1AccountsAccountMembersUserRequest(c.Server, account, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1AccountsAccountMembersUserWithBody Add a member to an account or change its role (its administrators)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+func (c *Client) PutApiV1AccountsAccountMembersUserWithBody(ctx context.Context, account string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1AccountsAccountMembersUserRequestWithBody(c.Server, account, user, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1AccountsAccountMembersUser Add a member to an account or change its role (its administrators)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+func (c *Client) PutApiV1AccountsAccountMembersUser(ctx context.Context, account string, user string, body PutApiV1AccountsAccountMembersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1AccountsAccountMembersUserRequest(c.Server, account, user, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetApiV1ApiDestinations List API destinations
 //
 // Corresponds with GET /api/v1/api-destinations (the `GetApiV1ApiDestinations` operationId).
@@ -4834,6 +5479,91 @@ func (c *Client) PutApiV1ApiDestinationsDestinationWithBody(ctx context.Context,
 // Corresponds with PUT /api/v1/api-destinations/{destination} (the `PutApiV1ApiDestinationsDestination` operationId).
 func (c *Client) PutApiV1ApiDestinationsDestination(ctx context.Context, destination string, params *PutApiV1ApiDestinationsDestinationParams, body PutApiV1ApiDestinationsDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutApiV1ApiDestinationsDestinationRequest(c.Server, destination, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1ApiKeys List API keys (account administrators)
+//
+// Corresponds with GET /api/v1/api-keys (the `GetApiV1ApiKeys` operationId).
+func (c *Client) GetApiV1ApiKeys(ctx context.Context, params *GetApiV1ApiKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1ApiKeysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1ApiKeysWithBody Create an API key (account administrators)
+//
+// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+// to rotate one: create the new one, move the clients, revoke the old one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+func (c *Client) PostApiV1ApiKeysWithBody(ctx context.Context, params *PostApiV1ApiKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ApiKeysRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1ApiKeys Create an API key (account administrators)
+//
+// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+// to rotate one: create the new one, move the clients, revoke the old one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+func (c *Client) PostApiV1ApiKeys(ctx context.Context, params *PostApiV1ApiKeysParams, body PostApiV1ApiKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ApiKeysRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1ApiKeysKey Revoke an API key (account administrators)
+//
+// Corresponds with DELETE /api/v1/api-keys/{key} (the `DeleteApiV1ApiKeysKey` operationId).
+func (c *Client) DeleteApiV1ApiKeysKey(ctx context.Context, key string, params *DeleteApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1ApiKeysKeyRequest(c.Server, key, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1ApiKeysKey Get an API key (account administrators)
+//
+// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
+func (c *Client) GetApiV1ApiKeysKey(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1ApiKeysKeyRequest(c.Server, key, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5805,6 +6535,21 @@ func (c *Client) PostApiV1DeadLettersRedrive(ctx context.Context, params *PostAp
 	return c.Client.Do(req)
 }
 
+// GetApiV1Me Who am I
+//
+// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
+func (c *Client) GetApiV1Me(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1MeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetApiV1RuntimeConnectors List the account's connectors in the runtime
 //
 // Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
@@ -6016,6 +6761,123 @@ func (c *Client) PostApiV1TestInputTransformerWithBody(ctx context.Context, para
 // Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 func (c *Client) PostApiV1TestInputTransformer(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostApiV1TestInputTransformerRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1Users List users (instance administrators)
+//
+// Corresponds with GET /api/v1/users (the `GetApiV1Users` operationId).
+func (c *Client) GetApiV1Users(ctx context.Context, params *GetApiV1UsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1UsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1UsersWithBody Create a user (instance administrators)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+func (c *Client) PostApiV1UsersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1UsersRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1Users Create a user (instance administrators)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+func (c *Client) PostApiV1Users(ctx context.Context, body PostApiV1UsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1UsersRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1UsersUser Delete a user (instance administrators)
+//
+// Corresponds with DELETE /api/v1/users/{user} (the `DeleteApiV1UsersUser` operationId).
+func (c *Client) DeleteApiV1UsersUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1UsersUserRequest(c.Server, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1UsersUser Get a user (instance administrators)
+//
+// Corresponds with GET /api/v1/users/{user} (the `GetApiV1UsersUser` operationId).
+func (c *Client) GetApiV1UsersUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1UsersUserRequest(c.Server, user)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1UsersUserWithBody Change a user (instance administrators)
+//
+// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+func (c *Client) PatchApiV1UsersUserWithBody(ctx context.Context, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1UsersUserRequestWithBody(c.Server, user, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1UsersUser Change a user (instance administrators)
+//
+// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+func (c *Client) PatchApiV1UsersUser(ctx context.Context, user string, body PatchApiV1UsersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1UsersUserRequest(c.Server, user, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7542,6 +8404,371 @@ func NewPostApiDestinationUpdateApiDestinationRequestWithBody(server string, par
 	return req, nil
 }
 
+// NewGetApiV1AccountsRequest constructs an http.Request for the GetApiV1Accounts method
+func NewGetApiV1AccountsRequest(server string, params *GetApiV1AccountsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1AccountsRequest calls the generic PostApiV1Accounts builder with application/json body
+func NewPostApiV1AccountsRequest(server string, body PostApiV1AccountsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1AccountsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostApiV1AccountsRequestWithBody constructs an http.Request for the PostApiV1Accounts method, with any body, and a specified content type
+func NewPostApiV1AccountsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteApiV1AccountsAccountRequest constructs an http.Request for the DeleteApiV1AccountsAccount method
+func NewDeleteApiV1AccountsAccountRequest(server string, account string, params *DeleteApiV1AccountsAccountParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "confirm", params.Confirm, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1AccountsAccountRequest constructs an http.Request for the GetApiV1AccountsAccount method
+func NewGetApiV1AccountsAccountRequest(server string, account string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1AccountsAccountMembersRequest constructs an http.Request for the GetApiV1AccountsAccountMembers method
+func NewGetApiV1AccountsAccountMembersRequest(server string, account string, params *GetApiV1AccountsAccountMembersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s/members", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1AccountsAccountMembersUserRequest constructs an http.Request for the DeleteApiV1AccountsAccountMembersUser method
+func NewDeleteApiV1AccountsAccountMembersUserRequest(server string, account string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutApiV1AccountsAccountMembersUserRequest calls the generic PutApiV1AccountsAccountMembersUser builder with application/json body
+func NewPutApiV1AccountsAccountMembersUserRequest(server string, account string, user string, body PutApiV1AccountsAccountMembersUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutApiV1AccountsAccountMembersUserRequestWithBody(server, account, user, "application/json", bodyReader)
+}
+
+// NewPutApiV1AccountsAccountMembersUserRequestWithBody constructs an http.Request for the PutApiV1AccountsAccountMembersUser method, with any body, and a specified content type
+func NewPutApiV1AccountsAccountMembersUserRequestWithBody(server string, account string, user string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s/members/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetApiV1ApiDestinationsRequest constructs an http.Request for the GetApiV1ApiDestinations method
 func NewGetApiV1ApiDestinationsRequest(server string, params *GetApiV1ApiDestinationsParams) (*http.Request, error) {
 	var err error
@@ -7881,6 +9108,240 @@ func NewPutApiV1ApiDestinationsDestinationRequestWithBody(server string, destina
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1ApiKeysRequest constructs an http.Request for the GetApiV1ApiKeys method
+func NewGetApiV1ApiKeysRequest(server string, params *GetApiV1ApiKeysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1ApiKeysRequest calls the generic PostApiV1ApiKeys builder with application/json body
+func NewPostApiV1ApiKeysRequest(server string, params *PostApiV1ApiKeysParams, body PostApiV1ApiKeysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1ApiKeysRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1ApiKeysRequestWithBody constructs an http.Request for the PostApiV1ApiKeys method, with any body, and a specified content type
+func NewPostApiV1ApiKeysRequestWithBody(server string, params *PostApiV1ApiKeysParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1ApiKeysKeyRequest constructs an http.Request for the DeleteApiV1ApiKeysKey method
+func NewDeleteApiV1ApiKeysKeyRequest(server string, key string, params *DeleteApiV1ApiKeysKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/api-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1ApiKeysKeyRequest constructs an http.Request for the GetApiV1ApiKeysKey method
+func NewGetApiV1ApiKeysKeyRequest(server string, key string, params *GetApiV1ApiKeysKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/api-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -10383,6 +11844,33 @@ func NewPostApiV1DeadLettersRedriveRequestWithBody(server string, params *PostAp
 	return req, nil
 }
 
+// NewGetApiV1MeRequest constructs an http.Request for the GetApiV1Me method
+func NewGetApiV1MeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetApiV1RuntimeConnectorsRequest constructs an http.Request for the GetApiV1RuntimeConnectors method
 func NewGetApiV1RuntimeConnectorsRequest(server string, params *GetApiV1RuntimeConnectorsParams) (*http.Request, error) {
 	var err error
@@ -10955,6 +12443,227 @@ func NewPostApiV1TestInputTransformerRequestWithBody(server string, params *Post
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewGetApiV1UsersRequest constructs an http.Request for the GetApiV1Users method
+func NewGetApiV1UsersRequest(server string, params *GetApiV1UsersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1UsersRequest calls the generic PostApiV1Users builder with application/json body
+func NewPostApiV1UsersRequest(server string, body PostApiV1UsersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1UsersRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostApiV1UsersRequestWithBody constructs an http.Request for the PostApiV1Users method, with any body, and a specified content type
+func NewPostApiV1UsersRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteApiV1UsersUserRequest constructs an http.Request for the DeleteApiV1UsersUser method
+func NewDeleteApiV1UsersUserRequest(server string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1UsersUserRequest constructs an http.Request for the GetApiV1UsersUser method
+func NewGetApiV1UsersUserRequest(server string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchApiV1UsersUserRequest calls the generic PatchApiV1UsersUser builder with application/json body
+func NewPatchApiV1UsersUserRequest(server string, user string, body PatchApiV1UsersUserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchApiV1UsersUserRequestWithBody(server, user, "application/json", bodyReader)
+}
+
+// NewPatchApiV1UsersUserRequestWithBody constructs an http.Request for the PatchApiV1UsersUser method, with any body, and a specified content type
+func NewPatchApiV1UsersUserRequestWithBody(server string, user string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -13115,6 +14824,71 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api-destination/updateApiDestination (the `PostApiDestinationUpdateApiDestination` operationId).
 	PostApiDestinationUpdateApiDestinationWithResponse(ctx context.Context, params *PostApiDestinationUpdateApiDestinationParams, body PostApiDestinationUpdateApiDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiDestinationUpdateApiDestinationResponse, error)
 
+	// GetApiV1AccountsWithResponse List accounts (instance administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/accounts (the `GetApiV1Accounts` operationId).
+	GetApiV1AccountsWithResponse(ctx context.Context, params *GetApiV1AccountsParams, reqEditors ...RequestEditorFn) (*GetApiV1AccountsResponse, error)
+
+	// PostApiV1AccountsWithBodyWithResponse Create an account (instance administrators)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+	PostApiV1AccountsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1AccountsResponse, error)
+
+	// PostApiV1AccountsWithResponse Create an account (instance administrators)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+	PostApiV1AccountsWithResponse(ctx context.Context, body PostApiV1AccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1AccountsResponse, error)
+
+	// DeleteApiV1AccountsAccountWithResponse Delete an account and everything it owns (instance administrators)
+	//
+	// The confirm parameter must repeat the account's id. Deleting cannot be undone.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/accounts/{account} (the `DeleteApiV1AccountsAccount` operationId).
+	DeleteApiV1AccountsAccountWithResponse(ctx context.Context, account string, params *DeleteApiV1AccountsAccountParams, reqEditors ...RequestEditorFn) (*DeleteApiV1AccountsAccountResponse, error)
+
+	// GetApiV1AccountsAccountWithResponse Get an account (instance administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
+	GetApiV1AccountsAccountWithResponse(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*GetApiV1AccountsAccountResponse, error)
+
+	// GetApiV1AccountsAccountMembersWithResponse List the members of an account (its administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/accounts/{account}/members (the `GetApiV1AccountsAccountMembers` operationId).
+	GetApiV1AccountsAccountMembersWithResponse(ctx context.Context, account string, params *GetApiV1AccountsAccountMembersParams, reqEditors ...RequestEditorFn) (*GetApiV1AccountsAccountMembersResponse, error)
+
+	// DeleteApiV1AccountsAccountMembersUserWithResponse Remove a member from an account (its administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/accounts/{account}/members/{user} (the `DeleteApiV1AccountsAccountMembersUser` operationId).
+	DeleteApiV1AccountsAccountMembersUserWithResponse(ctx context.Context, account string, user string, reqEditors ...RequestEditorFn) (*DeleteApiV1AccountsAccountMembersUserResponse, error)
+
+	// PutApiV1AccountsAccountMembersUserWithBodyWithResponse Add a member to an account or change its role (its administrators)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+	PutApiV1AccountsAccountMembersUserWithBodyWithResponse(ctx context.Context, account string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1AccountsAccountMembersUserResponse, error)
+
+	// PutApiV1AccountsAccountMembersUserWithResponse Add a member to an account or change its role (its administrators)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+	PutApiV1AccountsAccountMembersUserWithResponse(ctx context.Context, account string, user string, body PutApiV1AccountsAccountMembersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1AccountsAccountMembersUserResponse, error)
+
 	// GetApiV1ApiDestinationsWithResponse List API destinations
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -13177,6 +14951,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/api-destinations/{destination} (the `PutApiV1ApiDestinationsDestination` operationId).
 	PutApiV1ApiDestinationsDestinationWithResponse(ctx context.Context, destination string, params *PutApiV1ApiDestinationsDestinationParams, body PutApiV1ApiDestinationsDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1ApiDestinationsDestinationResponse, error)
+
+	// GetApiV1ApiKeysWithResponse List API keys (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/api-keys (the `GetApiV1ApiKeys` operationId).
+	GetApiV1ApiKeysWithResponse(ctx context.Context, params *GetApiV1ApiKeysParams, reqEditors ...RequestEditorFn) (*GetApiV1ApiKeysResponse, error)
+
+	// PostApiV1ApiKeysWithBodyWithResponse Create an API key (account administrators)
+	//
+	// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+	// to rotate one: create the new one, move the clients, revoke the old one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+	PostApiV1ApiKeysWithBodyWithResponse(ctx context.Context, params *PostApiV1ApiKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1ApiKeysResponse, error)
+
+	// PostApiV1ApiKeysWithResponse Create an API key (account administrators)
+	//
+	// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+	// to rotate one: create the new one, move the clients, revoke the old one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+	PostApiV1ApiKeysWithResponse(ctx context.Context, params *PostApiV1ApiKeysParams, body PostApiV1ApiKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1ApiKeysResponse, error)
+
+	// DeleteApiV1ApiKeysKeyWithResponse Revoke an API key (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/api-keys/{key} (the `DeleteApiV1ApiKeysKey` operationId).
+	DeleteApiV1ApiKeysKeyWithResponse(ctx context.Context, key string, params *DeleteApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*DeleteApiV1ApiKeysKeyResponse, error)
+
+	// GetApiV1ApiKeysKeyWithResponse Get an API key (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
+	GetApiV1ApiKeysKeyWithResponse(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*GetApiV1ApiKeysKeyResponse, error)
 
 	// GetApiV1BusesWithResponse List buses
 	//
@@ -13643,6 +15458,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/dead-letters/redrive (the `PostApiV1DeadLettersRedrive` operationId).
 	PostApiV1DeadLettersRedriveWithResponse(ctx context.Context, params *PostApiV1DeadLettersRedriveParams, body PostApiV1DeadLettersRedriveJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1DeadLettersRedriveResponse, error)
 
+	// GetApiV1MeWithResponse Who am I
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
+	GetApiV1MeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1MeResponse, error)
+
 	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -13751,6 +15573,59 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/test-input-transformer (the `PostApiV1TestInputTransformer` operationId).
 	PostApiV1TestInputTransformerWithResponse(ctx context.Context, params *PostApiV1TestInputTransformerParams, body PostApiV1TestInputTransformerJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1TestInputTransformerResponse, error)
+
+	// GetApiV1UsersWithResponse List users (instance administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users (the `GetApiV1Users` operationId).
+	GetApiV1UsersWithResponse(ctx context.Context, params *GetApiV1UsersParams, reqEditors ...RequestEditorFn) (*GetApiV1UsersResponse, error)
+
+	// PostApiV1UsersWithBodyWithResponse Create a user (instance administrators)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+	PostApiV1UsersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1UsersResponse, error)
+
+	// PostApiV1UsersWithResponse Create a user (instance administrators)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+	PostApiV1UsersWithResponse(ctx context.Context, body PostApiV1UsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1UsersResponse, error)
+
+	// DeleteApiV1UsersUserWithResponse Delete a user (instance administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/users/{user} (the `DeleteApiV1UsersUser` operationId).
+	DeleteApiV1UsersUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*DeleteApiV1UsersUserResponse, error)
+
+	// GetApiV1UsersUserWithResponse Get a user (instance administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/{user} (the `GetApiV1UsersUser` operationId).
+	GetApiV1UsersUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*GetApiV1UsersUserResponse, error)
+
+	// PatchApiV1UsersUserWithBodyWithResponse Change a user (instance administrators)
+	//
+	// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+	PatchApiV1UsersUserWithBodyWithResponse(ctx context.Context, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1UsersUserResponse, error)
+
+	// PatchApiV1UsersUserWithResponse Change a user (instance administrators)
+	//
+	// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+	PatchApiV1UsersUserWithResponse(ctx context.Context, user string, body PatchApiV1UsersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1UsersUserResponse, error)
 
 	// DeleteApiV1WebhooksTokenWithResponse Send a request to a webhook source
 	//
@@ -14345,6 +16220,10 @@ type PostApiDestinationCreateApiDestinationResponse struct {
 	JSON200 *RocketMQCreateApiDestinationResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -14357,6 +16236,16 @@ func (r PostApiDestinationCreateApiDestinationResponse) GetJSON200() *RocketMQCr
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiDestinationCreateApiDestinationResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiDestinationCreateApiDestinationResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiDestinationCreateApiDestinationResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -14400,6 +16289,10 @@ type PostApiDestinationDeleteApiDestinationResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -14412,6 +16305,16 @@ func (r PostApiDestinationDeleteApiDestinationResponse) GetJSON200() *RocketMQRe
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiDestinationDeleteApiDestinationResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiDestinationDeleteApiDestinationResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiDestinationDeleteApiDestinationResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -14455,6 +16358,10 @@ type PostApiDestinationGetApiDestinationResponse struct {
 	JSON200 *RocketMQGetApiDestinationResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -14467,6 +16374,16 @@ func (r PostApiDestinationGetApiDestinationResponse) GetJSON200() *RocketMQGetAp
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiDestinationGetApiDestinationResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiDestinationGetApiDestinationResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiDestinationGetApiDestinationResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -14510,6 +16427,10 @@ type PostApiDestinationListApiDestinationsResponse struct {
 	JSON200 *RocketMQListApiDestinationsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -14522,6 +16443,16 @@ func (r PostApiDestinationListApiDestinationsResponse) GetJSON200() *RocketMQLis
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiDestinationListApiDestinationsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiDestinationListApiDestinationsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiDestinationListApiDestinationsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -14565,6 +16496,10 @@ type PostApiDestinationUpdateApiDestinationResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -14577,6 +16512,16 @@ func (r PostApiDestinationUpdateApiDestinationResponse) GetJSON200() *RocketMQRe
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiDestinationUpdateApiDestinationResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiDestinationUpdateApiDestinationResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiDestinationUpdateApiDestinationResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -14613,6 +16558,447 @@ func (r PostApiDestinationUpdateApiDestinationResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1AccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccountList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AccountsResponse) GetJSON200() *AccountList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1AccountsResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AccountsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AccountsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1AccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Account
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1AccountsResponse) GetJSON201() *Account {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1AccountsResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1AccountsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1AccountsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1AccountsResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1AccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1AccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1AccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1AccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1AccountsAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteApiV1AccountsAccountResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1AccountsAccountResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1AccountsAccountResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1AccountsAccountResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1AccountsAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1AccountsAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1AccountsAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1AccountsAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1AccountsAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AccountsAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AccountsAccountResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AccountsAccountResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1AccountsAccountResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AccountsAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AccountsAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AccountsAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AccountsAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1AccountsAccountMembersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemberList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AccountsAccountMembersResponse) GetJSON200() *MemberList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AccountsAccountMembersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AccountsAccountMembersResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AccountsAccountMembersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AccountsAccountMembersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AccountsAccountMembersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AccountsAccountMembersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1AccountsAccountMembersUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1AccountsAccountMembersUserResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1AccountsAccountMembersUserResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1AccountsAccountMembersUserResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1AccountsAccountMembersUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1AccountsAccountMembersUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1AccountsAccountMembersUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1AccountsAccountMembersUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutApiV1AccountsAccountMembersUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Member
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Member
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON200() *Member {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON201() *Member {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutApiV1AccountsAccountMembersUserResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PutApiV1AccountsAccountMembersUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutApiV1AccountsAccountMembersUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutApiV1AccountsAccountMembersUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutApiV1AccountsAccountMembersUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetApiV1ApiDestinationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14620,6 +17006,10 @@ type GetApiV1ApiDestinationsResponse struct {
 	JSON200 *ApiDestinationList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14630,6 +17020,16 @@ func (r GetApiV1ApiDestinationsResponse) GetJSON200() *ApiDestinationList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1ApiDestinationsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ApiDestinationsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ApiDestinationsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -14668,6 +17068,10 @@ type PostApiV1ApiDestinationsResponse struct {
 	JSON201 *ApiDestination
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14684,6 +17088,16 @@ func (r PostApiV1ApiDestinationsResponse) GetJSON201() *ApiDestination {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1ApiDestinationsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ApiDestinationsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ApiDestinationsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14733,10 +17147,24 @@ func (r PostApiV1ApiDestinationsResponse) ContentType() string {
 type DeleteApiV1ApiDestinationsDestinationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1ApiDestinationsDestinationResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1ApiDestinationsDestinationResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14783,6 +17211,10 @@ type GetApiV1ApiDestinationsDestinationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiDestination
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -14790,6 +17222,16 @@ type GetApiV1ApiDestinationsDestinationResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1ApiDestinationsDestinationResponse) GetJSON200() *ApiDestination {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ApiDestinationsDestinationResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ApiDestinationsDestinationResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14833,6 +17275,10 @@ type PatchApiV1ApiDestinationsDestinationResponse struct {
 	JSON200 *ApiDestination
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -14847,6 +17293,16 @@ func (r PatchApiV1ApiDestinationsDestinationResponse) GetJSON200() *ApiDestinati
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PatchApiV1ApiDestinationsDestinationResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1ApiDestinationsDestinationResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1ApiDestinationsDestinationResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14897,6 +17353,10 @@ type PutApiV1ApiDestinationsDestinationResponse struct {
 	JSON201 *ApiDestination
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14918,6 +17378,16 @@ func (r PutApiV1ApiDestinationsDestinationResponse) GetJSON201() *ApiDestination
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PutApiV1ApiDestinationsDestinationResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1ApiDestinationsDestinationResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1ApiDestinationsDestinationResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14964,6 +17434,247 @@ func (r PutApiV1ApiDestinationsDestinationResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1ApiKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKeyList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1ApiKeysResponse) GetJSON200() *ApiKeyList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ApiKeysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ApiKeysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1ApiKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1ApiKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1ApiKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1ApiKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1ApiKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ApiKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1ApiKeysResponse) GetJSON201() *ApiKey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1ApiKeysResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ApiKeysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ApiKeysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1ApiKeysResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1ApiKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1ApiKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1ApiKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1ApiKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1ApiKeysKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1ApiKeysKeyResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1ApiKeysKeyResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1ApiKeysKeyResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1ApiKeysKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1ApiKeysKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1ApiKeysKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1ApiKeysKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1ApiKeysKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApiKey
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1ApiKeysKeyResponse) GetJSON200() *ApiKey {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ApiKeysKeyResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ApiKeysKeyResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1ApiKeysKeyResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1ApiKeysKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1ApiKeysKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1ApiKeysKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1ApiKeysKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetApiV1BusesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14971,6 +17682,10 @@ type GetApiV1BusesResponse struct {
 	JSON200 *BusList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14981,6 +17696,16 @@ func (r GetApiV1BusesResponse) GetJSON200() *BusList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1BusesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -15019,6 +17744,10 @@ type PostApiV1BusesResponse struct {
 	JSON201 *Bus
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -15033,6 +17762,16 @@ func (r PostApiV1BusesResponse) GetJSON201() *Bus {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1BusesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -15077,10 +17816,24 @@ func (r PostApiV1BusesResponse) ContentType() string {
 type DeleteApiV1BusesBusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1BusesBusResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1BusesBusResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15127,6 +17880,10 @@ type GetApiV1BusesBusResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Bus
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15134,6 +17891,16 @@ type GetApiV1BusesBusResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1BusesBusResponse) GetJSON200() *Bus {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15177,6 +17944,10 @@ type PatchApiV1BusesBusResponse struct {
 	JSON200 *Bus
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15189,6 +17960,16 @@ func (r PatchApiV1BusesBusResponse) GetJSON200() *Bus {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PatchApiV1BusesBusResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1BusesBusResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1BusesBusResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15232,6 +18013,10 @@ type GetApiV1BusesBusEventTypesResponse struct {
 	JSON200 *EventTypeList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15244,6 +18029,16 @@ func (r GetApiV1BusesBusEventTypesResponse) GetJSON200() *EventTypeList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1BusesBusEventTypesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusEventTypesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusEventTypesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15287,6 +18082,10 @@ type PostApiV1BusesBusEventsResponse struct {
 	JSON200 *PutEventsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -15301,6 +18100,16 @@ func (r PostApiV1BusesBusEventsResponse) GetJSON200() *PutEventsResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1BusesBusEventsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15349,6 +18158,10 @@ type GetApiV1BusesBusRulesResponse struct {
 	JSON200 *RuleList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15361,6 +18174,16 @@ func (r GetApiV1BusesBusRulesResponse) GetJSON200() *RuleList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1BusesBusRulesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusRulesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusRulesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15404,6 +18227,10 @@ type PostApiV1BusesBusRulesResponse struct {
 	JSON201 *Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15418,6 +18245,16 @@ func (r PostApiV1BusesBusRulesResponse) GetJSON201() *Rule {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1BusesBusRulesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusRulesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusRulesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15462,8 +18299,22 @@ func (r PostApiV1BusesBusRulesResponse) ContentType() string {
 type DeleteApiV1BusesBusRulesRuleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1BusesBusRulesRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1BusesBusRulesRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15505,6 +18356,10 @@ type GetApiV1BusesBusRulesRuleResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Rule
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15512,6 +18367,16 @@ type GetApiV1BusesBusRulesRuleResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1BusesBusRulesRuleResponse) GetJSON200() *Rule {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusRulesRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusRulesRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15555,6 +18420,10 @@ type PatchApiV1BusesBusRulesRuleResponse struct {
 	JSON200 *Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15567,6 +18436,16 @@ func (r PatchApiV1BusesBusRulesRuleResponse) GetJSON200() *Rule {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PatchApiV1BusesBusRulesRuleResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1BusesBusRulesRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1BusesBusRulesRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15612,6 +18491,10 @@ type PutApiV1BusesBusRulesRuleResponse struct {
 	JSON201 *Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15629,6 +18512,16 @@ func (r PutApiV1BusesBusRulesRuleResponse) GetJSON201() *Rule {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PutApiV1BusesBusRulesRuleResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1BusesBusRulesRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1BusesBusRulesRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15670,6 +18563,10 @@ type PostApiV1BusesBusRulesRuleDisableResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Rule
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15677,6 +18574,16 @@ type PostApiV1BusesBusRulesRuleDisableResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostApiV1BusesBusRulesRuleDisableResponse) GetJSON200() *Rule {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusRulesRuleDisableResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusRulesRuleDisableResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15718,6 +18625,10 @@ type PostApiV1BusesBusRulesRuleEnableResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Rule
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15725,6 +18636,16 @@ type PostApiV1BusesBusRulesRuleEnableResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostApiV1BusesBusRulesRuleEnableResponse) GetJSON200() *Rule {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusRulesRuleEnableResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusRulesRuleEnableResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15766,6 +18687,10 @@ type GetApiV1BusesBusRulesRuleTargetsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TargetList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15773,6 +18698,16 @@ type GetApiV1BusesBusRulesRuleTargetsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1BusesBusRulesRuleTargetsResponse) GetJSON200() *TargetList {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusRulesRuleTargetsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusRulesRuleTargetsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15812,8 +18747,22 @@ func (r GetApiV1BusesBusRulesRuleTargetsResponse) ContentType() string {
 type DeleteApiV1BusesBusRulesRuleTargetsTargetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15855,6 +18804,10 @@ type GetApiV1BusesBusRulesRuleTargetsTargetResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Target
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15862,6 +18815,16 @@ type GetApiV1BusesBusRulesRuleTargetsTargetResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON200() *Target {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15907,6 +18870,10 @@ type PutApiV1BusesBusRulesRuleTargetsTargetResponse struct {
 	JSON201 *Target
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15926,6 +18893,16 @@ func (r PutApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON201() *Target {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PutApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1BusesBusRulesRuleTargetsTargetResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15974,6 +18951,10 @@ type GetApiV1BusesBusSourcesResponse struct {
 	JSON200 *SourceList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -15986,6 +18967,16 @@ func (r GetApiV1BusesBusSourcesResponse) GetJSON200() *SourceList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1BusesBusSourcesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusSourcesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusSourcesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16029,6 +19020,10 @@ type PostApiV1BusesBusSourcesResponse struct {
 	JSON201 *Source
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16045,6 +19040,16 @@ func (r PostApiV1BusesBusSourcesResponse) GetJSON201() *Source {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1BusesBusSourcesResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusSourcesResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16094,8 +19099,22 @@ func (r PostApiV1BusesBusSourcesResponse) ContentType() string {
 type DeleteApiV1BusesBusSourcesSourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1BusesBusSourcesSourceResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1BusesBusSourcesSourceResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16137,6 +19156,10 @@ type GetApiV1BusesBusSourcesSourceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Source
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -16144,6 +19167,16 @@ type GetApiV1BusesBusSourcesSourceResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1BusesBusSourcesSourceResponse) GetJSON200() *Source {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusSourcesSourceResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusSourcesSourceResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16187,6 +19220,10 @@ type PatchApiV1BusesBusSourcesSourceResponse struct {
 	JSON200 *Source
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -16201,6 +19238,16 @@ func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON200() *Source {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1BusesBusSourcesSourceResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16251,6 +19298,10 @@ type PutApiV1BusesBusSourcesSourceResponse struct {
 	JSON201 *Source
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -16272,6 +19323,16 @@ func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON201() *Source {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1BusesBusSourcesSourceResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16323,6 +19384,10 @@ type PostApiV1BusesBusSourcesSourceDisableResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Source
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -16330,6 +19395,16 @@ type PostApiV1BusesBusSourcesSourceDisableResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetJSON200() *Source {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceDisableResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16371,6 +19446,10 @@ type PostApiV1BusesBusSourcesSourceEnableResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Source
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -16378,6 +19457,16 @@ type PostApiV1BusesBusSourcesSourceEnableResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetJSON200() *Source {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceEnableResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16421,6 +19510,10 @@ type PostApiV1BusesBusSourcesSourceRotateTokenResponse struct {
 	JSON200 *Source
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -16433,6 +19526,16 @@ func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON200() *Source 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16476,6 +19579,10 @@ type GetApiV1ConnectionsResponse struct {
 	JSON200 *ConnectionList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16486,6 +19593,16 @@ func (r GetApiV1ConnectionsResponse) GetJSON200() *ConnectionList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1ConnectionsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ConnectionsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ConnectionsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -16524,6 +19641,10 @@ type PostApiV1ConnectionsResponse struct {
 	JSON201 *Connection
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16538,6 +19659,16 @@ func (r PostApiV1ConnectionsResponse) GetJSON201() *Connection {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1ConnectionsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ConnectionsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ConnectionsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -16582,10 +19713,24 @@ func (r PostApiV1ConnectionsResponse) ContentType() string {
 type DeleteApiV1ConnectionsConnectionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1ConnectionsConnectionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1ConnectionsConnectionResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16632,6 +19777,10 @@ type GetApiV1ConnectionsConnectionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Connection
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 }
@@ -16639,6 +19788,16 @@ type GetApiV1ConnectionsConnectionResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1ConnectionsConnectionResponse) GetJSON200() *Connection {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ConnectionsConnectionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ConnectionsConnectionResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16682,6 +19841,10 @@ type PatchApiV1ConnectionsConnectionResponse struct {
 	JSON200 *Connection
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16696,6 +19859,16 @@ func (r PatchApiV1ConnectionsConnectionResponse) GetJSON200() *Connection {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PatchApiV1ConnectionsConnectionResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1ConnectionsConnectionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1ConnectionsConnectionResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16746,6 +19919,10 @@ type PutApiV1ConnectionsConnectionResponse struct {
 	JSON201 *Connection
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16765,6 +19942,16 @@ func (r PutApiV1ConnectionsConnectionResponse) GetJSON201() *Connection {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PutApiV1ConnectionsConnectionResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1ConnectionsConnectionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1ConnectionsConnectionResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -16813,6 +20000,10 @@ type DeleteApiV1DeadLettersResponse struct {
 	JSON200 *DiscardResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16827,6 +20018,16 @@ func (r DeleteApiV1DeadLettersResponse) GetJSON200() *DiscardResult {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r DeleteApiV1DeadLettersResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1DeadLettersResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16875,6 +20076,10 @@ type GetApiV1DeadLettersResponse struct {
 	JSON200 *DeadLetterList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -16885,6 +20090,16 @@ func (r GetApiV1DeadLettersResponse) GetJSON200() *DeadLetterList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1DeadLettersResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1DeadLettersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1DeadLettersResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -16923,6 +20138,10 @@ type PostApiV1DeadLettersRedriveResponse struct {
 	JSON200 *RedriveResult
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16937,6 +20156,16 @@ func (r PostApiV1DeadLettersRedriveResponse) GetJSON200() *RedriveResult {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1DeadLettersRedriveResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1DeadLettersRedriveResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16978,6 +20207,61 @@ func (r PostApiV1DeadLettersRedriveResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1MeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Me
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1MeResponse) GetJSON200() *Me {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1MeResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1MeResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1MeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1MeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1MeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1MeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetApiV1RuntimeConnectorsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16985,6 +20269,10 @@ type GetApiV1RuntimeConnectorsResponse struct {
 	JSON200 *RuntimeConnectorList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
 }
@@ -16997,6 +20285,16 @@ func (r GetApiV1RuntimeConnectorsResponse) GetJSON200() *RuntimeConnectorList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetApiV1RuntimeConnectorsResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1RuntimeConnectorsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1RuntimeConnectorsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -17036,10 +20334,24 @@ func (r GetApiV1RuntimeConnectorsResponse) ContentType() string {
 type PostApiV1RuntimeConnectorsConnectorPauseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorPauseResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17086,6 +20398,10 @@ type PostApiV1RuntimeConnectorsConnectorRestartResponse struct {
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17095,6 +20411,16 @@ type PostApiV1RuntimeConnectorsConnectorRestartResponse struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17139,10 +20465,24 @@ func (r PostApiV1RuntimeConnectorsConnectorRestartResponse) ContentType() string
 type PostApiV1RuntimeConnectorsConnectorResumeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17187,10 +20527,24 @@ func (r PostApiV1RuntimeConnectorsConnectorResumeResponse) ContentType() string 
 type PostApiV1RuntimeConnectorsConnectorStopResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorStopResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17237,6 +20591,10 @@ type PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse struct {
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17246,6 +20604,16 @@ type PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17292,6 +20660,10 @@ type GetApiV1RuntimePluginsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RuntimePluginList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
 }
@@ -17299,6 +20671,16 @@ type GetApiV1RuntimePluginsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1RuntimePluginsResponse) GetJSON200() *RuntimePluginList {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1RuntimePluginsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1RuntimePluginsResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -17340,6 +20722,10 @@ type GetApiV1RuntimePluginsPluginSchemaResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -17349,6 +20735,16 @@ type GetApiV1RuntimePluginsPluginSchemaResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1RuntimePluginsPluginSchemaResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17395,6 +20791,10 @@ type GetApiV1RuntimeWorkersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RuntimeWorkerList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Problem
 }
@@ -17402,6 +20802,16 @@ type GetApiV1RuntimeWorkersResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiV1RuntimeWorkersResponse) GetJSON200() *RuntimeWorkerList {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1RuntimeWorkersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1RuntimeWorkersResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -17445,6 +20855,10 @@ type PostApiV1TestEventPatternResponse struct {
 	JSON200 *TestEventPatternOutput
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17455,6 +20869,16 @@ func (r PostApiV1TestEventPatternResponse) GetJSON200() *TestEventPatternOutput 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1TestEventPatternResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1TestEventPatternResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1TestEventPatternResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -17493,6 +20917,10 @@ type PostApiV1TestInputTransformerResponse struct {
 	JSON200 *TestInputTransformerOutput
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -17503,6 +20931,16 @@ func (r PostApiV1TestInputTransformerResponse) GetJSON200() *TestInputTransforme
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostApiV1TestInputTransformerResponse) GetJSON400() *Problem {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1TestInputTransformerResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1TestInputTransformerResponse) GetJSON403() *Problem {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -17528,6 +20966,330 @@ func (r PostApiV1TestInputTransformerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostApiV1TestInputTransformerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1UsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UserList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1UsersResponse) GetJSON200() *UserList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1UsersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1UsersResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1UsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1UsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1UsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1UsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1UsersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1UsersResponse) GetJSON201() *User {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1UsersResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1UsersResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1UsersResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1UsersResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1UsersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1UsersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1UsersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1UsersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1UsersUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1UsersUserResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1UsersUserResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1UsersUserResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteApiV1UsersUserResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1UsersUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1UsersUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1UsersUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1UsersUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1UsersUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1UsersUserResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1UsersUserResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1UsersUserResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1UsersUserResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1UsersUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1UsersUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1UsersUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1UsersUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchApiV1UsersUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *User
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON200() *User {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchApiV1UsersUserResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchApiV1UsersUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchApiV1UsersUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchApiV1UsersUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchApiV1UsersUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17921,6 +21683,10 @@ type PostBusCreateEventBusResponse struct {
 	JSON200 *RocketMQCreateEventBusResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -17933,6 +21699,16 @@ func (r PostBusCreateEventBusResponse) GetJSON200() *RocketMQCreateEventBusRespo
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostBusCreateEventBusResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostBusCreateEventBusResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostBusCreateEventBusResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -17976,6 +21752,10 @@ type PostBusDeleteEventBusResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -17988,6 +21768,16 @@ func (r PostBusDeleteEventBusResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostBusDeleteEventBusResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostBusDeleteEventBusResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostBusDeleteEventBusResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18031,6 +21821,10 @@ type PostBusGetEventBusResponse struct {
 	JSON200 *RocketMQGetEventBusResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18043,6 +21837,16 @@ func (r PostBusGetEventBusResponse) GetJSON200() *RocketMQGetEventBusResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostBusGetEventBusResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostBusGetEventBusResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostBusGetEventBusResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18086,6 +21890,10 @@ type PostBusListEventBusesResponse struct {
 	JSON200 *RocketMQListEventBusesResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18098,6 +21906,16 @@ func (r PostBusListEventBusesResponse) GetJSON200() *RocketMQListEventBusesRespo
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostBusListEventBusesResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostBusListEventBusesResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostBusListEventBusesResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18141,6 +21959,10 @@ type PostConnectionCreateConnectionResponse struct {
 	JSON200 *RocketMQCreateConnectionResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18153,6 +21975,16 @@ func (r PostConnectionCreateConnectionResponse) GetJSON200() *RocketMQCreateConn
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostConnectionCreateConnectionResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostConnectionCreateConnectionResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostConnectionCreateConnectionResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18196,6 +22028,10 @@ type PostConnectionDeleteConnectionResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18208,6 +22044,16 @@ func (r PostConnectionDeleteConnectionResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostConnectionDeleteConnectionResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostConnectionDeleteConnectionResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostConnectionDeleteConnectionResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18251,6 +22097,10 @@ type PostConnectionGetConnectionResponse struct {
 	JSON200 *RocketMQGetConnectionResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18263,6 +22113,16 @@ func (r PostConnectionGetConnectionResponse) GetJSON200() *RocketMQGetConnection
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostConnectionGetConnectionResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostConnectionGetConnectionResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostConnectionGetConnectionResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18306,6 +22166,10 @@ type PostConnectionListConnectionsResponse struct {
 	JSON200 *RocketMQListConnectionsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18318,6 +22182,16 @@ func (r PostConnectionListConnectionsResponse) GetJSON200() *RocketMQListConnect
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostConnectionListConnectionsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostConnectionListConnectionsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostConnectionListConnectionsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18361,6 +22235,10 @@ type PostConnectionUpdateConnectionResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18373,6 +22251,16 @@ func (r PostConnectionUpdateConnectionResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostConnectionUpdateConnectionResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostConnectionUpdateConnectionResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostConnectionUpdateConnectionResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18457,6 +22345,10 @@ type PostPutEventsResponse struct {
 	JSON200 *RocketMQPutEventsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -18471,6 +22363,16 @@ func (r PostPutEventsResponse) GetJSON200() *RocketMQPutEventsResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostPutEventsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostPutEventsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostPutEventsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18567,6 +22469,10 @@ type PostRuleCreateEventRuleResponse struct {
 	JSON200 *RocketMQCreateEventRuleResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18579,6 +22485,16 @@ func (r PostRuleCreateEventRuleResponse) GetJSON200() *RocketMQCreateEventRuleRe
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleCreateEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleCreateEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleCreateEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18622,6 +22538,10 @@ type PostRuleDeleteEventRuleResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18634,6 +22554,16 @@ func (r PostRuleDeleteEventRuleResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleDeleteEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleDeleteEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleDeleteEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18677,6 +22607,10 @@ type PostRuleDisableEventRuleResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18689,6 +22623,16 @@ func (r PostRuleDisableEventRuleResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleDisableEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleDisableEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleDisableEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18732,6 +22676,10 @@ type PostRuleEnableEventRuleResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18744,6 +22692,16 @@ func (r PostRuleEnableEventRuleResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleEnableEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleEnableEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleEnableEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18787,6 +22745,10 @@ type PostRuleGetEventRuleResponse struct {
 	JSON200 *RocketMQGetEventRuleResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18799,6 +22761,16 @@ func (r PostRuleGetEventRuleResponse) GetJSON200() *RocketMQGetEventRuleResponse
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleGetEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleGetEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleGetEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18842,6 +22814,10 @@ type PostRuleListEventRulesResponse struct {
 	JSON200 *RocketMQListEventRulesResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18854,6 +22830,16 @@ func (r PostRuleListEventRulesResponse) GetJSON200() *RocketMQListEventRulesResp
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleListEventRulesResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleListEventRulesResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleListEventRulesResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18897,6 +22883,10 @@ type PostRuleUpdateEventRuleResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -18909,6 +22899,16 @@ func (r PostRuleUpdateEventRuleResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostRuleUpdateEventRuleResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostRuleUpdateEventRuleResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostRuleUpdateEventRuleResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -18952,6 +22952,10 @@ type PostSourceCreateEventSourceResponse struct {
 	JSON200 *RocketMQCreateEventSourceResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18966,6 +22970,16 @@ func (r PostSourceCreateEventSourceResponse) GetJSON200() *RocketMQCreateEventSo
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostSourceCreateEventSourceResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSourceCreateEventSourceResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19014,6 +23028,10 @@ type PostSourceDeleteEventSourceResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19026,6 +23044,16 @@ func (r PostSourceDeleteEventSourceResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostSourceDeleteEventSourceResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSourceDeleteEventSourceResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSourceDeleteEventSourceResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19069,6 +23097,10 @@ type PostSourceGetEventSourceResponse struct {
 	JSON200 *RocketMQGetEventSourceResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19081,6 +23113,16 @@ func (r PostSourceGetEventSourceResponse) GetJSON200() *RocketMQGetEventSourceRe
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostSourceGetEventSourceResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSourceGetEventSourceResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSourceGetEventSourceResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19124,6 +23166,10 @@ type PostSourceListEventSourcesResponse struct {
 	JSON200 *RocketMQListEventSourcesResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19136,6 +23182,16 @@ func (r PostSourceListEventSourcesResponse) GetJSON200() *RocketMQListEventSourc
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostSourceListEventSourcesResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSourceListEventSourcesResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSourceListEventSourcesResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19179,6 +23235,10 @@ type PostSourceUpdateEventSourceResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19193,6 +23253,16 @@ func (r PostSourceUpdateEventSourceResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostSourceUpdateEventSourceResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostSourceUpdateEventSourceResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19241,6 +23311,10 @@ type PostTargetCreateEventTargetsResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19253,6 +23327,16 @@ func (r PostTargetCreateEventTargetsResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostTargetCreateEventTargetsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTargetCreateEventTargetsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTargetCreateEventTargetsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19296,6 +23380,10 @@ type PostTargetDeleteEventTargetsResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19308,6 +23396,16 @@ func (r PostTargetDeleteEventTargetsResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostTargetDeleteEventTargetsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTargetDeleteEventTargetsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTargetDeleteEventTargetsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19351,6 +23449,10 @@ type PostTargetListEventTargetsResponse struct {
 	JSON200 *RocketMQListEventTargetsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19363,6 +23465,16 @@ func (r PostTargetListEventTargetsResponse) GetJSON200() *RocketMQListEventTarge
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostTargetListEventTargetsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTargetListEventTargetsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTargetListEventTargetsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19406,6 +23518,10 @@ type PostTargetUpdateEventTargetsResponse struct {
 	JSON200 *RocketMQResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19418,6 +23534,16 @@ func (r PostTargetUpdateEventTargetsResponse) GetJSON200() *RocketMQResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostTargetUpdateEventTargetsResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTargetUpdateEventTargetsResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTargetUpdateEventTargetsResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19461,6 +23587,10 @@ type PostTypeListEventTypesResponse struct {
 	JSON200 *RocketMQListEventTypesResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *RocketMQError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *RocketMQError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *RocketMQError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *RocketMQError
 }
@@ -19473,6 +23603,16 @@ func (r PostTypeListEventTypesResponse) GetJSON200() *RocketMQListEventTypesResp
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostTypeListEventTypesResponse) GetJSON400() *RocketMQError {
 	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTypeListEventTypesResponse) GetJSON401() *RocketMQError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostTypeListEventTypesResponse) GetJSON403() *RocketMQError {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -20025,6 +24165,125 @@ func (c *ClientWithResponses) PostApiDestinationUpdateApiDestinationWithResponse
 	return ParsePostApiDestinationUpdateApiDestinationResponse(rsp)
 }
 
+// GetApiV1AccountsWithResponse List accounts (instance administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/accounts (the `GetApiV1Accounts` operationId).
+func (c *ClientWithResponses) GetApiV1AccountsWithResponse(ctx context.Context, params *GetApiV1AccountsParams, reqEditors ...RequestEditorFn) (*GetApiV1AccountsResponse, error) {
+	rsp, err := c.GetApiV1Accounts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AccountsResponse(rsp)
+}
+
+// PostApiV1AccountsWithBodyWithResponse Create an account (instance administrators)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+func (c *ClientWithResponses) PostApiV1AccountsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1AccountsResponse, error) {
+	rsp, err := c.PostApiV1AccountsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1AccountsResponse(rsp)
+}
+
+// PostApiV1AccountsWithResponse Create an account (instance administrators)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/accounts (the `PostApiV1Accounts` operationId).
+func (c *ClientWithResponses) PostApiV1AccountsWithResponse(ctx context.Context, body PostApiV1AccountsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1AccountsResponse, error) {
+	rsp, err := c.PostApiV1Accounts(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1AccountsResponse(rsp)
+}
+
+// DeleteApiV1AccountsAccountWithResponse Delete an account and everything it owns (instance administrators)
+//
+// The confirm parameter must repeat the account's id. Deleting cannot be undone.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/accounts/{account} (the `DeleteApiV1AccountsAccount` operationId).
+func (c *ClientWithResponses) DeleteApiV1AccountsAccountWithResponse(ctx context.Context, account string, params *DeleteApiV1AccountsAccountParams, reqEditors ...RequestEditorFn) (*DeleteApiV1AccountsAccountResponse, error) {
+	rsp, err := c.DeleteApiV1AccountsAccount(ctx, account, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1AccountsAccountResponse(rsp)
+}
+
+// GetApiV1AccountsAccountWithResponse Get an account (instance administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
+func (c *ClientWithResponses) GetApiV1AccountsAccountWithResponse(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*GetApiV1AccountsAccountResponse, error) {
+	rsp, err := c.GetApiV1AccountsAccount(ctx, account, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AccountsAccountResponse(rsp)
+}
+
+// GetApiV1AccountsAccountMembersWithResponse List the members of an account (its administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/accounts/{account}/members (the `GetApiV1AccountsAccountMembers` operationId).
+func (c *ClientWithResponses) GetApiV1AccountsAccountMembersWithResponse(ctx context.Context, account string, params *GetApiV1AccountsAccountMembersParams, reqEditors ...RequestEditorFn) (*GetApiV1AccountsAccountMembersResponse, error) {
+	rsp, err := c.GetApiV1AccountsAccountMembers(ctx, account, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AccountsAccountMembersResponse(rsp)
+}
+
+// DeleteApiV1AccountsAccountMembersUserWithResponse Remove a member from an account (its administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/accounts/{account}/members/{user} (the `DeleteApiV1AccountsAccountMembersUser` operationId).
+func (c *ClientWithResponses) DeleteApiV1AccountsAccountMembersUserWithResponse(ctx context.Context, account string, user string, reqEditors ...RequestEditorFn) (*DeleteApiV1AccountsAccountMembersUserResponse, error) {
+	rsp, err := c.DeleteApiV1AccountsAccountMembersUser(ctx, account, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1AccountsAccountMembersUserResponse(rsp)
+}
+
+// PutApiV1AccountsAccountMembersUserWithBodyWithResponse Add a member to an account or change its role (its administrators)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+func (c *ClientWithResponses) PutApiV1AccountsAccountMembersUserWithBodyWithResponse(ctx context.Context, account string, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1AccountsAccountMembersUserResponse, error) {
+	rsp, err := c.PutApiV1AccountsAccountMembersUserWithBody(ctx, account, user, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1AccountsAccountMembersUserResponse(rsp)
+}
+
+// PutApiV1AccountsAccountMembersUserWithResponse Add a member to an account or change its role (its administrators)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/accounts/{account}/members/{user} (the `PutApiV1AccountsAccountMembersUser` operationId).
+func (c *ClientWithResponses) PutApiV1AccountsAccountMembersUserWithResponse(ctx context.Context, account string, user string, body PutApiV1AccountsAccountMembersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1AccountsAccountMembersUserResponse, error) {
+	rsp, err := c.PutApiV1AccountsAccountMembersUser(ctx, account, user, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1AccountsAccountMembersUserResponse(rsp)
+}
+
 // GetApiV1ApiDestinationsWithResponse List API destinations
 //
 // Returns a wrapper object for the known response body format(s).
@@ -20140,6 +24399,77 @@ func (c *ClientWithResponses) PutApiV1ApiDestinationsDestinationWithResponse(ctx
 		return nil, err
 	}
 	return ParsePutApiV1ApiDestinationsDestinationResponse(rsp)
+}
+
+// GetApiV1ApiKeysWithResponse List API keys (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/api-keys (the `GetApiV1ApiKeys` operationId).
+func (c *ClientWithResponses) GetApiV1ApiKeysWithResponse(ctx context.Context, params *GetApiV1ApiKeysParams, reqEditors ...RequestEditorFn) (*GetApiV1ApiKeysResponse, error) {
+	rsp, err := c.GetApiV1ApiKeys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1ApiKeysResponse(rsp)
+}
+
+// PostApiV1ApiKeysWithBodyWithResponse Create an API key (account administrators)
+//
+// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+// to rotate one: create the new one, move the clients, revoke the old one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+func (c *ClientWithResponses) PostApiV1ApiKeysWithBodyWithResponse(ctx context.Context, params *PostApiV1ApiKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1ApiKeysResponse, error) {
+	rsp, err := c.PostApiV1ApiKeysWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ApiKeysResponse(rsp)
+}
+
+// PostApiV1ApiKeysWithResponse Create an API key (account administrators)
+//
+// The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+// to rotate one: create the new one, move the clients, revoke the old one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/api-keys (the `PostApiV1ApiKeys` operationId).
+func (c *ClientWithResponses) PostApiV1ApiKeysWithResponse(ctx context.Context, params *PostApiV1ApiKeysParams, body PostApiV1ApiKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1ApiKeysResponse, error) {
+	rsp, err := c.PostApiV1ApiKeys(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ApiKeysResponse(rsp)
+}
+
+// DeleteApiV1ApiKeysKeyWithResponse Revoke an API key (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/api-keys/{key} (the `DeleteApiV1ApiKeysKey` operationId).
+func (c *ClientWithResponses) DeleteApiV1ApiKeysKeyWithResponse(ctx context.Context, key string, params *DeleteApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*DeleteApiV1ApiKeysKeyResponse, error) {
+	rsp, err := c.DeleteApiV1ApiKeysKey(ctx, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1ApiKeysKeyResponse(rsp)
+}
+
+// GetApiV1ApiKeysKeyWithResponse Get an API key (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
+func (c *ClientWithResponses) GetApiV1ApiKeysKeyWithResponse(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*GetApiV1ApiKeysKeyResponse, error) {
+	rsp, err := c.GetApiV1ApiKeysKey(ctx, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1ApiKeysKeyResponse(rsp)
 }
 
 // GetApiV1BusesWithResponse List buses
@@ -20931,6 +25261,19 @@ func (c *ClientWithResponses) PostApiV1DeadLettersRedriveWithResponse(ctx contex
 	return ParsePostApiV1DeadLettersRedriveResponse(rsp)
 }
 
+// GetApiV1MeWithResponse Who am I
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
+func (c *ClientWithResponses) GetApiV1MeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1MeResponse, error) {
+	rsp, err := c.GetApiV1Me(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1MeResponse(rsp)
+}
+
 // GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 //
 // Returns a wrapper object for the known response body format(s).
@@ -21116,6 +25459,101 @@ func (c *ClientWithResponses) PostApiV1TestInputTransformerWithResponse(ctx cont
 		return nil, err
 	}
 	return ParsePostApiV1TestInputTransformerResponse(rsp)
+}
+
+// GetApiV1UsersWithResponse List users (instance administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users (the `GetApiV1Users` operationId).
+func (c *ClientWithResponses) GetApiV1UsersWithResponse(ctx context.Context, params *GetApiV1UsersParams, reqEditors ...RequestEditorFn) (*GetApiV1UsersResponse, error) {
+	rsp, err := c.GetApiV1Users(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1UsersResponse(rsp)
+}
+
+// PostApiV1UsersWithBodyWithResponse Create a user (instance administrators)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+func (c *ClientWithResponses) PostApiV1UsersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1UsersResponse, error) {
+	rsp, err := c.PostApiV1UsersWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1UsersResponse(rsp)
+}
+
+// PostApiV1UsersWithResponse Create a user (instance administrators)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users (the `PostApiV1Users` operationId).
+func (c *ClientWithResponses) PostApiV1UsersWithResponse(ctx context.Context, body PostApiV1UsersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1UsersResponse, error) {
+	rsp, err := c.PostApiV1Users(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1UsersResponse(rsp)
+}
+
+// DeleteApiV1UsersUserWithResponse Delete a user (instance administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/users/{user} (the `DeleteApiV1UsersUser` operationId).
+func (c *ClientWithResponses) DeleteApiV1UsersUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*DeleteApiV1UsersUserResponse, error) {
+	rsp, err := c.DeleteApiV1UsersUser(ctx, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1UsersUserResponse(rsp)
+}
+
+// GetApiV1UsersUserWithResponse Get a user (instance administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/{user} (the `GetApiV1UsersUser` operationId).
+func (c *ClientWithResponses) GetApiV1UsersUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*GetApiV1UsersUserResponse, error) {
+	rsp, err := c.GetApiV1UsersUser(ctx, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1UsersUserResponse(rsp)
+}
+
+// PatchApiV1UsersUserWithBodyWithResponse Change a user (instance administrators)
+//
+// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+func (c *ClientWithResponses) PatchApiV1UsersUserWithBodyWithResponse(ctx context.Context, user string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1UsersUserResponse, error) {
+	rsp, err := c.PatchApiV1UsersUserWithBody(ctx, user, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1UsersUserResponse(rsp)
+}
+
+// PatchApiV1UsersUserWithResponse Change a user (instance administrators)
+//
+// The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/users/{user} (the `PatchApiV1UsersUser` operationId).
+func (c *ClientWithResponses) PatchApiV1UsersUserWithResponse(ctx context.Context, user string, body PatchApiV1UsersUserJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1UsersUserResponse, error) {
+	rsp, err := c.PatchApiV1UsersUser(ctx, user, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1UsersUserResponse(rsp)
 }
 
 // DeleteApiV1WebhooksTokenWithResponse Send a request to a webhook source
@@ -22139,6 +26577,20 @@ func ParsePostApiDestinationCreateApiDestinationResponse(rsp *http.Response) (*P
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22178,6 +26630,20 @@ func ParsePostApiDestinationDeleteApiDestinationResponse(rsp *http.Response) (*P
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -22219,6 +26685,20 @@ func ParsePostApiDestinationGetApiDestinationResponse(rsp *http.Response) (*Post
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22258,6 +26738,20 @@ func ParsePostApiDestinationListApiDestinationsResponse(rsp *http.Response) (*Po
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -22299,12 +26793,368 @@ func ParsePostApiDestinationUpdateApiDestinationResponse(rsp *http.Response) (*P
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AccountsResponse parses an HTTP response from a GetApiV1AccountsWithResponse call
+func ParseGetApiV1AccountsResponse(rsp *http.Response) (*GetApiV1AccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccountList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1AccountsResponse parses an HTTP response from a PostApiV1AccountsWithResponse call
+func ParsePostApiV1AccountsResponse(rsp *http.Response) (*PostApiV1AccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1AccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1AccountsAccountResponse parses an HTTP response from a DeleteApiV1AccountsAccountWithResponse call
+func ParseDeleteApiV1AccountsAccountResponse(rsp *http.Response) (*DeleteApiV1AccountsAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1AccountsAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AccountsAccountResponse parses an HTTP response from a GetApiV1AccountsAccountWithResponse call
+func ParseGetApiV1AccountsAccountResponse(rsp *http.Response) (*GetApiV1AccountsAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AccountsAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AccountsAccountMembersResponse parses an HTTP response from a GetApiV1AccountsAccountMembersWithResponse call
+func ParseGetApiV1AccountsAccountMembersResponse(rsp *http.Response) (*GetApiV1AccountsAccountMembersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AccountsAccountMembersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemberList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1AccountsAccountMembersUserResponse parses an HTTP response from a DeleteApiV1AccountsAccountMembersUserWithResponse call
+func ParseDeleteApiV1AccountsAccountMembersUserResponse(rsp *http.Response) (*DeleteApiV1AccountsAccountMembersUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1AccountsAccountMembersUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutApiV1AccountsAccountMembersUserResponse parses an HTTP response from a PutApiV1AccountsAccountMembersUserWithResponse call
+func ParsePutApiV1AccountsAccountMembersUserResponse(rsp *http.Response) (*PutApiV1AccountsAccountMembersUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutApiV1AccountsAccountMembersUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Member
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Member
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -22339,6 +27189,20 @@ func ParseGetApiV1ApiDestinationsResponse(rsp *http.Response) (*GetApiV1ApiDesti
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -22371,6 +27235,20 @@ func ParsePostApiV1ApiDestinationsResponse(rsp *http.Response) (*PostApiV1ApiDes
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -22415,6 +27293,20 @@ func ParseDeleteApiV1ApiDestinationsDestinationResponse(rsp *http.Response) (*De
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22455,6 +27347,20 @@ func ParseGetApiV1ApiDestinationsDestinationResponse(rsp *http.Response) (*GetAp
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22494,6 +27400,20 @@ func ParsePatchApiV1ApiDestinationsDestinationResponse(rsp *http.Response) (*Pat
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -22549,6 +27469,20 @@ func ParsePutApiV1ApiDestinationsDestinationResponse(rsp *http.Response) (*PutAp
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22569,6 +27503,190 @@ func ParsePutApiV1ApiDestinationsDestinationResponse(rsp *http.Response) (*PutAp
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1ApiKeysResponse parses an HTTP response from a GetApiV1ApiKeysWithResponse call
+func ParseGetApiV1ApiKeysResponse(rsp *http.Response) (*GetApiV1ApiKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1ApiKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1ApiKeysResponse parses an HTTP response from a PostApiV1ApiKeysWithResponse call
+func ParsePostApiV1ApiKeysResponse(rsp *http.Response) (*PostApiV1ApiKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1ApiKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1ApiKeysKeyResponse parses an HTTP response from a DeleteApiV1ApiKeysKeyWithResponse call
+func ParseDeleteApiV1ApiKeysKeyResponse(rsp *http.Response) (*DeleteApiV1ApiKeysKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1ApiKeysKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1ApiKeysKeyResponse parses an HTTP response from a GetApiV1ApiKeysKeyWithResponse call
+func ParseGetApiV1ApiKeysKeyResponse(rsp *http.Response) (*GetApiV1ApiKeysKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1ApiKeysKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApiKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 
@@ -22603,6 +27721,20 @@ func ParseGetApiV1BusesResponse(rsp *http.Response) (*GetApiV1BusesResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -22635,6 +27767,20 @@ func ParsePostApiV1BusesResponse(rsp *http.Response) (*PostApiV1BusesResponse, e
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -22671,6 +27817,20 @@ func ParseDeleteApiV1BusesBusResponse(rsp *http.Response) (*DeleteApiV1BusesBusR
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -22712,6 +27872,20 @@ func ParseGetApiV1BusesBusResponse(rsp *http.Response) (*GetApiV1BusesBusRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22751,6 +27925,20 @@ func ParsePatchApiV1BusesBusResponse(rsp *http.Response) (*PatchApiV1BusesBusRes
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -22792,6 +27980,20 @@ func ParseGetApiV1BusesBusEventTypesResponse(rsp *http.Response) (*GetApiV1Buses
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22831,6 +28033,20 @@ func ParsePostApiV1BusesBusEventsResponse(rsp *http.Response) (*PostApiV1BusesBu
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -22879,6 +28095,20 @@ func ParseGetApiV1BusesBusRulesResponse(rsp *http.Response) (*GetApiV1BusesBusRu
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22919,6 +28149,20 @@ func ParsePostApiV1BusesBusRulesResponse(rsp *http.Response) (*PostApiV1BusesBus
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22955,6 +28199,20 @@ func ParseDeleteApiV1BusesBusRulesRuleResponse(rsp *http.Response) (*DeleteApiV1
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22987,6 +28245,20 @@ func ParseGetApiV1BusesBusRulesRuleResponse(rsp *http.Response) (*GetApiV1BusesB
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23027,6 +28299,20 @@ func ParsePatchApiV1BusesBusRulesRuleResponse(rsp *http.Response) (*PatchApiV1Bu
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23075,6 +28361,20 @@ func ParsePutApiV1BusesBusRulesRuleResponse(rsp *http.Response) (*PutApiV1BusesB
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23107,6 +28407,20 @@ func ParsePostApiV1BusesBusRulesRuleDisableResponse(rsp *http.Response) (*PostAp
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23141,6 +28455,20 @@ func ParsePostApiV1BusesBusRulesRuleEnableResponse(rsp *http.Response) (*PostApi
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23174,6 +28502,20 @@ func ParseGetApiV1BusesBusRulesRuleTargetsResponse(rsp *http.Response) (*GetApiV
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23202,6 +28544,20 @@ func ParseDeleteApiV1BusesBusRulesRuleTargetsTargetResponse(rsp *http.Response) 
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23235,6 +28591,20 @@ func ParseGetApiV1BusesBusRulesRuleTargetsTargetResponse(rsp *http.Response) (*G
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23283,6 +28653,20 @@ func ParsePutApiV1BusesBusRulesRuleTargetsTargetResponse(rsp *http.Response) (*P
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23330,6 +28714,20 @@ func ParseGetApiV1BusesBusSourcesResponse(rsp *http.Response) (*GetApiV1BusesBus
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23369,6 +28767,20 @@ func ParsePostApiV1BusesBusSourcesResponse(rsp *http.Response) (*PostApiV1BusesB
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23413,6 +28825,20 @@ func ParseDeleteApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*DeleteA
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23445,6 +28871,20 @@ func ParseGetApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*GetApiV1Bu
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23485,6 +28925,20 @@ func ParsePatchApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*PatchApi
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23540,6 +28994,20 @@ func ParsePutApiV1BusesBusSourcesSourceResponse(rsp *http.Response) (*PutApiV1Bu
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23587,6 +29055,20 @@ func ParsePostApiV1BusesBusSourcesSourceDisableResponse(rsp *http.Response) (*Po
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23619,6 +29101,20 @@ func ParsePostApiV1BusesBusSourcesSourceEnableResponse(rsp *http.Response) (*Pos
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23660,6 +29156,20 @@ func ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse(rsp *http.Response) 
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23700,6 +29210,20 @@ func ParseGetApiV1ConnectionsResponse(rsp *http.Response) (*GetApiV1ConnectionsR
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -23732,6 +29256,20 @@ func ParsePostApiV1ConnectionsResponse(rsp *http.Response) (*PostApiV1Connection
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
@@ -23768,6 +29306,20 @@ func ParseDeleteApiV1ConnectionsConnectionResponse(rsp *http.Response) (*DeleteA
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23809,6 +29361,20 @@ func ParseGetApiV1ConnectionsConnectionResponse(rsp *http.Response) (*GetApiV1Co
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23848,6 +29414,20 @@ func ParsePatchApiV1ConnectionsConnectionResponse(rsp *http.Response) (*PatchApi
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23903,6 +29483,20 @@ func ParsePutApiV1ConnectionsConnectionResponse(rsp *http.Response) (*PutApiV1Co
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23949,6 +29543,20 @@ func ParseDeleteApiV1DeadLettersResponse(rsp *http.Response) (*DeleteApiV1DeadLe
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -23997,6 +29605,20 @@ func ParseGetApiV1DeadLettersResponse(rsp *http.Response) (*GetApiV1DeadLettersR
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -24030,6 +29652,20 @@ func ParsePostApiV1DeadLettersRedriveResponse(rsp *http.Response) (*PostApiV1Dea
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24043,6 +29679,46 @@ func ParsePostApiV1DeadLettersRedriveResponse(rsp *http.Response) (*PostApiV1Dea
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1MeResponse parses an HTTP response from a GetApiV1MeWithResponse call
+func ParseGetApiV1MeResponse(rsp *http.Response) (*GetApiV1MeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1MeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Me
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 
@@ -24077,6 +29753,20 @@ func ParseGetApiV1RuntimeConnectorsResponse(rsp *http.Response) (*GetApiV1Runtim
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24105,6 +29795,20 @@ func ParsePostApiV1RuntimeConnectorsConnectorPauseResponse(rsp *http.Response) (
 	switch {
 	case rsp.StatusCode == 202:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -24149,6 +29853,20 @@ func ParsePostApiV1RuntimeConnectorsConnectorRestartResponse(rsp *http.Response)
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24185,6 +29903,20 @@ func ParsePostApiV1RuntimeConnectorsConnectorResumeResponse(rsp *http.Response) 
 	case rsp.StatusCode == 202:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24220,6 +29952,20 @@ func ParsePostApiV1RuntimeConnectorsConnectorStopResponse(rsp *http.Response) (*
 	switch {
 	case rsp.StatusCode == 202:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -24264,6 +30010,20 @@ func ParsePostApiV1RuntimeConnectorsConnectorTasksTaskRestartResponse(rsp *http.
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24304,6 +30064,20 @@ func ParseGetApiV1RuntimePluginsResponse(rsp *http.Response) (*GetApiV1RuntimePl
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24336,6 +30110,20 @@ func ParseGetApiV1RuntimePluginsPluginSchemaResponse(rsp *http.Response) (*GetAp
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Problem
@@ -24377,6 +30165,20 @@ func ParseGetApiV1RuntimeWorkersResponse(rsp *http.Response) (*GetApiV1RuntimeWo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24417,6 +30219,20 @@ func ParsePostApiV1TestEventPatternResponse(rsp *http.Response) (*PostApiV1TestE
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -24449,6 +30265,272 @@ func ParsePostApiV1TestInputTransformerResponse(rsp *http.Response) (*PostApiV1T
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1UsersResponse parses an HTTP response from a GetApiV1UsersWithResponse call
+func ParseGetApiV1UsersResponse(rsp *http.Response) (*GetApiV1UsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1UsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UserList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1UsersResponse parses an HTTP response from a PostApiV1UsersWithResponse call
+func ParsePostApiV1UsersResponse(rsp *http.Response) (*PostApiV1UsersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1UsersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1UsersUserResponse parses an HTTP response from a DeleteApiV1UsersUserWithResponse call
+func ParseDeleteApiV1UsersUserResponse(rsp *http.Response) (*DeleteApiV1UsersUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1UsersUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1UsersUserResponse parses an HTTP response from a GetApiV1UsersUserWithResponse call
+func ParseGetApiV1UsersUserResponse(rsp *http.Response) (*GetApiV1UsersUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1UsersUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchApiV1UsersUserResponse parses an HTTP response from a PatchApiV1UsersUserWithResponse call
+func ParsePatchApiV1UsersUserResponse(rsp *http.Response) (*PatchApiV1UsersUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchApiV1UsersUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest User
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 
@@ -24788,6 +30870,20 @@ func ParsePostBusCreateEventBusResponse(rsp *http.Response) (*PostBusCreateEvent
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24827,6 +30923,20 @@ func ParsePostBusDeleteEventBusResponse(rsp *http.Response) (*PostBusDeleteEvent
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -24868,6 +30978,20 @@ func ParsePostBusGetEventBusResponse(rsp *http.Response) (*PostBusGetEventBusRes
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24907,6 +31031,20 @@ func ParsePostBusListEventBusesResponse(rsp *http.Response) (*PostBusListEventBu
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -24948,6 +31086,20 @@ func ParsePostConnectionCreateConnectionResponse(rsp *http.Response) (*PostConne
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24987,6 +31139,20 @@ func ParsePostConnectionDeleteConnectionResponse(rsp *http.Response) (*PostConne
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25028,6 +31194,20 @@ func ParsePostConnectionGetConnectionResponse(rsp *http.Response) (*PostConnecti
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25068,6 +31248,20 @@ func ParsePostConnectionListConnectionsResponse(rsp *http.Response) (*PostConnec
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25107,6 +31301,20 @@ func ParsePostConnectionUpdateConnectionResponse(rsp *http.Response) (*PostConne
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25173,6 +31381,20 @@ func ParsePostPutEventsResponse(rsp *http.Response) (*PostPutEventsResponse, err
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25254,6 +31476,20 @@ func ParsePostRuleCreateEventRuleResponse(rsp *http.Response) (*PostRuleCreateEv
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25293,6 +31529,20 @@ func ParsePostRuleDeleteEventRuleResponse(rsp *http.Response) (*PostRuleDeleteEv
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25334,6 +31584,20 @@ func ParsePostRuleDisableEventRuleResponse(rsp *http.Response) (*PostRuleDisable
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25373,6 +31637,20 @@ func ParsePostRuleEnableEventRuleResponse(rsp *http.Response) (*PostRuleEnableEv
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25414,6 +31692,20 @@ func ParsePostRuleGetEventRuleResponse(rsp *http.Response) (*PostRuleGetEventRul
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25453,6 +31745,20 @@ func ParsePostRuleListEventRulesResponse(rsp *http.Response) (*PostRuleListEvent
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25494,6 +31800,20 @@ func ParsePostRuleUpdateEventRuleResponse(rsp *http.Response) (*PostRuleUpdateEv
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25533,6 +31853,20 @@ func ParsePostSourceCreateEventSourceResponse(rsp *http.Response) (*PostSourceCr
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25581,6 +31915,20 @@ func ParsePostSourceDeleteEventSourceResponse(rsp *http.Response) (*PostSourceDe
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25620,6 +31968,20 @@ func ParsePostSourceGetEventSourceResponse(rsp *http.Response) (*PostSourceGetEv
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25661,6 +32023,20 @@ func ParsePostSourceListEventSourcesResponse(rsp *http.Response) (*PostSourceLis
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25700,6 +32076,20 @@ func ParsePostSourceUpdateEventSourceResponse(rsp *http.Response) (*PostSourceUp
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25748,6 +32138,20 @@ func ParsePostTargetCreateEventTargetsResponse(rsp *http.Response) (*PostTargetC
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25787,6 +32191,20 @@ func ParsePostTargetDeleteEventTargetsResponse(rsp *http.Response) (*PostTargetD
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
@@ -25828,6 +32246,20 @@ func ParsePostTargetListEventTargetsResponse(rsp *http.Response) (*PostTargetLis
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25868,6 +32300,20 @@ func ParsePostTargetUpdateEventTargetsResponse(rsp *http.Response) (*PostTargetU
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25907,6 +32353,20 @@ func ParsePostTypeListEventTypesResponse(rsp *http.Response) (*PostTypeListEvent
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest RocketMQError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest RocketMQError

@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oapi-codegen/oapi-codegen/v2/pkg/securityprovider"
+
 	"github.com/eventbridge-go/eventbridge/docs/client"
 )
 
@@ -45,8 +47,9 @@ func (r *receiver) received() []string {
 }
 
 // startEventBridge builds bin/eventbridge as `make build` does (with -race when the test has it) and runs it on free loopback ports with a fresh data
-// directory, as `make run` does (private targets allowed); it returns the API's base URL once /readyz answers 200.
-func startEventBridge(t *testing.T) string {
+// directory, as `make run` does (private targets allowed); it returns the API's base URL once /readyz answers 200,
+// and the instance administrator's API key that the first start wrote to <data-dir>/admin-api-key.
+func startEventBridge(t *testing.T) (base, key string) {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "eventbridge")
@@ -58,13 +61,14 @@ func startEventBridge(t *testing.T) string {
 	require.NoError(t, err, string(out))
 
 	addr := freePort(t)
-	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freePort(t), "--data-dir", filepath.Join(dir, "data"),
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freePort(t), "--data-dir", data,
 		"--allow-private-targets", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 
-	base := "http://" + addr
+	base = "http://" + addr
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
@@ -73,7 +77,13 @@ func startEventBridge(t *testing.T) string {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 60*time.Second, 50*time.Millisecond, "eventbridge did not become ready")
-	return base
+	// export EB_API_KEY=$(cat data/admin-api-key)
+	b, err := os.ReadFile(filepath.Join(data, "admin-api-key"))
+	require.NoError(t, err)
+	info, err := os.Stat(filepath.Join(data, "admin-api-key"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file is its owner's only")
+	return base, strings.TrimSpace(string(b))
 }
 
 func freePort(t *testing.T) string {
@@ -95,10 +105,31 @@ func TestReadmeWalkthrough(t *testing.T) {
 	hook := httptest.NewServer(printer)
 	t.Cleanup(hook.Close)
 
-	eb, err := client.NewClientWithResponses(startEventBridge(t))
-	require.NoError(t, err)
+	base, key := startEventBridge(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
+
+	// Without the key, nothing: 401 with a Bearer challenge.
+	anonymous, err := client.NewClientWithResponses(base)
+	require.NoError(t, err)
+	denied, err := anonymous.GetApiV1BusesWithResponse(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusUnauthorized, denied.StatusCode(), string(denied.Body))
+	require.NotNil(t, denied.JSON401, string(denied.Body))
+	assert.Equal(t, "Unauthenticated", *denied.JSON401.Code)
+	assert.Equal(t, `Bearer realm="eventbridge"`, denied.HTTPResponse.Header.Get("WWW-Authenticate"))
+
+	// Every call sends Authorization: Bearer $EB_API_KEY (the spec's BearerAuth scheme).
+	bearer, err := securityprovider.NewSecurityProviderBearerToken(key)
+	require.NoError(t, err)
+	eb, err := client.NewClientWithResponses(base, client.WithRequestEditorFn(bearer.Intercept))
+	require.NoError(t, err)
+	me, err := eb.GetApiV1MeWithResponse(ctx)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, me.StatusCode(), string(me.Body))
+	require.NotNil(t, me.JSON200)
+	assert.True(t, *me.JSON200.InstanceAdmin)
+	assert.Equal(t, "default", *me.JSON200.Account)
 
 	// 1. A bus
 	bus, err := eb.PostApiV1BusesWithResponse(ctx, nil, client.Bus{Name: ptr("orders"), Description: ptr("shop orders")})

@@ -69,11 +69,14 @@ func apiDestinationOf(d *apidestination.APIDestination) APIDestination {
 //	@Summary	List API destinations
 //	@Tags		api-destinations
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		limit			query		int		false	"page size (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	APIDestinationList
 //	@Failure	400				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations [get]
 func (a *api) listAPIDestinations(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -97,13 +100,16 @@ func (a *api) listAPIDestinations(c *gin.Context) (int, any, error) {
 //	@Tags		api-destinations
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string			false	"account (default: default)"
+//	@Param		X-Account-Id	header		string			false	"account (default: the caller's own)"
 //	@Param		destination		body		APIDestination	true	"the API destination"
 //	@Success	201				{object}	APIDestination
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"ConnectionNotFound: the connection named does not exist"
 //	@Failure	409				{object}	web.Problem	"ApiDestinationAlreadyExists, ApiDestinationQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations [post]
 func (a *api) createAPIDestination(c *gin.Context, in *APIDestination) (int, any, error) {
 	spec, err := in.spec()
@@ -122,10 +128,13 @@ func (a *api) createAPIDestination(c *gin.Context, in *APIDestination) (int, any
 //	@Summary	Get an API destination
 //	@Tags		api-destinations
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		destination		path		string	true	"API destination name"
 //	@Success	200				{object}	APIDestination
 //	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations/{destination} [get]
 func (a *api) getAPIDestination(c *gin.Context) (int, any, error) {
 	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), c.Param("destination"))
@@ -141,7 +150,7 @@ func (a *api) getAPIDestination(c *gin.Context) (int, any, error) {
 //	@Tags		api-destinations
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string			false	"account (default: default)"
+//	@Param		X-Account-Id	header		string			false	"account (default: the caller's own)"
 //	@Param		destination		path		string			true	"API destination name"
 //	@Param		body			body		APIDestination	true	"the API destination; its name may be absent"
 //	@Success	200				{object}	APIDestination	"replaced"
@@ -150,6 +159,9 @@ func (a *api) getAPIDestination(c *gin.Context) (int, any, error) {
 //	@Failure	404				{object}	web.Problem			"ConnectionNotFound"
 //	@Failure	409				{object}	web.Problem			"ApiDestinationQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations/{destination} [put]
 func (a *api) putAPIDestination(c *gin.Context, in *APIDestination) (int, any, error) {
 	name := c.Param("destination")
@@ -178,13 +190,16 @@ func (a *api) putAPIDestination(c *gin.Context, in *APIDestination) (int, any, e
 //	@Tags		api-destinations
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string				false	"account (default: default)"
+//	@Param		X-Account-Id	header		string				false	"account (default: the caller's own)"
 //	@Param		destination		path		string				true	"API destination name"
 //	@Param		patch			body		APIDestinationPatch	true	"the fields to change"
 //	@Success	200				{object}	APIDestination
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"ApiDestinationNotFound, ConnectionNotFound"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations/{destination} [patch]
 func (a *api) patchAPIDestination(c *gin.Context, in *APIDestinationPatch) (int, any, error) {
 	d, err := a.s.APIDestinations.Patch(c.Request.Context(), web.AccountOf(c), c.Param("destination"), apidestination.Patch{
@@ -201,11 +216,14 @@ func (a *api) patchAPIDestination(c *gin.Context, in *APIDestinationPatch) (int,
 //
 //	@Summary	Delete an API destination
 //	@Tags		api-destinations
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		destination		path	string	true	"API destination name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"ApiDestinationNotFound"
 //	@Failure	409	{object}	web.Problem	"ApiDestinationInUse: targets use it (named in the detail as bus/rule/target)"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/api-destinations/{destination} [delete]
 func (a *api) deleteAPIDestination(c *gin.Context) (int, any, error) {
 	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), c.Param("destination")); err != nil {

@@ -68,11 +68,14 @@ func (r Retention) retention() (bus.Retention, error) {
 //	@Summary	List buses
 //	@Tags		buses
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	BusList
 //	@Failure	400				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses [get]
 func (a *api) listBuses(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -96,12 +99,15 @@ func (a *api) listBuses(c *gin.Context) (int, any, error) {
 //	@Tags		buses
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				body		Bus		true	"the bus"
 //	@Success	201				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses [post]
 func (a *api) createBus(c *gin.Context, in *Bus) (int, any, error) {
 	ret, err := in.Retention.retention()
@@ -120,10 +126,13 @@ func (a *api) createBus(c *gin.Context, in *Bus) (int, any, error) {
 //	@Summary	Get a bus
 //	@Tags		buses
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Success	200				{object}	Bus
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus} [get]
 func (a *api) getBus(c *gin.Context) (int, any, error) {
 	b, err := a.s.Buses.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"))
@@ -173,12 +182,15 @@ func (p BusPatch) patch() (bus.Patch, error) {
 //	@Tags		buses
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param		bus				path		string		true	"bus name"
 //	@Param		patch			body		BusPatch	true	"the fields to change"
 //	@Success	200				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus} [patch]
 func (a *api) patchBus(c *gin.Context, in *BusPatch) (int, any, error) {
 	p, err := in.patch()
@@ -196,11 +208,14 @@ func (a *api) patchBus(c *gin.Context, in *BusPatch) (int, any, error) {
 //
 //	@Summary	Delete a bus
 //	@Tags		buses
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		bus				path	string	true	"bus name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound"
 //	@Failure	409	{object}	web.Problem	"BusNotEmpty: the bus still has rules (named in detail)"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus} [delete]
 func (a *api) deleteBus(c *gin.Context) (int, any, error) {
 	if err := a.s.Buses.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus")); err != nil {

@@ -208,11 +208,14 @@ func ConnectionOf(c *connection.Connection) Connection {
 //	@Summary	List connections
 //	@Tags		connections
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		limit			query		int		false	"page size (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	ConnectionList
 //	@Failure	400				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections [get]
 func (a *api) listConnections(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -236,12 +239,15 @@ func (a *api) listConnections(c *gin.Context) (int, any, error) {
 //	@Tags		connections
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param		connection		body		Connection	true	"the connection"
 //	@Success	201				{object}	Connection	"the connection, without its secrets"
 //	@Failure	400				{object}	web.Problem		"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	409				{object}	web.Problem		"ConnectionAlreadyExists, ConnectionQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections [post]
 func (a *api) createConnection(c *gin.Context, in *Connection) (int, any, error) {
 	conn, err := a.s.Connections.Create(c.Request.Context(), web.AccountOf(c), in.Spec())
@@ -256,10 +262,13 @@ func (a *api) createConnection(c *gin.Context, in *Connection) (int, any, error)
 //	@Summary	Get a connection
 //	@Tags		connections
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		connection		path		string	true	"connection name"
 //	@Success	200				{object}	Connection
 //	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections/{connection} [get]
 func (a *api) getConnection(c *gin.Context) (int, any, error) {
 	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), c.Param("connection"))
@@ -275,7 +284,7 @@ func (a *api) getConnection(c *gin.Context) (int, any, error) {
 //	@Tags		connections
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param		connection		path		string		true	"connection name"
 //	@Param		body			body		Connection	true	"the connection; its name may be absent"
 //	@Success	200				{object}	Connection	"replaced"
@@ -283,6 +292,9 @@ func (a *api) getConnection(c *gin.Context) (int, any, error) {
 //	@Failure	400				{object}	web.Problem		"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	409				{object}	web.Problem		"ConnectionQuotaExceeded"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections/{connection} [put]
 func (a *api) putConnection(c *gin.Context, in *Connection) (int, any, error) {
 	name := c.Param("connection")
@@ -307,13 +319,16 @@ func (a *api) putConnection(c *gin.Context, in *Connection) (int, any, error) {
 //	@Tags		connections
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string			false	"account (default: default)"
+//	@Param		X-Account-Id	header		string			false	"account (default: the caller's own)"
 //	@Param		connection		path		string			true	"connection name"
 //	@Param		patch			body		ConnectionPatch	true	"the members to change"
 //	@Success	200				{object}	Connection
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"ConnectionNotFound"
 //	@Failure	413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections/{connection} [patch]
 func (a *api) patchConnection(c *gin.Context, in *ConnectionPatch) (int, any, error) {
 	conn, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), c.Param("connection"), in.Patch())
@@ -327,11 +342,14 @@ func (a *api) patchConnection(c *gin.Context, in *ConnectionPatch) (int, any, er
 //
 //	@Summary	Delete a connection
 //	@Tags		connections
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connection		path	string	true	"connection name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"ConnectionNotFound"
 //	@Failure	409	{object}	web.Problem	"ConnectionInUse: API destinations use it (named in the detail)"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/connections/{connection} [delete]
 func (a *api) deleteConnection(c *gin.Context) (int, any, error) {
 	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), c.Param("connection")); err != nil {

@@ -133,7 +133,7 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 //	@Description	bus send their dead letters to that bus instead; they are not listed here.
 //	@Tags			dead-letters
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				query		string	false	"the bus of the target that gave the event up"
 //	@Param			rule			query		string	false	"its rule (needs bus)"
 //	@Param			target			query		string	false	"the target (needs rule)"
@@ -143,6 +143,9 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 //	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success		200				{object}	DeadLetterList
 //	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/dead-letters [get]
 func (a *api) listDeadLetters(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -206,12 +209,15 @@ func entriesOf(r deadletter.Result) []DeadLetterEntryResult {
 //	@Tags			dead-letters
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string				false	"account (default: default)"
+//	@Param			X-Account-Id	header		string				false	"account (default: the caller's own)"
 //	@Param			selection		body		DeadLetterSelection	true	"ids, or a filter"
 //	@Success		200				{object}	RedriveResult
 //	@Failure		400				{object}	web.Problem	"ValidationError or MalformedRequest naming the field"
 //	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
 //	@Failure		413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/dead-letters/redrive [post]
 func (a *api) redriveDeadLetters(c *gin.Context) (int, any, error) {
 	sel, err := selectionOf(c)
@@ -234,12 +240,15 @@ func (a *api) redriveDeadLetters(c *gin.Context) (int, any, error) {
 //	@Tags			dead-letters
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string				false	"account (default: default)"
+//	@Param			X-Account-Id	header		string				false	"account (default: the caller's own)"
 //	@Param			selection		body		DeadLetterSelection	true	"ids, or a filter"
 //	@Success		200				{object}	DiscardResult
 //	@Failure		400				{object}	web.Problem	"ValidationError or MalformedRequest naming the field"
 //	@Failure		404				{object}	web.Problem	"DeadLetterNotFound: an id the account does not have"
 //	@Failure		413				{object}	web.Problem
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/dead-letters [delete]
 func (a *api) deleteDeadLetters(c *gin.Context) (int, any, error) {
 	sel, err := selectionOf(c)

@@ -29,7 +29,7 @@ type PutEventsResponse struct {
 //	@Accept			application/cloudevents-batch+json
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string		false	"account (default: default)"
+//	@Param			X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param			bus				path		string		true	"bus name"
 //	@Param			ce-specversion	header		string		false	"binary mode: spec version (1.0)"
 //	@Param			ce-id			header		string		false	"binary mode: event id"
@@ -40,6 +40,9 @@ type PutEventsResponse struct {
 //	@Failure		400				{object}	web.Problem	"InvalidEvent, MalformedRequest"
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
 //	@Failure		413				{object}	web.Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/events [post]
 func (a *api) putEvents(c *gin.Context) (int, any, error) {
 	events, errs, single, err := web.DecodeEvents(c)

@@ -46,13 +46,16 @@ func EventTypeOf(et *eventtype.EventType) EventType {
 //	@Summary	List the event types seen on a bus
 //	@Tags		buses
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success	200				{object}	EventTypeList
 //	@Failure	400				{object}	web.Problem
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/event-types [get]
 func (a *api) listEventTypes(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)

@@ -50,10 +50,13 @@ type PatternExplanation struct {
 //	@Tags			rules
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string					false	"account (default: default)"
+//	@Param			X-Account-Id	header		string					false	"account (default: the caller's own)"
 //	@Param			body			body		TestEventPatternInput	true	"an event pattern and an event"
 //	@Success		200				{object}	TestEventPatternOutput
 //	@Failure		400				{object}	web.Problem	"InvalidEventPattern, ValidationError (event), MalformedRequest"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/test-event-pattern [post]
 func (a *api) testEventPattern(c *gin.Context) {
 	var in TestEventPatternInput

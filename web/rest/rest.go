@@ -12,10 +12,13 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/web"
 )
 
-// AccountHeader names the account of a request until API keys exist (safe only on a loopback address).
+// AccountHeader names the account a request acts in; without it, the caller's own (an API key's account). Only
+// a member of the account or an instance administrator may name it.
 const AccountHeader = "X-Account-Id"
 
 // api holds what every handler needs.
@@ -44,70 +47,97 @@ func (a *api) operations() []web.Operation {
 		get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 		v1                         = "/api/v1"
 	)
+	const (
+		read, write, operate, publish = access.Read, access.Write, access.Operate, access.PutEvents
+		test, manage, instance        = access.Test, access.ManageAccess, access.ManageInstance
+		anyone                        = access.Authenticated
+	)
 	ops := []web.Operation{
-		{Name: "buses.list", Method: get, Path: v1 + "/buses", Handler: answer(a, a.listBuses)},
-		{Name: "buses.create", Method: post, Path: v1 + "/buses", Handler: withBody(a, a.createBus)},
-		{Name: "buses.get", Method: get, Path: v1 + "/buses/:bus", Handler: answer(a, a.getBus)},
-		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: withBody(a, a.patchBus)},
-		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: answer(a, a.deleteBus)},
+		{Name: "buses.list", Method: get, Path: v1 + "/buses", Handler: answer(a, a.listBuses), Permission: read},
+		{Name: "buses.create", Method: post, Path: v1 + "/buses", Handler: withBody(a, a.createBus), Permission: write},
+		{Name: "buses.get", Method: get, Path: v1 + "/buses/:bus", Handler: answer(a, a.getBus), Permission: read},
+		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: withBody(a, a.patchBus), Permission: write},
+		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: answer(a, a.deleteBus), Permission: write},
 
-		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents)},
-		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes)},
+		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish},
+		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes), Permission: read},
 
-		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules)},
-		{Name: "rules.create", Method: post, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.createRule)},
-		{Name: "rules.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.getRule)},
-		{Name: "rules.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.putRule)},
-		{Name: "rules.patch", Method: patch, Path: v1 + "/buses/:bus/rules/:rule", Handler: withBody(a, a.patchRule)},
-		{Name: "rules.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.deleteRule)},
-		{Name: "rules.enable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/enable", Handler: answer(a, a.enableRule)},
-		{Name: "rules.disable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/disable", Handler: answer(a, a.disableRule)},
+		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules), Permission: read},
+		{Name: "rules.create", Method: post, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.createRule), Permission: write},
+		{Name: "rules.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.getRule), Permission: read},
+		{Name: "rules.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.putRule), Permission: write},
+		{Name: "rules.patch", Method: patch, Path: v1 + "/buses/:bus/rules/:rule", Handler: withBody(a, a.patchRule), Permission: write},
+		{Name: "rules.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule", Handler: answer(a, a.deleteRule), Permission: write},
+		{Name: "rules.enable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/enable", Handler: answer(a, a.enableRule), Permission: write},
+		{Name: "rules.disable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/disable", Handler: answer(a, a.disableRule), Permission: write},
 
-		{Name: "targets.list", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets", Handler: a.listTargets},
-		{Name: "targets.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.getTarget},
-		{Name: "targets.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.putTarget},
-		{Name: "targets.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: answer(a, a.deleteTarget)},
+		{Name: "targets.list", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets", Handler: a.listTargets, Permission: read},
+		{Name: "targets.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.getTarget, Permission: read},
+		{Name: "targets.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.putTarget, Permission: write},
+		{Name: "targets.delete", Method: del, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: answer(a, a.deleteTarget), Permission: write},
 
-		{Name: "transformers.test", Method: post, Path: v1 + "/test-input-transformer", Handler: a.testInputTransformer},
-		{Name: "patterns.test", Method: post, Path: v1 + "/test-event-pattern", Handler: a.testEventPattern},
+		{Name: "transformers.test", Method: post, Path: v1 + "/test-input-transformer", Handler: a.testInputTransformer, Permission: test},
+		{Name: "patterns.test", Method: post, Path: v1 + "/test-event-pattern", Handler: a.testEventPattern, Permission: test},
 
-		{Name: "connections.list", Method: get, Path: v1 + "/connections", Handler: answer(a, a.listConnections)},
-		{Name: "connections.create", Method: post, Path: v1 + "/connections", Handler: withBody(a, a.createConnection)},
-		{Name: "connections.get", Method: get, Path: v1 + "/connections/:connection", Handler: answer(a, a.getConnection)},
-		{Name: "connections.put", Method: put, Path: v1 + "/connections/:connection", Handler: withBody(a, a.putConnection)},
-		{Name: "connections.patch", Method: patch, Path: v1 + "/connections/:connection", Handler: withBody(a, a.patchConnection)},
-		{Name: "connections.delete", Method: del, Path: v1 + "/connections/:connection", Handler: answer(a, a.deleteConnection)},
+		{Name: "connections.list", Method: get, Path: v1 + "/connections", Handler: answer(a, a.listConnections), Permission: read},
+		{Name: "connections.create", Method: post, Path: v1 + "/connections", Handler: withBody(a, a.createConnection), Permission: write},
+		{Name: "connections.get", Method: get, Path: v1 + "/connections/:connection", Handler: answer(a, a.getConnection), Permission: read},
+		{Name: "connections.put", Method: put, Path: v1 + "/connections/:connection", Handler: withBody(a, a.putConnection), Permission: write},
+		{Name: "connections.patch", Method: patch, Path: v1 + "/connections/:connection", Handler: withBody(a, a.patchConnection), Permission: write},
+		{Name: "connections.delete", Method: del, Path: v1 + "/connections/:connection", Handler: answer(a, a.deleteConnection), Permission: write},
 
-		{Name: "apiDestinations.list", Method: get, Path: v1 + "/api-destinations", Handler: answer(a, a.listAPIDestinations)},
-		{Name: "apiDestinations.create", Method: post, Path: v1 + "/api-destinations", Handler: withBody(a, a.createAPIDestination)},
-		{Name: "apiDestinations.get", Method: get, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.getAPIDestination)},
-		{Name: "apiDestinations.put", Method: put, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.putAPIDestination)},
-		{Name: "apiDestinations.patch", Method: patch, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.patchAPIDestination)},
-		{Name: "apiDestinations.delete", Method: del, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.deleteAPIDestination)},
+		{Name: "apiDestinations.list", Method: get, Path: v1 + "/api-destinations", Handler: answer(a, a.listAPIDestinations), Permission: read},
+		{Name: "apiDestinations.create", Method: post, Path: v1 + "/api-destinations", Handler: withBody(a, a.createAPIDestination), Permission: write},
+		{Name: "apiDestinations.get", Method: get, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.getAPIDestination), Permission: read},
+		{Name: "apiDestinations.put", Method: put, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.putAPIDestination), Permission: write},
+		{Name: "apiDestinations.patch", Method: patch, Path: v1 + "/api-destinations/:destination", Handler: withBody(a, a.patchAPIDestination), Permission: write},
+		{Name: "apiDestinations.delete", Method: del, Path: v1 + "/api-destinations/:destination", Handler: answer(a, a.deleteAPIDestination), Permission: write},
 
-		{Name: "workers.list", Method: get, Path: v1 + "/runtime/workers", Handler: answer(a, a.listRuntimeWorkers)},
-		{Name: "connectors.list", Method: get, Path: v1 + "/runtime/connectors", Handler: answer(a, a.listRuntimeConnectors)},
-		{Name: "connectors.pause", Method: post, Path: v1 + "/runtime/connectors/:connector/pause", Handler: answer(a, a.pauseConnector)},
-		{Name: "connectors.resume", Method: post, Path: v1 + "/runtime/connectors/:connector/resume", Handler: answer(a, a.resumeConnector)},
-		{Name: "connectors.stop", Method: post, Path: v1 + "/runtime/connectors/:connector/stop", Handler: answer(a, a.stopConnector)},
-		{Name: "connectors.restart", Method: post, Path: v1 + "/runtime/connectors/:connector/restart", Handler: answer(a, a.restartConnector)},
-		{Name: "connectors.restartTask", Method: post, Path: v1 + "/runtime/connectors/:connector/tasks/:task/restart", Handler: answer(a, a.restartConnectorTask)},
-		{Name: "plugins.list", Method: get, Path: v1 + "/runtime/plugins", Handler: answer(a, a.listRuntimePlugins)},
-		{Name: "plugins.schema", Method: get, Path: v1 + "/runtime/plugins/:plugin/schema", Handler: answer(a, a.runtimePluginSchema)},
+		{Name: "workers.list", Method: get, Path: v1 + "/runtime/workers", Handler: answer(a, a.listRuntimeWorkers), Permission: read},
+		{Name: "connectors.list", Method: get, Path: v1 + "/runtime/connectors", Handler: answer(a, a.listRuntimeConnectors), Permission: read},
+		{Name: "connectors.pause", Method: post, Path: v1 + "/runtime/connectors/:connector/pause", Handler: answer(a, a.pauseConnector), Permission: operate},
+		{Name: "connectors.resume", Method: post, Path: v1 + "/runtime/connectors/:connector/resume", Handler: answer(a, a.resumeConnector), Permission: operate},
+		{Name: "connectors.stop", Method: post, Path: v1 + "/runtime/connectors/:connector/stop", Handler: answer(a, a.stopConnector), Permission: operate},
+		{Name: "connectors.restart", Method: post, Path: v1 + "/runtime/connectors/:connector/restart", Handler: answer(a, a.restartConnector), Permission: operate},
+		{Name: "connectors.restartTask", Method: post, Path: v1 + "/runtime/connectors/:connector/tasks/:task/restart", Handler: answer(a, a.restartConnectorTask), Permission: operate},
+		{Name: "plugins.list", Method: get, Path: v1 + "/runtime/plugins", Handler: answer(a, a.listRuntimePlugins), Permission: read},
+		{Name: "plugins.schema", Method: get, Path: v1 + "/runtime/plugins/:plugin/schema", Handler: answer(a, a.runtimePluginSchema), Permission: read},
 
-		{Name: "deadLetters.list", Method: get, Path: v1 + "/dead-letters", Handler: answer(a, a.listDeadLetters)},
-		{Name: "deadLetters.redrive", Method: post, Path: v1 + "/dead-letters/redrive", Handler: answer(a, a.redriveDeadLetters)},
-		{Name: "deadLetters.discard", Method: del, Path: v1 + "/dead-letters", Handler: answer(a, a.deleteDeadLetters)},
+		{Name: "deadLetters.list", Method: get, Path: v1 + "/dead-letters", Handler: answer(a, a.listDeadLetters), Permission: read},
+		{Name: "deadLetters.redrive", Method: post, Path: v1 + "/dead-letters/redrive", Handler: answer(a, a.redriveDeadLetters), Permission: operate},
+		{Name: "deadLetters.discard", Method: del, Path: v1 + "/dead-letters", Handler: answer(a, a.deleteDeadLetters), Permission: operate},
 
-		{Name: "sources.list", Method: get, Path: v1 + "/buses/:bus/sources", Handler: answer(a, a.listSources)},
-		{Name: "sources.create", Method: post, Path: v1 + "/buses/:bus/sources", Handler: withBody(a, a.createSource)},
-		{Name: "sources.get", Method: get, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.getSource)},
-		{Name: "sources.put", Method: put, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.putSource)},
-		{Name: "sources.patch", Method: patch, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.patchSource)},
-		{Name: "sources.delete", Method: del, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.deleteSource)},
-		{Name: "sources.enable", Method: post, Path: v1 + "/buses/:bus/sources/:source/enable", Handler: answer(a, a.enableSource)},
-		{Name: "sources.disable", Method: post, Path: v1 + "/buses/:bus/sources/:source/disable", Handler: answer(a, a.disableSource)},
-		{Name: "sources.rotateToken", Method: post, Path: v1 + "/buses/:bus/sources/:source/rotate-token", Handler: answer(a, a.rotateSourceToken)},
+		{Name: "sources.list", Method: get, Path: v1 + "/buses/:bus/sources", Handler: answer(a, a.listSources), Permission: read},
+		{Name: "sources.create", Method: post, Path: v1 + "/buses/:bus/sources", Handler: withBody(a, a.createSource), Permission: write},
+		{Name: "sources.get", Method: get, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.getSource), Permission: read},
+		{Name: "sources.put", Method: put, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.putSource), Permission: write},
+		{Name: "sources.patch", Method: patch, Path: v1 + "/buses/:bus/sources/:source", Handler: withBody(a, a.patchSource), Permission: write},
+		{Name: "sources.delete", Method: del, Path: v1 + "/buses/:bus/sources/:source", Handler: answer(a, a.deleteSource), Permission: write},
+		{Name: "sources.enable", Method: post, Path: v1 + "/buses/:bus/sources/:source/enable", Handler: answer(a, a.enableSource), Permission: write},
+		{Name: "sources.disable", Method: post, Path: v1 + "/buses/:bus/sources/:source/disable", Handler: answer(a, a.disableSource), Permission: write},
+		{Name: "sources.rotateToken", Method: post, Path: v1 + "/buses/:bus/sources/:source/rotate-token", Handler: answer(a, a.rotateSourceToken), Permission: write},
+
+		{Name: "me.get", Method: get, Path: v1 + "/me", Handler: answer(a, a.getMe), Permission: anyone},
+
+		{Name: "accounts.list", Method: get, Path: v1 + "/accounts", Handler: answer(a, a.listAccounts), Permission: instance},
+		{Name: "accounts.create", Method: post, Path: v1 + "/accounts", Handler: withBody(a, a.createAccount), Permission: instance},
+		{Name: "accounts.get", Method: get, Path: v1 + "/accounts/:account", Handler: answer(a, a.getAccount), Permission: instance},
+		{Name: "accounts.delete", Method: del, Path: v1 + "/accounts/:account", Handler: answer(a, a.deleteAccount), Permission: instance},
+
+		{Name: "members.list", Method: get, Path: v1 + "/accounts/:account/members", Handler: answer(a, a.listMembers), Permission: manage},
+		{Name: "members.put", Method: put, Path: v1 + "/accounts/:account/members/:user", Handler: withBody(a, a.putMember), Permission: manage},
+		{Name: "members.delete", Method: del, Path: v1 + "/accounts/:account/members/:user", Handler: answer(a, a.deleteMember), Permission: manage},
+
+		{Name: "users.list", Method: get, Path: v1 + "/users", Handler: answer(a, a.listUsers), Permission: instance},
+		{Name: "users.create", Method: post, Path: v1 + "/users", Handler: withBody(a, a.createUser), Permission: instance},
+		{Name: "users.get", Method: get, Path: v1 + "/users/:user", Handler: answer(a, a.getUser), Permission: instance},
+		{Name: "users.patch", Method: patch, Path: v1 + "/users/:user", Handler: withBody(a, a.patchUser), Permission: instance},
+		{Name: "users.delete", Method: del, Path: v1 + "/users/:user", Handler: answer(a, a.deleteUser), Permission: instance},
+
+		{Name: "apiKeys.list", Method: get, Path: v1 + "/api-keys", Handler: answer(a, a.listAPIKeys), Permission: manage},
+		{Name: "apiKeys.create", Method: post, Path: v1 + "/api-keys", Handler: withBody(a, a.createAPIKey), Permission: manage},
+		{Name: "apiKeys.get", Method: get, Path: v1 + "/api-keys/:key", Handler: answer(a, a.getAPIKey), Permission: manage},
+		{Name: "apiKeys.delete", Method: del, Path: v1 + "/api-keys/:key", Handler: answer(a, a.deleteAPIKey), Permission: manage},
 	}
 	// The webhooks of http sources, on every method of WebhookMethods; the source's token is the capability.
 	for _, m := range WebhookMethods {
@@ -118,19 +148,23 @@ func (a *api) operations() []web.Operation {
 	return ops
 }
 
-// account is middleware that reads the request's account from AccountHeader (domain.DefaultAccountID when
-// absent) and answers 400 naming the header when it is not a valid account id.
-func (a *api) account(c *gin.Context) {
+// account returns the account the request names: the path's account (members of an account), else
+// AccountHeader ("" when absent: the caller's own); an invalid id is a validation error naming where it was.
+func (a *api) account(c *gin.Context) (string, error) {
+	if id := c.Param("account"); id != "" {
+		if err := domain.ValidateAccountID(id); err != nil {
+			return "", account.ErrNotFound.With("account %q not found", id)
+		}
+		return id, nil
+	}
 	id := c.GetHeader(AccountHeader)
 	if id == "" {
-		id = domain.DefaultAccountID
+		return "", nil
 	}
 	if err := domain.ValidateAccountID(id); err != nil {
-		a.writeError(c, domain.Invalid(AccountHeader, "%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id))
-		return
+		return "", domain.Invalid(AccountHeader, "%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id)
 	}
-	web.SetAccount(c, id)
-	c.Next()
+	return id, nil
 }
 
 // The handlers of one endpoint each are its swag annotations and one call of a domain service through answer or

@@ -120,7 +120,7 @@ func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 //	@Summary	List the rules of a bus
 //	@Tags		rules
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
@@ -128,6 +128,9 @@ func decodeRule(c *gin.Context) (rule.Spec, []target.Spec, error) {
 //	@Success	200				{object}	RuleList
 //	@Failure	400				{object}	web.Problem
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules [get]
 func (a *api) listRules(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -157,13 +160,16 @@ func (a *api) listRules(c *gin.Context) (int, any, error) {
 //	@Tags		rules
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			body		Rule	true	"the rule"
 //	@Success	201				{object}	Rule
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
 //	@Failure	409				{object}	web.Problem	"RuleAlreadyExists, RuleQuotaExceeded, LimitExceeded (more than 5 targets)"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules [post]
 func (a *api) createRule(c *gin.Context) (int, any, error) {
 	spec, targets, err := decodeRule(c)
@@ -194,13 +200,16 @@ func (a *api) createRule(c *gin.Context) (int, any, error) {
 //	@Tags		rules
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param		bus				path		string		true	"bus name"
 //	@Param		rule			path		string		true	"rule name"
 //	@Param		patch			body		RulePatch	true	"the fields to change"
 //	@Success	200				{object}	Rule
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [patch]
 func (a *api) patchRule(c *gin.Context, in *RulePatch) (int, any, error) {
 	p := rule.Patch{Description: in.Description, Layout: in.Layout}
@@ -230,11 +239,14 @@ func (a *api) patchRule(c *gin.Context, in *RulePatch) (int, any, error) {
 //	@Summary	Get a rule
 //	@Tags		rules
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [get]
 func (a *api) getRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
@@ -250,7 +262,7 @@ func (a *api) getRule(c *gin.Context) (int, any, error) {
 //	@Tags		rules
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Param		body			body		Rule	true	"the rule; its name may be absent"
@@ -258,6 +270,9 @@ func (a *api) getRule(c *gin.Context) (int, any, error) {
 //	@Success	201				{object}	Rule	"created"
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, InvalidEventPattern, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [put]
 func (a *api) putRule(c *gin.Context) (int, any, error) {
 	spec, targets, err := decodeRule(c)
@@ -287,11 +302,14 @@ func (a *api) putRule(c *gin.Context) (int, any, error) {
 //
 //	@Summary	Delete a rule and its targets
 //	@Tags		rules
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		bus				path	string	true	"bus name"
 //	@Param		rule			path	string	true	"rule name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule} [delete]
 func (a *api) deleteRule(c *gin.Context) (int, any, error) {
 	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule")); err != nil {
@@ -306,11 +324,14 @@ func (a *api) deleteRule(c *gin.Context) (int, any, error) {
 //	@Description	The rule receives every matching event stored after the call answered, none stored while it was disabled.
 //	@Tags		rules
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/enable [post]
 func (a *api) enableRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
@@ -326,11 +347,14 @@ func (a *api) enableRule(c *gin.Context) (int, any, error) {
 //	@Description	Events put while the rule is disabled are never delivered to its targets.
 //	@Tags		rules
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	Rule
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/disable [post]
 func (a *api) disableRule(c *gin.Context) (int, any, error) {
 	r, err := a.s.Rules.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))

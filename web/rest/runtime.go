@@ -96,9 +96,12 @@ type RuntimePluginList struct {
 //	@Summary	List the runtime's workers
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Success	200				{object}	RuntimeWorkerList
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/workers [get]
 func (a *api) listRuntimeWorkers(c *gin.Context) (int, any, error) {
 	ws, err := a.s.Runtime.Workers(c.Request.Context())
@@ -140,10 +143,13 @@ func runtimeConnectorOf(rc runtime.Connector) RuntimeConnector {
 //	@Summary	List the account's connectors in the runtime
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Success	200				{object}	RuntimeConnectorList
 //	@Failure	400				{object}	web.Problem
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors [get]
 func (a *api) listRuntimeConnectors(c *gin.Context) (int, any, error) {
 	cs, err := a.s.Runtime.Connectors(c.Request.Context(), web.AccountOf(c))
@@ -167,11 +173,14 @@ func accepted(err error) (int, any, error) { return http.StatusAccepted, nil, er
 //	@Summary	Pause a connector
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime pauses the connector"
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors/{connector}/pause [post]
 func (a *api) pauseConnector(c *gin.Context) (int, any, error) {
 	return accepted(a.s.Runtime.Pause(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
@@ -182,11 +191,14 @@ func (a *api) pauseConnector(c *gin.Context) (int, any, error) {
 //	@Summary	Resume a connector
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime resumes the connector"
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors/{connector}/resume [post]
 func (a *api) resumeConnector(c *gin.Context) (int, any, error) {
 	return accepted(a.s.Runtime.Resume(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
@@ -198,11 +210,14 @@ func (a *api) resumeConnector(c *gin.Context) (int, any, error) {
 //	@Summary	Stop a connector
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Success	202				"the runtime stops the connector"
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors/{connector}/stop [post]
 func (a *api) stopConnector(c *gin.Context) (int, any, error) {
 	return accepted(a.s.Runtime.Stop(c.Request.Context(), web.AccountOf(c), c.Param("connector")))
@@ -227,7 +242,7 @@ func boolQuery(c *gin.Context, name string) (bool, error) {
 //	@Summary	Restart a connector
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Param		includeTasks	query	bool	false	"restart the tasks too (default false)"
 //	@Param		onlyFailed		query	bool	false	"restart only what is FAILED (default false)"
@@ -235,6 +250,9 @@ func boolQuery(c *gin.Context, name string) (bool, error) {
 //	@Failure	400				{object}	web.Problem	"MalformedRequest: a flag that is not true or false"
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors/{connector}/restart [post]
 func (a *api) restartConnector(c *gin.Context) (int, any, error) {
 	includeTasks, err := boolQuery(c, "includeTasks")
@@ -253,13 +271,16 @@ func (a *api) restartConnector(c *gin.Context) (int, any, error) {
 //	@Summary	Restart a task of a connector
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		connector		path	string	true	"connector name"
 //	@Param		task			path	int		true	"task number, from 0"
 //	@Success	202				"the runtime restarts the task"
 //	@Failure	400				{object}	web.Problem	"MalformedRequest: a task that is not a number"
 //	@Failure	404				{object}	web.Problem	"ConnectorNotFound or TaskNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/connectors/{connector}/tasks/{task}/restart [post]
 func (a *api) restartConnectorTask(c *gin.Context) (int, any, error) {
 	task, err := strconv.Atoi(c.Param("task"))
@@ -274,9 +295,12 @@ func (a *api) restartConnectorTask(c *gin.Context) (int, any, error) {
 //	@Summary	List the runtime's plugins
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Success	200				{object}	RuntimePluginList
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/plugins [get]
 func (a *api) listRuntimePlugins(c *gin.Context) (int, any, error) {
 	ps, err := a.s.Runtime.Plugins(c.Request.Context())
@@ -295,11 +319,14 @@ func (a *api) listRuntimePlugins(c *gin.Context) (int, any, error) {
 //	@Summary	Read the JSON Schema of a plugin's config
 //	@Tags		runtime
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		plugin			path		string	true	"plugin class"
 //	@Success	200				{object}	object	"a JSON Schema"
 //	@Failure	404				{object}	web.Problem	"PluginNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable: the runtime cannot be reached"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/runtime/plugins/{plugin}/schema [get]
 func (a *api) runtimePluginSchema(c *gin.Context) (int, any, error) {
 	schema, err := a.s.Runtime.PluginSchema(c.Request.Context(), c.Param("plugin"))

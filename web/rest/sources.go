@@ -140,7 +140,11 @@ func (a *api) sourceOf(c *gin.Context, s *source.Source) Source {
 		Status: sourceStatusOf(a.s.Sources.Status(c.Request.Context(), s)), CreatedAt: s.CreatedAt(), UpdatedAt: s.UpdatedAt(),
 	}
 	if t := s.Token(); t != "" {
-		out.Webhook = &SourceWebhook{Token: t, URLs: WebhookURLs(c, a.webhookBase, t)}
+		if t = web.Sealed(c, t); t == domain.SecretMask {
+			out.Webhook = &SourceWebhook{Token: t, URLs: []string{}}
+		} else {
+			out.Webhook = &SourceWebhook{Token: t, URLs: WebhookURLs(c, a.webhookBase, t)}
+		}
 	}
 	return out
 }
@@ -190,7 +194,7 @@ func (in Source) spec() (source.Spec, error) {
 //	@Summary	List the sources of a bus
 //	@Tags		sources
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		limit			query		int		false	"page size (1 to 500, default 50)"
 //	@Param		nextToken		query		string	false	"token of the next page from the previous answer"
@@ -198,6 +202,9 @@ func (in Source) spec() (source.Spec, error) {
 //	@Success	200				{object}	SourceList
 //	@Failure	400				{object}	web.Problem	"ValidationError"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/sources [get]
 func (a *api) listSources(c *gin.Context) (int, any, error) {
 	page, err := web.PageOf(c)
@@ -229,7 +236,7 @@ func (a *api) listSources(c *gin.Context) (int, any, error) {
 //	@Tags			sources
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			body			body		Source	true	"the source; state, webhook and status are ignored"
 //	@Success		201				{object}	Source
@@ -237,6 +244,9 @@ func (a *api) listSources(c *gin.Context) (int, any, error) {
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
 //	@Failure		409				{object}	web.Problem	"SourceAlreadyExists, SourceQuotaExceeded"
 //	@Failure		503				{object}	web.Problem	"ServiceUnavailable: the worker runtime cannot be reached to check the config"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/sources [post]
 func (a *api) createSource(c *gin.Context, in *Source) (int, any, error) {
 	spec, err := in.spec()
@@ -255,11 +265,14 @@ func (a *api) createSource(c *gin.Context, in *Source) (int, any, error) {
 //	@Summary	Get a source
 //	@Tags		sources
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		source			path		string	true	"source name"
 //	@Success	200				{object}	Source
 //	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/sources/{source} [get]
 func (a *api) getSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
@@ -276,7 +289,7 @@ func (a *api) getSource(c *gin.Context) (int, any, error) {
 //	@Tags			sources
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Param			body			body		Source	true	"the source; its name may be absent"
@@ -286,6 +299,9 @@ func (a *api) getSource(c *gin.Context) (int, any, error) {
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
 //	@Failure		409				{object}	web.Problem	"SourceQuotaExceeded"
 //	@Failure		503				{object}	web.Problem	"ServiceUnavailable"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/sources/{source} [put]
 func (a *api) putSource(c *gin.Context, in *Source) (int, any, error) {
 	name := c.Param("source")
@@ -314,7 +330,7 @@ func (a *api) putSource(c *gin.Context, in *Source) (int, any, error) {
 //	@Tags		sources
 //	@Accept		json
 //	@Produce	json
-//	@Param		X-Account-Id	header		string		false	"account (default: default)"
+//	@Param		X-Account-Id	header		string		false	"account (default: the caller's own)"
 //	@Param		bus				path		string		true	"bus name"
 //	@Param		source			path		string		true	"source name"
 //	@Param		body			body		SourcePatch	true	"what changes; a config key set to null is removed"
@@ -322,6 +338,9 @@ func (a *api) putSource(c *gin.Context, in *Source) (int, any, error) {
 //	@Failure	400				{object}	web.Problem	"ValidationError, MalformedRequest, InvalidSourceConfig"
 //	@Failure	404				{object}	web.Problem	"BusNotFound, SourceNotFound"
 //	@Failure	503				{object}	web.Problem	"ServiceUnavailable"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/sources/{source} [patch]
 func (a *api) patchSource(c *gin.Context, in *SourcePatch) (int, any, error) {
 	p := source.Patch{Description: in.Description}
@@ -346,11 +365,14 @@ func (a *api) patchSource(c *gin.Context, in *SourcePatch) (int, any, error) {
 //
 //	@Summary	Delete a source
 //	@Tags		sources
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		bus				path	string	true	"bus name"
 //	@Param		source			path	string	true	"source name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/sources/{source} [delete]
 func (a *api) deleteSource(c *gin.Context) (int, any, error) {
 	if err := a.s.Sources.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source")); err != nil {
@@ -365,11 +387,14 @@ func (a *api) deleteSource(c *gin.Context) (int, any, error) {
 //	@Description	Its connector resumes from its offsets; a webhook accepts requests again.
 //	@Tags			sources
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/sources/{source}/enable [post]
 func (a *api) enableSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Enable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
@@ -385,11 +410,14 @@ func (a *api) enableSource(c *gin.Context) (int, any, error) {
 //	@Description	Its connector is stopped, keeping its offsets; a webhook answers 404.
 //	@Tags			sources
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/sources/{source}/disable [post]
 func (a *api) disableSource(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.Disable(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))
@@ -405,12 +433,15 @@ func (a *api) disableSource(c *gin.Context) (int, any, error) {
 //	@Description	The former token answers 404 from then on.
 //	@Tags			sources
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			source			path		string	true	"source name"
 //	@Success		200				{object}	Source
 //	@Failure		400				{object}	web.Problem	"ValidationError: the source is not of type http"
 //	@Failure		404				{object}	web.Problem	"BusNotFound, SourceNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/sources/{source}/rotate-token [post]
 func (a *api) rotateSourceToken(c *gin.Context) (int, any, error) {
 	s, err := a.s.Sources.RotateToken(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("source"))

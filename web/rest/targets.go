@@ -234,7 +234,8 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 		UpdatedAt:   t.UpdatedAt(),
 	}
 	if t.Type() == target.HTTP {
-		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: h.Headers, Mode: string(h.Mode), Timeout: h.Timeout.String()}
+		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: web.SealedMap(c, h.Headers), Mode: string(h.Mode),
+			Timeout: h.Timeout.String()}
 	}
 	if t.Type().IsPlugin() {
 		out.Config = TargetConfig{Keys: t.PublicConfig()}
@@ -341,11 +342,14 @@ func (t Target) Spec() (target.Spec, error) {
 //	@Summary	List the targets of a rule
 //	@Tags		targets
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Success	200				{object}	TargetList
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets [get]
 func (a *api) listTargets(c *gin.Context) {
 	ts, err := a.s.Targets.List(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"))
@@ -365,12 +369,15 @@ func (a *api) listTargets(c *gin.Context) {
 //	@Summary	Get a target
 //	@Tags		targets
 //	@Produce	json
-//	@Param		X-Account-Id	header		string	false	"account (default: default)"
+//	@Param		X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param		bus				path		string	true	"bus name"
 //	@Param		rule			path		string	true	"rule name"
 //	@Param		target			path		string	true	"target name"
 //	@Success	200				{object}	Target
 //	@Failure	404				{object}	web.Problem	"BusNotFound, RuleNotFound, TargetNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets/{target} [get]
 func (a *api) getTarget(c *gin.Context) {
 	t, err := a.s.Targets.Get(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target"))
@@ -391,7 +398,7 @@ func (a *api) getTarget(c *gin.Context) {
 //	@Tags			targets
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string	false	"account (default: default)"
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
 //	@Param			bus				path		string	true	"bus name"
 //	@Param			rule			path		string	true	"rule name"
 //	@Param			target			path		string	true	"target name"
@@ -401,6 +408,9 @@ func (a *api) getTarget(c *gin.Context) {
 //	@Failure		400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure		404				{object}	web.Problem	"BusNotFound, RuleNotFound"
 //	@Failure		409				{object}	web.Problem	"LimitExceeded: the rule has 5 targets already"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/buses/{bus}/rules/{rule}/targets/{target} [put]
 func (a *api) putTarget(c *gin.Context) {
 	var in Target
@@ -435,12 +445,15 @@ func (a *api) putTarget(c *gin.Context) {
 //
 //	@Summary	Delete a target
 //	@Tags		targets
-//	@Param		X-Account-Id	header	string	false	"account (default: default)"
+//	@Param		X-Account-Id	header	string	false	"account (default: the caller's own)"
 //	@Param		bus				path	string	true	"bus name"
 //	@Param		rule			path	string	true	"rule name"
 //	@Param		target			path	string	true	"target name"
 //	@Success	204
 //	@Failure	404	{object}	web.Problem	"BusNotFound, RuleNotFound, TargetNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api/v1/buses/{bus}/rules/{rule}/targets/{target} [delete]
 func (a *api) deleteTarget(c *gin.Context) (int, any, error) {
 	if err := a.s.Targets.Delete(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Param("rule"), c.Param("target")); err != nil {

@@ -54,10 +54,13 @@ type TestInputTransformerOutput struct {
 //	@Tags			targets
 //	@Accept			json
 //	@Produce		json
-//	@Param			X-Account-Id	header		string						false	"account (default: default)"
+//	@Param			X-Account-Id	header		string						false	"account (default: the caller's own)"
 //	@Param			body			body		TestInputTransformerInput	true	"one of inputTransformer, input, inputPath and transform, or attributes, and an event"
 //	@Success		200				{object}	TestInputTransformerOutput
 //	@Failure		400				{object}	web.Problem	"ValidationError (the transformer, naming its field), InvalidEvent, MalformedRequest"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api/v1/test-input-transformer [post]
 func (a *api) testInputTransformer(c *gin.Context) {
 	var in TestInputTransformerInput

@@ -71,11 +71,14 @@ type RocketMQListEventBusesResponse struct {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQCreateEventBusRequest	true	"the bus"
 //	@Success	200						{object}	RocketMQCreateEventBusResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusAlreadyExist, EventBusNameInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/bus/createEventBus [post]
 func (a *api) rmqCreateEventBus(c *gin.Context, in *RocketMQCreateEventBusRequest) (any, error) {
 	if err := domain.ValidateName("eventBusName", in.EventBusName); err != nil {
@@ -94,11 +97,14 @@ func (a *api) rmqCreateEventBus(c *gin.Context, in *RocketMQCreateEventBusReques
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string					false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string					false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventBusRequest	true	"the bus"
 //	@Success	200						{object}	RocketMQGetEventBusResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/bus/getEventBus [post]
 func (a *api) rmqGetEventBus(c *gin.Context, in *RocketMQEventBusRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
@@ -120,11 +126,14 @@ func (a *api) rmqGetEventBus(c *gin.Context, in *RocketMQEventBusRequest) (any, 
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string					false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string					false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventBusRequest	true	"the bus"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventBusRuleNotEmptyForDelete"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/bus/deleteEventBus [post]
 func (a *api) rmqDeleteEventBus(c *gin.Context, in *RocketMQEventBusRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
@@ -142,11 +151,14 @@ func (a *api) rmqDeleteEventBus(c *gin.Context, in *RocketMQEventBusRequest) (an
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQListEventBusesRequest	true	"the page"
 //	@Success	200						{object}	RocketMQListEventBusesResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/bus/listEventBuses [post]
 func (a *api) rmqListEventBuses(c *gin.Context, in *RocketMQListEventBusesRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)

@@ -377,11 +377,14 @@ func (in *RocketMQConnectionRequest) validate() error {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQConnectionRequest	true	"the connection"
 //	@Success		200						{object}	RocketMQCreateConnectionResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"ConnectionAlreadyExist, ConnectionNameInvalid, ConnectionCountExceedLimit"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/connection/createConnection [post]
 func (a *api) rmqCreateConnection(c *gin.Context, in *RocketMQConnectionRequest) (any, error) {
 	ap, t, err := in.AuthParameters.v1()
@@ -406,11 +409,14 @@ func (a *api) rmqCreateConnection(c *gin.Context, in *RocketMQConnectionRequest)
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQConnectionRequest	true	"the connection"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist, ConnectionNameInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/connection/updateConnection [post]
 func (a *api) rmqUpdateConnection(c *gin.Context, in *RocketMQConnectionRequest) (any, error) {
 	patch := rest.ConnectionPatch{Description: in.Description}
@@ -439,11 +445,14 @@ func (in *RocketMQConnectionNameRequest) validate() error {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQConnectionNameRequest	true	"the connection"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist, ConnectionBoundApiDestination"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/connection/deleteConnection [post]
 func (a *api) rmqDeleteConnection(c *gin.Context, in *RocketMQConnectionNameRequest) (any, error) {
 	if err := a.s.Connections.Delete(c.Request.Context(), web.AccountOf(c), in.ConnectionName); err != nil {
@@ -458,11 +467,14 @@ func (a *api) rmqDeleteConnection(c *gin.Context, in *RocketMQConnectionNameRequ
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQConnectionNameRequest	true	"the connection"
 //	@Success	200						{object}	RocketMQGetConnectionResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ConnectionNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/connection/getConnection [post]
 func (a *api) rmqGetConnection(c *gin.Context, in *RocketMQConnectionNameRequest) (any, error) {
 	conn, err := a.s.Connections.Get(c.Request.Context(), web.AccountOf(c), in.ConnectionName)
@@ -479,11 +491,14 @@ func (a *api) rmqGetConnection(c *gin.Context, in *RocketMQConnectionNameRequest
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQListConnectionsRequest	true	"the page"
 //	@Success	200						{object}	RocketMQListConnectionsResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/connection/listConnections [post]
 func (a *api) rmqListConnections(c *gin.Context, in *RocketMQListConnectionsRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)
@@ -639,11 +654,14 @@ func (in *RocketMQAPIDestinationRequest) validate() error {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQAPIDestinationRequest	true	"the API destination"
 //	@Success		200						{object}	RocketMQCreateAPIDestinationResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"ApiDestinationAlreadyExist, ApiDestinationNameInvalid, ConnectionNotExist, ApiDestinationCountExceedLimit"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/api-destination/createApiDestination [post]
 func (a *api) rmqCreateAPIDestination(c *gin.Context, in *RocketMQAPIDestinationRequest) (any, error) {
 	spec := apidestination.Spec{Name: in.APIDestinationName, Connection: in.ConnectionName}
@@ -669,11 +687,14 @@ func (a *api) rmqCreateAPIDestination(c *gin.Context, in *RocketMQAPIDestination
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQAPIDestinationRequest	true	"the API destination"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist, ConnectionNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api-destination/updateApiDestination [post]
 func (a *api) rmqUpdateAPIDestination(c *gin.Context, in *RocketMQAPIDestinationRequest) (any, error) {
 	p := apidestination.Patch{Description: in.Description, InvocationRateLimitPerSecond: in.InvocationRateLimitPerSecond}
@@ -705,11 +726,14 @@ func (in *RocketMQAPIDestinationNameRequest) validate() error {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string								false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string								false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQAPIDestinationNameRequest	true	"the API destination"
 //	@Success	200						{object}	RocketMQGetAPIDestinationResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api-destination/getApiDestination [post]
 func (a *api) rmqGetAPIDestination(c *gin.Context, in *RocketMQAPIDestinationNameRequest) (any, error) {
 	d, err := a.s.APIDestinations.Get(c.Request.Context(), web.AccountOf(c), in.APIDestinationName)
@@ -725,11 +749,14 @@ func (a *api) rmqGetAPIDestination(c *gin.Context, in *RocketMQAPIDestinationNam
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string								false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string								false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQAPIDestinationNameRequest	true	"the API destination"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"ApiDestinationNotExist, ApiDestinationInUse (targets use it)"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api-destination/deleteApiDestination [post]
 func (a *api) rmqDeleteAPIDestination(c *gin.Context, in *RocketMQAPIDestinationNameRequest) (any, error) {
 	if err := a.s.APIDestinations.Delete(c.Request.Context(), web.AccountOf(c), in.APIDestinationName); err != nil {
@@ -745,11 +772,14 @@ func (a *api) rmqDeleteAPIDestination(c *gin.Context, in *RocketMQAPIDestination
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string								false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string								false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQListAPIDestinationsRequest	true	"the page"
 //	@Success	200						{object}	RocketMQListAPIDestinationsResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/api-destination/listApiDestinations [post]
 func (a *api) rmqListAPIDestinations(c *gin.Context, in *RocketMQListAPIDestinationsRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)

@@ -51,7 +51,7 @@ func rmqBusOf(e *event.Event) string {
 //	@Accept			application/cloudevents-batch+json
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string		false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string		false	"account (default: the caller's own)"
 //	@Param			ce-specversion			header		string		false	"binary mode: spec version (1.0)"
 //	@Param			ce-id					header		string		false	"binary mode: event id"
 //	@Param			ce-source				header		string		false	"binary mode: event source"
@@ -62,6 +62,9 @@ func rmqBusOf(e *event.Event) string {
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, PutEventsRequestMoreThanOneEventBus"
 //	@Failure		413						{object}	RocketMQError	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/putEvents [post]
 func (a *api) rmqPutEvents(c *gin.Context) {
 	events, errs, single, err := web.DecodeEvents(c)

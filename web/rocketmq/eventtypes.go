@@ -74,11 +74,14 @@ type RocketMQListEventTypesResponse struct {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQListEventTypesRequest	true	"the page"
 //	@Success		200						{object}	RocketMQListEventTypesResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/type/listEventTypes [post]
 func (a *api) rmqListEventTypes(c *gin.Context, in *RocketMQListEventTypesRequest) (any, error) {
 	offset, limit, err := rmqPage(in.NextToken, in.MaxResults)

@@ -37,6 +37,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
@@ -110,7 +111,8 @@ func (a *api) operations() []web.Operation {
 		if action == "" { // /putEvents
 			action = strings.TrimPrefix(path, "/")
 		}
-		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h}
+		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h,
+			Permission: permissionOf(action)}
 	}
 	return []web.Operation{
 		op("/bus/createEventBus", call(a, a.rmqCreateEventBus)),
@@ -170,24 +172,40 @@ type RocketMQResponse struct {
 	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
 } //@name RocketMQResponse
 
-// rocketMQAccount is middleware that gives the request its requestId and reads its account from
-// AccountHeader (domain.DefaultAccountID when absent); an invalid account is RequestParameterInvalid.
-func (a *api) rocketMQAccount(c *gin.Context) {
-	c.Set(requestIDKey, newRequestID())
-	id := c.GetHeader(AccountHeader)
-	if id == "" {
-		id = domain.DefaultAccountID
+// permissionOf is the permission of a RocketMQ EventBridge action: putEvents puts events; get, list and
+// listEventTypes read; every other action (create, update, delete, enable, disable) writes.
+func permissionOf(action string) access.Permission {
+	switch {
+	case action == "putEvents":
+		return access.PutEvents
+	case strings.HasPrefix(action, "get"), strings.HasPrefix(action, "list"):
+		return access.Read
 	}
-	if err := domain.ValidateAccountID(id); err != nil {
-		a.writeRocketMQError(c, errRMQInvalid.With("%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id))
-		return
-	}
-	web.SetAccount(c, id)
-	c.Next()
+	return access.Write
 }
 
-// requestIDOf returns the requestId that rocketMQAccount gave the request.
-func requestIDOf(c *gin.Context) string { return c.GetString(requestIDKey) }
+// rocketMQAccount returns the account the request names in AccountHeader ("" when absent: the caller's own); an
+// invalid account is RequestParameterInvalid.
+func (a *api) rocketMQAccount(c *gin.Context) (string, error) {
+	id := c.GetHeader(AccountHeader)
+	if id == "" {
+		return "", nil
+	}
+	if err := domain.ValidateAccountID(id); err != nil {
+		return "", errRMQInvalid.With("%s %q must be 1 to 32 characters of a-z and 0-9", AccountHeader, id)
+	}
+	return id, nil
+}
+
+// requestIDOf returns the requestId of the request, given on first use: every answer of the dialect has one.
+func requestIDOf(c *gin.Context) string {
+	if id := c.GetString(requestIDKey); id != "" {
+		return id
+	}
+	id := newRequestID()
+	c.Set(requestIDKey, id)
+	return id
+}
 
 // newRequestID returns a random (version 4) UUID, the form of RocketMQ EventBridge's requestId.
 func newRequestID() string {

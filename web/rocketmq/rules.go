@@ -150,11 +150,14 @@ func rmqRuleError(err error) error {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQCreateEventRuleRequest	true	"the rule"
 //	@Success	200						{object}	RocketMQCreateEventRuleResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid (an invalid filterPattern too)"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleAlreadyExist, EventRuleNameInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/rule/createEventRule [post]
 func (a *api) rmqCreateEventRule(c *gin.Context, in *RocketMQCreateEventRuleRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
@@ -185,11 +188,14 @@ func (in *RocketMQEventRuleRequest) validate() error {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventRuleRequest	true	"the rule"
 //	@Success	200						{object}	RocketMQGetEventRuleResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/rule/getEventRule [post]
 func (a *api) rmqGetEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	ctx := c.Request.Context()
@@ -208,7 +214,7 @@ func (a *api) rmqGetEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any
 		GmtCreate: dto.GmtCreate, GmtModify: dto.GmtModify, EventTargets: make([]RocketMQEventTarget, 0, len(ts)),
 	}
 	for _, t := range ts {
-		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
+		out.EventTargets = append(out.EventTargets, rmqTargetOf(c, t))
 	}
 	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }
@@ -219,11 +225,14 @@ func (a *api) rmqGetEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQUpdateEventRuleRequest	true	"the rule; an absent description or filterPattern stays as it is"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid (an invalid filterPattern too)"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/rule/updateEventRule [post]
 func (a *api) rmqUpdateEventRule(c *gin.Context, in *RocketMQUpdateEventRuleRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
@@ -258,11 +267,14 @@ func (a *api) rmqUpdateEventRule(c *gin.Context, in *RocketMQUpdateEventRuleRequ
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventRuleRequest	true	"the rule"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/rule/deleteEventRule [post]
 func (a *api) rmqDeleteEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	if err := a.s.Rules.Delete(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName); err != nil {
@@ -277,11 +289,14 @@ func (a *api) rmqDeleteEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQListEventRulesRequest	true	"the bus and the page"
 //	@Success	200						{object}	RocketMQListEventRulesResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/rule/listEventRules [post]
 func (a *api) rmqListEventRules(c *gin.Context, in *RocketMQListEventRulesRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {
@@ -315,11 +330,14 @@ func (a *api) rmqListEventRules(c *gin.Context, in *RocketMQListEventRulesReques
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQEventRuleRequest	true	"the rule"
 //	@Success		200						{object}	RocketMQResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/rule/enableEventRule [post]
 func (a *api) rmqEnableEventRule(c *gin.Context) {
 	a.rmqSetRuleState(c, a.s.Rules.Enable)
@@ -332,11 +350,14 @@ func (a *api) rmqEnableEventRule(c *gin.Context) {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQEventRuleRequest	true	"the rule"
 //	@Success		200						{object}	RocketMQResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/rule/disableEventRule [post]
 func (a *api) rmqDisableEventRule(c *gin.Context) {
 	a.rmqSetRuleState(c, a.s.Rules.Disable)

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 )
 
@@ -120,7 +121,7 @@ func (a *api) rmqSourceOf(c *gin.Context, busName string, s *source.Source) Rock
 	if s.Enabled() {
 		out.Status = 1
 	}
-	if t := s.Token(); t != "" {
+	if t := s.Token(); t != "" && web.Can(c, access.ReadSecrets) {
 		out.WebhookURLs = rest.WebhookURLs(c, a.webhookBase, t)
 	}
 	return out
@@ -151,12 +152,15 @@ func readRMQSource(c *gin.Context) (RocketMQEventSourceRequest, source.Spec, err
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventSourceRequest	true	"the source"
 //	@Success	200						{object}	RocketMQCreateEventSourceResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventSourceAlreadyExist"
 //	@Failure	503						{object}	RocketMQError	"ServiceUnavailable"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/source/createEventSource [post]
 func (a *api) rmqCreateEventSource(c *gin.Context) {
 	in, spec, err := readRMQSource(c)
@@ -179,12 +183,15 @@ func (a *api) rmqCreateEventSource(c *gin.Context) {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQEventSourceRequest	true	"the source"
 //	@Success		200						{object}	RocketMQResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventSourceNotExist"
 //	@Failure		503						{object}	RocketMQError	"ServiceUnavailable"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/source/updateEventSource [post]
 func (a *api) rmqUpdateEventSource(c *gin.Context) {
 	in, spec, err := readRMQSource(c)
@@ -238,11 +245,14 @@ func readRMQSourceName(c *gin.Context) (RocketMQEventSourceName, error) {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string					false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string					false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventSourceName	true	"the source"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventSourceNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/source/deleteEventSource [post]
 func (a *api) rmqDeleteEventSource(c *gin.Context) {
 	in, err := readRMQSourceName(c)
@@ -262,11 +272,14 @@ func (a *api) rmqDeleteEventSource(c *gin.Context) {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string					false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string					false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventSourceName	true	"the source"
 //	@Success	200						{object}	RocketMQGetEventSourceResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventSourceNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/source/getEventSource [post]
 func (a *api) rmqGetEventSource(c *gin.Context) {
 	in, err := readRMQSourceName(c)
@@ -288,11 +301,14 @@ func (a *api) rmqGetEventSource(c *gin.Context) {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string							false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string							false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQListEventSourcesRequest	true	"the page"
 //	@Success	200						{object}	RocketMQListEventSourcesResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, LimitSizeInvalid, NextTokenInvalid"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/source/listEventSources [post]
 func (a *api) rmqListEventSources(c *gin.Context, in *RocketMQListEventSourcesRequest) (any, error) {
 	if err := required("eventBusName", in.EventBusName); err != nil {

@@ -161,7 +161,7 @@ type RocketMQListEventTargetsResponse struct {
 } //@name RocketMQListEventTargetsResponse
 
 // rmqTargetOf describes a target in this API's shape.
-func rmqTargetOf(t *target.Target) RocketMQEventTarget {
+func rmqTargetOf(c *gin.Context, t *target.Target) RocketMQEventTarget {
 	h := t.HTTP()
 	rp := t.RetryPolicy()
 	out := RocketMQEventTarget{
@@ -179,7 +179,7 @@ func rmqTargetOf(t *target.Target) RocketMQEventTarget {
 		},
 	}
 	if t.Type() == target.HTTP {
-		out.Config.URL, out.Config.Method, out.Config.Headers = h.URL, h.Method, h.Headers
+		out.Config.URL, out.Config.Method, out.Config.Headers = h.URL, h.Method, web.SealedMap(c, h.Headers)
 		out.Config.Mode, out.Config.Timeout = string(h.Mode), h.Timeout.String()
 	}
 	if dl := t.DeadLetterBus(); dl != "" {
@@ -405,11 +405,14 @@ func (a *api) rmqPutTargets(c *gin.Context, update bool) {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQEventTargetsRequest	true	"the targets"
 //	@Success		200						{object}	RocketMQResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetAlreadyExist, EventTargetClassNotExist, LimitExceeded"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/target/createEventTargets [post]
 func (a *api) rmqCreateEventTargets(c *gin.Context) {
 	a.rmqPutTargets(c, false)
@@ -422,11 +425,14 @@ func (a *api) rmqCreateEventTargets(c *gin.Context) {
 //	@Tags			rocketmq
 //	@Accept			json
 //	@Produce		json
-//	@Param			resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param			resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param			body					body		RocketMQEventTargetsRequest	true	"the targets"
 //	@Success		200						{object}	RocketMQResponse
 //	@Failure		400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure		409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetNotExist, EventTargetClassNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
 //	@Router			/target/updateEventTargets [post]
 func (a *api) rmqUpdateEventTargets(c *gin.Context) {
 	a.rmqPutTargets(c, true)
@@ -438,11 +444,14 @@ func (a *api) rmqUpdateEventTargets(c *gin.Context) {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string								false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string								false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQDeleteEventTargetsRequest	true	"the targets"
 //	@Success	200						{object}	RocketMQResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist, EventTargetNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/target/deleteEventTargets [post]
 func (a *api) rmqDeleteEventTargets(c *gin.Context) {
 	var in RocketMQDeleteEventTargetsRequest
@@ -489,11 +498,14 @@ func (a *api) rmqDeleteEventTargets(c *gin.Context) {
 //	@Tags		rocketmq
 //	@Accept		json
 //	@Produce	json
-//	@Param		resourceOwnerAccountId	header		string						false	"account (default: default)"
+//	@Param		resourceOwnerAccountId	header		string						false	"account (default: the caller's own)"
 //	@Param		body					body		RocketMQEventRuleRequest	true	"the rule"
 //	@Success	200						{object}	RocketMQListEventTargetsResponse
 //	@Failure	400						{object}	RocketMQError	"RequestParameterInvalid"
 //	@Failure	409						{object}	RocketMQError	"EventBusNotExist, EventRuleNotExist"
+//	@Failure	401	{object}	RocketMQError	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	RocketMQError	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
 //	@Router		/target/listEventTargets [post]
 func (a *api) rmqListEventTargets(c *gin.Context, in *RocketMQEventRuleRequest) (any, error) {
 	ts, err := a.s.Targets.List(c.Request.Context(), web.AccountOf(c), in.EventBusName, in.EventRuleName)
@@ -505,7 +517,7 @@ func (a *api) rmqListEventTargets(c *gin.Context, in *RocketMQEventRuleRequest) 
 		EventTargets: make([]RocketMQEventTarget, 0, len(ts)),
 	}
 	for _, t := range ts {
-		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
+		out.EventTargets = append(out.EventTargets, rmqTargetOf(c, t))
 	}
 	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }

@@ -103,10 +103,22 @@ func convert(swagger []byte) (*openapi3.T, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI 3 spec: %w", err)
 	}
+	bearerSchemes(doc3)
 	if err := doc3.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("converted spec is not valid OpenAPI 3: %w", err)
 	}
 	return doc3, nil
+}
+
+// bearerSchemes turns the Swagger 2.0 API-key schemes on the Authorization header (Swagger 2.0 has no bearer
+// type) into OpenAPI 3's http bearer scheme, which clients and tools know to send as "Authorization: Bearer".
+func bearerSchemes(doc3 *openapi3.T) {
+	for _, ref := range doc3.Components.SecuritySchemes {
+		if s := ref.Value; s != nil && s.Type == "apiKey" && s.In == "header" && s.Name == "Authorization" {
+			ref.Value = &openapi3.SecurityScheme{Type: "http", Scheme: "bearer", BearerFormat: "API key",
+				Description: s.Description}
+		}
+	}
 }
 
 // marshalOpenAPI3 writes doc3 as stable, pretty JSON: encoding/json sorts the keys of the maps kin-openapi

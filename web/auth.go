@@ -1,0 +1,170 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/account"
+)
+
+// Authenticator turns the credential of a request (an API key today) into its principal. Its errors are
+// access.ErrUnauthenticated for a credential that does not authenticate, whatever the reason, and others for a
+// failure to check it (a database that cannot be reached). *apikey.Service is one.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (*access.Principal, error)
+}
+
+// AccountReader tells whether an account exists (*account.Service is one).
+type AccountReader interface {
+	Get(ctx context.Context, id string) (*account.Account, error)
+}
+
+// Realm is the realm of the WWW-Authenticate challenge of a 401.
+const Realm = "eventbridge"
+
+const principalKey = "eventbridge.principal"
+
+// PrincipalOf returns the authenticated caller of the request (nil for a public operation).
+func PrincipalOf(c *gin.Context) *access.Principal {
+	p, _ := c.Get(principalKey)
+	pr, _ := p.(*access.Principal)
+	return pr
+}
+
+// Can reports whether the caller of the request has permission perm in the request's account.
+func Can(c *gin.Context, perm access.Permission) bool {
+	p := PrincipalOf(c)
+	return p != nil && p.Can(AccountOf(c), perm)
+}
+
+// MayPutOn answers access.ErrForbidden when the caller may not put events on the bus named busName (a key
+// restricted to other buses), and access.ErrUnauthenticated when the request has no caller.
+func MayPutOn(c *gin.Context, busName string) error {
+	p := PrincipalOf(c)
+	switch {
+	case p == nil:
+		return access.Unauthenticated()
+	case !p.MayPutOn(busName):
+		return access.ErrForbidden.With("this API key may put events only on the buses %s, not on %q",
+			strings.Join(p.Buses(), ", "), busName)
+	}
+	return nil
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header ("" when there is none). The scheme is
+// case-insensitive (RFC 9110).
+func bearer(c *gin.Context) string {
+	h := c.GetHeader("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// guard is the access control of one operation of a dialect: authentication, the account the request selects,
+// and the operation's permission there. It answers in the dialect's error shape and stops the chain on failure.
+type guard struct {
+	d        Dialect
+	perm     access.Permission
+	auth     Authenticator
+	accounts AccountReader
+}
+
+func (g guard) handle(c *gin.Context) {
+	p, err := g.authenticate(c)
+	if err != nil {
+		g.fail(c, err)
+		return
+	}
+	c.Set(principalKey, p)
+	if g.perm.Scope() == access.ScopeAccount {
+		id, err := g.selectAccount(c, p)
+		if err != nil {
+			g.fail(c, err)
+			return
+		}
+		SetAccount(c, id)
+	}
+	if !p.Can(AccountOf(c), g.perm) {
+		g.fail(c, access.Denied(p, AccountOf(c), g.perm))
+		return
+	}
+	c.Next()
+}
+
+func (g guard) authenticate(c *gin.Context) (*access.Principal, error) {
+	token := bearer(c)
+	if token == "" || g.auth == nil {
+		return nil, access.Unauthenticated()
+	}
+	return g.auth.Authenticate(c.Request.Context(), token)
+}
+
+// selectAccount returns the account the request names in the dialect's way, or the caller's home account when it
+// names none. A caller that is neither a member of it nor an instance administrator is refused (403); an instance
+// administrator naming an account that does not exist gets account.ErrNotFound.
+func (g guard) selectAccount(c *gin.Context, p *access.Principal) (string, error) {
+	id := ""
+	if g.d.Account != nil {
+		var err error
+		if id, err = g.d.Account(c); err != nil {
+			return "", err
+		}
+	}
+	if id == "" {
+		return p.HomeAccount(), nil
+	}
+	if err := domain.ValidateAccountID(id); err != nil {
+		return "", err
+	}
+	for _, a := range p.Accounts() {
+		if a == id {
+			return id, nil // a member's account exists (memberships and keys go with their account)
+		}
+	}
+	if !p.InstanceAdmin() {
+		return "", access.Denied(p, id, g.perm)
+	}
+	if g.accounts == nil {
+		return "", account.ErrNotFound.With("account %q not found", id)
+	}
+	if _, err := g.accounts.Get(c.Request.Context(), id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// fail answers err in the dialect's shape; a 401 carries the challenge.
+func (g guard) fail(c *gin.Context, err error) {
+	if errors.Is(err, access.ErrUnauthenticated) {
+		c.Header("WWW-Authenticate", `Bearer realm="`+Realm+`"`)
+	}
+	g.d.WriteError(c, err)
+}
+
+// Sealed returns v when the caller may read sealed-but-readable values (access.ReadSecrets: webhook tokens, an
+// http target's headers), else domain.SecretMask.
+func Sealed(c *gin.Context, v string) string {
+	if Can(c, access.ReadSecrets) {
+		return v
+	}
+	return domain.SecretMask
+}
+
+// SealedMap is Sealed over the values of m (nil stays nil).
+func SealedMap(c *gin.Context, m map[string]string) map[string]string {
+	if m == nil || Can(c, access.ReadSecrets) {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = domain.SecretMask
+	}
+	return out
+}
