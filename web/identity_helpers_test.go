@@ -27,12 +27,13 @@ var fastHasher = func() password.Hasher {
 // withIdentity gives s the identity services on db (keys read again at every request: no cache, so tests see
 // revocations at once), creates the account "default" and returns an instance administrator's key in it, as the
 // control plane's bootstrap does.
-func withIdentity(t *testing.T, db *persistence.DB, s *web.Services) string {
+func withIdentity(t testing.TB, db *persistence.DB, s *web.Services) string {
 	t.Helper()
 	accounts := persistence.NewAccountRepository(db)
 	s.Accounts = &account.Service{Accounts: accounts}
 	s.Users = &user.Service{Users: persistence.NewUserRepository(db), Accounts: accounts, Hasher: fastHasher}
 	s.APIKeys = &apikey.Service{Keys: persistence.NewAPIKeyRepository(db), Accounts: accounts, CacheTTL: -1}
+	s.Auth = s.APIKeys
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	acc, err := account.New(domain.DefaultAccountID, time.Now())
@@ -45,7 +46,7 @@ func withIdentity(t *testing.T, db *persistence.DB, s *web.Services) string {
 }
 
 // ensureAccount creates the account id unless it exists.
-func ensureAccount(t *testing.T, s web.Services, id string) {
+func ensureAccount(t testing.TB, s web.Services, id string) {
 	t.Helper()
 	acc, err := account.New(id, time.Now())
 	require.NoError(t, err)
@@ -53,7 +54,7 @@ func ensureAccount(t *testing.T, s web.Services, id string) {
 }
 
 // keyOf creates a key of the account with role (and buses) and returns its token.
-func keyOf(t *testing.T, s web.Services, accountID string, role access.Role, buses ...string) string {
+func keyOf(t testing.TB, s web.Services, accountID string, role access.Role, buses ...string) string {
 	t.Helper()
 	ensureAccount(t, s, accountID)
 	_, token, err := s.APIKeys.Create(context.Background(), nil, accountID,

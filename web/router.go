@@ -72,11 +72,13 @@ type Services struct {
 	// Sources are the sources of buses and their webhooks.
 	Sources *source.Service
 
-	// Accounts, Users and APIKeys are the identities; APIKeys also authenticates every request that is not public
-	// (without it every such request answers 401).
+	// Accounts, Users and APIKeys are the identities.
 	Accounts *account.Service
 	Users    *user.Service
 	APIKeys  *apikey.Service
+	// Auth authenticates every request that is not public (the API keys; console sessions next); without it every
+	// such request answers 401.
+	Auth Authenticator
 }
 
 // Config configures the router and the dialects.
@@ -174,17 +176,13 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	}
 	r.NoMethod(noMethod)
 
-	var auth Authenticator
-	if s.APIKeys != nil {
-		auth = s.APIKeys
-	}
 	var accounts AccountReader
 	if s.Accounts != nil {
 		accounts = s.Accounts
 	}
 	for _, d := range rt.dialects(cfg, s, dialects) {
 		for _, op := range d.Operations {
-			r.Handle(op.Method, op.Path, handlersOf(d, op, auth, accounts)...)
+			r.Handle(op.Method, op.Path, handlersOf(d, op, s.Auth, accounts)...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)

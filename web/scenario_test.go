@@ -105,20 +105,20 @@ type env struct {
 }
 
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
-func natsServer(t *testing.T) jetstream.JetStream {
+func natsServer(t testing.TB) jetstream.JetStream {
 	t.Helper()
 	return jetstreamtest.Start(t).JS
 }
 
 // newEnv returns an environment on a fresh database of dialect (persistence.SQLite or persistence.MySQL) and the
 // JetStream js. Each env has its own cluster id, so several can share one server.
-func newEnv(t *testing.T, js jetstream.JetStream, dialect string) *env {
+func newEnv(t testing.TB, js jetstream.JetStream, dialect string) *env {
 	t.Helper()
 	return newEnvOn(t, js, persistencetest.Open(t, dialect))
 }
 
 // newEnvOn returns an environment on the migrated database db and the JetStream js.
-func newEnvOn(t *testing.T, js jetstream.JetStream, db *persistence.DB) *env {
+func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 	t.Helper()
 	buses := persistence.NewBusRepository(db)
 	rules := persistence.NewRuleRepository(db)
@@ -300,7 +300,7 @@ func checkProblem(t *testing.T, resp *response) {
 }
 
 // do sends one request to the router.
-func (e *env) do(t *testing.T, method, url string, headers map[string]string, body any) *response {
+func (e *env) do(t testing.TB, method, url string, headers map[string]string, body any) *response {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {

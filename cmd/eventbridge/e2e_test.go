@@ -35,6 +35,8 @@ type api struct {
 	t    testing.TB
 	base string
 	key  string
+	// account, when set, is sent as X-Account-Id.
+	account string
 }
 
 // apiOf is a client of m's API with the instance administrator's key that m made at its first start.
@@ -51,6 +53,9 @@ func (a api) do(method, path, contentType string, body []byte) (int, []byte) {
 	require.NoError(a.t, err)
 	if a.key != "" {
 		req.Header.Set("Authorization", "Bearer "+a.key)
+	}
+	if a.account != "" {
+		req.Header.Set("X-Account-Id", a.account)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

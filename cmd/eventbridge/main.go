@@ -286,7 +286,7 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sourceRepo
-	services.Accounts, services.Users, services.APIKeys = id.accounts, id.users, id.keys
+	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
 	// connectors) before their buses, API destinations before their connections, then dead letters, runtime
 	// states, members and keys.
