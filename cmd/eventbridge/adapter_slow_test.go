@@ -47,15 +47,15 @@ type workerProcess struct {
 
 // remoteCluster is the workers of a control plane started with --runtime.
 type remoteCluster struct {
-	t        *testing.T
-	bin      string
-	natsURL  string
-	keyFile  string
+	t       *testing.T
+	bin     string
+	natsURL string
+	keyFile string
 	// tokenFile and credsFile are the cluster token and NATS credentials the workers start with.
 	tokenFile, credsFile string
-	mu       sync.Mutex
-	procs    map[string]*workerProcess
-	finished []*workerProcess
+	mu                   sync.Mutex
+	procs                map[string]*workerProcess
+	finished             []*workerProcess
 }
 
 func (c *remoteCluster) start(id, addr string) {
