@@ -181,8 +181,8 @@ func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const Realm = "eventbridge-worker"
 
 // unauthorizedMessage is the one answer to a missing or wrong token: the two cases are not told apart.
-const unauthorizedMessage = "this API needs the cluster token: Authorization: Bearer <token>, or HTTP Basic with user " +
-	rpc.TokenUser + " and the token as password"
+const unauthorizedMessage = "this API requires the cluster token, as a Bearer token or as the password of HTTP Basic " +
+	"with user " + rpc.TokenUser
 
 // authenticated serves next only to a request that carries the cluster token.
 func (a *Handler) authenticated(next http.HandlerFunc) http.HandlerFunc {
