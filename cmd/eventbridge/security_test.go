@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"flag"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -118,10 +116,12 @@ func TestEmbeddedSecretsGeneratedOnce(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status(base+"/connectors", token))
 	assert.Equal(t, http.StatusOK, status(base+"/healthz", ""))
 	assert.Equal(t, http.StatusOK, status("http://"+m.WorkerMetricsAddr()+"/metrics", ""))
-	a := api{t: t, base: m.HTTPURL()}
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
-	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "r", "eventPattern": map[string]any{"source": []any{"x"}}}, 201)
-	a.must("GET", "/api/v1/runtime/workers", nil, 200) // the runtime adapter sends the token
+	// The runtime adapter sends the token.
+	ws, err := m.adapter.Workers(context.Background())
+	require.NoError(t, err)
+	require.Len(t, ws, 1)
+	_, err = m.adapter.Plugins(context.Background())
+	require.NoError(t, err)
 	require.NoError(t, m.Close())
 
 	// A second start reads the same secrets.
@@ -274,19 +274,10 @@ func TestTLS(t *testing.T) {
 	}
 
 	// The runtime adapter reaches the HTTPS worker (its CA from --runtime-ca-file, its token from the file).
-	require.Eventually(t, func() bool {
-		resp, err := client.Get(m.HTTPURL() + "/api/v1/runtime/workers")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var ws struct {
-			Workers []struct {
-				ID string `json:"id"`
-			} `json:"workers"`
-		}
-		return resp.StatusCode == http.StatusOK && json.Unmarshal(b, &ws) == nil && len(ws.Workers) == 1 &&
-			ws.Workers[0].ID == "tls-worker"
-	}, 30*time.Second, 50*time.Millisecond, "the API lists the HTTPS worker")
+	ws, err := m.adapter.Workers(context.Background())
+	require.NoError(t, err)
+	require.Len(t, ws, 1)
+	assert.Equal(t, "tls-worker", ws[0].ID)
+	_, err = m.adapter.Plugins(context.Background())
+	assert.NoError(t, err)
 }
