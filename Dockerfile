@@ -27,15 +27,15 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     go build -trimpath -ldflags="-s -w" -o /out/worker ./cmd/worker
 
 # 3. The runtime: Alpine rather than distroless, because the health checks of docker-compose.yml run wget in the
-#    container and the master-key service runs a shell (distroless has neither; its :debug variant would, through
+#    container and the secrets service runs a shell (distroless has neither; its :debug variant would, through
 #    busybox, but is meant for debugging). ca-certificates for HTTPS targets, tzdata for time zones in logs.
 FROM alpine:3.22 AS runtime
 RUN apk add --no-cache ca-certificates tzdata && \
     addgroup -S -g 10001 eventbridge && \
     adduser -S -D -H -u 10001 -G eventbridge -h /var/lib/eventbridge eventbridge && \
-    mkdir -p /var/lib/eventbridge /etc/eventbridge/keys && \
-    chown eventbridge:eventbridge /var/lib/eventbridge /etc/eventbridge/keys && \
-    chmod 0700 /etc/eventbridge/keys
+    mkdir -p /var/lib/eventbridge /etc/eventbridge/keys /etc/eventbridge/nats && \
+    chown eventbridge:eventbridge /var/lib/eventbridge /etc/eventbridge/keys /etc/eventbridge/nats && \
+    chmod 0700 /var/lib/eventbridge /etc/eventbridge/keys /etc/eventbridge/nats
 COPY --from=build /out/eventbridge /out/worker /usr/local/bin/
 USER 10001:10001
 WORKDIR /var/lib/eventbridge

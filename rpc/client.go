@@ -3,6 +3,8 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +35,12 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &e) && e.Status == http.StatusNotFound
 }
 
+// IsUnauthorized reports whether err is a 401 answer: the client's cluster token is missing or not the worker's.
+func IsUnauthorized(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusUnauthorized
+}
+
 // IsConflict reports whether err is a 409 answer.
 func IsConflict(err error) bool {
 	var e *Error
@@ -40,7 +48,8 @@ func IsConflict(err error) bool {
 }
 
 // Client calls the worker REST API of a worker (any worker of a cluster answers any request). Safe for
-// concurrent use. Transport failures come back as they are; error answers as *Error.
+// concurrent use. Transport failures come back as they are; error answers as *Error (a missing or wrong token is
+// a 401, see IsUnauthorized).
 type Client struct {
 	BaseURL string
 	// Fallbacks are the base URLs of other workers of the cluster. A request that cannot reach its worker (the
@@ -48,20 +57,41 @@ type Client struct {
 	// using the worker that answered.
 	Fallbacks []string
 	HTTP      *http.Client
+	// Token is the cluster token, sent on every request as Authorization: Bearer <token>; empty sends none.
+	Token string
 
 	mu      sync.Mutex
 	current int // index into bases() of the worker that last answered
 }
 
+// Option configures a Client made by NewClient or NewClusterClient.
+type Option func(*Client)
+
+// WithToken sends the cluster token on every request.
+func WithToken(token string) Option { return func(c *Client) { c.Token = token } }
+
+// WithRootCAs trusts the certificates of pool (instead of the system's) for workers served over https.
+func WithRootCAs(pool *x509.CertPool) Option {
+	return func(c *Client) {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		c.HTTP.Transport = t
+	}
+}
+
 // NewClient returns a client of the worker at baseURL (for example http://127.0.0.1:8083).
-func NewClient(baseURL string) *Client {
-	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: 60 * time.Second}}
+func NewClient(baseURL string, opts ...Option) *Client {
+	c := &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: 60 * time.Second}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // NewClusterClient returns a client of the workers at baseURLs (at least one), which fails over from one to the
 // next when a worker cannot be reached.
-func NewClusterClient(baseURLs []string) *Client {
-	c := NewClient(baseURLs[0])
+func NewClusterClient(baseURLs []string, opts ...Option) *Client {
+	c := NewClient(baseURLs[0], opts...)
 	for _, u := range baseURLs[1:] {
 		c.Fallbacks = append(c.Fallbacks, strings.TrimRight(u, "/"))
 	}
@@ -102,6 +132,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			return rerr
 		}
 		req.Header.Set("Accept", "application/json")
+		if c.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.Token)
+		}
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}

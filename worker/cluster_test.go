@@ -25,7 +25,7 @@ import (
 // startMember starts a worker of the cluster on nc.
 func startMember(t *testing.T, nc *nats.Conn, id string) *worker.Worker {
 	t.Helper()
-	w, err := worker.New(worker.Config{NATS: nc, WorkerID: id, RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
+	w, err := worker.New(worker.Config{Token: testToken, NATS: nc, WorkerID: id, RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
 		Registry: registry(t), StopTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
@@ -37,7 +37,7 @@ func startMember(t *testing.T, nc *nats.Conn, id string) *worker.Worker {
 func owners(t *testing.T, ws ...*worker.Worker) map[rpc.TaskID]string {
 	out := map[rpc.TaskID]string{}
 	for _, w := range ws {
-		tasks, err := rpc.NewClient(w.URL()).AllocatedTasks(context.Background())
+		tasks, err := rpc.NewClient(w.URL(), rpc.WithToken(testToken)).AllocatedTasks(context.Background())
 		require.NoError(t, err)
 		for _, task := range tasks {
 			out[task.ID] = w.ID()
@@ -52,7 +52,7 @@ func TestClusterSharesTasksAndAnswersAnywhere(t *testing.T) {
 	ctx := context.Background()
 	env := busEnv(t)
 	w1, w2, w3 := startMember(t, env.Conn, "w1"), startMember(t, env.Conn, "w2"), startMember(t, env.Conn, "w3")
-	c2 := rpc.NewClient(w2.URL())
+	c2 := rpc.NewClient(w2.URL(), rpc.WithToken(testToken))
 	var targets []*target
 	for i := range 5 {
 		id := fmt.Sprintf("r%d", i)
@@ -78,12 +78,12 @@ func TestClusterSharesTasksAndAnswersAnywhere(t *testing.T) {
 
 	// Every worker gives the same status, naming each task's worker.
 	for _, w := range []*worker.Worker{w1, w2, w3} {
-		st, err := rpc.NewClient(w.URL()).ConnectorStatus(ctx, targetName("r3"))
+		st, err := rpc.NewClient(w.URL(), rpc.WithToken(testToken)).ConnectorStatus(ctx, targetName("r3"))
 		require.NoError(t, err)
 		require.Len(t, st.Tasks, 1)
 		assert.Equal(t, own[rpc.TaskID{Connector: targetName("r3"), Task: 0}], st.Tasks[0].WorkerID, "asked %s", w.ID())
 		assert.Equal(t, rpc.StateRunning, st.Tasks[0].State)
-		ci, err := rpc.NewClient(w.URL()).ClusterInfo(ctx)
+		ci, err := rpc.NewClient(w.URL(), rpc.WithToken(testToken)).ClusterInfo(ctx)
 		require.NoError(t, err)
 		assert.Len(t, ci.Workers, 3)
 	}
@@ -97,7 +97,7 @@ func TestClusterSharesTasksAndAnswersAnywhere(t *testing.T) {
 	}
 
 	// A change through w3 answers once the owner, wherever it is, runs it: here a new rule table.
-	c3 := rpc.NewClient(w3.URL())
+	c3 := rpc.NewClient(w3.URL(), rpc.WithToken(testToken))
 	_, err = c3.PutConnectorConfig(ctx, routerName(), routerConfig(t, rule("r0", "t9", 0)))
 	require.NoError(t, err)
 	put(t, env, "e9", "t9")
@@ -112,7 +112,7 @@ func TestClusterCloseHandsTasksOver(t *testing.T) {
 	ctx := context.Background()
 	env := busEnv(t)
 	w1, w2 := startMember(t, env.Conn, "w1"), startMember(t, env.Conn, "w2")
-	c := rpc.NewClient(w1.URL())
+	c := rpc.NewClient(w1.URL(), rpc.WithToken(testToken))
 	tg := newTarget(t)
 	for _, id := range []string{"r1", "r2", "r3", "r4"} {
 		_, err := c.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
@@ -205,11 +205,11 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
 	require.NoError(t, names.EnsureBusStream(ctx, env.JS, bus, time.Hour, -1, 1))
 	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
-	nc1, err := nats.Connect(proxy.url(), nats.MaxReconnects(-1), nats.Timeout(time.Second))
+	nc1, err := nats.Connect(proxy.url(), env.Credentials.Option(), nats.MaxReconnects(-1), nats.Timeout(time.Second))
 	require.NoError(t, err)
 	t.Cleanup(nc1.Close)
 	w1 := startMember(t, nc1, "w1")
-	c1 := rpc.NewClient(w1.URL())
+	c1 := rpc.NewClient(w1.URL(), rpc.WithToken(testToken))
 	tg := newTarget(t)
 	for _, id := range []string{"r1", "r2"} {
 		_, err := c1.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
@@ -288,7 +288,7 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 		t.Logf("rejoined %v after the network came back", time.Since(unblocked).Round(time.Millisecond))
 	}()
 	require.Eventually(t, func() bool {
-		ci, err := rpc.NewClient(w2.URL()).ClusterInfo(ctx)
+		ci, err := rpc.NewClient(w2.URL(), rpc.WithToken(testToken)).ClusterInfo(ctx)
 		return err == nil && len(ci.Workers) == 2
 	}, wait, tick, "w1 rejoins")
 }

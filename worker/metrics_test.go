@@ -19,7 +19,10 @@ import (
 // getMetrics GETs url and parses the answer as the Prometheus text format.
 func getMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -126,14 +129,19 @@ func TestMetrics(t *testing.T) {
 	}, wait, tick)
 
 	// The in-process handler serves the metrics too, and the API next to them.
+	authorized := func(method, path string) *http.Request {
+		r := httptest.NewRequest(method, path, nil)
+		r.Header.Set("Authorization", "Bearer "+testToken)
+		return r
+	}
 	rec := httptest.NewRecorder()
-	w.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, worker.MetricsPath, nil))
+	w.Handler().ServeHTTP(rec, authorized(http.MethodGet, worker.MetricsPath))
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Contains(t, rec.Body.String(), "eventbridge_worker_task_state{")
 	rec = httptest.NewRecorder()
-	w.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/connectors", nil))
+	w.Handler().ServeHTTP(rec, authorized(http.MethodGet, "/connectors"))
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Contains(t, rec.Body.String(), routerName())
 	code, _ := raw(t, http.MethodPost, w.URL()+worker.MetricsPath, "")
-	assert.Equal(t, http.StatusNotFound, code, "only GET and HEAD /metrics are the metrics; the rest is the API's")
+	assert.Equal(t, http.StatusMethodNotAllowed, code, "only GET and HEAD /metrics are the metrics")
 }

@@ -51,14 +51,14 @@ func (b *logBuffer) String() string {
 func startKeyedWorker(t *testing.T, env *jetstreamtest.Env, key []byte, log io.Writer) (*worker.Worker, *rpc.Client) {
 	t.Helper()
 	w, err := worker.New(worker.Config{
-		NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
+		Token: testToken, NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
 		Registry: registry(t), StopTimeout: 5 * time.Second, MasterKey: key,
 		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
-	return w, rpc.NewClient(w.URL())
+	return w, rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 }
 
 // authTarget accepts only requests with the right basic authentication and a valid Standard Webhooks signature.
@@ -123,6 +123,7 @@ func fetch(t *testing.T, method, url string, body any) string {
 	req, err := http.NewRequest(method, url, rd)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

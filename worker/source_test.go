@@ -22,11 +22,11 @@ func startSourceWorker(t *testing.T, env *jetstreamtest.Env) (*worker.Worker, *r
 	t.Helper()
 	r := connector.NewRegistry()
 	require.NoError(t, r.Register(eventbus.SourcePlugin()))
-	w, err := worker.New(worker.Config{NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", Registry: r,
+	w, err := worker.New(worker.Config{Token: testToken, NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", Registry: r,
 		StopTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
-	return w, rpc.NewClient(w.URL())
+	return w, rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 }
 
 // A source connector through the REST API: it feeds the bus, reports its type, state and counters, keeps its

@@ -1,11 +1,13 @@
 // Package worker is the connector runtime of one worker process: it wires a NATS connection, the plugin
 // registry, the herder (connector lifecycle, persisted in JetStream KV) and the REST API. The control plane embeds
 // it, and cmd/worker runs it as its own binary. The REST listener also serves the worker's Prometheus metrics on
-// GET /metrics (see worker/metrics).
+// GET /metrics (see worker/metrics), behind the cluster token like the API; Config.MetricsAddr serves them without
+// it on a listener of their own, for Prometheus.
 package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +52,15 @@ type Config struct {
 	Replicas int
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s).
 	StopTimeout time.Duration
+	// Token is the installation's cluster token (required, see rpc.CheckToken): the REST API answers 401 to a
+	// request without it, on every route but GET / and GET /healthz. Workers never call each other's REST API
+	// (any worker answers any request from the shared KV state), so the token is only checked, never sent.
+	Token string
+	// MetricsAddr is host:port of a second listener that serves GET /metrics without the token (for Prometheus);
+	// empty serves none, and the metrics are then read on the REST listener with the token.
+	MetricsAddr string
+	// TLS, when set, makes the REST listener serve HTTPS with it (the metrics listener stays plain HTTP).
+	TLS *tls.Config
 	// MasterKey is the installation's 32-byte master key, which every worker shares. The secret values of
 	// connector configs are stored and returned only encrypted under it (enc:v1:..., see rpc.EncryptSecret) and
 	// decrypted when a task starts. Without it, a config that holds a secret value is refused.
@@ -71,6 +82,12 @@ func CheckWorkerID(id string) error {
 func (c Config) Validate() error {
 	if c.NATS == nil {
 		return errors.New("worker: a NATS connection is required")
+	}
+	if c.Token == "" {
+		return errors.New("worker: a cluster token is required (Config.Token): the REST API serves no one without it")
+	}
+	if err := rpc.CheckToken(c.Token); err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
 	if c.WorkerID != "" {
 		if err := CheckWorkerID(c.WorkerID); err != nil {
@@ -112,6 +129,10 @@ type Worker struct {
 	srv   *http.Server
 	addr  net.Addr
 	serve chan error
+	// metricsSrv serves the metrics without the token on MetricsAddr (nil without one).
+	metricsSrv   *http.Server
+	metricsAddr  net.Addr
+	metricsServe chan error
 }
 
 // New returns a worker; Start runs it. Errors are config errors.
@@ -145,57 +166,84 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	m = metrics.New(h.Local())
-	w := &Worker{cfg: cfg, js: js, herder: h, api: rest.NewHandler(h, cfg.Logger), metrics: m}
-	w.handler = withMetrics(w.metrics.Handler(), w.api)
+	w := &Worker{cfg: cfg, js: js, herder: h, metrics: m}
+	w.api = rest.NewHandler(h, rest.Config{Token: cfg.Token, Logger: cfg.Logger, Metrics: m.Handler()})
+	w.handler = w.api
 	return w, nil
 }
 
-// MetricsPath is where the REST listener serves the worker's metrics.
-const MetricsPath = "/metrics"
+// MetricsPath is where the REST listener (with the token) and the metrics listener (without) serve the metrics.
+const MetricsPath = rest.MetricsPath
 
-// withMetrics serves m on GET and HEAD MetricsPath and everything else with api, untouched (no path cleaning or
-// redirects of a mux in front of it).
-func withMetrics(m, api http.Handler) http.Handler {
+// metricsOnly serves m on GET and HEAD MetricsPath and 404 elsewhere.
+func metricsOnly(m http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == MetricsPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			m.ServeHTTP(w, r)
 			return
 		}
-		api.ServeHTTP(w, r)
+		http.NotFound(w, r)
 	})
 }
 
-// Start ensures the worker's KV buckets, starts the persisted connectors and then serves REST on RESTAddr. It
-// returns once the API answers; errors are JetStream errors and listen errors.
+// Start ensures the worker's KV buckets, starts the persisted connectors and then serves REST on RESTAddr (and the
+// metrics on MetricsAddr). It returns once the API answers; errors are JetStream errors and listen errors.
 func (w *Worker) Start(ctx context.Context) error {
-	var ln net.Listener
+	var ln, mln net.Listener
+	closeAll := func() {
+		for _, l := range []net.Listener{ln, mln} {
+			if l != nil {
+				_ = l.Close()
+			}
+		}
+	}
 	if w.cfg.RESTAddr != "" {
 		var err error
 		if ln, err = net.Listen("tcp", w.cfg.RESTAddr); err != nil {
 			return fmt.Errorf("worker: REST listener: %w", err)
 		}
-		w.herder.SetURL("http://" + ln.Addr().String())
+		w.herder.SetURL(w.scheme() + "://" + ln.Addr().String())
+	}
+	if w.cfg.MetricsAddr != "" {
+		var err error
+		if mln, err = net.Listen("tcp", w.cfg.MetricsAddr); err != nil {
+			closeAll()
+			return fmt.Errorf("worker: metrics listener: %w", err)
+		}
 	}
 	if err := w.herder.Start(ctx); err != nil {
-		if ln != nil {
-			_ = ln.Close()
-		}
+		closeAll()
 		return fmt.Errorf("worker: %w", err)
+	}
+	errLog := slog.NewLogLogger(w.cfg.Logger.Handler(), slog.LevelWarn)
+	if mln != nil {
+		srv := &http.Server{Handler: metricsOnly(w.metrics.Handler()), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+		w.mu.Lock()
+		w.metricsSrv, w.metricsAddr, w.metricsServe = srv, mln.Addr(), make(chan error, 1)
+		w.mu.Unlock()
+		go func() { w.metricsServe <- srv.Serve(mln) }()
 	}
 	if ln == nil {
 		return nil
 	}
-	srv := &http.Server{
-		Handler:           w.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(w.cfg.Logger.Handler(), slog.LevelWarn),
+	if w.cfg.TLS != nil {
+		ln = tls.NewListener(ln, w.cfg.TLS)
 	}
+	srv := &http.Server{Handler: w.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
 	w.mu.Lock()
 	w.srv, w.addr, w.serve = srv, ln.Addr(), make(chan error, 1)
 	w.mu.Unlock()
 	go func() { w.serve <- srv.Serve(ln) }()
-	w.cfg.Logger.Info("worker started", "worker_id", w.cfg.WorkerID, "cluster_id", w.cfg.ClusterID, "rest", ln.Addr().String())
+	w.cfg.Logger.Info("worker started", "worker_id", w.cfg.WorkerID, "cluster_id", w.cfg.ClusterID, "rest", w.URL(),
+		"metrics", w.MetricsAddr())
 	return nil
+}
+
+func (w *Worker) scheme() string {
+	if w.cfg.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // Addr is the bound address of the REST listener (host:port), or "" before Start or without a listener.
@@ -208,16 +256,29 @@ func (w *Worker) Addr() string {
 	return w.addr.String()
 }
 
-// URL is the base URL of the REST API, or "" without a listener.
+// URL is the base URL of the REST API (https:// with Config.TLS), or "" without a listener.
 func (w *Worker) URL() string {
 	if a := w.Addr(); a != "" {
-		return "http://" + a
+		return w.scheme() + "://" + a
 	}
 	return ""
 }
 
-// Handler serves the REST API in process, and the metrics on MetricsPath.
+// MetricsAddr is the bound address of the metrics listener (host:port), or "" without one.
+func (w *Worker) MetricsAddr() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.metricsAddr == nil {
+		return ""
+	}
+	return w.metricsAddr.String()
+}
+
+// Handler serves the REST API in process, and the metrics on MetricsPath, both behind the cluster token.
 func (w *Worker) Handler() http.Handler { return w.handler }
+
+// Routes are the routes of the REST API, from its table (see rest.Route).
+func (w *Worker) Routes() []rest.Route { return w.api.Routes() }
 
 // Metrics is the worker's metrics registry; its Observer records delivery latencies.
 func (w *Worker) Metrics() *metrics.Metrics { return w.metrics }
@@ -234,16 +295,24 @@ func (w *Worker) ID() string { return w.cfg.WorkerID }
 func (w *Worker) Close(ctx context.Context) error {
 	w.mu.Lock()
 	srv, serve := w.srv, w.serve
-	w.srv = nil
+	msrv, mserve := w.metricsSrv, w.metricsServe
+	w.srv, w.metricsSrv = nil, nil
 	w.mu.Unlock()
 	var errs []error
-	if srv != nil {
-		if err := srv.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("worker: stopping REST: %w", err))
-			_ = srv.Close()
+	for _, s := range []struct {
+		what  string
+		srv   *http.Server
+		serve chan error
+	}{{"REST", srv, serve}, {"metrics", msrv, mserve}} {
+		if s.srv == nil {
+			continue
 		}
-		if err := <-serve; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("worker: REST: %w", err))
+		if err := s.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("worker: stopping %s: %w", s.what, err))
+			_ = s.srv.Close()
+		}
+		if err := <-s.serve; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("worker: %s: %w", s.what, err))
 		}
 	}
 	if err := w.herder.Close(ctx); err != nil {

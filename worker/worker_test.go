@@ -34,6 +34,9 @@ const (
 
 var names = stream.Names{Cluster: "eb"}
 
+// testToken is the cluster token of the tests' workers.
+const testToken = "worker-test-cluster-token-0123456789"
+
 func registry(t *testing.T) *connector.Registry {
 	r := connector.NewRegistry()
 	require.NoError(t, r.Register(router.Plugin()))
@@ -44,13 +47,13 @@ func registry(t *testing.T) *connector.Registry {
 func startWorker(t *testing.T, env *jetstreamtest.Env) (*worker.Worker, *rpc.Client) {
 	t.Helper()
 	w, err := worker.New(worker.Config{
-		NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
+		Token: testToken, NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
 		Registry: registry(t), StopTimeout: 5 * time.Second,
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
-	return w, rpc.NewClient(w.URL())
+	return w, rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 }
 
 func busEnv(t *testing.T) *jetstreamtest.Env {
@@ -166,6 +169,7 @@ func raw(t *testing.T, method, url, body string) (int, rpc.ErrorResponse) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -385,6 +389,7 @@ func putConfig(c *rpc.Client, name string, cfg map[string]string) (*rpc.Connecto
 	if err != nil {
 		return nil, false, err
 	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, false, err

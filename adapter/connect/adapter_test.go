@@ -33,6 +33,9 @@ import (
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
+// testToken is the cluster token of the tests' workers.
+const testToken = "adapter-test-cluster-token-0123456789"
+
 // env is a control plane without its web layer: SQLite, an embedded NATS, a real worker on a loopback port,
 // and the adapter between them.
 type env struct {
@@ -53,7 +56,7 @@ func newEnv(t *testing.T) *env {
 	nenv := jetstreamtest.Start(t)
 	js := nenv.JS
 
-	w, err := worker.New(worker.Config{NATS: nenv.Conn, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true})
+	w, err := worker.New(worker.Config{Token: testToken, NATS: nenv.Conn, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
@@ -61,7 +64,7 @@ func newEnv(t *testing.T) *env {
 	db := persistencetest.Open(t, persistence.SQLite)
 	busRepo, ruleRepo, targetRepo := persistence.NewBusRepository(db), persistence.NewRuleRepository(db), persistence.NewTargetRepository(db)
 	store := eventstore.New(js, "t", 1)
-	client := rpc.NewClient(w.URL())
+	client := rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 	log := slog.New(slog.DiscardHandler)
 	states := persistence.NewConnectorStateRepository(db)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo,

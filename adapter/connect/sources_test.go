@@ -45,7 +45,7 @@ func newSourceEnv(t *testing.T) *sourceEnv {
 	ctx := context.Background()
 	nenv := jetstreamtest.Start(t)
 	key := bytes.Repeat([]byte{0x11}, rpc.MasterKeySize)
-	w, err := worker.New(worker.Config{NATS: nenv.Conn, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0",
+	w, err := worker.New(worker.Config{Token: testToken, NATS: nenv.Conn, ClusterID: "t", WorkerID: "w1", RESTAddr: "127.0.0.1:0",
 		AllowPrivateTargets: true, MasterKey: key})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))
@@ -57,7 +57,7 @@ func newSourceEnv(t *testing.T) *sourceEnv {
 	busRepo, ruleRepo, targetRepo := persistence.NewBusRepository(db), persistence.NewRuleRepository(db), persistence.NewTargetRepository(db)
 	srcRepo := persistence.NewSourceRepository(db)
 	store := eventstore.New(nenv.JS, "t", 1)
-	client := rpc.NewClient(w.URL())
+	client := rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 	log := slog.New(slog.DiscardHandler)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo, Sources: srcRepo,
 		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log})

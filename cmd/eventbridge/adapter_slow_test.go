@@ -47,20 +47,23 @@ type workerProcess struct {
 
 // remoteCluster is the workers of a control plane started with --runtime.
 type remoteCluster struct {
-	t        *testing.T
-	bin      string
-	natsURL  string
-	keyFile  string
-	mu       sync.Mutex
-	procs    map[string]*workerProcess
-	finished []*workerProcess
+	t       *testing.T
+	bin     string
+	natsURL string
+	keyFile string
+	// tokenFile and credsFile are the cluster token and NATS credentials the workers start with.
+	tokenFile, credsFile string
+	mu                   sync.Mutex
+	procs                map[string]*workerProcess
+	finished             []*workerProcess
 }
 
 func (c *remoteCluster) start(id, addr string) {
 	c.t.Helper()
 	p := &workerProcess{id: id, addr: addr, done: make(chan struct{})}
 	p.cmd = exec.Command(c.bin, "--nats", c.natsURL, "--rest-addr", addr, "--worker-id", id, "--cluster-id", "eb",
-		"--master-key", c.keyFile, "--allow-private-targets", "--log-level", "warn")
+		"--master-key", c.keyFile, "--cluster-token-file", c.tokenFile, "--nats-credentials-file", c.credsFile,
+		"--allow-private-targets", "--log-level", "warn")
 	p.cmd.Stdout, p.cmd.Stderr = &lockedWriter{mu: &c.mu, w: &p.out}, &lockedWriter{mu: &c.mu, w: &p.out}
 	require.NoError(c.t, p.cmd.Start())
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
@@ -68,9 +71,16 @@ func (c *remoteCluster) start(id, addr string) {
 	c.procs[id] = p
 	c.mu.Unlock()
 	require.Eventuallyf(c.t, func() bool {
-		_, err := rpc.NewClient("http://" + addr).ServerInfo(context.Background())
+		_, err := c.client(addr).ListConnectorNames(context.Background())
 		return err == nil
 	}, 30*time.Second, 50*time.Millisecond, "worker %s never answered on %s", id, addr)
+}
+
+// client is a client of the worker at addr with the cluster token.
+func (c *remoteCluster) client(addr string) *rpc.Client {
+	token, err := rpc.ReadTokenFile(c.tokenFile)
+	require.NoError(c.t, err)
+	return rpc.NewClient("http://"+addr, rpc.WithToken(token))
 }
 
 // kill SIGKILLs a worker and waits for it to be gone.
@@ -189,11 +199,12 @@ func TestSlowAdapterKeepsARemoteWorkerClusterInStep(t *testing.T) {
 	require.NoError(t, err)
 	dataDir := t.TempDir()
 	natsAddr, w1Addr, w2Addr := freePort(t), freePort(t), freePort(t)
+	tokenFile, _ := writeTokenFile(t)
 	m := startMain(t, dataDir, "--nats-listen", natsAddr, "--runtime", "http://"+w1Addr+",http://"+w2Addr,
-		"--reconcile-interval", "500ms")
+		"--reconcile-interval", "500ms", "--cluster-token-file", tokenFile)
 	defer func() { require.NoError(t, m.Close()) }()
 	c := &remoteCluster{t: t, bin: bin, natsURL: "nats://" + natsAddr, keyFile: filepath.Join(dataDir, "master.key"),
-		procs: map[string]*workerProcess{}}
+		tokenFile: tokenFile, credsFile: filepath.Join(dataDir, "nats-credentials"), procs: map[string]*workerProcess{}}
 	defer c.close()
 	addrs := map[string]string{"w1": w1Addr, "w2": w2Addr}
 	c.start("w1", w1Addr)
@@ -236,7 +247,7 @@ func TestSlowAdapterKeepsARemoteWorkerClusterInStep(t *testing.T) {
 	c.start(owner, addrs[owner])
 
 	// A connector deleted directly on a worker comes back.
-	require.NoError(t, rpc.NewClient("http://"+addrs[survivor]).DeleteConnector(context.Background(), hook))
+	require.NoError(t, c.client(addrs[survivor]).DeleteConnector(context.Background(), hook))
 	require.Eventually(t, func() bool { return taskOwner(a, hook) != "" }, 30*time.Second, 50*time.Millisecond,
 		"the reconciler recreates the deleted connector")
 	waitDelivered(t, r, putIDs(a, "orders", seq("d", 50)), "after the connector came back")
@@ -252,7 +263,7 @@ func TestSlowAdapterKeepsARemoteWorkerClusterInStep(t *testing.T) {
 	}
 
 	// Deleting a rule removes its connector and its durable consumer.
-	nc, err := nats.Connect("nats://" + natsAddr)
+	nc, err := nats.Connect("nats://"+natsAddr, m.NATSCredentials().Option())
 	require.NoError(t, err)
 	defer nc.Close()
 	js, err := jetstream.New(nc)

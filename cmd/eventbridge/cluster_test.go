@@ -23,11 +23,11 @@ func TestEmbeddedWorkerJoinsACluster(t *testing.T) {
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)
 
-	nc, err := nats.Connect("nats://" + natsAddr)
+	nc, err := nats.Connect("nats://"+natsAddr, m.NATSCredentials().Option())
 	require.NoError(t, err)
 	defer nc.Close()
 	w2, err := worker.New(worker.Config{NATS: nc, WorkerID: "w2", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
-		MasterKey: m.masterKey})
+		MasterKey: m.masterKey, Token: m.ClusterToken()})
 	require.NoError(t, err)
 	require.NoError(t, w2.Start(context.Background()))
 	defer func() { require.NoError(t, w2.Close(context.Background())) }()
@@ -42,8 +42,8 @@ func TestEmbeddedWorkerJoinsACluster(t *testing.T) {
 		a.must("PUT", "/api/v1/buses/orders/rules/"+rule+"/targets/hook", httpTarget(recv.srv.URL), 201)
 	}
 
-	embedded := rpc.NewClient("http://" + m.WorkerAddr())
-	remote := rpc.NewClient(w2.URL())
+	embedded := workerClient(m)
+	remote := rpc.NewClient(w2.URL(), rpc.WithToken(m.ClusterToken()))
 	require.Eventually(t, func() bool {
 		ci, err := embedded.ClusterInfo(context.Background())
 		if err != nil || len(ci.Workers) != 2 {

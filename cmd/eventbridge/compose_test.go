@@ -8,19 +8,26 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v2"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // The production layout is docker-compose.yml and the Dockerfile. No Docker engine runs here: these tests parse both
@@ -139,8 +146,56 @@ func portOf(t *testing.T, hostport string) string {
 var (
 	composeWorkers     = []string{"worker-1", "worker-2"}
 	composeNATSNodes   = []string{"nats-1", "nats-2", "nats-3"}
-	composeOurServices = []string{"master-key", "worker-1", "worker-2", "eventbridge"}
+	composeOurServices = []string{"secrets", "worker-1", "worker-2", "eventbridge"}
 )
+
+// composeSecrets is what the secrets service wrote when the test ran its script: the host directory of each volume
+// it writes (keys, nats-auth).
+type composeSecrets struct {
+	volumes map[string]string
+}
+
+// runComposeSecrets runs the secrets service's script with /bin/sh, its volumes' mount points replaced by
+// temporary directories, as the container would on the first start.
+func runComposeSecrets(t *testing.T, f composeFile) composeSecrets {
+	t.Helper()
+	svc := f.Services["secrets"]
+	require.Len(t, svc.Command, 3)
+	require.Equal(t, []string{"/bin/sh", "-ec"}, svc.Command[:2])
+	script := svc.Command[2]
+	out := composeSecrets{volumes: map[string]string{}}
+	for _, v := range svc.Volumes {
+		parts := strings.Split(v, ":")
+		require.Len(t, parts, 2, "the secrets service writes its volumes: %s", v)
+		dir := filepath.Join(t.TempDir(), parts[0])
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		script = strings.ReplaceAll(script, parts[1], dir)
+		out.volumes[parts[0]] = dir
+	}
+	run := func() {
+		cmd := exec.Command("/bin/sh", "-ec", script)
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "the secrets script: %s", b)
+	}
+	run()
+	return out
+}
+
+// hostPath is where the file at path in svc's container is on the test's host: through svc's mount of a volume the
+// secrets service wrote ("" when path is in no such volume).
+func (s composeSecrets) hostPath(svc composeService, path string) string {
+	for _, v := range svc.Volumes {
+		parts := strings.Split(v, ":")
+		dir, ok := s.volumes[parts[0]]
+		if !ok || len(parts) < 2 {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(path, parts[1]+"/"); ok {
+			return filepath.Join(dir, rest)
+		}
+	}
+	return ""
+}
 
 func TestComposeServicesVolumesAndDependencies(t *testing.T) {
 	t.Parallel()
@@ -149,7 +204,7 @@ func TestComposeServicesVolumesAndDependencies(t *testing.T) {
 	for name := range f.Services {
 		names = append(names, name)
 	}
-	assert.ElementsMatch(t, []string{"mysql", "nats-1", "nats-2", "nats-3", "master-key", "worker-1", "worker-2", "eventbridge"}, names)
+	assert.ElementsMatch(t, []string{"mysql", "nats-1", "nats-2", "nats-3", "secrets", "worker-1", "worker-2", "eventbridge"}, names)
 	for k := range f.Extensions {
 		assert.True(t, strings.HasPrefix(k, "x-"), "unknown top-level key %q", k)
 	}
@@ -175,9 +230,9 @@ func TestComposeServicesVolumesAndDependencies(t *testing.T) {
 		assert.True(t, major > 2 || (major == 2 && minor >= 11), "%s: nats-server 2.11 or newer (KV with per-key TTL)", name)
 	}
 
-	// Every long-running service has a health check and restarts; the master-key job runs once.
+	// Every long-running service has a health check and restarts; the secrets job runs once.
 	for name, svc := range f.Services {
-		if name == "master-key" {
+		if name == "secrets" {
 			assert.Equal(t, "no", svc.Restart)
 			assert.Nil(t, svc.Healthcheck)
 			continue
@@ -205,6 +260,17 @@ func TestComposeServicesVolumesAndDependencies(t *testing.T) {
 	for _, name := range composeNATSNodes {
 		target, _ := f.Services[name].mount(name)
 		assert.NotEmpty(t, target, "%s mounts its own volume", name)
+		target, ro := f.Services[name].mount("nats-auth")
+		assert.NotEmpty(t, target, "%s reads its authorization from volume nats-auth", name)
+		assert.True(t, ro, name)
+	}
+	for name, svc := range f.Services {
+		if target, _ := svc.mount("nats-auth"); target != "" {
+			assert.True(t, name == "secrets" || slices.Contains(composeNATSNodes, name), "only the NATS nodes read nats-auth, not %s", name)
+		}
+		if target, _ := svc.mount("keys"); target != "" {
+			assert.Contains(t, composeOurServices, name, "only our services read keys, not %s", name)
+		}
 	}
 	target, _ := f.Services["mysql"].mount("mysql")
 	assert.Equal(t, "/var/lib/mysql", target)
@@ -226,32 +292,44 @@ func TestComposeServicesVolumesAndDependencies(t *testing.T) {
 		}
 	}
 	for _, name := range composeWorkers {
-		for _, dep := range append(slices.Clone(composeNATSNodes), "master-key") {
+		for _, dep := range append(slices.Clone(composeNATSNodes), "secrets") {
 			assert.Contains(t, f.Services[name].DependsOn, dep, name)
 		}
 	}
-	for _, dep := range append(append([]string{"mysql", "master-key"}, composeNATSNodes...), composeWorkers...) {
+	for _, dep := range append(append([]string{"mysql", "secrets"}, composeNATSNodes...), composeWorkers...) {
 		assert.Contains(t, f.Services["eventbridge"].DependsOn, dep)
 	}
+	for _, name := range append(slices.Clone(composeNATSNodes), append(composeWorkers, "eventbridge")...) {
+		assert.Equal(t, "service_completed_successfully", f.Services[name].DependsOn["secrets"].Condition,
+			"%s starts once its secrets exist", name)
+	}
 	assert.Equal(t, "service_healthy", f.Services["eventbridge"].DependsOn["mysql"].Condition)
-	assert.Equal(t, "service_completed_successfully", f.Services["eventbridge"].DependsOn["master-key"].Condition)
 }
 
 // natsFlags serialises server.ConfigureOptions, which also records its result in the package variable
 // server.FlagSnapshot (read when a server reloads its configuration).
 var natsFlags sync.Mutex
 
-// natsOptions parses a NATS node's command line with nats-server's own parser.
-func natsOptions(t *testing.T, svc composeService) *server.Options {
+// natsOptions parses a NATS node's command line with nats-server's own parser, reading its --config from what the
+// secrets service wrote.
+func natsOptions(t *testing.T, svc composeService, secrets composeSecrets) *server.Options {
 	t.Helper()
 	require.NotEmpty(t, svc.Command)
 	require.Equal(t, "nats-server", svc.Command[0])
+	args := slices.Clone(svc.Command[1:])
+	for i := range args {
+		if (args[i] == "--config" || args[i] == "-c") && i+1 < len(args) {
+			host := secrets.hostPath(svc, args[i+1])
+			require.NotEmpty(t, host, "--config %s is in a volume the secrets service writes", args[i+1])
+			args[i+1] = host
+		}
+	}
 	fs := flag.NewFlagSet("nats-server", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fail := func() { t.Errorf("nats-server would print and exit: %v", svc.Command) }
 	natsFlags.Lock()
 	snapshot := server.FlagSnapshot
-	opts, err := server.ConfigureOptions(fs, svc.Command[1:], fail, fail, fail)
+	opts, err := server.ConfigureOptions(fs, args, fail, fail, fail)
 	server.FlagSnapshot = snapshot // no embedded server of this package reloads with the compose file's flags
 	natsFlags.Unlock()
 	require.NoError(t, err, "%v", svc.Command)
@@ -271,10 +349,11 @@ func natsClientPort(o *server.Options) int {
 func TestComposeNATSCluster(t *testing.T) {
 	t.Parallel()
 	f := loadCompose(t)
+	secrets := runComposeSecrets(t, f)
 	clusterPorts := map[string]int{}
 	opts := map[string]*server.Options{}
 	for _, name := range composeNATSNodes {
-		o := natsOptions(t, f.Services[name])
+		o := natsOptions(t, f.Services[name], secrets)
 		opts[name] = o
 		require.NotZero(t, o.Cluster.Port, "%s listens for routes", name)
 		clusterPorts[name] = o.Cluster.Port
@@ -288,14 +367,28 @@ func TestComposeNATSCluster(t *testing.T) {
 		assert.Equal(t, "eventbridge", o.Cluster.Name, name)
 		assert.Equal(t, "0.0.0.0", o.Cluster.Host, "%s: routes come from the other containers", name)
 
+		// Routes: to every node (nats-server ignores the one to itself), authenticated with the cluster's own user
+		// and password, which are not the clients'.
 		var routes []string
 		for _, r := range o.Routes {
 			assert.Equal(t, "nats", r.Scheme)
-			assert.Equal(t, strconv.Itoa(clusterPorts[r.Hostname()]), r.Port(), "%s: route %s uses that node's cluster port", name, r)
+			assert.Equal(t, strconv.Itoa(clusterPorts[r.Hostname()]), r.Port(), "%s: route %s uses that node's cluster port", name, r.Redacted())
 			routes = append(routes, r.Hostname())
+			require.NotNil(t, r.User, "%s: routes authenticate", name)
+			pass, _ := r.User.Password()
+			assert.Equal(t, o.Cluster.Username, r.User.Username(), name)
+			assert.Equal(t, o.Cluster.Password, pass, "%s: a route presents the password the other nodes require", name)
 		}
-		others := slices.DeleteFunc(slices.Clone(composeNATSNodes), func(n string) bool { return n == name })
-		assert.ElementsMatch(t, others, routes, "%s routes to the other two", name)
+		assert.ElementsMatch(t, composeNATSNodes, routes, "%s routes to the three nodes", name)
+		assert.NotEmpty(t, o.Cluster.Username, "%s: routes must authenticate", name)
+		assert.GreaterOrEqual(t, len(o.Cluster.Password), 32, name)
+
+		// Clients: the user and password of keys/nats-credentials, which the control plane and workers send.
+		creds, err := ebjs.ReadCredentialsFile(filepath.Join(secrets.volumes["keys"], "nats-credentials"))
+		require.NoError(t, err)
+		assert.Equal(t, creds.User, o.Username, "%s requires the clients' user", name)
+		assert.Equal(t, creds.Password, o.Password, "%s requires the clients' password", name)
+		assert.NotEqual(t, o.Cluster.Password, o.Password, "routes and clients have passwords of their own")
 
 		u := svc.healthURL(t)
 		assert.Equal(t, strconv.Itoa(o.HTTPPort), u.Port(), "%s: the health check asks the monitoring port", name)
@@ -303,11 +396,85 @@ func TestComposeNATSCluster(t *testing.T) {
 		assert.Equal(t, "true", u.Query().Get("js-enabled-only"))
 		assert.Empty(t, svc.Ports, "%s is reached on the compose network only", name)
 	}
+
+	// A node started with these options (on free loopback ports, alone) refuses clients without the credentials
+	// and serves those with them.
+	o := opts["nats-1"].Clone()
+	o.Host, o.Port, o.HTTPPort, o.Cluster.Port, o.Routes = "127.0.0.1", -1, 0, 0, nil
+	o.StoreDir, o.NoLog, o.NoSigs = t.TempDir(), true, true
+	ns, err := server.NewServer(o)
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(ns.Shutdown)
+	creds, err := ebjs.ReadCredentialsFile(filepath.Join(secrets.volumes["keys"], "nats-credentials"))
+	require.NoError(t, err)
+	_, err = nats.Connect(ns.ClientURL(), nats.MaxReconnects(0))
+	assert.ErrorIs(t, err, nats.ErrAuthorization, "an anonymous client is refused")
+	nc, err := nats.Connect(ns.ClientURL(), creds.Option(), nats.MaxReconnects(0))
+	require.NoError(t, err, "the control plane's and workers' credentials are accepted")
+	nc.Close()
+}
+
+// The secrets service writes each secret once in the format the binaries read, private to its owner, and never
+// replaces one: a second run changes nothing.
+func TestComposeSecrets(t *testing.T) {
+	t.Parallel()
+	f := loadCompose(t)
+	secrets := runComposeSecrets(t, f)
+	keys := secrets.volumes["keys"]
+	require.NotEmpty(t, keys)
+	require.NotEmpty(t, secrets.volumes["nats-auth"])
+	files := map[string]string{}
+	for _, dir := range secrets.volumes {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			st, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "%s is private", e.Name())
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			files[p] = string(b)
+		}
+	}
+	assert.Len(t, files, 4, "master.key, cluster-token, nats-credentials and nats.conf; no temporary file left")
+
+	key, err := readOrCreateKey(filepath.Join(keys, "master.key"), func([]byte) error { t.Fatal("generated"); return nil })
+	require.NoError(t, err)
+	assert.Len(t, key, 32)
+	token, err := rpc.ReadTokenFile(filepath.Join(keys, "cluster-token"))
+	require.NoError(t, err)
+	assert.Len(t, token, 64)
+	creds, err := ebjs.ReadCredentialsFile(filepath.Join(keys, "nats-credentials"))
+	require.NoError(t, err)
+	assert.Equal(t, "eventbridge", creds.User)
+	assert.NotEqual(t, token, creds.Password)
+	conf, err := server.ProcessConfigFile(filepath.Join(secrets.volumes["nats-auth"], "nats.conf"))
+	require.NoError(t, err, "nats-server reads the configuration")
+	assert.Equal(t, creds.Password, conf.Password)
+
+	// A second start keeps every file as it is.
+	svc := f.Services["secrets"]
+	script := svc.Command[2]
+	for _, v := range svc.Volumes {
+		parts := strings.Split(v, ":")
+		script = strings.ReplaceAll(script, parts[1], secrets.volumes[parts[0]])
+	}
+	out, err := exec.Command("/bin/sh", "-ec", script).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for p, content := range files {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, content, string(b), "%s is never replaced", p)
+	}
 }
 
 func TestComposeControlPlane(t *testing.T) {
 	t.Parallel()
 	f := loadCompose(t)
+	secrets := runComposeSecrets(t, f)
 	svc := f.Services["eventbridge"]
 	require.NotEmpty(t, svc.Command)
 	assert.Equal(t, "/usr/local/bin/eventbridge", svc.Command[0])
@@ -334,7 +501,7 @@ func TestComposeControlPlane(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "nats", u.Scheme)
 		require.Contains(t, f.Services, u.Hostname())
-		assert.Equal(t, strconv.Itoa(natsClientPort(natsOptions(t, f.Services[u.Hostname()]))), u.Port(), s)
+		assert.Equal(t, strconv.Itoa(natsClientPort(natsOptions(t, f.Services[u.Hostname()], secrets))), u.Port(), s)
 		hosts = append(hosts, u.Hostname())
 	}
 	assert.ElementsMatch(t, composeNATSNodes, hosts)
@@ -352,33 +519,40 @@ func TestComposeControlPlane(t *testing.T) {
 	}
 	assert.Equal(t, composeWorkers, hosts)
 
-	// One installation: the same --cluster-id and master key everywhere; three copies of every stream and bucket
-	// on the three NATS nodes.
+	// One installation: the same --cluster-id, master key, cluster token and NATS credentials everywhere; three
+	// copies of every stream and bucket on the three NATS nodes.
 	assert.Equal(t, 3, c.Replicas, "the control plane's streams have a copy on each NATS node")
 	for _, name := range composeWorkers {
-		assert.Equal(t, "3", flagValue(f.Services[name].Command, "replicas"), name)
-		assert.Equal(t, c.ClusterID, flagValue(f.Services[name].Command, "cluster-id"), name)
-		assert.Equal(t, c.MasterKey, flagValue(f.Services[name].Command, "master-key"), name)
+		cmd := f.Services[name].Command
+		assert.Equal(t, "3", flagValue(cmd, "replicas"), name)
+		assert.Equal(t, c.ClusterID, flagValue(cmd, "cluster-id"), name)
+		assert.Equal(t, c.MasterKey, flagValue(cmd, "master-key"), name)
+		assert.Equal(t, c.ClusterTokenFile, flagValue(cmd, "cluster-token-file"), "%s requires the token the control plane sends", name)
+		assert.Equal(t, c.NATSCredentialsFile, flagValue(cmd, "nats-credentials-file"), name)
 	}
 	keys, readOnly := svc.mount("keys")
 	require.NotEmpty(t, keys)
-	assert.True(t, readOnly, "the control plane only reads the key")
-	assert.Equal(t, keys, path.Dir(c.MasterKey))
+	assert.True(t, readOnly, "the control plane only reads the secrets")
 	for _, name := range composeWorkers {
 		target, ro := f.Services[name].mount("keys")
 		assert.Equal(t, keys, target, name)
 		assert.True(t, ro, name)
 	}
-	gen := f.Services["master-key"]
-	target, ro := gen.mount("keys")
-	assert.Equal(t, keys, target)
-	assert.False(t, ro, "master-key writes the key")
-	require.Len(t, gen.Command, 3)
-	assert.Equal(t, []string{"/bin/sh", "-ec"}, gen.Command[:2])
-	script := gen.Command[2]
-	assert.Contains(t, script, "k="+c.MasterKey+";", "master-key writes the file --master-key names")
-	assert.Contains(t, script, `[ -s "$k" ] && exit 0`, "an existing key is never replaced")
-	assert.Contains(t, script, "umask 077", "the key file is private")
+
+	// The files the flags name are those the secrets service wrote, and hold what the binaries read.
+	for flagName, file := range map[string]string{"--master-key": c.MasterKey, "--cluster-token-file": c.ClusterTokenFile,
+		"--nats-credentials-file": c.NATSCredentialsFile} {
+		require.NotEmpty(t, file, "the control plane has %s", flagName)
+		assert.Equal(t, keys, path.Dir(file), "%s is read from the keys volume", flagName)
+		_, err := os.Stat(secrets.hostPath(svc, file))
+		assert.NoError(t, err, "%s names a file the secrets service writes", flagName)
+	}
+	_, err = readOrCreateKey(secrets.hostPath(svc, c.MasterKey), func([]byte) error { t.Fatal("generated"); return nil })
+	require.NoError(t, err)
+	_, err = rpc.ReadTokenFile(secrets.hostPath(svc, c.ClusterTokenFile))
+	require.NoError(t, err)
+	_, err = ebjs.ReadCredentialsFile(secrets.hostPath(svc, c.NATSCredentialsFile))
+	require.NoError(t, err)
 
 	dataDir, _ := svc.mount("eventbridge")
 	assert.Equal(t, dataDir, c.DataDir)
@@ -554,7 +728,7 @@ func TestDockerfile(t *testing.T) {
 	assert.ElementsMatch(t, []string{"./cmd/eventbridge", "./cmd/worker"}, slices.Collect(maps.Values(builds)))
 
 	// The runtime has the binaries where the compose commands run them, a shell and wget for the health checks
-	// and the master-key job, a non-root user, the ports and the data volume.
+	// and the secrets job, a non-root user, the ports and the data volume.
 	runtime := byName["runtime"]
 	assert.True(t, strings.HasPrefix(runtime.Base, "alpine:"), "%s has busybox's sh and wget", runtime.Base)
 	binaries := map[string]string{} // path in the image -> package
@@ -569,14 +743,14 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 	for _, name := range composeOurServices {
-		if name == "master-key" {
+		if name == "secrets" {
 			continue
 		}
 		bin := f.Services[name].Command[0]
 		require.Contains(t, binaries, bin, "%s runs a binary of the image", name)
 		assert.Equal(t, "./cmd/"+path.Base(bin), binaries[bin])
 	}
-	assert.Equal(t, "/bin/sh", f.Services["master-key"].Command[0])
+	assert.Equal(t, "/bin/sh", f.Services["secrets"].Command[0])
 	user := runtime.all("USER")
 	require.Len(t, user, 1)
 	uid, _, _ := strings.Cut(user[0].Args[0], ":")

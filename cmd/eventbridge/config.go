@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -51,6 +53,48 @@ type Config struct {
 	// CORSOrigins are the browser origins (scheme://host[:port], comma-separated) allowed to call the API from
 	// other sites; empty allows none.
 	CORSOrigins string
+	// ClusterTokenFile is the path of the cluster token file the worker REST API requires (and the runtime adapter
+	// sends); empty is <data-dir>/cluster-token, generated on first start. Required with Runtime.
+	ClusterTokenFile string
+	// NATSCredentialsFile is the path of the NATS credentials file ("user:password"): those the embedded server
+	// requires (empty is <data-dir>/nats-credentials, generated on first start), or those sent to the external NATS
+	// of --nats (empty sends none).
+	NATSCredentialsFile string
+	// MetricsAddr is host:port of a listener serving the embedded worker's GET /metrics without the cluster token.
+	MetricsAddr string
+	// TLSCert and TLSKey make the HTTP API serve HTTPS (both or neither).
+	TLSCert, TLSKey string
+	// RuntimeCAFile holds the PEM certificates of the CA that signed the certificates of the --runtime workers
+	// served over https (empty: the system's CAs).
+	RuntimeCAFile string
+}
+
+// ClusterTokenPath is the cluster token file to read, and whether it is the generated default.
+func (c Config) ClusterTokenPath() (path string, generated bool) {
+	if c.ClusterTokenFile != "" {
+		return c.ClusterTokenFile, false
+	}
+	return filepath.Join(c.DataDir, "cluster-token"), true
+}
+
+// NATSCredentialsPath is the NATS credentials file to read ("" for an external NATS without one), and whether it is
+// the generated default of the embedded server.
+func (c Config) NATSCredentialsPath() (path string, generated bool) {
+	if c.NATSCredentialsFile != "" {
+		return c.NATSCredentialsFile, false
+	}
+	if c.NATS != "" {
+		return "", false
+	}
+	return filepath.Join(c.DataDir, "nats-credentials"), true
+}
+
+// HTTPScheme is https with TLSCert, else http.
+func (c Config) HTTPScheme() string {
+	if c.TLSCert != "" {
+		return "https"
+	}
+	return "http"
 }
 
 // CORSOriginList reads CORSOrigins (checked by Validate).
@@ -145,6 +189,26 @@ func (c Config) Validate() error {
 	if err := worker.CheckWorkerID(c.WorkerID); err != nil {
 		return fmt.Errorf("--worker-id: %w", err)
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both for HTTPS, or neither")
+	}
+	if len(c.RuntimeURLs()) > 0 {
+		if c.ClusterTokenFile == "" {
+			return errors.New("--cluster-token-file (or EB_CLUSTER_TOKEN_FILE) is required with --runtime: the " +
+				"workers' cluster token, which the control plane sends on every call")
+		}
+		if c.MetricsAddr != "" {
+			return errors.New("--metrics-addr serves the embedded worker's metrics; with --runtime there is none " +
+				"(give each worker its own --metrics-addr)")
+		}
+	} else if c.RuntimeCAFile != "" {
+		return errors.New("--runtime-ca-file is for --runtime workers served over https; the embedded worker is not")
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q must be host:port", c.MetricsAddr)
+		}
+	}
 	if _, err := source.ParseIPs(c.TrustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies %q must be IP addresses and CIDR prefixes, comma-separated", c.TrustedProxies)
 	}
@@ -161,10 +225,22 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ParseConfig reads flags from args; a flag not given takes its EB_* variable from getenv, else its default.
+// ErrVersion is returned by ParseConfig for --version: print Version and exit.
+var ErrVersion = errors.New("version requested")
+
+// ParseConfig reads flags from args; a flag not given takes its EB_* variable from getenv, else its default. It
+// returns flag.ErrHelp for --help (after printing the usage on stderr) and ErrVersion for --version.
 func ParseConfig(args []string, getenv func(string) string) (Config, error) {
+	return parseConfig(args, getenv, os.Stderr)
+}
+
+// parseConfig is ParseConfig printing usage and flag errors on out.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("eventbridge", flag.ContinueOnError)
+	fs.SetOutput(out)
+	showVersion := false
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit (no environment variable)")
 	str := func(p *string, name, env, def, usage string) {
 		if v := getenv(env); v != "" {
 			def = v
@@ -186,6 +262,12 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.BootstrapAdminPasswordFile, "bootstrap-admin-password-file", "EB_BOOTSTRAP_ADMIN_PASSWORD_FILE", "", "file with the password of the user admin made when no administrator exists (default: generated into <data-dir>/admin-password)")
 	str(&c.BootstrapAPIKeyFile, "bootstrap-api-key-file", "EB_BOOTSTRAP_API_KEY_FILE", "", "file with the instance administrator's API key (ebk_...) made when no administrator exists, or imported at start when unknown (default: generated into <data-dir>/admin-api-key)")
 	str(&c.CORSOrigins, "cors-origins", "EB_CORS_ORIGINS", "", "browser origins allowed to call the API from other sites, comma-separated; empty allows none")
+	str(&c.ClusterTokenFile, "cluster-token-file", "EB_CLUSTER_TOKEN_FILE", "", "path of the workers' cluster token file (default <data-dir>/cluster-token, generated on first start; required with --runtime)")
+	str(&c.NATSCredentialsFile, "nats-credentials-file", "EB_NATS_CREDENTIALS_FILE", "", "path of the NATS credentials file, one line user:password (default <data-dir>/nats-credentials for the embedded server, generated on first start; with --nats none unless given)")
+	str(&c.MetricsAddr, "metrics-addr", "EB_METRICS_ADDR", "", "host:port serving the embedded worker's GET /metrics without the cluster token, for Prometheus; empty: none")
+	str(&c.TLSCert, "tls-cert", "EB_TLS_CERT", "", "PEM certificate (chain) of the HTTP API, which then serves HTTPS; with --tls-key")
+	str(&c.TLSKey, "tls-key", "EB_TLS_KEY", "", "PEM private key of --tls-cert")
+	str(&c.RuntimeCAFile, "runtime-ca-file", "EB_RUNTIME_CA_FILE", "", "PEM certificates of the CA of --runtime workers served over https (default the system's CAs)")
 	str(&c.TrustedProxies, "trusted-proxies", "EB_TRUSTED_PROXIES", "", "proxies (IPs, CIDRs) whose X-Forwarded-For webhooks believe for their client IP check; empty trusts none")
 	allow := false
 	if v := getenv("EB_ALLOW_PRIVATE_TARGETS"); v != "" {
@@ -223,6 +305,9 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if showVersion {
+		return c, ErrVersion
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
@@ -253,6 +338,26 @@ func readOrCreateKey(path string, generate func([]byte) error) ([]byte, error) {
 		return nil, err
 	}
 	return key, nil
+}
+
+// ensureSecretFile writes generate's output to path (mode 0600, its directory 0700, through a temporary file renamed
+// into place) unless the file exists. Errors never contain the generated content.
+func ensureSecretFile(path string, generate func() (string, error)) error {
+	if _, err := os.Stat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	content, err := generate()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func encodeKey(key []byte) string { return hex.EncodeToString(key) }

@@ -26,6 +26,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_MASTER_KEY": "/etc/eb/key", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug",
 		"EB_QUOTA_BUSES": "5", "EB_QUOTA_RULES_PER_BUS": "6", "EB_QUOTA_CONNECTIONS": "7", "EB_QUOTA_API_DESTINATIONS": "8",
 		"EB_RECONCILE_INTERVAL": "5s", "EB_REPLICAS": "3",
+		"EB_CLUSTER_TOKEN_FILE": "/etc/eb/token", "EB_NATS_CREDENTIALS_FILE": "/etc/eb/nats", "EB_TLS_CERT": "/etc/eb/cert.pem",
+		"EB_TLS_KEY": "/etc/eb/key.pem", "EB_RUNTIME_CA_FILE": "/etc/eb/ca.pem",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -33,7 +35,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		NATS: "nats://n:4222", NATSListen: "127.0.0.1:4333", Fsync: "always", Runtime: "http://w1:8083, http://w2:8083",
 		WorkerAddr: "127.0.0.1:9083", WorkerID: "cp1", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
 		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
-		ReconcileInterval: 5 * time.Second, Replicas: 3}, c)
+		ReconcileInterval: 5 * time.Second, Replicas: 3, ClusterTokenFile: "/etc/eb/token", NATSCredentialsFile: "/etc/eb/nats",
+		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem"}, c)
 	require.True(t, c.FsyncAlways())
 	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
 
@@ -66,6 +69,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"serve"}, nil, "serve"},
+		{"TLS certificate without key", []string{"--tls-cert", "c.pem"}, nil, "--tls-cert and --tls-key go together"},
+		{"TLS key without certificate", nil, map[string]string{"EB_TLS_KEY": "k.pem"}, "--tls-cert and --tls-key go together"},
+		{"remote runtime without token", []string{"--runtime", "http://w1:8083"}, nil, "--cluster-token-file (or EB_CLUSTER_TOKEN_FILE) is required with --runtime"},
+		{"metrics of a remote runtime", []string{"--runtime", "http://w1:8083", "--cluster-token-file", "t", "--metrics-addr", "127.0.0.1:9100"}, nil, "--metrics-addr"},
+		{"runtime CA without remote runtime", []string{"--runtime-ca-file", "ca.pem"}, nil, "--runtime-ca-file"},
+		{"bad metrics address", []string{"--metrics-addr", "9100"}, nil, "--metrics-addr"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

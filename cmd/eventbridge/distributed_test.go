@@ -29,15 +29,17 @@ func freePort(t *testing.T) string {
 func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 	dsn := persistencetest.NewMySQLDatabase(t)
 	natsAddr, workerAddr, downAddr := freePort(t), freePort(t), freePort(t)
+	tokenFile, token := writeTokenFile(t)
 	m := startMain(t, t.TempDir(), "--db", "mysql://"+dsn, "--nats-listen", natsAddr,
-		"--runtime", "http://"+downAddr+",http://"+workerAddr)
+		"--runtime", "http://"+downAddr+",http://"+workerAddr, "--cluster-token-file", tokenFile)
 	defer func() { require.NoError(t, m.Close()) }()
 	require.Empty(t, m.WorkerAddr(), "no embedded worker with --runtime")
 
-	nc, err := nats.Connect("nats://" + natsAddr)
+	nc, err := nats.Connect("nats://"+natsAddr, m.NATSCredentials().Option())
 	require.NoError(t, err)
 	defer nc.Close()
-	w, err := worker.New(worker.Config{NATS: nc, ClusterID: "eb", WorkerID: "remote-1", RESTAddr: workerAddr, AllowPrivateTargets: true})
+	w, err := worker.New(worker.Config{NATS: nc, ClusterID: "eb", WorkerID: "remote-1", RESTAddr: workerAddr, AllowPrivateTargets: true,
+		Token: token})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	defer func() { require.NoError(t, w.Close(context.Background())) }()

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
 // startMain runs the control plane in process on free loopback ports with its state in dataDir.
@@ -28,6 +32,21 @@ func startMain(t *testing.T, dataDir string, extra ...string) *Main {
 	require.NoError(t, m.ParseFlags(args, func(string) string { return "" }))
 	require.NoError(t, m.Run(context.Background()))
 	return m
+}
+
+// workerClient is a client of the embedded worker's REST API with the cluster token.
+func workerClient(m *Main) *rpc.Client {
+	return rpc.NewClient("http://"+m.WorkerAddr(), rpc.WithToken(m.ClusterToken()))
+}
+
+// writeTokenFile writes a new cluster token to a file of t and returns its path and the token.
+func writeTokenFile(t *testing.T) (path, token string) {
+	t.Helper()
+	token, err := rpc.NewToken()
+	require.NoError(t, err)
+	path = filepath.Join(t.TempDir(), "cluster-token")
+	require.NoError(t, os.WriteFile(path, []byte(token+"\n"), 0o600))
+	return path, token
 }
 
 // api is a small client of the control plane's REST API for tests, with an API key.

@@ -1,19 +1,25 @@
 // Command eventbridge is the control plane. By default it also starts the embedded NATS server and an embedded
 // worker, so one process runs everything: `eventbridge` with no flags serves on 127.0.0.1:8080 with its state in
-// ./data.
+// ./data. The data directory (mode 0700) also holds the secrets generated on first start: master.key,
+// cluster-token (the worker REST API's token) and nats-credentials (the embedded NATS server's user:password).
+// `eventbridge --help` lists every flag with its environment variable; `eventbridge --version` prints the version.
 package main
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -62,9 +68,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain()
-	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "eventbridge:", err)
-		os.Exit(2)
+	if code, run := m.cli(os.Args[1:], os.Getenv, os.Stdout, os.Stderr); !run {
+		stop()
+		os.Exit(code)
 	}
 	if err := m.Run(ctx); err != nil {
 		m.Logger.Error("starting", "err", err)
@@ -79,23 +85,82 @@ func main() {
 	}
 }
 
+// cli reads args and getenv with ParseConfig. It returns run true when the control plane should start; otherwise
+// the exit status: 0 after --help (usage on stderr) or --version (printed on stdout), 2 after an error (on stderr).
+func (m *Main) cli(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int, run bool) {
+	c, err := parseConfig(args, getenv, stderr)
+	switch {
+	case err == nil:
+		m.setConfig(c)
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case errors.Is(err, ErrVersion):
+		fmt.Fprintln(stdout, "eventbridge", Version())
+		return 0, false
+	default:
+		fmt.Fprintln(stderr, "eventbridge:", err)
+		return 2, false
+	}
+}
+
+// version is the release, set at build time with -ldflags "-X main.version=1.2.3"; empty takes the module version
+// Go recorded in the binary.
+var version string
+
+// Version is the binary's version: the release set at build time or the module version, then the VCS revision and
+// the Go version when the build recorded them.
+func Version() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v == "" {
+			v = "(unknown)"
+		}
+		return v
+	}
+	if v == "" {
+		v = info.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + modified
+	}
+	return v + " " + info.GoVersion
+}
+
 // Main is the control-plane program: ParseFlags, Run, then Close. End-to-end tests drive it in process.
 type Main struct {
 	Config Config
 	Logger *slog.Logger
 
-	masterKey  []byte
-	natsServer *ebjs.Server
-	nc         *nats.Conn
-	db         *persistence.DB
-	worker     *worker.Worker
-	adapter    *connect.Adapter
-	lease      *persistence.Lease
-	httpServer *http.Server
-	listener   net.Listener
-	identity   identity
-	cancel     context.CancelFunc
-	done       chan struct{}
+	masterKey    []byte
+	clusterToken string
+	natsCreds    *ebjs.Credentials
+	natsServer   *ebjs.Server
+	nc           *nats.Conn
+	db           *persistence.DB
+	worker       *worker.Worker
+	adapter      *connect.Adapter
+	lease        *persistence.Lease
+	httpServer   *http.Server
+	listener     net.Listener
+	identity     identity
+	cancel       context.CancelFunc
+	done         chan struct{}
 	// stopRecorder ends the event types recorder, which writes what it holds before recorderDone closes.
 	stopRecorder context.CancelFunc
 	recorderDone chan struct{}
@@ -112,13 +177,20 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	m.setConfig(c)
+	return nil
+}
+
+func (m *Main) setConfig(c Config) {
 	m.Config = c
 	m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.SlogLevel()}))
-	return nil
 }
 
 // HTTPAddr is the address the API listens on (useful with port 0).
 func (m *Main) HTTPAddr() string { return m.listener.Addr().String() }
+
+// HTTPURL is the base URL of the API: http://, or https:// with --tls-cert.
+func (m *Main) HTTPURL() string { return m.Config.HTTPScheme() + "://" + m.HTTPAddr() }
 
 // WorkerAddr is the address of the embedded worker's REST API ("" with a remote runtime).
 func (m *Main) WorkerAddr() string {
@@ -128,17 +200,28 @@ func (m *Main) WorkerAddr() string {
 	return m.worker.Addr()
 }
 
+// WorkerMetricsAddr is the address of the embedded worker's --metrics-addr listener ("" without one).
+func (m *Main) WorkerMetricsAddr() string {
+	if m.worker == nil {
+		return ""
+	}
+	return m.worker.MetricsAddr()
+}
+
+// ClusterToken is the cluster token the control plane sends to the workers and the embedded worker requires
+// ("" before Run).
+func (m *Main) ClusterToken() string { return m.clusterToken }
+
+// NATSCredentials are the credentials of the NATS connection: the embedded server's, or those of
+// --nats-credentials-file (nil before Run, or with --nats and no file).
+func (m *Main) NATSCredentials() *ebjs.Credentials { return m.natsCreds }
+
 // Run starts everything and returns once the API serves: the database (migrated), NATS (embedded unless
 // --nats), the embedded worker (unless --runtime), the runtime adapter (reconciled once) and the HTTP API.
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	log := m.Logger
-	// The data directory holds the master key and the administrator's credentials: its owner's only (one made by
-	// an earlier version with 0755 is narrowed).
-	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	if err := os.Chmod(c.DataDir, 0o700); err != nil {
+	if err := privateDir(c.DataDir, log); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 	keyPath := c.MasterKey
@@ -150,6 +233,25 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.masterKey = key
+	if err := m.readSecrets(); err != nil {
+		return err
+	}
+	var serverTLS *tls.Config
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		serverTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	clientOpts := []rpc.Option{rpc.WithToken(m.clusterToken)}
+	if c.RuntimeCAFile != "" {
+		pool, err := rpc.ReadCAFile(c.RuntimeCAFile)
+		if err != nil {
+			return fmt.Errorf("--runtime-ca-file: %w", err)
+		}
+		clientOpts = append(clientOpts, rpc.WithRootCAs(pool))
+	}
 
 	db, err := persistence.Open(ctx, c.DSN(), log)
 	if err != nil {
@@ -187,6 +289,7 @@ func (m *Main) Run(ctx context.Context) error {
 			Listen:       c.NATSListen,
 			SyncAlways:   c.FsyncAlways(),
 			SyncInterval: c.FsyncInterval(),
+			Credentials:  m.natsCreds,
 		})
 		if err != nil {
 			return err
@@ -194,6 +297,9 @@ func (m *Main) Run(ctx context.Context) error {
 		m.natsServer = srv
 		m.nc, err = srv.Connect("eventbridge", natsOpts...)
 	} else {
+		if m.natsCreds != nil {
+			natsOpts = append(natsOpts, m.natsCreds.Option())
+		}
 		m.nc, err = nats.Connect(c.NATS, append(natsOpts, nats.Name("eventbridge"), nats.MaxReconnects(-1))...)
 	}
 	if err != nil {
@@ -216,6 +322,8 @@ func (m *Main) Run(ctx context.Context) error {
 			ClusterID:           c.ClusterID,
 			WorkerID:            c.WorkerID,
 			RESTAddr:            c.WorkerAddr,
+			Token:               m.clusterToken,
+			MetricsAddr:         c.MetricsAddr,
 			Replicas:            c.Replicas,
 			AllowPrivateTargets: c.AllowPrivateTargets,
 			MasterKey:           m.masterKey,
@@ -243,7 +351,7 @@ func (m *Main) Run(ctx context.Context) error {
 	connectorStates := persistence.NewConnectorStateRepository(db)
 	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
 	m.adapter = connect.New(connect.Config{
-		Runtime: runtimeClient(runtimeURL, runtimeURLs), Buses: buses, Rules: rules, Targets: targets,
+		Runtime: runtimeClient(runtimeURL, runtimeURLs, clientOpts...), Buses: buses, Rules: rules, Targets: targets,
 		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
@@ -304,6 +412,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
 	}
+	if serverTLS != nil {
+		ln = tls.NewListener(ln, serverTLS)
+	}
 	m.listener = ln
 	m.httpServer = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -311,18 +422,73 @@ func (m *Main) Run(ctx context.Context) error {
 			log.Error("HTTP server stopped", "err", err)
 		}
 	}()
-	log.Info("eventbridge serving", "http", ln.Addr().String(), "db", db.Dialect(), "worker", runtimeURL,
+	log.Info("eventbridge serving", "http", m.HTTPURL(), "db", db.Dialect(), "worker", runtimeURL,
 		"console", frontend.Built())
 	return nil
 }
 
 // runtimeClient is the client of the embedded worker (url), or of the workers of --runtime, failing over from
 // one to the next when one cannot be reached.
-func runtimeClient(url string, urls []string) *rpc.Client {
+func runtimeClient(url string, urls []string, opts ...rpc.Option) *rpc.Client {
 	if len(urls) > 1 {
-		return rpc.NewClusterClient(urls)
+		return rpc.NewClusterClient(urls, opts...)
 	}
-	return rpc.NewClient(url)
+	return rpc.NewClient(url, opts...)
+}
+
+// readSecrets reads the cluster token and the NATS credentials, generating the defaults of the data directory on
+// first start. Errors name files, never their content.
+func (m *Main) readSecrets() error {
+	c := m.Config
+	path, generated := c.ClusterTokenPath()
+	if generated {
+		if err := ensureSecretFile(path, rpc.NewToken); err != nil {
+			return fmt.Errorf("generating the cluster token: %w", err)
+		}
+	}
+	token, err := rpc.ReadTokenFile(path)
+	if err != nil {
+		return err
+	}
+	m.clusterToken = token
+
+	path, generated = c.NATSCredentialsPath()
+	if path == "" {
+		return nil
+	}
+	if generated {
+		err := ensureSecretFile(path, func() (string, error) {
+			creds, err := ebjs.NewCredentials()
+			return creds.FileLine(), err
+		})
+		if err != nil {
+			return fmt.Errorf("generating the NATS credentials: %w", err)
+		}
+	}
+	creds, err := ebjs.ReadCredentialsFile(path)
+	if err != nil {
+		return err
+	}
+	m.natsCreds = &creds
+	return nil
+}
+
+// privateDir creates dir with mode 0700, or takes group and other permissions away from an existing one: it holds
+// the keys, the token and the NATS credentials. A directory this process may not change keeps its mode, logged.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, perm&0o700); err != nil {
+			log.Warn("the data directory is readable by others and its mode cannot be changed", "dir", dir, "mode", perm.String(), "err", err)
+		}
+	}
+	return nil
 }
 
 // ensureDLQStreams ensures the dead-letter stream of every account that has a bus (buses created before dead

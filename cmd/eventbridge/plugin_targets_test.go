@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain"
-	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
 // mosquitto is the MQTT broker of the machine (.ci/run makes sure it runs).
@@ -66,7 +65,7 @@ func TestMQTTTargetDeliversToASubscriber(t *testing.T) {
 	// Given back as answered, the masked secret stays stored (the connector config still holds it sealed).
 	tg.Config["mqtt.qos"] = "1"
 	a.must("PUT", "/api/v1/buses/devices/rules/readings/targets/broker", map[string]any{"type": "mqtt", "config": tg.Config}, 200)
-	cfg, err := rpc.NewClient("http://"+m.WorkerAddr()).GetConnectorConfig(context.Background(), "eb.default.devices.readings.broker")
+	cfg, err := workerClient(m).GetConnectorConfig(context.Background(), "eb.default.devices.readings.broker")
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(cfg["mqtt.password"], "enc:v1:"), "the connector holds the secret sealed: %q", cfg["mqtt.password"])
 	require.Equal(t, "mqtt", cfg["connector.class"])

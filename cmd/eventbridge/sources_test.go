@@ -324,13 +324,7 @@ func b0(t *testing.T, m *Main, name string) string {
 
 // connectorConfig reads a connector's config from the embedded worker.
 func connectorConfig(m *Main, name string) (map[string]string, error) {
-	resp, err := http.Get("http://" + m.WorkerAddr() + "/connectors/" + name + "/config")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var cfg map[string]string
-	return cfg, json.NewDecoder(resp.Body).Decode(&cfg)
+	return workerClient(m).GetConnectorConfig(context.Background(), name)
 }
 
 // TestEventBusSourceEndToEnd: an eventbus source on one bus reads another bus's stream; the events put on the

@@ -29,7 +29,6 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
-	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
@@ -107,7 +106,7 @@ type workerProc struct {
 	err  error
 }
 
-func (w *workerProc) client() *rpc.Client { return rpc.NewClient("http://" + w.addr) }
+func (w *workerProc) client() *rpc.Client { return tokenClient("http://" + w.addr) }
 
 func (w *workerProc) exited() bool {
 	select {
@@ -132,10 +131,11 @@ func (w *workerProc) wait(t *testing.T, d time.Duration) error {
 
 // cluster is the test's NATS server, workers, receivers and load.
 type cluster struct {
-	t       *testing.T
-	bin     string
-	natsURL string
-	js      jetstream.JetStream
+	t   *testing.T
+	bin string
+	// natsArgs reach the test's NATS with its credentials, and give the cluster token.
+	natsArgs []string
+	js       jetstream.JetStream
 
 	mu      sync.Mutex
 	workers []*workerProc // every worker ever started, in start order
@@ -147,16 +147,14 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	bin, err := buildWorker()
 	require.NoError(t, err)
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", ServerName: "slow"})
-	require.NoError(t, err)
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect(t.Name())
+	ns := startNATS(t)
+	nc, err := ns.Server.Connect(t.Name())
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	require.NoError(t, clusterNames.EnsureBusStream(context.Background(), js, clusterBus, time.Hour, -1, 1))
-	c := &cluster{t: t, bin: bin, natsURL: srv.ClientURL(), js: js, receivers: map[string]*receiver{}}
+	c := &cluster{t: t, bin: bin, natsArgs: ns.args(t), js: js, receivers: map[string]*receiver{}}
 	for _, r := range clusterRules {
 		c.receivers[r.id] = newReceiver(t)
 	}
@@ -170,8 +168,8 @@ func (c *cluster) start(id string) *workerProc {
 	t := c.t
 	t.Helper()
 	w := &workerProc{id: id, addr: freeAddr(t), out: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd = exec.Command(c.bin, "--nats", c.natsURL, "--cluster-id", clusterID, "--worker-id", id,
-		"--rest-addr", w.addr, "--allow-private-targets", "--log-level", "warn")
+	w.cmd = exec.Command(c.bin, append(slices.Clone(c.natsArgs), "--cluster-id", clusterID, "--worker-id", id,
+		"--rest-addr", w.addr, "--allow-private-targets", "--log-level", "warn")...)
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
 	require.NoError(t, w.cmd.Start())
 	go func() { w.err = w.cmd.Wait(); close(w.done) }()

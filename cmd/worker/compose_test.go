@@ -15,8 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v2"
-
-	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
 // docker-compose.yml is checked as a whole in cmd/eventbridge/compose_test.go (services, images, volumes,
@@ -54,13 +52,19 @@ func loadComposeServices(t *testing.T) map[string]composeService {
 }
 
 // TestComposeWorkers parses each worker's command line in docker-compose.yml with ParseFlags and checks where it
-// points: the three NATS nodes, one cluster id, distinct worker ids, the shared master key, and a REST listener
-// reachable from the other containers under the URL the worker announces, published and health-checked on its port.
+// points: the three NATS nodes, one cluster id, distinct worker ids, the shared master key, cluster token and NATS
+// credentials, and a REST listener reachable from the other containers under the URL the worker announces,
+// published and health-checked on its port. (cmd/eventbridge/compose_test.go runs the secrets service's script and
+// checks that the files hold what the binaries read.)
 func TestComposeWorkers(t *testing.T) {
 	t.Parallel()
 	services := loadComposeServices(t)
-	key := filepath.Join(t.TempDir(), "master.key")
+	dir := t.TempDir()
+	key := filepath.Join(dir, "master.key")
 	require.NoError(t, os.WriteFile(key, []byte(strings.Repeat("ab", 32)), 0o600))
+	creds := filepath.Join(dir, "nats-credentials")
+	require.NoError(t, os.WriteFile(creds, []byte("eventbridge:"+strings.Repeat("cd", 32)), 0o600))
+	testFiles := map[string]string{"--master-key": key, "--cluster-token-file": writeToken(t), "--nats-credentials-file": creds}
 
 	ids := map[string]bool{}
 	clusters := map[string]bool{}
@@ -72,29 +76,33 @@ func TestComposeWorkers(t *testing.T) {
 			assert.Equal(t, "/usr/local/bin/worker", svc.Command[0])
 			args := append([]string(nil), svc.Command[1:]...)
 
-			// The key file lives in the shared keys volume, which does not exist here: point the flag at a test key
-			// once its path is checked.
+			// The secret files live in the shared keys volume, which does not exist here: point the flags at test
+			// files once their paths are checked.
 			keysDir := ""
 			for _, v := range svc.Volumes {
-				if parts := strings.Split(v, ":"); parts[0] == "keys" && len(parts) >= 2 {
+				if parts := strings.Split(v, ":"); parts[0] == "keys" && len(parts) == 3 && parts[2] == "ro" {
 					keysDir = parts[1]
 				}
 			}
-			require.NotEmpty(t, keysDir, "%s mounts the keys volume", name)
-			replaced := false
+			require.NotEmpty(t, keysDir, "%s mounts the keys volume read-only", name)
+			replaced := map[string]bool{}
 			for i := range args {
-				if args[i] == "--master-key" && i+1 < len(args) {
-					assert.Equal(t, keysDir, path.Dir(args[i+1]), "the master key is read from the keys volume")
-					args[i+1], replaced = key, true
+				if file, ok := testFiles[args[i]]; ok && i+1 < len(args) {
+					assert.Equal(t, keysDir, path.Dir(args[i+1]), "%s is read from the keys volume", args[i])
+					args[i+1], replaced[args[i]] = file, true
 				}
 			}
-			require.True(t, replaced, "%s has --master-key: secrets need the shared key", name)
+			for flagName := range testFiles {
+				assert.True(t, replaced[flagName], "%s has %s", name, flagName)
+			}
 
 			m := NewMain()
 			m.Stderr = io.Discard
 			m.Getenv = func(k string) string { return svc.Environment[k] }
 			require.NoError(t, m.ParseFlags(args), "the command parses with the worker's flags")
-			assert.Len(t, m.MasterKey, 32)
+			assert.Len(t, m.MasterKey, 32, "secrets in connector configs need the shared master key")
+			assert.Equal(t, testToken, m.ClusterToken, "the REST API requires the cluster token")
+			require.NotNil(t, m.NATSCredentials, "the NATS nodes require credentials")
 
 			var natsHosts []string
 			for _, s := range strings.Split(m.NATSURL, ",") {
@@ -119,7 +127,7 @@ func TestComposeWorkers(t *testing.T) {
 			require.Len(t, svc.Ports, 1)
 			published := svc.Ports[0][strings.LastIndex(svc.Ports[0], ":")+1:]
 			assert.Equal(t, restPort, published)
-			assert.True(t, strings.HasPrefix(svc.Ports[0], "127.0.0.1:"), "the REST API has no authentication: loopback only")
+			assert.True(t, strings.HasPrefix(svc.Ports[0], "127.0.0.1:"), "the REST API speaks plain HTTP: loopback only")
 
 			require.NotNil(t, svc.Healthcheck)
 			test := svc.Healthcheck.Test
@@ -127,7 +135,7 @@ func TestComposeWorkers(t *testing.T) {
 			health, err := url.Parse(test[len(test)-1])
 			require.NoError(t, err)
 			assert.Equal(t, "127.0.0.1:"+restPort, health.Host)
-			assert.Equal(t, "/", health.Path, "GET / answers the worker's version, as Kafka Connect's does")
+			assert.Equal(t, "/healthz", health.Path, "GET /healthz answers without the cluster token")
 
 			assert.False(t, ids[m.WorkerID], "worker id %s is used twice", m.WorkerID)
 			ids[m.WorkerID] = true
@@ -141,6 +149,7 @@ func TestComposeWorkers(t *testing.T) {
 
 func TestParseFlagsAdvertisedURL(t *testing.T) {
 	t.Parallel()
+	token := writeToken(t)
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -150,7 +159,7 @@ func TestParseFlagsAdvertisedURL(t *testing.T) {
 	}{
 		{"none", nil, nil, "", ""},
 		{"flag", nil, []string{"--advertised-url", "http://worker-1:8083"}, "http://worker-1:8083", ""},
-		{"trailing slash dropped", nil, []string{"--advertised-url", "https://w.example.com/"}, "https://w.example.com", ""},
+		{"trailing slash dropped", nil, []string{"--advertised-url", "http://w.example.com/"}, "http://w.example.com", ""},
 		{"environment", map[string]string{"EB_WORKER_URL": "http://w2:9000"}, nil, "http://w2:9000", ""},
 		{"flag wins over the environment", map[string]string{"EB_WORKER_URL": "http://w2:9000"},
 			[]string{"--advertised-url=http://w3:9000"}, "http://w3:9000", ""},
@@ -167,7 +176,7 @@ func TestParseFlagsAdvertisedURL(t *testing.T) {
 			m := NewMain()
 			m.Stderr = io.Discard
 			m.Getenv = func(k string) string { return tt.env[k] }
-			err := m.ParseFlags(append([]string{"--nats", "nats://n:4222"}, tt.args...))
+			err := m.ParseFlags(append([]string{"--nats", "nats://n:4222", "--cluster-token-file", token}, tt.args...))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
@@ -183,12 +192,12 @@ func TestParseFlagsAdvertisedURL(t *testing.T) {
 // announces its listener's address; both serve the REST API, and Close stops the listener.
 func TestAdvertisedURLInMembership(t *testing.T) {
 	t.Parallel()
-	natsURL := startNATS(t)
+	ns := startNATS(t)
 	start := func(args ...string) *Main {
 		m := NewMain()
 		m.Stderr = io.Discard
 		m.Getenv = func(string) string { return "" }
-		require.NoError(t, m.ParseFlags(append([]string{"--nats", natsURL, "--cluster-id", "adv"}, args...)))
+		require.NoError(t, m.ParseFlags(append(ns.args(t), append([]string{"--cluster-id", "adv"}, args...)...)))
 		require.NoError(t, m.Run(context.Background()))
 		t.Cleanup(func() { _ = m.Close() })
 		return m
@@ -198,7 +207,7 @@ func TestAdvertisedURLInMembership(t *testing.T) {
 
 	_, p, err := net.SplitHostPort(advertised.Addr())
 	require.NoError(t, err)
-	client := rpc.NewClient("http://127.0.0.1:" + p)
+	client := tokenClient("http://127.0.0.1:" + p)
 	info, err := client.ServerInfo(context.Background())
 	require.NoError(t, err, "the worker serves REST on its own listener")
 	assert.Equal(t, "w1", info.WorkerID)

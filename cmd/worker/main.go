@@ -1,17 +1,22 @@
 // Command worker runs the connector runtime as its own process against an external NATS with JetStream.
 //
-//	worker --nats nats://127.0.0.1:4222 [--rest-addr 127.0.0.1:8083] [--advertised-url http://HOST:8083]
-//	       [--worker-id ID] [--cluster-id eb] [--master-key FILE] [--allow-private-targets] [--log-level info]
+//	worker --nats nats://127.0.0.1:4222 --cluster-token-file FILE [--nats-credentials-file FILE]
+//	       [--rest-addr 127.0.0.1:8083] [--advertised-url http://HOST:8083] [--tls-cert FILE --tls-key FILE]
+//	       [--metrics-addr HOST:PORT] [--worker-id ID] [--cluster-id eb] [--master-key FILE]
+//	       [--allow-private-targets] [--log-level info] [--version]
 //
-// Every flag has an environment equivalent (EB_NATS, EB_WORKER_ADDR, EB_WORKER_URL, EB_WORKER_ID, EB_CLUSTER_ID,
-// EB_MASTER_KEY, EB_ALLOW_PRIVATE_TARGETS, EB_LOG_LEVEL); a flag wins over its variable. The master key file holds the
-// installation's 32-byte key as 64 hexadecimal characters, the same for every worker and the control plane: the
-// secret values of connector configs are stored only encrypted under it and decrypted when a task starts. SIGINT or SIGTERM stops the worker
-// cleanly: records being written finish or are handed back, none is acked that was not delivered.
+// Every flag has an environment equivalent, named in --help (EB_NATS, EB_CLUSTER_TOKEN_FILE, ...); a flag wins over
+// its variable. The cluster token file holds the installation's cluster token on one line (see package rpc): the
+// REST API answers 401 to every request without it but GET / and GET /healthz. The NATS credentials file holds
+// "user:password" on one line (see worker/jetstream.Credentials). The master key file holds the installation's
+// 32-byte key as 64 hexadecimal characters, the same for every worker and the control plane: the secret values of
+// connector configs are stored only encrypted under it and decrypted when a task starts. SIGINT or SIGTERM stops the
+// worker cleanly: records being written finish or are handed back, none is acked that was not delivered.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -23,6 +28,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +37,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
@@ -45,12 +53,8 @@ import (
 
 func main() {
 	m := NewMain()
-	if err := m.ParseFlags(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(2)
+	if code, run := m.cli(os.Args[1:], os.Stdout); !run {
+		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -65,6 +69,65 @@ func main() {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
+}
+
+// cli reads args with ParseFlags. It returns run true when the worker should start; otherwise the exit status:
+// 0 after --help (usage on Stderr) or --version (printed on stdout), 2 after an error (printed on Stderr).
+func (m *Main) cli(args []string, stdout io.Writer) (code int, run bool) {
+	err := m.ParseFlags(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case errors.Is(err, ErrVersion):
+		fmt.Fprintln(stdout, "worker", Version())
+		return 0, false
+	default:
+		fmt.Fprintln(m.Stderr, "worker:", err)
+		return 2, false
+	}
+}
+
+// version is the release, set at build time with -ldflags "-X main.version=1.2.3"; empty takes the module version
+// Go recorded in the binary.
+var version string
+
+// ErrVersion is returned by ParseFlags for --version: print Version and exit.
+var ErrVersion = errors.New("version requested")
+
+// Version is the binary's version: the release set at build time or the module version, then the VCS revision and
+// the Go version when the build recorded them.
+func Version() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v == "" {
+			v = "(unknown)"
+		}
+		return v
+	}
+	if v == "" {
+		v = info.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + modified
+	}
+	return v + " " + info.GoVersion
 }
 
 // MinServerVersion is the oldest nats-server the worker accepts (JetStream KV with per-key TTL).
@@ -87,7 +150,22 @@ type Main struct {
 	// ParseFlags. Without one the worker refuses configs that hold secret values.
 	MasterKeyFile string
 	MasterKey     []byte
-	LogLevel      slog.Level
+	// ClusterTokenFile is the path of the cluster token file (required); ClusterToken is its token, read by
+	// ParseFlags, which the REST API requires of every client.
+	ClusterTokenFile string
+	ClusterToken     string
+	// NATSCredentialsFile is the path of a NATS credentials file ("user:password"); NATSCredentials are its
+	// credentials, read by ParseFlags and sent when connecting (nil: none, or those of the NATS URL).
+	NATSCredentialsFile string
+	NATSCredentials     *ebjs.Credentials
+	// MetricsAddr is host:port of a listener serving GET /metrics without the token, for Prometheus (empty: none;
+	// the REST listener serves them with the token).
+	MetricsAddr string
+	// TLSCertFile and TLSKeyFile make the REST listener serve HTTPS (both or neither); TLS is what ParseFlags
+	// loaded from them.
+	TLSCertFile, TLSKeyFile string
+	TLS                     *tls.Config
+	LogLevel                slog.Level
 	// CloseTimeout bounds a clean stop (default 60s).
 	CloseTimeout time.Duration
 
@@ -128,7 +206,17 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
+	showVersion := false
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit (no environment variable)")
 	fs.StringVar(&m.NATSURL, "nats", env("EB_NATS", m.NATSURL), "NATS URL(s), comma-separated (required; env EB_NATS)")
+	fs.StringVar(&m.NATSCredentialsFile, "nats-credentials-file", env("EB_NATS_CREDENTIALS_FILE", m.NATSCredentialsFile),
+		"path of a file holding the NATS user and password as one line user:password (env EB_NATS_CREDENTIALS_FILE)")
+	fs.StringVar(&m.ClusterTokenFile, "cluster-token-file", env("EB_CLUSTER_TOKEN_FILE", m.ClusterTokenFile),
+		"path of the file holding the installation's cluster token, which the REST API requires of every client (required; env EB_CLUSTER_TOKEN_FILE)")
+	fs.StringVar(&m.MetricsAddr, "metrics-addr", env("EB_METRICS_ADDR", m.MetricsAddr),
+		"host:port serving GET /metrics without the cluster token, for Prometheus; empty: only the REST listener serves them, with the token (env EB_METRICS_ADDR)")
+	fs.StringVar(&m.TLSCertFile, "tls-cert", env("EB_TLS_CERT", m.TLSCertFile), "PEM certificate (chain) of the REST listener, which then serves HTTPS; with --tls-key (env EB_TLS_CERT)")
+	fs.StringVar(&m.TLSKeyFile, "tls-key", env("EB_TLS_KEY", m.TLSKeyFile), "PEM private key of --tls-cert (env EB_TLS_KEY)")
 	fs.StringVar(&m.RESTAddr, "rest-addr", env("EB_WORKER_ADDR", m.RESTAddr), "host:port of the REST API (env EB_WORKER_ADDR)")
 	fs.StringVar(&m.AdvertisedURL, "advertised-url", env("EB_WORKER_URL", m.AdvertisedURL), "REST URL announced to the cluster, e.g. http://worker-1:8083 (default http://<rest-addr>; env EB_WORKER_URL)")
 	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker, unique in the cluster (default <host>-<port>; env EB_WORKER_ID)")
@@ -142,6 +230,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error (env EB_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if showVersion {
+		return ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -157,6 +248,37 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.NATSURL == "" {
 		return errors.New("--nats (or EB_NATS) is required: the worker runs against an external NATS with JetStream")
 	}
+	if m.ClusterTokenFile == "" {
+		return errors.New("--cluster-token-file (or EB_CLUSTER_TOKEN_FILE) is required: the file holding the " +
+			"installation's cluster token, which the REST API requires of every client")
+	}
+	token, err := rpc.ReadTokenFile(m.ClusterTokenFile)
+	if err != nil {
+		return fmt.Errorf("--cluster-token-file: %w", err)
+	}
+	m.ClusterToken = token
+	if m.NATSCredentialsFile != "" {
+		c, err := ebjs.ReadCredentialsFile(m.NATSCredentialsFile)
+		if err != nil {
+			return fmt.Errorf("--nats-credentials-file: %w", err)
+		}
+		m.NATSCredentials = &c
+	}
+	if (m.TLSCertFile == "") != (m.TLSKeyFile == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both for HTTPS, or neither")
+	}
+	if m.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(m.TLSCertFile, m.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		m.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if m.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(m.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: %w", m.MetricsAddr, err)
+		}
+	}
 	if _, _, err := net.SplitHostPort(m.RESTAddr); err != nil {
 		return fmt.Errorf("--rest-addr %q: %w", m.RESTAddr, err)
 	}
@@ -165,6 +287,10 @@ func (m *Main) ParseFlags(args []string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("--advertised-url %q must be http://host:port or https://host:port, without path or query", m.AdvertisedURL)
+		}
+		if want := m.scheme(); u.Scheme != want {
+			return fmt.Errorf("--advertised-url %q must start with %s:// as the REST listener serves %s (--tls-cert)",
+				m.AdvertisedURL, want, strings.ToUpper(want))
 		}
 		m.AdvertisedURL = strings.TrimRight(m.AdvertisedURL, "/")
 	}
@@ -190,7 +316,11 @@ func (m *Main) ParseFlags(args []string) error {
 // the worker serves; Close stops it.
 func (m *Main) Run(ctx context.Context) error {
 	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.LogLevel}))
-	nc, err := nats.Connect(m.NATSURL,
+	var creds []nats.Option
+	if m.NATSCredentials != nil {
+		creds = append(creds, m.NATSCredentials.Option())
+	}
+	nc, err := nats.Connect(m.NATSURL, append(creds,
 		nats.Name("eventbridge-worker "+m.WorkerID),
 		nats.MaxReconnects(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -199,9 +329,9 @@ func (m *Main) Run(ctx context.Context) error {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
-	)
+	)...)
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", m.NATSURL, err)
+		return fmt.Errorf("connecting to NATS at %s: %w", redactURLs(m.NATSURL), err)
 	}
 	m.nc = nc
 	if err := CheckServer(ctx, nc); err != nil {
@@ -213,6 +343,9 @@ func (m *Main) Run(ctx context.Context) error {
 		if m.restLn, err = net.Listen("tcp", m.RESTAddr); err != nil {
 			return fmt.Errorf("REST listener: %w", err)
 		}
+		if m.TLS != nil {
+			m.restLn = tls.NewListener(m.restLn, m.TLS)
+		}
 		restAddr = ""
 	}
 	w, err := worker.New(worker.Config{
@@ -220,6 +353,9 @@ func (m *Main) Run(ctx context.Context) error {
 		ClusterID:           m.ClusterID,
 		WorkerID:            m.WorkerID,
 		RESTAddr:            restAddr,
+		Token:               m.ClusterToken,
+		MetricsAddr:         m.MetricsAddr,
+		TLS:                 m.TLS,
 		Replicas:            m.Replicas,
 		AllowPrivateTargets: m.AllowPrivateTargets,
 		MasterKey:           m.MasterKey,
@@ -239,8 +375,8 @@ func (m *Main) Run(ctx context.Context) error {
 		m.rest = &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		go func(srv *http.Server, ln net.Listener) { _ = srv.Serve(ln) }(m.rest, m.restLn)
-		log.Info("worker started", "worker_id", m.WorkerID, "cluster_id", m.ClusterID, "rest", m.restLn.Addr().String(),
-			"advertised_url", m.AdvertisedURL)
+		log.Info("worker started", "worker_id", m.WorkerID, "cluster_id", m.ClusterID, "rest", m.URL(),
+			"advertised_url", m.AdvertisedURL, "metrics", w.MetricsAddr())
 	}
 	return nil
 }
@@ -255,6 +391,40 @@ func (m *Main) Addr() string {
 		return m.worker.Addr()
 	}
 	return ""
+}
+
+// URL is the base URL of the REST API on its bound address (https:// with --tls-cert), or "" when not serving.
+func (m *Main) URL() string {
+	if a := m.Addr(); a != "" {
+		return m.scheme() + "://" + a
+	}
+	return ""
+}
+
+// BoundMetricsAddr is the bound address of the --metrics-addr listener, or "" without one.
+func (m *Main) BoundMetricsAddr() string {
+	if m.worker == nil {
+		return ""
+	}
+	return m.worker.MetricsAddr()
+}
+
+func (m *Main) scheme() string {
+	if m.TLSCertFile != "" {
+		return "https"
+	}
+	return "http"
+}
+
+// redactURLs hides the passwords of NATS URLs (nats://user:password@host) for messages.
+func redactURLs(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // ReadMasterKey reads a master key file: 64 hexadecimal characters (32 bytes), surrounding white space ignored.

@@ -31,9 +31,26 @@ import (
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
 
+// testToken is the cluster token of the tests' workers; writeToken writes it to a file.
+const testToken = "cmd-worker-test-cluster-token-0123456789"
+
+// writeToken writes the test token to a new file and returns its path.
+func writeToken(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cluster-token")
+	require.NoError(t, os.WriteFile(p, []byte(testToken+"\n"), 0o600))
+	return p
+}
+
+// tokenClient is a client of the worker at url with the test token.
+func tokenClient(url string, opts ...rpc.Option) *rpc.Client {
+	return rpc.NewClient(url, append([]rpc.Option{rpc.WithToken(testToken)}, opts...)...)
+}
+
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	host, _ := os.Hostname()
+	token := writeToken(t)
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -49,7 +66,7 @@ func TestParseFlags(t *testing.T) {
 		{"flags win over the environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true"},
 			[]string{"--nats=nats://f:4222", "--cluster-id", "dev", "--rest-addr", "127.0.0.1:9100", "--allow-private-targets=false", "--log-level", "warn"},
 			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + "-9100", ClusterID: "dev", LogLevel: slog.LevelWarn}, ""},
-		{"nats missing", nil, nil, Main{}, "--nats"},
+		{"nats missing", nil, []string{"--nats="}, Main{}, "--nats"},
 		{"bad log level", nil, []string{"--nats", "x", "--log-level", "loud"}, Main{}, "--log-level"},
 		{"bad rest address", nil, []string{"--nats", "x", "--rest-addr", "nope"}, Main{}, "--rest-addr"},
 		{"bad boolean variable", map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, []string{"--nats", "x"}, Main{}, "EB_ALLOW_PRIVATE_TARGETS"},
@@ -61,13 +78,14 @@ func TestParseFlags(t *testing.T) {
 			m := NewMain()
 			m.Stderr = io.Discard
 			m.Getenv = func(k string) string { return tt.env[k] }
-			err := m.ParseFlags(tt.args)
+			err := m.ParseFlags(append([]string{"--cluster-token-file", token}, tt.args...))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
+			assert.Equal(t, testToken, m.ClusterToken)
 			got := Main{NATSURL: m.NATSURL, RESTAddr: m.RESTAddr, WorkerID: m.WorkerID, ClusterID: m.ClusterID,
 				AllowPrivateTargets: m.AllowPrivateTargets, LogLevel: m.LogLevel}
 			assert.Equal(t, tt.want, got)
@@ -78,7 +96,7 @@ func TestParseFlags(t *testing.T) {
 	assert.ErrorIs(t, m.ParseFlags([]string{"--help"}), flag.ErrHelp)
 	m = NewMain()
 	m.Getenv = func(string) string { return "" }
-	err := m.ParseFlags([]string{"--nats", "nats://n:4222", "--worker-id", "w 1"})
+	err := m.ParseFlags([]string{"--nats", "nats://n:4222", "--cluster-token-file", token, "--worker-id", "w 1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--worker-id")
 }
@@ -104,13 +122,29 @@ func TestVersionAtLeast(t *testing.T) {
 	}
 }
 
-// startNATS starts a nats-server with a TCP listener on a free loopback port.
-func startNATS(t *testing.T) string {
-	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+// testNATS is a nats-server of the test with a TCP listener on a free loopback port, which requires credentials.
+type testNATS struct {
+	Server    *ebjs.Server
+	URL       string
+	Creds     ebjs.Credentials
+	CredsFile string // the credentials as a file, for --nats-credentials-file
+}
+
+// args are the worker flags that reach this server with the test token.
+func (n testNATS) args(t *testing.T) []string {
+	return []string{"--nats", n.URL, "--nats-credentials-file", n.CredsFile, "--cluster-token-file", writeToken(t)}
+}
+
+func startNATS(t *testing.T) testNATS {
+	creds, err := ebjs.NewCredentials()
+	require.NoError(t, err)
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", Credentials: &creds})
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 	require.NotEmpty(t, srv.ClientURL())
-	return srv.ClientURL()
+	file := filepath.Join(t.TempDir(), "nats-credentials")
+	require.NoError(t, os.WriteFile(file, []byte(creds.FileLine()), 0o600))
+	return testNATS{Server: srv, URL: srv.ClientURL(), Creds: creds, CredsFile: file}
 }
 
 func TestRunAgainstExternalNATS(t *testing.T) {
@@ -119,11 +153,11 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 	m := NewMain()
 	m.Stderr = &log
 	m.Getenv = func(string) string { return "" }
-	require.NoError(t, m.ParseFlags([]string{"--nats", startNATS(t), "--rest-addr", "127.0.0.1:0", "--worker-id", "w1", "--cluster-id", "t1"}))
+	require.NoError(t, m.ParseFlags(append(startNATS(t).args(t), "--rest-addr", "127.0.0.1:0", "--worker-id", "w1", "--cluster-id", "t1")))
 	require.NoError(t, m.Run(context.Background()))
 	t.Cleanup(func() { _ = m.Close() })
 
-	client := rpc.NewClient(m.Worker().URL())
+	client := tokenClient(m.URL())
 	info, err := client.ServerInfo(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "w1", info.WorkerID)
@@ -152,7 +186,7 @@ func TestRunRefusesServerWithoutJetStream(t *testing.T) {
 	m := NewMain()
 	m.Stderr = io.Discard
 	m.Getenv = func(string) string { return "" }
-	require.NoError(t, m.ParseFlags([]string{"--nats", ns.ClientURL(), "--rest-addr", "127.0.0.1:0"}))
+	require.NoError(t, m.ParseFlags([]string{"--nats", ns.ClientURL(), "--rest-addr", "127.0.0.1:0", "--cluster-token-file", writeToken(t)}))
 	err = m.Run(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not have JetStream enabled")
@@ -170,7 +204,7 @@ func TestBinaryStopsCleanlyOnSIGTERM(t *testing.T) {
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
-	natsURL := startNATS(t)
+	ns := startNATS(t)
 	var got sync.Map
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.Store(r.Header.Get("Ce-Id"), true)
@@ -180,7 +214,8 @@ func TestBinaryStopsCleanlyOnSIGTERM(t *testing.T) {
 	addr := freeAddr(t)
 	var out syncBuffer
 	cmd := exec.Command(bin, "--rest-addr", addr, "--worker-id", "bin1", "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "EB_NATS="+natsURL, "EB_ALLOW_PRIVATE_TARGETS=true")
+	cmd.Env = append(os.Environ(), "EB_NATS="+ns.URL, "EB_ALLOW_PRIVATE_TARGETS=true",
+		"EB_NATS_CREDENTIALS_FILE="+ns.CredsFile, "EB_CLUSTER_TOKEN_FILE="+writeToken(t))
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -191,11 +226,11 @@ func TestBinaryStopsCleanlyOnSIGTERM(t *testing.T) {
 		}
 	})
 
-	client := rpc.NewClient("http://" + addr)
+	client := tokenClient("http://" + addr)
 	require.Eventually(t, func() bool { _, err := client.ServerInfo(context.Background()); return err == nil },
 		30*time.Second, 20*time.Millisecond, "the worker serves: %s", &out)
 
-	env := natsClient(t, natsURL)
+	env := natsClient(t, ns)
 	env.Stream(t, "S", "s.>")
 	_, err := client.CreateConnector(context.Background(), rpc.CreateConnectorRequest{Name: "hook", Config: map[string]string{
 		connector.KeyClass: httpsink.Name, connector.KeyTopics: "s.in", connector.KeyStream: "S", connector.KeyDurable: "hook",
@@ -244,8 +279,8 @@ func freeAddr(t *testing.T) string {
 // jsClient is a test client of an external NATS.
 type jsClient struct{ js jetstream.JetStream }
 
-func natsClient(t *testing.T, url string) *jsClient {
-	nc, err := nats.Connect(url)
+func natsClient(t *testing.T, ns testNATS) *jsClient {
+	nc, err := nats.Connect(ns.URL, ns.Creds.Option())
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
@@ -294,6 +329,7 @@ func TestParseFlagsMasterKey(t *testing.T) {
 	other := write("other.key", "  cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd  ")
 	short := write("short.key", "abcd")
 	notHex := write("nothex.key", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz")
+	token := writeToken(t)
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -316,7 +352,7 @@ func TestParseFlagsMasterKey(t *testing.T) {
 			m := NewMain()
 			m.Stderr = io.Discard
 			m.Getenv = func(k string) string { return tt.env[k] }
-			err := m.ParseFlags(append([]string{"--nats", "nats://n:4222"}, tt.args...))
+			err := m.ParseFlags(append([]string{"--nats", "nats://n:4222", "--cluster-token-file", token}, tt.args...))
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

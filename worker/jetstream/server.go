@@ -28,17 +28,33 @@ type ServerConfig struct {
 	// MaxStore bounds the file storage of JetStream, which the maximum sizes of streams (a bus reserves its
 	// retention's maxBytes) are counted against; 0 lets the server derive it from the free disk space.
 	MaxStore int64
+	// Credentials, when set, are the only user and password the server accepts, from in-process and TCP clients
+	// alike: a client without them, or with another password, is refused. Connect sends them. cmd/eventbridge
+	// always sets them.
+	Credentials *Credentials
+	// AllowAnonymous lets a server with a TCP listener (Listen) run without Credentials; without it StartServer
+	// refuses that, so that a listener never serves every KV bucket to anyone who connects. For tests.
+	AllowAnonymous bool
 }
 
 // Server is an embedded nats-server with JetStream.
 type Server struct {
-	ns *server.Server
+	ns    *server.Server
+	creds *Credentials
 }
 
-// StartServer starts an embedded nats-server with JetStream and waits until it accepts connections.
+// StartServer starts an embedded nats-server with JetStream and waits until it accepts connections. Errors are
+// config errors (a listener without credentials, invalid credentials, a bad address) and the server's.
 func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("jetstream: StoreDir is required")
+	}
+	if cfg.Credentials != nil {
+		if err := cfg.Credentials.Validate(); err != nil {
+			return nil, fmt.Errorf("jetstream: %w", err)
+		}
+	} else if cfg.Listen != "" && !cfg.AllowAnonymous {
+		return nil, errors.New("jetstream: a server listening on TCP needs credentials: anonymous clients could read every stream and KV bucket")
 	}
 	name := cfg.ServerName
 	if name == "" {
@@ -55,6 +71,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		MaxPayload:         8 << 20,
 		JetStreamMaxMemory: 256 << 20,
 		JetStreamMaxStore:  cfg.MaxStore,
+	}
+	if cfg.Credentials != nil {
+		opts.Username, opts.Password = cfg.Credentials.User, cfg.Credentials.Password
 	}
 	if cfg.Listen == "" {
 		opts.DontListen = true
@@ -78,13 +97,16 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("jetstream: embedded server did not become ready in 30s")
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, creds: cfg.Credentials}, nil
 }
 
-// Connect opens a client connection to the embedded server (in process, no TCP).
+// Connect opens a client connection to the embedded server (in process, no TCP), with the server's credentials.
 func (s *Server) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}, opts...)
-	return nats.Connect("", opts...)
+	base := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}
+	if s.creds != nil {
+		base = append(base, s.creds.Option())
+	}
+	return nats.Connect("", append(base, opts...)...)
 }
 
 // ClientURL is the TCP URL of the server, or "" when it has no listener.

@@ -1,9 +1,13 @@
 // Package rest serves the worker REST API in the Kafka Connect dialect (paths, verbs, status codes and
-// {"error_code","message"} errors) over a Herder. Wire types are those of package rpc.
+// {"error_code","message"} errors) over a Herder. Wire types are those of package rpc. Every route but GET / and
+// GET /healthz requires the installation's cluster token (Bearer, or Basic with user "worker"); the routes are
+// declared once in a table (Handler.Routes).
 package rest
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -52,52 +57,113 @@ var _ Herder = (*herder.Herder)(nil)
 // MaxBodyBytes bounds request bodies (a router's rule table is the largest config).
 const MaxBodyBytes = 16 << 20
 
-// Handler is the API's http.Handler.
-type Handler struct {
-	h   Herder
-	log *slog.Logger
-	mux *http.ServeMux
+// Config configures the API.
+type Config struct {
+	// Token is the cluster token every route but the public ones requires (see Route.Public and package rpc's
+	// token rules). An empty token refuses every request to a route that is not public.
+	Token  string
+	Logger *slog.Logger
+	// Metrics serves GET /metrics (route "metrics", behind the token like the rest); nil serves no metrics.
+	Metrics http.Handler
 }
 
-// NewHandler returns the API over h.
-func NewHandler(h Herder, log *slog.Logger) *Handler {
+// Route is one operation of the API, declared once in the table NewHandler registers from.
+type Route struct {
+	// Name is stable, for logs and tests: "connectors.list", "connectors.offsets.reset", ...
+	Name string
+	// Method and Pattern are those of http.ServeMux ("GET", "/connectors/{c}/status"; "/{$}" is the root alone).
+	// A GET route answers HEAD too.
+	Method, Pattern string
+	// Public routes answer without the cluster token: GET / (the worker's version, as Kafka Connect's) and
+	// GET /healthz (for load balancers and container health checks). Nothing else is public.
+	Public  bool
+	Handler http.HandlerFunc
+}
+
+// Handler is the API's http.Handler.
+type Handler struct {
+	h       Herder
+	log     *slog.Logger
+	mux     *http.ServeMux
+	routes  []Route
+	metrics http.Handler
+	// tokenSum is the SHA-256 of the token: comparing digests of equal length keeps the comparison's time
+	// independent of the token's length as well as of its content.
+	tokenSum [sha256.Size]byte
+	noToken  bool
+}
+
+// NewHandler returns the API over h, with the routes of its table (Routes).
+func NewHandler(h Herder, cfg Config) *Handler {
+	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Handler{h: h, log: log, mux: http.NewServeMux()}
-	a.mux.HandleFunc("GET /{$}", a.serverInfo)
-	a.mux.HandleFunc("GET /connectors", a.listConnectors)
-	a.mux.HandleFunc("POST /connectors", a.createConnector)
-	a.mux.HandleFunc("GET /connectors/{c}", a.getConnector)
-	a.mux.HandleFunc("DELETE /connectors/{c}", a.deleteConnector)
-	a.mux.HandleFunc("GET /connectors/{c}/config", a.getConfig)
-	a.mux.HandleFunc("PUT /connectors/{c}/config", a.putConfig)
-	a.mux.HandleFunc("GET /connectors/{c}/status", a.getStatus)
-	a.mux.HandleFunc("GET /connectors/{c}/tasks", a.listTasks)
-	a.mux.HandleFunc("GET /connectors/{c}/tasks/{t}/status", a.getTaskStatus)
-	a.mux.HandleFunc("PUT /connectors/{c}/pause", a.change(http.StatusAccepted, Herder.Pause))
-	a.mux.HandleFunc("PUT /connectors/{c}/resume", a.change(http.StatusAccepted, Herder.Resume))
-	a.mux.HandleFunc("PUT /connectors/{c}/stop", a.change(http.StatusNoContent, Herder.Stop))
-	a.mux.HandleFunc("POST /connectors/{c}/restart", a.restartConnector)
-	a.mux.HandleFunc("POST /connectors/{c}/tasks/{t}/restart", a.restartTask)
-	a.mux.HandleFunc("GET /connectors/{c}/offsets", a.getOffsets)
-	a.mux.HandleFunc("PATCH /connectors/{c}/offsets", a.alterOffsets)
-	a.mux.HandleFunc("DELETE /connectors/{c}/offsets", a.resetOffsets)
-	a.mux.HandleFunc("GET /connector-plugins", a.listPlugins)
-	a.mux.HandleFunc("GET /connector-plugins/{p}/config", a.pluginConfig)
-	a.mux.HandleFunc("GET /connector-plugins/{p}/schema", a.pluginSchema)
-	a.mux.HandleFunc("PUT /connector-plugins/{p}/config/validate", a.validateConfig)
-	// RocketMQ Connect's views.
-	a.mux.HandleFunc("GET /getClusterInfo", a.clusterInfo)
-	a.mux.HandleFunc("GET /allocated/connectors", a.allocatedConnectors)
-	a.mux.HandleFunc("GET /allocated/tasks", a.allocatedTasks)
-	a.mux.HandleFunc("GET /plugin/list", a.listPlugins)
+	a := &Handler{h: h, log: log, mux: http.NewServeMux(), metrics: cfg.Metrics,
+		tokenSum: sha256.Sum256([]byte(cfg.Token)), noToken: cfg.Token == ""}
+	a.routes = a.table()
+	for _, rt := range a.routes {
+		handler := rt.Handler
+		if !rt.Public {
+			handler = a.authenticated(handler)
+		}
+		a.mux.Handle(rt.Method+" "+rt.Pattern, handler)
+	}
 	return a
 }
 
-// ServeHTTP routes r; a request no route takes is answered 404 or 405 in the API's error format.
+// table declares every route of the API.
+func (a *Handler) table() []Route {
+	routes := []Route{
+		{Name: "server.info", Method: http.MethodGet, Pattern: "/{$}", Public: true, Handler: a.serverInfo},
+		{Name: "health", Method: http.MethodGet, Pattern: "/healthz", Public: true, Handler: a.health},
+		{Name: "connectors.list", Method: http.MethodGet, Pattern: "/connectors", Handler: a.listConnectors},
+		{Name: "connectors.create", Method: http.MethodPost, Pattern: "/connectors", Handler: a.createConnector},
+		{Name: "connectors.get", Method: http.MethodGet, Pattern: "/connectors/{c}", Handler: a.getConnector},
+		{Name: "connectors.delete", Method: http.MethodDelete, Pattern: "/connectors/{c}", Handler: a.deleteConnector},
+		{Name: "connectors.config.get", Method: http.MethodGet, Pattern: "/connectors/{c}/config", Handler: a.getConfig},
+		{Name: "connectors.config.put", Method: http.MethodPut, Pattern: "/connectors/{c}/config", Handler: a.putConfig},
+		{Name: "connectors.status", Method: http.MethodGet, Pattern: "/connectors/{c}/status", Handler: a.getStatus},
+		{Name: "connectors.tasks.list", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks", Handler: a.listTasks},
+		{Name: "connectors.tasks.status", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks/{t}/status", Handler: a.getTaskStatus},
+		{Name: "connectors.pause", Method: http.MethodPut, Pattern: "/connectors/{c}/pause", Handler: a.change(http.StatusAccepted, Herder.Pause)},
+		{Name: "connectors.resume", Method: http.MethodPut, Pattern: "/connectors/{c}/resume", Handler: a.change(http.StatusAccepted, Herder.Resume)},
+		{Name: "connectors.stop", Method: http.MethodPut, Pattern: "/connectors/{c}/stop", Handler: a.change(http.StatusNoContent, Herder.Stop)},
+		{Name: "connectors.restart", Method: http.MethodPost, Pattern: "/connectors/{c}/restart", Handler: a.restartConnector},
+		{Name: "connectors.tasks.restart", Method: http.MethodPost, Pattern: "/connectors/{c}/tasks/{t}/restart", Handler: a.restartTask},
+		{Name: "connectors.offsets.get", Method: http.MethodGet, Pattern: "/connectors/{c}/offsets", Handler: a.getOffsets},
+		{Name: "connectors.offsets.alter", Method: http.MethodPatch, Pattern: "/connectors/{c}/offsets", Handler: a.alterOffsets},
+		{Name: "connectors.offsets.reset", Method: http.MethodDelete, Pattern: "/connectors/{c}/offsets", Handler: a.resetOffsets},
+		{Name: "plugins.list", Method: http.MethodGet, Pattern: "/connector-plugins", Handler: a.listPlugins},
+		{Name: "plugins.config", Method: http.MethodGet, Pattern: "/connector-plugins/{p}/config", Handler: a.pluginConfig},
+		{Name: "plugins.schema", Method: http.MethodGet, Pattern: "/connector-plugins/{p}/schema", Handler: a.pluginSchema},
+		{Name: "plugins.validate", Method: http.MethodPut, Pattern: "/connector-plugins/{p}/config/validate", Handler: a.validateConfig},
+		// RocketMQ Connect's views.
+		{Name: "rocketmq.clusterInfo", Method: http.MethodGet, Pattern: "/getClusterInfo", Handler: a.clusterInfo},
+		{Name: "rocketmq.allocatedConnectors", Method: http.MethodGet, Pattern: "/allocated/connectors", Handler: a.allocatedConnectors},
+		{Name: "rocketmq.allocatedTasks", Method: http.MethodGet, Pattern: "/allocated/tasks", Handler: a.allocatedTasks},
+		{Name: "rocketmq.pluginList", Method: http.MethodGet, Pattern: "/plugin/list", Handler: a.listPlugins},
+	}
+	if a.metrics != nil {
+		routes = append(routes, Route{Name: "metrics", Method: http.MethodGet, Pattern: MetricsPath, Handler: a.metrics.ServeHTTP})
+	}
+	return routes
+}
+
+// MetricsPath is where the API serves the worker's metrics when Config.Metrics is set.
+const MetricsPath = "/metrics"
+
+// Routes returns the routes the handler serves, in the order of its table.
+func (a *Handler) Routes() []Route { return slices.Clone(a.routes) }
+
+// ServeHTTP routes r; a request no route takes is answered 404 or 405 in the API's error format, after the token
+// check, so that without the token every path but the public ones answers the same 401.
 func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h, pattern := a.mux.Handler(r); pattern == "" {
+		if !a.authorized(r) {
+			a.unauthorized(w, r)
+			return
+		}
 		probe := &statusProbe{header: http.Header{}}
 		h.ServeHTTP(probe, r)
 		if probe.code == http.StatusMethodNotAllowed {
@@ -109,6 +175,50 @@ func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mux.ServeHTTP(w, r)
+}
+
+// Realm names the worker REST API in WWW-Authenticate challenges.
+const Realm = "eventbridge-worker"
+
+// unauthorizedMessage is the one answer to a missing or wrong token: the two cases are not told apart.
+const unauthorizedMessage = "this API requires the cluster token, as a Bearer token or as the password of HTTP Basic " +
+	"with user " + rpc.TokenUser
+
+// authenticated serves next only to a request that carries the cluster token.
+func (a *Handler) authenticated(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !a.authorized(r) {
+			a.unauthorized(w, r)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// authorized reports whether r carries the cluster token, as a Bearer token or as the password of HTTP Basic with
+// user rpc.TokenUser, comparing in constant time.
+func (a *Handler) authorized(r *http.Request) bool {
+	if a.noToken {
+		return false
+	}
+	var presented string
+	auth := r.Header.Get("Authorization")
+	if scheme, rest, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		presented = strings.TrimSpace(rest)
+	} else if user, pass, ok := r.BasicAuth(); ok && user == rpc.TokenUser {
+		presented = pass
+	} else {
+		return false
+	}
+	sum := sha256.Sum256([]byte(presented))
+	return subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) == 1
+}
+
+func (a *Handler) unauthorized(w http.ResponseWriter, r *http.Request) {
+	a.log.Debug("request without the cluster token refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	w.Header().Add("WWW-Authenticate", `Bearer realm="`+Realm+`"`)
+	w.Header().Add("WWW-Authenticate", `Basic realm="`+Realm+`", charset="UTF-8"`)
+	writeError(w, http.StatusUnauthorized, unauthorizedMessage)
 }
 
 // statusProbe records what the mux would answer to a request without a route.
@@ -132,6 +242,11 @@ func (p *statusProbe) WriteHeader(code int) {
 
 func (a *Handler) serverInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a.h.ServerInfo())
+}
+
+// health answers that the worker serves; it takes no token (load balancers, container health checks).
+func (a *Handler) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (a *Handler) listPlugins(w http.ResponseWriter, r *http.Request) {

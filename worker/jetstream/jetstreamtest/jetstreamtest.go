@@ -21,6 +21,8 @@ type Env struct {
 	Server *ebjs.Server
 	Conn   *nats.Conn
 	JS     jetstream.JetStream
+	// Credentials are the server's (nil when it has none): TCP clients connect with Credentials.Option().
+	Credentials *ebjs.Credentials
 }
 
 // Start starts a server whose files live in a temporary directory of t.
@@ -29,11 +31,19 @@ func Start(t testing.TB) *Env {
 	return StartWith(t, ebjs.ServerConfig{})
 }
 
-// StartWith starts a server configured by cfg; an empty StoreDir is a temporary directory of t.
+// StartWith starts a server configured by cfg; an empty StoreDir is a temporary directory of t, and a server with a
+// TCP listener gets new credentials unless cfg has some or allows anonymous clients.
 func StartWith(t testing.TB, cfg ebjs.ServerConfig) *Env {
 	t.Helper()
 	if cfg.StoreDir == "" {
 		cfg.StoreDir = t.TempDir()
+	}
+	if cfg.Listen != "" && cfg.Credentials == nil && !cfg.AllowAnonymous {
+		c, err := ebjs.NewCredentials()
+		if err != nil {
+			t.Fatalf("NATS credentials: %v", err)
+		}
+		cfg.Credentials = &c
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "test"
@@ -49,7 +59,7 @@ func StartWith(t testing.TB, cfg ebjs.ServerConfig) *Env {
 	}
 	t.Cleanup(srv.Shutdown)
 	nc := Connect(t, srv)
-	return &Env{Server: srv, Conn: nc, JS: jetstreamOf(t, nc)}
+	return &Env{Server: srv, Conn: nc, JS: jetstreamOf(t, nc), Credentials: cfg.Credentials}
 }
 
 // Connect opens another in-process connection, closed when the test ends.

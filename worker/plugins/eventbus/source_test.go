@@ -27,7 +27,8 @@ type remotePeer struct {
 }
 
 func newRemotePeer(t *testing.T, _ *jetstreamtest.Env) connectortest.SourcePeer {
-	p := &remotePeer{cfg: ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", ServerName: "peer"}}
+	// The peer stands for a NATS of another installation, which may take anonymous clients.
+	p := &remotePeer{cfg: ebjs.ServerConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", ServerName: "peer", AllowAnonymous: true}}
 	p.Start()
 	u, err := url.Parse(p.url)
 	require.NoError(t, err)

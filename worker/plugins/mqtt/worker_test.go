@@ -24,6 +24,9 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
 )
 
+// testToken is the cluster token of the tests' workers.
+const testToken = "mqtt-test-cluster-token-0123456789ab"
+
 var names = stream.Names{Cluster: "eb"}
 
 const bus = "mqttbus00000000a"
@@ -35,12 +38,12 @@ func startWorker(t *testing.T, env *jetstreamtest.Env, id string) (*worker.Worke
 	require.NoError(t, r.Register(mqtt.SourcePlugin()))
 	require.NoError(t, r.Register(mqtt.Plugin()))
 	require.NoError(t, r.Register(router.Plugin()))
-	w, err := worker.New(worker.Config{NATS: env.Conn, WorkerID: id, RESTAddr: "127.0.0.1:0", Registry: r,
+	w, err := worker.New(worker.Config{Token: testToken, NATS: env.Conn, WorkerID: id, RESTAddr: "127.0.0.1:0", Registry: r,
 		AllowPrivateTargets: true, StopTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
-	return w, rpc.NewClient(w.URL())
+	return w, rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 }
 
 func busEnv(t *testing.T) *jetstreamtest.Env {
@@ -53,7 +56,11 @@ func createConnector(t *testing.T, w *worker.Worker, name string, cfg map[string
 	t.Helper()
 	body, err := json.Marshal(rpc.CreateConnectorRequest{Name: name, Config: cfg})
 	require.NoError(t, err)
-	resp, err := http.Post(w.URL()+"/connectors", "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, w.URL()+"/connectors", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
