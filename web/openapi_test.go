@@ -108,3 +108,32 @@ func TestOpenAPIParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPISecurity: every documented operation but the public ones (health, webhooks) declares the bearer scheme,
+// and the public ones declare none; the scheme is the Authorization header.
+func TestOpenAPISecurity(t *testing.T) {
+	t.Parallel()
+	var spec struct {
+		SecurityDefinitions map[string]struct{ Type, Name, In string } `json:"securityDefinitions"`
+		Paths               map[string]map[string]struct {
+			Security []map[string][]string `json:"security"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(swaggerDoc()), &spec))
+	assert.Equal(t, struct{ Type, Name, In string }{"apiKey", "Authorization", "header"}, spec.SecurityDefinitions["BearerAuth"])
+	public := regexp.MustCompile(`^/(healthz|readyz|webhook/putEvents|api/v1/webhooks/\{token\})$`)
+	secured := 0
+	for path, ops := range spec.Paths {
+		for method, op := range ops {
+			if public.MatchString(path) {
+				assert.Emptyf(t, op.Security, "%s %s is public", method, path)
+				continue
+			}
+			if assert.Lenf(t, op.Security, 1, "%s %s declares the bearer scheme", method, path) {
+				assert.Contains(t, op.Security[0], "BearerAuth")
+				secured++
+			}
+		}
+	}
+	assert.Greater(t, secured, 100)
+}

@@ -235,7 +235,11 @@ func (rt *router) dialect() Dialect {
 			{Name: "health.live", Method: http.MethodGet, Path: "/healthz", Handler: rt.healthz, Public: true},
 			{Name: "health.ready", Method: http.MethodGet, Path: "/readyz", Handler: rt.readyz, Public: true},
 			{Name: "docs.swagger", Method: http.MethodGet, Path: "/swagger/*any", Public: true, Handler: func(c *gin.Context) {
-				if c.Param("any") == "/doc.json" {
+				switch c.Param("any") {
+				case "", "/": // /swagger (redirected here with its slash) leads to the UI
+					c.Redirect(http.StatusMovedPermanently, "/swagger/index.html")
+					return
+				case "/doc.json":
 					c.Data(http.StatusOK, "application/json; charset=utf-8", docs.SwaggerJSON)
 					return
 				}

@@ -57,7 +57,7 @@ func TestRouter(t *testing.T) {
 			status:  http.StatusNotFound, json: map[string]any{"code": "BusNotFound"},
 		},
 		{
-			name: "an account is created on first use", method: http.MethodPost, url: "/api/v1/buses",
+			name: "an instance administrator acts in the account it names", method: http.MethodPost, url: "/api/v1/buses",
 			headers: map[string]string{"X-Account-Id": "team42"}, body: map[string]any{"name": "orders"},
 			status: http.StatusCreated,
 			after: func(t *testing.T, e *env, _ *response) {
@@ -65,6 +65,20 @@ func TestRouter(t *testing.T) {
 				assertJSONPath(t, resp.JSON(t), "buses.0.name", "orders")
 				resp = e.do(t, http.MethodGet, "/api/v1/buses", nil, nil)
 				assertJSONPath(t, resp.JSON(t), "buses", []any{})
+			},
+		},
+		{
+			name: "/swagger/ leads to the UI", method: http.MethodGet, url: "/swagger/",
+			status: http.StatusMovedPermanently,
+			after: func(t *testing.T, _ *env, resp *response) {
+				assert.Equal(t, "/swagger/index.html", resp.Header.Get("Location"))
+			},
+		},
+		{
+			name: "/swagger leads to /swagger/", method: http.MethodGet, url: "/swagger",
+			status: http.StatusMovedPermanently,
+			after: func(t *testing.T, _ *env, resp *response) {
+				assert.Equal(t, "/swagger/", resp.Header.Get("Location"))
 			},
 		},
 		{
