@@ -1,13 +1,16 @@
 // End-to-end test of the console in headless Chromium (the Debian chromium package, driven by playwright-core):
 // it starts the real eventbridge binary (../bin/eventbridge, built by `make build`) on free loopback ports with
-// a fresh data directory, builds a channel bus → filter → HTTP target by drag and drop, saves it, checks it
+// a fresh data directory, reads the instance administrator's API key the first start writes there, is refused
+// with a wrong key and signs in with that one on the sign-in screen, builds a channel bus → filter → HTTP target
+// by drag and drop, saves it, checks it
 // through the API, reloads it, sends an event from the console and sees it arrive at a receiver of its own, and
 // pauses and resumes the target's connector on the runtime page, opens the target's detail page, and creates a
-// connection and an API destination with the resource forms. It writes docs/console-builder.png and
+// connection and an API destination with the resource forms, switches to another account and back, signs out,
+// and is sent back to the sign-in screen when its key is revoked. It writes docs/console-builder.png and
 // docs/console-runtime.png. Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -67,8 +70,15 @@ function start(cmd, args, opts) {
   return { p, output: () => out };
 }
 
+// adminKey is the instance administrator's API key, read from the data directory once the binary is ready.
+let adminKey;
+
+/** api calls the control plane as the instance administrator (init.headers may add X-Account-Id or replace it). */
 async function api(base, path, init = {}) {
-  const res = await fetch(base + '/api/v1' + path, { ...init, headers: { 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+  const res = await fetch(base + '/api/v1' + path, {
+    ...init,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${adminKey}`, ...(init.headers ?? {}) },
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -137,6 +147,10 @@ async function main() {
   }).catch((e) => {
     throw new Error(e.message + '\n' + eb.output());
   });
+  adminKey = readFileSync(join(dataDir, 'admin-api-key'), 'utf8').trim();
+  assert.match(adminKey, /^ebk_[a-z2-7]+_[A-Za-z0-9_-]+$/);
+  const anonymous = await fetch(apiBase + '/api/v1/buses');
+  assert.equal(anonymous.status, 401, 'the API answers a call without a key');
   await until('the runtime to list its plugins', async () => (await api(apiBase, '/runtime/plugins')).status === 200);
 
   // The console: served by the binary at /, or (a binary built without it) by vite preview proxying to it.
@@ -164,9 +178,26 @@ async function main() {
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (e) => log('page error:', e.message));
 
-  // Build the channel.
-  log('builder: drag a bus, a filter and an http target');
+  // Sign in: the console asks for a key, refuses a wrong one in words, and stores only the one that works.
+  log('sign in: a wrong key, then the administrator\'s');
   await page.goto(base + '/builder');
+  const keyField = page.getByLabel('API key');
+  await keyField.waitFor();
+  assert.ok(await keyField.evaluate((el) => el === document.activeElement && el.type === 'password'), 'the key field is a focused password field');
+  await keyField.fill('ebk_aaaaaaaaaaaaaaaa_not-a-key');
+  await keyField.press('Enter');
+  await page.getByTestId('sign-in-error').getByText('This API key is not valid (unknown, revoked or expired).').waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.apiKey')), null, 'a refused key is stored');
+  assert.equal(await page.getByTestId('palette-bus').count(), 0);
+  await keyField.fill(adminKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('identity-name').getByText('bootstrap-admin').waitFor();
+  await page.getByTestId('instance-admin').waitFor();
+  assert.equal(await page.getByTestId('identity-role').textContent(), 'admin');
+  assert.equal(await page.getByRole('combobox', { name: 'Account' }).inputValue(), 'default');
+
+  // Build the channel (the sign-in kept the address asked for).
+  log('builder: drag a bus, a filter and an http target');
   await page.getByTestId('palette-target-http').waitFor();
   await drop(page, 'palette-bus', 60, 220);
   await page.getByRole('combobox', { name: 'Bus name' }).fill('orders');
@@ -293,6 +324,52 @@ async function main() {
   assert.equal(dest.body.invocationRateLimitPerSecond, 10);
   await page.goto(base + '/connections/crm');
   await page.getByRole('link', { name: 'crm-orders', exact: true }).waitFor();
+
+  // Accounts: the selector lists every account for the instance administrator; choosing one shows its resources
+  // (X-Account-Id), choosing the key's own again shows the first account's.
+  log('accounts: switch to shop and back');
+  assert.equal((await api(apiBase, '/accounts', { method: 'POST', body: JSON.stringify({ id: 'shop' }) })).status, 201);
+  const billing = await api(apiBase, '/buses', { method: 'POST', headers: { 'X-Account-Id': 'shop' }, body: JSON.stringify({ name: 'billing' }) });
+  assert.equal(billing.status, 201, JSON.stringify(billing.body));
+  await page.goto(base + '/buses');
+  await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
+  const accountSelect = page.getByRole('combobox', { name: 'Account' });
+  await accountSelect.click();
+  await page.getByRole('option', { name: 'shop', exact: true }).click();
+  await page.getByRole('link', { name: 'billing', exact: true }).waitFor();
+  assert.equal(await page.getByRole('link', { name: 'orders', exact: true }).count(), 0, 'the buses of default show in shop');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.account')), 'shop');
+  await page.reload();
+  await page.getByRole('link', { name: 'billing', exact: true }).waitFor();
+  await accountSelect.click();
+  await page.getByRole('option', { name: 'default', exact: true }).click();
+  await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.account')), null, 'the key\'s own account is sent as X-Account-Id');
+
+  // Sign out: the sign-in screen comes back and the key is gone.
+  log('sign out');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await keyField.waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.apiKey')), null, 'the key is kept after signing out');
+  await page.reload();
+  await keyField.waitFor();
+
+  // A key revoked while in use: the next call answers 401 and the console goes back to the sign-in screen, saying
+  // why. A viewer's key also shows its role and only its own account.
+  log('a revoked key leads back to the sign-in screen');
+  const viewer = await api(apiBase, '/api-keys', { method: 'POST', body: JSON.stringify({ name: 'e2e-viewer', role: 'viewer' }) });
+  assert.equal(viewer.status, 201, JSON.stringify(viewer.body));
+  await keyField.fill(viewer.body.secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('identity-name').getByText('e2e-viewer').waitFor();
+  assert.equal(await page.getByTestId('identity-role').textContent(), 'viewer');
+  assert.equal(await page.getByTestId('instance-admin').count(), 0);
+  await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
+  assert.equal((await api(apiBase, `/api-keys/${viewer.body.id}`, { method: 'DELETE' })).status, 204);
+  await page.getByRole('link', { name: 'Runtime' }).click();
+  await page.getByTestId('sign-in-notice').getByText('The server refused your API key').waitFor();
+  await keyField.waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.apiKey')), null);
   log('ok');
 }
 

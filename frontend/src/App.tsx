@@ -1,8 +1,9 @@
-import { AppShell, Center, Group, Loader, NavLink, Text, TextInput, Title } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useState } from 'react';
+import { AppShell, Center, Group, Loader, NavLink, Title } from '@mantine/core';
+import { lazy, Suspense, useSyncExternalStore } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
-import { account, setAccount } from './api/client';
+import { session, subscribe } from './api/session';
+import { Identity } from './components/Identity';
+import { SignIn } from './components/SignIn';
 import { ApiDestinationPage } from './pages/ApiDestinationPage';
 import { ApiDestinationsPage } from './pages/ApiDestinationsPage';
 import { BusesPage } from './pages/BusesPage';
@@ -30,33 +31,17 @@ const nav = [
   { to: '/api-destinations', label: 'API destinations' },
 ];
 
-function AccountInput() {
-  const qc = useQueryClient();
-  const [value, setValue] = useState(account());
-  return (
-    <TextInput
-      size="xs"
-      w={160}
-      aria-label="Account"
-      leftSection={<Text size="xs">acct</Text>}
-      value={value}
-      onChange={(e) => setValue(e.currentTarget.value)}
-      onBlur={() => {
-        setAccount(value.trim());
-        qc.invalidateQueries();
-      }}
-    />
-  );
-}
-
+/** App shows the sign-in screen while there is no API key (or the server refused it), else the console. */
 export function App() {
+  const s = useSyncExternalStore(subscribe, session);
   const { pathname } = useLocation();
+  if (!s.key) return <SignIn notice={s.notice} />;
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'sm' }} padding="md">
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between">
           <Title order={4}>EventBridge console</Title>
-          <AccountInput />
+          <Identity session={s} />
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs">

@@ -22,7 +22,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -46,6 +46,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -84,7 +102,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -108,6 +126,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -146,7 +182,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -170,6 +206,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -208,7 +262,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -232,6 +286,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -270,7 +342,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -301,6 +373,24 @@ export interface paths {
                         "application/json": components["schemas"]["RocketMQError"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
                 /** @description ApiDestinationNotExist, ConnectionNotExist */
                 409: {
                     headers: {
@@ -313,6 +403,467 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List accounts (instance administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AccountList"];
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: not an instance administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an account (instance administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description the account: its id */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Account"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccountAlreadyExists */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts/{account}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an account (instance administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Account"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccountNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an account and everything it owns (instance administrators)
+         * @description The confirm parameter must repeat the account's id. Deleting cannot be undone.
+         */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description the account's id again */
+                    confirm: string;
+                };
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description ValidationError: confirm */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccountNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts/{account}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the members of an account (its administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MemberList"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts/{account}/members/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Add a member to an account or change its role (its administrators) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                    /** @description login name */
+                    user: string;
+                };
+                cookie?: never;
+            };
+            /** @description the role */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoleAssignment"];
+                };
+            };
+            responses: {
+                /** @description the role changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Member"];
+                    };
+                };
+                /** @description the user became a member */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Member"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove a member from an account (its administrators) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                    /** @description login name */
+                    user: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserNotFound, MemberNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -335,7 +886,7 @@ export interface paths {
                     nextToken?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -361,6 +912,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -369,7 +938,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -393,6 +962,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -447,7 +1034,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -467,6 +1054,24 @@ export interface paths {
                         "application/json": components["schemas"]["ApiDestination"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description ApiDestinationNotFound */
                 404: {
                     headers: {
@@ -483,7 +1088,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -526,6 +1131,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description ConnectionNotFound */
                 404: {
                     headers: {
@@ -561,7 +1184,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -578,6 +1201,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description ApiDestinationNotFound */
                 404: {
@@ -606,7 +1247,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -640,6 +1281,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description ApiDestinationNotFound, ConnectionNotFound */
                 404: {
                     headers: {
@@ -662,6 +1321,256 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List API keys (account administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiKeyList"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an API key (account administrators)
+         * @description The answer holds the secret, which is never shown again: store it. Two live keys may share a name,
+         *     to rotate one: create the new one, move the clients, revoke the old one.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description name, role, and optionally expiresAt and buses */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiKey"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ApiKeyNameInUse */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an API key (account administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description key id */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApiKey"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ApiKeyNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Revoke an API key (account administrators) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description key id */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ApiKeyNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/buses": {
         parameters: {
             query?: never;
@@ -679,7 +1588,7 @@ export interface paths {
                     nextToken?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -705,6 +1614,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -713,7 +1640,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -737,6 +1664,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -782,7 +1727,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -800,6 +1745,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Bus"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound */
@@ -820,7 +1783,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -837,6 +1800,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description BusNotFound */
                 404: {
@@ -865,7 +1846,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -892,6 +1873,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -929,7 +1928,7 @@ export interface paths {
                     nextToken?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -951,6 +1950,24 @@ export interface paths {
                 };
                 /** @description Bad Request */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1000,7 +2017,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                     /** @description binary mode: spec version (1.0) */
                     "ce-specversion"?: string;
@@ -1037,6 +2054,24 @@ export interface paths {
                 };
                 /** @description InvalidEvent, MalformedRequest */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1089,7 +2124,7 @@ export interface paths {
                     namePrefix?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1118,6 +2153,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound */
                 404: {
                     headers: {
@@ -1135,7 +2188,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1162,6 +2215,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, InvalidEventPattern, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1207,7 +2278,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1229,6 +2300,24 @@ export interface paths {
                         "application/json": components["schemas"]["Rule"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound, RuleNotFound */
                 404: {
                     headers: {
@@ -1245,7 +2334,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1290,6 +2379,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound */
                 404: {
                     headers: {
@@ -1307,7 +2414,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1327,6 +2434,24 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound, RuleNotFound */
                 404: {
                     headers: {
@@ -1345,7 +2470,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1374,6 +2499,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, InvalidEventPattern, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1411,7 +2554,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1431,6 +2574,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Rule"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, RuleNotFound */
@@ -1467,7 +2628,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1487,6 +2648,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Rule"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, RuleNotFound */
@@ -1518,7 +2697,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1538,6 +2717,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["TargetList"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, RuleNotFound */
@@ -1571,7 +2768,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1593,6 +2790,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Target"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, RuleNotFound, TargetNotFound */
@@ -1617,7 +2832,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1664,6 +2879,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound, RuleNotFound */
                 404: {
                     headers: {
@@ -1690,7 +2923,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1711,6 +2944,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description BusNotFound, RuleNotFound, TargetNotFound */
                 404: {
@@ -1747,7 +2998,7 @@ export interface paths {
                     namePrefix?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1776,6 +3027,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound */
                 404: {
                     headers: {
@@ -1797,7 +3066,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1824,6 +3093,24 @@ export interface paths {
                 };
                 /** @description ValidationError, MalformedRequest, UnknownSourceType, InvalidSourceConfig */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1878,7 +3165,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1900,6 +3187,24 @@ export interface paths {
                         "application/json": components["schemas"]["Source"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound, SourceNotFound */
                 404: {
                     headers: {
@@ -1919,7 +3224,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -1964,6 +3269,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound */
                 404: {
                     headers: {
@@ -1999,7 +3322,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2019,6 +3342,24 @@ export interface paths {
                     };
                     content?: never;
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description BusNotFound, SourceNotFound */
                 404: {
                     headers: {
@@ -2037,7 +3378,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2066,6 +3407,24 @@ export interface paths {
                 };
                 /** @description ValidationError, MalformedRequest, InvalidSourceConfig */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2112,7 +3471,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2132,6 +3491,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Source"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, SourceNotFound */
@@ -2168,7 +3545,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2188,6 +3565,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Source"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description BusNotFound, SourceNotFound */
@@ -2224,7 +3619,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2248,6 +3643,24 @@ export interface paths {
                 };
                 /** @description ValidationError: the source is not of type http */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2289,7 +3702,7 @@ export interface paths {
                     nextToken?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2315,6 +3728,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2323,7 +3754,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2347,6 +3778,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2392,7 +3841,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2412,6 +3861,24 @@ export interface paths {
                         "application/json": components["schemas"]["Connection"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description ConnectionNotFound */
                 404: {
                     headers: {
@@ -2428,7 +3895,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2471,6 +3938,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description ConnectionQuotaExceeded */
                 409: {
                     headers: {
@@ -2497,7 +3982,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2514,6 +3999,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description ConnectionNotFound */
                 404: {
@@ -2542,7 +4045,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2569,6 +4072,24 @@ export interface paths {
                 };
                 /** @description invalid input (ValidationError, MalformedRequest) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2631,7 +4152,7 @@ export interface paths {
                     nextToken?: string;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2657,6 +4178,24 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2671,7 +4210,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2695,6 +4234,24 @@ export interface paths {
                 };
                 /** @description ValidationError or MalformedRequest naming the field */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2748,7 +4305,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2772,6 +4329,24 @@ export interface paths {
                 };
                 /** @description ValidationError or MalformedRequest naming the field */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2805,6 +4380,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who am I */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Me"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runtime/connectors": {
         parameters: {
             query?: never;
@@ -2817,7 +4446,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -2836,6 +4465,24 @@ export interface paths {
                 };
                 /** @description Bad Request */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2876,7 +4523,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2893,6 +4540,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description ConnectorNotFound */
                 404: {
@@ -2939,7 +4604,7 @@ export interface paths {
                     onlyFailed?: boolean;
                 };
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -2959,6 +4624,24 @@ export interface paths {
                 };
                 /** @description MalformedRequest: a flag that is not true or false */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3006,7 +4689,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -3023,6 +4706,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description ConnectorNotFound */
                 404: {
@@ -3064,7 +4765,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -3081,6 +4782,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
                 };
                 /** @description ConnectorNotFound */
                 404: {
@@ -3122,7 +4841,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -3144,6 +4863,24 @@ export interface paths {
                 };
                 /** @description MalformedRequest: a task that is not a number */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3189,7 +4926,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -3204,6 +4941,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RuntimePluginList"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description ServiceUnavailable: the runtime cannot be reached */
@@ -3237,7 +4992,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path: {
@@ -3255,6 +5010,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": Record<string, never>;
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description PluginNotFound */
@@ -3297,7 +5070,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -3312,6 +5085,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["RuntimeWorkerList"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description ServiceUnavailable: the runtime cannot be reached */
@@ -3352,7 +5143,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -3376,6 +5167,24 @@ export interface paths {
                 };
                 /** @description InvalidEventPattern, ValidationError (event), MalformedRequest */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3411,7 +5220,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     "X-Account-Id"?: string;
                 };
                 path?: never;
@@ -3442,12 +5251,349 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users (instance administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UserList"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a user (instance administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description login name, password and whether an instance administrator */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserAlreadyExists */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a user (instance administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description login name */
+                    user: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a user (instance administrators) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description login name */
+                    user: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description LastInstanceAdmin */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a user (instance administrators)
+         * @description The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description login name */
+                    user: string;
+                };
+                cookie?: never;
+            };
+            /** @description the fields to change */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserPatch"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["User"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description UserNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description LastInstanceAdmin */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/v1/webhooks/{token}": {
@@ -3835,7 +5981,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -3859,6 +6005,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3897,7 +6061,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -3921,6 +6085,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3959,7 +6141,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -3983,6 +6165,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4021,7 +6221,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4045,6 +6245,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4087,7 +6305,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4111,6 +6329,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4149,7 +6385,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4173,6 +6409,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4211,7 +6465,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4235,6 +6489,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4273,7 +6545,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4297,6 +6569,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4335,7 +6625,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4359,6 +6649,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4442,7 +6750,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                     /** @description binary mode: spec version (1.0) */
                     "ce-specversion"?: string;
@@ -4478,6 +6786,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4570,7 +6896,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4594,6 +6920,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid (an invalid filterPattern too) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4632,7 +6976,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4656,6 +7000,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4697,7 +7059,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4721,6 +7083,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4762,7 +7142,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4786,6 +7166,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4824,7 +7222,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4848,6 +7246,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4886,7 +7302,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4910,6 +7326,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4948,7 +7382,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -4972,6 +7406,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid (an invalid filterPattern too) */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5010,7 +7462,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5034,6 +7486,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5081,7 +7551,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5105,6 +7575,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5143,7 +7631,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5167,6 +7655,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5205,7 +7711,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5229,6 +7735,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5270,7 +7794,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5294,6 +7818,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5349,7 +7891,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5373,6 +7915,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5411,7 +7971,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5435,6 +7995,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5473,7 +8051,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5497,6 +8075,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5538,7 +8134,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5562,6 +8158,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5604,7 +8218,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description account (default: default) */
+                    /** @description account (default: the caller's own) */
                     resourceOwnerAccountId?: string;
                 };
                 path?: never;
@@ -5628,6 +8242,24 @@ export interface paths {
                 };
                 /** @description RequestParameterInvalid */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RocketMQError"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6042,6 +8674,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Account: {
+            readonly createdAt?: string;
+            /**
+             * @description ID is 1 to 32 characters of a-z and 0-9.
+             * @example shop
+             */
+            id?: string;
+        };
+        AccountList: {
+            accounts?: components["schemas"]["Account"][];
+            nextToken?: string;
+        };
         ApiDestination: {
             /**
              * @description Connection is the name of a connection of the same account.
@@ -6090,6 +8734,46 @@ export interface components {
             /** @example 100 */
             invocationRateLimitPerSecond?: number;
         };
+        ApiKey: {
+            /**
+             * @description Buses, when given, are the only buses the key may put events on.
+             * @example [
+             *       "orders"
+             *     ]
+             */
+            buses?: string[];
+            readonly createdAt?: string;
+            /** @example apiKey admin (k3mbwq2x7yfa4d5e) */
+            readonly createdBy?: string;
+            /** @description ExpiresAt ends the key's validity (RFC 3339); absent: never. */
+            expiresAt?: string;
+            /** @example k3mbwq2x7yfa4d5e */
+            readonly id?: string;
+            /**
+             * @description InstanceAdmin keys are admin in every account and manage accounts and users; only an instance administrator
+             *     creates one.
+             */
+            instanceAdmin?: boolean;
+            readonly lastUsedAt?: string;
+            /** @example shop-backend */
+            name?: string;
+            /**
+             * @description Prefix is the public start of the key (ebk_<id>), to recognise it.
+             * @example ebk_k3mbwq2x7yfa4d5e
+             */
+            readonly prefix?: string;
+            /**
+             * @description Role is the key's role in its account.
+             * @example publisher
+             * @enum {string}
+             */
+            role?: "admin" | "editor" | "operator" | "viewer" | "publisher";
+            /**
+             * @description Secret is the whole key, to send as "Authorization: Bearer <secret>": in the answer of its creation only.
+             * @example ebk_k3mbwq2x7yfa4d5e_Qm9vb3Rz...
+             */
+            readonly secret?: string;
+        };
         ApiKeyAuthParameters: {
             /**
              * @description APIKeyName is the name of the header.
@@ -6101,6 +8785,10 @@ export interface components {
              * @example k-123
              */
             apiKeyValue?: string;
+        };
+        ApiKeyList: {
+            apiKeys?: components["schemas"]["ApiKey"][];
+            nextToken?: string;
         };
         BasicAuthParameters: {
             /**
@@ -6331,6 +9019,54 @@ export interface components {
              * @example {"order": <id>, "text": "Order <id> created"}
              */
             inputTemplate?: string;
+        };
+        Me: {
+            /**
+             * @description Account is the account of requests that name none (X-Account-Id), and Role the caller's role there.
+             * @example shop
+             */
+            account?: string;
+            /**
+             * @description Accounts are the accounts the caller is a member of with its role (an instance administrator reaches every
+             *     account: GET /api/v1/accounts).
+             */
+            accounts?: components["schemas"]["UserMembership"][];
+            /** @description Buses, for a key restricted to some buses, are those it may put events on. */
+            buses?: string[];
+            expiresAt?: string;
+            /**
+             * @description ID is the key's or the user's id; Name its name or login name.
+             * @example k3mbwq2x7yfa4d5e
+             */
+            id?: string;
+            /** @description InstanceAdmin callers are admin in every account and manage accounts and users. */
+            instanceAdmin?: boolean;
+            /**
+             * @description Kind is apiKey or user.
+             * @example apiKey
+             * @enum {string}
+             */
+            kind?: "apiKey" | "user";
+            /** @example shop-backend */
+            name?: string;
+            /** @description Permissions are what the caller may do in Account. */
+            permissions?: string[];
+            /** @example publisher */
+            role?: string;
+        };
+        Member: {
+            readonly createdAt?: string;
+            /**
+             * @example editor
+             * @enum {string}
+             */
+            role?: "admin" | "editor" | "operator" | "viewer" | "publisher";
+            /** @example alice */
+            username?: string;
+        };
+        MemberList: {
+            members?: components["schemas"]["Member"][];
+            nextToken?: string;
         };
         OAuthClientParameters: {
             /** @example shop-client */
@@ -7183,6 +9919,13 @@ export interface components {
             /** @example {"source":["shop"]} */
             filterPattern?: string;
         };
+        RoleAssignment: {
+            /**
+             * @example editor
+             * @enum {string}
+             */
+            role?: "admin" | "editor" | "operator" | "viewer" | "publisher";
+        };
         Rule: {
             readonly createdAt?: string;
             /** @example orders over 100 */
@@ -7612,6 +10355,36 @@ export interface components {
             template?: string;
             /** @example {"content": "$.data.body"} */
             value?: string;
+        };
+        User: {
+            readonly createdAt?: string;
+            readonly disabled?: boolean;
+            instanceAdmin?: boolean;
+            /** @description Memberships are the accounts the user is a member of, with its role (answers of a single user). */
+            readonly memberships?: components["schemas"]["UserMembership"][];
+            /**
+             * @description Password is write-only: 8 to 256 characters, never answered.
+             * @example correct horse battery staple
+             */
+            password?: string;
+            readonly updatedAt?: string;
+            /** @example alice */
+            username?: string;
+        };
+        UserList: {
+            nextToken?: string;
+            users?: components["schemas"]["User"][];
+        };
+        UserMembership: {
+            /** @example shop */
+            account?: string;
+            /** @example editor */
+            role?: string;
+        };
+        UserPatch: {
+            disabled?: boolean;
+            instanceAdmin?: boolean;
+            password?: string;
         };
         WebhookAnswer: {
             /**
