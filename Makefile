@@ -2,6 +2,9 @@
 # swag are pinned in go.mod and run with `go tool`.
 GO        ?= go
 BIN       := bin
+# The version both binaries print with --version: the commit (and "-dirty" for uncommitted changes).
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
 # `make run` is for local development: it lets targets reach loopback addresses so the README's walk-through
 # can deliver to a receiver on 127.0.0.1. Production leaves --allow-private-targets off.
 RUN_FLAGS ?= --allow-private-targets
@@ -31,8 +34,8 @@ CHROMIUM     ?= /usr/bin/chromium
 all: build
 
 build: console
-	$(GO) build -o $(BIN)/eventbridge ./cmd/eventbridge
-	$(GO) build -o $(BIN)/worker ./cmd/worker
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/eventbridge ./cmd/eventbridge
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/worker ./cmd/worker
 
 ifneq ($(CONSOLE_PKG),)
 console: $(CONSOLE_DIST)

@@ -236,7 +236,7 @@ var (
 )
 
 // UnauthenticatedMessage is the one message of ErrUnauthenticated, whatever was wrong with the credentials.
-const UnauthenticatedMessage = "missing or invalid credentials: send Authorization: Bearer <API key>"
+const UnauthenticatedMessage = "missing or invalid credentials: send an API key as Authorization: Bearer ebk_..."
 
 // Unauthenticated is ErrUnauthenticated with its one message.
 func Unauthenticated() error { return ErrUnauthenticated.With(UnauthenticatedMessage) }
