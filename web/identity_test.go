@@ -599,3 +599,40 @@ func serve(h http.Handler, method, url, key string) int {
 	h.ServeHTTP(rec, req)
 	return rec.Code
 }
+
+// TestCORS: without --cors-origins the API sends no CORS headers (a browser refuses cross-site calls that are not
+// simple requests); with it, an allowed origin gets its preflight answered and the headers on the answer, others
+// nothing. Credentials still decide: a preflight is no way around the key.
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, natsServer(t), persistence.SQLite)
+	open := newRouter(web.Config{Logger: slog.New(slog.DiscardHandler), CORSOrigins: []string{"https://console.example.com"}}, e.services)
+	preflight := func(h http.Handler, origin string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodOptions, "/api/v1/buses", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := preflight(e.router, "https://console.example.com")
+	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "no CORS by default")
+	rec = preflight(open, "https://console.example.com")
+	assert.Less(t, rec.Code, 300)
+	assert.Equal(t, "https://console.example.com", rec.Header().Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, strings.ToLower(rec.Header().Get("Access-Control-Allow-Headers")), "authorization")
+	rec = preflight(open, "https://evil.example.com")
+	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "an origin not listed")
+
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil)
+	req.Header.Set("Origin", "https://console.example.com")
+	rec = httptest.NewRecorder()
+	open.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, "CORS lets the browser read answers; it grants nothing")
+	assert.Equal(t, "https://console.example.com", rec.Header().Get("Access-Control-Allow-Origin"))
+	req.Header.Set("Authorization", "Bearer "+e.adminKey)
+	rec = httptest.NewRecorder()
+	open.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code)
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
+	workerrest "github.com/eventbridge-go/eventbridge/worker/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/operations.md from the operation tables")
@@ -201,6 +202,17 @@ func TestOperationsDocUpToDate(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, strings.Join(methods, ", "), strings.Join(paths, ", "), public)
 		}
+	}
+	// The worker runtime's REST API (Kafka Connect's dialect) has its own table and one credential, the cluster
+	// token (docs/runtime-security.md).
+	b.WriteString("\n## worker REST (Kafka Connect)\n\nThe worker's own table (`worker/rest`); every route but the public ones " +
+		"takes the cluster token.\n\n| operation | method | path | permission |\n|---|---|---|---|\n")
+	for _, r := range workerrest.NewHandler(nil, workerrest.Config{Metrics: http.NotFoundHandler()}).Routes() {
+		perm := "cluster token"
+		if r.Public {
+			perm = "public"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", r.Name, r.Method, strings.TrimSuffix(r.Pattern, "{$}"), perm)
 	}
 	path := filepath.Join("..", "docs", "operations.md")
 	if *update {

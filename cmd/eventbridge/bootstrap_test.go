@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,4 +175,58 @@ func readTrim(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return strings.TrimSpace(string(b))
+}
+
+// TestAccountDeletionEndToEnd: an account made by the administrator gets a key of its own, a channel whose
+// connectors run and delivers; deleting the account (confirmed) removes its connectors from the runtime, its
+// streams and its keys, and leaves the other accounts' channels running.
+func TestAccountDeletionEndToEnd(t *testing.T) {
+	m := startMain(t, t.TempDir())
+	defer func() { require.NoError(t, m.Close()) }()
+	admin := apiOf(t, m)
+	admin.must("POST", "/api/v1/accounts", map[string]any{"id": "shop"}, 201)
+	var key struct{ Secret string }
+	admin.account = "shop"
+	require.NoError(t, json.Unmarshal(admin.must("POST", "/api/v1/api-keys", map[string]any{"name": "owner", "role": "admin"}, 201), &key))
+	shop := api{t: t, base: admin.base, key: key.Secret}
+	admin.account = ""
+
+	r := newReceiver(t)
+	for _, a := range []api{shop, admin} {
+		a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
+		a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"shop"}}}, 201)
+		a.must("PUT", "/api/v1/buses/orders/rules/all/targets/t", httpTarget(r.srv.URL), 201)
+		a.must("POST", "/api/v1/buses/orders/sources", map[string]any{"name": "hook", "type": "http"}, 201)
+	}
+	shop.putBatch("orders", []map[string]any{event("s1", "shop", "t", nil)})
+	admin.putBatch("orders", []map[string]any{event("d1", "shop", "t", nil)})
+	r.waitFor(t, map[string]bool{"s1": true, "d1": true})
+
+	w := workerClient(m)
+	names := func(prefix string) []string {
+		cs, err := w.ListConnectors(context.Background())
+		require.NoError(t, err)
+		var out []string
+		for n := range cs {
+			if strings.HasPrefix(n, prefix) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	require.Len(t, names("eb.shop."), 3, "router, target and source of shop")
+
+	status, body := admin.do("DELETE", "/api/v1/accounts/shop", "", nil)
+	require.Equal(t, http.StatusBadRequest, status, "unconfirmed: %s", body)
+	admin.must("DELETE", "/api/v1/accounts/shop?confirm=shop", nil, 204)
+	assert.Empty(t, names("eb.shop."), "the account's connectors are gone")
+	assert.Len(t, names("eb.default."), 3, "the other account's stay")
+	status, _ = shop.do("GET", "/api/v1/buses", "", nil)
+	assert.Equal(t, http.StatusUnauthorized, status, "the account's keys are gone")
+	admin.account = "shop"
+	status, _ = admin.do("GET", "/api/v1/buses", "", nil)
+	assert.Equal(t, http.StatusNotFound, status, "the account is gone")
+	admin.account = ""
+	admin.putBatch("orders", []map[string]any{event("d2", "shop", "t", nil)})
+	require.Eventually(t, func() bool { return r.snapshot()["d2"] > 0 }, 30*time.Second, 20*time.Millisecond, "default still delivers")
 }
