@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -108,39 +107,8 @@ func (m *Main) cli(args []string, getenv func(string) string, stdout, stderr io.
 // Go recorded in the binary.
 var version string
 
-// Version is the binary's version: the release set at build time or the module version, then the VCS revision and
-// the Go version when the build recorded them.
-func Version() string {
-	v := version
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		if v == "" {
-			v = "(unknown)"
-		}
-		return v
-	}
-	if v == "" {
-		v = info.Main.Version
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
-	if rev != "" {
-		v += " " + rev + modified
-	}
-	return v + " " + info.GoVersion
-}
+// Version is the binary's version (worker.BuildVersion of version).
+func Version() string { return worker.BuildVersion(version) }
 
 // Main is the control-plane program: ParseFlags, Run, then Close. End-to-end tests drive it in process.
 type Main struct {

@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,39 +95,8 @@ var version string
 // ErrVersion is returned by ParseFlags for --version: print Version and exit.
 var ErrVersion = errors.New("version requested")
 
-// Version is the binary's version: the release set at build time or the module version, then the VCS revision and
-// the Go version when the build recorded them.
-func Version() string {
-	v := version
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		if v == "" {
-			v = "(unknown)"
-		}
-		return v
-	}
-	if v == "" {
-		v = info.Main.Version
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
-	if rev != "" {
-		v += " " + rev + modified
-	}
-	return v + " " + info.GoVersion
-}
+// Version is the binary's version (worker.BuildVersion of version).
+func Version() string { return worker.BuildVersion(version) }
 
 // MinServerVersion is the oldest nats-server the worker accepts (JetStream KV with per-key TTL).
 const MinServerVersion = "2.11.0"
