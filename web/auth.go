@@ -123,10 +123,8 @@ func (g guard) selectAccount(c *gin.Context, p *access.Principal) (string, error
 	if err := domain.ValidateAccountID(id); err != nil {
 		return "", err
 	}
-	for _, a := range p.Accounts() {
-		if a == id {
-			return id, nil // a member's account exists (memberships and keys go with their account)
-		}
+	if p.MemberOf(id) {
+		return id, nil // a member's account exists (memberships and keys go with their account)
 	}
 	if !p.InstanceAdmin() {
 		return "", access.Denied(p, id, g.perm)

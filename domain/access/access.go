@@ -177,15 +177,14 @@ func UserPrincipal(id, name string, instanceAdmin bool, memberships map[string]R
 	return p
 }
 
-func (p *Principal) Kind() Kind            { return p.kind }
-func (p *Principal) ID() string            { return p.id }
-func (p *Principal) Name() string          { return p.name }
-func (p *Principal) InstanceAdmin() bool   { return p.instanceAdmin }
-func (p *Principal) ExpiresAt() time.Time  { return p.expiresAt }
-func (p *Principal) HomeAccount() string   { return p.home }
-func (p *Principal) Buses() []string       { return slices.Clone(p.buses) }
-func (p *Principal) String() string        { return fmt.Sprintf("%s %s (%s)", p.kind, p.name, p.id) }
-func (p *Principal) Memberships() []string { return p.Accounts() }
+func (p *Principal) Kind() Kind           { return p.kind }
+func (p *Principal) ID() string           { return p.id }
+func (p *Principal) Name() string         { return p.name }
+func (p *Principal) InstanceAdmin() bool  { return p.instanceAdmin }
+func (p *Principal) ExpiresAt() time.Time { return p.expiresAt }
+func (p *Principal) HomeAccount() string  { return p.home }
+func (p *Principal) Buses() []string      { return slices.Clone(p.buses) }
+func (p *Principal) String() string       { return fmt.Sprintf("%s %s (%s)", p.kind, p.name, p.id) }
 
 // Accounts are the accounts the principal is a member of (its key's account), sorted. An instance administrator
 // reaches every account besides these.
@@ -196,6 +195,12 @@ func (p *Principal) Accounts() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MemberOf reports whether the principal is a member of account (its key's account, or a user's membership).
+func (p *Principal) MemberOf(account string) bool {
+	_, ok := p.roles[account]
+	return ok
 }
 
 // RoleIn returns the principal's role in account: admin for an instance administrator, its membership's role
