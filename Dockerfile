@@ -25,8 +25,8 @@ ENV CGO_ENABLED=0
 # What --version prints: docker build --build-arg VERSION=$(git describe --always) .
 ARG VERSION=dev
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/eventbridge ./cmd/eventbridge && \
-    go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/worker ./cmd/worker
+    go build -trimpath -ldflags="-s -w -X=main.version=${VERSION}" -o /out/eventbridge ./cmd/eventbridge && \
+    go build -trimpath -ldflags="-s -w -X=main.version=${VERSION}" -o /out/worker ./cmd/worker
 
 # 3. The runtime: Alpine rather than distroless, because the health checks of docker-compose.yml run wget in the
 #    container and the secrets service runs a shell (distroless has neither; its :debug variant would, through
