@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -64,6 +65,9 @@ import (
 )
 
 func main() {
+	// Files and directories the process makes are its owner's only (0600, 0700): the data directory holds keys,
+	// credentials, the database and the events.
+	syscall.Umask(0o077)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain()
@@ -447,16 +451,27 @@ func privateDir(dir string, log *slog.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		if err := os.Chmod(dir, perm&0o700); err != nil {
-			log.Warn("the data directory is readable by others and its mode cannot be changed", "dir", dir, "mode", perm.String(), "err", err)
+	// Everything below the data directory is its owner's only: the database and its -wal and -shm files, keys,
+	// tokens, credentials and the JetStream store. main's umask (0077) makes new files so; what an earlier version
+	// made with wider modes is narrowed here, once per start.
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		perm := info.Mode().Perm()
+		if perm&0o077 == 0 || info.Mode()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if err := os.Chmod(path, perm&0o700); err != nil {
+			log.Warn("a file of the data directory is readable by others and its mode cannot be changed", "path", path,
+				"mode", perm.String(), "err", err)
+		}
+		return nil
+	})
 }
 
 // ensureDLQStreams ensures the dead-letter stream of every account that has a bus (buses created before dead

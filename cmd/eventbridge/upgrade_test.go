@@ -67,6 +67,9 @@ func TestUpgrade(t *testing.T) {
 	info, err := os.Stat(data)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "the data directory is narrowed to its owner")
+	info, err = os.Stat(filepath.Join(data, "eventbridge.db"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the database the release before made 0644 is narrowed")
 	key := m.AdminAPIKey()
 	a := apiOf(t, m)
 

@@ -51,6 +51,7 @@ import (
 )
 
 func main() {
+	syscall.Umask(0o077) // what the worker writes (nothing today) is its owner's only, as the control plane's files
 	m := NewMain()
 	if code, run := m.cli(os.Args[1:], os.Stdout); !run {
 		os.Exit(code)

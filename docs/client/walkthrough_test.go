@@ -3,6 +3,8 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +51,7 @@ func (r *receiver) received() []string {
 // startEventBridge builds bin/eventbridge as `make build` does (with -race when the test has it) and runs it on free loopback ports with a fresh data
 // directory, as `make run` does (private targets allowed); it returns the API's base URL once /readyz answers 200,
 // and the instance administrator's API key that the first start wrote to <data-dir>/admin-api-key.
-func startEventBridge(t *testing.T) (base, key string) {
+func startEventBridge(t *testing.T) (base, key, dataDir string) {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "eventbridge")
@@ -83,7 +85,30 @@ func startEventBridge(t *testing.T) (base, key string) {
 	info, err := os.Stat(filepath.Join(data, "admin-api-key"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file is its owner's only")
-	return base, strings.TrimSpace(string(b))
+	return base, strings.TrimSpace(string(b)), data
+}
+
+// privateFiles lists the files and directories under dir that others than their owner may read or enter.
+func privateFiles(t *testing.T, dir string) (open []string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if info.Mode().Perm() != want {
+			open = append(open, fmt.Sprintf("%s %s", path, info.Mode().Perm()))
+		}
+		return nil
+	}))
+	return open
 }
 
 func freePort(t *testing.T) string {
@@ -105,7 +130,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	hook := httptest.NewServer(printer)
 	t.Cleanup(hook.Close)
 
-	base, key := startEventBridge(t)
+	base, key, data := startEventBridge(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 
@@ -258,4 +283,8 @@ func TestReadmeWalkthrough(t *testing.T) {
 	require.NotNil(t, missing.JSON404, string(missing.Body))
 	assert.Equal(t, "BusNotFound", *missing.JSON404.Code)
 	assert.Equal(t, 404, *missing.JSON404.Status)
+
+	// Everything the binary wrote into its data directory is its owner's only: database, -wal and -shm, keys,
+	// tokens, credentials, the JetStream store.
+	assert.Empty(t, privateFiles(t, data), "files of the data directory that others may read")
 }
