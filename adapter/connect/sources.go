@@ -108,11 +108,18 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 	return source.ErrInvalidConfig.With("the config has %d problem(s): %s", len(problems), strings.Join(problems, "; ")).WithField(field)
 }
 
+// errRawStream refuses an eventbus source that reads the installation's NATS by stream or subject rather than by
+// a bus of its account.
+var errRawStream = errors.New("an eventbus source of the installation's NATS must name a bus of its account (config.bus)")
+
 // sourceConfig is the connector config of a source: its config (secret values sealed, as stored) and the keys
 // the adapter sets: the plugin, one task, the bus's input subject and stream as output, and for webhook sources
 // the intake subject the http-source plugin reads.
 func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source) (map[string]string, error) {
 	cfg := s.Config()
+	if s.Type() == source.EventBus && cfg[source.KeyNATSURL] == "" && cfg[source.KeyBus] == "" {
+		return nil, errRawStream
+	}
 	if name := cfg[source.KeyBus]; s.Type() == source.EventBus && name != "" {
 		// Another bus of the account, by name: its stream and the subject of what is put on it.
 		if name == b.Name() {
@@ -166,6 +173,13 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[str
 			state = rpc.StateStopped
 		}
 		cfg, err := a.sourceConfig(ctx, b, s)
+		if errors.Is(err, errRawStream) {
+			// Declared by a version that let a source name any stream of the installation's NATS (another account's
+			// bus, the runtime's KV): not run, and its connector removed, until it names a bus of the account.
+			a.cfg.Logger.Warn("an eventbus source names a stream of this installation instead of a bus of its account; "+
+				"it does not run until config.bus replaces config.source.stream", "bus", b.ID(), "source", s.ID())
+			continue
+		}
 		if err != nil {
 			// Its connector stays as it is (a bus it reads was deleted since, say); the reconciler retries.
 			a.cfg.Logger.Warn("a source cannot be applied", "bus", b.ID(), "source", s.ID(), "err", err)

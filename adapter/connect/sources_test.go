@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,7 +97,7 @@ func TestSourcesBecomeSourceConnectors(t *testing.T) {
 	routerName, targetName := connect.RouterName("acme", "orders"), connect.TargetName("acme", "orders", "r", "t")
 
 	feed, err := e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "feed", Type: "eventbus",
-		Config: map[string]string{"source.stream": e.names.BusStream(up.ID()), "nats.password": "pw"}})
+		Config: map[string]string{"bus": "upstream", "nats.password": "pw"}})
 	require.NoError(t, err)
 	hook, err := e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "hook", Type: source.HTTP,
 		Config: map[string]string{source.KeySignatureScheme: "github", source.KeySignatureSecret: "gh"}})
@@ -109,6 +110,8 @@ func TestSourcesBecomeSourceConnectors(t *testing.T) {
 	require.Contains(t, after, feedName)
 	cfg := after[feedName].Info.Config
 	assert.Equal(t, "eventbus-source", cfg[rpc.ConfigConnectorClass])
+	assert.Equal(t, e.names.BusStream(up.ID()), cfg["source.stream"], "the adapter names the bus's stream")
+	assert.Equal(t, e.names.BusIn(up.ID()), cfg["source.subject"])
 	assert.Equal(t, e.names.BusIn(b.ID()), cfg["output.subject"])
 	assert.Equal(t, e.names.BusStream(b.ID()), cfg["output.stream"])
 	assert.Equal(t, feed.Config()["nats.password"], cfg["nats.password"], "the connector carries the sealed value")
@@ -156,7 +159,7 @@ func TestSourceValidationThroughTheRuntime(t *testing.T) {
 	assert.Contains(t, err.Error(), "http")
 
 	_, err = e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "x", Type: "eventbus",
-		Config: map[string]string{"source.stream": "a.b", "source.batch.size": "zero"}})
+		Config: map[string]string{"nats.url": "nats://nats.example.com:4222", "source.stream": "a.b", "source.batch.size": "zero"}})
 	require.ErrorIs(t, err, source.ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "config.source.stream")
 	assert.Contains(t, err.Error(), "config.source.batch.size", "every problem is named")
@@ -168,7 +171,7 @@ func TestSourceValidationThroughTheRuntime(t *testing.T) {
 
 	e.client.BaseURL = "http://127.0.0.1:1" // nothing listens there
 	_, err = e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "x", Type: "eventbus",
-		Config: map[string]string{"source.stream": "S"}})
+		Config: map[string]string{"nats.url": "nats://nats.example.com:4222", "source.stream": "S"}})
 	require.Error(t, err)
 	de, ok := domain.As(err)
 	require.True(t, ok, "%v", err)
@@ -183,4 +186,27 @@ func mustBusID(t *testing.T, e *sourceEnv, name string) string {
 	b, err := e.buses.Get(context.Background(), "acme", name)
 	require.NoError(t, err)
 	return b.ID()
+}
+
+// An eventbus source stored by a version that let it name any stream of the installation's NATS (another account's
+// bus, the runtime's KV) does not run: its connector is removed until config.bus replaces the stream.
+func TestRawStreamSourceDoesNotRun(t *testing.T) {
+	e := newSourceEnv(t)
+	ctx := context.Background()
+	b, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	_, err = e.buses.Create(ctx, "acme", "upstream", "", bus.Retention{})
+	require.NoError(t, err)
+	good, err := e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "good", Type: source.EventBus,
+		Config: map[string]string{"bus": "upstream"}})
+	require.NoError(t, err)
+	require.Contains(t, e.connectors(t), connect.SourceName("acme", "orders", good.Name()))
+	now := time.Now()
+	raw := source.UnmarshalFromDatabase(domain.NewID(), "acme", b.ID(), "raw", source.EventBus, "",
+		map[string]string{"source.stream": "KV_t_connectors"}, nil, source.Enabled, "", now, now)
+	require.NoError(t, e.repo.Create(ctx, raw, 100))
+	require.NoError(t, e.buses.Runtime.SyncBus(ctx, b))
+	got := e.connectors(t)
+	assert.NotContains(t, got, connect.SourceName("acme", "orders", "raw"))
+	assert.Contains(t, got, connect.SourceName("acme", "orders", good.Name()), "the bus's other sources run")
 }

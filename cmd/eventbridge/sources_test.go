@@ -344,16 +344,21 @@ func TestEventBusSourceEndToEnd(t *testing.T) {
 	up, err := persistence.NewBusRepository(m.db).Get(context.Background(), "default", "upstream")
 	require.NoError(t, err)
 	names := stream.Names{Cluster: m.Config.ClusterID}
+	// A stream of this installation's NATS is never named: not another account's bus, not the runtime's KV.
+	for _, raw := range []string{names.BusStream(up.ID()), "KV_" + m.Config.ClusterID + "_connectors"} {
+		status, out := a.do("POST", "/api/v1/buses/downstream/sources", "application/json",
+			[]byte(`{"name": "feed", "type": "eventbus", "config": {"source.stream": "`+raw+`"}}`))
+		require.Equal(t, http.StatusBadRequest, status, string(out))
+		assert.Contains(t, string(out), `"field":"config.source.stream"`)
+	}
 	status, out := a.do("POST", "/api/v1/buses/downstream/sources", "application/json",
-		[]byte(`{"name": "feed", "type": "eventbus", "config": {"source.stream": "a.b"}}`))
+		[]byte(`{"name": "feed", "type": "eventbus", "config": {"nats.url": "nats://nats.example.com:4222", "source.stream": "a.b"}}`))
 	require.Equal(t, http.StatusBadRequest, status, string(out))
-	assert.Equal(t, "InvalidSourceConfig", problemCode(t, out))
+	assert.Equal(t, "InvalidSourceConfig", problemCode(t, out), "an external NATS's stream is checked by the plugin")
 	assert.Contains(t, string(out), "config.source.stream")
 
 	created := decodeSource(t, a.must("POST", "/api/v1/buses/downstream/sources", map[string]any{
-		"name": "feed", "type": "eventbus",
-		"config": map[string]any{"source.stream": names.BusStream(up.ID()), "source.subject": names.BusIn(up.ID()),
-			"source.batch.size": 50},
+		"name": "feed", "type": "eventbus", "config": map[string]any{"bus": "upstream", "source.batch.size": 50},
 	}, 201))
 	assert.Equal(t, "50", created.Config["source.batch.size"], "numbers are kept as strings")
 	assert.Nil(t, created.Webhook, "only http sources have webhooks")
@@ -488,6 +493,16 @@ func TestEventBusSourceByBusName(t *testing.T) {
 	a.must("POST", "/api/v1/buses/downstream/rules", map[string]any{"name": "all",
 		"eventPattern": map[string]any{"source": []any{"crm"}}}, 201)
 	a.must("PUT", "/api/v1/buses/downstream/rules/all/targets/hook", httpTarget(r.srv.URL), 201)
+	// Another account with a bus named "secret": answered as a bus that does not exist.
+	a.must("POST", "/api/v1/accounts", map[string]any{"id": "other"}, 201)
+	other := a
+	other.account = "other"
+	other.must("POST", "/api/v1/buses", map[string]any{"name": "secret"}, 201)
+	nope := a.must("POST", "/api/v1/buses/downstream/sources", map[string]any{"name": "x", "type": "eventbus",
+		"config": map[string]any{"bus": "nosuch"}}, 400)
+	theirs := a.must("POST", "/api/v1/buses/downstream/sources", map[string]any{"name": "x", "type": "eventbus",
+		"config": map[string]any{"bus": "secret"}}, 400)
+	assert.Equal(t, strings.ReplaceAll(string(nope), "nosuch", "secret"), string(theirs), "another account's bus is a bus that does not exist")
 
 	for _, tc := range []struct {
 		name   string
@@ -497,7 +512,9 @@ func TestEventBusSourceByBusName(t *testing.T) {
 		{"its own bus", map[string]any{"name": "loop", "type": "eventbus", "config": map[string]any{"bus": "downstream"}}, "config.bus"},
 		{"a bus that does not exist", map[string]any{"name": "nope", "type": "eventbus", "config": map[string]any{"bus": "nope"}}, "config.bus"},
 		{"both a bus and a stream", map[string]any{"name": "both", "type": "eventbus",
-			"config": map[string]any{"bus": "upstream", "source.stream": "S"}}, "config.bus"},
+			"config": map[string]any{"bus": "upstream", "source.stream": "S"}}, "config.source.stream"},
+		{"a bus of another account", map[string]any{"name": "theirs", "type": "eventbus",
+			"config": map[string]any{"bus": "secret"}}, "config.bus"},
 		{"bus on another type", map[string]any{"name": "tick", "type": "schedule",
 			"config": map[string]any{"bus": "upstream", "schedule.expression": "rate(1 minute)"}}, "config.bus"},
 	} {

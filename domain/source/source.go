@@ -37,13 +37,23 @@ func TypeOfPlugin(plugin string) (Type, bool) {
 const (
 	// HTTP is the webhook source: the control plane receives its requests and stores them as events.
 	HTTP Type = "http"
-	// EventBus reads a JetStream stream; its config may name another bus of the account (KeyBus) instead of a
-	// stream, and the control plane fills in that bus's stream and subject.
+	// EventBus reads a JetStream stream: on the installation's NATS only another bus of the account, named by
+	// KeyBus (the control plane fills in that bus's stream and subject); on an external NATS (KeyNATSURL) the stream
+	// and subject the config names.
 	EventBus Type = "eventbus"
 )
 
-// KeyBus names, in an eventbus source's config, the bus of the same account whose events it feeds to its own bus.
-const KeyBus = "bus"
+// Keys of an eventbus source's config.
+const (
+	// KeyBus names the bus of the same account whose events the source feeds to its own bus.
+	KeyBus = "bus"
+	// KeyNATSURL names an external NATS to read from, with KeyStream and KeySubject.
+	KeyNATSURL = "nats.url"
+	// KeyStream and KeySubject name the stream (and subject) to read: the control plane's, set from KeyBus, unless
+	// the source reads an external NATS.
+	KeyStream  = "source.stream"
+	KeySubject = "source.subject"
+)
 
 // State says whether a source feeds its bus.
 type State string
@@ -130,9 +140,10 @@ func validateConfig(t Type, cfg map[string]string) error {
 	if len(cfg) > MaxConfigKeys {
 		return domain.Invalid("config", "config has %d keys; at most %d are allowed", len(cfg), MaxConfigKeys)
 	}
-	if t == EventBus && cfg[KeyBus] != "" && (cfg["source.stream"] != "" || cfg["source.subject"] != "") {
-		return domain.Invalid("config."+KeyBus, "give config.bus (a bus of the account) or config.source.stream and "+
-			"config.source.subject (any stream), not both")
+	if t == EventBus {
+		if err := validateEventBus(cfg); err != nil {
+			return err
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		field := "config." + k
@@ -149,6 +160,30 @@ func validateConfig(t Type, cfg map[string]string) error {
 		if len(cfg[k]) > MaxConfigValue {
 			return domain.Invalid(field, "the value of config key %q is %d bytes; at most %d are allowed", k, len(cfg[k]), MaxConfigValue)
 		}
+	}
+	return nil
+}
+
+// validateEventBus keeps an eventbus source to what its account may read: on the installation's NATS another bus
+// of the account by name (never a stream or subject, which could name another account's bus or the runtime's own
+// buckets), or any stream of an external NATS (dialled through the worker's egress guard).
+func validateEventBus(cfg map[string]string) error {
+	external := cfg[KeyNATSURL] != ""
+	raw := cfg[KeyStream] != "" || cfg[KeySubject] != ""
+	switch {
+	case !external && raw:
+		field := KeyStream
+		if cfg[KeyStream] == "" {
+			field = KeySubject
+		}
+		return domain.Invalid("config."+field, "config.%s names a stream to read on an external NATS (with config.%s); "+
+			"on this installation's NATS an eventbus source reads another bus of the account: give config.%s", field, KeyNATSURL, KeyBus)
+	case external && cfg[KeyBus] != "":
+		return domain.Invalid("config."+KeyBus, "config.%s names a bus of the account; with config.%s the source reads an "+
+			"external NATS: give config.%s", KeyBus, KeyNATSURL, KeyStream)
+	case !external && cfg[KeyBus] == "":
+		return domain.Invalid("config."+KeyBus, "config.%s is required: the bus of the account to read (or config.%s and "+
+			"config.%s for a stream of an external NATS)", KeyBus, KeyNATSURL, KeyStream)
 	}
 	return nil
 }

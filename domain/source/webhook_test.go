@@ -252,6 +252,15 @@ func TestSourceForm(t *testing.T) {
 		{"reserved intake key of http", source.Spec{Name: "a", Type: source.HTTP, Config: map[string]string{"source.subject": "x"}}, "config.source.subject"},
 		{"bad key", source.Spec{Name: "a", Type: "schedule", Config: map[string]string{"a b": "x"}}, "config.a b"},
 		{"long description", source.Spec{Name: "a", Type: "schedule", Description: string(make([]byte, 600))}, "description"},
+		{"eventbus: a raw stream of this installation", source.Spec{Name: "a", Type: source.EventBus,
+			Config: map[string]string{"source.stream": "eb_KV_connectors"}}, "config.source.stream"},
+		{"eventbus: a raw subject of this installation", source.Spec{Name: "a", Type: source.EventBus,
+			Config: map[string]string{"source.subject": "eb.bus.x.in"}}, "config.source.subject"},
+		{"eventbus: a bus and a raw stream", source.Spec{Name: "a", Type: source.EventBus,
+			Config: map[string]string{"bus": "b", "source.stream": "S"}}, "config.source.stream"},
+		{"eventbus: nothing to read", source.Spec{Name: "a", Type: source.EventBus}, "config.bus"},
+		{"eventbus: a bus on an external NATS", source.Spec{Name: "a", Type: source.EventBus,
+			Config: map[string]string{"bus": "b", "nats.url": "nats://nats.example.com:4222"}}, "config.bus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := source.New("acc", "bus1", tc.spec, now)
@@ -260,8 +269,12 @@ func TestSourceForm(t *testing.T) {
 			assert.Equal(t, tc.field, de.Field)
 		})
 	}
-	// The intake keys belong to other types' plugins (eventbus-source reads source.stream).
-	_, err := source.New("acc", "bus1", source.Spec{Name: "a", Type: "eventbus", Config: map[string]string{"source.stream": "S"}}, now)
+	// The intake keys belong to other types' plugins: an eventbus source reads a stream of an external NATS, or a
+	// bus of its account by name.
+	_, err := source.New("acc", "bus1", source.Spec{Name: "a", Type: "eventbus",
+		Config: map[string]string{"source.stream": "S", "nats.url": "nats://nats.example.com:4222"}}, now)
+	assert.NoError(t, err)
+	_, err = source.New("acc", "bus1", source.Spec{Name: "a", Type: "eventbus", Config: map[string]string{"bus": "other"}}, now)
 	assert.NoError(t, err)
 }
 
