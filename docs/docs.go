@@ -9940,7 +9940,7 @@ const docTemplate = `{
                     "example": "audit"
                 },
                 "headers": {
-                    "description": "Headers are added to every request.",
+                    "description": "Headers are added to every request; the values of secret headers are write-only (answered as ***).",
                     "type": "object",
                     "additionalProperties": {
                         "type": "string"
@@ -9975,6 +9975,13 @@ const docTemplate = `{
                     "example": [
                         "$.data.customerId"
                     ]
+                },
+                "secretHeaders": {
+                    "description": "SecretHeaders names more headers whose values are secret (Authorization, Cookie, Proxy-Authorization and\nX-Api-Key always are).",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
                 },
                 "timeout": {
                     "description": "Timeout of one request, a Go duration between 100ms and 1m (default 5s).",
@@ -10563,7 +10570,7 @@ const docTemplate = `{
                     "example": "audit"
                 },
                 "headers": {
-                    "description": "Headers are added to every request.",
+                    "description": "Headers are added to every request. The values of secret headers (Authorization, Cookie,\nProxy-Authorization, X-Api-Key and those of secretHeaders) are write-only: sealed when stored, answered as ***,\nand *** given back keeps the stored value.",
                     "type": "object",
                     "additionalProperties": {
                         "type": "string"
@@ -10597,6 +10604,16 @@ const docTemplate = `{
                     },
                     "example": [
                         "$.data.customerId"
+                    ]
+                },
+                "secretHeaders": {
+                    "description": "SecretHeaders names more headers whose values are secret.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "X-Signature"
                     ]
                 },
                 "timeout": {

@@ -37,10 +37,12 @@ func (targetRow) TableName() string { return "targets" }
 
 // httpConfigJSON is the stored form of an http target's configuration (the config column).
 type httpConfigJSON struct {
-	URL     string            `json:"url"`
-	Method  string            `json:"method"`
-	Headers map[string]string `json:"headers"`
-	Mode    string            `json:"mode"`
+	URL    string `json:"url"`
+	Method string `json:"method"`
+	// Headers hold the values of secret headers sealed (enc:...).
+	Headers       map[string]string `json:"headers"`
+	SecretHeaders []string          `json:"secretHeaders,omitempty"`
+	Mode          string            `json:"mode"`
 	// Timeout is a Go duration ("5s").
 	Timeout string `json:"timeout"`
 	// DeadLetterBus is kept with the config of every type.
@@ -71,8 +73,8 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	case target.HTTP:
 		c := t.HTTP()
 		config, err = json.Marshal(httpConfigJSON{
-			URL: c.URL, Method: c.Method, Headers: c.Headers, Mode: string(c.Mode), Timeout: c.Timeout.String(),
-			DeadLetterBus: t.DeadLetterBus(),
+			URL: c.URL, Method: c.Method, Headers: c.Headers, SecretHeaders: c.SecretHeaders, Mode: string(c.Mode),
+			Timeout: c.Timeout.String(), DeadLetterBus: t.DeadLetterBus(),
 		})
 	case target.APIDestination, target.Bus, target.Log:
 		config, err = json.Marshal(refConfigJSON{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(),
@@ -125,7 +127,7 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 			return nil, fmt.Errorf("reading the config of target %s: %w", row.ID, err)
 		}
 		refs.DeadLetterBus = j.DeadLetterBus
-		c = target.HTTPConfig{URL: j.URL, Method: j.Method, Headers: j.Headers, Mode: target.Mode(j.Mode)}
+		c = target.HTTPConfig{URL: j.URL, Method: j.Method, Headers: j.Headers, SecretHeaders: j.SecretHeaders, Mode: target.Mode(j.Mode)}
 		if j.Timeout != "" {
 			d, err := time.ParseDuration(j.Timeout)
 			if err != nil {

@@ -146,23 +146,11 @@ func (g guard) fail(c *gin.Context, err error) {
 	g.d.WriteError(c, err)
 }
 
-// Sealed returns v when the caller may read sealed-but-readable values (access.ReadSecrets: webhook tokens, an
-// http target's headers), else domain.SecretMask.
+// Sealed returns v when the caller may read sealed-but-readable values (access.ReadSecrets: webhook tokens), else
+// domain.SecretMask. (Secrets proper, such as passwords and secret headers, are write-only for everyone.)
 func Sealed(c *gin.Context, v string) string {
 	if Can(c, access.ReadSecrets) {
 		return v
 	}
 	return domain.SecretMask
-}
-
-// SealedMap is Sealed over the values of m (nil stays nil).
-func SealedMap(c *gin.Context, m map[string]string) map[string]string {
-	if m == nil || Can(c, access.ReadSecrets) {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k := range m {
-		out[k] = domain.SecretMask
-	}
-	return out
 }

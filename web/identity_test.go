@@ -421,8 +421,9 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 	})
 }
 
-// TestSealedValues: webhook tokens and an http target's headers are answered to roles with secrets.read (admin,
-// editor) and masked for the others (operator, viewer), in both dialects.
+// TestSealedValues: webhook tokens are answered to roles with secrets.read (admin, editor) and masked for the others
+// (operator, viewer); an http target's secret headers are answered *** to everyone, its other headers in clear; in
+// both dialects.
 func TestSealedValues(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, natsServer(t), persistence.SQLite)
@@ -435,7 +436,8 @@ func TestSealedValues(t *testing.T) {
 		{http.MethodPost, "/api/v1/buses", map[string]any{"name": "orders"}},
 		{http.MethodPost, "/api/v1/buses/orders/rules", map[string]any{"name": "r", "eventPattern": map[string]any{"source": []any{"x"}}}},
 		{http.MethodPut, "/api/v1/buses/orders/rules/r/targets/t", map[string]any{"type": "http",
-			"config": map[string]any{"url": "https://example.com/", "headers": map[string]any{"Authorization": "Bearer target-secret"}}}},
+			"config": map[string]any{"url": "https://example.com/", "headers": map[string]any{"Authorization": "Bearer target-secret",
+				"X-Team": "shop-team"}}}},
 		{http.MethodPost, "/api/v1/buses/orders/sources", map[string]any{"name": "hook", "type": "http"}},
 	} {
 		resp := e.do(t, c.method, c.url, admin, c.body)
@@ -448,26 +450,35 @@ func TestSealedValues(t *testing.T) {
 	reads := []struct {
 		method, url string
 		body        any
-		secret      string
+		// secret is answered to the roles with secrets.read; never is answered to nobody, always to everyone.
+		secret, never, always string
 	}{
-		{http.MethodGet, "/api/v1/buses/orders/sources/hook", nil, token},
-		{http.MethodGet, "/api/v1/buses/orders/sources", nil, token},
-		{http.MethodGet, "/api/v1/buses/orders/rules/r/targets/t", nil, "target-secret"},
-		{http.MethodGet, "/api/v1/buses/orders/rules/r/targets", nil, "target-secret"},
-		{http.MethodPost, "/source/getEventSource", srcReq("orders", "hook"), token},
-		{http.MethodPost, "/source/listEventSources", busReq("orders"), token},
-		{http.MethodPost, "/target/listEventTargets", ruleReq("orders", "r"), "target-secret"},
-		{http.MethodPost, "/rule/getEventRule", ruleReq("orders", "r"), "target-secret"},
+		{http.MethodGet, "/api/v1/buses/orders/sources/hook", nil, token, "", ""},
+		{http.MethodGet, "/api/v1/buses/orders/sources", nil, token, "", ""},
+		{http.MethodGet, "/api/v1/buses/orders/rules/r/targets/t", nil, "", "target-secret", "shop-team"},
+		{http.MethodGet, "/api/v1/buses/orders/rules/r/targets", nil, "", "target-secret", "shop-team"},
+		{http.MethodPost, "/source/getEventSource", srcReq("orders", "hook"), token, "", ""},
+		{http.MethodPost, "/source/listEventSources", busReq("orders"), token, "", ""},
+		{http.MethodPost, "/target/listEventTargets", ruleReq("orders", "r"), "", "target-secret", "shop-team"},
+		{http.MethodPost, "/rule/getEventRule", ruleReq("orders", "r"), "", "target-secret", "shop-team"},
 	}
 	for _, role := range []access.Role{access.Admin, access.Editor, access.Operator, access.Viewer} {
 		h := map[string]string{"Authorization": "Bearer " + keyOf(t, e.services, "shop", role)}
 		for _, r := range reads {
 			resp := e.do(t, r.method, r.url, h, r.body)
 			require.Equalf(t, http.StatusOK, resp.Status, "%s %s as %s: %s", r.method, r.url, role, resp.Body)
-			if role.Grants(access.ReadSecrets) {
+			switch {
+			case r.secret != "" && role.Grants(access.ReadSecrets):
 				assert.Containsf(t, string(resp.Body), r.secret, "%s %s as %s", r.method, r.url, role)
-			} else {
+			case r.secret != "":
 				assert.NotContainsf(t, string(resp.Body), r.secret, "%s %s as %s", r.method, r.url, role)
+			}
+			if r.never != "" {
+				assert.NotContainsf(t, string(resp.Body), r.never, "%s %s as %s", r.method, r.url, role)
+				assert.Containsf(t, string(resp.Body), `"Authorization":"***"`, "%s %s as %s", r.method, r.url, role)
+			}
+			if r.always != "" {
+				assert.Containsf(t, string(resp.Body), r.always, "%s %s as %s", r.method, r.url, role)
 			}
 		}
 	}

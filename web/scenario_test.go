@@ -141,7 +141,7 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 		EventTypes: &eventtype.Service{Repo: eventTypes, Buses: buses},
 		Rules:      &rule.Service{Rules: rules, Buses: buses, Runtime: rt, Logger: log},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: rt, Statuses: st, Logger: log,
-			APIDestinations: destinations},
+			APIDestinations: destinations, Sealer: sealer},
 		Connections:     &connection.Service{Connections: connections, Users: destinations, Sealer: sealer},
 		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Targets: destinations},
 	}

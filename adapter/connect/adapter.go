@@ -237,6 +237,35 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 	return desired, errors.Join(errs...)
 }
 
+// keepSealed returns desired with each sealed value that seals the same plaintext as the runtime's value of its key
+// replaced by the runtime's: sealing gives a new ciphertext every time (a fresh nonce), so a config holding secrets
+// would otherwise never equal the one the runtime runs, and every reconciliation would update it.
+func (a *Adapter) keepSealed(desired, actual map[string]string) map[string]string {
+	if a.cfg.Secrets == nil {
+		return desired
+	}
+	var out map[string]string
+	for k, v := range desired {
+		old, ok := actual[k]
+		if !ok || old == v || !rpc.IsEncrypted(v) || !rpc.IsEncrypted(old) {
+			continue
+		}
+		pv, err1 := a.cfg.Secrets.Open(v)
+		po, err2 := a.cfg.Secrets.Open(old)
+		if err1 != nil || err2 != nil || pv != po {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(desired)
+		}
+		out[k] = old
+	}
+	if out == nil {
+		return desired
+	}
+	return out
+}
+
 // mostStopped is the state of a connector that two parties want in states x and y: stopped beats paused beats
 // running ("").
 func mostStopped(x, y string) string {
@@ -262,6 +291,9 @@ func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.
 			return fmt.Errorf("creating connector %s: %w", name, err)
 		}
 		// Created meanwhile (by another replica): update it below; its state is seen by the next reconciliation.
+	}
+	if actual.Info != nil {
+		d.Config = a.keepSealed(d.Config, actual.Info.Config)
 	}
 	if actual.Info == nil || !maps.Equal(actual.Info.Config, d.Config) {
 		if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, d.Config); err != nil {

@@ -69,10 +69,20 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	switch t.Type() {
 	case target.HTTP:
 		h := t.HTTP()
-		headers, _ := json.Marshal(h.Headers)
-		if h.Headers == nil {
-			headers = []byte("{}")
+		plain, secret := map[string]string{}, map[string]string{}
+		for k, v := range h.Headers {
+			if h.IsSecretHeader(k) {
+				secret[k] = v
+			} else {
+				plain[k] = v
+			}
 		}
+		// The secret headers' values go sealed together as one value of the http sink's secret key, which the task
+		// opens; the plain ones in the clear.
+		if err := a.sealTogether(cfg, keySecretHeaders, secret); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+		headers, _ := json.Marshal(plain)
 		cfg[rpc.ConfigConnectorClass] = classHTTP
 		cfg["url"], cfg["method"], cfg["headers"] = h.URL, h.Method, string(headers)
 		cfg["mode"], cfg["timeout"] = string(h.Mode), h.Timeout.String()
@@ -143,7 +153,7 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err := noSecret("query", inv.QueryStringParameters); err != nil {
 		return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 	}
-	headers, err := a.params(cfg, "secret_headers", inv.HeaderParameters)
+	headers, err := a.params(cfg, keySecretHeaders, inv.HeaderParameters)
 	if err != nil {
 		return fmt.Errorf("target %s: connection %q: invocation headers: %w", t.Name(), c.Name(), err)
 	}
@@ -216,28 +226,43 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 func (a *Adapter) params(cfg map[string]string, secretKey string, list []connection.Parameter) (map[string]string, error) {
 	plainValues, secret := map[string]string{}, map[string]string{}
 	for _, p := range list {
-		if !p.IsValueSecret {
+		if p.IsValueSecret {
+			secret[p.Key] = p.Value
+		} else {
 			plainValues[p.Key] = p.Value
-			continue
 		}
-		if a.cfg.Secrets == nil {
-			return nil, fmt.Errorf("secret parameter %q: this deployment has no master key", p.Key)
-		}
-		v, err := a.cfg.Secrets.Open(p.Value)
-		if err != nil {
-			return nil, fmt.Errorf("secret parameter %q: %w", p.Key, err)
-		}
-		secret[p.Key] = v
 	}
-	if len(secret) > 0 {
-		b, _ := json.Marshal(secret)
-		sealed, err := a.cfg.Secrets.Seal(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("sealing secret parameters: %w", err)
-		}
-		cfg[secretKey] = sealed
+	return plainValues, a.sealTogether(cfg, secretKey, secret)
+}
+
+// keySecretHeaders is the http sink's key of headers whose values are secret (worker/plugins/http).
+const keySecretHeaders = "secret_headers"
+
+// sealTogether opens each sealed value of sealed and stores them, sealed again together as one JSON object, under
+// key of cfg (the http sink opens it as a whole); nothing when sealed is empty. Errors name the entry, never a
+// value.
+func (a *Adapter) sealTogether(cfg map[string]string, key string, sealed map[string]string) error {
+	if len(sealed) == 0 {
+		return nil
 	}
-	return plainValues, nil
+	if a.cfg.Secrets == nil {
+		return fmt.Errorf("secret values: this deployment has no master key")
+	}
+	plain := make(map[string]string, len(sealed))
+	for k, v := range sealed {
+		p, err := a.cfg.Secrets.Open(v)
+		if err != nil {
+			return fmt.Errorf("secret %q: %w", k, err)
+		}
+		plain[k] = p
+	}
+	b, _ := json.Marshal(plain) // a map of strings always marshals
+	s, err := a.cfg.Secrets.Seal(string(b))
+	if err != nil {
+		return fmt.Errorf("sealing secret values: %w", err)
+	}
+	cfg[key] = s
+	return nil
 }
 
 // noSecret refuses secret query parameters: a URL is not a place for secrets (it shows in logs and errors).

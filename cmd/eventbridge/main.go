@@ -331,6 +331,13 @@ func (m *Main) Run(ctx context.Context) error {
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
+	// Secret headers that an earlier version stored in clear are sealed before the runtime is reconciled, so that
+	// they reach the connectors' configs sealed.
+	if n, err := (&target.Service{Targets: targets, Buses: buses, Sealer: sealer}).SealStoredHeaders(ctx); err != nil {
+		log.Warn("sealing the secret headers stored in clear; retried at the next start", "err", err)
+	} else if n > 0 {
+		log.Info("sealed the secret headers that targets stored in clear", "targets", n)
+	}
 	if held, err := m.adapter.Reconcile(ctx); err != nil {
 		log.Warn("first reconciliation incomplete; retrying in the background", "err", err)
 	} else if !held {

@@ -244,3 +244,44 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretHeadersEndToEnd: an http target's Authorization header and the headers it names secret reach the
+// receiver in clear, while the API answers them *** and the connector config (the worker REST API, the KV) holds
+// them only sealed, in the http sink's secret key.
+func TestSecretHeadersEndToEnd(t *testing.T) {
+	m := startMain(t, t.TempDir())
+	defer func() { require.NoError(t, m.Close()) }()
+	a := apiOf(t, m)
+	got := make(chan http.Header, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "orders"}, 201)
+	a.must("POST", "/api/v1/buses/orders/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"shop"}}}, 201)
+	out := a.must("PUT", "/api/v1/buses/orders/rules/all/targets/hook", map[string]any{"type": "http", "config": map[string]any{
+		"url": srv.URL, "headers": map[string]any{"Authorization": "Bearer wire-secret", "X-Sig": "sig-secret", "X-Team": "shop"},
+		"secretHeaders": []string{"X-Sig"}}}, 201)
+	assert.NotContains(t, string(out), "wire-secret")
+	assert.NotContains(t, string(out), "sig-secret")
+
+	cfg, err := workerClient(m).GetConnectorConfig(context.Background(), "eb.default.orders.all.hook")
+	require.NoError(t, err)
+	for k, v := range cfg {
+		assert.NotContainsf(t, v, "wire-secret", "the worker's config key %s", k)
+		assert.NotContainsf(t, v, "sig-secret", "the worker's config key %s", k)
+	}
+	assert.True(t, strings.HasPrefix(cfg["secret_headers"], "enc:"), "the secret headers go sealed: %v", cfg)
+	assert.JSONEq(t, `{"X-Team":"shop"}`, cfg["headers"])
+
+	a.putBatch("orders", []map[string]any{event("h1", "shop", "t", nil)})
+	select {
+	case h := <-got:
+		assert.Equal(t, "Bearer wire-secret", h.Get("Authorization"), "used in clear on the wire")
+		assert.Equal(t, "sig-secret", h.Get("X-Sig"))
+		assert.Equal(t, "shop", h.Get("X-Team"))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the target received nothing")
+	}
+}

@@ -2108,7 +2108,7 @@ type RocketMQTargetConfig struct {
 	// Example: audit
 	Bus *string `json:"bus,omitempty"`
 
-	// Headers Headers are added to every request.
+	// Headers Headers are added to every request; the values of secret headers are write-only (answered as ***).
 	Headers *map[string]string `json:"headers,omitempty"`
 	Input   *string            `json:"input,omitempty"`
 
@@ -2131,6 +2131,10 @@ type RocketMQTargetConfig struct {
 	//
 	// Example: ["$.data.customerId"]
 	PathParameterValues *[]string `json:"pathParameterValues,omitempty"`
+
+	// SecretHeaders SecretHeaders names more headers whose values are secret (Authorization, Cookie, Proxy-Authorization and
+	// X-Api-Key always are).
+	SecretHeaders *[]string `json:"secretHeaders,omitempty"`
 
 	// Timeout Timeout of one request, a Go duration between 100ms and 1m (default 5s).
 	//
@@ -2504,7 +2508,9 @@ type TargetConfig struct {
 	// Example: audit
 	Bus *string `json:"bus,omitempty"`
 
-	// Headers Headers are added to every request.
+	// Headers Headers are added to every request. The values of secret headers (Authorization, Cookie,
+	// Proxy-Authorization, X-Api-Key and those of secretHeaders) are write-only: sealed when stored, answered as ***,
+	// and *** given back keeps the stored value.
 	Headers *map[string]string `json:"headers,omitempty"`
 
 	// Method Example: POST
@@ -2520,6 +2526,11 @@ type TargetConfig struct {
 	//
 	// Example: ["$.data.customerId"]
 	PathParameterValues *[]string `json:"pathParameterValues,omitempty"`
+
+	// SecretHeaders SecretHeaders names more headers whose values are secret.
+	//
+	// Example: ["X-Signature"]
+	SecretHeaders *[]string `json:"secretHeaders,omitempty"`
 
 	// Timeout Timeout of one request, a Go duration between 100ms and 1m.
 	//

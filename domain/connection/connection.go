@@ -242,6 +242,9 @@ func (s *secrets) seal(field, plaintext, kept string) (string, error) {
 	if err := validateText(field, plaintext, true); err != nil {
 		return "", err
 	}
+	if strings.HasPrefix(plaintext, "enc:") {
+		return "", domain.Invalid(field, "%s is a sealed value (enc:...), which is not taken as input: give the plaintext, or leave it empty to keep the stored one", field)
+	}
 	if s.sealer == nil {
 		return "", domain.ErrInternal.With("no sealer to encrypt %s", field)
 	}

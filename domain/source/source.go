@@ -157,6 +157,10 @@ func validateConfig(t Type, cfg map[string]string) error {
 		if k == KeyBus && t != EventBus {
 			return domain.Invalid(field, "config key %q is for eventbus sources (another bus of the account to read)", k)
 		}
+		if strings.HasPrefix(cfg[k], SealedPrefix) {
+			return domain.Invalid(field, "%s is a sealed value (%s...), which is not taken as input: give the plaintext, or %s to keep the stored secret",
+				field, SealedPrefix, domain.SecretMask)
+		}
 		if len(cfg[k]) > MaxConfigValue {
 			return domain.Invalid(field, "the value of config key %q is %d bytes; at most %d are allowed", k, len(cfg[k]), MaxConfigValue)
 		}

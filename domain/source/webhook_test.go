@@ -197,9 +197,14 @@ func (fakeOpener) Open(c string) (string, error) { return c[len("enc:v1:"):], ni
 
 func TestWebhookOpensSealedSecret(t *testing.T) {
 	t.Parallel()
-	s, err := source.New("acc", "bus1", source.Spec{Name: "hook", Type: source.HTTP,
+	_, err := source.New("acc", "bus1", source.Spec{Name: "hook", Type: source.HTTP,
 		Config: map[string]string{source.KeySignatureScheme: "github", source.KeySignatureSecret: "enc:v1:gh"}}, now)
+	require.ErrorIs(t, err, domain.ErrValidation, "a sealed value is never taken as input")
+	s, err := source.New("acc", "bus1", source.Spec{Name: "hook", Type: source.HTTP,
+		Config: map[string]string{source.KeySignatureScheme: "github", source.KeySignatureSecret: "gh"}}, now)
 	require.NoError(t, err)
+	require.NoError(t, s.Seal([]string{source.KeySignatureSecret}, upperSealer{}))
+	require.Equal(t, "enc:v1:gh", s.Config()[source.KeySignatureSecret])
 	_, err = source.WebhookOf(s, nil)
 	require.Error(t, err, "a sealed secret needs an opener")
 	w, err := source.WebhookOf(s, fakeOpener{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -61,6 +62,11 @@ func (s *Service) preparePlugin(ctx context.Context, spec Spec) (Spec, error) {
 	if err := checkPluginConfig(spec.Type, spec.Config); err != nil {
 		return spec, err
 	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Config)) {
+		if err := notSealed("config."+k, spec.Config[k]); err != nil {
+			return spec, err
+		}
+	}
 	secrets, err := s.Plugins.CheckSink(ctx, spec.Type, spec.Config)
 	if err != nil {
 		return spec, err
@@ -68,18 +74,61 @@ func (s *Service) preparePlugin(ctx context.Context, spec Spec) (Spec, error) {
 	cfg := maps.Clone(spec.Config)
 	for _, k := range secrets {
 		v, ok := cfg[k]
-		if !ok || v == "" || v == SecretMask || strings.HasPrefix(v, SealedPrefix) {
+		if !ok || v == "" || v == SecretMask {
 			continue
 		}
-		if s.Sealer == nil {
-			return spec, domain.Invalid("config."+k, "config.%s is secret and this deployment cannot seal secrets", k)
-		}
-		if cfg[k], err = s.Sealer.Seal(v); err != nil {
-			return spec, domain.ErrInternal.With("sealing config.%s", k)
+		if cfg[k], err = s.seal("config."+k, v); err != nil {
+			return spec, err
 		}
 	}
 	spec.Config = cfg
 	return spec, nil
+}
+
+// notSealed refuses a sealed value (enc:...) given as input: a ciphertext is never taken from a caller, who could
+// have copied it from another account's resource; the plaintext is given, or SecretMask to keep the stored one.
+func notSealed(field, v string) error {
+	if strings.HasPrefix(v, SealedPrefix) {
+		return domain.Invalid(field, "%s is a sealed value (%s...), which is not taken as input: give the plaintext, or %s to keep the stored secret",
+			field, SealedPrefix, SecretMask)
+	}
+	return nil
+}
+
+// seal seals one secret value of field; its errors never hold the value.
+func (s *Service) seal(field, v string) (string, error) {
+	if s.Sealer == nil {
+		return "", domain.Invalid(field, "%s is secret and this deployment cannot seal secrets", field)
+	}
+	sealed, err := s.Sealer.Seal(v)
+	if err != nil {
+		return "", domain.ErrInternal.With("sealing %s", field)
+	}
+	return sealed, nil
+}
+
+// sealHeaders seals the plaintext values of an http target's secret headers (SecretMask stays, to keep the stored
+// value); a sealed value given as input is refused.
+func (s *Service) sealHeaders(c HTTPConfig) (HTTPConfig, error) {
+	if len(c.Headers) == 0 {
+		return c, nil
+	}
+	c.Headers = maps.Clone(c.Headers)
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		v, field := c.Headers[k], "config.headers."+k
+		if !c.IsSecretHeader(k) || v == SecretMask {
+			continue
+		}
+		if err := notSealed(field, v); err != nil {
+			return c, err
+		}
+		sealed, err := s.seal(field, v)
+		if err != nil {
+			return c, err
+		}
+		c.Headers[k] = sealed
+	}
+	return c, nil
 }
 
 // APIDestinationFinder finds an account's API destination by name (apidestination.ErrNotFound otherwise).
@@ -91,9 +140,14 @@ type APIDestinationFinder interface {
 // the dead-letter bus is the target's own bus (its events would come back to it); for a plugin target it
 // validates the config through the runtime and returns the spec with its secret values sealed.
 func (s *Service) prepare(ctx context.Context, accountID string, own *bus.Bus, spec Spec) (Spec, error) {
-	if spec.Type.IsPlugin() {
-		var err error
+	var err error
+	switch {
+	case spec.Type.IsPlugin():
 		if spec, err = s.preparePlugin(ctx, spec); err != nil {
+			return spec, err
+		}
+	case spec.Type == HTTP:
+		if spec.HTTP, err = s.sealHeaders(spec.HTTP); err != nil {
 			return spec, err
 		}
 	}
@@ -279,4 +333,46 @@ func (s *Service) sync(ctx context.Context, b *bus.Bus) {
 	if err := s.Runtime.SyncBus(ctx, b); err != nil {
 		s.Logger.Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
 	}
+}
+
+// SealStoredHeaders seals the values of secret headers that http targets stored in clear (made before secret
+// headers were sealed) and returns how many targets changed. Idempotent; safe on several replicas at once (each
+// change is one transaction that re-reads the target).
+func (s *Service) SealStoredHeaders(ctx context.Context) (int, error) {
+	buses, err := s.Buses.ListAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	changed := 0
+	for _, b := range buses {
+		ts, err := s.Targets.ListByBus(ctx, b.ID())
+		if err != nil {
+			return changed, err
+		}
+		for _, t := range ts {
+			if !t.hasClearSecretHeaders() {
+				continue
+			}
+			_, err := s.Targets.Update(ctx, t.RuleID(), t.Name(), func(t *Target) error {
+				headers := maps.Clone(t.http.Headers)
+				for k, v := range headers {
+					if !t.http.IsSecretHeader(k) || v == "" || strings.HasPrefix(v, SealedPrefix) {
+						continue
+					}
+					sealed, err := s.seal("config.headers."+k, v)
+					if err != nil {
+						return err
+					}
+					headers[k] = sealed
+				}
+				t.http.Headers = headers
+				return nil
+			})
+			if err != nil {
+				return changed, fmt.Errorf("sealing the secret headers of target %s: %w", t.ID(), err)
+			}
+			changed++
+		}
+	}
+	return changed, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"regexp"
 	"slices"
@@ -129,11 +130,44 @@ const (
 
 // HTTPConfig is the configuration of an http target.
 type HTTPConfig struct {
-	URL     string
-	Method  string
+	URL    string
+	Method string
+	// Headers are added to every request. The values of secret headers (IsSecretHeader) are sealed in a stored
+	// target (enc:...), answered as SecretMask, and handed to the worker sealed; SecretMask in a Spec keeps the
+	// stored value.
 	Headers map[string]string
-	Mode    Mode
-	Timeout time.Duration
+	// SecretHeaders names headers whose values are secret besides DefaultSecretHeaders (canonical form).
+	SecretHeaders []string
+	Mode          Mode
+	Timeout       time.Duration
+}
+
+// DefaultSecretHeaders are the headers whose values are always secret.
+var DefaultSecretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"}
+
+// MaxSecretHeaders bounds SecretHeaders.
+const MaxSecretHeaders = 20
+
+// IsSecretHeader reports whether the header named name (any case) has a secret value.
+func (c HTTPConfig) IsSecretHeader(name string) bool {
+	n := textproto.CanonicalMIMEHeaderKey(name)
+	return slices.Contains(DefaultSecretHeaders, n) ||
+		slices.ContainsFunc(c.SecretHeaders, func(s string) bool { return textproto.CanonicalMIMEHeaderKey(s) == n })
+}
+
+// PublicHeaders are the headers with every secret value replaced by SecretMask, for answers (nil stays nil).
+func (c HTTPConfig) PublicHeaders() map[string]string {
+	if c.Headers == nil {
+		return nil
+	}
+	out := make(map[string]string, len(c.Headers))
+	for k, v := range c.Headers {
+		if c.IsSecretHeader(k) {
+			v = SecretMask
+		}
+		out[k] = v
+	}
+	return out
 }
 
 var headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
@@ -179,7 +213,63 @@ func (c HTTPConfig) normalize() (HTTPConfig, error) {
 			return c, domain.Invalid("config.headers", "config.headers: the value of %q contains a control character", k)
 		}
 	}
+	if len(c.SecretHeaders) > MaxSecretHeaders {
+		return c, domain.Invalid("config.secretHeaders", "config.secretHeaders names %d headers; at most %d are allowed",
+			len(c.SecretHeaders), MaxSecretHeaders)
+	}
+	var secret []string
+	for _, h := range c.SecretHeaders {
+		if !headerNameRe.MatchString(h) {
+			return c, domain.Invalid("config.secretHeaders", "config.secretHeaders: %q is not a valid header name", h)
+		}
+		if n := textproto.CanonicalMIMEHeaderKey(h); !slices.Contains(secret, n) && !slices.Contains(DefaultSecretHeaders, n) {
+			secret = append(secret, n)
+		}
+	}
+	slices.Sort(secret)
+	c.SecretHeaders = secret
 	return c, nil
+}
+
+// hasClearSecretHeaders reports whether an http target holds a secret header's value unsealed.
+func (t *Target) hasClearSecretHeaders() bool {
+	if t.typ != HTTP {
+		return false
+	}
+	for k, v := range t.http.Headers {
+		if t.http.IsSecretHeader(k) && v != "" && !strings.HasPrefix(v, SealedPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepSecretHeaders returns c's headers with SecretMask replaced by the stored sealed value of the header; every
+// secret header must be sealed by then (Service seals them before they reach Change).
+func (t *Target) keepSecretHeaders(c HTTPConfig) (map[string]string, error) {
+	if c.Headers == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(c.Headers))
+	for k, v := range c.Headers {
+		field := "config.headers." + k
+		switch {
+		case !c.IsSecretHeader(k):
+		case v == SecretMask:
+			old, ok := "", false
+			if t.typ == HTTP {
+				old, ok = t.http.Headers[k]
+			}
+			if !ok || !strings.HasPrefix(old, SealedPrefix) {
+				return nil, domain.Invalid(field, "%s is %s, the mask of a stored secret, but the target has none stored: give the value", field, SecretMask)
+			}
+			v = old
+		case !strings.HasPrefix(v, SealedPrefix):
+			return nil, domain.Invalid(field, "%s is secret and this deployment cannot seal secrets", field)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // RetryPolicy bounds redelivery of an event that failed: by attempts and by the event's age.
@@ -275,6 +365,9 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 	case HTTP:
 		var err error
 		if c, err = spec.HTTP.normalize(); err != nil {
+			return err
+		}
+		if c.Headers, err = t.keepSecretHeaders(c); err != nil {
 			return err
 		}
 	case APIDestination:

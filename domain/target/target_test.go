@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -134,4 +135,41 @@ func TestPluginTargetKeepsMaskedSecrets(t *testing.T) {
 	require.NoError(t, tg.Change(Spec{Name: "t", Type: Log, RetryPolicy: DefaultRetryPolicy()}, now))
 	require.Nil(t, tg.Config())
 	require.False(t, Log.IsPlugin())
+}
+
+// sinks stands for the runtime's plugin check (a process boundary): mqtt has one secret key.
+type sinks struct{}
+
+func (sinks) CheckSink(_ context.Context, _ Type, _ map[string]string) ([]string, error) {
+	return []string{"mqtt.password"}, nil
+}
+
+// prefixSealer seals by prefixing, so a test sees what was sealed.
+type prefixSealer struct{}
+
+func (prefixSealer) Seal(p string) (string, error) { return "enc:test:" + p, nil }
+
+// TestServiceNeverTakesSealedInput: a sealed value (enc:...) given in a plugin target's config or as a secret
+// header is refused, whoever it belonged to; plaintext is sealed, the mask kept for Change to resolve.
+func TestServiceNeverTakesSealedInput(t *testing.T) {
+	t.Parallel()
+	s := &Service{Plugins: sinks{}, Sealer: prefixSealer{}}
+	ctx := context.Background()
+	_, err := s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.password": "enc:v1:c29tZW9uZSBlbHNl"}})
+	require.ErrorIs(t, err, domain.ErrValidation)
+	de, _ := domain.As(err)
+	require.Equal(t, "config.mqtt.password", de.Field)
+	_, err = s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.url": "enc:v1:x"}})
+	require.ErrorIs(t, err, domain.ErrValidation, "in any key")
+	spec, err := s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.password": "pw", "mqtt.url": "tcp://b:1883"}})
+	require.NoError(t, err)
+	require.Equal(t, "enc:test:pw", spec.Config["mqtt.password"])
+	require.Equal(t, "tcp://b:1883", spec.Config["mqtt.url"])
+
+	_, err = s.sealHeaders(HTTPConfig{Headers: map[string]string{"Authorization": "enc:v1:x"}})
+	require.ErrorIs(t, err, domain.ErrValidation)
+	c, err := s.sealHeaders(HTTPConfig{Headers: map[string]string{"Authorization": "Bearer t", "Cookie": SecretMask, "X-Team": "enc:v1:not-secret"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"Authorization": "enc:test:Bearer t", "Cookie": SecretMask, "X-Team": "enc:v1:not-secret"}, c.Headers,
+		"a plain header's value is sent as it is, whatever it looks like")
 }

@@ -70,8 +70,12 @@ type TargetConfig struct {
 	// URL is an absolute http or https URL.
 	URL    string `json:"url,omitempty" example:"https://example.com/hook"`
 	Method string `json:"method,omitempty" enums:"POST,PUT,PATCH,DELETE,GET" example:"POST"`
-	// Headers are added to every request.
+	// Headers are added to every request. The values of secret headers (Authorization, Cookie,
+	// Proxy-Authorization, X-Api-Key and those of secretHeaders) are write-only: sealed when stored, answered as ***,
+	// and *** given back keeps the stored value.
 	Headers map[string]string `json:"headers,omitempty"`
+	// SecretHeaders names more headers whose values are secret.
+	SecretHeaders []string `json:"secretHeaders,omitempty" example:"X-Signature"`
 	// APIDestination names an API destination of the account (api-destination targets).
 	APIDestination string `json:"apiDestination,omitempty" example:"crm"`
 	// PathParameterValues fill the "*" path segments of the API destination's endpoint from each event: one JSON
@@ -90,7 +94,7 @@ type TargetConfig struct {
 } //@name TargetConfig
 
 // targetConfigFields are the keys TargetConfig has fields for.
-var targetConfigFields = map[string]bool{"url": true, "method": true, "headers": true, "apiDestination": true,
+var targetConfigFields = map[string]bool{"url": true, "method": true, "headers": true, "secretHeaders": true, "apiDestination": true,
 	"pathParameterValues": true, "bus": true, "mode": true, "timeout": true}
 
 // UnmarshalJSON reads the fields of the built-in types, and every key as a string into Keys (objects and arrays
@@ -234,8 +238,8 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 		UpdatedAt:   t.UpdatedAt(),
 	}
 	if t.Type() == target.HTTP {
-		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: web.SealedMap(c, h.Headers), Mode: string(h.Mode),
-			Timeout: h.Timeout.String()}
+		out.Config = TargetConfig{URL: h.URL, Method: h.Method, Headers: h.PublicHeaders(), SecretHeaders: h.SecretHeaders,
+			Mode: string(h.Mode), Timeout: h.Timeout.String()}
 	}
 	if t.Type().IsPlugin() {
 		out.Config = TargetConfig{Keys: t.PublicConfig()}
@@ -269,7 +273,8 @@ func (t Target) Spec() (target.Spec, error) {
 		Name: t.Name,
 		Type: target.Type(t.Type),
 		HTTP: target.HTTPConfig{
-			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, Mode: target.Mode(t.Config.Mode),
+			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, SecretHeaders: t.Config.SecretHeaders,
+			Mode: target.Mode(t.Config.Mode),
 		},
 		APIDestination:      t.Config.APIDestination,
 		PathParameterValues: t.Config.PathParameterValues,
@@ -314,8 +319,8 @@ func (t Target) Spec() (target.Spec, error) {
 	}
 	if spec.Type == target.APIDestination || spec.Type == target.Bus || spec.Type == target.Log {
 		c := t.Config
-		if c.URL != "" || c.Method != "" || len(c.Headers) > 0 || c.Mode != "" || c.Timeout != "" {
-			return target.Spec{}, domain.Invalid("config", "config of a %s target takes no url, method, headers, mode or timeout", spec.Type)
+		if c.URL != "" || c.Method != "" || len(c.Headers) > 0 || len(c.SecretHeaders) > 0 || c.Mode != "" || c.Timeout != "" {
+			return target.Spec{}, domain.Invalid("config", "config of a %s target takes no url, method, headers, secretHeaders, mode or timeout", spec.Type)
 		}
 	}
 	if spec.Type != target.APIDestination && (t.Config.APIDestination != "" || len(t.Config.PathParameterValues) > 0) {

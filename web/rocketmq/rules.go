@@ -214,7 +214,7 @@ func (a *api) rmqGetEventRule(c *gin.Context, in *RocketMQEventRuleRequest) (any
 		GmtCreate: dto.GmtCreate, GmtModify: dto.GmtModify, EventTargets: make([]RocketMQEventTarget, 0, len(ts)),
 	}
 	for _, t := range ts {
-		out.EventTargets = append(out.EventTargets, rmqTargetOf(c, t))
+		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
 	}
 	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }

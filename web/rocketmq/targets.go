@@ -87,8 +87,11 @@ type RocketMQTargetConfig struct {
 	URL string `json:"url,omitempty" example:"https://example.com/hook"`
 	// Method is POST (default), PUT, PATCH, DELETE or GET.
 	Method string `json:"method,omitempty" example:"POST"`
-	// Headers are added to every request.
+	// Headers are added to every request; the values of secret headers are write-only (answered as ***).
 	Headers map[string]string `json:"headers,omitempty"`
+	// SecretHeaders names more headers whose values are secret (Authorization, Cookie, Proxy-Authorization and
+	// X-Api-Key always are).
+	SecretHeaders []string `json:"secretHeaders,omitempty"`
 	// Mode is binary (default) or structured.
 	Mode string `json:"mode,omitempty" example:"binary"`
 	// Timeout of one request, a Go duration between 100ms and 1m (default 5s).
@@ -161,7 +164,7 @@ type RocketMQListEventTargetsResponse struct {
 } //@name RocketMQListEventTargetsResponse
 
 // rmqTargetOf describes a target in this API's shape.
-func rmqTargetOf(c *gin.Context, t *target.Target) RocketMQEventTarget {
+func rmqTargetOf(t *target.Target) RocketMQEventTarget {
 	h := t.HTTP()
 	rp := t.RetryPolicy()
 	out := RocketMQEventTarget{
@@ -179,7 +182,7 @@ func rmqTargetOf(c *gin.Context, t *target.Target) RocketMQEventTarget {
 		},
 	}
 	if t.Type() == target.HTTP {
-		out.Config.URL, out.Config.Method, out.Config.Headers = h.URL, h.Method, web.SealedMap(c, h.Headers)
+		out.Config.URL, out.Config.Method, out.Config.Headers, out.Config.SecretHeaders = h.URL, h.Method, h.PublicHeaders(), h.SecretHeaders
 		out.Config.Mode, out.Config.Timeout = string(h.Mode), h.Timeout.String()
 	}
 	if dl := t.DeadLetterBus(); dl != "" {
@@ -207,7 +210,7 @@ func rmqSpec(in RocketMQEventTarget) (target.Spec, error) {
 	v1 := rest.Target{
 		Name: in.EventTargetName,
 		Type: string(typ),
-		Config: rest.TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, Mode: cf.Mode, Timeout: cf.Timeout,
+		Config: rest.TargetConfig{URL: cf.URL, Method: cf.Method, Headers: cf.Headers, SecretHeaders: cf.SecretHeaders, Mode: cf.Mode, Timeout: cf.Timeout,
 			APIDestination: cf.APIDestination, PathParameterValues: cf.PathParameterValues, Bus: cf.Bus},
 		InputTransformer: cf.InputTransformer, Input: cf.Input, InputPath: cf.InputPath, Transform: cf.Transform,
 		Attributes: cf.Attributes,
@@ -517,7 +520,7 @@ func (a *api) rmqListEventTargets(c *gin.Context, in *RocketMQEventRuleRequest) 
 		EventTargets: make([]RocketMQEventTarget, 0, len(ts)),
 	}
 	for _, t := range ts {
-		out.EventTargets = append(out.EventTargets, rmqTargetOf(c, t))
+		out.EventTargets = append(out.EventTargets, rmqTargetOf(t))
 	}
 	return pure{out}, nil // templates hold < and >: not escaped, so they read as written
 }

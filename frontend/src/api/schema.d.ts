@@ -9871,7 +9871,7 @@ export interface components {
              * @example audit
              */
             bus?: string;
-            /** @description Headers are added to every request. */
+            /** @description Headers are added to every request; the values of secret headers are write-only (answered as ***). */
             headers?: {
                 [key: string]: string;
             };
@@ -9897,6 +9897,11 @@ export interface components {
              *     ]
              */
             pathParameterValues?: string[];
+            /**
+             * @description SecretHeaders names more headers whose values are secret (Authorization, Cookie, Proxy-Authorization and
+             *     X-Api-Key always are).
+             */
+            secretHeaders?: string[];
             /**
              * @description Timeout of one request, a Go duration between 100ms and 1m (default 5s).
              * @example 5s
@@ -10213,7 +10218,11 @@ export interface components {
              * @example audit
              */
             bus?: string;
-            /** @description Headers are added to every request. */
+            /**
+             * @description Headers are added to every request. The values of secret headers (Authorization, Cookie,
+             *     Proxy-Authorization, X-Api-Key and those of secretHeaders) are write-only: sealed when stored, answered as ***,
+             *     and *** given back keeps the stored value.
+             */
             headers?: {
                 [key: string]: string;
             };
@@ -10236,6 +10245,13 @@ export interface components {
              *     ]
              */
             pathParameterValues?: string[];
+            /**
+             * @description SecretHeaders names more headers whose values are secret.
+             * @example [
+             *       "X-Signature"
+             *     ]
+             */
+            secretHeaders?: string[];
             /**
              * @description Timeout of one request, a Go duration between 100ms and 1m.
              * @example 5s
