@@ -164,8 +164,8 @@ func TestSecretsAreEncryptedEverywhereButTheTask(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range []string{httpsink.KeyAuthPassword, httpsink.KeyWebhookSigningSecret} {
 		assert.True(t, rpc.IsEncrypted(stored[k]), "%s is returned encrypted: %q", k, stored[k])
-		plain, err := rpc.DecryptSecret(key, stored[k])
-		require.NoError(t, err)
+		plain, err := rpc.OpenSecret(key, rpc.ConnectorBinding(worker.DefaultClusterID, name, k), stored[k])
+		require.NoError(t, err, "sealed for its connector and key")
 		assert.Equal(t, cfg[k], plain)
 	}
 	assert.Equal(t, "svc", stored[httpsink.KeyAuthUsername], "values that are not secret are kept as given")
@@ -180,15 +180,19 @@ func TestSecretsAreEncryptedEverywhereButTheTask(t *testing.T) {
 	validated := fetch(t, http.MethodPut, w.URL()+"/connector-plugins/"+httpsink.Name+"/config/validate", cfg)
 	assertNoPlaintext(t, "validate (plaintext)", validated)
 	assert.Contains(t, validated, `"error_count":0`)
+	named := maps.Clone(stored)
+	named["name"] = name
+	validated = fetch(t, http.MethodPut, w.URL()+"/connector-plugins/"+httpsink.Name+"/config/validate", named)
+	assert.Contains(t, validated, `"error_count":0`, "a sealed config validates as its plaintext, for the connector it names")
 	validated = fetch(t, http.MethodPut, w.URL()+"/connector-plugins/"+httpsink.Name+"/config/validate", stored)
-	assert.Contains(t, validated, `"error_count":0`, "an encrypted config validates as its plaintext")
+	assert.Contains(t, validated, "cannot be opened", "without the connector's name its sealed values open for none")
 
 	kv, err := env.JS.KeyValue(ctx, names.Bucket(herder.BucketPurpose))
 	require.NoError(t, err)
 	entry, err := kv.Get(ctx, name)
 	require.NoError(t, err)
 	assertNoPlaintext(t, "the KV value", string(entry.Value()))
-	assert.Contains(t, string(entry.Value()), rpc.SecretPrefix)
+	assert.Contains(t, string(entry.Value()), rpc.SecretPrefixV2)
 	// Nor any value of any bucket of the worker: task configs, status, offsets.
 	tasks, err := env.JS.KeyValue(ctx, names.Bucket(herder.TasksBucketPurpose))
 	require.NoError(t, err)
@@ -279,7 +283,7 @@ func TestWrongMasterKeyFailsWithoutLeaking(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, rpc.StateFailed, st.Connector.State)
 	assert.Contains(t, st.Connector.Trace, httpsink.KeyAuthPassword)
-	assert.Contains(t, st.Connector.Trace, "cannot be decrypted")
+	assert.Contains(t, st.Connector.Trace, "cannot be opened")
 	assertNoPlaintext(t, "the trace", st.Connector.Trace)
 	assert.NotContains(t, st.Connector.Trace, strings.TrimPrefix(stored[httpsink.KeyAuthPassword], rpc.SecretPrefix),
 		"the trace does not show the ciphertext either")
@@ -287,6 +291,55 @@ func TestWrongMasterKeyFailsWithoutLeaking(t *testing.T) {
 	// Nor can a config encrypted under another key be put.
 	_, err = client.PutConnectorConfig(ctx, targetName("r2"), stored)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "cannot be decrypted")
+	assert.Contains(t, err.Error(), "cannot be opened")
 	assertNoPlaintext(t, "the worker's log", log.String())
+}
+
+// TestVersion1SecretsAreSealedAgainAtStart: a connector whose config an earlier release stored with version 1
+// secrets (bound to nothing) has them sealed again for itself when a worker starts, and its task opens them; a v2
+// value copied from another connector's config into its KV record does not open.
+func TestVersion1SecretsAreSealedAgainAtStart(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	ctx := context.Background()
+	key := bytes.Repeat([]byte{0x42}, 32)
+	var log logBuffer
+	w, _ := startKeyedWorker(t, env, key, &log)
+	hook := newAuthTarget(t)
+	name := targetName("v1")
+	cfg := secretConfig(hook.srv.URL)
+	fetch(t, http.MethodPost, w.URL()+"/connectors", rpc.CreateConnectorRequest{Name: name, Config: cfg})
+	require.NoError(t, w.Close(ctx))
+
+	// What an earlier release stored: the same config, its secrets in version 1.
+	kv, err := env.JS.KeyValue(ctx, names.Bucket(herder.BucketPurpose))
+	require.NoError(t, err)
+	e, err := kv.Get(ctx, name)
+	require.NoError(t, err)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal(e.Value(), &rec))
+	stored := rec["config"].(map[string]any)
+	for _, k := range []string{httpsink.KeyAuthPassword, httpsink.KeyWebhookSigningSecret} {
+		v1, err := rpc.EncryptSecret(key, cfg[k])
+		require.NoError(t, err)
+		stored[k] = v1
+	}
+	b, err := json.Marshal(rec)
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, name, b)
+	require.NoError(t, err)
+
+	w2, client := startKeyedWorker(t, env, key, &log)
+	got, err := client.GetConnectorConfig(ctx, name)
+	require.NoError(t, err)
+	for _, k := range []string{httpsink.KeyAuthPassword, httpsink.KeyWebhookSigningSecret} {
+		assert.True(t, strings.HasPrefix(got[k], rpc.SecretPrefixV2), "%s is sealed again in version 2: %q", k, got[k])
+		p, err := rpc.OpenSecret(key, rpc.ConnectorBinding(worker.DefaultClusterID, name, k), got[k])
+		require.NoError(t, err)
+		assert.Equal(t, cfg[k], p)
+	}
+	env.Publish(t, names.RuleSubject(bus, "r1"), jetstreamtest.Event("m1", "t", map[string]any{"id": "m1"})) // secretConfig's topic
+	require.Eventually(t, func() bool { return hook.has("m1") }, wait, tick, "the task opens the secrets sealed again")
+	assert.Contains(t, log.String(), "sealed a connector's secrets again")
+	_ = w2
 }

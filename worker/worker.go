@@ -62,7 +62,7 @@ type Config struct {
 	// TLS, when set, makes the REST listener serve HTTPS with it (the metrics listener stays plain HTTP).
 	TLS *tls.Config
 	// MasterKey is the installation's 32-byte master key, which every worker shares. The secret values of
-	// connector configs are stored and returned only encrypted under it (enc:v1:..., see rpc.EncryptSecret) and
+	// connector configs are stored and returned only encrypted under it (enc:v2:..., sealed for the connector and key, see rpc.SealSecret) and
 	// decrypted when a task starts. Without it, a config that holds a secret value is refused.
 	MasterKey []byte
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // Streams is what the adapter needs of the event store beyond the domain's port.
@@ -68,6 +69,20 @@ type Config struct {
 	Lease Lease
 	// Sources are the sources of buses, each run as a source connector; nil runs none.
 	Sources source.Repository
+	// Cluster is the installation's cluster id, which the secrets of connector configs are bound to (with the
+	// connector and the key); empty takes Physical's when it is stream.Names.
+	Cluster string
+}
+
+// cluster is the cluster id the secrets of connector configs are bound to.
+func (a *Adapter) cluster() string {
+	if a.cfg.Cluster != "" {
+		return a.cfg.Cluster
+	}
+	if n, ok := a.cfg.Physical.(stream.Names); ok {
+		return n.Cluster
+	}
+	return ""
 }
 
 // Lease is a lease shared by the control-plane replicas (persistence.Lease is one).
@@ -169,6 +184,9 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		}
 		name := TargetName(b.AccountID(), b.Name(), r.Name(), t.Name())
 		cfg, err := a.targetConfig(ctx, b, r, t)
+		if err == nil {
+			cfg, err = a.bindSecrets(name, cfg)
+		}
 		if err != nil {
 			// Its connector stays as it is (or missing): the reconciler retries.
 			a.cfg.Logger.Warn("a target cannot be applied", "bus", b.ID(), "target", t.ID(), "err", err)
@@ -240,7 +258,7 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 // keepSealed returns desired with each sealed value that seals the same plaintext as the runtime's value of its key
 // replaced by the runtime's: sealing gives a new ciphertext every time (a fresh nonce), so a config holding secrets
 // would otherwise never equal the one the runtime runs, and every reconciliation would update it.
-func (a *Adapter) keepSealed(desired, actual map[string]string) map[string]string {
+func (a *Adapter) keepSealed(name string, desired, actual map[string]string) map[string]string {
 	if a.cfg.Secrets == nil {
 		return desired
 	}
@@ -250,8 +268,8 @@ func (a *Adapter) keepSealed(desired, actual map[string]string) map[string]strin
 		if !ok || old == v || !rpc.IsEncrypted(v) || !rpc.IsEncrypted(old) {
 			continue
 		}
-		pv, err1 := a.cfg.Secrets.Open(v)
-		po, err2 := a.cfg.Secrets.Open(old)
+		pv, err1 := a.cfg.Secrets.OpenFor(a.binding(name, k), v)
+		po, err2 := a.cfg.Secrets.OpenFor(a.binding(name, k), old)
 		if err1 != nil || err2 != nil || pv != po {
 			continue
 		}
@@ -293,7 +311,7 @@ func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.
 		// Created meanwhile (by another replica): update it below; its state is seen by the next reconciliation.
 	}
 	if actual.Info != nil {
-		d.Config = a.keepSealed(d.Config, actual.Info.Config)
+		d.Config = a.keepSealed(name, d.Config, actual.Info.Config)
 	}
 	if actual.Info == nil || !maps.Equal(actual.Info.Config, d.Config) {
 		if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, d.Config); err != nil {

@@ -94,6 +94,12 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 	if err != nil {
 		return err
 	}
+	// Its secrets sealed for its connector, which the config names: the worker opens them only for it.
+	name := SourceName(b.AccountID(), b.Name(), s.Name())
+	if cfg, err = a.bindSecrets(name, cfg); err != nil {
+		return err
+	}
+	cfg["name"] = name
 	problems, first, err := a.validateConfig(ctx, plugin, cfg)
 	if err != nil {
 		return sourceRuntimeErr(err)
@@ -173,6 +179,9 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[str
 			state = rpc.StateStopped
 		}
 		cfg, err := a.sourceConfig(ctx, b, s)
+		if err == nil {
+			cfg, err = a.bindSecrets(name, cfg)
+		}
 		if errors.Is(err, errRawStream) {
 			// Declared by a version that let a source name any stream of the installation's NATS (another account's
 			// bus, the runtime's KV): not run, and its connector removed, until it names a bus of the account.

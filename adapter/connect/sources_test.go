@@ -61,7 +61,7 @@ func newSourceEnv(t *testing.T) *sourceEnv {
 	client := rpc.NewClient(w.URL(), rpc.WithToken(testToken))
 	log := slog.New(slog.DiscardHandler)
 	a := connect.New(connect.Config{Runtime: client, Buses: busRepo, Rules: ruleRepo, Targets: targetRepo, Sources: srcRepo,
-		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log})
+		Streams: store, Physical: stream.Names{Cluster: "t"}, Logger: log, Secrets: sealer})
 	return &sourceEnv{
 		client:  client,
 		repo:    srcRepo,
@@ -114,7 +114,11 @@ func TestSourcesBecomeSourceConnectors(t *testing.T) {
 	assert.Equal(t, e.names.BusIn(up.ID()), cfg["source.subject"])
 	assert.Equal(t, e.names.BusIn(b.ID()), cfg["output.subject"])
 	assert.Equal(t, e.names.BusStream(b.ID()), cfg["output.stream"])
-	assert.Equal(t, feed.Config()["nats.password"], cfg["nats.password"], "the connector carries the sealed value")
+	assert.True(t, strings.HasPrefix(cfg["nats.password"], rpc.SecretPrefixV2), "the connector carries the secret sealed for itself")
+	assert.NotEqual(t, feed.Config()["nats.password"], cfg["nats.password"])
+	p, err := rpc.OpenSecret(bytes.Repeat([]byte{0x11}, rpc.MasterKeySize), rpc.ConnectorBinding("t", feedName, "nats.password"), cfg["nats.password"])
+	require.NoError(t, err)
+	assert.Equal(t, "pw", p)
 	assert.Empty(t, cfg[rpc.ConfigTopics], "a source connector has no topics")
 	hookCfg := after[hookName].Info.Config
 	assert.Equal(t, "http-source", hookCfg[rpc.ConfigConnectorClass])

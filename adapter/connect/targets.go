@@ -123,7 +123,7 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 
 // apiDestinationConfig writes the http sink keys of an api-destination target: the destination's endpoint,
 // method and rate limit, and its connection's authorization and invocation parameters. Secret values go as the
-// connection holds them, enc:v1 ciphertext that the task decrypts.
+// connection holds them, sealed again for the target's connector (bindSecrets) when the config is complete.
 func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t *target.Target, cfg map[string]string) error {
 	if a.cfg.APIDestinations == nil || a.cfg.Connections == nil {
 		return fmt.Errorf("target %s: api-destination targets are not wired in this deployment", t.Name())

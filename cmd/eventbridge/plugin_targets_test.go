@@ -67,7 +67,7 @@ func TestMQTTTargetDeliversToASubscriber(t *testing.T) {
 	a.must("PUT", "/api/v1/buses/devices/rules/readings/targets/broker", map[string]any{"type": "mqtt", "config": tg.Config}, 200)
 	cfg, err := workerClient(m).GetConnectorConfig(context.Background(), "eb.default.devices.readings.broker")
 	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(cfg["mqtt.password"], "enc:v1:"), "the connector holds the secret sealed: %q", cfg["mqtt.password"])
+	require.True(t, strings.HasPrefix(cfg["mqtt.password"], "enc:v2:"), "the connector holds the secret sealed for itself: %q", cfg["mqtt.password"])
 	require.Equal(t, "mqtt", cfg["connector.class"])
 
 	var batch []map[string]any

@@ -167,7 +167,7 @@ func TestWebhookSourceEndToEnd(t *testing.T) {
 	workerCfg, err := connectorConfig(m, connector)
 	require.NoError(t, err)
 	cfg = workerCfg
-	assert.True(t, strings.HasPrefix(cfg["http.signature.secret"], "enc:v1:"), "sealed in the connector config")
+	assert.True(t, strings.HasPrefix(cfg["http.signature.secret"], "enc:v2:"), "sealed for the connector in its config")
 	assert.Equal(t, stream.Names{Cluster: m.Config.ClusterID}.BusStream(b0(t, m, "shop")), cfg[webhook.KeySourceStream],
 		"the http-source reads the intake in the bus's stream")
 	assert.Contains(t, cfg[webhook.KeySourceSubject], ".source.", "the http-source reads the source's intake subject")

@@ -229,7 +229,7 @@ func TestTargetTypesEndToEnd(t *testing.T) {
 			for _, secret := range secrets {
 				assert.NotContains(t, string(e.Value()), secret, "KV %s %s", bucket, k)
 			}
-			ciphertexts += strings.Count(string(e.Value()), "enc:v1:")
+			ciphertexts += strings.Count(string(e.Value()), "enc:v2:")
 		}
 	}
 	assert.GreaterOrEqual(t, ciphertexts, 3, "the connector configs hold the secrets as ciphertext")

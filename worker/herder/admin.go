@@ -279,7 +279,7 @@ func (h *Herder) ValidateConfig(name string, cfg map[string]string) (rpc.ConfigI
 	cfg[connector.KeyClass] = p.Name
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, AllowPrivateTargets: h.cfg.AllowPrivateTargets}
 	// Encrypted secrets are validated as their plaintext; no answer shows a secret value, even in a message.
-	plain, secrets, errs := h.open(cfg)
+	plain, secrets, errs := h.open(cfg["name"], cfg)
 	if len(errs) == 0 {
 		_, errs = h.cfg.Registry.Validate(plain, env)
 		errs, _ = redact(errs, secrets).(connector.FieldErrors)

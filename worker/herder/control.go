@@ -74,7 +74,7 @@ func (h *Herder) Create(ctx context.Context, name string, cfg map[string]string,
 	if err := h.ready(); err != nil {
 		return rpc.ConnectorInfo{}, err
 	}
-	cfg, err := h.seal(cfg, nil)
+	cfg, err := h.seal(name, cfg, nil)
 	if err != nil {
 		return rpc.ConnectorInfo{}, err
 	}
@@ -220,7 +220,7 @@ func isStartError(err error) bool {
 func (h *Herder) update(ctx context.Context, name string, cfg map[string]string) error {
 	defer h.lockOp(name)()
 	return h.change(ctx, name, func(old record) (record, map[int]uint64, error) {
-		sealed, err := h.seal(cfg, old.Config)
+		sealed, err := h.seal(name, cfg, old.Config)
 		if err != nil {
 			return record{}, nil, err
 		}

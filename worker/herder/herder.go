@@ -242,6 +242,7 @@ func (h *Herder) Start(ctx context.Context) error {
 			return fmt.Errorf("herder: reading connectors: %w", ctx.Err())
 		}
 	}
+	h.migrateSecrets(ctx)
 	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.cfg.JetStream, Names: h.cfg.Names,
 		Self:      cluster.Member{ID: h.cfg.WorkerID, URL: h.cfg.URL, Version: Version, Started: time.Now().UTC()},
 		Heartbeat: h.cfg.Heartbeat, Expiry: h.cfg.MemberExpiry, Replicas: h.cfg.Replicas, Logger: h.log})
@@ -530,7 +531,7 @@ func (h *Herder) check(name string, cfg map[string]string) error {
 	if n, ok := cfg["name"]; ok && n != name {
 		return fmt.Errorf("%w: config key name %q differs from the connector's name %q", ErrInvalid, n, name)
 	}
-	_, err := h.prepare(cfg, connector.Env{})
+	_, err := h.prepare(cfg, connector.Env{Connector: name})
 	return err
 }
 
@@ -549,7 +550,7 @@ type prepared struct {
 // contains a secret value.
 func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, error) {
 	env.JetStream, env.Names, env.AllowPrivateTargets = h.cfg.JetStream, h.cfg.Names, h.cfg.AllowPrivateTargets
-	cfg, secrets, oerrs := h.open(cfg)
+	cfg, secrets, oerrs := h.open(env.Connector, cfg)
 	if len(oerrs) > 0 {
 		return prepared{}, oerrs
 	}

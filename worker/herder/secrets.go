@@ -1,6 +1,7 @@
 package herder
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -8,12 +9,16 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
 // Secret values of connector configs (the fields of a plugin's or transform's spec marked Secret) are stored,
-// listed and returned only as rpc.EncryptSecret ciphertext (enc:v1:...) under the master key, which the workers
-// of an installation share. Create and PutConfig encrypt the plaintext ones they are given; a task decrypts them
-// when it starts (prepare).
+// listed and returned only sealed (rpc.SealSecret, enc:v2:...) under the master key, which the workers of an
+// installation share, for the connector and the config key they belong to (rpc.ConnectorBinding): a value copied
+// into another connector's config, or under another key, does not open. Create and PutConfig seal the plaintext
+// ones they are given and refuse a sealed value that is not this connector's and key's; a task opens them when it
+// starts (prepare). Values of version 1 (enc:v1:, bound to nothing) are sealed again by MigrateSecrets at start and
+// otherwise refused.
 
 // hidden replaces a secret value where one would be shown.
 const hidden = "[hidden]"
@@ -48,30 +53,43 @@ func (h *Herder) secretKeys(cfg map[string]string) []string {
 	return slices.Compact(keys)
 }
 
-// seal returns a copy of cfg whose plaintext secret values are encrypted under the master key. A value already
-// encrypted is kept as it is; a plaintext value equal to what old holds (encrypted) under the same key keeps
-// old's ciphertext, so that putting the same config twice changes nothing. A plaintext secret without a master
-// key is a config error naming the key.
-func (h *Herder) seal(cfg, old map[string]string) (map[string]string, error) {
+// binding is the owner of the secret value of key in the config of the connector name.
+func (h *Herder) binding(name, key string) rpc.Binding {
+	return rpc.ConnectorBinding(h.cfg.Names.Cluster, name, key)
+}
+
+// seal returns a copy of the config cfg of the connector name whose plaintext secret values are sealed for the
+// connector and their key. A sealed value is kept when it opens as this connector's and key's, and refused
+// otherwise (sealed for another connector, or in version 1); a plaintext value equal to what old holds sealed keeps
+// old's value, so that putting the same config twice changes nothing. A plaintext secret without a master key is a
+// config error naming the key.
+func (h *Herder) seal(name string, cfg, old map[string]string) (map[string]string, error) {
 	out := maps.Clone(cfg)
 	var errs connector.FieldErrors
 	for _, k := range h.secretKeys(cfg) {
 		v, ok := cfg[k]
-		if !ok || v == "" || rpc.IsEncrypted(v) {
+		if !ok || v == "" {
 			continue
 		}
 		if len(h.cfg.MasterKey) == 0 {
 			errs = append(errs, connector.FieldError{Key: k, Message: "is a secret and this worker has no master key " +
-				"to encrypt it: start the worker with --master-key (env EB_MASTER_KEY)"})
+				"to seal it: start the worker with --master-key (env EB_MASTER_KEY)"})
+			continue
+		}
+		if rpc.IsEncrypted(v) {
+			if _, err := rpc.OpenSecret(h.cfg.MasterKey, h.binding(name, k), v); err != nil {
+				errs = append(errs, connector.FieldError{Key: k, Message: "is a sealed value that is not this connector's " +
+					"and key's (sealed for another connector or key, in version 1, or with another master key): give the plaintext"})
+			}
 			continue
 		}
 		if prev := old[k]; rpc.IsEncrypted(prev) {
-			if p, err := rpc.DecryptSecret(h.cfg.MasterKey, prev); err == nil && p == v {
+			if p, err := rpc.OpenSecret(h.cfg.MasterKey, h.binding(name, k), prev); err == nil && p == v {
 				out[k] = prev
 				continue
 			}
 		}
-		enc, err := rpc.EncryptSecret(h.cfg.MasterKey, v)
+		enc, err := rpc.SealSecret(h.cfg.MasterKey, h.binding(name, k), v)
 		if err != nil {
 			errs = append(errs, connector.FieldError{Key: k, Message: err.Error()})
 			continue
@@ -84,10 +102,12 @@ func (h *Herder) seal(cfg, old map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
-// open returns a copy of cfg whose encrypted secret values are decrypted, and the plaintexts of every secret
-// value (for redact). A value that does not decrypt is a problem of its key, whose message does not contain the
-// value; it stays encrypted in the copy.
-func (h *Herder) open(cfg map[string]string) (map[string]string, []string, connector.FieldErrors) {
+// open returns a copy of the config cfg of the connector name whose sealed secret values are opened, and the
+// plaintexts of every secret value (for redact). A value that does not open for this connector and key is a
+// problem of its key, whose message does not contain the value; it stays sealed in the copy. name is empty when a
+// config is validated without a connector (PUT /connector-plugins/{p}/config/validate without a name key): a
+// sealed value opens for no connector then.
+func (h *Herder) open(name string, cfg map[string]string) (map[string]string, []string, connector.FieldErrors) {
 	out := maps.Clone(cfg)
 	var (
 		secrets []string
@@ -103,13 +123,13 @@ func (h *Herder) open(cfg map[string]string) (map[string]string, []string, conne
 			continue
 		}
 		if len(h.cfg.MasterKey) == 0 {
-			errs = append(errs, connector.FieldError{Key: k, Message: "is encrypted and this worker has no master key " +
-				"to decrypt it: start the worker with --master-key (env EB_MASTER_KEY)"})
+			errs = append(errs, connector.FieldError{Key: k, Message: "is sealed and this worker has no master key " +
+				"to open it: start the worker with --master-key (env EB_MASTER_KEY)"})
 			continue
 		}
-		p, err := rpc.DecryptSecret(h.cfg.MasterKey, v)
+		p, err := rpc.OpenSecret(h.cfg.MasterKey, h.binding(name, k), v)
 		if err != nil {
-			errs = append(errs, connector.FieldError{Key: k, Message: "cannot be decrypted: " + err.Error()})
+			errs = append(errs, connector.FieldError{Key: k, Message: "cannot be opened: " + err.Error()})
 			continue
 		}
 		out[k] = p
@@ -159,4 +179,52 @@ func (h *Herder) redact(err error, cfg map[string]string) error {
 		}
 	}
 	return redact(err, secrets)
+}
+
+// migrateSecrets seals again, for their connector and key, the secret values that configs hold in version 1
+// (enc:v1:, bound to nothing: what releases before version 2 wrote). It runs at Start, once the records are read
+// and before any task starts. A record another worker changed meanwhile is left to that worker (its own Start
+// migrates what is left); a value that does not decrypt is left as it is, and its connector fails to start, naming
+// the key.
+func (h *Herder) migrateSecrets(ctx context.Context) {
+	if len(h.cfg.MasterKey) == 0 {
+		return
+	}
+	h.mu.Lock()
+	entries := slices.Collect(maps.Values(h.records))
+	h.mu.Unlock()
+	for _, e := range entries {
+		cfg, changed := maps.Clone(e.rec.Config), false
+		for _, k := range h.secretKeys(cfg) {
+			v := cfg[k]
+			if !rpc.IsV1(v) {
+				continue
+			}
+			p, err := rpc.DecryptSecret(h.cfg.MasterKey, v)
+			if err != nil {
+				h.log.Warn("a version 1 secret of a connector does not decrypt with the master key; left as it is",
+					"connector", e.rec.Name, "key", k)
+				continue
+			}
+			if cfg[k], err = rpc.SealSecret(h.cfg.MasterKey, h.binding(e.rec.Name, k), p); err != nil {
+				h.log.Warn("sealing a secret of a connector again", "connector", e.rec.Name, "key", k, "err", err)
+				continue
+			}
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		rec := e.rec
+		rec.Config = cfg
+		rev, err := h.kv.Update(ctx, rec.Name, mustJSON(rec), e.rev)
+		if err != nil {
+			if !ebjs.IsRevisionConflict(err) {
+				h.log.Warn("storing a connector's secrets sealed again", "connector", rec.Name, "err", err)
+			}
+			continue
+		}
+		h.remember(rec, rev)
+		h.log.Info("sealed a connector's secrets again for it (version 2)", "connector", rec.Name)
+	}
 }
