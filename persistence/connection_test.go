@@ -282,8 +282,8 @@ func testConnectionQuotaConcurrent(t *testing.T, r connRepos) {
 	assert.Len(t, list, max)
 }
 
-// testConnectionCiphertextOnly reads the raw auth_parameters column: every secret is enc:v1: ciphertext that the
-// workers' DecryptSecret opens, and no plaintext secret is there.
+// testConnectionCiphertextOnly reads the raw auth_parameters column: every secret is sealed for its owner (enc:v2:,
+// the connection and field), and no plaintext secret is there.
 func testConnectionCiphertextOnly(t *testing.T, r connRepos) {
 	acc := newAccount()
 	c := createConnection(t, r, acc, "shop")
@@ -292,11 +292,13 @@ func testConnectionCiphertextOnly(t *testing.T, r connRepos) {
 	for _, secret := range []string{"client-secret-shop", "oauth-param-secret-shop", "header-secret-shop"} {
 		assert.NotContains(t, raw, secret)
 	}
-	assert.Equal(t, 3, strings.Count(raw, rpc.SecretPrefix), "three sealed secrets: %s", raw)
+	assert.Equal(t, 3, strings.Count(raw, rpc.SecretPrefixV2), "three sealed secrets: %s", raw)
 	assert.Contains(t, raw, "client-shop", "what is not secret is stored as it is")
-	plain, err := rpc.DecryptSecret(r.key, c.Sealed().OAuth.ClientSecret)
+	sealer, err := connect.NewSealer(r.key)
 	require.NoError(t, err)
-	assert.Equal(t, "client-secret-shop", plain)
+	opened, err := c.Opened(sealer)
+	require.NoError(t, err)
+	assert.Equal(t, "client-secret-shop", opened.OAuth.ClientSecret)
 }
 
 func testConnectionDelete(t *testing.T, r connRepos) {

@@ -128,7 +128,7 @@ func httpSpec(name string) target.Spec {
 
 func newTarget(t *testing.T, ru *rule.Rule, name string) *target.Target {
 	t.Helper()
-	tg, err := target.New(ru.AccountID(), ru.BusID(), ru.ID(), httpSpec(name), time.Now())
+	tg, err := target.New(ru.AccountID(), ru.BusID(), ru.ID(), httpSpec(name), nil, time.Now())
 	require.NoError(t, err)
 	return tg
 }
@@ -570,7 +570,7 @@ func testTargetCreateGetList(t *testing.T, r repos) {
 	plain, err := target.New(b.AccountID(), b.ID(), r2.ID(), target.Spec{
 		Name: "plain", Type: target.HTTP, HTTP: target.HTTPConfig{URL: "http://example.com"},
 		RetryPolicy: target.DefaultRetryPolicy(),
-	}, time.Now())
+	}, nil, time.Now())
 	require.NoError(t, err)
 	require.NoError(t, r.targets.Create(ctx, plain))
 
@@ -675,7 +675,7 @@ func testTargetUpdate(t *testing.T, r repos) {
 		HTTP:        target.HTTPConfig{URL: "https://example.org/new", Headers: map[string]string{"A": "b"}},
 		RetryPolicy: target.RetryPolicy{MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60},
 	}
-	updated, err := r.targets.Update(ctx, ru.ID(), "hook", func(tg *target.Target) error { return tg.Change(spec, later) })
+	updated, err := r.targets.Update(ctx, ru.ID(), "hook", func(tg *target.Target) error { return tg.Change(spec, nil, later) })
 	require.NoError(t, err)
 	got, err := r.targets.Get(ctx, ru.ID(), "hook")
 	require.NoError(t, err)
@@ -688,7 +688,7 @@ func testTargetUpdate(t *testing.T, r repos) {
 
 	refused := errors.New("refused by fn")
 	_, err = r.targets.Update(ctx, ru.ID(), "hook", func(tg *target.Target) error {
-		require.NoError(t, tg.Change(httpSpec("hook"), time.Now()))
+		require.NoError(t, tg.Change(httpSpec("hook"), nil, time.Now()))
 		return refused
 	})
 	require.Equal(t, refused, err)
@@ -748,7 +748,7 @@ func testTargetTransformers(t *testing.T, r repos) {
 	for name, tr := range forms {
 		spec := httpSpec(name)
 		spec.Transformer = tr
-		tg, err := target.New(ru.AccountID(), ru.BusID(), ru.ID(), spec, time.Now())
+		tg, err := target.New(ru.AccountID(), ru.BusID(), ru.ID(), spec, nil, time.Now())
 		require.NoError(t, err, name)
 		require.NoError(t, r.targets.Create(ctx, tg), name)
 		got, err := r.targets.Get(ctx, ru.ID(), name)
@@ -766,7 +766,7 @@ func testTargetTransformers(t *testing.T, r repos) {
 		t.Helper()
 		spec := httpSpec("none")
 		spec.Transformer = tr
-		updated, err := r.targets.Update(ctx, ru.ID(), "none", func(tg *target.Target) error { return tg.Change(spec, time.Now()) })
+		updated, err := r.targets.Update(ctx, ru.ID(), "none", func(tg *target.Target) error { return tg.Change(spec, nil, time.Now()) })
 		require.NoError(t, err)
 		got, err := r.targets.Get(ctx, ru.ID(), "none")
 		require.NoError(t, err)
@@ -813,7 +813,7 @@ func testTimesRoundTrip(t *testing.T, r repos) {
 	gotRule, err := r.rules.Get(ctx, b.ID(), "created")
 	require.NoError(t, err)
 
-	tg, err := target.New(acc, b.ID(), ru.ID(), httpSpec("hook"), at)
+	tg, err := target.New(acc, b.ID(), ru.ID(), httpSpec("hook"), nil, at)
 	require.NoError(t, err)
 	require.NoError(t, r.targets.Create(ctx, tg))
 	gotTarget, err := r.targets.Get(ctx, ru.ID(), "hook")
@@ -837,7 +837,7 @@ func testPluginTarget(t *testing.T, r repos) {
 	ru := createRule(t, r, b, "r")
 	spec := target.Spec{Name: "m", Type: "mqtt", RetryPolicy: target.DefaultRetryPolicy(),
 		Config: map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.topic": "orders/{type}", "mqtt.password": "enc:v1:x"}}
-	tg, err := target.New(b.AccountID(), b.ID(), ru.ID(), spec, time.Now())
+	tg, err := target.New(b.AccountID(), b.ID(), ru.ID(), spec, nil, time.Now())
 	require.NoError(t, err)
 	require.NoError(t, r.targets.Create(ctx, tg))
 	got, err := r.targets.Get(ctx, ru.ID(), "m")

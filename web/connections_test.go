@@ -226,7 +226,7 @@ func TestConnections(t *testing.T) {
 			after: func(t *testing.T, e *connEnv, resp *response) {
 				got := e.must(t, http.MethodGet, "/api/v1/connections/shop", nil, http.StatusOK)
 				assert.JSONEq(t, string(resp.Body), string(got.Body), "a created connection reads back as it was answered")
-				assert.Contains(t, e.rawAuthParameters(t, "shop"), rpc.SecretPrefix)
+				assert.Contains(t, e.rawAuthParameters(t, "shop"), rpc.SecretPrefixV2)
 			},
 		},
 		{
@@ -392,7 +392,7 @@ func TestConnections(t *testing.T) {
 				"authParameters.oauthParameters.clientParameters.clientId": "shop-client",
 				"authParameters.invocationHttpParameters.headerParameters": []any{map[string]any{"key": "X-Token", "isValueSecret": true}}},
 			after: func(t *testing.T, e *connEnv, _ *response) {
-				assert.Equal(t, 3, strings.Count(e.rawAuthParameters(t, "shop"), rpc.SecretPrefix), "every secret kept")
+				assert.Equal(t, 3, strings.Count(e.rawAuthParameters(t, "shop"), rpc.SecretPrefixV2), "every secret kept")
 			}},
 		{name: "patch to another type", method: http.MethodPatch, url: "/api/v1/connections/shop",
 			body: map[string]any{"authorizationType": "API_KEY", "authParameters": map[string]any{
@@ -450,7 +450,7 @@ func withTargetUsing(busName, ruleName, targetName, dest string) func(t *testing
 			require.NoError(t, rules.Create(ctx, r))
 		}
 		tg, err := target.New("default", b.ID(), r.ID(), target.Spec{Name: targetName, Type: target.HTTP,
-			HTTP: target.HTTPConfig{URL: "https://example.com/x"}, RetryPolicy: target.DefaultRetryPolicy()}, time.Now())
+			HTTP: target.HTTPConfig{URL: "https://example.com/x"}, RetryPolicy: target.DefaultRetryPolicy()}, nil, time.Now())
 		require.NoError(t, err)
 		require.NoError(t, targets.Create(ctx, tg))
 		_, err = e.db.SQL().ExecContext(ctx, "UPDATE targets SET api_destination = ? WHERE id = ?", dest, tg.ID())
@@ -611,7 +611,7 @@ func TestConnectionSecretsStayEncrypted(t *testing.T) {
 			keep(e.must(t, http.MethodPost, "/api/v1/connections", with(basicConnection("bad"),
 				"authParameters.basicAuthParameters.password", "basic-password-1\x00"), http.StatusBadRequest))
 			for _, b := range bodies {
-				assert.NotContains(t, string(b), rpc.SecretPrefix, "not even the ciphertext is answered")
+				assert.NotContains(t, string(b), rpc.SealedPrefix, "not even the ciphertext is answered")
 				for _, s := range allSecrets {
 					assert.NotContains(t, string(b), s)
 				}
@@ -644,7 +644,7 @@ func TestConnectionSecretsStayEncrypted(t *testing.T) {
 			for _, s := range allSecrets {
 				assert.NotContains(t, string(raw), s, "the database holds no plaintext secret")
 			}
-			assert.GreaterOrEqual(t, strings.Count(string(raw), rpc.SecretPrefix), 4, "the secrets are stored as ciphertext")
+			assert.GreaterOrEqual(t, strings.Count(string(raw), rpc.SecretPrefixV2), 4, "the secrets are stored as ciphertext")
 		})
 	}
 }

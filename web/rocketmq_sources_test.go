@@ -30,7 +30,7 @@ func TestRocketMQSources(t *testing.T) {
 			after: func(t *testing.T, e *env, _ *response) {
 				s := e.storedSource(t, "github")
 				assert.Equal(t, source.HTTP, s.Type(), "HttpSource is the http type")
-				assert.True(t, strings.HasPrefix(s.Config()[source.KeySignatureSecret], "enc:v1:"))
+				assert.True(t, strings.HasPrefix(s.Config()[source.KeySignatureSecret], "enc:v2:"))
 			}},
 		{name: "create twice", path: "/source/createEventSource", body: hook, setup: ready, status: http.StatusConflict,
 			code: "EventSourceAlreadyExist"},
@@ -58,7 +58,7 @@ func TestRocketMQSources(t *testing.T) {
 				s := e.storedSource(t, "github")
 				assert.Equal(t, source.Disabled, s.State())
 				assert.Equal(t, "PUT", s.Config()[source.KeyMethods])
-				assert.True(t, strings.HasPrefix(s.Config()[source.KeySignatureSecret], "enc:v1:"))
+				assert.True(t, strings.HasPrefix(s.Config()[source.KeySignatureSecret], "enc:v2:"))
 			}},
 		{name: "update with a bad status", path: "/source/updateEventSource",
 			body: map[string]any{"eventBusName": "orders", "eventSourceName": "github", "status": 7}, setup: ready,

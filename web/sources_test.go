@@ -151,7 +151,7 @@ func TestSourcesAPI(t *testing.T) {
 				require.Len(t, s.Status.Tasks, 1)
 				assert.Equal(t, uint64(3), s.Status.Tasks[0].Counters.Written)
 				stored := e.storedSource(t, "github")
-				assert.True(t, strings.HasPrefix(stored.Config()["http.signature.secret"], "enc:v1:"), "sealed in the database")
+				assert.True(t, strings.HasPrefix(stored.Config()["http.signature.secret"], "enc:v2:"), "sealed in the database")
 			}},
 		{name: "create a schedule source has no webhook", method: http.MethodPost, url: srcURL, body: map[string]any{"name": "tick",
 			"type": "schedule", "config": map[string]any{"schedule.expression": "rate(5 minutes)"}},
@@ -206,7 +206,7 @@ func TestSourcesAPI(t *testing.T) {
 				s := e.storedSource(t, "github")
 				assert.Equal(t, "PUT", s.Config()["http.methods"])
 				assert.NotContains(t, s.Config(), "http.ips", "a PUT replaces the whole config")
-				assert.True(t, strings.HasPrefix(s.Config()["http.signature.secret"], "enc:v1:"), "the secret is kept, sealed")
+				assert.True(t, strings.HasPrefix(s.Config()["http.signature.secret"], "enc:v2:"), "the secret is kept, sealed")
 			}},
 		{name: "put cannot change the type", method: http.MethodPut, url: srcURL + "/github", body: tickBody,
 			setup: setups(withBus("orders"), withSource("github", hookBody)), status: http.StatusBadRequest,

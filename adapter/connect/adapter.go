@@ -184,9 +184,6 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		}
 		name := TargetName(b.AccountID(), b.Name(), r.Name(), t.Name())
 		cfg, err := a.targetConfig(ctx, b, r, t)
-		if err == nil {
-			cfg, err = a.bindSecrets(name, cfg)
-		}
 		if err != nil {
 			// Its connector stays as it is (or missing): the reconciler retries.
 			a.cfg.Logger.Warn("a target cannot be applied", "bus", b.ID(), "target", t.ID(), "err", err)

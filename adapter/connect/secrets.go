@@ -2,20 +2,24 @@ package connect
 
 import (
 	"fmt"
-	"maps"
 
-	"github.com/eventbridge-go/eventbridge/domain/connection"
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
-var _ connection.Sealer = (*Sealer)(nil)
-
-// Sealer seals and opens secrets under the installation's master key: the values the database holds (Seal, Open:
-// version 1 today, bound to nothing) and the values of connector configs, sealed for their connector and config key
-// (SealFor, OpenFor: version 2, rpc.ConnectorBinding), which is the only form a worker opens.
+// Sealer seals and opens secrets under the installation's master key, always in version 2 (rpc.SealSecret):
+// the database's for their owner (Seal, Open: the account, the kind and id of the resource, the field), and the
+// values of connector configs for their connector and config key (SealFor, OpenFor: rpc.ConnectorBinding), which is
+// the only form a worker opens. Upgrade seals a value of version 1 (an earlier release's, bound to nothing) again for
+// its owner, for the start-up migration.
 type Sealer struct {
 	key []byte
 }
+
+var (
+	_ domain.Sealer = (*Sealer)(nil)
+	_ domain.Opener = (*Sealer)(nil)
+)
 
 // NewSealer returns a Sealer for the master key (rpc.MasterKeySize bytes); an error for a key of another size.
 func NewSealer(masterKey []byte) (*Sealer, error) {
@@ -25,16 +29,34 @@ func NewSealer(masterKey []byte) (*Sealer, error) {
 	return &Sealer{key: append([]byte(nil), masterKey...)}, nil
 }
 
-// Seal returns plaintext sealed as the database keeps it, with a fresh nonce on every call. Its errors never contain
-// the plaintext.
-func (s *Sealer) Seal(plaintext string) (string, error) {
-	return rpc.EncryptSecret(s.key, plaintext)
+// ownerBinding is the binding of a secret the database keeps.
+func ownerBinding(o domain.SecretOwner) rpc.Binding {
+	return rpc.Binding{"db", o.Account, o.Kind, o.ID, o.Field}
 }
 
-// Open opens a value Seal made. The adapter opens secrets only to seal them again for a connector; its errors never
-// contain the plaintext.
-func (s *Sealer) Open(ciphertext string) (string, error) {
-	return rpc.DecryptSecret(s.key, ciphertext)
+// Seal returns plaintext sealed for its owner, with a fresh nonce on every call. Its errors never contain the
+// plaintext.
+func (s *Sealer) Seal(owner domain.SecretOwner, plaintext string) (string, error) {
+	return rpc.SealSecret(s.key, ownerBinding(owner), plaintext)
+}
+
+// Open opens a value Seal made for owner; a value sealed for another owner does not open. The adapter opens
+// secrets only to seal them again for a connector; its errors never contain a value.
+func (s *Sealer) Open(owner domain.SecretOwner, sealed string) (string, error) {
+	return rpc.OpenSecret(s.key, ownerBinding(owner), sealed)
+}
+
+// Upgrade returns v sealed again for owner when an earlier release sealed it in version 1 (bound to nothing), and
+// v itself otherwise (a domain.Resealer).
+func (s *Sealer) Upgrade(owner domain.SecretOwner, v string) (string, error) {
+	if !rpc.IsV1(v) {
+		return v, nil
+	}
+	p, err := rpc.DecryptSecret(s.key, v)
+	if err != nil {
+		return "", err
+	}
+	return s.Seal(owner, p)
 }
 
 // SealFor seals plaintext for the owner b (a connector's config key).
@@ -52,32 +74,32 @@ func (a *Adapter) binding(name, key string) rpc.Binding {
 	return rpc.ConnectorBinding(a.cluster(), name, key)
 }
 
-// bindSecrets returns cfg, the config of the connector name as built from the database, with every sealed value
-// (as the database keeps it) opened and sealed again for the connector and its key: a worker opens a secret only
-// for the connector and key it was sealed for, so a value copied elsewhere is useless. Errors name the key, never
-// a value.
-func (a *Adapter) bindSecrets(name string, cfg map[string]string) (map[string]string, error) {
-	var out map[string]string
-	for k, v := range cfg {
-		if !rpc.IsV1(v) {
+// opener is the adapter's Sealer as a domain.Opener, or an error naming what needs it when the deployment has no
+// master key.
+func (a *Adapter) opener(what string) (domain.Opener, error) {
+	if a.cfg.Secrets == nil {
+		return nil, fmt.Errorf("%s holds secrets and this deployment has no master key", what)
+	}
+	return a.cfg.Secrets, nil
+}
+
+// sealFor returns cfg, the config of the connector name with the plaintext values of its secret keys, with each
+// of them sealed for the connector and its key: a worker opens a secret only for the connector and key it was sealed
+// for, so a value copied elsewhere is useless. Errors name the key, never a value.
+func (a *Adapter) sealFor(name string, cfg map[string]string, secretKeys []string) (map[string]string, error) {
+	for _, k := range secretKeys {
+		v, ok := cfg[k]
+		if !ok || v == "" {
 			continue
 		}
 		if a.cfg.Secrets == nil {
 			return nil, fmt.Errorf("config key %s is a secret and this deployment has no master key", k)
 		}
-		p, err := a.cfg.Secrets.Open(v)
+		sealed, err := a.cfg.Secrets.SealFor(a.binding(name, k), v)
 		if err != nil {
 			return nil, fmt.Errorf("config key %s: %w", k, err)
 		}
-		if out == nil {
-			out = maps.Clone(cfg)
-		}
-		if out[k], err = a.cfg.Secrets.SealFor(a.binding(name, k), p); err != nil {
-			return nil, fmt.Errorf("config key %s: %w", k, err)
-		}
+		cfg[k] = sealed
 	}
-	if out == nil {
-		return cfg, nil
-	}
-	return out, nil
+	return cfg, nil
 }

@@ -94,12 +94,8 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 	if err != nil {
 		return err
 	}
-	// Its secrets sealed for its connector, which the config names: the worker opens them only for it.
-	name := SourceName(b.AccountID(), b.Name(), s.Name())
-	if cfg, err = a.bindSecrets(name, cfg); err != nil {
-		return err
-	}
-	cfg["name"] = name
+	// Its secrets are sealed for its connector, which the config names: the worker opens them only for it.
+	cfg["name"] = SourceName(b.AccountID(), b.Name(), s.Name())
 	problems, first, err := a.validateConfig(ctx, plugin, cfg)
 	if err != nil {
 		return sourceRuntimeErr(err)
@@ -123,6 +119,15 @@ var errRawStream = errors.New("an eventbus source of the installation's NATS mus
 // the intake subject the http-source plugin reads.
 func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source) (map[string]string, error) {
 	cfg := s.Config()
+	if len(s.SecretKeys()) > 0 {
+		open, err := a.opener("source " + s.Name())
+		if err != nil {
+			return nil, err
+		}
+		if cfg, err = s.OpenedConfig(open); err != nil {
+			return nil, err
+		}
+	}
 	if s.Type() == source.EventBus && cfg[source.KeyNATSURL] == "" && cfg[source.KeyBus] == "" {
 		return nil, errRawStream
 	}
@@ -158,7 +163,7 @@ func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source
 		cfg[keyIntakeSubject] = sp.SourceSubject(b.ID(), s.ID())
 		cfg[keyIntakeStart] = intakeStartPolicy
 	}
-	return cfg, nil
+	return a.sealFor(SourceName(b.AccountID(), b.Name(), s.Name()), cfg, s.SecretKeys())
 }
 
 // desiredSources returns the source connectors of a bus as the declared state wants them: an enabled source's
@@ -179,9 +184,6 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[str
 			state = rpc.StateStopped
 		}
 		cfg, err := a.sourceConfig(ctx, b, s)
-		if err == nil {
-			cfg, err = a.bindSecrets(name, cfg)
-		}
 		if errors.Is(err, errRawStream) {
 			// Declared by a version that let a source name any stream of the installation's NATS (another account's
 			// bus, the runtime's KV): not run, and its connector removed, until it names a bus of the account.

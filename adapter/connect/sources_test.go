@@ -102,8 +102,8 @@ func TestSourcesBecomeSourceConnectors(t *testing.T) {
 	hook, err := e.sources.Create(ctx, "acme", "orders", source.Spec{Name: "hook", Type: source.HTTP,
 		Config: map[string]string{source.KeySignatureScheme: "github", source.KeySignatureSecret: "gh"}})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(feed.Config()["nats.password"], "enc:v1:"), "the plugin's secret keys are sealed")
-	assert.True(t, strings.HasPrefix(hook.Config()[source.KeySignatureSecret], "enc:v1:"))
+	assert.True(t, strings.HasPrefix(feed.Config()["nats.password"], "enc:v2:"), "the plugin's secret keys are sealed")
+	assert.True(t, strings.HasPrefix(hook.Config()[source.KeySignatureSecret], "enc:v2:"))
 
 	after := e.connectors(t)
 	feedName, hookName := connect.SourceName("acme", "orders", "feed"), connect.SourceName("acme", "orders", "hook")

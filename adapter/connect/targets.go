@@ -42,6 +42,7 @@ type Connections interface {
 // connector's one transform. Errors name what the target refers to that cannot be resolved (a bus or an API
 // destination deleted since); the target's connector is then left as it is.
 func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t *target.Target) (map[string]string, error) {
+	var secretKeys []string // the keys set to a secret's plaintext, sealed for the connector at the end
 	rp := t.RetryPolicy()
 	cfg := map[string]string{
 		rpc.ConfigTasksMax:          "1",
@@ -69,18 +70,26 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	switch t.Type() {
 	case target.HTTP:
 		h := t.HTTP()
-		plain, secret := map[string]string{}, map[string]string{}
+		plain := map[string]string{}
 		for k, v := range h.Headers {
-			if h.IsSecretHeader(k) {
-				secret[k] = v
-			} else {
+			if !h.IsSecretHeader(k) {
 				plain[k] = v
 			}
 		}
-		// The secret headers' values go sealed together as one value of the http sink's secret key, which the task
+		// The secret headers' values go together as one value of the http sink's secret key, which the task
 		// opens; the plain ones in the clear.
-		if err := a.sealTogether(cfg, keySecretHeaders, secret); err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+		if len(plain) < len(h.Headers) {
+			open, err := a.opener("target " + t.Name())
+			if err != nil {
+				return nil, err
+			}
+			secret, err := t.OpenedSecretHeaders(open)
+			if err != nil {
+				return nil, err
+			}
+			sh, _ := json.Marshal(secret) // a map of strings always marshals
+			cfg[keySecretHeaders] = string(sh)
+			secretKeys = append(secretKeys, keySecretHeaders)
 		}
 		headers, _ := json.Marshal(plain)
 		cfg[rpc.ConfigConnectorClass] = classHTTP
@@ -96,16 +105,32 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		cfg[rpc.ConfigConnectorClass] = classEventBus
 		cfg[keyBusID] = d.ID()
 	case target.APIDestination:
-		if err := a.apiDestinationConfig(ctx, b.AccountID(), t, cfg); err != nil {
+		keys, err := a.apiDestinationConfig(ctx, b.AccountID(), t, cfg)
+		if err != nil {
 			return nil, err
 		}
+		secretKeys = append(secretKeys, keys...)
 	default:
 		if !t.Type().IsPlugin() {
 			return nil, fmt.Errorf("target %s: type %q has no connector", t.Name(), t.Type())
 		}
-		// The plugin's own keys (secret values sealed as stored; the task opens them); the domain refuses keys the
-		// adapter sets.
-		maps.Copy(cfg, t.Config())
+		// The plugin's own keys; the domain refuses keys the adapter sets.
+		pc := t.Config()
+		for _, v := range pc {
+			if target.IsSealedValue(v) {
+				open, err := a.opener("target " + t.Name())
+				if err != nil {
+					return nil, err
+				}
+				var keys []string
+				if pc, keys, err = t.OpenedConfig(open); err != nil {
+					return nil, err
+				}
+				secretKeys = append(secretKeys, keys...)
+				break
+			}
+		}
+		maps.Copy(cfg, pc)
 		cfg[rpc.ConfigConnectorClass] = string(t.Type())
 	}
 	if tr := t.Transformer(); !tr.IsZero() {
@@ -118,22 +143,22 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		cfg[keyTransformInputType] = transformInputType
 		cfg[keyTransformInputSpec] = strings.TrimSuffix(spec.String(), "\n")
 	}
-	return cfg, nil
+	return a.sealFor(TargetName(b.AccountID(), b.Name(), r.Name(), t.Name()), cfg, secretKeys)
 }
 
 // apiDestinationConfig writes the http sink keys of an api-destination target: the destination's endpoint,
-// method and rate limit, and its connection's authorization and invocation parameters. Secret values go as the
-// connection holds them, sealed again for the target's connector (bindSecrets) when the config is complete.
-func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t *target.Target, cfg map[string]string) error {
+// method and rate limit, and its connection's authorization and invocation parameters. Secret values are written
+// opened, and their keys returned, for targetConfig to seal them for the target's connector.
+func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t *target.Target, cfg map[string]string) (secretKeys []string, err error) {
 	if a.cfg.APIDestinations == nil || a.cfg.Connections == nil {
-		return fmt.Errorf("target %s: api-destination targets are not wired in this deployment", t.Name())
+		return nil, fmt.Errorf("target %s: api-destination targets are not wired in this deployment", t.Name())
 	}
 	d, err := a.cfg.APIDestinations.Get(ctx, accountID, t.APIDestination())
 	if err != nil {
-		return fmt.Errorf("target %s: its API destination %q: %w", t.Name(), t.APIDestination(), err)
+		return nil, fmt.Errorf("target %s: its API destination %q: %w", t.Name(), t.APIDestination(), err)
 	}
 	if n := d.PathParameters(); n != len(t.PathParameterValues()) {
-		return fmt.Errorf("target %s: API destination %q has %d path parameters (*); the target fills %d",
+		return nil, fmt.Errorf("target %s: API destination %q has %d path parameters (*); the target fills %d",
 			t.Name(), d.Name(), n, len(t.PathParameterValues()))
 	}
 	if n := d.PathParameters(); n > 0 {
@@ -142,24 +167,31 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	}
 	c, err := a.cfg.Connections.Get(ctx, accountID, d.Connection().Name)
 	if err != nil {
-		return fmt.Errorf("target %s: the connection %q of API destination %q: %w", t.Name(), d.Connection().Name, d.Name(), err)
+		return nil, fmt.Errorf("target %s: the connection %q of API destination %q: %w", t.Name(), d.Connection().Name, d.Name(), err)
 	}
-	spec := c.Sealed()
+	open, err := a.opener("connection " + c.Name())
+	if err != nil {
+		return nil, err
+	}
+	spec, err := c.Opened(open)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
+	}
 	endpoint, err := url.Parse(d.InvocationEndpoint())
 	if err != nil {
-		return fmt.Errorf("target %s: endpoint of API destination %q: %w", t.Name(), d.Name(), err)
+		return nil, fmt.Errorf("target %s: endpoint of API destination %q: %w", t.Name(), d.Name(), err)
 	}
 	inv := spec.InvocationHTTPParameters
 	if err := noSecret("query", inv.QueryStringParameters); err != nil {
-		return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
+		return nil, fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 	}
-	headers, err := a.params(cfg, keySecretHeaders, inv.HeaderParameters)
+	headers, err := params(cfg, keySecretHeaders, inv.HeaderParameters, &secretKeys)
 	if err != nil {
-		return fmt.Errorf("target %s: connection %q: invocation headers: %w", t.Name(), c.Name(), err)
+		return nil, fmt.Errorf("target %s: connection %q: invocation headers: %w", t.Name(), c.Name(), err)
 	}
-	body, err := a.params(cfg, "secret_body_parameters", inv.BodyParameters)
+	body, err := params(cfg, "secret_body_parameters", inv.BodyParameters, &secretKeys)
 	if err != nil {
-		return fmt.Errorf("target %s: connection %q: invocation body parameters: %w", t.Name(), c.Name(), err)
+		return nil, fmt.Errorf("target %s: connection %q: invocation body parameters: %w", t.Name(), c.Name(), err)
 	}
 	if len(body) > 0 {
 		bb, _ := json.Marshal(body)
@@ -180,30 +212,32 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	case connection.Basic:
 		cfg["auth.type"] = "basic"
 		cfg["auth.username"], cfg["auth.password"] = spec.Basic.Username, spec.Basic.Password
+		secretKeys = append(secretKeys, "auth.password")
 	case connection.APIKey:
 		cfg["auth.type"] = "api_key"
 		cfg["auth.api_key.header"], cfg["auth.api_key.value"] = spec.APIKey.APIKeyName, spec.APIKey.APIKeyValue
+		secretKeys = append(secretKeys, "auth.api_key.value")
 	case connection.OAuthClientCredentials:
 		o := spec.OAuth
 		if o.HTTPMethod != "" && o.HTTPMethod != "POST" {
-			return fmt.Errorf("target %s: connection %q: OAuth token requests are sent with POST; %s is not supported yet",
+			return nil, fmt.Errorf("target %s: connection %q: OAuth token requests are sent with POST; %s is not supported yet",
 				t.Name(), c.Name(), o.HTTPMethod)
 		}
 		if len(o.HTTPParameters.HeaderParameters) > 0 {
-			return fmt.Errorf("target %s: connection %q: OAuth header parameters cannot be sent yet", t.Name(), c.Name())
+			return nil, fmt.Errorf("target %s: connection %q: OAuth header parameters cannot be sent yet", t.Name(), c.Name())
 		}
 		if err := noSecret("OAuth query", o.HTTPParameters.QueryStringParameters); err != nil {
-			return fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
+			return nil, fmt.Errorf("target %s: connection %q: %w", t.Name(), c.Name(), err)
 		}
-		extra, err := a.params(cfg, "auth.oauth.secret_extra_params", o.HTTPParameters.BodyParameters)
+		extra, err := params(cfg, "auth.oauth.secret_extra_params", o.HTTPParameters.BodyParameters, &secretKeys)
 		if err != nil {
-			return fmt.Errorf("target %s: connection %q: OAuth body parameters: %w", t.Name(), c.Name(), err)
+			return nil, fmt.Errorf("target %s: connection %q: OAuth body parameters: %w", t.Name(), c.Name(), err)
 		}
 		tokenURL := o.AuthorizationEndpoint
 		if qs := o.HTTPParameters.QueryStringParameters; len(qs) > 0 {
 			u, err := url.Parse(tokenURL)
 			if err != nil {
-				return fmt.Errorf("target %s: connection %q: token endpoint: %w", t.Name(), c.Name(), err)
+				return nil, fmt.Errorf("target %s: connection %q: token endpoint: %w", t.Name(), c.Name(), err)
 			}
 			q := u.Query()
 			for _, p := range qs {
@@ -217,13 +251,14 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 		cfg["auth.oauth.token_url"], cfg["auth.oauth.client_id"] = tokenURL, o.ClientID
 		cfg["auth.oauth.client_secret"], cfg["auth.oauth.scopes"] = o.ClientSecret, strings.Join(o.Scopes, " ")
 		cfg["auth.oauth.extra_params"] = string(eb)
+		secretKeys = append(secretKeys, "auth.oauth.client_secret")
 	}
-	return nil
+	return secretKeys, nil
 }
 
-// params returns the plain parameters of list as a map, and stores the secret ones, opened and sealed again
-// together as one JSON object, under secretKey of cfg (the http sink decrypts it as a whole).
-func (a *Adapter) params(cfg map[string]string, secretKey string, list []connection.Parameter) (map[string]string, error) {
+// params returns the plain parameters of list as a map, and stores the secret ones (opened) together as one JSON
+// object under secretKey of cfg, which it adds to secretKeys (the http sink opens it as a whole).
+func params(cfg map[string]string, secretKey string, list []connection.Parameter, secretKeys *[]string) (map[string]string, error) {
 	plainValues, secret := map[string]string{}, map[string]string{}
 	for _, p := range list {
 		if p.IsValueSecret {
@@ -232,38 +267,16 @@ func (a *Adapter) params(cfg map[string]string, secretKey string, list []connect
 			plainValues[p.Key] = p.Value
 		}
 	}
-	return plainValues, a.sealTogether(cfg, secretKey, secret)
+	if len(secret) > 0 {
+		b, _ := json.Marshal(secret) // a map of strings always marshals
+		cfg[secretKey] = string(b)
+		*secretKeys = append(*secretKeys, secretKey)
+	}
+	return plainValues, nil
 }
 
 // keySecretHeaders is the http sink's key of headers whose values are secret (worker/plugins/http).
 const keySecretHeaders = "secret_headers"
-
-// sealTogether opens each sealed value of sealed and stores them, sealed again together as one JSON object, under
-// key of cfg (the http sink opens it as a whole); nothing when sealed is empty. Errors name the entry, never a
-// value.
-func (a *Adapter) sealTogether(cfg map[string]string, key string, sealed map[string]string) error {
-	if len(sealed) == 0 {
-		return nil
-	}
-	if a.cfg.Secrets == nil {
-		return fmt.Errorf("secret values: this deployment has no master key")
-	}
-	plain := make(map[string]string, len(sealed))
-	for k, v := range sealed {
-		p, err := a.cfg.Secrets.Open(v)
-		if err != nil {
-			return fmt.Errorf("secret %q: %w", k, err)
-		}
-		plain[k] = p
-	}
-	b, _ := json.Marshal(plain) // a map of strings always marshals
-	s, err := a.cfg.Secrets.Seal(string(b))
-	if err != nil {
-		return fmt.Errorf("sealing secret values: %w", err)
-	}
-	cfg[key] = s
-	return nil
-}
 
 // noSecret refuses secret query parameters: a URL is not a place for secrets (it shows in logs and errors).
 func noSecret(what string, list []connection.Parameter) error {

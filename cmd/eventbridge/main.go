@@ -238,8 +238,15 @@ func (m *Main) Run(ctx context.Context) error {
 			Logger: log.With("component", "api-keys")},
 	}
 	m.identity = id
+	sealer, err := connect.NewSealer(m.masterKey)
+	if err != nil {
+		return err
+	}
 	if err := migrations.UpThen(ctx, db.SQL(), db.Dialect(), func(ctx context.Context) error {
-		return bootstrap(ctx, c, id, log)
+		if err := bootstrap(ctx, c, id, log); err != nil {
+			return err
+		}
+		return resealDatabase(ctx, db, sealer, log)
 	}); err != nil {
 		return fmt.Errorf("migrating the database: %w", err)
 	}
@@ -316,10 +323,6 @@ func (m *Main) Run(ctx context.Context) error {
 	targets := persistence.NewTargetRepository(db)
 	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
 	sourceRepo := persistence.NewSourceRepository(db)
-	sealer, err := connect.NewSealer(m.masterKey)
-	if err != nil {
-		return err
-	}
 	connectorStates := persistence.NewConnectorStateRepository(db)
 	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
 	m.adapter = connect.New(connect.Config{

@@ -32,6 +32,22 @@ func TestSecretsUpgrade(t *testing.T) {
 	w := workerClient(m)
 	ctx := context.Background()
 
+	// The database holds every secret sealed for its owner (version 2): none of version 1 is left.
+	for _, q := range []string{"SELECT auth_parameters FROM connections", "SELECT config FROM sources", "SELECT config FROM targets"} {
+		rows, err := m.db.SQL().QueryContext(ctx, q)
+		require.NoError(t, err)
+		values := 0
+		for rows.Next() {
+			var v string
+			require.NoError(t, rows.Scan(&v))
+			assert.NotContainsf(t, v, "enc:v1:", "%s", q)
+			values += strings.Count(v, "enc:v2:")
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		assert.Positivef(t, values, "%s holds secrets sealed in version 2", q)
+	}
+
 	// Every connector config holds its secrets sealed for itself (version 2), the worker REST one's too.
 	require.Eventually(t, func() bool {
 		cs, err := w.ListConnectors(ctx)

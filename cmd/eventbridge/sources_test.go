@@ -176,7 +176,7 @@ func TestWebhookSourceEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	stored, err := repo.Get(context.Background(), b.ID(), "github")
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(stored.Config()["http.signature.secret"], "enc:v1:"), "sealed in the database")
+	assert.True(t, strings.HasPrefix(stored.Config()["http.signature.secret"], "enc:v2:"), "sealed in the database")
 
 	body := []byte(`{"ref": "refs/heads/main", "commits": 3}`)
 	sign := func(b []byte) string {

@@ -6,6 +6,7 @@ package connection
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -50,10 +51,113 @@ var (
 	ErrQuotaExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "ConnectionQuotaExceeded"}
 )
 
-// Sealer encrypts a secret before it is kept. Its output is opaque to the domain (enc:v1:... ciphertext under the
-// installation's master key); its errors must not contain the plaintext.
-type Sealer interface {
-	Seal(plaintext string) (string, error)
+// Sealer seals a secret for its owner (the connection's account and id, and the field) before it is kept.
+type Sealer = domain.Sealer
+
+// Fields of a connection's secrets as their owner names them (domain.SecretOwner.Field); a parameter's is
+// "<list>:<key>" with list one of ParamLists.
+const (
+	FieldBasicPassword     = "basic.password"
+	FieldAPIKeyValue       = "apiKey.value"
+	FieldOAuthClientSecret = "oauth.clientSecret"
+)
+
+// owner is the owner of the connection's secret in field.
+func (c *Connection) owner(field string) domain.SecretOwner {
+	return domain.SecretOwner{Account: c.accountID, Kind: "connection", ID: c.id, Field: field}
+}
+
+// eachSecret calls fn with the owner field and a pointer to every secret value of spec that is set: the
+// authorization's and the secret parameters' (invocation and OAuth).
+func eachSecret(spec *Spec, fn func(field string, v *string) error) error {
+	var err error
+	do := func(field string, v *string) {
+		if err == nil && *v != "" {
+			err = fn(field, v)
+		}
+	}
+	params := func(prefix string, p *HTTPParameters) {
+		for list, ps := range map[string][]Parameter{"header": p.HeaderParameters, "query": p.QueryStringParameters, "body": p.BodyParameters} {
+			for i := range ps {
+				if ps[i].IsValueSecret {
+					do(prefix+"."+list+":"+ps[i].Key, &ps[i].Value)
+				}
+			}
+		}
+	}
+	if spec.Basic != nil {
+		do(FieldBasicPassword, &spec.Basic.Password)
+	}
+	if spec.APIKey != nil {
+		do(FieldAPIKeyValue, &spec.APIKey.APIKeyValue)
+	}
+	if spec.OAuth != nil {
+		do(FieldOAuthClientSecret, &spec.OAuth.ClientSecret)
+		params("oauth", &spec.OAuth.HTTPParameters)
+	}
+	params("invocation", &spec.InvocationHTTPParameters)
+	return err
+}
+
+// clone returns a deep copy of spec (its parameters and pointers are not shared).
+func (spec Spec) clone() Spec {
+	out := spec
+	cp := func(l []Parameter) []Parameter { return append([]Parameter(nil), l...) }
+	cpp := func(p HTTPParameters) HTTPParameters {
+		return HTTPParameters{HeaderParameters: cp(p.HeaderParameters), QueryStringParameters: cp(p.QueryStringParameters),
+			BodyParameters: cp(p.BodyParameters)}
+	}
+	if spec.Basic != nil {
+		b := *spec.Basic
+		out.Basic = &b
+	}
+	if spec.APIKey != nil {
+		k := *spec.APIKey
+		out.APIKey = &k
+	}
+	if spec.OAuth != nil {
+		o := *spec.OAuth
+		o.Scopes = append([]string(nil), o.Scopes...)
+		o.HTTPParameters = cpp(o.HTTPParameters)
+		out.OAuth = &o
+	}
+	out.InvocationHTTPParameters = cpp(spec.InvocationHTTPParameters)
+	return out
+}
+
+// Opened returns the connection's declaration with its secrets opened, for the runtime adapter, which hands them to
+// a connector sealed for it. Errors name the field, never a value.
+func (c *Connection) Opened(open domain.Opener) (Spec, error) {
+	out := c.spec.clone()
+	err := eachSecret(&out, func(field string, v *string) error {
+		p, err := open.Open(c.owner(field), *v)
+		if err != nil {
+			return fmt.Errorf("connection %s: secret %s: %w", c.id, field, err)
+		}
+		*v = p
+		return nil
+	})
+	return out, err
+}
+
+// Reseal replaces every sealed value with what f makes of it (the start-up migration); changed tells whether one
+// changed.
+func (c *Connection) Reseal(f domain.Resealer) (changed bool, err error) {
+	next := c.spec.clone()
+	err = eachSecret(&next, func(field string, v *string) error {
+		nv, err := f(c.owner(field), *v)
+		if err != nil {
+			return fmt.Errorf("connection %s: secret %s: %w", c.id, field, err)
+		}
+		if nv != *v {
+			*v, changed = nv, true
+		}
+		return nil
+	})
+	if err == nil && changed {
+		c.spec = next
+	}
+	return changed, err
 }
 
 // Parameter is a key and a value added to a request. A secret value is sealed in a Connection; in a Spec an
@@ -170,7 +274,7 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 			return domain.Invalid(fields[t], "%s must be absent when authorizationType is %s", fields[t], spec.AuthorizationType)
 		}
 	}
-	s := secrets{sealer: sealer}
+	s := secrets{sealer: sealer, owner: c.owner}
 	switch spec.AuthorizationType {
 	case Basic:
 		f := fields[Basic] + "."
@@ -182,7 +286,7 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 		if old.AuthorizationType == Basic && old.Basic != nil {
 			kept = old.Basic.Password
 		}
-		if b.Password, s.err = s.seal(f+"password", b.Password, kept); s.err != nil {
+		if b.Password, s.err = s.seal(f+"password", FieldBasicPassword, b.Password, kept); s.err != nil {
 			return s.err
 		}
 		next.Basic = &b
@@ -199,7 +303,7 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 		if old.AuthorizationType == APIKey && old.APIKey != nil {
 			kept = old.APIKey.APIKeyValue
 		}
-		if k.APIKeyValue, s.err = s.seal(f+"apiKeyValue", k.APIKeyValue, kept); s.err != nil {
+		if k.APIKeyValue, s.err = s.seal(f+"apiKeyValue", FieldAPIKeyValue, k.APIKeyValue, kept); s.err != nil {
 			return s.err
 		}
 		next.APIKey = &k
@@ -210,7 +314,7 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 		}
 		next.OAuth = &o
 	}
-	inv, err := s.params(ap+"invocationHttpParameters.", spec.InvocationHTTPParameters, old.InvocationHTTPParameters)
+	inv, err := s.params(ap+"invocationHttpParameters.", "invocation", spec.InvocationHTTPParameters, old.InvocationHTTPParameters)
 	if err != nil {
 		return err
 	}
@@ -224,15 +328,16 @@ var (
 	scopeRe      = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]{1,256}$`) // RFC 6749 scope-token
 )
 
-// secrets seals the secrets of one change.
+// secrets seals the secrets of one change, for their owner.
 type secrets struct {
 	sealer Sealer
+	owner  func(field string) domain.SecretOwner
 	err    error
 }
 
 // seal returns the sealed form of plaintext, or kept when plaintext is empty and something is kept. Its errors
 // never contain the plaintext.
-func (s *secrets) seal(field, plaintext, kept string) (string, error) {
+func (s *secrets) seal(field, ownerField, plaintext, kept string) (string, error) {
 	if plaintext == "" {
 		if kept != "" {
 			return kept, nil
@@ -248,7 +353,7 @@ func (s *secrets) seal(field, plaintext, kept string) (string, error) {
 	if s.sealer == nil {
 		return "", domain.ErrInternal.With("no sealer to encrypt %s", field)
 	}
-	sealed, err := s.sealer.Seal(plaintext)
+	sealed, err := s.sealer.Seal(s.owner(ownerField), plaintext)
 	if err != nil {
 		return "", domain.ErrInternal.With("encrypting %s failed", field)
 	}
@@ -280,7 +385,7 @@ func (s *secrets) oauth(f string, o OAuthParameters, old Spec) (OAuthParameters,
 	if err := validateText(cp+"clientId", o.ClientID, true); err != nil {
 		return o, err
 	}
-	if o.ClientSecret, err = s.seal(cp+"clientSecret", o.ClientSecret, oldOAuth.ClientSecret); err != nil {
+	if o.ClientSecret, err = s.seal(cp+"clientSecret", FieldOAuthClientSecret, o.ClientSecret, oldOAuth.ClientSecret); err != nil {
 		return o, err
 	}
 	if len(o.Scopes) > MaxScopes {
@@ -292,29 +397,29 @@ func (s *secrets) oauth(f string, o OAuthParameters, old Spec) (OAuthParameters,
 		}
 	}
 	o.Scopes = append([]string(nil), o.Scopes...)
-	if o.HTTPParameters, err = s.params(f+"oauthHttpParameters.", o.HTTPParameters, oldOAuth.HTTPParameters); err != nil {
+	if o.HTTPParameters, err = s.params(f+"oauthHttpParameters.", "oauth", o.HTTPParameters, oldOAuth.HTTPParameters); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
 // params validates and seals a set of parameters; old holds the sealed values that empty secrets keep.
-func (s *secrets) params(f string, p, old HTTPParameters) (HTTPParameters, error) {
+func (s *secrets) params(f, ownerPrefix string, p, old HTTPParameters) (HTTPParameters, error) {
 	var out HTTPParameters
 	var err error
-	if out.HeaderParameters, err = s.list(f+"headerParameters", p.HeaderParameters, old.HeaderParameters, true); err != nil {
+	if out.HeaderParameters, err = s.list(f+"headerParameters", ownerPrefix+".header", p.HeaderParameters, old.HeaderParameters, true); err != nil {
 		return out, err
 	}
-	if out.QueryStringParameters, err = s.list(f+"queryStringParameters", p.QueryStringParameters, old.QueryStringParameters, false); err != nil {
+	if out.QueryStringParameters, err = s.list(f+"queryStringParameters", ownerPrefix+".query", p.QueryStringParameters, old.QueryStringParameters, false); err != nil {
 		return out, err
 	}
-	if out.BodyParameters, err = s.list(f+"bodyParameters", p.BodyParameters, old.BodyParameters, false); err != nil {
+	if out.BodyParameters, err = s.list(f+"bodyParameters", ownerPrefix+".body", p.BodyParameters, old.BodyParameters, false); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (s *secrets) list(field string, in, old []Parameter, headers bool) ([]Parameter, error) {
+func (s *secrets) list(field, ownerList string, in, old []Parameter, headers bool) ([]Parameter, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
@@ -348,7 +453,7 @@ func (s *secrets) list(field string, in, old []Parameter, headers bool) ([]Param
 				}
 			}
 			var err error
-			if p.Value, err = s.seal(f+"value", p.Value, kept); err != nil {
+			if p.Value, err = s.seal(f+"value", ownerList+":"+p.Key, p.Value, kept); err != nil {
 				return nil, err
 			}
 		} else if err := validateText(f+"value", p.Value, false); err != nil {

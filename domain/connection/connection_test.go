@@ -12,7 +12,7 @@ import (
 // fakeSealer seals by prefixing and hiding the plaintext in hex-like form, so tests can tell sealed from plain.
 type fakeSealer struct{ n int }
 
-func (f *fakeSealer) Seal(p string) (string, error) {
+func (f *fakeSealer) Seal(_ domain.SecretOwner, p string) (string, error) {
 	f.n++
 	var b strings.Builder
 	b.WriteString("sealed:")
@@ -24,7 +24,7 @@ func (f *fakeSealer) Seal(p string) (string, error) {
 
 type failingSealer struct{}
 
-func (failingSealer) Seal(string) (string, error) { return "", errors.New("no key") }
+func (failingSealer) Seal(domain.SecretOwner, string) (string, error) { return "", errors.New("no key") }
 
 func basicSpec() Spec {
 	return Spec{Name: "c", AuthorizationType: Basic, Basic: &BasicAuth{Username: "u", Password: "pw"}}

@@ -166,7 +166,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	r, err := rule.New("acme", b.ID(), "created", "", []byte(`{"source":["shop"]}`), rule.Enabled, now)
 	require.NoError(t, err)
-	tg, err := target.New("acme", b.ID(), r.ID(), target.Spec{Name: "hook", Type: target.Log, RetryPolicy: target.DefaultRetryPolicy()}, now)
+	tg, err := target.New("acme", b.ID(), r.ID(), target.Spec{Name: "hook", Type: target.Log, RetryPolicy: target.DefaultRetryPolicy()}, nil, now)
 	require.NoError(t, err)
 	f := &fixture{store: newMemStore(), buses: &oneBus{b: b}, dest: deadletter.Destination{BusID: b.ID(), RuleID: r.ID(), TargetID: tg.ID()}}
 	f.svc = &deadletter.Service{Store: f.store, Buses: f.buses, Rules: &oneRule{r: r}, Targets: &oneTarget{t: tg}}

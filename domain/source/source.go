@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -238,18 +239,59 @@ func (s *Source) Change(spec Spec, now time.Time) error {
 	return nil
 }
 
-// Sealer encrypts a secret value before it is kept (enc:v1:... under the master key).
-type Sealer interface {
-	Seal(plaintext string) (string, error)
-}
+// Sealer seals a secret value for its owner (the source's account and id, and the config key) before it is kept.
+type Sealer = domain.Sealer
 
-// Opener decrypts what a Sealer sealed.
-type Opener interface {
-	Open(ciphertext string) (string, error)
-}
+// Opener opens what a Sealer sealed for the same owner.
+type Opener = domain.Opener
 
 // SealedPrefix starts every sealed value.
-const SealedPrefix = "enc:"
+const SealedPrefix = domain.SealedPrefix
+
+// owner is the owner of the source's secret config value of key.
+func (s *Source) owner(key string) domain.SecretOwner {
+	return domain.SecretOwner{Account: s.accountID, Kind: "source", ID: s.id, Field: key}
+}
+
+// OpenedConfig returns the source's config with its secret values opened, for the runtime adapter, which hands
+// them to the source's connector sealed for it. Errors name the key, never a value.
+func (s *Source) OpenedConfig(open Opener) (map[string]string, error) {
+	out := s.Config()
+	for _, k := range s.secretKeys {
+		v := out[k]
+		if !strings.HasPrefix(v, SealedPrefix) {
+			continue
+		}
+		if open == nil {
+			return nil, fmt.Errorf("source %s: config key %s is sealed and this deployment cannot open it", s.id, k)
+		}
+		p, err := open.Open(s.owner(k), v)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: config key %s: %w", s.id, k, err)
+		}
+		out[k] = p
+	}
+	return out, nil
+}
+
+// Reseal replaces every sealed value with what f makes of it (the start-up migration); changed tells whether one
+// changed.
+func (s *Source) Reseal(f domain.Resealer) (changed bool, err error) {
+	for _, k := range s.secretKeys {
+		v := s.config[k]
+		if !strings.HasPrefix(v, SealedPrefix) {
+			continue
+		}
+		nv, err := f(s.owner(k), v)
+		if err != nil {
+			return changed, fmt.Errorf("source %s: config key %s: %w", s.id, k, err)
+		}
+		if nv != v {
+			s.config[k], changed = nv, true
+		}
+	}
+	return changed, nil
+}
 
 // Seal records which keys are secret and seals their values that are not sealed yet.
 func (s *Source) Seal(secretKeys []string, sealer Sealer) error {
@@ -263,7 +305,7 @@ func (s *Source) Seal(secretKeys []string, sealer Sealer) error {
 		if sealer == nil {
 			return domain.Invalid("config."+k, "config key %q is secret and this deployment cannot seal secrets", k)
 		}
-		sealed, err := sealer.Seal(v)
+		sealed, err := sealer.Seal(s.owner(k), v)
 		if err != nil {
 			return domain.ErrInternal.With("sealing config key %q", k)
 		}

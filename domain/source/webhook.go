@@ -201,7 +201,7 @@ func WebhookOf(s *Source, open Opener) (*Webhook, error) {
 		if open == nil {
 			return nil, invalidKey(KeySignatureSecret, "it is sealed and this deployment cannot open it")
 		}
-		if secret, err = open.Open(secret); err != nil {
+		if secret, err = open.Open(s.owner(KeySignatureSecret), secret); err != nil {
 			return nil, invalidKey(KeySignatureSecret, "it cannot be opened with this deployment's master key")
 		}
 	}

@@ -193,7 +193,7 @@ func upper(s string) string {
 
 type fakeOpener struct{}
 
-func (fakeOpener) Open(c string) (string, error) { return c[len("enc:v1:"):], nil }
+func (fakeOpener) Open(_ domain.SecretOwner, c string) (string, error) { return c[len("enc:v1:"):], nil }
 
 func TestWebhookOpensSealedSecret(t *testing.T) {
 	t.Parallel()
@@ -285,7 +285,7 @@ func TestSourceForm(t *testing.T) {
 
 type upperSealer struct{}
 
-func (upperSealer) Seal(p string) (string, error) { return "enc:v1:" + p, nil }
+func (upperSealer) Seal(_ domain.SecretOwner, p string) (string, error) { return "enc:v1:" + p, nil }
 
 func TestSourceSecretsAndChange(t *testing.T) {
 	t.Parallel()

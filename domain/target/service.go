@@ -48,10 +48,8 @@ type PluginChecker interface {
 	CheckSink(ctx context.Context, typ Type, cfg map[string]string) (secretKeys []string, err error)
 }
 
-// Sealer encrypts a secret value before it is kept (enc:v1:... under the master key).
-type Sealer interface {
-	Seal(plaintext string) (string, error)
-}
+// Sealer seals a secret value for its owner (the target's account and id, and the field) before it is kept.
+type Sealer = domain.Sealer
 
 // preparePlugin validates a plugin target's config through the runtime and seals its secret values (masks and
 // values sealed already stay as they are).
@@ -71,17 +69,7 @@ func (s *Service) preparePlugin(ctx context.Context, spec Spec) (Spec, error) {
 	if err != nil {
 		return spec, err
 	}
-	cfg := maps.Clone(spec.Config)
-	for _, k := range secrets {
-		v, ok := cfg[k]
-		if !ok || v == "" || v == SecretMask {
-			continue
-		}
-		if cfg[k], err = s.seal("config."+k, v); err != nil {
-			return spec, err
-		}
-	}
-	spec.Config = cfg
+	spec.SecretKeys = secrets // sealed by Change, for the target they belong to
 	return spec, nil
 }
 
@@ -95,40 +83,17 @@ func notSealed(field, v string) error {
 	return nil
 }
 
-// seal seals one secret value of field; its errors never hold the value.
-func (s *Service) seal(field, v string) (string, error) {
-	if s.Sealer == nil {
-		return "", domain.Invalid(field, "%s is secret and this deployment cannot seal secrets", field)
-	}
-	sealed, err := s.Sealer.Seal(v)
-	if err != nil {
-		return "", domain.ErrInternal.With("sealing %s", field)
-	}
-	return sealed, nil
-}
-
-// sealHeaders seals the plaintext values of an http target's secret headers (SecretMask stays, to keep the stored
-// value); a sealed value given as input is refused.
-func (s *Service) sealHeaders(c HTTPConfig) (HTTPConfig, error) {
-	if len(c.Headers) == 0 {
-		return c, nil
-	}
-	c.Headers = maps.Clone(c.Headers)
+// checkHeaders refuses a sealed value given as the value of an http target's secret header (Change seals the
+// plaintext ones).
+func checkHeaders(c HTTPConfig) error {
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
-		v, field := c.Headers[k], "config.headers."+k
-		if !c.IsSecretHeader(k) || v == SecretMask {
-			continue
+		if c.IsSecretHeader(k) {
+			if err := notSealed("config.headers."+k, c.Headers[k]); err != nil {
+				return err
+			}
 		}
-		if err := notSealed(field, v); err != nil {
-			return c, err
-		}
-		sealed, err := s.seal(field, v)
-		if err != nil {
-			return c, err
-		}
-		c.Headers[k] = sealed
 	}
-	return c, nil
+	return nil
 }
 
 // APIDestinationFinder finds an account's API destination by name (apidestination.ErrNotFound otherwise).
@@ -147,7 +112,7 @@ func (s *Service) prepare(ctx context.Context, accountID string, own *bus.Bus, s
 			return spec, err
 		}
 	case spec.Type == HTTP:
-		if spec.HTTP, err = s.sealHeaders(spec.HTTP); err != nil {
+		if err := checkHeaders(spec.HTTP); err != nil {
 			return spec, err
 		}
 	}
@@ -222,9 +187,9 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 
 // store creates or replaces the target of a prepared spec, then applies the bus to the runtime.
 func (s *Service) store(ctx context.Context, accountID string, b *bus.Bus, r *rule.Rule, spec Spec) (t *Target, created bool, err error) {
-	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Clock.Now()) })
+	t, err = s.Targets.Update(ctx, r.ID(), spec.Name, func(t *Target) error { return t.Change(spec, s.Sealer, s.Clock.Now()) })
 	if errors.Is(err, ErrNotFound) {
-		t, err = New(accountID, b.ID(), r.ID(), spec, s.Clock.Now())
+		t, err = New(accountID, b.ID(), r.ID(), spec, s.Sealer, s.Clock.Now())
 		if err != nil {
 			return nil, false, err
 		}
@@ -255,7 +220,7 @@ func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accou
 	seen := map[string]bool{}
 	prepared := make([]Spec, len(specs))
 	for i, spec := range specs {
-		if _, err := New(accountID, "-", "-", spec, s.Clock.Now()); err != nil {
+		if _, err := New(accountID, "-", "-", spec, s.Sealer, s.Clock.Now()); err != nil {
 			return nil, nil, indexed(err, i)
 		}
 		if prepared[i], err = s.prepare(ctx, accountID, b, spec); err != nil {
@@ -354,19 +319,11 @@ func (s *Service) SealStoredHeaders(ctx context.Context) (int, error) {
 				continue
 			}
 			_, err := s.Targets.Update(ctx, t.RuleID(), t.Name(), func(t *Target) error {
-				headers := maps.Clone(t.http.Headers)
-				for k, v := range headers {
-					if !t.http.IsSecretHeader(k) || v == "" || strings.HasPrefix(v, SealedPrefix) {
-						continue
-					}
-					sealed, err := s.seal("config.headers."+k, v)
-					if err != nil {
-						return err
-					}
-					headers[k] = sealed
+				if s.Sealer == nil {
+					return domain.Invalid("config.headers", "this deployment cannot seal secrets")
 				}
-				t.http.Headers = headers
-				return nil
+				_, err := t.SealClearHeaders(s.Sealer)
+				return err
 			})
 			if err != nil {
 				return changed, fmt.Errorf("sealing the secret headers of target %s: %w", t.ID(), err)

@@ -3,6 +3,7 @@ package target
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/textproto"
@@ -61,8 +62,8 @@ func reserved(key string) bool {
 	return false
 }
 
-// SealedPrefix starts every sealed value (enc:v1:... under the master key).
-const SealedPrefix = "enc:"
+// SealedPrefix starts every sealed value.
+const SealedPrefix = domain.SealedPrefix
 
 // PublicConfig is Config with every sealed value replaced by SecretMask, for answers.
 func (t *Target) PublicConfig() map[string]string {
@@ -231,6 +232,96 @@ func (c HTTPConfig) normalize() (HTTPConfig, error) {
 	return c, nil
 }
 
+// owner is the owner of the target's secret of field: "config.<key>" of a plugin target, "headers.<Name>" of an http
+// target's secret header.
+func (t *Target) owner(field string) domain.SecretOwner {
+	return domain.SecretOwner{Account: t.accountID, Kind: "target", ID: t.id, Field: field}
+}
+
+// IsSealedValue reports whether v has the form of a sealed value.
+func IsSealedValue(v string) bool { return strings.HasPrefix(v, SealedPrefix) }
+
+func headerField(name string) string { return "headers." + textproto.CanonicalMIMEHeaderKey(name) }
+
+// OpenedConfig returns a plugin target's config with its sealed values opened, and the keys that were sealed, for
+// the runtime adapter, which hands them to the target's connector sealed for it. Errors name the key, never a value.
+func (t *Target) OpenedConfig(open domain.Opener) (cfg map[string]string, secretKeys []string, err error) {
+	cfg = t.Config()
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if !strings.HasPrefix(cfg[k], SealedPrefix) {
+			continue
+		}
+		if cfg[k], err = open.Open(t.owner("config."+k), cfg[k]); err != nil {
+			return nil, nil, fmt.Errorf("target %s: config key %s: %w", t.id, k, err)
+		}
+		secretKeys = append(secretKeys, k)
+	}
+	return cfg, secretKeys, nil
+}
+
+// OpenedSecretHeaders returns an http target's secret headers with their values opened, for the runtime adapter.
+func (t *Target) OpenedSecretHeaders(open domain.Opener) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range t.http.Headers {
+		if !t.http.IsSecretHeader(k) {
+			continue
+		}
+		if strings.HasPrefix(v, SealedPrefix) {
+			p, err := open.Open(t.owner(headerField(k)), v)
+			if err != nil {
+				return nil, fmt.Errorf("target %s: header %s: %w", t.id, k, err)
+			}
+			v = p
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Reseal replaces every sealed value with what f makes of it (the start-up migration); changed tells whether one
+// changed.
+func (t *Target) Reseal(f domain.Resealer) (changed bool, err error) {
+	apply := func(m map[string]string, field func(string) string) error {
+		for k, v := range m {
+			if !strings.HasPrefix(v, SealedPrefix) {
+				continue
+			}
+			nv, err := f(t.owner(field(k)), v)
+			if err != nil {
+				return fmt.Errorf("target %s: %s: %w", t.id, field(k), err)
+			}
+			if nv != v {
+				m[k], changed = nv, true
+			}
+		}
+		return nil
+	}
+	t.config, t.http.Headers = maps.Clone(t.config), maps.Clone(t.http.Headers)
+	if err := apply(t.config, func(k string) string { return "config." + k }); err != nil {
+		return changed, err
+	}
+	return changed, apply(t.http.Headers, headerField)
+}
+
+// SealClearHeaders seals the values of secret headers the target holds in clear (stored before secret headers were
+// sealed); changed tells whether there were any.
+func (t *Target) SealClearHeaders(sealer domain.Sealer) (changed bool, err error) {
+	if !t.hasClearSecretHeaders() {
+		return false, nil
+	}
+	headers := maps.Clone(t.http.Headers)
+	for k, v := range headers {
+		if !t.http.IsSecretHeader(k) || v == "" || strings.HasPrefix(v, SealedPrefix) {
+			continue
+		}
+		if headers[k], err = sealer.Seal(t.owner(headerField(k)), v); err != nil {
+			return false, domain.ErrInternal.With("sealing config.headers.%s", k)
+		}
+	}
+	t.http.Headers = headers
+	return true, nil
+}
+
 // hasClearSecretHeaders reports whether an http target holds a secret header's value unsealed.
 func (t *Target) hasClearSecretHeaders() bool {
 	if t.typ != HTTP {
@@ -244,9 +335,9 @@ func (t *Target) hasClearSecretHeaders() bool {
 	return false
 }
 
-// keepSecretHeaders returns c's headers with SecretMask replaced by the stored sealed value of the header; every
-// secret header must be sealed by then (Service seals them before they reach Change).
-func (t *Target) keepSecretHeaders(c HTTPConfig) (map[string]string, error) {
+// sealSecretHeaders returns c's headers with the values of secret headers sealed, and SecretMask replaced by the
+// stored sealed value of the header.
+func (t *Target) sealSecretHeaders(c HTTPConfig, sealer domain.Sealer) (map[string]string, error) {
 	if c.Headers == nil {
 		return nil, nil
 	}
@@ -264,8 +355,14 @@ func (t *Target) keepSecretHeaders(c HTTPConfig) (map[string]string, error) {
 				return nil, domain.Invalid(field, "%s is %s, the mask of a stored secret, but the target has none stored: give the value", field, SecretMask)
 			}
 			v = old
-		case !strings.HasPrefix(v, SealedPrefix):
+		case sealer == nil:
 			return nil, domain.Invalid(field, "%s is secret and this deployment cannot seal secrets", field)
+		default:
+			sealed, err := sealer.Seal(t.owner(headerField(k)), v)
+			if err != nil {
+				return nil, domain.ErrInternal.With("sealing %s", field)
+			}
+			v = sealed
 		}
 		out[k] = v
 	}
@@ -340,18 +437,20 @@ type Spec struct {
 	// DeadLetterBus, when set, names a bus of the same account that receives the events this target gives up,
 	// with the reason, the attempts and the target; otherwise they go to the account's dead-letter stream.
 	DeadLetterBus string
-	// Config holds the keys of a plugin target's sink plugin (values as the connector config has them; secret
-	// values sealed by the service before they are stored). SecretMask for a key keeps the stored value.
+	// Config holds the keys of a plugin target's sink plugin, secret values in plaintext (sealed by Change).
+	// SecretMask for a key keeps the stored value.
 	Config map[string]string
+	// SecretKeys names the keys of Config whose values are secret, as the runtime's plugin says.
+	SecretKeys []string
 }
 
 // New validates and returns a new target of a rule with a fresh id.
-func New(accountID, busID, ruleID string, spec Spec, now time.Time) (*Target, error) {
+func New(accountID, busID, ruleID string, spec Spec, sealer domain.Sealer, now time.Time) (*Target, error) {
 	if err := domain.ValidateName("name", spec.Name); err != nil {
 		return nil, err
 	}
 	t := &Target{id: domain.NewID(), accountID: accountID, busID: busID, ruleID: ruleID, name: spec.Name, createdAt: now.UTC()}
-	if err := t.Change(spec, now); err != nil {
+	if err := t.Change(spec, sealer, now); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -359,7 +458,7 @@ func New(accountID, busID, ruleID string, spec Spec, now time.Time) (*Target, er
 
 // Change replaces the type, the configuration, the transformer and the retry policy after validating them. The
 // name stays. A transformer that does not compile is a validation error naming its field (inputTemplate, ...).
-func (t *Target) Change(spec Spec, now time.Time) error {
+func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 	var c HTTPConfig
 	switch spec.Type {
 	case HTTP:
@@ -367,7 +466,7 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 		if c, err = spec.HTTP.normalize(); err != nil {
 			return err
 		}
-		if c.Headers, err = t.keepSecretHeaders(c); err != nil {
+		if c.Headers, err = t.sealSecretHeaders(c, sealer); err != nil {
 			return err
 		}
 	case APIDestination:
@@ -396,12 +495,22 @@ func (t *Target) Change(spec Spec, now time.Time) error {
 	if spec.Type.IsPlugin() {
 		cfg = map[string]string{}
 		for k, v := range spec.Config {
-			if v == SecretMask {
+			switch {
+			case v == SecretMask:
 				old, ok := t.config[k]
 				if !ok || t.typ != spec.Type {
 					return domain.Invalid("config."+k, "config.%s is %s, the mask of a stored secret, but the target has none stored: give the value", k, SecretMask)
 				}
 				v = old
+			case v != "" && slices.Contains(spec.SecretKeys, k):
+				if sealer == nil {
+					return domain.Invalid("config."+k, "config.%s is secret and this deployment cannot seal secrets", k)
+				}
+				sealed, err := sealer.Seal(t.owner("config."+k), v)
+				if err != nil {
+					return domain.ErrInternal.With("sealing config.%s", k)
+				}
+				v = sealed
 			}
 			cfg[k] = v
 		}

@@ -55,7 +55,7 @@ func TestNewValidates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := New("default", "b", "r", tc.spec, now)
+			got, err := New("default", "b", "r", tc.spec, nil, now)
 			if tc.wantField == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -89,18 +89,18 @@ func TestChangeReplacesTheTransformer(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	spec := withTransformer(transform.Spec{Input: ptr(`"v1"`)})
-	tg, err := New("default", "b", "r", spec, now)
+	tg, err := New("default", "b", "r", spec, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := withTransformer(transform.Spec{Input: ptr("not json")})
-	if err := tg.Change(bad, now); !errors.Is(err, domain.ErrValidation) {
+	if err := tg.Change(bad, nil, now); !errors.Is(err, domain.ErrValidation) {
 		t.Fatalf("want a validation error, got %v", err)
 	}
 	if !tg.Transformer().Equal(spec.Transformer) {
 		t.Fatal("a refused change left the transformer changed")
 	}
-	if err := tg.Change(withTransformer(transform.Spec{}), now); err != nil {
+	if err := tg.Change(withTransformer(transform.Spec{}), nil, now); err != nil {
 		t.Fatal(err)
 	}
 	if !tg.Transformer().IsZero() {
@@ -113,7 +113,7 @@ func TestPluginTargetKeepsMaskedSecrets(t *testing.T) {
 	now := time.Now()
 	spec := Spec{Name: "t", Type: "mqtt", RetryPolicy: DefaultRetryPolicy(),
 		Config: map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.password": "enc:v1:abc"}}
-	tg, err := New("a", "b", "r", spec, now)
+	tg, err := New("a", "b", "r", spec, nil, now)
 	require.NoError(t, err)
 	require.True(t, tg.Type().IsPlugin())
 	require.Equal(t, map[string]string{"mqtt.url": "tcp://broker:1883", "mqtt.password": SecretMask}, tg.PublicConfig())
@@ -121,18 +121,18 @@ func TestPluginTargetKeepsMaskedSecrets(t *testing.T) {
 	// Given back masked, the stored secret stays; given anew, it is replaced.
 	spec.Config = tg.PublicConfig()
 	spec.Config["mqtt.url"] = "tcp://other:1883"
-	require.NoError(t, tg.Change(spec, now))
+	require.NoError(t, tg.Change(spec, nil, now))
 	require.Equal(t, map[string]string{"mqtt.url": "tcp://other:1883", "mqtt.password": "enc:v1:abc"}, tg.Config())
 	spec.Config["mqtt.password"] = "enc:v1:new"
-	require.NoError(t, tg.Change(spec, now))
+	require.NoError(t, tg.Change(spec, nil, now))
 	require.Equal(t, "enc:v1:new", tg.Config()["mqtt.password"])
 
 	// Changing the type drops the old secrets: a mask then has nothing to keep.
 	spec.Type, spec.Config = "other-sink", map[string]string{"mqtt.password": SecretMask}
-	require.Error(t, tg.Change(spec, now))
+	require.Error(t, tg.Change(spec, nil, now))
 
 	// A built-in type carries no plugin config.
-	require.NoError(t, tg.Change(Spec{Name: "t", Type: Log, RetryPolicy: DefaultRetryPolicy()}, now))
+	require.NoError(t, tg.Change(Spec{Name: "t", Type: Log, RetryPolicy: DefaultRetryPolicy()}, nil, now))
 	require.Nil(t, tg.Config())
 	require.False(t, Log.IsPlugin())
 }
@@ -144,13 +144,16 @@ func (sinks) CheckSink(_ context.Context, _ Type, _ map[string]string) ([]string
 	return []string{"mqtt.password"}, nil
 }
 
-// prefixSealer seals by prefixing, so a test sees what was sealed.
+// prefixSealer seals by prefixing the owner's field, so a test sees what was sealed for what.
 type prefixSealer struct{}
 
-func (prefixSealer) Seal(p string) (string, error) { return "enc:test:" + p, nil }
+func (prefixSealer) Seal(o domain.SecretOwner, p string) (string, error) {
+	return "enc:test:" + o.Kind + "/" + o.ID + "/" + o.Field + ":" + p, nil
+}
 
 // TestServiceNeverTakesSealedInput: a sealed value (enc:...) given in a plugin target's config or as a secret
-// header is refused, whoever it belonged to; plaintext is sealed, the mask kept for Change to resolve.
+// header is refused, whoever it belonged to; plaintext is sealed by Change for the target and field it belongs to,
+// the mask keeps the stored value.
 func TestServiceNeverTakesSealedInput(t *testing.T) {
 	t.Parallel()
 	s := &Service{Plugins: sinks{}, Sealer: prefixSealer{}}
@@ -161,15 +164,21 @@ func TestServiceNeverTakesSealedInput(t *testing.T) {
 	require.Equal(t, "config.mqtt.password", de.Field)
 	_, err = s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.url": "enc:v1:x"}})
 	require.ErrorIs(t, err, domain.ErrValidation, "in any key")
-	spec, err := s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", Config: map[string]string{"mqtt.password": "pw", "mqtt.url": "tcp://b:1883"}})
+	spec, err := s.preparePlugin(ctx, Spec{Name: "t", Type: "mqtt", RetryPolicy: DefaultRetryPolicy(),
+		Config: map[string]string{"mqtt.password": "pw", "mqtt.url": "tcp://b:1883"}})
 	require.NoError(t, err)
-	require.Equal(t, "enc:test:pw", spec.Config["mqtt.password"])
-	require.Equal(t, "tcp://b:1883", spec.Config["mqtt.url"])
+	require.Equal(t, []string{"mqtt.password"}, spec.SecretKeys)
+	tg, err := New("acme", "b", "r", spec, prefixSealer{}, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, "enc:test:target/"+tg.ID()+"/config.mqtt.password:pw", tg.Config()["mqtt.password"])
+	require.Equal(t, "tcp://b:1883", tg.Config()["mqtt.url"])
 
-	_, err = s.sealHeaders(HTTPConfig{Headers: map[string]string{"Authorization": "enc:v1:x"}})
-	require.ErrorIs(t, err, domain.ErrValidation)
-	c, err := s.sealHeaders(HTTPConfig{Headers: map[string]string{"Authorization": "Bearer t", "Cookie": SecretMask, "X-Team": "enc:v1:not-secret"}})
-	require.NoError(t, err)
-	require.Equal(t, map[string]string{"Authorization": "enc:test:Bearer t", "Cookie": SecretMask, "X-Team": "enc:v1:not-secret"}, c.Headers,
+	require.ErrorIs(t, checkHeaders(HTTPConfig{Headers: map[string]string{"Authorization": "enc:v1:x"}}), domain.ErrValidation)
+	require.NoError(t, checkHeaders(HTTPConfig{Headers: map[string]string{"X-Team": "enc:v1:not-secret"}}),
 		"a plain header's value is sent as it is, whatever it looks like")
+	h, err := New("acme", "b", "r", Spec{Name: "h", Type: HTTP, RetryPolicy: DefaultRetryPolicy(), HTTP: HTTPConfig{URL: "https://x.example/",
+		Headers: map[string]string{"authorization": "Bearer t", "X-Team": "shop"}}}, prefixSealer{}, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, "enc:test:target/"+h.ID()+"/headers.Authorization:Bearer t", h.HTTP().Headers["authorization"])
+	require.Equal(t, "shop", h.HTTP().Headers["X-Team"])
 }

@@ -300,7 +300,7 @@ func prefixed(i int, name string, err error) error {
 
 // decodeTargetsRequest reads a createEventTargets or updateEventTargets request and returns the domain form of its
 // targets, validated, before anything is stored.
-func decodeTargetsRequest(c *gin.Context) (RocketMQEventTargetsRequest, []target.Spec, error) {
+func (a *api) decodeTargetsRequest(c *gin.Context) (RocketMQEventTargetsRequest, []target.Spec, error) {
 	var in RocketMQEventTargetsRequest
 	if err := decodeRocketMQ(c, &in); err != nil {
 		return in, nil, err
@@ -330,7 +330,7 @@ func decodeTargetsRequest(c *gin.Context) (RocketMQEventTargetsRequest, []target
 		spec, err := rmqSpec(t)
 		if err == nil {
 			// Validates the whole target (config, transformer, retry policy) before any of them is stored.
-			_, err = target.New(web.AccountOf(c), "", "", spec, time.Now())
+			_, err = target.New(web.AccountOf(c), "", "", spec, a.s.Targets.Sealer, time.Now())
 			err = rmqTargetError(err)
 		}
 		if err != nil {
@@ -358,7 +358,7 @@ func (a *api) targetNames(ctx context.Context, accountID, busName, ruleName stri
 // store after the first target leaves the ones before it stored: the domain has no call that stores several
 // targets in one transaction.
 func (a *api) rmqPutTargets(c *gin.Context, update bool) {
-	in, specs, err := decodeTargetsRequest(c)
+	in, specs, err := a.decodeTargetsRequest(c)
 	if err != nil {
 		a.writeRocketMQError(c, err)
 		return
