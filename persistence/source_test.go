@@ -60,7 +60,9 @@ func TestSourceRepositories(t *testing.T) {
 // prefixSealer marks sealed values so that tests tell them from plain ones.
 type prefixSealer struct{}
 
-func (prefixSealer) Seal(_ domain.SecretOwner, p string) (string, error) { return "enc:v1:" + strings.ToUpper(p), nil }
+func (prefixSealer) Seal(_ domain.SecretOwner, p string) (string, error) {
+	return "enc:v1:" + strings.ToUpper(p), nil
+}
 
 func newSource(t *testing.T, b *bus.Bus, name string, typ source.Type, cfg map[string]string) *source.Source {
 	t.Helper()

@@ -24,7 +24,9 @@ func (f *fakeSealer) Seal(_ domain.SecretOwner, p string) (string, error) {
 
 type failingSealer struct{}
 
-func (failingSealer) Seal(domain.SecretOwner, string) (string, error) { return "", errors.New("no key") }
+func (failingSealer) Seal(domain.SecretOwner, string) (string, error) {
+	return "", errors.New("no key")
+}
 
 func basicSpec() Spec {
 	return Spec{Name: "c", AuthorizationType: Basic, Basic: &BasicAuth{Username: "u", Password: "pw"}}

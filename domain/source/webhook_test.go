@@ -193,7 +193,9 @@ func upper(s string) string {
 
 type fakeOpener struct{}
 
-func (fakeOpener) Open(_ domain.SecretOwner, c string) (string, error) { return c[len("enc:v1:"):], nil }
+func (fakeOpener) Open(_ domain.SecretOwner, c string) (string, error) {
+	return c[len("enc:v1:"):], nil
+}
 
 func TestWebhookOpensSealedSecret(t *testing.T) {
 	t.Parallel()
