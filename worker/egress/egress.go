@@ -60,7 +60,8 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	target := net.JoinHostPort(e.Host, e.Port)
 	allow := e.Addr.WithZone("").String()
-	if h := strings.TrimSuffix(e.Host, "."); h != allow && h != e.Addr.String() && !isLiteral(h) {
+	// A host name is an exception too, but never for a metadata address, which only its own address allows.
+	if h := strings.TrimSuffix(e.Host, "."); h != allow && !isLiteral(h) && !isMetadata(e.Addr) {
 		allow += " (or the host " + h + ")"
 	}
 	return fmt.Sprintf("egress: refusing to connect to %s: %s is not public (%s); allow it with %s %s, or every "+

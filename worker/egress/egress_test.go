@@ -269,14 +269,18 @@ func TestRefusedErrorMessage(t *testing.T) {
 	t.Parallel()
 	g := newGuard(t, egress.Config{Lookup: egresstest.NewResolver(map[string][]netip.Addr{
 		"metadata.example": {netip.MustParseAddr("169.254.169.254")},
+		"private.example":  {netip.MustParseAddr("10.9.8.7")},
 	}).Lookup})
 	tests := []struct {
 		address string
 		want    string
 	}{
 		{"metadata.example:80", "egress: refusing to connect to metadata.example:80: 169.254.169.254 is not public " +
-			"(cloud metadata); allow it with --egress-allow 169.254.169.254 (or the host metadata.example), or every " +
-			"non-public address with --allow-private-targets"},
+			"(cloud metadata); allow it with --egress-allow 169.254.169.254, or every non-public address with " +
+			"--allow-private-targets"},
+		{"private.example:80", "egress: refusing to connect to private.example:80: 10.9.8.7 is not public " +
+			"(private); allow it with --egress-allow 10.9.8.7 (or the host private.example), or every non-public " +
+			"address with --allow-private-targets"},
 		{"127.0.0.1:1883", "egress: refusing to connect to 127.0.0.1:1883: 127.0.0.1 is not public (loopback); " +
 			"allow it with --egress-allow 127.0.0.1, or every non-public address with --allow-private-targets"},
 		{"localhost:4222", "egress: refusing to connect to localhost:4222: 127.0.0.1 is not public (loopback); " +
