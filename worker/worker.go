@@ -24,6 +24,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
 	"github.com/eventbridge-go/eventbridge/worker/metrics"
 	"github.com/eventbridge-go/eventbridge/worker/rest"
@@ -43,9 +44,12 @@ type Config struct {
 	// RESTAddr is host:port of the REST listener; port 0 picks a free port (see Addr). Empty serves no listener
 	// (Handler still serves the API in process).
 	RESTAddr string
-	// AllowPrivateTargets lets sinks reach loopback, private and link-local addresses.
+	// AllowPrivateTargets lets plugins reach loopback, private and link-local addresses (--allow-private-targets).
 	AllowPrivateTargets bool
-	Logger              *slog.Logger
+	// EgressAllow lists the non-public addresses, CIDR prefixes and hosts plugins may reach nonetheless
+	// (--egress-allow; see egress.Config.Allow).
+	EgressAllow []string
+	Logger      *slog.Logger
 	// Registry holds the plugins (default connector.Default(): every linked worker/plugins package).
 	Registry *connector.Registry
 	// Replicas of the KV buckets (default 1).
@@ -94,10 +98,18 @@ func (c Config) Validate() error {
 			return fmt.Errorf("worker: %w", err)
 		}
 	}
+	if err := c.egress().Validate(); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	if n := len(c.MasterKey); n != 0 && n != rpc.MasterKeySize {
 		return fmt.Errorf("worker: the master key must be %d bytes, not %d", rpc.MasterKeySize, n)
 	}
 	return nil
+}
+
+// egress is the policy of the connections plugins open.
+func (c Config) egress() egress.Config {
+	return egress.Config{AllowPrivate: c.AllowPrivateTargets, Allow: c.EgressAllow}
 }
 
 func (c *Config) setDefaults() {
@@ -152,15 +164,15 @@ func New(cfg Config) (*Worker, error) {
 		ObserveDelivery: func(connector string, task int, d time.Duration) {
 			m.Observer().ObserveDelivery(connector, task, d)
 		},
-		JetStream:           js,
-		Names:               stream.Names{Cluster: cfg.ClusterID},
-		WorkerID:            cfg.WorkerID,
-		Registry:            cfg.Registry,
-		Logger:              cfg.Logger,
-		AllowPrivateTargets: cfg.AllowPrivateTargets,
-		Replicas:            cfg.Replicas,
-		StopTimeout:         cfg.StopTimeout,
-		MasterKey:           cfg.MasterKey,
+		JetStream:   js,
+		Names:       stream.Names{Cluster: cfg.ClusterID},
+		WorkerID:    cfg.WorkerID,
+		Registry:    cfg.Registry,
+		Logger:      cfg.Logger,
+		Egress:      cfg.egress(),
+		Replicas:    cfg.Replicas,
+		StopTimeout: cfg.StopTimeout,
+		MasterKey:   cfg.MasterKey,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/worker"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Config is the whole configuration of the control plane, read once from flags and EB_* variables.
@@ -34,7 +35,10 @@ type Config struct {
 	ClusterID           string
 	MasterKey           string
 	AllowPrivateTargets bool
-	LogLevel            string
+	// EgressAllow lists the non-public addresses, CIDR prefixes and hosts (each with an optional :port,
+	// comma-separated) the embedded worker's plugins may reach although not public; see egress.Config.Allow.
+	EgressAllow string
+	LogLevel    string
 	// ReconcileInterval spaces the runtime adapter's periodic reconciliations.
 	ReconcileInterval time.Duration
 	// Replicas is the number of copies of every stream and KV bucket on an external NATS cluster.
@@ -106,6 +110,12 @@ func (c Config) CORSOriginList() []string {
 		}
 	}
 	return out
+}
+
+// EgressAllowList reads EgressAllow (checked by Validate).
+func (c Config) EgressAllowList() []string {
+	l, _ := egress.ParseAllow(c.EgressAllow)
+	return l
 }
 
 // TrustedProxyPrefixes reads TrustedProxies (checked by Validate).
@@ -209,6 +219,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--metrics-addr %q must be host:port", c.MetricsAddr)
 		}
 	}
+	if _, err := egress.ParseAllow(c.EgressAllow); err != nil {
+		return err // names --egress-allow and the entry
+	}
 	if _, err := source.ParseIPs(c.TrustedProxies); err != nil {
 		return fmt.Errorf("--trusted-proxies %q must be IP addresses and CIDR prefixes, comma-separated", c.TrustedProxies)
 	}
@@ -277,7 +290,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		}
 		allow = b
 	}
-	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets and sources reach every loopback, private and link-local address (env EB_ALLOW_PRIVATE_TARGETS)")
+	str(&c.EgressAllow, "egress-allow", "EB_EGRESS_ALLOW", "", "non-public addresses, CIDR prefixes and hosts (each with an optional :port, comma-separated) that targets and sources may reach nonetheless, e.g. 10.0.0.0/8,broker.internal:8883")
 	interval := 30 * time.Second
 	if v := getenv("EB_RECONCILE_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -27,7 +27,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_QUOTA_BUSES": "5", "EB_QUOTA_RULES_PER_BUS": "6", "EB_QUOTA_CONNECTIONS": "7", "EB_QUOTA_API_DESTINATIONS": "8",
 		"EB_RECONCILE_INTERVAL": "5s", "EB_REPLICAS": "3",
 		"EB_CLUSTER_TOKEN_FILE": "/etc/eb/token", "EB_NATS_CREDENTIALS_FILE": "/etc/eb/nats", "EB_TLS_CERT": "/etc/eb/cert.pem",
-		"EB_TLS_KEY": "/etc/eb/key.pem", "EB_RUNTIME_CA_FILE": "/etc/eb/ca.pem",
+		"EB_TLS_KEY": "/etc/eb/key.pem", "EB_RUNTIME_CA_FILE": "/etc/eb/ca.pem", "EB_EGRESS_ALLOW": "10.0.0.0/8, broker.internal",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -36,7 +36,9 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		WorkerAddr: "127.0.0.1:9083", WorkerID: "cp1", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
 		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
 		ReconcileInterval: 5 * time.Second, Replicas: 3, ClusterTokenFile: "/etc/eb/token", NATSCredentialsFile: "/etc/eb/nats",
-		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem"}, c)
+		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem",
+		EgressAllow: "10.0.0.0/8, broker.internal"}, c)
+	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.True(t, c.FsyncAlways())
 	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
 
@@ -75,6 +77,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"metrics of a remote runtime", []string{"--runtime", "http://w1:8083", "--cluster-token-file", "t", "--metrics-addr", "127.0.0.1:9100"}, nil, "--metrics-addr"},
 		{"runtime CA without remote runtime", []string{"--runtime-ca-file", "ca.pem"}, nil, "--runtime-ca-file"},
 		{"bad metrics address", []string{"--metrics-addr", "9100"}, nil, "--metrics-addr"},
+		{"bad egress exception", []string{"--egress-allow", "127.0.0.1,10.0.0.0/33"}, nil, `--egress-allow "10.0.0.0/33"`},
+		{"bad egress exception variable", nil, map[string]string{"EB_EGRESS_ALLOW": "broker:http"}, "--egress-allow"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -305,6 +305,7 @@ func (m *Main) Run(ctx context.Context) error {
 			MetricsAddr:         c.MetricsAddr,
 			Replicas:            c.Replicas,
 			AllowPrivateTargets: c.AllowPrivateTargets,
+			EgressAllow:         c.EgressAllowList(),
 			MasterKey:           m.masterKey,
 			Logger:              log.With("component", "worker"),
 		})

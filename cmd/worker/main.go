@@ -3,7 +3,7 @@
 //	worker --nats nats://127.0.0.1:4222 --cluster-token-file FILE [--nats-credentials-file FILE]
 //	       [--rest-addr 127.0.0.1:8083] [--advertised-url http://HOST:8083] [--tls-cert FILE --tls-key FILE]
 //	       [--metrics-addr HOST:PORT] [--worker-id ID] [--cluster-id eb] [--master-key FILE]
-//	       [--allow-private-targets] [--log-level info] [--version]
+//	       [--allow-private-targets] [--egress-allow 10.0.0.0/8,broker.internal] [--log-level info] [--version]
 //
 // Every flag has an environment equivalent, named in --help (EB_NATS, EB_CLUSTER_TOKEN_FILE, ...); a flag wins over
 // its variable. The cluster token file holds the installation's cluster token on one line (see package rpc): the
@@ -38,6 +38,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
@@ -113,6 +114,9 @@ type Main struct {
 	WorkerID            string
 	ClusterID           string
 	AllowPrivateTargets bool
+	// EgressAllow lists the non-public addresses, CIDR prefixes and hosts plugins may reach although not public
+	// (--egress-allow, comma-separated; see egress.Config.Allow).
+	EgressAllow []string
 	// Replicas is the number of copies of the worker's KV buckets on the NATS cluster (default 1).
 	Replicas int
 	// MasterKeyFile is the path of the master key file (64 hex characters); MasterKey is its key, read by
@@ -191,7 +195,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.WorkerID, "worker-id", env("EB_WORKER_ID", m.WorkerID), "id of this worker, unique in the cluster (default <host>-<port>; env EB_WORKER_ID)")
 	fs.StringVar(&m.ClusterID, "cluster-id", env("EB_CLUSTER_ID", m.ClusterID), "installation prefix of streams, buckets and consumers (env EB_CLUSTER_ID)")
 	fs.StringVar(&m.MasterKeyFile, "master-key", env("EB_MASTER_KEY", m.MasterKeyFile), "path of the master key file: 64 hex characters, shared by the workers and the control plane (env EB_MASTER_KEY)")
-	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks reach loopback and private addresses (env EB_ALLOW_PRIVATE_TARGETS)")
+	fs.BoolVar(&m.AllowPrivateTargets, "allow-private-targets", allowDefault, "let sinks and sources reach every loopback, private and link-local address (env EB_ALLOW_PRIVATE_TARGETS)")
+	egressAllow := env("EB_EGRESS_ALLOW", strings.Join(m.EgressAllow, ","))
+	fs.StringVar(&egressAllow, "egress-allow", egressAllow, "non-public addresses, CIDR prefixes and hosts (each with an optional :port, comma-separated) that sinks and sources may reach nonetheless, e.g. 10.0.0.0/8,broker.internal:8883 (env EB_EGRESS_ALLOW)")
 	replicas := env("EB_REPLICAS", strconv.Itoa(max(m.Replicas, 1)))
 	fs.Func("replicas", "copies of every KV bucket on the NATS cluster, 1 to 5; 3 in production (default "+replicas+"; env EB_REPLICAS)",
 		func(v string) error { replicas = v; return nil })
@@ -208,6 +214,9 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := m.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
+	}
+	if m.EgressAllow, err = egress.ParseAllow(egressAllow); err != nil {
+		return err // names --egress-allow and the entry
 	}
 	if n, err := strconv.Atoi(replicas); err != nil || n < 1 || n > 5 {
 		return fmt.Errorf("--replicas %q must be a number between 1 and 5", replicas)
@@ -327,6 +336,7 @@ func (m *Main) Run(ctx context.Context) error {
 		TLS:                 m.TLS,
 		Replicas:            m.Replicas,
 		AllowPrivateTargets: m.AllowPrivateTargets,
+		EgressAllow:         m.EgressAllow,
 		MasterKey:           m.MasterKey,
 		Logger:              log,
 	})

@@ -61,11 +61,21 @@ func TestParseFlags(t *testing.T) {
 		{"defaults", nil, []string{"--nats", "nats://n:4222"},
 			Main{NATSURL: "nats://n:4222", RESTAddr: "127.0.0.1:8083", WorkerID: host + "-8083", ClusterID: "eb", LogLevel: slog.LevelInfo}, ""},
 		{"environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_WORKER_ADDR": "0.0.0.0:9000", "EB_WORKER_ID": "w7",
-			"EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug"}, nil,
-			Main{NATSURL: "nats://e:4222", RESTAddr: "0.0.0.0:9000", WorkerID: "w7", ClusterID: "prod", AllowPrivateTargets: true, LogLevel: slog.LevelDebug}, ""},
-		{"flags win over the environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true"},
-			[]string{"--nats=nats://f:4222", "--cluster-id", "dev", "--rest-addr", "127.0.0.1:9100", "--allow-private-targets=false", "--log-level", "warn"},
-			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + "-9100", ClusterID: "dev", LogLevel: slog.LevelWarn}, ""},
+			"EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true", "EB_LOG_LEVEL": "debug",
+			"EB_EGRESS_ALLOW": "10.0.0.0/8, broker.internal:8883"}, nil,
+			Main{NATSURL: "nats://e:4222", RESTAddr: "0.0.0.0:9000", WorkerID: "w7", ClusterID: "prod", AllowPrivateTargets: true,
+				EgressAllow: []string{"10.0.0.0/8", "broker.internal:8883"}, LogLevel: slog.LevelDebug}, ""},
+		{"flags win over the environment", map[string]string{"EB_NATS": "nats://e:4222", "EB_CLUSTER_ID": "prod", "EB_ALLOW_PRIVATE_TARGETS": "true",
+			"EB_EGRESS_ALLOW": "10.0.0.0/8"},
+			[]string{"--nats=nats://f:4222", "--cluster-id", "dev", "--rest-addr", "127.0.0.1:9100", "--allow-private-targets=false", "--log-level", "warn",
+				"--egress-allow", "127.0.0.1,[::1]:1883"},
+			Main{NATSURL: "nats://f:4222", RESTAddr: "127.0.0.1:9100", WorkerID: host + "-9100", ClusterID: "dev",
+				EgressAllow: []string{"127.0.0.1", "[::1]:1883"}, LogLevel: slog.LevelWarn}, ""},
+		{"an empty flag clears the environment's exceptions", map[string]string{"EB_NATS": "nats://e:4222", "EB_EGRESS_ALLOW": "10.0.0.0/8"},
+			[]string{"--egress-allow="},
+			Main{NATSURL: "nats://e:4222", RESTAddr: "127.0.0.1:8083", WorkerID: host + "-8083", ClusterID: "eb", LogLevel: slog.LevelInfo}, ""},
+		{"bad egress exception", nil, []string{"--nats", "x", "--egress-allow", "10.0.0.0/33"}, Main{}, `--egress-allow "10.0.0.0/33"`},
+		{"bad egress exception variable", map[string]string{"EB_EGRESS_ALLOW": "http://broker"}, []string{"--nats", "x"}, Main{}, "--egress-allow"},
 		{"nats missing", nil, []string{"--nats="}, Main{}, "--nats"},
 		{"bad log level", nil, []string{"--nats", "x", "--log-level", "loud"}, Main{}, "--log-level"},
 		{"bad rest address", nil, []string{"--nats", "x", "--rest-addr", "nope"}, Main{}, "--rest-addr"},
@@ -87,7 +97,7 @@ func TestParseFlags(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, testToken, m.ClusterToken)
 			got := Main{NATSURL: m.NATSURL, RESTAddr: m.RESTAddr, WorkerID: m.WorkerID, ClusterID: m.ClusterID,
-				AllowPrivateTargets: m.AllowPrivateTargets, LogLevel: m.LogLevel}
+				AllowPrivateTargets: m.AllowPrivateTargets, EgressAllow: m.EgressAllow, LogLevel: m.LogLevel}
 			assert.Equal(t, tt.want, got)
 		})
 	}

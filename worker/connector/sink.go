@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Sink delivers records to an external system. The runtime calls, for each task:
@@ -49,8 +50,10 @@ type Env struct {
 	Names stream.Names
 	// Logger is scoped to the connector and task.
 	Logger *slog.Logger
-	// AllowPrivateTargets lets outbound sinks reach loopback, private and link-local addresses.
-	AllowPrivateTargets bool
+	// Egress is the installation's egress policy (--allow-private-targets, --egress-allow): every connection a
+	// plugin opens to a system its config names goes through egress.New(Egress). The zero value lets public
+	// addresses only through.
+	Egress egress.Config
 	// Connector and Task name the task the plugin is built for; Tasks is the number of tasks of the connector.
 	Connector string
 	Task      int

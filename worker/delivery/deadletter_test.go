@@ -20,6 +20,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
@@ -298,7 +299,7 @@ func TestHTTPTargetDeadLetters(t *testing.T) {
 				connector.KeyRetryDelayMax: "50", connector.KeyErrorsTolerance: connector.ToleranceAll,
 				connector.KeyDLQTopic: dlqSubject, httpsink.KeyURL: srv.URL,
 			}
-			env := connector.Env{AllowPrivateTargets: true, Connector: connName}
+			env := connector.Env{Egress: egress.Config{AllowPrivate: true}, Connector: connName}
 			values := p.FullSpec().Values(cfg)
 			sink, err := p.NewSink(values, env)
 			require.NoError(t, err)

@@ -277,7 +277,7 @@ func (h *Herder) ValidateConfig(name string, cfg map[string]string) (rpc.ConfigI
 			ErrInvalid, class, p.Name)
 	}
 	cfg[connector.KeyClass] = p.Name
-	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, AllowPrivateTargets: h.cfg.AllowPrivateTargets}
+	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Egress: h.cfg.Egress}
 	// Encrypted secrets are validated as their plaintext; no answer shows a secret value, even in a message.
 	plain, secrets, errs := h.open(cfg["name"], cfg)
 	if len(errs) == 0 {

@@ -34,6 +34,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Version is the version of the worker runtime reported by GET /.
@@ -76,8 +77,8 @@ type Config struct {
 	URL      string
 	Registry *connector.Registry
 	Logger   *slog.Logger
-	// AllowPrivateTargets is passed to plugins (connector.Env).
-	AllowPrivateTargets bool
+	// Egress is the egress policy passed to plugins (connector.Env).
+	Egress egress.Config
 	// Replicas of the KV buckets (default 1).
 	Replicas int
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s); then their
@@ -549,7 +550,7 @@ type prepared struct {
 // source with it (constructors find what specs cannot say). Config problems are connector.FieldErrors; no error
 // contains a secret value.
 func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, error) {
-	env.JetStream, env.Names, env.AllowPrivateTargets = h.cfg.JetStream, h.cfg.Names, h.cfg.AllowPrivateTargets
+	env.JetStream, env.Names, env.Egress = h.cfg.JetStream, h.cfg.Names, h.cfg.Egress
 	cfg, secrets, oerrs := h.open(env.Connector, cfg)
 	if len(oerrs) > 0 {
 		return prepared{}, oerrs
@@ -586,7 +587,7 @@ func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
 func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int) (runner, error) {
 	log := h.log.With("connector", name, "task", i)
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
-		AllowPrivateTargets: h.cfg.AllowPrivateTargets, Connector: name, Task: i, Tasks: pr.dc.Tasks}
+		Egress: h.cfg.Egress, Connector: name, Task: i, Tasks: pr.dc.Tasks}
 	// Each task compiles its own transforms, once; a config that passed prepare builds them.
 	transforms, terrs := h.cfg.Registry.Transforms(pr.cfg, env)
 	if len(terrs) > 0 {

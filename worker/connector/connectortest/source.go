@@ -15,6 +15,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -40,6 +41,9 @@ type SourceSuite struct {
 	// NewPeer starts a peer for one test; env is the runtime's NATS server (a peer may use it or run its own).
 	// The peer stops when the test ends.
 	NewPeer func(t *testing.T, env *jetstreamtest.Env) SourcePeer
+	// Egress is passed to the source: a peer that is not the runtime's NATS listens on loopback, so it must let
+	// the peer through (AllowPrivate, or an Allow entry for the peer's address).
+	Egress egress.Config
 	// Timeout bounds each wait of the suite (default 20s).
 	Timeout time.Duration
 }
@@ -174,7 +178,7 @@ func (r *sourceRun) startTask(t *testing.T) {
 	ctx := context.Background()
 	offsets, err := delivery.LoadOffsets(ctx, r.kv, "suite")
 	require.NoError(t, err)
-	env := connector.Env{JetStream: r.env.JS, Connector: "suite", Tasks: 1, Offsets: offsets}
+	env := connector.Env{JetStream: r.env.JS, Egress: r.s.Egress, Connector: "suite", Tasks: 1, Offsets: offsets}
 	src, err := r.s.Plugin.NewSource(r.values, env)
 	require.NoError(t, err)
 	task, err := delivery.StartSource(ctx, delivery.SourceTaskConfig{

@@ -24,6 +24,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 )
 
@@ -57,8 +58,9 @@ type SinkSuite struct {
 	// NewPeer starts a peer for one test on the suite's server of that test (a peer that is not on NATS ignores
 	// env); the peer stops when the test ends. It is called after the suite's stream exists, before any sink.
 	NewPeer func(t *testing.T, env *jetstreamtest.Env) Peer
-	// AllowPrivateTargets is passed to the sink (peers of tests listen on loopback).
-	AllowPrivateTargets bool
+	// Egress is passed to the sink: peers of tests listen on loopback, so it must let them through
+	// (AllowPrivate, or an Allow entry for the peer's address).
+	Egress egress.Config
 	// Timeout bounds each wait of the suite (default 20s).
 	Timeout time.Duration
 	// CannotFail, when not empty, says why the plugin's sink cannot fail (its Write returns nil whatever the peer
@@ -171,7 +173,7 @@ func (s SinkSuite) start(t *testing.T, tasks int) *run {
 	require.Empty(t, spec.Validate(cfg), "the suite's config is valid for the plugin")
 	values := spec.Values(cfg)
 	dc := delivery.ParseConfig(values)
-	env0 := connector.Env{JetStream: env.JS, AllowPrivateTargets: s.AllowPrivateTargets, Connector: "suite"}
+	env0 := connector.Env{JetStream: env.JS, Egress: s.Egress, Connector: "suite"}
 	if ep, ok := peer.(EnvPeer); ok {
 		env0 = ep.Env(env0)
 	}

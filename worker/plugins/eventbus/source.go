@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -16,6 +19,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // SourceName is the source plugin's connector.class.
@@ -50,6 +54,12 @@ const (
 // fetchWait bounds one pull of the source; Read pulls again until it has records.
 const fetchWait = time.Second
 
+// dialTimeout bounds one connection attempt to a server of nats.url.
+const dialTimeout = 5 * time.Second
+
+// resetAttempts bounds the attempts of a Fetch of nats.url's stream to re-create its consumer (1s, then 2s apart).
+const resetAttempts = 3
+
 func init() { connector.Register(SourcePlugin()) }
 
 // SourcePlugin returns the eventbus source plugin.
@@ -72,7 +82,10 @@ func SourcePlugin() connector.Plugin {
 			{Name: KeyBatch, Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
 				Doc: "Most messages read at once."},
 			{Name: KeyNATSURL, Type: connector.TypeString,
-				Doc: "NATS server URLs (comma-separated) of another NATS to read from; empty reads the worker's own."},
+				Doc: "NATS server URLs (comma-separated) of another NATS to read from; empty reads the worker's own. " +
+					"Every connection to it, the servers it announces and every reconnection included, goes through the " +
+					"worker's egress guard: a loopback, private or link-local address is refused unless the operator " +
+					"allowed it (--egress-allow, --allow-private-targets)."},
 			{Name: KeyNATSUser, Type: connector.TypeString, Doc: "User name for nats.url."},
 			{Name: KeyNATSPassword, Type: connector.TypeString, Secret: true, Doc: "Password for nats.url."},
 		},
@@ -103,10 +116,11 @@ type Source struct {
 	connector             string
 	env                   connector.Env
 
-	nc   *nats.Conn // own connection when url is set
-	js   jetstream.JetStream
-	cons jetstream.Consumer
-	next uint64 // the sequence to read next; 0 until known
+	nc     *nats.Conn   // own connection when url is set
+	dialer *refusalMemo // opens nc's connections through the egress guard
+	js     jetstream.JetStream
+	cons   jetstream.Consumer
+	next   uint64 // the sequence to read next; 0 until known
 }
 
 var _ connector.Source = (*Source)(nil)
@@ -122,7 +136,9 @@ func NewSource(cfg connector.Values, env connector.Env) (connector.Source, error
 
 func (s *Source) partition() map[string]any { return map[string]any{PartitionStream: s.stream} }
 
-// Connect opens the connection to nats.url, if any, and finds the stored offset.
+// Connect opens the connection to nats.url, if any, and finds the stored offset. A server address the egress guard
+// refuses is a (permanent) error naming it, when no server of nats.url could be reached; the worker's own NATS
+// (nats.url empty) is the installation's and not guarded.
 func (s *Source) Connect(ctx context.Context) error {
 	if off, ok := s.env.Offset(s.partition()); ok {
 		seq, err := rpc.SequenceOf(off[OffsetSequence])
@@ -137,14 +153,31 @@ func (s *Source) Connect(ctx context.Context) error {
 		}
 		return nil
 	}
+	policy := s.env.Egress
+	policy.Timeout = dialTimeout
+	guard, err := egress.New(policy)
+	if err != nil {
+		return fmt.Errorf("eventbus-source: %w", err)
+	}
+	s.dialer = &refusalMemo{guard: guard}
+	// Every connection, to the URLs and to the servers they announce, each reconnection too, is dialled by the
+	// guard, which resolves the name itself: nats.go must not resolve it first (SkipHostLookup).
+	// Requests fail at once while disconnected (no reconnect buffer), so that a Read in progress ends and the
+	// next one can report a refused reconnection instead of waiting for a connection that will not come.
 	opts := []nats.Option{nats.Name("eventbridge source " + s.connector), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(true)}
+		nats.ReconnectWait(250 * time.Millisecond), nats.RetryOnFailedConnect(true),
+		nats.SetCustomDialer(s.dialer), nats.SkipHostLookup(), nats.ReconnectBufSize(-1)}
 	if s.user != "" {
 		opts = append(opts, nats.UserInfo(s.user, s.password))
 	}
 	nc, err := nats.Connect(s.url, opts...)
 	if err != nil {
-		return fmt.Errorf("eventbus-source: connecting to %s: %w", s.url, err)
+		return fmt.Errorf("eventbus-source: connecting to %s: %w", redactURLs(s.url), err)
+	}
+	// With RetryOnFailedConnect, Connect tried every server once and answers even if none could be reached.
+	if err := s.refused(nc); err != nil {
+		nc.Close()
+		return err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -183,6 +216,11 @@ func (s *Source) consumer(ctx context.Context) (jetstream.Consumer, error) {
 		}
 	}
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
+	if s.nc != nil {
+		// A Fetch re-creates the consumer, by default retrying for ever while the server cannot be reached; a few
+		// attempts, then an error, let Read report the outage (and a refused reconnection) and be retried.
+		cfg.MaxResetAttempts = resetAttempts
+	}
 	if s.filter != "" {
 		cfg.FilterSubjects = []string{s.filter}
 	}
@@ -194,9 +232,13 @@ func (s *Source) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	return cons, nil
 }
 
-// Read returns the next messages of the stream, in order, once there are some.
+// Read returns the next messages of the stream, in order, once there are some. While the connection to nats.url
+// is down because the egress guard refused its reconnection, Read fails permanently with that refusal.
 func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 	for {
+		if err := s.refused(s.nc); err != nil {
+			return nil, err
+		}
 		cons, err := s.consumer(ctx)
 		if err != nil {
 			return nil, err
@@ -204,6 +246,9 @@ func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 		batch, err := cons.Fetch(s.batch, jetstream.FetchMaxWait(fetchWait))
 		if err != nil {
 			s.cons = nil
+			if rerr := s.refused(s.nc); rerr != nil {
+				return nil, rerr
+			}
 			return nil, fmt.Errorf("eventbus-source: reading stream %s: %w", s.stream, err)
 		}
 		var out []connector.SourceRecord
@@ -230,6 +275,62 @@ func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 			return nil, err
 		}
 	}
+}
+
+// refused returns, while nc is not connected and its last connection attempt was refused by the egress guard, that
+// refusal as a permanent error: reconnecting cannot help. nil without an own connection.
+func (s *Source) refused(nc *nats.Conn) error {
+	if nc == nil || s.dialer == nil || nc.IsConnected() {
+		return nil
+	}
+	if err := s.dialer.last(); err != nil {
+		return connector.Permanent(fmt.Errorf("eventbus-source: connecting to %s: %w", redactURLs(s.url), err))
+	}
+	return nil
+}
+
+// refusalMemo is the nats.CustomDialer of an own connection: the egress guard, remembering whether the last
+// connection attempt was refused.
+type refusalMemo struct {
+	guard *egress.Guard
+	mu    sync.Mutex
+	err   error
+}
+
+func (d *refusalMemo) Dial(network, address string) (net.Conn, error) {
+	c, err := d.guard.Dial(network, address)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case err == nil:
+		d.err = nil
+	case errors.Is(err, egress.ErrRefused):
+		d.err = err
+	}
+	return c, err
+}
+
+func (d *refusalMemo) last() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// redactURLs returns the comma-separated URLs with their passwords masked, for messages.
+func redactURLs(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as nats.go reads it
+		}
+		if u, err := url.Parse(p); err == nil {
+			parts[i] = u.Redacted()
+		} else {
+			parts[i] = "(a URL that does not parse)"
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // toEvent decodes a CloudEvent (binary mode headers, or a structured body), or wraps any other message.

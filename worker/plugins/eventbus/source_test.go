@@ -13,6 +13,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	"github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
@@ -78,7 +79,9 @@ func (p *remotePeer) Start() {
 }
 
 func TestSourceSuite(t *testing.T) {
-	connectortest.RunSourceSuite(t, connectortest.SourceSuite{Plugin: eventbus.SourcePlugin(), NewPeer: newRemotePeer})
+	// The peer listens on 127.0.0.1, which the egress guard refuses unless allowed.
+	connectortest.RunSourceSuite(t, connectortest.SourceSuite{Plugin: eventbus.SourcePlugin(), NewPeer: newRemotePeer,
+		Egress: egress.Config{Allow: []string{"127.0.0.1"}}})
 }
 
 // The source reads the worker's own NATS when nats.url is empty, keeps CloudEvents as they are, and wraps other

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Authentication types (auth.type).
@@ -139,7 +140,7 @@ func (a *oauthAuth) fetch(ctx context.Context) (string, time.Duration, error) {
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		if errors.Is(err, ErrPrivateTarget) {
+		if errors.Is(err, egress.ErrRefused) {
 			return "", 0, connector.Permanent(fmt.Errorf("http: oauth token endpoint: %w", err))
 		}
 		return "", 0, fmt.Errorf("http: oauth token endpoint: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
 
@@ -158,7 +159,7 @@ func newClockedSink(t *testing.T, cfg map[string]string, c *clock) connector.Sin
 	t.Helper()
 	spec := httpsink.Plugin().Spec
 	require.Empty(t, spec.Validate(cfg))
-	s, err := httpsink.NewWithHooks(spec.Values(cfg), connector.Env{AllowPrivateTargets: true}, nil, nil, c.Now)
+	s, err := httpsink.NewWithClock(spec.Values(cfg), connector.Env{Egress: egress.Config{AllowPrivate: true}}, c.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -305,7 +306,7 @@ func TestOAuthTokenEndpointIsGuarded(t *testing.T) {
 	t.Parallel()
 	ts := newTokenServer(t, "3600")
 	err := newSink(t, oauthConfig("http://8.8.8.8/", ts.URL), false).Write(context.Background(), orderEvent())
-	assert.ErrorIs(t, err, httpsink.ErrPrivateTarget)
+	assert.ErrorIs(t, err, egress.ErrRefused)
 	assert.Zero(t, ts.issued.Load())
 }
 

@@ -2,29 +2,19 @@ package http
 
 import (
 	"context"
-	"net"
-	"net/netip"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
-// NewWithHooks builds a sink whose guarded dialer resolves names with lookup and connects with dial (either nil:
-// the defaults), and whose clock is now (nil: time.Now).
-func NewWithHooks(cfg connector.Values, env connector.Env,
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error),
-	dial func(ctx context.Context, network, address string) (net.Conn, error),
-	now func() time.Time,
-) (connector.Sink, error) {
-	s, err := newSink(cfg, env, options{lookup: lookup, dial: dial, now: now})
+// NewWithClock builds a sink whose clock is now (nil: time.Now).
+func NewWithClock(cfg connector.Values, env connector.Env, now func() time.Time) (connector.Sink, error) {
+	s, err := newSink(cfg, env, options{now: now})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
-
-// ParseLegacyIPv4 is parseLegacyIPv4.
-var ParseLegacyIPv4 = parseLegacyIPv4
 
 // Bucket exposes the token bucket to tests.
 type Bucket struct{ b *bucket }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Name is the plugin's connector.class.
@@ -78,10 +78,6 @@ const (
 	ModeBinary     = "binary"
 	ModeStructured = "structured"
 )
-
-// ErrPrivateTarget is the error (wrapped, permanent) of a request to an address that is not public while private
-// targets are not allowed.
-var ErrPrivateTarget = errors.New("refusing to connect to a non-public address (allow with --allow-private-targets)")
 
 func init() { connector.Register(Plugin()) }
 
@@ -205,11 +201,9 @@ var (
 	_ connector.WriteTimeouter = (*Sink)(nil)
 )
 
-// options are what tests replace: the resolver and the connect step of the guarded dialer, and the clock.
+// options are what tests replace: the clock.
 type options struct {
-	lookup lookupFunc
-	dial   dialFunc
-	now    func() time.Time
+	now func() time.Time
 }
 
 // New builds a sink from a validated config; no I/O.
@@ -283,16 +277,15 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
-	var dial dialFunc
-	if env.AllowPrivateTargets {
-		dialer := &net.Dialer{Timeout: s.timeout, KeepAlive: 30 * time.Second}
-		dial = dialer.DialContext
-	} else {
-		dial = newGuard(s.timeout, o.lookup, o.dial).DialContext
+	policy := env.Egress
+	policy.Timeout = s.timeout
+	guard, err := egress.New(policy)
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
 	}
 	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would hide the target's address from the check, and env is not ours to read
-		DialContext:           dial,
+		Proxy:                 nil,               // a proxy would hide the target's address from the check, and env is not ours to read
+		DialContext:           guard.DialContext, // every connection, the token endpoint's too, resolved and checked
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          64,
 		MaxIdleConnsPerHost:   64,
@@ -505,7 +498,7 @@ func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []
 	defer cancel()
 	resp, err := s.client.Do(req.WithContext(rctx))
 	if err != nil {
-		if errors.Is(err, ErrPrivateTarget) {
+		if errors.Is(err, egress.ErrRefused) {
 			return 0, token, connector.Permanent(fmt.Errorf("http: %s %s: %w", s.method, s.url, err))
 		}
 		return 0, token, fmt.Errorf("http: %s %s: %w", s.method, s.url, err)

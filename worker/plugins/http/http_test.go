@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/connector/connectortest"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
@@ -30,7 +30,7 @@ func newSink(t *testing.T, cfg map[string]string, allowPrivate bool) connector.S
 	t.Helper()
 	spec := httpsink.Plugin().Spec
 	require.Empty(t, spec.Validate(cfg))
-	s, err := httpsink.New(spec.Values(cfg), connector.Env{AllowPrivateTargets: allowPrivate})
+	s, err := httpsink.New(spec.Values(cfg), connector.Env{Egress: egress.Config{AllowPrivate: allowPrivate}})
 	require.NoError(t, err)
 	require.NoError(t, s.Connect(context.Background()))
 	t.Cleanup(func() { _ = s.Close() })
@@ -175,50 +175,13 @@ func TestPrivateTargets(t *testing.T) {
 	for _, u := range []string{srv.URL, "http://localhost:" + port} {
 		err := newSink(t, map[string]string{"url": u}, false).Write(context.Background(), orderEvent())
 		require.Error(t, err, u)
-		assert.ErrorIs(t, err, httpsink.ErrPrivateTarget, u)
+		assert.ErrorIs(t, err, egress.ErrRefused, u)
 		assert.True(t, connector.IsPermanent(err), u)
 	}
 	assert.Equal(t, int32(0), hits.Load(), "no request left")
 
 	require.NoError(t, newSink(t, map[string]string{"url": srv.URL}, true).Write(context.Background(), orderEvent()))
 	assert.Equal(t, int32(1), hits.Load())
-}
-
-func TestPublic(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		ip     string
-		public bool
-	}{
-		{"8.8.8.8", true},
-		{"2606:4700:4700::1111", true},
-		{"127.0.0.1", false},
-		{"::1", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"fd00:ec2::254", false},
-		{"fe80::1", false},
-		{"0.0.0.0", false},
-		{"::", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"100.64.0.1", false},
-		{"224.0.0.1", false},
-		{"255.255.255.255", false},
-		{"64:ff9b::a00:1", false},
-		{"64:ff9b::7f00:1", false},
-		{"64:ff9b::808:808", true},
-		{"2002:c0a8:101::1", false},
-		{"2002:808:808::1", true},
-		{"::127.0.0.1", false},
-		{"fe80::1%eth0", false},
-		{"fd00::1", false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.public, httpsink.Public(netip.MustParseAddr(tt.ip)), tt.ip)
-	}
 }
 
 func TestSpec(t *testing.T) {
@@ -285,9 +248,9 @@ func TestRetriedThroughTheRuntime(t *testing.T) {
 
 func TestSinkSuite(t *testing.T) {
 	connectortest.RunSinkSuite(t, connectortest.SinkSuite{
-		Plugin:              httpsink.Plugin(),
-		NewPeer:             newPeer,
-		AllowPrivateTargets: true,
+		Plugin:  httpsink.Plugin(),
+		NewPeer: newPeer,
+		Egress:  egress.Config{AllowPrivate: true},
 	})
 }
 

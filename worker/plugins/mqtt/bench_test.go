@@ -22,7 +22,7 @@ func BenchmarkSource(b *testing.B) {
 	env := jetstreamtest.Start(b)
 	env.Stream(b, "BUS", "bus.in")
 	src, err := mqtt.NewSource(sourceValues(map[string]string{mqtt.KeyURL: br.URL(), mqtt.KeyTopics: "bench/#"}),
-		connector.Env{Connector: "bench"})
+		connector.Env{Egress: localBrokers, Connector: "bench"})
 	require.NoError(b, err)
 	task, err := delivery.StartSource(context.Background(), delivery.SourceTaskConfig{
 		Source: src, JetStream: env.JS, Subject: "bus.in", Stream: "BUS", Tolerance: connector.ToleranceNone,
@@ -63,7 +63,7 @@ func BenchmarkSource(b *testing.B) {
 func BenchmarkSinkWrite(b *testing.B) {
 	br := startBroker(b, nil)
 	s, err := mqtt.New(sinkValues(map[string]string{mqtt.KeyURL: br.URL(), mqtt.KeyTopic: "bench/{type}"}),
-		connector.Env{Connector: "bench"})
+		connector.Env{Egress: localBrokers, Connector: "bench"})
 	require.NoError(b, err)
 	require.NoError(b, s.Connect(context.Background()))
 	b.Cleanup(func() { _ = s.Close() })

@@ -21,7 +21,13 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	mqtt3 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
+
+// localBrokers is the egress policy of the tests' plugins: every broker of the tests listens on 127.0.0.1, which
+// the egress guard refuses unless allowed.
+var localBrokers = egress.Config{Allow: []string{"127.0.0.1"}}
 
 // sharedBrokerAddr is the Mosquitto broker of the machine (.ci/run starts it).
 const sharedBrokerAddr = "127.0.0.1:1883"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	mqtt3 "github.com/eclipse/paho.mqtt.golang"
 	packets3 "github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // message is one PUBLISH received from the broker.
@@ -326,11 +330,23 @@ func dial311(ctx context.Context, cfg connectConfig) (conn, error) {
 	c := &conn311{deathNote: newDeathNote()}
 	o := mqtt3.NewClientOptions()
 	for _, u := range cfg.urls {
-		o.AddBroker(u.String()) // paho.mqtt.golang knows every scheme of mqtt.url
-		if isTLS(u) {
-			o.SetTLSConfig(cfg.tlsFor(u))
-		}
+		o.AddBroker(u.String())
 	}
+	// paho.mqtt.golang tries the brokers in turn with this function, which opens every connection through the
+	// guard (its own would resolve and connect by itself, through any proxy of the environment). The client never
+	// reconnects by itself (auto-reconnect off): a reconnection is a new dial311, guarded the same way. paho keeps
+	// only the last broker's error; the guard's refusals are kept here so that one is never hidden.
+	var refusedMu sync.Mutex
+	var refused []error
+	o.SetCustomOpenConnectionFn(func(u *url.URL, _ mqtt3.ClientOptions) (net.Conn, error) {
+		nc, err := cfg.dialURL(ctx, u)
+		if err != nil && errors.Is(err, egress.ErrRefused) {
+			refusedMu.Lock()
+			refused = append(refused, err)
+			refusedMu.Unlock()
+		}
+		return nc, err
+	})
 	o.SetProtocolVersion(4)
 	o.SetClientID(cfg.clientID)
 	o.SetUsername(cfg.username)
@@ -359,6 +375,11 @@ func dial311(ctx context.Context, cfg connectConfig) (conn, error) {
 	if err := tok.Error(); err != nil {
 		if isPermanent311(err) {
 			return nil, &permanentConnectError{fmt.Errorf("the broker %s refused the connection: %w", brokers(cfg), err)}
+		}
+		refusedMu.Lock()
+		defer refusedMu.Unlock()
+		if len(refused) > 0 {
+			err = errors.Join(append(refused, err)...)
 		}
 		return nil, fmt.Errorf("connecting to %s: %w", brokers(cfg), err)
 	}

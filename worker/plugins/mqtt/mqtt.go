@@ -1,7 +1,9 @@
 // Package mqtt holds the MQTT connector plugins: the mqtt-source source, which subscribes to topic filters of an
 // MQTT broker and feeds a bus with one CloudEvent per message, and the mqtt sink, which publishes each record to a
 // topic built from the event. Both speak MQTT 5 (github.com/eclipse/paho.golang) or MQTT 3.1.1
-// (github.com/eclipse/paho.mqtt.golang), chosen by mqtt.version, over TCP or TLS (and WebSocket with 3.1.1).
+// (github.com/eclipse/paho.mqtt.golang), chosen by mqtt.version, over TCP or TLS (and WebSocket with 3.1.1). Every
+// connection, and every reconnection, goes through the worker's egress guard (worker/egress): a broker on a
+// loopback, private or link-local address is refused unless the operator allowed it.
 //
 //	connector.class=mqtt-source
 //	mqtt.url=tcp://broker:1883
@@ -30,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Config keys common to the source and the sink.
@@ -101,17 +104,26 @@ type options struct {
 	clientID       string
 	keepAlive      time.Duration
 	connectTimeout time.Duration
+	// guard opens every connection to a broker: TCP, TLS and WebSocket, each attempt and reconnection.
+	guard *egress.Guard
 }
 
 // parseOptions reads the common keys; suffix is appended to the derived client id (the sink's differ from the
-// source's). Problems the spec cannot see are FieldErrors.
-func parseOptions(cfg connector.Values, env connector.Env, suffix string) (options, connector.FieldErrors) {
+// source's). Problems the spec cannot see are FieldErrors; an egress policy that is not valid is the error.
+func parseOptions(cfg connector.Values, env connector.Env, suffix string) (options, connector.FieldErrors, error) {
 	var errs connector.FieldErrors
 	o := options{
 		version: cfg.String(KeyVersion), username: cfg.String(KeyUsername), password: cfg.String(KeyPassword),
 		clientID: cfg.String(KeyClientID), keepAlive: cfg.Duration(KeyKeepAlive),
 		connectTimeout: cfg.Duration(KeyConnectTimeout),
 	}
+	policy := env.Egress
+	policy.Timeout = o.connectTimeout
+	guard, err := egress.New(policy)
+	if err != nil {
+		return o, nil, fmt.Errorf("mqtt: %w", err)
+	}
+	o.guard = guard
 	urls, err := parseURLs(cfg.String(KeyURL))
 	if err != nil {
 		errs = append(errs, connector.FieldError{Key: KeyURL, Message: err.Error()})
@@ -136,7 +148,7 @@ func parseOptions(cfg connector.Values, env connector.Env, suffix string) (optio
 	if o.password != "" && o.username == "" && o.version == Version311 {
 		errs = append(errs, connector.FieldError{Key: KeyUsername, Message: "is required with a password in MQTT 3.1.1"})
 	}
-	return o, errs
+	return o, errs, nil
 }
 
 // defaultClientID is eb-<connector>-<task><suffix>, with characters other than letters, digits, '-', '_' and '.'
@@ -283,27 +295,37 @@ func (o options) tlsFor(u *url.URL) *tls.Config {
 	return t
 }
 
-// dialNet opens a TCP or TLS connection to the first of the URLs that answers.
+// dialNet opens a TCP or TLS connection to the first of the URLs that answers. A URL the egress guard refuses is
+// skipped; when no URL answers, the error holds every URL's (and matches egress.ErrRefused if one was refused).
 func (o options) dialNet(ctx context.Context) (net.Conn, *url.URL, error) {
 	var errs []error
 	for _, u := range o.urls {
-		d := &net.Dialer{Timeout: o.connectTimeout}
-		var (
-			c   net.Conn
-			err error
-		)
-		if isTLS(u) {
-			td := &tls.Dialer{NetDialer: d, Config: o.tlsFor(u)}
-			c, err = td.DialContext(ctx, "tcp", u.Host)
-		} else {
-			c, err = d.DialContext(ctx, "tcp", u.Host)
-		}
+		c, err := o.dialURL(ctx, u)
 		if err == nil {
 			return c, u, nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", u.Redacted(), err))
 	}
 	return nil, nil, errors.Join(errs...)
+}
+
+// dialURL opens the connection to one broker URL through the guard: TCP, TLS over it, or a WebSocket (over TLS
+// for wss) whose TCP connection the guard opens too. No proxy is used: it would hide the broker's address from the
+// guard.
+func (o options) dialURL(ctx context.Context, u *url.URL) (net.Conn, error) {
+	if u.Scheme == "ws" || u.Scheme == "wss" {
+		return o.dialWebSocket(ctx, u)
+	}
+	c, err := o.guard.DialContext(ctx, "tcp", u.Host)
+	if err != nil || !isTLS(u) {
+		return c, err
+	}
+	tc := tls.Client(c, o.tlsFor(u))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc, nil
 }
 
 // checkTopicFilter accepts an MQTT topic filter: '+' stands alone in its level, '#' alone in the last level; a

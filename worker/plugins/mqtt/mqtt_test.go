@@ -94,7 +94,7 @@ func TestSourceLosesNothingWhileTheWorkerIsDown(t *testing.T) {
 			}
 
 			// The first worker reads five messages and dies before they are stored: no Commit.
-			src, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Connector: "killed"})
+			src, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Egress: localBrokers, Connector: "killed"})
 			require.NoError(t, err)
 			require.NoError(t, src.Connect(context.Background()))
 			publish(0, 5)
@@ -106,7 +106,7 @@ func TestSourceLosesNothingWhileTheWorkerIsDown(t *testing.T) {
 
 			env := jetstreamtest.Start(t)
 			env.Stream(t, "BUS", "bus.in")
-			src2, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Connector: "killed"})
+			src2, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Egress: localBrokers, Connector: "killed"})
 			require.NoError(t, err)
 			task, err := delivery.StartSource(context.Background(), delivery.SourceTaskConfig{
 				Source: src2, JetStream: env.JS, Subject: "bus.in", Stream: "BUS", Tolerance: connector.ToleranceNone,
@@ -147,7 +147,7 @@ func TestSourceMapsMessagesToCloudEvents(t *testing.T) {
 	clientID := unique("eb-map")
 	t.Cleanup(func() { dropSession(t, mqtt.Version5, brokerURL, clientID) })
 	src, err := mqtt.NewSource(sourceValues(map[string]string{mqtt.KeyURL: brokerURL, mqtt.KeyTopics: base + "/#",
-		mqtt.KeyClientID: clientID, mqtt.KeyQoS: "2"}), connector.Env{Connector: "map"})
+		mqtt.KeyClientID: clientID, mqtt.KeyQoS: "2"}), connector.Env{Egress: localBrokers, Connector: "map"})
 	require.NoError(t, err)
 	require.NoError(t, src.Connect(context.Background()))
 	t.Cleanup(func() { _ = src.Close() })
@@ -216,7 +216,7 @@ func testEvent(t *testing.T) *event.Event {
 
 func newSink(t *testing.T, cfg map[string]string) connector.Sink {
 	t.Helper()
-	s, err := mqtt.New(sinkValues(cfg), connector.Env{Connector: unique("sink")})
+	s, err := mqtt.New(sinkValues(cfg), connector.Env{Egress: localBrokers, Connector: unique("sink")})
 	require.NoError(t, err)
 	require.NoError(t, s.Connect(context.Background()))
 	t.Cleanup(func() { _ = s.Close() })
@@ -296,7 +296,7 @@ func clearRetained(t *testing.T, brokerURL, topic string) {
 func TestSinkErrors(t *testing.T) {
 	closed := "tcp://127.0.0.1:" + fmt.Sprint(freePort(t)) // nothing listens there
 	s, err := mqtt.New(sinkValues(map[string]string{mqtt.KeyURL: closed, mqtt.KeyTopic: "t/{subject}/{$.data.x}",
-		mqtt.KeyConnectTimeout: "1s"}), connector.Env{Connector: "errors"})
+		mqtt.KeyConnectTimeout: "1s"}), connector.Env{Egress: localBrokers, Connector: "errors"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	withSubject := func(subject string, data map[string]any) *event.Event {
@@ -314,7 +314,7 @@ func TestSinkErrors(t *testing.T) {
 		assert.True(t, connector.IsPermanent(err), "%s: %v", name, err)
 		assert.Contains(t, err.Error(), mqtt.KeyTopic, name)
 	}
-	empty, err := mqtt.New(sinkValues(map[string]string{mqtt.KeyURL: closed, mqtt.KeyTopic: "{$.data.x}"}), connector.Env{})
+	empty, err := mqtt.New(sinkValues(map[string]string{mqtt.KeyURL: closed, mqtt.KeyTopic: "{$.data.x}"}), connector.Env{Egress: localBrokers})
 	require.NoError(t, err)
 	err = empty.Write(context.Background(), withSubject("s", map[string]any{"x": ""}))
 	assert.True(t, connector.IsPermanent(err), "an empty topic: %v", err)
@@ -427,14 +427,14 @@ func TestRefusedConnection(t *testing.T) {
 		t.Run("v"+v, func(t *testing.T) {
 			cfg := map[string]string{mqtt.KeyURL: b.URL(), mqtt.KeyVersion: v, mqtt.KeyTopic: "t", mqtt.KeyTopics: "t",
 				mqtt.KeyUsername: "nobody", mqtt.KeyPassword: "wrong"}
-			s, err := mqtt.New(sinkValues(cfg), connector.Env{Connector: "refused"})
+			s, err := mqtt.New(sinkValues(cfg), connector.Env{Egress: localBrokers, Connector: "refused"})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = s.Close() })
 			err = s.Connect(context.Background())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "refused the connection")
 
-			src, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Connector: "refused"})
+			src, err := mqtt.NewSource(sourceValues(cfg), connector.Env{Egress: localBrokers, Connector: "refused"})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = src.Close() })
 			require.NoError(t, src.Connect(context.Background()))
@@ -452,7 +452,7 @@ func TestWebSocket(t *testing.T) {
 	wsURL := fmt.Sprintf("ws://127.0.0.1:%d/mqtt", b.wsPort)
 	topic := unique("ws")
 	src, err := mqtt.NewSource(sourceValues(map[string]string{mqtt.KeyURL: wsURL, mqtt.KeyVersion: mqtt.Version311,
-		mqtt.KeyTopics: topic}), connector.Env{Connector: "ws"})
+		mqtt.KeyTopics: topic}), connector.Env{Egress: localBrokers, Connector: "ws"})
 	require.NoError(t, err)
 	require.NoError(t, src.Connect(context.Background()))
 	t.Cleanup(func() { _ = src.Close() })

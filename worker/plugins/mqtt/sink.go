@@ -15,6 +15,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Name is the sink plugin's connector.class.
@@ -99,7 +100,10 @@ var (
 // New builds a sink from its config; problems the spec cannot see (a template path that does not compile,
 // binary mode with MQTT 3.1.1, TLS material that does not load) are FieldErrors.
 func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
-	opts, errs := parseOptions(cfg, env, "-sink")
+	opts, errs, err := parseOptions(cfg, env, "-sink")
+	if err != nil {
+		return nil, err
+	}
 	tpl, err := parseTemplate(cfg.String(KeyTopic))
 	if err != nil {
 		errs = append(errs, connector.FieldError{Key: KeyTopic, Message: err.Error()})
@@ -121,12 +125,13 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 		timeout: cfg.Duration(KeyPublishTimeout), env: env}, nil
 }
 
-// Connect connects to the broker. A broker that refuses the client (bad credentials, not authorized) fails the
-// task; one that cannot be reached does not: Write connects again and its records are retried.
+// Connect connects to the broker. A broker that refuses the client (bad credentials, not authorized) or that the
+// egress guard refuses (a non-public address the operator did not allow) fails the task; one that cannot be
+// reached does not: Write connects again and its records are retried.
 func (s *Sink) Connect(ctx context.Context) error {
 	if _, err := s.connection(ctx); err != nil {
 		var perm *permanentConnectError
-		if errors.As(err, &perm) {
+		if errors.As(err, &perm) || errors.Is(err, egress.ErrRefused) {
 			return err
 		}
 		s.env.Log().Warn("mqtt: broker unreachable; retrying with the records", "err", err)
@@ -174,9 +179,9 @@ func (s *Sink) Close() error {
 func (s *Sink) WriteTimeout() time.Duration { return s.opts.connectTimeout + s.timeout }
 
 // Write publishes e and waits for the broker's acknowledgement (QoS 1 and 2). A topic that cannot be built, an
-// event that cannot be encoded and an MQTT 5 refusal that would be repeated (topic name invalid, packet too large,
-// payload format invalid, not authorized) are permanent errors; an unreachable broker, a lost connection and a
-// timeout are retried.
+// event that cannot be encoded, a broker address the egress guard refuses and an MQTT 5 refusal that would be
+// repeated (topic name invalid, packet too large, payload format invalid, not authorized) are permanent errors; an
+// unreachable broker, a lost connection and a timeout are retried.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	topic, err := s.topic.render(e)
 	if err != nil {
@@ -189,6 +194,9 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	m.topic, m.qos, m.retain = topic, s.qos, s.retain
 	c, err := s.connection(ctx)
 	if err != nil {
+		if errors.Is(err, egress.ErrRefused) {
+			return connector.Permanent(err)
+		}
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.timeout)

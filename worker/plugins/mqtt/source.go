@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // SourceName is the source plugin's connector.class.
@@ -117,7 +118,10 @@ var _ connector.Source = (*Source)(nil)
 // NewSource builds a source from its config; problems the spec cannot see (a shared subscription with MQTT
 // 3.1.1, a WebSocket URL with MQTT 5, TLS material that does not load) are FieldErrors.
 func NewSource(cfg connector.Values, env connector.Env) (connector.Source, error) {
-	opts, errs := parseOptions(cfg, env, "")
+	opts, errs, err := parseOptions(cfg, env, "")
+	if err != nil {
+		return nil, err
+	}
 	var filters []string
 	for _, f := range strings.Split(cfg.String(KeyTopics), ",") {
 		f = strings.TrimSpace(f)
@@ -147,9 +151,12 @@ func NewSource(cfg connector.Values, env connector.Env) (connector.Source, error
 }
 
 // Connect connects and subscribes. A broker that cannot be reached is not an error here: Read reports it and
-// connects again.
+// connects again. A broker address the egress guard refuses is: connecting again cannot help.
 func (s *Source) Connect(ctx context.Context) error {
 	if err := s.connect(ctx); err != nil {
+		if errors.Is(err, egress.ErrRefused) {
+			return err
+		}
 		s.env.Log().Warn("mqtt-source: cannot connect yet; Read tries again", "err", err)
 	}
 	return nil
@@ -201,6 +208,9 @@ func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 		return out, nil
 	}
 	if err := s.connect(ctx); err != nil {
+		if errors.Is(err, egress.ErrRefused) {
+			return nil, connector.Permanent(err) // fails the task, saying which address and how to allow it
+		}
 		return nil, err
 	}
 	s.mu.Lock()

@@ -58,7 +58,7 @@ func (p *sourcePeer) Start() { p.b.Start() }
 func TestSourceSuite(t *testing.T) {
 	for _, v := range []string{mqtt.Version5, mqtt.Version311} {
 		t.Run("v"+v, func(t *testing.T) {
-			connectortest.RunSourceSuite(t, connectortest.SourceSuite{Plugin: mqtt.SourcePlugin(), NewPeer: newSourcePeer(v),
+			connectortest.RunSourceSuite(t, connectortest.SourceSuite{Plugin: mqtt.SourcePlugin(), NewPeer: newSourcePeer(v), Egress: localBrokers,
 				Timeout: 30 * time.Second})
 		})
 	}
@@ -158,7 +158,7 @@ func (p *sinkPeer) Start() {
 func TestSinkSuite(t *testing.T) {
 	for _, v := range []string{mqtt.Version5, mqtt.Version311} {
 		t.Run("v"+v, func(t *testing.T) {
-			connectortest.RunSinkSuite(t, connectortest.SinkSuite{Plugin: mqtt.Plugin(), NewPeer: newSinkPeer(v),
+			connectortest.RunSinkSuite(t, connectortest.SinkSuite{Plugin: mqtt.Plugin(), NewPeer: newSinkPeer(v), Egress: localBrokers,
 				Timeout: 30 * time.Second})
 		})
 	}
