@@ -118,15 +118,9 @@ var errRawStream = errors.New("an eventbus source of the installation's NATS mus
 // the adapter sets: the plugin, one task, the bus's input subject and stream as output, and for webhook sources
 // the intake subject the http-source plugin reads.
 func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source) (map[string]string, error) {
-	cfg := s.Config()
-	if len(s.SecretKeys()) > 0 {
-		open, err := a.opener("source " + s.Name())
-		if err != nil {
-			return nil, err
-		}
-		if cfg, err = s.OpenedConfig(open); err != nil {
-			return nil, err
-		}
+	cfg, err := s.OpenedConfig(a.opener())
+	if err != nil {
+		return nil, err
 	}
 	if s.Type() == source.EventBus && cfg[source.KeyNATSURL] == "" && cfg[source.KeyBus] == "" {
 		return nil, errRawStream

@@ -79,11 +79,7 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		// The secret headers' values go together as one value of the http sink's secret key, which the task
 		// opens; the plain ones in the clear.
 		if len(plain) < len(h.Headers) {
-			open, err := a.opener("target " + t.Name())
-			if err != nil {
-				return nil, err
-			}
-			secret, err := t.OpenedSecretHeaders(open)
+			secret, err := t.OpenedSecretHeaders(a.opener())
 			if err != nil {
 				return nil, err
 			}
@@ -114,22 +110,12 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		if !t.Type().IsPlugin() {
 			return nil, fmt.Errorf("target %s: type %q has no connector", t.Name(), t.Type())
 		}
-		// The plugin's own keys; the domain refuses keys the adapter sets.
-		pc := t.Config()
-		for _, v := range pc {
-			if target.IsSealedValue(v) {
-				open, err := a.opener("target " + t.Name())
-				if err != nil {
-					return nil, err
-				}
-				var keys []string
-				if pc, keys, err = t.OpenedConfig(open); err != nil {
-					return nil, err
-				}
-				secretKeys = append(secretKeys, keys...)
-				break
-			}
+		// The plugin's own keys, its secrets opened; the domain refuses keys the adapter sets.
+		pc, keys, err := t.OpenedConfig(a.opener())
+		if err != nil {
+			return nil, err
 		}
+		secretKeys = append(secretKeys, keys...)
 		maps.Copy(cfg, pc)
 		cfg[rpc.ConfigConnectorClass] = string(t.Type())
 	}
@@ -169,11 +155,7 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err != nil {
 		return nil, fmt.Errorf("target %s: the connection %q of API destination %q: %w", t.Name(), d.Connection().Name, d.Name(), err)
 	}
-	open, err := a.opener("connection " + c.Name())
-	if err != nil {
-		return nil, err
-	}
-	spec, err := c.Opened(open)
+	spec, err := c.Opened(a.opener())
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}

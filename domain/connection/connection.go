@@ -130,6 +130,9 @@ func (spec Spec) clone() Spec {
 func (c *Connection) Opened(open domain.Opener) (Spec, error) {
 	out := c.spec.clone()
 	err := eachSecret(&out, func(field string, v *string) error {
+		if open == nil {
+			return fmt.Errorf("connection %s: secret %s is sealed and this deployment cannot open it", c.id, field)
+		}
 		p, err := open.Open(c.owner(field), *v)
 		if err != nil {
 			return fmt.Errorf("connection %s: secret %s: %w", c.id, field, err)

@@ -238,9 +238,6 @@ func (t *Target) owner(field string) domain.SecretOwner {
 	return domain.SecretOwner{Account: t.accountID, Kind: "target", ID: t.id, Field: field}
 }
 
-// IsSealedValue reports whether v has the form of a sealed value.
-func IsSealedValue(v string) bool { return strings.HasPrefix(v, SealedPrefix) }
-
 func headerField(name string) string { return "headers." + textproto.CanonicalMIMEHeaderKey(name) }
 
 // OpenedConfig returns a plugin target's config with its sealed values opened, and the keys that were sealed, for
@@ -250,6 +247,9 @@ func (t *Target) OpenedConfig(open domain.Opener) (cfg map[string]string, secret
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		if !strings.HasPrefix(cfg[k], SealedPrefix) {
 			continue
+		}
+		if open == nil {
+			return nil, nil, fmt.Errorf("target %s: config key %s is sealed and this deployment cannot open it", t.id, k)
 		}
 		if cfg[k], err = open.Open(t.owner("config."+k), cfg[k]); err != nil {
 			return nil, nil, fmt.Errorf("target %s: config key %s: %w", t.id, k, err)
@@ -267,6 +267,9 @@ func (t *Target) OpenedSecretHeaders(open domain.Opener) (map[string]string, err
 			continue
 		}
 		if strings.HasPrefix(v, SealedPrefix) {
+			if open == nil {
+				return nil, fmt.Errorf("target %s: header %s is sealed and this deployment cannot open it", t.id, k)
+			}
 			p, err := open.Open(t.owner(headerField(k)), v)
 			if err != nil {
 				return nil, fmt.Errorf("target %s: header %s: %w", t.id, k, err)
