@@ -4163,6 +4163,131 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/me/password": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "consumes": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "Change my password",
+                "parameters": [
+                    {
+                        "description": "the current and the new password",
+                        "name": "change",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/PasswordChange"
+                        }
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "400": {
+                        "description": "ValidationError: newPassword",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: a wrong current password",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "NotAUser: an API key has no password",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/me/sessions": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "List my sessions",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/SessionList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/me/sessions/{session}": {
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "End one of my sessions",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "session id",
+                        "name": "session",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "SessionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/runtime/connectors": {
             "get": {
                 "security": [
@@ -4706,6 +4831,138 @@ const docTemplate = `{
                     },
                     "503": {
                         "description": "ServiceUnavailable: the runtime cannot be reached",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/session": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "The current session",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Session"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "SessionNotFound: authenticated by an API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "description": "Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,\nSecure on an https public URL). The cookie authenticates the requests of the console like an\nAPI key; those that change something must also send the answer's csrfToken in X-CSRF-Token and\ncome from this server's origin. An unknown user, a wrong password and a disabled user answer alike\n(401); after three failures from one address, attempts on that user name must wait, twice as long\nafter each failure (429 with Retry-After).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "Sign in",
+                "parameters": [
+                    {
+                        "description": "user name and password",
+                        "name": "credentials",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/SignIn"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/Session"
+                        }
+                    },
+                    "400": {
+                        "description": "MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: invalid user name or password",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "CrossSiteRequestRefused: from another site",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "UnsupportedMediaType: not JSON",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "TooManySignInAttempts",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "sessions"
+                ],
+                "summary": "Sign out",
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "CrossSiteRequestRefused",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "SessionNotFound: authenticated by an API key",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -8495,6 +8752,17 @@ const docTemplate = `{
                 }
             }
         },
+        "PasswordChange": {
+            "type": "object",
+            "properties": {
+                "currentPassword": {
+                    "type": "string"
+                },
+                "newPassword": {
+                    "type": "string"
+                }
+            }
+        },
         "PatternExplanation": {
             "type": "object",
             "properties": {
@@ -10292,6 +10560,73 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/RuntimeWorker"
                     }
+                }
+            }
+        },
+        "Session": {
+            "type": "object",
+            "properties": {
+                "clientAddress": {
+                    "type": "string",
+                    "example": "192.0.2.10"
+                },
+                "createdAt": {
+                    "type": "string"
+                },
+                "csrfToken": {
+                    "description": "CSRFToken, on the session of the request only, is what every request that changes something must send in\nX-CSRF-Token besides the cookie.",
+                    "type": "string",
+                    "example": "9eHcJ3mX1Qk..."
+                },
+                "current": {
+                    "description": "Current marks the session of the request.",
+                    "type": "boolean"
+                },
+                "expiresAt": {
+                    "description": "ExpiresAt is the absolute end; IdleExpiresAt the end unless it is used before.",
+                    "type": "string"
+                },
+                "id": {
+                    "type": "string",
+                    "example": "q4x7yfa4d5ek3mbw"
+                },
+                "idleExpiresAt": {
+                    "type": "string"
+                },
+                "lastSeenAt": {
+                    "type": "string"
+                },
+                "userAgent": {
+                    "type": "string",
+                    "example": "Mozilla/5.0"
+                },
+                "username": {
+                    "type": "string",
+                    "example": "alice"
+                }
+            }
+        },
+        "SessionList": {
+            "type": "object",
+            "properties": {
+                "sessions": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Session"
+                    }
+                }
+            }
+        },
+        "SignIn": {
+            "type": "object",
+            "properties": {
+                "password": {
+                    "type": "string",
+                    "example": "correct horse battery staple"
+                },
+                "username": {
+                    "type": "string",
+                    "example": "alice"
                 }
             }
         },

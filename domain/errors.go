@@ -5,6 +5,7 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies a domain error. The web layer maps each kind to one HTTP status in one table.
@@ -29,6 +30,11 @@ const (
 	KindUnauthenticated
 	// KindForbidden is a request its credentials do not permit (HTTP 403).
 	KindForbidden
+	// KindThrottled is a request that came too soon after others; Error.RetryAfter says when to try again
+	// (HTTP 429 with Retry-After).
+	KindThrottled
+	// KindUnsupportedMediaType is a body of a type the operation does not take (HTTP 415).
+	KindUnsupportedMediaType
 )
 
 // Error is the one error type of the domain. Code is stable and part of the API (`BusNotFound`,
@@ -42,6 +48,8 @@ type Error struct {
 	Field   string
 	Message string
 	Err     error
+	// RetryAfter, for KindThrottled, is how long to wait before trying again.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

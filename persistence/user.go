@@ -77,6 +77,15 @@ func (r *UserRepository) Get(ctx context.Context, username string) (*user.User, 
 	return userFromRow(row), nil
 }
 
+// GetByID returns user.ErrNotFound when no user has the id.
+func (r *UserRepository) GetByID(ctx context.Context, id string) (*user.User, error) {
+	var row userRow
+	if err := r.db.session(ctx).Where("id = ?", id).Take(&row).Error; err != nil {
+		return nil, translate(err, "reading user "+id, outcomes{notFound: user.ErrNotFound.With("user %q not found", id)})
+	}
+	return userFromRow(row), nil
+}
+
 // List returns one page of users ordered by name and the next page's token.
 func (r *UserRepository) List(ctx context.Context, page domain.Page) ([]*user.User, string, error) {
 	q := r.db.session(ctx)
@@ -115,7 +124,7 @@ func (r *UserRepository) Update(ctx context.Context, username string, fn func(*u
 	return out, translate(err, "changing user "+username, outcomes{notFound: userNotFound(username)})
 }
 
-// Delete deletes the user and its memberships in one transaction.
+// Delete deletes the user with its memberships and sessions in one transaction.
 func (r *UserRepository) Delete(ctx context.Context, username string) error {
 	err := r.db.transact(ctx, func(tx *gorm.DB) error {
 		var row userRow
@@ -123,6 +132,9 @@ func (r *UserRepository) Delete(ctx context.Context, username string) error {
 			return err
 		}
 		if err := tx.Where("user_id = ?", row.ID).Delete(&membershipRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("user_id = ?", row.ID).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("id = ?", row.ID).Delete(&userRow{}).Error

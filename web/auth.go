@@ -10,6 +10,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/account"
+	"github.com/eventbridge-go/eventbridge/domain/session"
 )
 
 // Authenticator turns the credential of a request (an API key today) into its principal. Its errors are
@@ -17,6 +18,12 @@ import (
 // failure to check it (a database that cannot be reached). *apikey.Service is one.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*access.Principal, error)
+}
+
+// SessionAuthenticator turns the session cookie's token into its principal and session (*session.Service is
+// one); its errors are as Authenticator's.
+type SessionAuthenticator interface {
+	Authenticate(ctx context.Context, token string) (*access.Principal, *session.Session, error)
 }
 
 // AccountReader tells whether an account exists (*account.Service is one).
@@ -27,7 +34,22 @@ type AccountReader interface {
 // Realm is the realm of the WWW-Authenticate challenge of a 401.
 const Realm = "eventbridge"
 
-const principalKey = "eventbridge.principal"
+const (
+	principalKey    = "eventbridge.principal"
+	sessionKey      = "eventbridge.session"
+	sessionTokenKey = "eventbridge.sessionToken"
+)
+
+// SessionOf returns the session that authenticated the request and its token; nil when none did (an API key, or
+// a public operation).
+func SessionOf(c *gin.Context) (*session.Session, string) {
+	v, _ := c.Get(sessionKey)
+	s, _ := v.(*session.Session)
+	if s == nil {
+		return nil, ""
+	}
+	return s, c.GetString(sessionTokenKey)
+}
 
 // PrincipalOf returns the authenticated caller of the request (nil for a public operation).
 func PrincipalOf(c *gin.Context) *access.Principal {
@@ -73,7 +95,10 @@ type guard struct {
 	d        Dialect
 	perm     access.Permission
 	auth     Authenticator
+	sessions SessionAuthenticator
 	accounts AccountReader
+	// anyBody lets a body of any type through (PutEvents, webhooks); other bodies must be JSON.
+	anyBody bool
 }
 
 func (g guard) handle(c *gin.Context) {
@@ -83,6 +108,9 @@ func (g guard) handle(c *gin.Context) {
 		return
 	}
 	c.Set(principalKey, p)
+	if !g.anyBody && !requireJSON(c, g.fail) {
+		return
+	}
 	if g.perm.Scope() == access.ScopeAccount {
 		id, err := g.selectAccount(c, p)
 		if err != nil {
@@ -98,12 +126,34 @@ func (g guard) handle(c *gin.Context) {
 	c.Next()
 }
 
+// authenticate authenticates the request by its API key (Authorization: Bearer), else by its session cookie; a
+// state-changing request that the cookie authenticates must also pass the CSRF check.
 func (g guard) authenticate(c *gin.Context) (*access.Principal, error) {
-	token := bearer(c)
-	if token == "" || g.auth == nil {
+	if token := bearer(c); token != "" {
+		if g.auth == nil {
+			return nil, access.Unauthenticated()
+		}
+		return g.auth.Authenticate(c.Request.Context(), token)
+	}
+	token, err := c.Cookie(SessionCookie)
+	if err != nil || token == "" || g.sessions == nil {
 		return nil, access.Unauthenticated()
 	}
-	return g.auth.Authenticate(c.Request.Context(), token)
+	p, sess, err := g.sessions.Authenticate(c.Request.Context(), token)
+	if errors.Is(err, access.ErrUnauthenticated) {
+		ClearSessionCookie(c) // ended or unknown: the browser may forget it
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !safeMethod(c.Request.Method) {
+		if err := checkCSRF(c, token, c.GetStringSlice(originsKey)); err != nil {
+			return nil, err
+		}
+	}
+	c.Set(sessionKey, sess)
+	c.Set(sessionTokenKey, token)
+	return p, nil
 }
 
 // selectAccount returns the account the request names in the dialect's way, or the caller's home account when it

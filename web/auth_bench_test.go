@@ -78,7 +78,7 @@ func BenchmarkPutEventsAuth(b *testing.B) {
 				} else {
 					event(&buf)
 				}
-				req := httptest.NewRequest(http.MethodPost, "/api/v1/buses/"+buses[which]+"/events", &buf)
+				req := localRequest(http.MethodPost, "/api/v1/buses/"+buses[which]+"/events", &buf)
 				req.Header.Set("Content-Type", ct)
 				req.Header.Set("Authorization", "Bearer "+key)
 				rec := httptest.NewRecorder()

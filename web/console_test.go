@@ -253,7 +253,7 @@ func TestConsoleRevalidation(t *testing.T) {
 	t.Parallel()
 	etagOf := func(files fs.FS) string {
 		rec := httptest.NewRecorder()
-		newRouter(web.Config{Console: files}, web.Services{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		newRouter(web.Config{Console: files}, web.Services{}).ServeHTTP(rec, localRequest(http.MethodGet, "/", nil))
 		require.Equal(t, http.StatusOK, rec.Code)
 		etag := rec.Header().Get("ETag")
 		require.NotEmpty(t, etag)

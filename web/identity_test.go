@@ -619,7 +619,7 @@ func TestCORS(t *testing.T) {
 	e := newEnv(t, natsServer(t), persistence.SQLite)
 	open := newRouter(web.Config{Logger: slog.New(slog.DiscardHandler), CORSOrigins: []string{"https://console.example.com"}}, e.services)
 	preflight := func(h http.Handler, origin string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodOptions, "/api/v1/buses", nil)
+		req := localRequest(http.MethodOptions, "/api/v1/buses", nil)
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
@@ -636,7 +636,7 @@ func TestCORS(t *testing.T) {
 	rec = preflight(open, "https://evil.example.com")
 	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "an origin not listed")
 
-	req := httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil)
+	req := localRequest(http.MethodGet, "/api/v1/buses", nil)
 	req.Header.Set("Origin", "https://console.example.com")
 	rec = httptest.NewRecorder()
 	open.ServeHTTP(rec, req)

@@ -54,6 +54,12 @@ var isolationExempt = map[string]string{
 	"GET /api/v1/runtime/plugins/:plugin/schema": "the runtime's plugins are shared by every account",
 
 	"GET /api/v1/me":                                 "answers the caller itself",
+	"PUT /api/v1/me/password":                        "changes the caller's own password",
+	"POST /api/v1/session":                           "signs a user in: no account",
+	"GET /api/v1/session":                            "answers the caller's own session",
+	"DELETE /api/v1/session":                         "ends the caller's own session",
+	"GET /api/v1/me/sessions":                        "the caller's own sessions, of a user, not of an account",
+	"DELETE /api/v1/me/sessions/:session":            "the caller's own sessions: another user's is SessionNotFound (TestSessionsAreTheirUsers)",
 	"GET /api/v1/accounts/:account/members":          "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
 	"PUT /api/v1/accounts/:account/members/:user":    "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
 	"DELETE /api/v1/accounts/:account/members/:user": "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",

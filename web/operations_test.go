@@ -115,9 +115,9 @@ func TestOperationNameReachesTheRequest(t *testing.T) {
 		}}
 	}
 	r := web.NewRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, s, rest.New, rocketmq.New, probe)
-	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/probe", nil))
+	r.ServeHTTP(httptest.NewRecorder(), localRequest(http.MethodGet, "/probe", nil))
 	assert.Equal(t, "probe.look", seen)
-	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/nowhere", nil))
+	r.ServeHTTP(httptest.NewRecorder(), localRequest(http.MethodGet, "/api/v1/nowhere", nil))
 	assert.Contains(t, logs.String(), "path=/probe status=204")
 	assert.Contains(t, logs.String(), `operation=probe.look`)
 	assert.Contains(t, logs.String(), `path=/api/v1/nowhere status=404`)
@@ -131,7 +131,7 @@ func TestDialectsAnswerErrorsInTheirShape(t *testing.T) {
 		t.Run(d.Name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			c, _ := gin.CreateTestContext(rec)
-			c.Request = httptest.NewRequest(http.MethodPost, "/", nil)
+			c.Request = localRequest(http.MethodPost, "/", nil)
 			d.WriteError(c, bus.ErrNotFound.With("bus %q does not exist", "orders"))
 			var body map[string]any
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())

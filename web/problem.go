@@ -4,7 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -38,15 +40,17 @@ type Problem struct {
 
 // statusOfKind is the one table that maps domain errors to HTTP statuses.
 var statusOfKind = map[domain.Kind]int{
-	domain.KindInvalid:         http.StatusBadRequest,
-	domain.KindNotFound:        http.StatusNotFound,
-	domain.KindConflict:        http.StatusConflict,
-	domain.KindLimitExceeded:   http.StatusConflict,
-	domain.KindTooLarge:        http.StatusRequestEntityTooLarge,
-	domain.KindUnavailable:     http.StatusServiceUnavailable,
-	domain.KindInternal:        http.StatusInternalServerError,
-	domain.KindUnauthenticated: http.StatusUnauthorized,
-	domain.KindForbidden:       http.StatusForbidden,
+	domain.KindInvalid:              http.StatusBadRequest,
+	domain.KindNotFound:             http.StatusNotFound,
+	domain.KindConflict:             http.StatusConflict,
+	domain.KindLimitExceeded:        http.StatusConflict,
+	domain.KindTooLarge:             http.StatusRequestEntityTooLarge,
+	domain.KindUnavailable:          http.StatusServiceUnavailable,
+	domain.KindInternal:             http.StatusInternalServerError,
+	domain.KindUnauthenticated:      http.StatusUnauthorized,
+	domain.KindForbidden:            http.StatusForbidden,
+	domain.KindThrottled:            http.StatusTooManyRequests,
+	domain.KindUnsupportedMediaType: http.StatusUnsupportedMediaType,
 }
 
 // StatusOf returns the HTTP status of a domain error kind (500 for a kind the table does not know).
@@ -66,7 +70,7 @@ func ProblemOf(log *slog.Logger, r *http.Request, err error) Problem {
 	}
 	de, ok := domain.As(err)
 	if !ok || de.Kind == domain.KindInternal {
-		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		log.Error("internal error", "method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		return NewProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "", "an internal error occurred; it has been logged")
 	}
 	return NewProblem(StatusOf(de.Kind), de.Code, de.Field, MessageOf(de))
@@ -108,4 +112,27 @@ func WriteProblem(c *gin.Context, p Problem) {
 func Malformed(field, format string, args ...any) *domain.Error {
 	e := &domain.Error{Kind: domain.KindInvalid, Code: CodeMalformedRequest, Field: field}
 	return e.With(format, args...)
+}
+
+// redactPath is a request path as logs show it: the segment after /webhooks/ (a webhook's token, its credential)
+// is masked.
+func redactPath(p string) string {
+	const marker = "/webhooks/"
+	i := strings.Index(p, marker)
+	if i < 0 {
+		return p
+	}
+	rest := p[i+len(marker):]
+	tail := ""
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		tail = rest[j:]
+	}
+	return p[:i+len(marker)] + domain.SecretMask + tail
+}
+
+// SetRetryAfter sets Retry-After (whole seconds, at least one) for an error that says when to try again.
+func SetRetryAfter(c *gin.Context, err error) {
+	if de, ok := domain.As(err); ok && de.RetryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(int((de.RetryAfter+time.Second-1)/time.Second)))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"runtime/debug"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/user"
@@ -76,9 +78,11 @@ type Services struct {
 	Accounts *account.Service
 	Users    *user.Service
 	APIKeys  *apikey.Service
-	// Auth authenticates every request that is not public (the API keys; console sessions next); without it every
-	// such request answers 401.
+	// Auth authenticates the requests that send an API key; without it they answer 401.
 	Auth Authenticator
+	// Sessions signs users in and out and authenticates the requests that send the session cookie; without it
+	// the cookie is ignored and signing in is not served.
+	Sessions *session.Service
 }
 
 // Config configures the router and the dialects.
@@ -92,6 +96,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// WebhookBaseURL is the scheme and host the webhook URLs of sources are shown on; empty uses the request's.
 	WebhookBaseURL string
+	// PublicURLs are the URLs clients reach the API on (scheme://host[:port]). Their hosts, loopback names and IP
+	// addresses are the Host headers answered (421 for others, but on health and webhooks); a session cookie is
+	// Secure when one is https; their origins pass the CSRF check besides the request's own.
+	PublicURLs []string
 	// CORSOrigins are the browser origins (scheme://host[:port]) allowed to call the API from another site, with
 	// the Authorization, Content-Type, X-Account-Id and CloudEvents headers; empty allows none (no CORS headers are
 	// sent, so browsers refuse cross-site calls that are not simple requests).
@@ -120,6 +128,12 @@ type Operation struct {
 	// the account the request selects unless the permission is of the instance (access.ManageInstance) or of
 	// anyone authenticated (access.Authenticated).
 	Permission access.Permission
+	// AnyBody takes a body of any Content-Type (PutEvents in binary mode, webhooks); every other operation
+	// answers 415 for a body that is not JSON (application/json or a +json type), which no cross-site form can send.
+	AnyBody bool
+	// AnyHost is answered whatever the Host header (health, webhooks); every other operation answers 421 for a
+	// Host that is not one of Config.PublicURLs', a loopback name or an IP address (DNS rebinding).
+	AnyHost bool
 }
 
 // Dialect is one API the control plane speaks.
@@ -163,7 +177,16 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(rt.logRequests, rt.recovery)
+	all := rt.dialects(cfg, s, dialects)
+	anyHost := map[string]bool{}
+	for _, d := range all {
+		for _, op := range d.Operations {
+			if op.AnyHost {
+				anyHost[op.Path] = true
+			}
+		}
+	}
+	r.Use(rt.logRequests, rt.recovery, requestContext(cfg), checkHost(newHosts(cfg.PublicURLs), anyHost))
 	if len(cfg.CORSOrigins) > 0 {
 		r.Use(cors.New(cors.Config{
 			AllowOrigins: cfg.CORSOrigins,
@@ -180,9 +203,14 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	if s.Accounts != nil {
 		accounts = s.Accounts
 	}
-	for _, d := range rt.dialects(cfg, s, dialects) {
+	var sessions SessionAuthenticator
+	if s.Sessions != nil {
+		sessions = s.Sessions
+	}
+	for _, d := range all {
 		for _, op := range d.Operations {
-			r.Handle(op.Method, op.Path, handlersOf(d, op, s.Auth, accounts)...)
+			r.Handle(op.Method, op.Path, handlersOf(d, op, guard{d: d, perm: op.Permission, auth: s.Auth, sessions: sessions,
+				accounts: accounts, anyBody: op.AnyBody})...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)
@@ -207,11 +235,12 @@ func (rt *router) dialects(cfg Config, s Services, dialects []NewDialect) []Dial
 	return out
 }
 
-// handlersOf is the chain of an operation: its name is recorded, then, unless the operation is Public, the guard
-// authenticates the caller, selects the account and checks the operation's permission there; then the handler
-// runs. An operation that is not Public and names no valid permission, or is Public and names one, is a
-// programming error: it panics, so that no route is ever served unguarded by mistake.
-func handlersOf(d Dialect, op Operation, auth Authenticator, accounts AccountReader) []gin.HandlerFunc {
+// handlersOf is the chain of an operation: its name is recorded, then, unless the operation is Public, the guard g
+// authenticates the caller, checks the body's type, selects the account and checks the operation's permission
+// there; a Public operation's body must be JSON unless it takes any. Then the handler runs. An operation that is
+// not Public and names no valid permission, or is Public and names one, is a programming error: it panics, so
+// that no route is ever served unguarded by mistake.
+func handlersOf(d Dialect, op Operation, g guard) []gin.HandlerFunc {
 	name := op.Name
 	chain := []gin.HandlerFunc{func(c *gin.Context) { c.Set(operationKey, name) }}
 	switch {
@@ -220,9 +249,36 @@ func handlersOf(d Dialect, op Operation, auth Authenticator, accounts AccountRea
 	case !op.Public && !op.Permission.Valid():
 		panic(fmt.Sprintf("web: operation %s names no valid permission (%q)", op.Name, op.Permission))
 	case !op.Public:
-		chain = append(chain, guard{d: d, perm: op.Permission, auth: auth, accounts: accounts}.handle)
+		chain = append(chain, g.handle)
+	case !op.AnyBody:
+		chain = append(chain, func(c *gin.Context) {
+			if requireJSON(c, d.WriteError) {
+				c.Next()
+			}
+		})
 	}
 	return append(chain, op.Handler)
+}
+
+// requestContext records what later handlers read of the request and the configuration: the client's address,
+// whether cookies are Secure, the public origins.
+func requestContext(cfg Config) gin.HandlerFunc {
+	secure := false
+	var origins []string
+	for _, s := range cfg.PublicURLs {
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		secure = secure || u.Scheme == "https"
+		origins = append(origins, u.Scheme+"://"+u.Host)
+	}
+	return func(c *gin.Context) {
+		c.Set(clientKey, clientIP(c.Request, cfg.TrustedProxies))
+		c.Set(secureKey, secure)
+		c.Set(originsKey, origins)
+		c.Next()
+	}
 }
 
 // dialect is the router's own operations: health and the API's documentation.
@@ -232,8 +288,8 @@ func (rt *router) dialect() Dialect {
 		Name:       "web",
 		WriteError: func(c *gin.Context, err error) { WriteProblem(c, ProblemOf(rt.log, c.Request, err)) },
 		Operations: []Operation{
-			{Name: "health.live", Method: http.MethodGet, Path: "/healthz", Handler: rt.healthz, Public: true},
-			{Name: "health.ready", Method: http.MethodGet, Path: "/readyz", Handler: rt.readyz, Public: true},
+			{Name: "health.live", Method: http.MethodGet, Path: "/healthz", Handler: rt.healthz, Public: true, AnyHost: true},
+			{Name: "health.ready", Method: http.MethodGet, Path: "/readyz", Handler: rt.readyz, Public: true, AnyHost: true},
 			{Name: "docs.swagger", Method: http.MethodGet, Path: "/swagger/*any", Public: true, Handler: func(c *gin.Context) {
 				switch c.Param("any") {
 				case "", "/": // /swagger (redirected here with its slash) leads to the UI
@@ -259,7 +315,7 @@ func (rt *router) recovery(c *gin.Context) {
 		if v == http.ErrAbortHandler {
 			panic(v) // net/http's way to abort a response: it handles it, quietly
 		}
-		rt.log.Error("panic in handler", "method", c.Request.Method, "path", c.Request.URL.Path,
+		rt.log.Error("panic in handler", "method", c.Request.Method, "path", redactPath(c.Request.URL.Path),
 			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		if c.Writer.Written() {
 			c.Abort() // too late for a problem document; the client sees a truncated response
@@ -277,7 +333,7 @@ func (rt *router) logRequests(c *gin.Context) {
 	c.Next()
 	rt.log.LogAttrs(c.Request.Context(), slog.LevelDebug, "request",
 		slog.String("method", c.Request.Method),
-		slog.String("path", c.Request.URL.Path),
+		slog.String("path", redactPath(c.Request.URL.Path)),
 		slog.Int("status", c.Writer.Status()),
 		slog.Int("bytes", c.Writer.Size()),
 		slog.Duration("duration", time.Since(start)),

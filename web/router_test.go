@@ -102,7 +102,7 @@ func TestReadyz(t *testing.T) {
 	}, web.Services{})
 
 	rec := httptest.NewRecorder()
-	r.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	r.ServeHTTP(rec, localRequest(http.MethodGet, "/readyz", nil))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
 	var p web.Problem
@@ -122,7 +122,7 @@ func TestRecovery(t *testing.T) {
 	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, s)
 	for range 2 {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodGet, "/api/v1/buses", nil)
+		req := localRequest(http.MethodGet, "/api/v1/buses", nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		r.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusInternalServerError, rec.Code)
@@ -142,6 +142,6 @@ func TestRequestLog(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
 	r := newRouter(web.Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, web.Services{})
-	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	r.ServeHTTP(httptest.NewRecorder(), localRequest(http.MethodGet, "/healthz", nil))
 	assert.Contains(t, logs.String(), "level=DEBUG msg=request method=GET path=/healthz status=200")
 }

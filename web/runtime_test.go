@@ -207,7 +207,7 @@ func TestRuntimeRoutes(t *testing.T) {
 			s := ids
 			s.Runtime = &runtime.Service{Runtime: f}
 			h := newRouter(web.Config{}, s)
-			req := httptest.NewRequest(tc.method, strings.ReplaceAll(tc.url, " ", "%20"), nil)
+			req := localRequest(tc.method, strings.ReplaceAll(tc.url, " ", "%20"), nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			if tc.account != "" {
 				req.Header.Set(rest.AccountHeader, tc.account)

@@ -314,7 +314,7 @@ func (e *env) do(t testing.TB, method, url string, headers map[string]string, bo
 		require.NoError(t, err)
 		r = bytes.NewReader(j)
 	}
-	req := httptest.NewRequest(method, url, r)
+	req := localRequest(method, url, r)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -528,4 +528,12 @@ func truncate(b []byte, n int) string {
 // newRouter is the control plane's router with every dialect, as cmd/eventbridge builds it.
 func newRouter(cfg web.Config, s web.Services) *gin.Engine {
 	return web.NewRouter(cfg, s, rest.New, rocketmq.New)
+}
+
+// localRequest is httptest.NewRequest on the host localhost, which the router answers (httptest's example.com is
+// not one of its public hosts).
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "localhost"
+	return r
 }

@@ -145,8 +145,8 @@ func TestSourcesAPI(t *testing.T) {
 				assert.JSONEq(t, `"true"`, string(s.Config["http.flag"]), "booleans are kept as strings")
 				require.NotNil(t, s.Webhook)
 				assert.Len(t, s.Webhook.Token, 43)
-				assert.Equal(t, []string{"http://example.com/webhook/putEvents?token=" + s.Webhook.Token,
-					"http://example.com/api/v1/webhooks/" + s.Webhook.Token}, s.Webhook.URLs)
+				assert.Equal(t, []string{"http://localhost/webhook/putEvents?token=" + s.Webhook.Token,
+					"http://localhost/api/v1/webhooks/" + s.Webhook.Token}, s.Webhook.URLs)
 				assert.Equal(t, "RUNNING", s.Status.State)
 				require.Len(t, s.Status.Tasks, 1)
 				assert.Equal(t, uint64(3), s.Status.Tasks[0].Counters.Written)
@@ -369,7 +369,7 @@ func TestWebhooks(t *testing.T) {
 					status int
 				}{{"10.1.2.3", http.StatusOK}, {"10.1.2.3, 192.0.2.9", http.StatusOK}, {"10.9.9.9", http.StatusForbidden},
 					{"10.1.2.3, 10.9.9.9", http.StatusForbidden}, {"garbage", http.StatusForbidden}} {
-					req := httptest.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+					req := localRequest(http.MethodPost, url, strings.NewReader(string(body)))
 					req.Header.Set("X-Forwarded-For", tc.xff)
 					rec := httptest.NewRecorder()
 					trusting.ServeHTTP(rec, req)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
@@ -68,6 +69,12 @@ type Config struct {
 	MetricsAddr string
 	// TLSCert and TLSKey make the HTTP API serve HTTPS (both or neither).
 	TLSCert, TLSKey string
+	// PublicURLs are the URLs clients reach the API on (scheme://host[:port], comma-separated): the Host headers
+	// answered besides loopback names and IP addresses, the webhook URLs' base (the first), Secure cookies (https).
+	PublicURLs string
+	// SessionIdleTimeout and SessionMaxAge end console sessions not used for so long, and so long after sign-in.
+	SessionIdleTimeout time.Duration
+	SessionMaxAge      time.Duration
 	// RuntimeCAFile holds the PEM certificates of the CA that signed the certificates of the --runtime workers
 	// served over https (empty: the system's CAs).
 	RuntimeCAFile string
@@ -110,6 +117,25 @@ func (c Config) CORSOriginList() []string {
 		}
 	}
 	return out
+}
+
+// PublicURLList reads PublicURLs (checked by Validate).
+func (c Config) PublicURLList() []string {
+	var out []string
+	for _, o := range strings.Split(c.PublicURLs, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, strings.TrimRight(o, "/"))
+		}
+	}
+	return out
+}
+
+// WebhookBaseURL is the first public URL: the base of the webhook URLs the API answers ("" uses the request's).
+func (c Config) WebhookBaseURL() string {
+	if l := c.PublicURLList(); len(l) > 0 {
+		return l[0]
+	}
+	return ""
 }
 
 // EgressAllowList reads EgressAllow (checked by Validate).
@@ -231,6 +257,18 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--cors-origins: %q is not an origin such as https://console.example.com", o)
 		}
 	}
+	for _, o := range c.PublicURLList() {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil || u.Fragment != "" {
+			return fmt.Errorf("--public-url: %q is not a URL such as https://eventbridge.example.com", o)
+		}
+	}
+	if err := (session.Config{IdleTimeout: c.SessionIdleTimeout, MaxAge: c.SessionMaxAge}).Validate(); err != nil {
+		return fmt.Errorf("--session-idle-timeout/--session-max-age: %w", err)
+	}
+	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
+		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
@@ -292,15 +330,24 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	fs.BoolVar(&c.AllowPrivateTargets, "allow-private-targets", allow, "let targets and sources reach every loopback, private and link-local address (env EB_ALLOW_PRIVATE_TARGETS)")
 	str(&c.EgressAllow, "egress-allow", "EB_EGRESS_ALLOW", "", "non-public addresses, CIDR prefixes and hosts (each with an optional :port, comma-separated) that targets and sources may reach nonetheless, e.g. 10.0.0.0/8,broker.internal:8883")
-	interval := 30 * time.Second
-	if v := getenv("EB_RECONCILE_INTERVAL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("EB_RECONCILE_INTERVAL=%q is not a duration (30s, 1m)", v)
+	var badEnv error
+	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
+		if v := getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil && badEnv == nil {
+				badEnv = fmt.Errorf("%s=%q is not a duration (30s, 1m, 12h)", env, v)
+			}
+			def = d
 		}
-		interval = d
+		fs.DurationVar(p, name, def, usage+" (env "+env+")")
 	}
-	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", interval, "how often the runtime adapter compares the declared channels with the worker runtime (env EB_RECONCILE_INTERVAL)")
+	dur(&c.ReconcileInterval, "reconcile-interval", "EB_RECONCILE_INTERVAL", 30*time.Second, "how often the runtime adapter compares the declared channels with the worker runtime")
+	str(&c.PublicURLs, "public-url", "EB_PUBLIC_URL", "", "URLs clients reach the API on, comma-separated (https://eventbridge.example.com): the Host headers answered besides loopback names and IP addresses, the base of webhook URLs, Secure session cookies when https")
+	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
+	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
+	if badEnv != nil {
+		return c, badEnv
+	}
 	quota := func(p *int, name, env string, def int, usage string) {
 		if v := getenv(env); v != "" {
 			if n, err := strconv.Atoi(v); err == nil {

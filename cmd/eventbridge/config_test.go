@@ -15,7 +15,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
-		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1}, c)
+		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
+		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -28,6 +29,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_RECONCILE_INTERVAL": "5s", "EB_REPLICAS": "3",
 		"EB_CLUSTER_TOKEN_FILE": "/etc/eb/token", "EB_NATS_CREDENTIALS_FILE": "/etc/eb/nats", "EB_TLS_CERT": "/etc/eb/cert.pem",
 		"EB_TLS_KEY": "/etc/eb/key.pem", "EB_RUNTIME_CA_FILE": "/etc/eb/ca.pem", "EB_EGRESS_ALLOW": "10.0.0.0/8, broker.internal",
+		"EB_PUBLIC_URL": "https://eb.example.com/, http://eb.internal:8080", "EB_SESSION_IDLE_TIMEOUT": "15m", "EB_SESSION_MAX_AGE": "8h",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -37,8 +39,11 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
 		ReconcileInterval: 5 * time.Second, Replicas: 3, ClusterTokenFile: "/etc/eb/token", NATSCredentialsFile: "/etc/eb/nats",
 		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem",
-		EgressAllow: "10.0.0.0/8, broker.internal"}, c)
+		EgressAllow: "10.0.0.0/8, broker.internal", PublicURLs: "https://eb.example.com/, http://eb.internal:8080",
+		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
+	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
+	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
 	require.True(t, c.FsyncAlways())
 	require.Equal(t, []string{"http://w1:8083", "http://w2:8083"}, c.RuntimeURLs())
 
@@ -69,6 +74,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"reconcile interval too short", []string{"--reconcile-interval", "1ms"}, nil, "--reconcile-interval"},
 		{"reconcile interval env not a duration", nil, map[string]string{"EB_RECONCILE_INTERVAL": "often"}, "EB_RECONCILE_INTERVAL"},
 		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
+		{"public URL without a scheme", []string{"--public-url", "eb.example.com"}, nil, "--public-url"},
+		{"public URL with a query", []string{"--public-url", "https://eb.example.com/?a=b"}, nil, "--public-url"},
+		{"idle timeout under a minute", []string{"--session-idle-timeout", "10s"}, nil, "--session-idle-timeout"},
+		{"idle timeout over the maximum age", []string{"--session-idle-timeout", "2h", "--session-max-age", "1h"}, nil, "--session-idle-timeout"},
+		{"session env not a duration", nil, map[string]string{"EB_SESSION_MAX_AGE": "long"}, "EB_SESSION_MAX_AGE"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"serve"}, nil, "serve"},
 		{"TLS certificate without key", []string{"--tls-cert", "c.pem"}, nil, "--tls-cert and --tls-key go together"},

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
+	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/user"
@@ -133,6 +135,8 @@ type Main struct {
 	identity     identity
 	cancel       context.CancelFunc
 	done         chan struct{}
+	// background are the loops on the run context besides the adapter's (housekeeping).
+	background sync.WaitGroup
 	// stopRecorder ends the event types recorder, which writes what it holds before recorderDone closes.
 	stopRecorder context.CancelFunc
 	recorderDone chan struct{}
@@ -237,6 +241,10 @@ func (m *Main) Run(ctx context.Context) error {
 		keys: &apikey.Service{Keys: persistence.NewAPIKeyRepository(db), Accounts: accounts,
 			Logger: log.With("component", "api-keys")},
 	}
+	sessionRepo := persistence.NewSessionRepository(db)
+	sessions := &session.Service{Sessions: sessionRepo, Failures: sessionRepo, Users: id.users,
+		Config: session.Config{IdleTimeout: c.SessionIdleTimeout, MaxAge: c.SessionMaxAge}, Logger: log.With("component", "sessions")}
+	id.users.Sessions = sessions
 	m.identity = id
 	sealer, err := connect.NewSealer(m.masterKey)
 	if err != nil {
@@ -354,6 +362,11 @@ func (m *Main) Run(ctx context.Context) error {
 		defer close(m.done)
 		m.adapter.Run(runCtx)
 	}()
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		housekeeping(runCtx, log, sessions.Sweep)
+	}()
 
 	services := web.Services{
 		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
@@ -378,6 +391,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sourceRepo
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
+	services.Sessions = sessions
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
 	// connectors) before their buses, API destinations before their connections, then dead letters, runtime
 	// states, members and keys.
@@ -390,7 +404,8 @@ func (m *Main) Run(ctx context.Context) error {
 		recorder.Run(recCtx)
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
-		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList()}, services, rest.New, rocketmq.New)
+		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList(), PublicURLs: c.PublicURLList(),
+		WebhookBaseURL: c.WebhookBaseURL()}, services, rest.New, rocketmq.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
@@ -408,6 +423,28 @@ func (m *Main) Run(ctx context.Context) error {
 	log.Info("eventbridge serving", "http", m.HTTPURL(), "db", db.Dialect(), "worker", runtimeURL,
 		"console", frontend.Built())
 	return nil
+}
+
+// HousekeepingInterval spaces the deletion of ended sessions and old counts of failed sign-ins.
+const HousekeepingInterval = 10 * time.Minute
+
+// housekeeping runs each of jobs at once and then every HousekeepingInterval until ctx ends; a failure is
+// logged and tried again next time.
+func housekeeping(ctx context.Context, log *slog.Logger, jobs ...func(context.Context) error) {
+	t := time.NewTicker(HousekeepingInterval)
+	defer t.Stop()
+	for {
+		for _, job := range jobs {
+			if err := job(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("housekeeping", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // runtimeClient is the client of the embedded worker (url), or of the workers of --runtime, failing over from
@@ -561,6 +598,7 @@ func (m *Main) Close() error {
 	if m.cancel != nil {
 		m.cancel()
 		<-m.done
+		m.background.Wait()
 	}
 	if m.lease != nil {
 		// Another replica takes over reconciling at once rather than after the lease's time to live.

@@ -1125,6 +1125,12 @@ type OAuthParameters struct {
 // OAuthParametersHttpMethod Example: POST
 type OAuthParametersHttpMethod string
 
+// PasswordChange defines model for PasswordChange.
+type PasswordChange struct {
+	CurrentPassword *string `json:"currentPassword,omitempty"`
+	NewPassword     *string `json:"newPassword,omitempty"`
+}
+
 // PatternExplanation defines model for PatternExplanation.
 type PatternExplanation struct {
 	// Actual Actual is the event's value at the path; absent when the event has none.
@@ -2338,6 +2344,50 @@ type RuntimeWorkerList struct {
 	Workers *[]RuntimeWorker `json:"workers,omitempty"`
 }
 
+// Session defines model for Session.
+type Session struct {
+	// ClientAddress Example: 192.0.2.10
+	ClientAddress *string `json:"clientAddress,omitempty"`
+	CreatedAt     *string `json:"createdAt,omitempty"`
+
+	// CsrfToken CSRFToken, on the session of the request only, is what every request that changes something must send in
+	// X-CSRF-Token besides the cookie.
+	//
+	// Example: 9eHcJ3mX1Qk...
+	CsrfToken *string `json:"csrfToken,omitempty"`
+
+	// Current Current marks the session of the request.
+	Current *bool `json:"current,omitempty"`
+
+	// ExpiresAt ExpiresAt is the absolute end; IdleExpiresAt the end unless it is used before.
+	ExpiresAt *string `json:"expiresAt,omitempty"`
+
+	// Id Example: q4x7yfa4d5ek3mbw
+	Id            *string `json:"id,omitempty"`
+	IdleExpiresAt *string `json:"idleExpiresAt,omitempty"`
+	LastSeenAt    *string `json:"lastSeenAt,omitempty"`
+
+	// UserAgent Example: Mozilla/5.0
+	UserAgent *string `json:"userAgent,omitempty"`
+
+	// Username Example: alice
+	Username *string `json:"username,omitempty"`
+}
+
+// SessionList defines model for SessionList.
+type SessionList struct {
+	Sessions *[]Session `json:"sessions,omitempty"`
+}
+
+// SignIn defines model for SignIn.
+type SignIn struct {
+	// Password Example: correct horse battery staple
+	Password *string `json:"password,omitempty"`
+
+	// Username Example: alice
+	Username *string `json:"username,omitempty"`
+}
+
 // Source defines model for Source.
 type Source struct {
 	// Config Config holds the plugin's keys (GET /api/v1/runtime/plugins/{type}-source/schema describes them): a flat
@@ -3510,6 +3560,12 @@ type DeleteApiV1DeadLettersJSONRequestBody = DeadLetterSelection
 // PostApiV1DeadLettersRedriveJSONRequestBody defines body for PostApiV1DeadLettersRedrive for application/json ContentType.
 type PostApiV1DeadLettersRedriveJSONRequestBody = DeadLetterSelection
 
+// PutApiV1MePasswordJSONRequestBody defines body for PutApiV1MePassword for application/json ContentType.
+type PutApiV1MePasswordJSONRequestBody = PasswordChange
+
+// PostApiV1SessionJSONRequestBody defines body for PostApiV1Session for application/json ContentType.
+type PostApiV1SessionJSONRequestBody = SignIn
+
 // PostApiV1TestEventPatternJSONRequestBody defines body for PostApiV1TestEventPattern for application/json ContentType.
 type PostApiV1TestEventPatternJSONRequestBody = TestEventPatternInput
 
@@ -4332,6 +4388,30 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
 	GetApiV1Me(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PutApiV1MePasswordWithBody Change my password
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+	PutApiV1MePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1MePassword Change my password
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+	PutApiV1MePassword(ctx context.Context, body PutApiV1MePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1MeSessions List my sessions
+	//
+	// Corresponds with GET /api/v1/me/sessions (the `GetApiV1MeSessions` operationId).
+	GetApiV1MeSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1MeSessionsSession End one of my sessions
+	//
+	// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
+	DeleteApiV1MeSessionsSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
 	//
 	// Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
@@ -4376,6 +4456,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
 	GetApiV1RuntimeWorkers(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1Session Sign out
+	//
+	// Corresponds with DELETE /api/v1/session (the `DeleteApiV1Session` operationId).
+	DeleteApiV1Session(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1Session The current session
+	//
+	// Corresponds with GET /api/v1/session (the `GetApiV1Session` operationId).
+	GetApiV1Session(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1SessionWithBody Sign in
+	//
+	// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+	// Secure on an https public URL). The cookie authenticates the requests of the console like an
+	// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+	// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+	// (401); after three failures from one address, attempts on that user name must wait, twice as long
+	// after each failure (429 with Retry-After).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+	PostApiV1SessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1Session Sign in
+	//
+	// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+	// Secure on an https public URL). The cookie authenticates the requests of the console like an
+	// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+	// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+	// (401); after three failures from one address, attempts on that user name must wait, twice as long
+	// after each failure (429 with Retry-After).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+	PostApiV1Session(ctx context.Context, body PostApiV1SessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostApiV1TestEventPatternWithBody Test an event pattern against an event
 	//
@@ -6561,6 +6679,70 @@ func (c *Client) GetApiV1Me(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// PutApiV1MePasswordWithBody Change my password
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+func (c *Client) PutApiV1MePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1MePasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1MePassword Change my password
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+func (c *Client) PutApiV1MePassword(ctx context.Context, body PutApiV1MePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1MePasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1MeSessions List my sessions
+//
+// Corresponds with GET /api/v1/me/sessions (the `GetApiV1MeSessions` operationId).
+func (c *Client) GetApiV1MeSessions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1MeSessionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1MeSessionsSession End one of my sessions
+//
+// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
+func (c *Client) DeleteApiV1MeSessionsSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1MeSessionsSessionRequest(c.Server, session)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetApiV1RuntimeConnectors List the account's connectors in the runtime
 //
 // Corresponds with GET /api/v1/runtime/connectors (the `GetApiV1RuntimeConnectors` operationId).
@@ -6686,6 +6868,84 @@ func (c *Client) GetApiV1RuntimePluginsPluginSchema(ctx context.Context, plugin 
 // Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
 func (c *Client) GetApiV1RuntimeWorkers(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetApiV1RuntimeWorkersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1Session Sign out
+//
+// Corresponds with DELETE /api/v1/session (the `DeleteApiV1Session` operationId).
+func (c *Client) DeleteApiV1Session(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1SessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1Session The current session
+//
+// Corresponds with GET /api/v1/session (the `GetApiV1Session` operationId).
+func (c *Client) GetApiV1Session(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1SessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1SessionWithBody Sign in
+//
+// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+// Secure on an https public URL). The cookie authenticates the requests of the console like an
+// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+// (401); after three failures from one address, attempts on that user name must wait, twice as long
+// after each failure (429 with Retry-After).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+func (c *Client) PostApiV1SessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1SessionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1Session Sign in
+//
+// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+// Secure on an https public URL). The cookie authenticates the requests of the console like an
+// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+// (401); after three failures from one address, attempts on that user name must wait, twice as long
+// after each failure (429 with Retry-After).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+func (c *Client) PostApiV1Session(ctx context.Context, body PostApiV1SessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1SessionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11882,6 +12142,107 @@ func NewGetApiV1MeRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewPutApiV1MePasswordRequest calls the generic PutApiV1MePassword builder with application/json body
+func NewPutApiV1MePasswordRequest(server string, body PutApiV1MePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutApiV1MePasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutApiV1MePasswordRequestWithBody constructs an http.Request for the PutApiV1MePassword method, with any body, and a specified content type
+func NewPutApiV1MePasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/me/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetApiV1MeSessionsRequest constructs an http.Request for the GetApiV1MeSessions method
+func NewGetApiV1MeSessionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/me/sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1MeSessionsSessionRequest constructs an http.Request for the DeleteApiV1MeSessionsSession method
+func NewDeleteApiV1MeSessionsSessionRequest(server string, session string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session", session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/me/sessions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetApiV1RuntimeConnectorsRequest constructs an http.Request for the GetApiV1RuntimeConnectors method
 func NewGetApiV1RuntimeConnectorsRequest(server string, params *GetApiV1RuntimeConnectorsParams) (*http.Request, error) {
 	var err error
@@ -12344,6 +12705,100 @@ func NewGetApiV1RuntimeWorkersRequest(server string, params *GetApiV1RuntimeWork
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1SessionRequest constructs an http.Request for the DeleteApiV1Session method
+func NewDeleteApiV1SessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1SessionRequest constructs an http.Request for the GetApiV1Session method
+func NewGetApiV1SessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1SessionRequest calls the generic PostApiV1Session builder with application/json body
+func NewPostApiV1SessionRequest(server string, body PostApiV1SessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1SessionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostApiV1SessionRequestWithBody constructs an http.Request for the PostApiV1Session method, with any body, and a specified content type
+func NewPostApiV1SessionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15476,6 +15931,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/me (the `GetApiV1Me` operationId).
 	GetApiV1MeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1MeResponse, error)
 
+	// PutApiV1MePasswordWithBodyWithResponse Change my password
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+	PutApiV1MePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1MePasswordResponse, error)
+
+	// PutApiV1MePasswordWithResponse Change my password
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+	PutApiV1MePasswordWithResponse(ctx context.Context, body PutApiV1MePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1MePasswordResponse, error)
+
+	// GetApiV1MeSessionsWithResponse List my sessions
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/me/sessions (the `GetApiV1MeSessions` operationId).
+	GetApiV1MeSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1MeSessionsResponse, error)
+
+	// DeleteApiV1MeSessionsSessionWithResponse End one of my sessions
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
+	DeleteApiV1MeSessionsSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*DeleteApiV1MeSessionsSessionResponse, error)
+
 	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -15538,6 +16021,48 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/runtime/workers (the `GetApiV1RuntimeWorkers` operationId).
 	GetApiV1RuntimeWorkersWithResponse(ctx context.Context, params *GetApiV1RuntimeWorkersParams, reqEditors ...RequestEditorFn) (*GetApiV1RuntimeWorkersResponse, error)
+
+	// DeleteApiV1SessionWithResponse Sign out
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/session (the `DeleteApiV1Session` operationId).
+	DeleteApiV1SessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteApiV1SessionResponse, error)
+
+	// GetApiV1SessionWithResponse The current session
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/session (the `GetApiV1Session` operationId).
+	GetApiV1SessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1SessionResponse, error)
+
+	// PostApiV1SessionWithBodyWithResponse Sign in
+	//
+	// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+	// Secure on an https public URL). The cookie authenticates the requests of the console like an
+	// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+	// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+	// (401); after three failures from one address, attempts on that user name must wait, twice as long
+	// after each failure (429 with Retry-After).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+	PostApiV1SessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1SessionResponse, error)
+
+	// PostApiV1SessionWithResponse Sign in
+	//
+	// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+	// Secure on an https public URL). The cookie authenticates the requests of the console like an
+	// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+	// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+	// (401); after three failures from one address, attempts on that user name must wait, twice as long
+	// after each failure (429 with Retry-After).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+	PostApiV1SessionWithResponse(ctx context.Context, body PostApiV1SessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1SessionResponse, error)
 
 	// PostApiV1TestEventPatternWithBodyWithResponse Test an event pattern against an event
 	//
@@ -20273,6 +20798,164 @@ func (r GetApiV1MeResponse) ContentType() string {
 	return ""
 }
 
+type PutApiV1MePasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutApiV1MePasswordResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1MePasswordResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1MePasswordResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutApiV1MePasswordResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PutApiV1MePasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutApiV1MePasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutApiV1MePasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutApiV1MePasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1MeSessionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1MeSessionsResponse) GetJSON200() *SessionList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1MeSessionsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1MeSessionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1MeSessionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1MeSessionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1MeSessionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1MeSessionsSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1MeSessionsSessionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1MeSessionsSessionResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1MeSessionsSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1MeSessionsSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1MeSessionsSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1MeSessionsSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetApiV1RuntimeConnectorsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20853,6 +21536,192 @@ func (r GetApiV1RuntimeWorkersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetApiV1RuntimeWorkersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1SessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1SessionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1SessionResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1SessionResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1SessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1SessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1SessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1SessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1SessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Session
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1SessionResponse) GetJSON200() *Session {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1SessionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1SessionResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1SessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1SessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1SessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1SessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1SessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Session
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Problem
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON201() *Session {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON415() *Problem {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostApiV1SessionResponse) GetJSON429() *Problem {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1SessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1SessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1SessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1SessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25285,6 +26154,58 @@ func (c *ClientWithResponses) GetApiV1MeWithResponse(ctx context.Context, reqEdi
 	return ParseGetApiV1MeResponse(rsp)
 }
 
+// PutApiV1MePasswordWithBodyWithResponse Change my password
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+func (c *ClientWithResponses) PutApiV1MePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1MePasswordResponse, error) {
+	rsp, err := c.PutApiV1MePasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1MePasswordResponse(rsp)
+}
+
+// PutApiV1MePasswordWithResponse Change my password
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/me/password (the `PutApiV1MePassword` operationId).
+func (c *ClientWithResponses) PutApiV1MePasswordWithResponse(ctx context.Context, body PutApiV1MePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1MePasswordResponse, error) {
+	rsp, err := c.PutApiV1MePassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1MePasswordResponse(rsp)
+}
+
+// GetApiV1MeSessionsWithResponse List my sessions
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/me/sessions (the `GetApiV1MeSessions` operationId).
+func (c *ClientWithResponses) GetApiV1MeSessionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1MeSessionsResponse, error) {
+	rsp, err := c.GetApiV1MeSessions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1MeSessionsResponse(rsp)
+}
+
+// DeleteApiV1MeSessionsSessionWithResponse End one of my sessions
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
+func (c *ClientWithResponses) DeleteApiV1MeSessionsSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*DeleteApiV1MeSessionsSessionResponse, error) {
+	rsp, err := c.DeleteApiV1MeSessionsSession(ctx, session, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1MeSessionsSessionResponse(rsp)
+}
+
 // GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 //
 // Returns a wrapper object for the known response body format(s).
@@ -25400,6 +26321,72 @@ func (c *ClientWithResponses) GetApiV1RuntimeWorkersWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseGetApiV1RuntimeWorkersResponse(rsp)
+}
+
+// DeleteApiV1SessionWithResponse Sign out
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/session (the `DeleteApiV1Session` operationId).
+func (c *ClientWithResponses) DeleteApiV1SessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteApiV1SessionResponse, error) {
+	rsp, err := c.DeleteApiV1Session(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1SessionResponse(rsp)
+}
+
+// GetApiV1SessionWithResponse The current session
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/session (the `GetApiV1Session` operationId).
+func (c *ClientWithResponses) GetApiV1SessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetApiV1SessionResponse, error) {
+	rsp, err := c.GetApiV1Session(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1SessionResponse(rsp)
+}
+
+// PostApiV1SessionWithBodyWithResponse Sign in
+//
+// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+// Secure on an https public URL). The cookie authenticates the requests of the console like an
+// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+// (401); after three failures from one address, attempts on that user name must wait, twice as long
+// after each failure (429 with Retry-After).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+func (c *ClientWithResponses) PostApiV1SessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1SessionResponse, error) {
+	rsp, err := c.PostApiV1SessionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1SessionResponse(rsp)
+}
+
+// PostApiV1SessionWithResponse Sign in
+//
+// Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,
+// Secure on an https public URL). The cookie authenticates the requests of the console like an
+// API key; those that change something must also send the answer's csrfToken in X-CSRF-Token and
+// come from this server's origin. An unknown user, a wrong password and a disabled user answer alike
+// (401); after three failures from one address, attempts on that user name must wait, twice as long
+// after each failure (429 with Retry-After).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/session (the `PostApiV1Session` operationId).
+func (c *ClientWithResponses) PostApiV1SessionWithResponse(ctx context.Context, body PostApiV1SessionJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1SessionResponse, error) {
+	rsp, err := c.PostApiV1Session(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1SessionResponse(rsp)
 }
 
 // PostApiV1TestEventPatternWithBodyWithResponse Test an event pattern against an event
@@ -29736,6 +30723,125 @@ func ParseGetApiV1MeResponse(rsp *http.Response) (*GetApiV1MeResponse, error) {
 	return response, nil
 }
 
+// ParsePutApiV1MePasswordResponse parses an HTTP response from a PutApiV1MePasswordWithResponse call
+func ParsePutApiV1MePasswordResponse(rsp *http.Response) (*PutApiV1MePasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutApiV1MePasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1MeSessionsResponse parses an HTTP response from a GetApiV1MeSessionsWithResponse call
+func ParseGetApiV1MeSessionsResponse(rsp *http.Response) (*GetApiV1MeSessionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1MeSessionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1MeSessionsSessionResponse parses an HTTP response from a DeleteApiV1MeSessionsSessionWithResponse call
+func ParseDeleteApiV1MeSessionsSessionResponse(rsp *http.Response) (*DeleteApiV1MeSessionsSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1MeSessionsSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetApiV1RuntimeConnectorsResponse parses an HTTP response from a GetApiV1RuntimeConnectorsWithResponse call
 func ParseGetApiV1RuntimeConnectorsResponse(rsp *http.Response) (*GetApiV1RuntimeConnectorsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -30196,6 +31302,150 @@ func ParseGetApiV1RuntimeWorkersResponse(rsp *http.Response) (*GetApiV1RuntimeWo
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1SessionResponse parses an HTTP response from a DeleteApiV1SessionWithResponse call
+func ParseDeleteApiV1SessionResponse(rsp *http.Response) (*DeleteApiV1SessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1SessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1SessionResponse parses an HTTP response from a GetApiV1SessionWithResponse call
+func ParseGetApiV1SessionResponse(rsp *http.Response) (*GetApiV1SessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1SessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Session
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1SessionResponse parses an HTTP response from a PostApiV1SessionWithResponse call
+func ParsePostApiV1SessionResponse(rsp *http.Response) (*PostApiV1SessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1SessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Session
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	}
 

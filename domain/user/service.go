@@ -17,9 +17,16 @@ type Service struct {
 	Accounts account.Repository
 	Hasher   PasswordHasher
 	Clock    domain.Clock
+	// Sessions, when set, are ended when a user's password changes or the user is disabled or deleted.
+	Sessions SessionEnder
 
 	dummyOnce sync.Once
 	dummy     string
+}
+
+// SessionEnder ends the console sessions of a user (*session.Service is one).
+type SessionEnder interface {
+	EndSessionsOf(ctx context.Context, userID string) error
 }
 
 // Spec declares a new user.
@@ -69,7 +76,40 @@ func (s *Service) Patch(ctx context.Context, username string, p Patch) (*User, e
 			return nil, err
 		}
 	}
-	return s.Users.Update(ctx, u.Username(), func(u *User) error { return u.Apply(p, s.Hasher, s.Clock.Now()) })
+	out, err := s.Users.Update(ctx, u.Username(), func(u *User) error { return u.Apply(p, s.Hasher, s.Clock.Now()) })
+	if err != nil {
+		return nil, err
+	}
+	if p.Password != nil || (p.Disabled != nil && *p.Disabled) {
+		if err := s.endSessions(ctx, out.ID()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ChangePassword changes the password of the user id after checking its current one, and ends its sessions.
+// Errors: access.ErrForbidden for a wrong current password, validation of the new one, ErrNotFound.
+func (s *Service) ChangePassword(ctx context.Context, id, current, next string) error {
+	u, err := s.Users.GetByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if ok, verr := s.Hasher.Verify(current, u.PasswordHash()); verr != nil || !ok {
+		return access.ErrForbidden.With("the current password is wrong").WithField("currentPassword")
+	}
+	if next == current {
+		return domain.Invalid("newPassword", "the new password is the current one")
+	}
+	_, err = s.Patch(ctx, u.Username(), Patch{Password: &next})
+	return err
+}
+
+func (s *Service) endSessions(ctx context.Context, userID string) error {
+	if s.Sessions == nil {
+		return nil
+	}
+	return s.Sessions.EndSessionsOf(ctx, userID)
 }
 
 // Delete deletes a user and its memberships; not the last enabled instance administrator. Errors: ErrNotFound,
@@ -84,7 +124,10 @@ func (s *Service) Delete(ctx context.Context, username string) error {
 			return err
 		}
 	}
-	return s.Users.Delete(ctx, u.Username())
+	if err := s.Users.Delete(ctx, u.Username()); err != nil {
+		return err
+	}
+	return s.endSessions(ctx, u.ID()) // the rows went with the user; this forgets the cached ones
 }
 
 func (s *Service) keepAnAdmin(ctx context.Context, u *User) error {
@@ -123,6 +166,22 @@ func (s *Service) dummyHash() string {
 		s.dummy, _ = s.Hasher.Hash(domain.NewID() + domain.NewID())
 	})
 	return s.dummy
+}
+
+// PrincipalByID returns the principal of the user id (session.Users): access.ErrUnauthenticated when there is no
+// such user or it is disabled.
+func (s *Service) PrincipalByID(ctx context.Context, id string) (*access.Principal, error) {
+	u, err := s.Users.GetByID(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, access.Unauthenticated()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Disabled() {
+		return nil, access.Unauthenticated()
+	}
+	return s.Principal(ctx, u)
 }
 
 // Principal returns the principal of u with its memberships.

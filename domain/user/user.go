@@ -141,11 +141,13 @@ type Repository interface {
 	Create(ctx context.Context, u *User) error
 	// Get returns the user named username; ErrNotFound.
 	Get(ctx context.Context, username string) (*User, error)
+	// GetByID returns the user id; ErrNotFound.
+	GetByID(ctx context.Context, id string) (*User, error)
 	// List returns a page of users ordered by name (Page.Token from the previous page).
 	List(ctx context.Context, page domain.Page) ([]*User, string, error)
 	// Update reads the user, calls fn and stores what it left, in one transaction; ErrNotFound.
 	Update(ctx context.Context, username string, fn func(*User) error) (*User, error)
-	// Delete deletes the user and its memberships; ErrNotFound.
+	// Delete deletes the user with its memberships and sessions; ErrNotFound.
 	Delete(ctx context.Context, username string) error
 	// CountInstanceAdmins counts the instance administrators that are not disabled.
 	CountInstanceAdmins(ctx context.Context) (int, error)

@@ -7,7 +7,6 @@ package rest
 import (
 	"log/slog"
 	"net/http"
-	"net/netip"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,18 +22,16 @@ const AccountHeader = "X-Account-Id"
 
 // api holds what every handler needs.
 type api struct {
-	log *slog.Logger
-	s   web.Services
-
-	trustedProxies []netip.Prefix
-	webhookBase    string
+	log         *slog.Logger
+	s           web.Services
+	webhookBase string
 }
 
 var _ web.NewDialect = New
 
 // New returns the /api/v1 dialect over the services s.
 func New(cfg web.Config, s web.Services) web.Dialect {
-	a := &api{log: cfg.Logger, s: s, trustedProxies: cfg.TrustedProxies, webhookBase: cfg.WebhookBaseURL}
+	a := &api{log: cfg.Logger, s: s, webhookBase: cfg.WebhookBaseURL}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -59,7 +56,7 @@ func (a *api) operations() []web.Operation {
 		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: withBody(a, a.patchBus), Permission: write},
 		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: answer(a, a.deleteBus), Permission: write},
 
-		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish},
+		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish, AnyBody: true},
 		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes), Permission: read},
 
 		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules), Permission: read},
@@ -118,6 +115,13 @@ func (a *api) operations() []web.Operation {
 		{Name: "sources.rotateToken", Method: post, Path: v1 + "/buses/:bus/sources/:source/rotate-token", Handler: answer(a, a.rotateSourceToken), Permission: write},
 
 		{Name: "me.get", Method: get, Path: v1 + "/me", Handler: answer(a, a.getMe), Permission: anyone},
+		{Name: "me.changePassword", Method: put, Path: v1 + "/me/password", Handler: withBody(a, a.changePassword), Permission: anyone},
+
+		{Name: "session.create", Method: post, Path: v1 + "/session", Handler: withBody(a, a.createSession), Public: true},
+		{Name: "session.get", Method: get, Path: v1 + "/session", Handler: answer(a, a.getSession), Permission: anyone},
+		{Name: "session.delete", Method: del, Path: v1 + "/session", Handler: answer(a, a.deleteSession), Permission: anyone},
+		{Name: "sessions.list", Method: get, Path: v1 + "/me/sessions", Handler: answer(a, a.listSessions), Permission: anyone},
+		{Name: "sessions.delete", Method: del, Path: v1 + "/me/sessions/:session", Handler: answer(a, a.revokeSession), Permission: anyone},
 
 		{Name: "accounts.list", Method: get, Path: v1 + "/accounts", Handler: answer(a, a.listAccounts), Permission: instance},
 		{Name: "accounts.create", Method: post, Path: v1 + "/accounts", Handler: withBody(a, a.createAccount), Permission: instance},
@@ -142,8 +146,10 @@ func (a *api) operations() []web.Operation {
 	// The webhooks of http sources, on every method of WebhookMethods; the source's token is the capability.
 	for _, m := range WebhookMethods {
 		ops = append(ops,
-			web.Operation{Name: "webhooks.receive", Method: m, Path: "/webhook/putEvents", Handler: a.webhookByQuery, Public: true},
-			web.Operation{Name: "webhooks.receive", Method: m, Path: v1 + "/webhooks/:token", Handler: a.webhookByPath, Public: true})
+			web.Operation{Name: "webhooks.receive", Method: m, Path: "/webhook/putEvents", Handler: a.webhookByQuery, Public: true,
+				AnyBody: true, AnyHost: true},
+			web.Operation{Name: "webhooks.receive", Method: m, Path: v1 + "/webhooks/:token", Handler: a.webhookByPath, Public: true,
+				AnyBody: true, AnyHost: true})
 	}
 	return ops
 }
@@ -206,5 +212,6 @@ func (a *api) respond(c *gin.Context, status int, out any, err error) {
 
 // writeError answers err as a problem document (see web.ProblemOf).
 func (a *api) writeError(c *gin.Context, err error) {
+	web.SetRetryAfter(c, err)
 	web.WriteProblem(c, web.ProblemOf(a.log, c.Request, err))
 }

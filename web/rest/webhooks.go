@@ -3,10 +3,7 @@ package rest
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -98,7 +95,7 @@ func (a *api) webhook(c *gin.Context, token string) {
 		return
 	}
 	req := source.Request{
-		Method: c.Request.Method, ClientIP: a.clientIP(c.Request), Header: c.Request.Header,
+		Method: c.Request.Method, ClientIP: web.ClientIP(c), Header: c.Request.Header,
 		Path: c.Request.URL.Path, Query: c.Request.URL.Query(),
 	}
 	if err := w.Admit(req); err != nil {
@@ -137,37 +134,4 @@ func (a *api) writeRefusal(c *gin.Context, err error) {
 		return
 	}
 	web.WriteProblem(c, web.NewProblem(http.StatusForbidden, CodeWebhookRefused, "", r.Message))
-}
-
-// clientIP is the TCP peer's address; when the peer is a trusted proxy (Config.TrustedProxies), it is the last
-// address of X-Forwarded-For that is not a trusted proxy, walking from the right.
-func (a *api) clientIP(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	peer = peer.Unmap()
-	if len(a.trustedProxies) == 0 || !source.AllowedIP(a.trustedProxies, peer) {
-		return peer
-	}
-	var hops []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(v, ",")...)
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		addr, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			return netip.Addr{} // a hop that is no address: nothing before it can be trusted
-		}
-		addr = addr.Unmap()
-		if !source.AllowedIP(a.trustedProxies, addr) {
-			return addr
-		}
-		peer = addr
-	}
-	return peer
 }

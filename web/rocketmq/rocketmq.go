@@ -112,7 +112,7 @@ func (a *api) operations() []web.Operation {
 			action = strings.TrimPrefix(path, "/")
 		}
 		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h,
-			Permission: permissionOf(action)}
+			Permission: permissionOf(action), AnyBody: action == "putEvents"}
 	}
 	return []web.Operation{
 		op("/bus/createEventBus", call(a, a.rmqCreateEventBus)),
