@@ -1427,6 +1427,105 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/audit-log": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "One entry per control operation of every API (not PutEvents or webhook intake, which metrics\ncount), and per call of the worker REST API: who, account, operation, resource, outcome, time and\nclient address; never a credential. Account administrators read their account's entries; an\ninstance administrator may add allAccounts=true for every account's and the instance's. Entries\nare kept for --audit-retention (90 days by default).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List the audit log (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "entries at or after this RFC 3339 time",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "entries before this RFC 3339 time",
+                        "name": "to",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "an actor's id or name",
+                        "name": "actor",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "an operation, or a prefix ending in * (rules.*)",
+                        "name": "operation",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "a resource, or a prefix ending in * (buses/orders*)",
+                        "name": "resource",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "success or failure",
+                        "name": "outcome",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "every account's entries and the instance's (instance administrators)",
+                        "name": "allAccounts",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/AuditLog"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/buses": {
             "get": {
                 "security": [
@@ -8140,6 +8239,104 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/ApiKey"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
+                }
+            }
+        },
+        "AuditActor": {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "example": "u7fa4d5ek3mbwq2x"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "apiKey",
+                        "user",
+                        "anonymous",
+                        "clusterToken"
+                    ],
+                    "example": "user"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "alice"
+                }
+            }
+        },
+        "AuditEntry": {
+            "type": "object",
+            "properties": {
+                "account": {
+                    "description": "Account is the account the operation acted in; empty for operations of the instance.",
+                    "type": "string",
+                    "example": "shop"
+                },
+                "actor": {
+                    "description": "Actor is who called: an API key, a user, anonymous (no valid credentials) or clusterToken (the worker REST API).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/AuditActor"
+                        }
+                    ]
+                },
+                "clientAddress": {
+                    "type": "string",
+                    "example": "192.0.2.10"
+                },
+                "errorCode": {
+                    "type": "string",
+                    "example": "RuleAlreadyExists"
+                },
+                "id": {
+                    "type": "string",
+                    "example": "m2x7yfa4d5ek3qbw"
+                },
+                "operation": {
+                    "description": "Operation is the operation's stable name (docs/operations.md).",
+                    "type": "string",
+                    "example": "rules.create"
+                },
+                "outcome": {
+                    "description": "Outcome is success or failure; Status the HTTP status answered; ErrorCode the error's code.",
+                    "type": "string",
+                    "enum": [
+                        "success",
+                        "failure"
+                    ],
+                    "example": "success"
+                },
+                "resource": {
+                    "description": "Resource is what it acted on.",
+                    "type": "string",
+                    "example": "buses/orders/rules/paid"
+                },
+                "source": {
+                    "description": "Source is control-plane, or worker:\u003cid\u003e for the worker REST API's own entries.",
+                    "type": "string",
+                    "example": "control-plane"
+                },
+                "status": {
+                    "type": "integer",
+                    "example": 201
+                },
+                "time": {
+                    "type": "string"
+                }
+            }
+        },
+        "AuditLog": {
+            "type": "object",
+            "properties": {
+                "entries": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/AuditEntry"
                     }
                 },
                 "nextToken": {

@@ -168,10 +168,11 @@ func TestOperationsDocUpToDate(t *testing.T) {
 		"Every route of the control plane is one operation of a dialect's operation table (`web.Operation`), with a\n" +
 		"stable name. The router is built from these tables only (`web.NewRouter`); a test fails when a route is in none.\n" +
 		"Each names the permission it needs (see docs/identity.md for the roles that have it); public operations need\n" +
-		"no credential and take no account. This file is written from the tables by\n" +
-		"`go test ./web -run TestOperationsDocUpToDate -update`.\n")
+		"no credential and take no account. Every call of an audited operation writes one entry of the audit log\n" +
+		"(`GET /api/v1/audit-log`, docs/identity.md#audit-log); the worker's entries are named `worker.<operation>`.\n" +
+		"This file is written from the tables by `go test ./web -run TestOperationsDocUpToDate -update`.\n")
 	for _, d := range allDialects() {
-		fmt.Fprintf(&b, "\n## %s\n\n| operation | method | path | permission |\n|---|---|---|---|\n", d.Name)
+		fmt.Fprintf(&b, "\n## %s\n\n| operation | method | path | permission | audited |\n|---|---|---|---|---|\n", d.Name)
 		rows := map[string][]string{}
 		var order []string
 		for _, op := range d.Operations {
@@ -181,12 +182,15 @@ func TestOperationsDocUpToDate(t *testing.T) {
 			rows[op.Name] = append(rows[op.Name], op.Method+" `"+op.Path+"`")
 		}
 		for _, name := range order {
-			public := ""
+			public, audited := "", "no"
 			for _, op := range d.Operations {
 				if op.Name == name {
 					public = "`" + string(op.Permission) + "`"
 					if op.Public {
 						public = "public"
+					}
+					if op.Audited() {
+						audited = "yes"
 					}
 				}
 			}
@@ -200,19 +204,22 @@ func TestOperationsDocUpToDate(t *testing.T) {
 					paths = append(paths, p)
 				}
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, strings.Join(methods, ", "), strings.Join(paths, ", "), public)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", name, strings.Join(methods, ", "), strings.Join(paths, ", "), public, audited)
 		}
 	}
 	// The worker runtime's REST API (Kafka Connect's dialect) has its own table and one credential, the cluster
 	// token (docs/runtime-security.md).
 	b.WriteString("\n## worker REST (Kafka Connect)\n\nThe worker's own table (`worker/rest`); every route but the public ones " +
-		"takes the cluster token.\n\n| operation | method | path | permission |\n|---|---|---|---|\n")
+		"takes the cluster token.\n\n| operation | method | path | permission | audited |\n|---|---|---|---|---|\n")
 	for _, r := range workerrest.NewHandler(nil, workerrest.Config{Metrics: http.NotFoundHandler()}).Routes() {
-		perm := "cluster token"
+		perm, audited := "cluster token", "yes"
 		if r.Public {
 			perm = "public"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", r.Name, r.Method, strings.TrimSuffix(r.Pattern, "{$}"), perm)
+		if !r.Audited() {
+			audited = "no"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", r.Name, r.Method, strings.TrimSuffix(r.Pattern, "{$}"), perm, audited)
 	}
 	path := filepath.Join("..", "docs", "operations.md")
 	if *update {

@@ -104,6 +104,7 @@ func NewProblem(status int, code, field, detail string) Problem {
 
 // WriteProblem answers p as application/problem+json and stops the handler chain.
 func WriteProblem(c *gin.Context, p Problem) {
+	SetErrorCode(c, p.Code)
 	c.Header("Content-Type", "application/problem+json")
 	c.AbortWithStatusJSON(p.Status, p)
 }

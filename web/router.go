@@ -29,6 +29,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
@@ -83,6 +84,10 @@ type Services struct {
 	// Sessions signs users in and out and authenticates the requests that send the session cookie; without it
 	// the cookie is ignored and signing in is not served.
 	Sessions *session.Service
+	// Audit writes the audit entry of every audited operation (Operation.Audited); nil writes none. AuditLog
+	// lists them.
+	Audit    AuditRecorder
+	AuditLog *audit.Service
 }
 
 // Config configures the router and the dialects.
@@ -131,6 +136,8 @@ type Operation struct {
 	// AnyBody takes a body of any Content-Type (PutEvents in binary mode, webhooks); every other operation
 	// answers 415 for a body that is not JSON (application/json or a +json type), which no cross-site form can send.
 	AnyBody bool
+	// Audit says whether its calls write an audit entry (AuditDefault: unless Public).
+	Audit AuditPolicy
 	// AnyHost is answered whatever the Host header (health, webhooks); every other operation answers 421 for a
 	// Host that is not one of Config.PublicURLs', a loopback name or an IP address (DNS rebinding).
 	AnyHost bool
@@ -210,7 +217,7 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	for _, d := range all {
 		for _, op := range d.Operations {
 			r.Handle(op.Method, op.Path, handlersOf(d, op, guard{d: d, perm: op.Permission, auth: s.Auth, sessions: sessions,
-				accounts: accounts, anyBody: op.AnyBody})...)
+				accounts: accounts, anyBody: op.AnyBody}, s.Audit)...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)
@@ -235,14 +242,18 @@ func (rt *router) dialects(cfg Config, s Services, dialects []NewDialect) []Dial
 	return out
 }
 
-// handlersOf is the chain of an operation: its name is recorded, then, unless the operation is Public, the guard g
+// handlersOf is the chain of an operation: its name is recorded, its audit entry is written once it is answered
+// (when rec is set and the operation is audited), then, unless the operation is Public, the guard g
 // authenticates the caller, checks the body's type, selects the account and checks the operation's permission
 // there; a Public operation's body must be JSON unless it takes any. Then the handler runs. An operation that is
 // not Public and names no valid permission, or is Public and names one, is a programming error: it panics, so
 // that no route is ever served unguarded by mistake.
-func handlersOf(d Dialect, op Operation, g guard) []gin.HandlerFunc {
+func handlersOf(d Dialect, op Operation, g guard, rec AuditRecorder) []gin.HandlerFunc {
 	name := op.Name
 	chain := []gin.HandlerFunc{func(c *gin.Context) { c.Set(operationKey, name) }}
+	if rec != nil && op.Audited() {
+		chain = append(chain, auditing(rec, op))
+	}
 	switch {
 	case op.Public && op.Permission != "":
 		panic(fmt.Sprintf("web: public operation %s names permission %q", op.Name, op.Permission))

@@ -26,6 +26,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
+	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
@@ -150,6 +151,9 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sources
 	adminKey := withIdentity(t, db, &services)
+	auditRepo := persistence.NewAuditRepository(db)
+	services.Audit = &audit.Recorder{Entries: auditRepo} // no Run: every entry is written before the answer
+	services.AuditLog = &audit.Service{Entries: auditRepo}
 	// As cmd/eventbridge wires it.
 	services.Accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
 		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys}

@@ -258,6 +258,9 @@ func TestSessionLifecycle(t *testing.T) {
 		// The user's own change needs the current password and ends every session, this one included.
 		rec = b.request(http.MethodPut, "/api/v1/me/password", `{"currentPassword": "wrong-password", "newPassword": "third-password"}`)
 		assert.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+		rec = b.request(http.MethodPut, "/api/v1/me/password", `{"currentPassword": "another-password", "newPassword": "short"}`)
+		assert.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+		assert.Contains(t, rec.Body.String(), `"field":"newPassword"`)
 		rec = b.request(http.MethodPut, "/api/v1/me/password", `{"currentPassword": "another-password", "newPassword": "third-password"}`)
 		require.Equal(t, http.StatusNoContent, rec.Code, rec.Body.String())
 		assert.Empty(t, b.cookie, "the cookie is cleared")

@@ -179,7 +179,15 @@ func New(cfg Config) (*Worker, error) {
 	}
 	m = metrics.New(h.Local())
 	w := &Worker{cfg: cfg, js: js, herder: h, metrics: m}
-	w.api = rest.NewHandler(h, rest.Config{Token: cfg.Token, Logger: cfg.Logger, Metrics: m.Handler()})
+	names := stream.Names{Cluster: cfg.ClusterID}
+	w.api = rest.NewHandler(h, rest.Config{Token: cfg.Token, Logger: cfg.Logger, Metrics: m.Handler(), WorkerID: cfg.WorkerID,
+		Audit: func(ctx context.Context, rec stream.AuditRecord) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := names.PublishAudit(ctx, js, rec); err != nil {
+				cfg.Logger.Warn("publishing an audit record of the REST API", "operation", rec.Operation, "err", err)
+			}
+		}})
 	w.handler = w.api
 	return w, nil
 }
@@ -222,6 +230,10 @@ func (w *Worker) Start(ctx context.Context) error {
 			closeAll()
 			return fmt.Errorf("worker: metrics listener: %w", err)
 		}
+	}
+	if err := (stream.Names{Cluster: w.cfg.ClusterID}).EnsureAuditStream(ctx, w.js, w.cfg.Replicas); err != nil {
+		closeAll()
+		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.herder.Start(ctx); err != nil {
 		closeAll()

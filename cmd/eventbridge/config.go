@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/worker"
@@ -75,6 +76,8 @@ type Config struct {
 	// SessionIdleTimeout and SessionMaxAge end console sessions not used for so long, and so long after sign-in.
 	SessionIdleTimeout time.Duration
 	SessionMaxAge      time.Duration
+	// AuditRetention is how long audit entries are kept.
+	AuditRetention time.Duration
 	// RuntimeCAFile holds the PEM certificates of the CA that signed the certificates of the --runtime workers
 	// served over https (empty: the system's CAs).
 	RuntimeCAFile string
@@ -269,6 +272,9 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
+	if c.AuditRetention < time.Hour {
+		return fmt.Errorf("--audit-retention %s must be at least 1h", c.AuditRetention)
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level %q must be debug, info, warn or error", c.LogLevel)
@@ -345,6 +351,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&c.PublicURLs, "public-url", "EB_PUBLIC_URL", "", "URLs clients reach the API on, comma-separated (https://eventbridge.example.com): the Host headers answered besides loopback names and IP addresses, the base of webhook URLs, Secure session cookies when https")
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
+	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
 	if badEnv != nil {
 		return c, badEnv
 	}

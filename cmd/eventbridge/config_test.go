@@ -16,7 +16,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
 		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
-		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour}, c)
+		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -30,6 +30,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_CLUSTER_TOKEN_FILE": "/etc/eb/token", "EB_NATS_CREDENTIALS_FILE": "/etc/eb/nats", "EB_TLS_CERT": "/etc/eb/cert.pem",
 		"EB_TLS_KEY": "/etc/eb/key.pem", "EB_RUNTIME_CA_FILE": "/etc/eb/ca.pem", "EB_EGRESS_ALLOW": "10.0.0.0/8, broker.internal",
 		"EB_PUBLIC_URL": "https://eb.example.com/, http://eb.internal:8080", "EB_SESSION_IDLE_TIMEOUT": "15m", "EB_SESSION_MAX_AGE": "8h",
+		"EB_AUDIT_RETENTION": "720h",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -40,7 +41,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		ReconcileInterval: 5 * time.Second, Replicas: 3, ClusterTokenFile: "/etc/eb/token", NATSCredentialsFile: "/etc/eb/nats",
 		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem",
 		EgressAllow: "10.0.0.0/8, broker.internal", PublicURLs: "https://eb.example.com/, http://eb.internal:8080",
-		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour}, c)
+		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour, AuditRetention: 720 * time.Hour}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
 	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
@@ -78,6 +79,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"public URL with a query", []string{"--public-url", "https://eb.example.com/?a=b"}, nil, "--public-url"},
 		{"idle timeout under a minute", []string{"--session-idle-timeout", "10s"}, nil, "--session-idle-timeout"},
 		{"idle timeout over the maximum age", []string{"--session-idle-timeout", "2h", "--session-max-age", "1h"}, nil, "--session-idle-timeout"},
+		{"audit retention under an hour", []string{"--audit-retention", "10m"}, nil, "--audit-retention"},
 		{"session env not a duration", nil, map[string]string{"EB_SESSION_MAX_AGE": "long"}, "EB_SESSION_MAX_AGE"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"serve"}, nil, "serve"},

@@ -28,12 +28,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/adapter/auditlog"
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/adapter/password"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
@@ -362,10 +364,22 @@ func (m *Main) Run(ctx context.Context) error {
 		defer close(m.done)
 		m.adapter.Run(runCtx)
 	}()
-	m.background.Add(1)
+	auditRepo := persistence.NewAuditRepository(db)
+	auditLog := &audit.Service{Entries: auditRepo, Retention: c.AuditRetention}
+	auditRecorder := &audit.Recorder{Entries: auditRepo, Logger: log.With("component", "audit")}
+	merger := &auditlog.Merger{JS: js, Names: names, Replicas: c.Replicas, Entries: auditRepo, Logger: log.With("component", "audit")}
+	m.background.Add(3)
 	go func() {
 		defer m.background.Done()
-		housekeeping(runCtx, log, sessions.Sweep)
+		housekeeping(runCtx, log, sessions.Sweep, auditLog.Sweep)
+	}()
+	go func() {
+		defer m.background.Done()
+		merger.Run(runCtx) // the workers' REST calls, from the audit stream
+	}()
+	go func() {
+		defer m.background.Done()
+		auditRecorder.Run(runCtx) // writes the reads it holds when the run ends, after the API has stopped
 	}()
 
 	services := web.Services{
@@ -392,6 +406,7 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Buses.Sources = sourceRepo
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
 	services.Sessions = sessions
+	services.Audit, services.AuditLog = auditRecorder, auditLog
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
 	// connectors) before their buses, API destinations before their connections, then dead letters, runtime
 	// states, members and keys.
@@ -425,7 +440,8 @@ func (m *Main) Run(ctx context.Context) error {
 	return nil
 }
 
-// HousekeepingInterval spaces the deletion of ended sessions and old counts of failed sign-ins.
+// HousekeepingInterval spaces the deletion of ended sessions, old counts of failed sign-ins and audit entries
+// past their retention.
 const HousekeepingInterval = 10 * time.Minute
 
 // housekeeping runs each of jobs at once and then every HousekeepingInterval until ctx ends; a failure is

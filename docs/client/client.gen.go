@@ -109,6 +109,48 @@ func (e ApiKeyRole) Valid() bool {
 	}
 }
 
+// Defines values for AuditActorKind.
+const (
+	AuditActorKindAnonymous    AuditActorKind = "anonymous"
+	AuditActorKindApiKey       AuditActorKind = "apiKey"
+	AuditActorKindClusterToken AuditActorKind = "clusterToken"
+	AuditActorKindUser         AuditActorKind = "user"
+)
+
+// Valid indicates whether the value is a known member of the AuditActorKind enum.
+func (e AuditActorKind) Valid() bool {
+	switch e {
+	case AuditActorKindAnonymous:
+		return true
+	case AuditActorKindApiKey:
+		return true
+	case AuditActorKindClusterToken:
+		return true
+	case AuditActorKindUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuditEntryOutcome.
+const (
+	Failure AuditEntryOutcome = "failure"
+	Success AuditEntryOutcome = "success"
+)
+
+// Valid indicates whether the value is a known member of the AuditEntryOutcome enum.
+func (e AuditEntryOutcome) Valid() bool {
+	switch e {
+	case Failure:
+		return true
+	case Success:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectionAuthorizationType.
 const (
 	ConnectionAuthorizationTypeAPIKEY                 ConnectionAuthorizationType = "API_KEY"
@@ -728,6 +770,76 @@ type ApiKeyAuthParameters struct {
 type ApiKeyList struct {
 	ApiKeys   *[]ApiKey `json:"apiKeys,omitempty"`
 	NextToken *string   `json:"nextToken,omitempty"`
+}
+
+// AuditActor defines model for AuditActor.
+type AuditActor struct {
+	// Id Example: u7fa4d5ek3mbwq2x
+	Id *string `json:"id,omitempty"`
+
+	// Kind Example: user
+	Kind *AuditActorKind `json:"kind,omitempty"`
+
+	// Name Example: alice
+	Name *string `json:"name,omitempty"`
+}
+
+// AuditActorKind Example: user
+type AuditActorKind string
+
+// AuditEntry defines model for AuditEntry.
+type AuditEntry struct {
+	// Account Account is the account the operation acted in; empty for operations of the instance.
+	//
+	// Example: shop
+	Account *string `json:"account,omitempty"`
+
+	// Actor Actor is who called: an API key, a user, anonymous (no valid credentials) or clusterToken (the worker REST API).
+	Actor *AuditActor `json:"actor,omitempty"`
+
+	// ClientAddress Example: 192.0.2.10
+	ClientAddress *string `json:"clientAddress,omitempty"`
+
+	// ErrorCode Example: RuleAlreadyExists
+	ErrorCode *string `json:"errorCode,omitempty"`
+
+	// Id Example: m2x7yfa4d5ek3qbw
+	Id *string `json:"id,omitempty"`
+
+	// Operation Operation is the operation's stable name (docs/operations.md).
+	//
+	// Example: rules.create
+	Operation *string `json:"operation,omitempty"`
+
+	// Outcome Outcome is success or failure; Status the HTTP status answered; ErrorCode the error's code.
+	//
+	// Example: success
+	Outcome *AuditEntryOutcome `json:"outcome,omitempty"`
+
+	// Resource Resource is what it acted on.
+	//
+	// Example: buses/orders/rules/paid
+	Resource *string `json:"resource,omitempty"`
+
+	// Source Source is control-plane, or worker:<id> for the worker REST API's own entries.
+	//
+	// Example: control-plane
+	Source *string `json:"source,omitempty"`
+
+	// Status Example: 201
+	Status *int    `json:"status,omitempty"`
+	Time   *string `json:"time,omitempty"`
+}
+
+// AuditEntryOutcome Outcome is success or failure; Status the HTTP status answered; ErrorCode the error's code.
+//
+// Example: success
+type AuditEntryOutcome string
+
+// AuditLog defines model for AuditLog.
+type AuditLog struct {
+	Entries   *[]AuditEntry `json:"entries,omitempty"`
+	NextToken *string       `json:"nextToken,omitempty"`
 }
 
 // BasicAuthParameters defines model for BasicAuthParameters.
@@ -2897,6 +3009,36 @@ type GetApiV1ApiKeysKeyParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1AuditLogParams defines parameters for GetApiV1AuditLog.
+type GetApiV1AuditLogParams struct {
+	// From entries at or after this RFC 3339 time
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To entries before this RFC 3339 time
+	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// Actor an actor's id or name
+	Actor *string `form:"actor,omitempty" json:"actor,omitempty"`
+
+	// Operation an operation, or a prefix ending in * (rules.*)
+	Operation *string `form:"operation,omitempty" json:"operation,omitempty"`
+
+	// Resource a resource, or a prefix ending in * (buses/orders*)
+	Resource *string `form:"resource,omitempty" json:"resource,omitempty"`
+
+	// Outcome success or failure
+	Outcome *string `form:"outcome,omitempty" json:"outcome,omitempty"`
+
+	// AllAccounts every account's entries and the instance's (instance administrators)
+	AllAccounts *bool `form:"allAccounts,omitempty" json:"allAccounts,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+}
+
 // GetApiV1BusesParams defines parameters for GetApiV1Buses.
 type GetApiV1BusesParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -3961,6 +4103,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
 	GetApiV1ApiKeysKey(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1AuditLog List the audit log (account administrators)
+	//
+	// One entry per control operation of every API (not PutEvents or webhook intake, which metrics
+	// count), and per call of the worker REST API: who, account, operation, resource, outcome, time and
+	// client address; never a credential. Account administrators read their account's entries; an
+	// instance administrator may add allAccounts=true for every account's and the instance's. Entries
+	// are kept for --audit-retention (90 days by default).
+	//
+	// Corresponds with GET /api/v1/audit-log (the `GetApiV1AuditLog` operationId).
+	GetApiV1AuditLog(ctx context.Context, params *GetApiV1AuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1Buses List buses
 	//
@@ -5693,6 +5846,27 @@ func (c *Client) DeleteApiV1ApiKeysKey(ctx context.Context, key string, params *
 // Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
 func (c *Client) GetApiV1ApiKeysKey(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetApiV1ApiKeysKeyRequest(c.Server, key, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1AuditLog List the audit log (account administrators)
+//
+// One entry per control operation of every API (not PutEvents or webhook intake, which metrics
+// count), and per call of the worker REST API: who, account, operation, resource, outcome, time and
+// client address; never a credential. Account administrators read their account's entries; an
+// instance administrator may add allAccounts=true for every account's and the instance's. Entries
+// are kept for --audit-retention (90 days by default).
+//
+// Corresponds with GET /api/v1/audit-log (the `GetApiV1AuditLog` operationId).
+func (c *Client) GetApiV1AuditLog(ctx context.Context, params *GetApiV1AuditLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AuditLogRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9627,6 +9801,156 @@ func NewGetApiV1ApiKeysKeyRequest(server string, key string, params *GetApiV1Api
 			req.Header.Set("X-Account-Id", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1AuditLogRequest constructs an http.Request for the GetApiV1AuditLog method
+func NewGetApiV1AuditLogRequest(server string, params *GetApiV1AuditLogParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/audit-log")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Actor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "actor", *params.Actor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Operation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "operation", *params.Operation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Resource != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resource", *params.Resource, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Outcome != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "outcome", *params.Outcome, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AllAccounts != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "allAccounts", *params.AllAccounts, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -15459,6 +15783,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/api-keys/{key} (the `GetApiV1ApiKeysKey` operationId).
 	GetApiV1ApiKeysKeyWithResponse(ctx context.Context, key string, params *GetApiV1ApiKeysKeyParams, reqEditors ...RequestEditorFn) (*GetApiV1ApiKeysKeyResponse, error)
 
+	// GetApiV1AuditLogWithResponse List the audit log (account administrators)
+	//
+	// One entry per control operation of every API (not PutEvents or webhook intake, which metrics
+	// count), and per call of the worker REST API: who, account, operation, resource, outcome, time and
+	// client address; never a credential. Account administrators read their account's entries; an
+	// instance administrator may add allAccounts=true for every account's and the instance's. Entries
+	// are kept for --audit-retention (90 days by default).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/audit-log (the `GetApiV1AuditLog` operationId).
+	GetApiV1AuditLogWithResponse(ctx context.Context, params *GetApiV1AuditLogParams, reqEditors ...RequestEditorFn) (*GetApiV1AuditLogResponse, error)
+
 	// GetApiV1BusesWithResponse List buses
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18205,6 +18542,68 @@ func (r GetApiV1ApiKeysKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetApiV1ApiKeysKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1AuditLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuditLog
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AuditLogResponse) GetJSON200() *AuditLog {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1AuditLogResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AuditLogResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AuditLogResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AuditLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AuditLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AuditLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AuditLogResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25352,6 +25751,25 @@ func (c *ClientWithResponses) GetApiV1ApiKeysKeyWithResponse(ctx context.Context
 	return ParseGetApiV1ApiKeysKeyResponse(rsp)
 }
 
+// GetApiV1AuditLogWithResponse List the audit log (account administrators)
+//
+// One entry per control operation of every API (not PutEvents or webhook intake, which metrics
+// count), and per call of the worker REST API: who, account, operation, resource, outcome, time and
+// client address; never a credential. Account administrators read their account's entries; an
+// instance administrator may add allAccounts=true for every account's and the instance's. Entries
+// are kept for --audit-retention (90 days by default).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/audit-log (the `GetApiV1AuditLog` operationId).
+func (c *ClientWithResponses) GetApiV1AuditLogWithResponse(ctx context.Context, params *GetApiV1AuditLogParams, reqEditors ...RequestEditorFn) (*GetApiV1AuditLogResponse, error) {
+	rsp, err := c.GetApiV1AuditLog(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AuditLogResponse(rsp)
+}
+
 // GetApiV1BusesWithResponse List buses
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28685,6 +29103,53 @@ func ParseGetApiV1ApiKeysKeyResponse(rsp *http.Response) (*GetApiV1ApiKeysKeyRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AuditLogResponse parses an HTTP response from a GetApiV1AuditLogWithResponse call
+func ParseGetApiV1AuditLogResponse(rsp *http.Response) (*GetApiV1AuditLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AuditLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuditLog
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 

@@ -101,6 +101,12 @@ func (s *Service) ChangePassword(ctx context.Context, id, current, next string) 
 	if next == current {
 		return domain.Invalid("newPassword", "the new password is the current one")
 	}
+	if err := CheckPassword(next); err != nil {
+		if de, ok := domain.As(err); ok {
+			return de.WithField("newPassword")
+		}
+		return err
+	}
 	_, err = s.Patch(ctx, u.Username(), Patch{Password: &next})
 	return err
 }

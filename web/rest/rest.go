@@ -56,7 +56,8 @@ func (a *api) operations() []web.Operation {
 		{Name: "buses.patch", Method: patch, Path: v1 + "/buses/:bus", Handler: withBody(a, a.patchBus), Permission: write},
 		{Name: "buses.delete", Method: del, Path: v1 + "/buses/:bus", Handler: answer(a, a.deleteBus), Permission: write},
 
-		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish, AnyBody: true},
+		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish, AnyBody: true,
+			Audit: web.AuditNever},
 		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes), Permission: read},
 
 		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules), Permission: read},
@@ -117,7 +118,9 @@ func (a *api) operations() []web.Operation {
 		{Name: "me.get", Method: get, Path: v1 + "/me", Handler: answer(a, a.getMe), Permission: anyone},
 		{Name: "me.changePassword", Method: put, Path: v1 + "/me/password", Handler: withBody(a, a.changePassword), Permission: anyone},
 
-		{Name: "session.create", Method: post, Path: v1 + "/session", Handler: withBody(a, a.createSession), Public: true},
+		{Name: "session.create", Method: post, Path: v1 + "/session", Handler: withBody(a, a.createSession), Public: true,
+			Audit: web.AuditAlways},
+		{Name: "auditLog.list", Method: get, Path: v1 + "/audit-log", Handler: answer(a, a.listAuditLog), Permission: manage},
 		{Name: "session.get", Method: get, Path: v1 + "/session", Handler: answer(a, a.getSession), Permission: anyone},
 		{Name: "session.delete", Method: del, Path: v1 + "/session", Handler: answer(a, a.deleteSession), Permission: anyone},
 		{Name: "sessions.list", Method: get, Path: v1 + "/me/sessions", Handler: answer(a, a.listSessions), Permission: anyone},
@@ -199,7 +202,13 @@ func withBody[In any](a *api, do func(c *gin.Context, in *In) (status int, out a
 	}
 }
 
+// keyed is an answer that names the resource a create made: its id or name, which its path ends with.
+type keyed interface{ auditKey() string }
+
 func (a *api) respond(c *gin.Context, status int, out any, err error) {
+	if k, ok := out.(keyed); ok && err == nil && status == http.StatusCreated && c.Request.Method == http.MethodPost {
+		web.AppendAuditResource(c, k.auditKey())
+	}
 	switch {
 	case err != nil:
 		a.writeError(c, err)

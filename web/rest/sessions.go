@@ -8,6 +8,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/web"
 )
@@ -97,11 +98,21 @@ func (a *api) createSession(c *gin.Context, in *SignIn) (int, any, error) {
 	if err := web.CheckSignIn(c); err != nil {
 		return 0, nil, err
 	}
+	// A failed sign-in's entry names the user it tried only when there is one: a password typed into the name
+	// field is never kept. Every sign-in looks the name up, so that the lookup tells nothing by its time.
+	if u, err := a.s.Users.Get(c.Request.Context(), in.Username); err == nil {
+		web.SetAuditActor(c, audit.ActorAnonymous, u.ID(), u.Username())
+	} else {
+		web.SetAuditActor(c, audit.ActorAnonymous, "", "")
+	}
+	web.SetAuditResource(c, "session")
 	s, token, err := a.s.Sessions.Login(c.Request.Context(), in.Username, in.Password,
 		session.Client{Addr: web.ClientAddr(c), UserAgent: c.GetHeader("User-Agent")})
 	if err != nil {
 		return 0, nil, err
 	}
+	web.SetAuditActor(c, string(access.KindUser), s.UserID(), s.Username())
+	web.SetAuditResource(c, "session/"+s.ID())
 	web.SetSessionCookie(c, token, s.ExpiresAt())
 	return http.StatusCreated, a.sessionOf(s, s.ID(), token), nil
 }

@@ -112,7 +112,7 @@ func (a *api) operations() []web.Operation {
 			action = strings.TrimPrefix(path, "/")
 		}
 		return web.Operation{Name: "rocketmq." + action, Method: http.MethodPost, Path: path, Handler: h,
-			Permission: permissionOf(action), AnyBody: action == "putEvents"}
+			Permission: permissionOf(action), AnyBody: action == "putEvents", Audit: auditOf(action)}
 	}
 	return []web.Operation{
 		op("/bus/createEventBus", call(a, a.rmqCreateEventBus)),
@@ -171,6 +171,14 @@ type RocketMQError struct {
 type RocketMQResponse struct {
 	RequestID string `json:"requestId" example:"0b9f2e64-3c8e-4f43-9d1e-6c8f0e6b2a71"`
 } //@name RocketMQResponse
+
+// auditOf is the audit policy of an action: every call is audited but putEvents, which metrics count.
+func auditOf(action string) web.AuditPolicy {
+	if action == "putEvents" {
+		return web.AuditNever
+	}
+	return web.AuditDefault
+}
 
 // permissionOf is the permission of a RocketMQ EventBridge action: putEvents puts events; get, list and
 // listEventTypes read; every other action (create, update, delete, enable, disable) writes.
@@ -249,6 +257,7 @@ func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
 // writeRocketMQError answers err as a RocketMQ EventBridge error and stops the handler chain.
 func (a *api) writeRocketMQError(c *gin.Context, err error) {
 	status, out := a.rocketMQErrorOf(c, err)
+	web.SetErrorCode(c, out.Code)
 	c.AbortWithStatusJSON(status, out)
 }
 
@@ -306,6 +315,9 @@ func decodeRocketMQ(c *gin.Context, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return web.Malformed("", "the request body is empty; a JSON object is required")
 	}
+	if r := rmqResource(body); r != "" {
+		web.SetAuditResource(c, r) // else the path's: a list names no resource
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return web.JSONError(err, body, reflect.TypeOf(dst))
@@ -314,6 +326,36 @@ func decodeRocketMQ(c *gin.Context, dst any) error {
 		return web.Malformed("", "the request body holds more than one JSON value")
 	}
 	return nil
+}
+
+// rmqResource is the resource a request's body names, for its audit entry: "buses/<bus>", with "/rules/<rule>" or
+// "/sources/<source>", or "connections/<connection>", "api-destinations/<destination>"; "" when it names none.
+func rmqResource(body []byte) string {
+	var names struct {
+		Bus         string `json:"eventBusName"`
+		Rule        string `json:"eventRuleName"`
+		Source      string `json:"eventSourceName"`
+		Connection  string `json:"connectionName"`
+		Destination string `json:"apiDestinationName"`
+	}
+	_ = json.Unmarshal(body, &names) // a body that is no object names nothing; its error is answered elsewhere
+	var parts []string
+	add := func(kind, name string) {
+		if name != "" {
+			parts = append(parts, kind, name)
+		}
+	}
+	switch {
+	case names.Destination != "":
+		add("api-destinations", names.Destination)
+	case names.Connection != "":
+		add("connections", names.Connection)
+	default:
+		add("buses", names.Bus)
+		add("rules", names.Rule)
+		add("sources", names.Source)
+	}
+	return strings.Join(parts, "/")
 }
 
 // required is RequestParameterInvalid naming field when value is empty.

@@ -12,12 +12,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
 )
@@ -65,6 +68,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics serves GET /metrics (route "metrics", behind the token like the rest); nil serves no metrics.
 	Metrics http.Handler
+	// Audit receives the record of every call of a route that is not public, refused ones included, once it is
+	// answered (the worker publishes them to the audit stream); nil records nothing.
+	Audit func(ctx context.Context, rec stream.AuditRecord)
+	// WorkerID names the worker in its audit records.
+	WorkerID string
 }
 
 // Route is one operation of the API, declared once in the table NewHandler registers from.
@@ -80,6 +88,10 @@ type Route struct {
 	Handler http.HandlerFunc
 }
 
+// Audited reports whether the calls of the route are recorded (Config.Audit): every route but the public ones and
+// the metrics, whose scrapes are no control operation.
+func (r Route) Audited() bool { return !r.Public && r.Name != "metrics" }
+
 // Handler is the API's http.Handler.
 type Handler struct {
 	h       Herder
@@ -87,6 +99,8 @@ type Handler struct {
 	mux     *http.ServeMux
 	routes  []Route
 	metrics http.Handler
+	audit   func(ctx context.Context, rec stream.AuditRecord)
+	worker  string
 	// tokenSum is the SHA-256 of the token: comparing digests of equal length keeps the comparison's time
 	// independent of the token's length as well as of its content.
 	tokenSum [sha256.Size]byte
@@ -99,13 +113,16 @@ func NewHandler(h Herder, cfg Config) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &Handler{h: h, log: log, mux: http.NewServeMux(), metrics: cfg.Metrics,
+	a := &Handler{h: h, log: log, mux: http.NewServeMux(), metrics: cfg.Metrics, audit: cfg.Audit, worker: cfg.WorkerID,
 		tokenSum: sha256.Sum256([]byte(cfg.Token)), noToken: cfg.Token == ""}
 	a.routes = a.table()
 	for _, rt := range a.routes {
 		handler := rt.Handler
 		if !rt.Public {
 			handler = a.authenticated(handler)
+		}
+		if rt.Audited() {
+			handler = a.audited(rt.Name, handler)
 		}
 		a.mux.Handle(rt.Method+" "+rt.Pattern, handler)
 	}
@@ -194,6 +211,58 @@ func (a *Handler) authenticated(next http.HandlerFunc) http.HandlerFunc {
 		next(w, r)
 	}
 }
+
+// audited records each call of the route name once next has answered it: the operation, the connector or plugin
+// it named, whether it carried the token, the status and the client's address; never a body, query or header.
+func (a *Handler) audited(name string, next http.HandlerFunc) http.HandlerFunc {
+	if a.audit == nil {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		next(sw, r)
+		rec := stream.AuditRecord{ID: stream.NewAuditID(), Time: start.UTC(), Worker: a.worker, Operation: name,
+			Connector: r.PathValue("c"), Authenticated: a.authorized(r), Status: sw.code}
+		switch {
+		case rec.Connector != "":
+			rec.Resource = "connectors/" + rec.Connector
+			if t := r.PathValue("t"); t != "" {
+				rec.Resource += "/tasks/" + t
+			}
+		case r.PathValue("p") != "":
+			rec.Resource = "connector-plugins/" + r.PathValue("p")
+		default:
+			rec.Resource = strings.Trim(r.URL.Path, "/")
+		}
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			rec.ClientAddr = host
+		}
+		a.audit(r.Context(), rec)
+	}
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	code    int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.written {
+		w.code, w.written = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes of long answers).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authorized reports whether r carries the cluster token, as a Bearer token or as the password of HTTP Basic with
 // user rpc.TokenUser, comparing in constant time.

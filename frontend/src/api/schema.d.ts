@@ -1571,6 +1571,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit log (account administrators)
+         * @description One entry per control operation of every API (not PutEvents or webhook intake, which metrics
+         *     count), and per call of the worker REST API: who, account, operation, resource, outcome, time and
+         *     client address; never a credential. Account administrators read their account's entries; an
+         *     instance administrator may add allAccounts=true for every account's and the instance's. Entries
+         *     are kept for --audit-retention (90 days by default).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description entries at or after this RFC 3339 time */
+                    from?: string;
+                    /** @description entries before this RFC 3339 time */
+                    to?: string;
+                    /** @description an actor's id or name */
+                    actor?: string;
+                    /** @description an operation, or a prefix ending in * (rules.*) */
+                    operation?: string;
+                    /** @description a resource, or a prefix ending in * (buses/orders*) */
+                    resource?: string;
+                    /** @description success or failure */
+                    outcome?: string;
+                    /** @description every account's entries and the instance's (instance administrators) */
+                    allAccounts?: boolean;
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditLog"];
+                    };
+                };
+                /** @description ValidationError */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/buses": {
         parameters: {
             query?: never;
@@ -9140,6 +9229,60 @@ export interface components {
         };
         ApiKeyList: {
             apiKeys?: components["schemas"]["ApiKey"][];
+            nextToken?: string;
+        };
+        AuditActor: {
+            /** @example u7fa4d5ek3mbwq2x */
+            id?: string;
+            /**
+             * @example user
+             * @enum {string}
+             */
+            kind?: "apiKey" | "user" | "anonymous" | "clusterToken";
+            /** @example alice */
+            name?: string;
+        };
+        AuditEntry: {
+            /**
+             * @description Account is the account the operation acted in; empty for operations of the instance.
+             * @example shop
+             */
+            account?: string;
+            /** @description Actor is who called: an API key, a user, anonymous (no valid credentials) or clusterToken (the worker REST API). */
+            actor?: components["schemas"]["AuditActor"];
+            /** @example 192.0.2.10 */
+            clientAddress?: string;
+            /** @example RuleAlreadyExists */
+            errorCode?: string;
+            /** @example m2x7yfa4d5ek3qbw */
+            id?: string;
+            /**
+             * @description Operation is the operation's stable name (docs/operations.md).
+             * @example rules.create
+             */
+            operation?: string;
+            /**
+             * @description Outcome is success or failure; Status the HTTP status answered; ErrorCode the error's code.
+             * @example success
+             * @enum {string}
+             */
+            outcome?: "success" | "failure";
+            /**
+             * @description Resource is what it acted on.
+             * @example buses/orders/rules/paid
+             */
+            resource?: string;
+            /**
+             * @description Source is control-plane, or worker:<id> for the worker REST API's own entries.
+             * @example control-plane
+             */
+            source?: string;
+            /** @example 201 */
+            status?: number;
+            time?: string;
+        };
+        AuditLog: {
+            entries?: components["schemas"]["AuditEntry"][];
             nextToken?: string;
         };
         BasicAuthParameters: {
