@@ -16,6 +16,7 @@ import { DeadLettersPage } from './pages/DeadLettersPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { RulePage } from './pages/RulePage';
 import { RuntimePage } from './pages/RuntimePage';
+import { SecurityPage } from './pages/SecurityPage';
 import { SendEventsPage } from './pages/SendEventsPage';
 import { TargetPage } from './pages/TargetPage';
 
@@ -88,6 +89,7 @@ export function App() {
             <Route path="/connections/:name" element={<ConnectionPage />} />
             <Route path="/api-destinations" element={<ApiDestinationsPage />} />
             <Route path="/api-destinations/:name" element={<ApiDestinationPage />} />
+            <Route path="/account/security" element={<SecurityPage session={s} />} />
             <Route path="*" element={<NotFoundPage />} />
           </Routes>
         </Suspense>

@@ -1,5 +1,6 @@
 import { Badge, Button, Group, Loader, Menu, Select, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router-dom';
 import { api, listAccounts, type Me } from '../api/client';
 import { accountChoices, roleIn } from '../api/me';
 import { errorText } from '../api/problem';
@@ -11,7 +12,7 @@ const identityKeys = new Set(['me', 'accounts']);
 
 /**
  * Identity is the header's part about who is signed in: the user menu under the user's or key's name (how they
- * signed in, Sign out), their role in the account requests act in, and
+ * signed in, Account security for a user's session, Sign out), their role in the account requests act in, and
  * the account selector (every account for an instance administrator, else the memberships).
  */
 export function Identity({ session }: { session: Session }) {
@@ -101,6 +102,11 @@ export function Identity({ session }: { session: Session }) {
           <Menu.Label data-testid="signed-in-as">
             {bySession ? `User ${m.name}, signed in with a password` : `${m.kind === 'user' ? 'User' : 'API key'} ${m.name} (${m.id}), signed in with an API key`}
           </Menu.Label>
+          {bySession && (
+            <Menu.Item component={Link} to="/account/security">
+              Account security
+            </Menu.Item>
+          )}
           <Menu.Item onClick={() => signOut.mutate()}>Sign out</Menu.Item>
         </Menu.Dropdown>
       </Menu>
