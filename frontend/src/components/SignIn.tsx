@@ -98,7 +98,8 @@ function PasswordSignIn({ notice }: { notice?: string }) {
         Sign in
       </Button>
       <Text size="sm" c="dimmed">
-        On a fresh install the user <Code>admin</Code>’s password is in the data directory: <Code>cat data/admin-password</Code>.
+        On a fresh install the password of the user <Code>admin</Code> is in the data directory:{' '}
+        <Code>cat data/admin-password</Code>.
       </Text>
       <Anchor component="button" type="button" size="sm" onClick={() => chooseMethod('apiKey')}>
         Sign in with an API key instead
