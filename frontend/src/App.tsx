@@ -1,7 +1,8 @@
 import { AppShell, Center, Group, Loader, NavLink, Title } from '@mantine/core';
-import { lazy, Suspense, useSyncExternalStore } from 'react';
+import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
 import { session, subscribe } from './api/session';
+import { checkSession } from './api/userSessions';
 import { Identity } from './components/Identity';
 import { SignIn } from './components/SignIn';
 import { ApiDestinationPage } from './pages/ApiDestinationPage';
@@ -15,6 +16,7 @@ import { DeadLettersPage } from './pages/DeadLettersPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { RulePage } from './pages/RulePage';
 import { RuntimePage } from './pages/RuntimePage';
+import { SecurityPage } from './pages/SecurityPage';
 import { SendEventsPage } from './pages/SendEventsPage';
 import { TargetPage } from './pages/TargetPage';
 
@@ -31,11 +33,25 @@ const nav = [
   { to: '/api-destinations', label: 'API destinations' },
 ];
 
-/** App shows the sign-in screen while there is no API key (or the server refused it), else the console. */
+/**
+ * App shows the sign-in screen while nobody is signed in (or the server refused the credential), else the console.
+ * A page opened without an API key first asks whether the browser still has a session (the cookie outlives a
+ * reload; the CSRF token kept in memory does not).
+ */
 export function App() {
   const s = useSyncExternalStore(subscribe, session);
   const { pathname } = useLocation();
-  if (!s.key) return <SignIn notice={s.notice} />;
+  useEffect(() => {
+    if (s.checking) void checkSession();
+  }, [s.checking]);
+  if (s.checking) {
+    return (
+      <Center mih="100vh">
+        <Loader size="sm" aria-label="Checking whether you are signed in" />
+      </Center>
+    );
+  }
+  if (!s.credential) return <SignIn notice={s.notice} method={s.method} />;
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'sm' }} padding="md">
       <AppShell.Header>
@@ -73,6 +89,7 @@ export function App() {
             <Route path="/connections/:name" element={<ConnectionPage />} />
             <Route path="/api-destinations" element={<ApiDestinationsPage />} />
             <Route path="/api-destinations/:name" element={<ApiDestinationPage />} />
+            <Route path="/account/security" element={<SecurityPage session={s} />} />
             <Route path="*" element={<NotFoundPage />} />
           </Routes>
         </Suspense>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, errorText, problemText } from './problem';
+import { ApiError, errorText, parseRetryAfter, problemText, waitText } from './problem';
 
 describe('problemText', () => {
   it.each([
@@ -24,5 +24,37 @@ describe('errorText', () => {
   });
   it('says the server cannot be reached on a network error', () => {
     expect(errorText(new TypeError('Failed to fetch'))).toBe('The server cannot be reached: Failed to fetch.');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2026-03-01T12:00:00Z');
+  it.each([
+    { name: 'seconds', v: '4', want: 4 },
+    { name: 'zero', v: '0', want: 0 },
+    { name: 'spaces', v: ' 120 ', want: 120 },
+    { name: 'an HTTP date', v: 'Sun, 01 Mar 2026 12:00:30 GMT', want: 30 },
+    { name: 'a date in the past', v: 'Sun, 01 Mar 2026 11:00:00 GMT', want: 0 },
+    { name: 'none', v: null, want: undefined },
+    { name: 'empty', v: '', want: undefined },
+    { name: 'nonsense', v: 'soon', want: undefined },
+    { name: 'negative', v: '-3', want: undefined },
+  ])('$name', ({ v, want }) => {
+    expect(parseRetryAfter(v, now)).toBe(want);
+  });
+});
+
+describe('waitText', () => {
+  it.each([
+    { s: 0, want: '1 second' },
+    { s: 1, want: '1 second' },
+    { s: 1.2, want: '2 seconds' },
+    { s: 45, want: '45 seconds' },
+    { s: 60, want: '1 minute' },
+    { s: 90, want: '1 minute 30 seconds' },
+    { s: 300, want: '5 minutes' },
+    { s: 121, want: '2 minutes 1 second' },
+  ])('$s s is $want', ({ s, want }) => {
+    expect(waitText(s)).toBe(want);
   });
 });

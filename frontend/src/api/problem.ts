@@ -6,12 +6,39 @@ export type Problem = components['schemas']['Problem'];
 export class ApiError extends Error {
   readonly status: number;
   readonly problem: Problem;
-  constructor(status: number, problem: Problem) {
+  /** retryAfter is the answer's Retry-After in seconds (429, 503), when it has one. */
+  readonly retryAfter?: number;
+  constructor(status: number, problem: Problem, retryAfter?: number) {
     super(problemText(problem, status));
     this.name = 'ApiError';
     this.status = status;
     this.problem = problem;
+    this.retryAfter = retryAfter;
   }
+}
+
+/**
+ * parseRetryAfter reads a Retry-After header (RFC 9110: delay-seconds or an HTTP date) as whole seconds from now;
+ * undefined when there is none or it does not parse.
+ */
+export function parseRetryAfter(v: string | null | undefined, now = Date.now()): number | undefined {
+  const s = v?.trim();
+  if (!s) return undefined;
+  if (/^\d+$/.test(s)) return Number(s);
+  // An HTTP date names its day and month ("Sun, 06 Nov 1994 08:49:37 GMT"); Date.parse would also take "-3".
+  const t = /^[A-Za-z]{3},/.test(s) ? Date.parse(s) : NaN;
+  if (Number.isNaN(t)) return undefined;
+  return Math.max(0, Math.ceil((t - now) / 1000));
+}
+
+/** waitText says a number of seconds in words: "1 second", "45 seconds", "2 minutes", "1 minute 30 seconds". */
+export function waitText(seconds: number): string {
+  const s = Math.max(1, Math.ceil(seconds));
+  const unit = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  if (s < 60) return unit(s, 'second');
+  const m = Math.floor(s / 60);
+  const rest = s % 60;
+  return rest === 0 ? unit(m, 'minute') : `${unit(m, 'minute')} ${unit(rest, 'second')}`;
 }
 
 /** isProblem reports whether v looks like an RFC 9457 problem document. */
