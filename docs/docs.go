@@ -11470,7 +11470,7 @@ var SwaggerInfo = &swag.Spec{
 	BasePath:         "/",
 	Schemes:          []string{},
 	Title:            "EventBridge-Go API",
-	Description:      "Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents\nfor CloudEvents. Every call but health, webhooks and this documentation needs an API key,\nsent as \"Authorization: Bearer ebk_...\". A call acts in the key's account, or in the account that\nthe X-Account-Id header names (an instance administrator's key, or a member's). Errors are RFC 9457\nproblem documents (application/problem+json).",
+	Description:      "Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents\nfor CloudEvents. Every call but health, webhooks, signing in and this documentation needs an API\nkey, sent as \"Authorization: Bearer ebk_...\", or the console's session cookie (eb_session, set by\nPOST /api/v1/session; changes then also need X-CSRF-Token). Bodies are JSON (415 otherwise), but\nPutEvents' binary mode. A call acts in the key's account, or in the account that\nthe X-Account-Id header names (an instance administrator's key, or a member's). Errors are RFC 9457\nproblem documents (application/problem+json).",
 	InfoInstanceName: "swagger",
 	SwaggerTemplate:  docTemplate,
 	LeftDelim:        "{{",

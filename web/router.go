@@ -45,8 +45,10 @@ import (
 //	@title			EventBridge-Go API
 //	@version		1.0
 //	@description	Control plane of EventBridge-Go: event buses, rules with event patterns, targets, and PutEvents
-//	@description	for CloudEvents. Every call but health, webhooks and this documentation needs an API key,
-//	@description	sent as "Authorization: Bearer ebk_...". A call acts in the key's account, or in the account that
+//	@description	for CloudEvents. Every call but health, webhooks, signing in and this documentation needs an API
+//	@description	key, sent as "Authorization: Bearer ebk_...", or the console's session cookie (eb_session, set by
+//	@description	POST /api/v1/session; changes then also need X-CSRF-Token). Bodies are JSON (415 otherwise), but
+//	@description	PutEvents' binary mode. A call acts in the key's account, or in the account that
 //	@description	the X-Account-Id header names (an instance administrator's key, or a member's). Errors are RFC 9457
 //	@description	problem documents (application/problem+json).
 //	@license.name	Apache 2.0
