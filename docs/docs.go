@@ -1927,7 +1927,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured\nmode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an array).\nEach event is validated alone: an invalid one or one over 256 KiB fails with its errorCode\n(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every\nevent in request order, with status 200 even when some failed. An event put again with the same\nsource and id within 2 minutes is stored once and answered with the same eventId. A body over\n1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.",
+                "description": "Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured\nmode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an array).\nEach event is validated alone: an invalid one or one over 256 KiB fails with its errorCode\n(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every\nevent in request order, with status 200 even when some failed. An event put again with the same\nsource and id within 2 minutes is stored once and answered with the same eventId and\n\"duplicate\": true. A body over 1 MiB is refused whole (413); a single event that is refused is\nanswered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An\nempty batch is answered with no entries. Every failure: docs/putevents-errors.md.",
                 "consumes": [
                     "application/cloudevents+json",
                     "application/cloudevents-batch+json",
@@ -2021,6 +2021,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "PayloadTooLarge (body over 1 MiB), EventTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: not stored; put it again (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -9038,6 +9044,10 @@ const docTemplate = `{
         "PutEventsResultEntry": {
             "type": "object",
             "properties": {
+                "duplicate": {
+                    "description": "Duplicate is true when an event of the same source and id was stored within the duplicate window (2\nminutes), by this request or an earlier one: this one was not stored again.",
+                    "type": "boolean"
+                },
                 "errorCode": {
                     "type": "string",
                     "example": "InvalidEvent"

@@ -2,22 +2,135 @@ package stream
 
 import (
 	"fmt"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
+	"github.com/tidwall/gjson"
 )
 
-// Header names of the CloudEvents NATS protocol binding, binary content mode.
+// Header names of the CloudEvents NATS protocol binding, binary content mode, and of what it cannot say.
 const (
 	headerPrefix      = "ce-"
 	headerContentType = "content-type"
+	// HeaderTypes names the CloudEvents type of every extension that is not a String:
+	// "count=Integer,flag=Boolean,blob=Binary,ref=URI-reference,home=URI,at=Timestamp". A message without it (an
+	// earlier version's) has string extensions only.
+	HeaderTypes = "eb-ce-types"
+	// HeaderDataEncoding is "base64" when the data is binary: its JSON form is data_base64, whatever its bytes.
+	HeaderDataEncoding = "eb-data-encoding"
 )
 
+// CloudEvents type names of extension values, as HeaderTypes writes them.
+const (
+	typeInteger   = "Integer"
+	typeBoolean   = "Boolean"
+	typeBinary    = "Binary"
+	typeURI       = "URI"
+	typeURIRef    = "URI-reference"
+	typeTimestamp = "Timestamp"
+)
+
+// extensionValue is the canonical string form of an extension value, and its CloudEvents type ("" for a String).
+func extensionValue(v any) (text, typ string, err error) {
+	switch x := v.(type) {
+	case string:
+		return x, "", nil
+	case bool:
+		return types.FormatBool(x), typeBoolean, nil
+	case int32:
+		return types.FormatInteger(x), typeInteger, nil
+	case []byte:
+		return types.FormatBinary(x), typeBinary, nil
+	case types.URI:
+		return x.String(), typeURI, nil
+	case *types.URI:
+		return x.String(), typeURI, nil
+	case types.URIRef:
+		return x.String(), typeURIRef, nil
+	case *types.URIRef:
+		return x.String(), typeURIRef, nil
+	case types.Timestamp:
+		return types.FormatTime(x.Time), typeTimestamp, nil
+	case *types.Timestamp:
+		return types.FormatTime(x.Time), typeTimestamp, nil
+	case time.Time:
+		return types.FormatTime(x), typeTimestamp, nil
+	}
+	t, err := types.Format(v)
+	if err != nil {
+		return "", "", fmt.Errorf("a value of type %T is not a CloudEvents type", v)
+	}
+	return t, "", nil
+}
+
+// extensionText is the canonical string form of an extension value.
+func extensionText(v any) (string, error) {
+	t, _, err := extensionValue(v)
+	return t, err
+}
+
+// parseExtension reads the canonical string form of an extension of CloudEvents type typ.
+func parseExtension(typ, text string) (any, error) {
+	switch typ {
+	case typeInteger:
+		return types.ParseInteger(text)
+	case typeBoolean:
+		return types.ParseBool(text)
+	case typeBinary:
+		return types.ParseBinary(text)
+	case typeURI:
+		u, err := url.Parse(text)
+		if err != nil || !u.IsAbs() {
+			return nil, fmt.Errorf("%q is not an absolute URI", text)
+		}
+		return types.URI{URL: *u}, nil
+	case typeURIRef:
+		u, err := url.Parse(text)
+		if err != nil {
+			return nil, err
+		}
+		return types.URIRef{URL: *u}, nil
+	case typeTimestamp:
+		t, err := types.ParseTime(text)
+		if err != nil {
+			return nil, err
+		}
+		return types.Timestamp{Time: t}, nil
+	}
+	return text, nil
+}
+
+// IsBinaryData reports whether e's data is binary: its JSON form carries it as data_base64. Data that is JSON (of
+// a JSON type, or of none) never is, whatever the event says (the SDK's SetData marks any []byte as base64), so
+// that patterns and transformers see it as JSON; data of no declared type that is not JSON is, and so is data of
+// another type that the event marks so or whose bytes are not UTF-8 (a JSON string could not carry them unchanged).
+// Check has refused data of a JSON type that is not JSON unless it came as data_base64.
+func IsBinaryData(e *event.Event) bool {
+	data := e.Data()
+	if len(data) == 0 {
+		return false
+	}
+	switch ct := e.DataContentType(); {
+	case ct == "":
+		return !gjson.ValidBytes(data)
+	case IsJSONMedia(ct):
+		return e.DataBase64 && !gjson.ValidBytes(data)
+	}
+	return e.DataBase64 || !utf8.Valid(data)
+}
+
 // Encode returns the event as a NATS message in the CloudEvents binary content mode: attributes and extensions in
-// ce-* headers, datacontenttype in content-type, data in the body. The caller sets the subject and Nats-Msg-Id.
+// ce-* headers (their canonical string forms), datacontenttype in content-type, data in the body byte for byte;
+// the types of extensions that are not strings in HeaderTypes, and binary data marked by HeaderDataEncoding, so
+// that Decode gives the same event back. The caller sets the subject and Nats-Msg-Id. The event must have passed
+// Check (within the header limits); an extension of no CloudEvents type is written as fmt.Sprint would.
 func Encode(e *event.Event) *nats.Msg {
 	m := nats.NewMsg("")
 	h := m.Header
@@ -37,16 +150,40 @@ func Encode(e *event.Event) *nats.Msg {
 	if v := e.DataContentType(); v != "" {
 		h.Set(headerContentType, v)
 	}
+	var typed []string
 	for k, v := range e.Extensions() {
-		h.Set(headerPrefix+k, fmt.Sprint(v))
+		text, typ, err := extensionValue(v)
+		if err != nil {
+			text = fmt.Sprint(v)
+		}
+		h.Set(headerPrefix+k, text)
+		if typ != "" {
+			typed = append(typed, k+"="+typ)
+		}
+	}
+	if len(typed) > 0 {
+		sort.Strings(typed)
+		h.Set(HeaderTypes, strings.Join(typed, ","))
+	}
+	if IsBinaryData(e) {
+		h.Set(HeaderDataEncoding, "base64")
 	}
 	m.Data = e.Data()
 	return m
 }
 
-// Decode reads an event written by Encode. Extensions come back as strings.
+// Decode reads an event written by Encode, of this version or an earlier one: extensions get their types back
+// from HeaderTypes (an earlier version's are strings), and binary data its DataBase64.
 func Decode(m *nats.Msg) (*event.Event, error) {
 	e := event.New()
+	typed := map[string]string{}
+	if v := m.Header.Get(HeaderTypes); v != "" {
+		for _, pair := range strings.Split(v, ",") {
+			if name, typ, ok := strings.Cut(pair, "="); ok {
+				typed[name] = typ
+			}
+		}
+	}
 	for k, vs := range m.Header {
 		if len(vs) == 0 {
 			continue
@@ -79,13 +216,18 @@ func Decode(m *nats.Msg) (*event.Event, error) {
 				}
 				e.SetTime(t)
 			default:
-				e.SetExtension(name, v)
+				value, err := parseExtension(typed[name], v)
+				if err != nil {
+					return nil, fmt.Errorf("header ce-%s of type %s: %w", name, typed[name], err)
+				}
+				e.SetExtension(name, value)
 			}
 		}
 	}
 	if len(m.Data) > 0 {
 		e.DataEncoded = append([]byte(nil), m.Data...)
 	}
+	e.DataBase64 = m.Header.Get(HeaderDataEncoding) == "base64"
 	if err := e.Validate(); err != nil {
 		return nil, fmt.Errorf("stored message is not a valid CloudEvent: %w", err)
 	}

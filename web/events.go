@@ -49,7 +49,10 @@ type CloudEvent struct {
 
 // PutEventsResultEntry is the outcome of one event: its id when stored, else an error code and message.
 type PutEventsResultEntry struct {
-	EventID      string `json:"eventId,omitempty" example:"8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55"`
+	EventID string `json:"eventId,omitempty" example:"8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55"`
+	// Duplicate is true when an event of the same source and id was stored within the duplicate window (2
+	// minutes), by this request or an earlier one: this one was not stored again.
+	Duplicate    bool   `json:"duplicate,omitempty"`
 	ErrorCode    string `json:"errorCode,omitempty" example:"InvalidEvent"`
 	ErrorMessage string `json:"errorMessage,omitempty" example:"invalid CloudEvent: source: REQUIRED but MISSING"`
 } //@name PutEventsResultEntry
@@ -85,9 +88,10 @@ func DecodeEvents(c *gin.Context) (events []*event.Event, errs []error, single b
 }
 
 // StoreEvents puts the valid events (errs[i] == nil, as DecodeEvents returns them) on the bus with buses and answers
-// the outcome of every entry in request order, with the number that failed; internal errors of single entries are
-// logged to log. It fails as a whole only when the bus does not exist (bus.ErrNotFound) or when the caller may not
-// put events on it (access.ErrForbidden: an API key restricted to other buses).
+// the outcome of every entry in request order, with the number that failed; an entry the store did not take gets
+// its error in errs[i] too. Internal errors of single entries are logged to log. It fails as a whole only when the
+// bus does not exist (bus.ErrNotFound) or when the caller may not put events on it (access.ErrForbidden: an API
+// key restricted to other buses).
 func StoreEvents(c *gin.Context, log *slog.Logger, buses *bus.Service, accountID, busName string, events []*event.Event, errs []error) ([]PutEventsResultEntry, int, error) {
 	if err := MayPutOn(c, busName); err != nil {
 		return nil, 0, err
@@ -105,21 +109,22 @@ func StoreEvents(c *gin.Context, log *slog.Logger, buses *bus.Service, accountID
 	entries, failed := make([]PutEventsResultEntry, len(events)), 0
 	j := 0 // index in valid and results
 	for i, e := range events {
-		err := errs[i]
-		if err == nil {
+		var r bus.PutResult
+		if errs[i] == nil {
 			if j < len(results) {
-				err = results[j]
+				r = results[j]
 			} else { // never reported stored without the store's word
-				err = fmt.Errorf("the event store answered %d results for %d events", len(results), len(valid))
+				r.Err = fmt.Errorf("the event store answered %d results for %d events", len(results), len(valid))
 			}
 			j++
+			errs[i] = r.Err
 		}
-		if err == nil {
-			entries[i] = PutEventsResultEntry{EventID: e.ID()}
+		if errs[i] == nil {
+			entries[i] = PutEventsResultEntry{EventID: e.ID(), Duplicate: r.Duplicate}
 			continue
 		}
 		failed++
-		entries[i] = FailedEntry(c, log, err)
+		entries[i] = FailedEntry(c, log, errs[i])
 	}
 	return entries, failed, nil
 }
@@ -135,7 +140,8 @@ func FailedEntry(c *gin.Context, log *slog.Logger, err error) PutEventsResultEnt
 }
 
 // decodeBatch decodes a batch entry by entry, so that an invalid entry fails alone: events[i] is nil when
-// errs[i] is not. It fails as a whole only when the body is not a non-empty JSON array.
+// errs[i] is not. It fails as a whole only when the body is not a JSON array; an empty one is an empty batch
+// (the JSON batch format allows it), answered with no entries.
 func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
@@ -144,9 +150,6 @@ func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
 			return nil, nil, Malformed("", "a batch must be a JSON array of CloudEvents, not a JSON %s", typ.Value)
 		}
 		return nil, nil, Malformed("", "the batch is not valid JSON: %s", err)
-	}
-	if len(raws) == 0 {
-		return nil, nil, bus.ErrInvalidEvent.With("the batch is empty; send at least one CloudEvent")
 	}
 	events, errs = make([]*event.Event, len(raws)), make([]error, len(raws))
 	for i, raw := range raws {
@@ -167,9 +170,10 @@ func DecodeStructured(raw []byte) (*event.Event, error) {
 	if err := bus.ValidateEvent(&e, len(raw)); err != nil {
 		return nil, err
 	}
-	// The SDK keeps a JSON payload's bytes as they stood in the envelope, whitespace around them included
-	// (a data_base64 payload is binary and stays as it is).
-	if !e.DataBase64 {
+	// The SDK keeps a JSON payload's bytes as they stood in the envelope, whitespace around them included; around
+	// JSON that whitespace means nothing. Any other payload (a string of another type, data_base64) is kept byte
+	// for byte.
+	if !e.DataBase64 && (e.DataContentType() == "" || IsJSON(e.DataContentType())) {
 		e.DataEncoded = bytes.TrimSpace(e.DataEncoded)
 	}
 	return &e, nil

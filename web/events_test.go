@@ -249,10 +249,104 @@ func TestPutEvents(t *testing.T) {
 			status:  http.StatusBadRequest, json: map[string]any{"code": "MalformedRequest"},
 		},
 		{
-			name: "empty batch", method: http.MethodPost, url: eventsURL, setup: orders,
+			name: "empty batch: nothing to store, answered with no entries", method: http.MethodPost, url: eventsURL, setup: orders,
 			headers: map[string]string{"Content-Type": batch},
 			body:    `[]`,
-			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent"},
+			status:  http.StatusOK, json: map[string]any{"failedEntryCount": 0, "entries": []any{}},
+		},
+		{
+			name: "a NUL in type: 400 naming the field, not a retry", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/s", "type": "a\u0000b"}`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "type"},
+			contains: []string{"control character U+0000"},
+		},
+		{
+			name: "a C1 control character in an extension", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/s", "type": "t", "region": "eu\u0085"}`,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "region"},
+		},
+		{
+			name: "a source over 64 KiB: 413 naming it, not 503", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/` + strings.Repeat("s", 70<<10) + `", "type": "t"}`,
+			status:  http.StatusRequestEntityTooLarge, json: map[string]any{"code": "EventTooLarge", "field": "source"},
+		},
+		{
+			name: "attributes over 32 KiB in a batch fail alone", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: `[{"specversion": "1.0", "id": "e1", "source": "/s", "type": "` + strings.Repeat("t", 40<<10) + `"},
+				{"specversion": "1.0", "id": "e2", "source": "/s", "type": "t"}]`,
+			status: http.StatusOK, json: map[string]any{"failedEntryCount": 1, "entries.0.errorCode": "EventTooLarge", "entries.1.eventId": "e2"},
+		},
+		{
+			name: "data nested 10,000 levels deep: 400, not acknowledged and dropped", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s", "ce-type": "t"},
+			body:    strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "data"},
+			contains: []string{"nests more than 512 levels deep"},
+		},
+		{
+			name: "JSON data that is not JSON", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s", "ce-type": "t"},
+			body:    `{"a": `,
+			status:  http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "data"},
+		},
+		{
+			name: "duplicates in one batch: stored once, the others say so", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": batch},
+			body: `[{"specversion": "1.0", "id": "same", "source": "/s", "type": "t"},
+				{"specversion": "1.0", "id": "same", "source": "/s", "type": "t"},
+				{"specversion": "1.0", "id": "other", "source": "/s", "type": "t"}]`,
+			status: http.StatusOK,
+			json: map[string]any{"failedEntryCount": 0, "entries.0.eventId": "same", "entries.1.eventId": "same", "entries.1.duplicate": true,
+				"entries.2.eventId": "other"},
+			absent: []string{`"entries":[{"eventId":"same","duplicate":true}`},
+			after: func(t *testing.T, e *env, _ *response) {
+				require.Len(t, e.storedEvents(t, "orders"), 2)
+			},
+		},
+		{
+			name: "text data kept byte for byte, trailing newline included", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion": "1.0", "id": "e1", "source": "/s", "type": "t", "datacontenttype": "text/plain", "data": "Hello, World!\n"}`,
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, "Hello, World!\n", string(evs[0].Data()))
+			},
+		},
+		{
+			name: "data_base64 without datacontenttype: stored as binary, its JSON form data_base64", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion":"1.0","id":"e1","source":"/s","type":"t","data_base64":"AAEC/w=="}`,
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, []byte{0, 1, 2, 0xff}, evs[0].Data())
+				j, err := json.Marshal(evs[0])
+				require.NoError(t, err, "the router builds the JSON form")
+				assert.Contains(t, string(j), `"data_base64":"AAEC/w=="`)
+			},
+		},
+		{
+			name: "typed extensions keep their types", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": structured},
+			body:    `{"specversion":"1.0","id":"e1","source":"/s","type":"t","count":42,"flag":true,"name":"x"}`,
+			status:  http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, int32(42), evs[0].Extensions()["count"])
+				assert.Equal(t, true, evs[0].Extensions()["flag"])
+				j, err := json.Marshal(evs[0])
+				require.NoError(t, err)
+				assert.Contains(t, string(j), `"count":42`)
+				assert.Contains(t, string(j), `"flag":true`)
+			},
 		},
 		{
 			name: "batch on an unknown bus", method: http.MethodPost, url: "/api/v1/buses/nope/events",

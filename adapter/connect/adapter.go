@@ -387,6 +387,11 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 		"jetstream.deliver.policy": "all",
 		"router.rules":             string(table),
 		"eb.bus.id":                b.ID(),
+		// What the router cannot route (an event stored by an earlier version that no longer passes the store's
+		// checks) goes to the account's dead letters with its reason, never dropped; a copy it could not store is
+		// retried as any sink's record, then dead-lettered.
+		"errors.tolerance":                  "all",
+		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
 	}, nil
 }
 

@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
@@ -114,6 +117,8 @@ func TestSyncBusBuildsRouterAndTargets(t *testing.T) {
 	require.Equal(t, r.ID(), table[0].ID)
 	require.Equal(t, "t.bus."+b.ID()+".rule."+r.ID(), table[0].Subject)
 	require.JSONEq(t, `{"type":["order.created"]}`, string(table[0].Pattern))
+	require.Equal(t, "all", router["errors.tolerance"])
+	require.Equal(t, "t.dlq.acme", router["errors.deadletterqueue.topic.name"], "the router's dead letters are the account's")
 
 	sink := cs["eb.acme.orders.big.hook"].Info.Config
 	require.Equal(t, "http", sink["connector.class"])
@@ -154,8 +159,8 @@ func TestEnabledRuleKeepsItsStartAndReEnabledRuleStartsAnew(t *testing.T) {
 		}
 		errs, err := e.buses.PutEvents(ctx, "acme", "orders", evs)
 		require.NoError(t, err)
-		for _, err := range errs {
-			require.NoError(t, err)
+		for _, r := range errs {
+			require.NoError(t, r.Err)
 		}
 	}
 	fromSeq := func() uint64 {
@@ -264,7 +269,7 @@ func TestDeletingARuleRemovesItsConnectorsAndRoutedEvents(t *testing.T) {
 	ev.SetType("t")
 	errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
 	require.NoError(t, err)
-	require.NoError(t, errs[0])
+	require.NoError(t, errs[0].Err)
 
 	stream, err := e.js.Stream(ctx, "t_BUS_"+b.ID())
 	require.NoError(t, err)
@@ -349,7 +354,7 @@ func TestTargetInputTransformer(t *testing.T) {
 		require.NoError(t, ev.SetData(event.ApplicationJSON, map[string]any{"orderId": "o-" + id, "items": []any{map[string]any{"sku": "x1"}}}))
 		errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
 		require.NoError(t, err)
-		require.NoError(t, errs[0])
+		require.NoError(t, errs[0].Err)
 	}
 	next := func() received {
 		select {
@@ -432,7 +437,7 @@ func TestTargetTransformerAttributes(t *testing.T) {
 		require.NoError(t, ev.SetData(event.ApplicationJSON, data))
 		errs, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
 		require.NoError(t, err)
-		require.NoError(t, errs[0])
+		require.NoError(t, errs[0].Err)
 	}
 	next := func() received {
 		select {
@@ -474,4 +479,55 @@ func TestTargetTransformerAttributes(t *testing.T) {
 		t.Fatalf("an event more than expected: %v", r.header)
 	case <-time.After(200 * time.Millisecond):
 	}
+}
+
+// TestRouterDeadLettersWhatItCannotRoute: an event on a bus's intake that the router cannot make a JSON form of
+// (written there past the store's checks, as an earlier version could) goes to the account's dead letters with the
+// reason and the original event, and the events after it are routed.
+func TestRouterDeadLettersWhatItCannotRoute(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	r, err := e.rules.Create(ctx, "acme", "orders", rule.Spec{Name: "all", EventPattern: []byte(`{"source":["/s"]}`)})
+	require.NoError(t, err)
+
+	names := stream.Names{Cluster: "t"}
+	bad := nats.NewMsg(names.BusIn(b.ID()))
+	for k, v := range map[string]string{"ce-specversion": "1.0", "ce-id": "deep", "ce-source": "/s", "ce-type": "t",
+		"content-type": "application/json"} {
+		bad.Header.Set(k, v)
+	}
+	bad.Data = []byte(strings.Repeat("[", 20000) + strings.Repeat("]", 20000))
+	_, err = e.js.PublishMsg(ctx, bad)
+	require.NoError(t, err)
+	ev := event.New()
+	ev.SetID("fine")
+	ev.SetSource("/s")
+	ev.SetType("t")
+	results, err := e.buses.PutEvents(ctx, "acme", "orders", []*event.Event{&ev})
+	require.NoError(t, err)
+	require.NoError(t, results[0].Err)
+
+	dlq, err := e.js.Stream(ctx, names.DLQStream("acme"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		m, err := dlq.GetLastMsgForSubject(ctx, names.DLQSubject("acme"))
+		if err != nil {
+			return false
+		}
+		got, d, err := stream.DecodeDeadLetter(&nats.Msg{Header: m.Header, Data: m.Data})
+		require.NoError(t, err)
+		assert.Equal(t, "deep", got.ID())
+		assert.Equal(t, stream.DLQClassPermanent, d.ErrorClass)
+		assert.Contains(t, d.Reason, "router")
+		assert.Equal(t, "eb.acme.orders.router", d.Connector)
+		return true
+	}, 15*time.Second, 50*time.Millisecond, "the unroutable event is dead-lettered")
+	s, err := e.js.Stream(ctx, names.BusStream(b.ID()))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		m, err := s.GetLastMsgForSubject(ctx, names.RuleSubject(b.ID(), r.ID()))
+		return err == nil && m.Header.Get("ce-id") == "fine"
+	}, 15*time.Second, 50*time.Millisecond, "the event after it is routed")
 }

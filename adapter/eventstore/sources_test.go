@@ -31,8 +31,8 @@ func TestPutSourceEventAndPurge(t *testing.T) {
 	e := newEvent(1)
 	require.NoError(t, s.PutSourceEvent(ctx, b.ID(), "src1", e))
 	require.NoError(t, s.PutSourceEvent(ctx, b.ID(), "src2", newEvent(2)))
-	for _, err := range s.Put(ctx, b, []*cloudevent.Event{e}) {
-		require.NoError(t, err)
+	for _, r := range s.Put(ctx, b, []*cloudevent.Event{e}) {
+		require.NoError(t, r.Err)
 	}
 	st, err := js.Stream(ctx, names.BusStream(b.ID()))
 	require.NoError(t, err)

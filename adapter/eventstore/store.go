@@ -72,20 +72,26 @@ func (s *Store) LastSequence(ctx context.Context, busID string) (uint64, error) 
 	return s.names.LastSequence(ctx, s.js, busID)
 }
 
-// Put publishes every event without waiting between them, then waits for every acknowledgement. An event is
-// reported stored (nil) only once JetStream acknowledged it; a duplicate inside the window is acknowledged too
-// and reported stored, so a retried PutEvents answers success with the same ids.
-func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []error {
-	results := make([]error, len(events))
+// Put checks every event (stream.Check: what it refuses is bus.ErrInvalidEvent or bus.ErrEventTooLarge naming
+// the field, never published), publishes the others without waiting between them, then waits for every
+// acknowledgement. An event is reported stored only once JetStream acknowledged it; a duplicate inside the window
+// is acknowledged too, reported with Duplicate, so a retried PutEvents answers success with the same ids and says
+// that nothing was stored again.
+func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bus.PutResult {
+	results := make([]bus.PutResult, len(events))
 	futures := make([]jetstream.PubAckFuture, len(events))
 	subject := s.names.BusIn(b.ID())
 	for i, e := range events {
+		if err := stream.Check(e, 0); err != nil {
+			results[i].Err = refused(err)
+			continue
+		}
 		m := stream.Encode(e)
 		m.Subject = subject
 		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
-			results[i] = fmt.Errorf("publishing: %w", err)
+			results[i].Err = fmt.Errorf("publishing: %w", err)
 			continue
 		}
 		futures[i] = f
@@ -97,17 +103,33 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []er
 			continue
 		}
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			results[i].Duplicate = ack.Duplicate
 		case err := <-f.Err():
-			results[i] = err
+			results[i].Err = err
 		case <-ctx.Done():
-			results[i] = ctx.Err()
+			results[i].Err = ctx.Err()
 		case <-timer.C:
-			results[i] = errors.New("timed out waiting for the acknowledgement")
+			results[i].Err = errors.New("timed out waiting for the acknowledgement")
 			timer.Reset(0) // every later unacknowledged entry fails at once
 		}
 	}
 	return results
+}
+
+// refused is the domain error of an event that stream.Check refused.
+func refused(err error) error {
+	var ce *stream.CheckError
+	if !errors.As(err, &ce) {
+		return bus.ErrInvalidEvent.With("%s", err)
+	}
+	sentinel := bus.ErrInvalidEvent
+	if ce.TooLarge {
+		sentinel = bus.ErrEventTooLarge
+	}
+	e := sentinel.With("%s", ce.Error())
+	e.Field = ce.Field
+	return e
 }
 
 // PutSourceEvent stores e on the intake subject of a source of a bus (a webhook request, which the source's
@@ -115,6 +137,9 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []er
 // returns once JetStream acknowledged it. The first call for a bus adds the subject families that a stream made
 // by an earlier version lacks.
 func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *event.Event) error {
+	if err := stream.Check(e, 0); err != nil {
+		return refused(err)
+	}
 	if _, ok := s.subjectsEnsured.Load(busID); !ok {
 		if err := s.names.EnsureBusSubjects(ctx, s.js, busID); err != nil {
 			return err

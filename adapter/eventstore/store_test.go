@@ -40,8 +40,8 @@ func TestPutStoresDecodableEventsOnce(t *testing.T) {
 	require.NoError(t, s.CreateStream(ctx, b), "CreateStream is idempotent")
 
 	events := []*event.Event{newEvent(1), newEvent(2), newEvent(1)} // the third repeats the first
-	for _, err := range s.Put(ctx, b, events) {
-		require.NoError(t, err)
+	for _, r := range s.Put(ctx, b, events) {
+		require.NoError(t, r.Err)
 	}
 	last, err := s.LastSequence(ctx, b.ID())
 	require.NoError(t, err)
@@ -85,9 +85,9 @@ func BenchmarkPut(b *testing.B) {
 				for j := range events {
 					events[j] = newEvent(i*batch + j)
 				}
-				for _, err := range s.Put(ctx, bu, events) {
-					if err != nil {
-						b.Fatal(err)
+				for _, r := range s.Put(ctx, bu, events) {
+					if r.Err != nil {
+						b.Fatal(r.Err)
 					}
 				}
 			}

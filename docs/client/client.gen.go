@@ -1303,6 +1303,10 @@ type PutEventsResponse struct {
 
 // PutEventsResultEntry defines model for PutEventsResultEntry.
 type PutEventsResultEntry struct {
+	// Duplicate Duplicate is true when an event of the same source and id was stored within the duplicate window (2
+	// minutes), by this request or an earlier one: this one was not stored again.
+	Duplicate *bool `json:"duplicate,omitempty"`
+
 	// ErrorCode Example: InvalidEvent
 	ErrorCode *string `json:"errorCode,omitempty"`
 
@@ -4170,8 +4174,10 @@ type ClientInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4185,8 +4191,10 @@ type ClientInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/cloudevents+json` content type.
 	//
@@ -4200,8 +4208,10 @@ type ClientInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/cloudevents-batch+json` content type.
 	//
@@ -4215,8 +4225,10 @@ type ClientInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6012,8 +6024,10 @@ func (c *Client) GetApiV1BusesBusEventTypes(ctx context.Context, bus string, par
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6037,8 +6051,10 @@ func (c *Client) PostApiV1BusesBusEventsWithBody(ctx context.Context, bus string
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/cloudevents+json` content type.
 //
@@ -6062,8 +6078,10 @@ func (c *Client) PostApiV1BusesBusEventsWithApplicationCloudeventsPlusJSONBody(c
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/cloudevents-batch+json` content type.
 //
@@ -6087,8 +6105,10 @@ func (c *Client) PostApiV1BusesBusEventsWithApplicationCloudeventsBatchPlusJSONB
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15859,8 +15879,10 @@ type ClientWithResponsesInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15874,8 +15896,10 @@ type ClientWithResponsesInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/cloudevents+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15889,8 +15913,10 @@ type ClientWithResponsesInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/cloudevents-batch+json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15904,8 +15930,10 @@ type ClientWithResponsesInterface interface {
 	// Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 	// (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 	// event in request order, with status 200 even when some failed. An event put again with the same
-	// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-	// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+	// source and id within 2 minutes is stored once and answered with the same eventId and
+	// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+	// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+	// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19025,6 +19053,8 @@ type PostApiV1BusesBusEventsResponse struct {
 	JSON404 *Problem
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19055,6 +19085,11 @@ func (r PostApiV1BusesBusEventsResponse) GetJSON404() *Problem {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostApiV1BusesBusEventsResponse) GetJSON413() *Problem {
 	return r.JSON413
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiV1BusesBusEventsResponse) GetJSON503() *Problem {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25881,8 +25916,10 @@ func (c *ClientWithResponses) GetApiV1BusesBusEventTypesWithResponse(ctx context
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25902,8 +25939,10 @@ func (c *ClientWithResponses) PostApiV1BusesBusEventsWithBodyWithResponse(ctx co
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/cloudevents+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25923,8 +25962,10 @@ func (c *ClientWithResponses) PostApiV1BusesBusEventsWithApplicationCloudeventsP
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/cloudevents-batch+json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25944,8 +25985,10 @@ func (c *ClientWithResponses) PostApiV1BusesBusEventsWithApplicationCloudeventsB
 // Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 // (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 // event in request order, with status 200 even when some failed. An event put again with the same
-// source and id within 2 minutes is stored once and answered with the same eventId. A body over
-// 1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+// source and id within 2 minutes is stored once and answered with the same eventId and
+// "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+// answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+// empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29524,6 +29567,13 @@ func ParsePostApiV1BusesBusEventsResponse(rsp *http.Response) (*PostApiV1BusesBu
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -1,6 +1,8 @@
 package bus
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -32,9 +34,17 @@ type EventStore interface {
 	CreateStream(ctx context.Context, b *Bus) error
 	// DeleteStream deletes the bus's stream and everything in it. Idempotent.
 	DeleteStream(ctx context.Context, b *Bus) error
-	// Put stores events on the bus and returns one error per event, in order (nil when stored). It returns only
-	// after the store acknowledged every event it stored: an acknowledged event survives a crash of the process.
-	Put(ctx context.Context, b *Bus, events []*event.Event) []error
+	// Put stores events on the bus and returns one result per event, in order. It returns only after the store
+	// acknowledged every event it stored: an acknowledged event survives a crash of the process. An event that may
+	// not be stored (the store's own checks) is ErrInvalidEvent or ErrEventTooLarge, naming the field.
+	Put(ctx context.Context, b *Bus, events []*event.Event) []PutResult
+}
+
+// PutResult is the outcome of putting one event: stored (Err nil); stored before (Duplicate: an event of the same
+// source and id within the duplicate window, which is not stored again); or not stored (Err).
+type PutResult struct {
+	Err       error
+	Duplicate bool
 }
 
 // Runtime is the part of the runtime adapter that keeps a bus's connectors in step with the declared state.
@@ -188,9 +198,11 @@ func ValidateEvent(e *event.Event, encodedSize int) error {
 	return nil
 }
 
-// PutEvents stores events on a bus and returns one error per event in order (nil when stored). It fails as a whole
-// only when the bus does not exist (ErrNotFound). Events must have passed ValidateEvent.
-func (s *Service) PutEvents(ctx context.Context, accountID, busName string, events []*event.Event) ([]error, error) {
+// PutEvents stores events on a bus and returns one result per event in order. It fails as a whole only when the
+// bus does not exist (ErrNotFound). Events must have passed ValidateEvent. An event the store refuses keeps its
+// ErrInvalidEvent or ErrEventTooLarge (permanent: putting it again cannot help); any other failure of the store is
+// domain.ErrUnavailable (put it again).
+func (s *Service) PutEvents(ctx context.Context, accountID, busName string, events []*event.Event) ([]PutResult, error) {
 	b, err := s.Buses.Get(ctx, accountID, busName)
 	if err != nil {
 		return nil, err
@@ -199,13 +211,15 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 		return nil, nil
 	}
 	results := s.Store.Put(ctx, b, events)
-	for i, err := range results {
-		if err == nil && s.Observer != nil {
+	for i, r := range results {
+		if r.Err == nil && !r.Duplicate && s.Observer != nil {
 			s.Observer.Observe(b.ID(), events[i])
 		}
-		if err != nil && !errors.Is(err, ErrInvalidEvent) {
-			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", err)
-			results[i] = domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")
+		if r.Err != nil && !errors.Is(r.Err, ErrInvalidEvent) && !errors.Is(r.Err, ErrEventTooLarge) {
+			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", r.Err)
+			unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")
+			unavailable.RetryAfter = time.Second
+			results[i].Err = unavailable
 		}
 	}
 	return results, nil

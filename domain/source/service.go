@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
@@ -281,7 +282,8 @@ func (s *Service) ByToken(ctx context.Context, token string) (*Webhook, error) {
 
 // Receive verifies the signature of a request that w admitted, makes it an event and stores it on the source's
 // intake; it returns the event's id once the store acknowledged it. Errors: *Refusal (signature),
-// domain.ErrUnavailable (the store did not acknowledge).
+// bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending it
+// again cannot help), domain.ErrUnavailable (the store did not acknowledge).
 func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, error) {
 	now := s.Clock.Now()
 	if err := w.Verify(r, now); err != nil {
@@ -295,8 +297,13 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 		return "", domain.ErrUnavailable.With("this deployment stores no webhook requests")
 	}
 	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
+		if errors.Is(err, bus.ErrInvalidEvent) || errors.Is(err, bus.ErrEventTooLarge) {
+			return "", err
+		}
 		s.log().Warn("storing a webhook request", "source", w.Source.ID(), "err", err)
-		return "", domain.ErrUnavailable.With("the event store did not acknowledge the request; send it again")
+		unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the request; send it again")
+		unavailable.RetryAfter = time.Second
+		return "", unavailable
 	}
 	return e.ID(), nil
 }

@@ -22,8 +22,10 @@ type PutEventsResponse struct {
 //	@Description	Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
 //	@Description	(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
 //	@Description	event in request order, with status 200 even when some failed. An event put again with the same
-//	@Description	source and id within 2 minutes is stored once and answered with the same eventId. A body over
-//	@Description	1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+//	@Description	source and id within 2 minutes is stored once and answered with the same eventId and
+//	@Description	"duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+//	@Description	answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+//	@Description	empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
 //	@Tags			events
 //	@Accept			application/cloudevents+json
 //	@Accept			application/cloudevents-batch+json
@@ -40,6 +42,7 @@ type PutEventsResponse struct {
 //	@Failure		400				{object}	web.Problem	"InvalidEvent, MalformedRequest"
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
 //	@Failure		413				{object}	web.Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
+//	@Failure		503				{object}	web.Problem	"ServiceUnavailable: not stored; put it again (Retry-After)"
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
 //	@Security			BearerAuth

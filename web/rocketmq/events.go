@@ -115,5 +115,9 @@ func (a *api) rmqPutEvents(c *gin.Context) {
 		a.writeRocketMQError(c, err)
 		return
 	}
+	if single && errs[0] != nil { // the store refused it, or could not store it
+		a.writeRocketMQError(c, errs[0])
+		return
+	}
 	c.JSON(http.StatusOK, out)
 }

@@ -258,6 +258,7 @@ func (a *api) rocketMQErrorOf(c *gin.Context, err error) (int, RocketMQError) {
 func (a *api) writeRocketMQError(c *gin.Context, err error) {
 	status, out := a.rocketMQErrorOf(c, err)
 	web.SetErrorCode(c, out.Code)
+	web.SetRetryAfter(c, err)
 	c.AbortWithStatusJSON(status, out)
 }
 

@@ -264,8 +264,8 @@ func (t *SourceTask) transform(e *event.Event) ([]*event.Event, error) {
 		records = out
 	}
 	for _, r := range records {
-		if err := r.Validate(); err != nil {
-			return nil, fmt.Errorf("not a valid CloudEvent: %w", err)
+		if err := stream.Check(r, 0); err != nil { // the store's invariant, as PutEvents applies it
+			return nil, fmt.Errorf("the record may not be stored: %w", err)
 		}
 	}
 	return records, nil

@@ -2099,8 +2099,10 @@ export interface paths {
          *     Each event is validated alone: an invalid one or one over 256 KiB fails with its errorCode
          *     (InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every
          *     event in request order, with status 200 even when some failed. An event put again with the same
-         *     source and id within 2 minutes is stored once and answered with the same eventId. A body over
-         *     1 MiB is refused whole (413); a single invalid event in binary or structured mode is answered 400.
+         *     source and id within 2 minutes is stored once and answered with the same eventId and
+         *     "duplicate": true. A body over 1 MiB is refused whole (413); a single event that is refused is
+         *     answered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An
+         *     empty batch is answered with no entries. Every failure: docs/putevents-errors.md.
          */
         post: {
             parameters: {
@@ -2179,6 +2181,15 @@ export interface paths {
                 };
                 /** @description PayloadTooLarge (body over 1 MiB), EventTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ServiceUnavailable: not stored; put it again (Retry-After) */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9647,6 +9658,11 @@ export interface components {
             failedEntryCount?: number;
         };
         PutEventsResultEntry: {
+            /**
+             * @description Duplicate is true when an event of the same source and id was stored within the duplicate window (2
+             *     minutes), by this request or an earlier one: this one was not stored again.
+             */
+            duplicate?: boolean;
             /** @example InvalidEvent */
             errorCode?: string;
             /** @example invalid CloudEvent: source: REQUIRED but MISSING */
