@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -192,6 +194,9 @@ func decodeBinary(r *http.Request, body []byte) (*event.Event, error) {
 	}
 	req := r.Clone(r.Context())
 	req.Body = io.NopCloser(bytes.NewReader(body))
+	if err := percentDecode(req.Header); err != nil {
+		return nil, err
+	}
 	e, err := cehttp.NewEventFromHTTPRequest(req)
 	if err != nil {
 		if size > bus.MaxEventSize {
@@ -207,4 +212,32 @@ func decodeBinary(r *http.Request, body []byte) (*event.Event, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// percentDecode decodes the values of the ce-* headers in place, as the CloudEvents HTTP binding (3.1.3.2) has
+// senders percent-encode them (space, '"', '%' and every byte outside printable ASCII), and refuses a value that is
+// not UTF-8 once decoded ("%C0%A0") or holds a malformed escape, naming the header.
+func percentDecode(h http.Header) error {
+	for k, vs := range h {
+		if !strings.HasPrefix(strings.ToLower(k), "ce-") {
+			continue
+		}
+		for i, v := range vs {
+			if !strings.Contains(v, "%") {
+				if !utf8.ValidString(v) {
+					return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s is not UTF-8", k)
+				}
+				continue
+			}
+			d, err := url.PathUnescape(v)
+			if err != nil {
+				return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s holds a malformed percent-encoding: %s", k, err)
+			}
+			if !utf8.ValidString(d) {
+				return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s is not UTF-8 once percent-decoded", k)
+			}
+			vs[i] = d
+		}
+	}
+	return nil
 }

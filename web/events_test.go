@@ -333,6 +333,33 @@ func TestPutEvents(t *testing.T) {
 			},
 		},
 		{
+			name: "binary mode: ce-* values are percent-decoded (the spec's example)", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s",
+				"ce-type": "t", "ce-subject": "Euro%20%E2%82%AC%20%F0%9F%98%80", "ce-note": "say%20%2250%25%22"},
+			body:   `{}`,
+			status: http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, "Euro € 😀", evs[0].Subject())
+				assert.Equal(t, `say "50%"`, evs[0].Extensions()["note"])
+			},
+		},
+		{
+			name: "binary mode: a value that is not UTF-8 once decoded is refused", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s",
+				"ce-type": "t", "ce-subject": "%C0%A0"},
+			body:   `{}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "ce-subject"},
+		},
+		{
+			name: "binary mode: a malformed percent-encoding is refused", method: http.MethodPost, url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s",
+				"ce-type": "t", "ce-subject": "100%"},
+			body:   `{}`,
+			status: http.StatusBadRequest, json: map[string]any{"code": "InvalidEvent", "field": "ce-subject"},
+		},
+		{
 			name: "typed extensions keep their types", method: http.MethodPost, url: eventsURL, setup: orders,
 			headers: map[string]string{"Content-Type": structured},
 			body:    `{"specversion":"1.0","id":"e1","source":"/s","type":"t","count":42,"flag":true,"name":"x"}`,

@@ -430,6 +430,7 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 	if err := cehttp.WriteRequest(wctx, binding.ToMessage(e), req); err != nil {
 		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
+	percentEncode(req.Header)
 	var body []byte
 	if req.Body != nil {
 		body, err = io.ReadAll(req.Body)
@@ -544,4 +545,30 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // Retryable reports whether a non-2xx status is worth retrying: 408, 429 and 5xx.
 func Retryable(status int) bool {
 	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// percentEncode encodes the values of the ce-* headers in place as the CloudEvents HTTP binding (3.1.3.2) says: a
+// space, '"', '%' and every byte outside printable ASCII become %XX (UTF-8 bytes, upper-case hex); the SDK writes
+// them raw.
+func percentEncode(h http.Header) {
+	const hex = "0123456789ABCDEF"
+	for k, vs := range h {
+		if !strings.HasPrefix(strings.ToLower(k), "ce-") {
+			continue
+		}
+		for i, v := range vs {
+			var b strings.Builder
+			for j := 0; j < len(v); j++ {
+				c := v[j]
+				if c <= ' ' || c >= 0x7f || c == '"' || c == '%' {
+					b.WriteByte('%')
+					b.WriteByte(hex[c>>4])
+					b.WriteByte(hex[c&15])
+					continue
+				}
+				b.WriteByte(c)
+			}
+			vs[i] = b.String()
+		}
+	}
 }
