@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -30,15 +29,13 @@ type Service struct {
 	// CacheTTL overrides DefaultCacheTTL (tests); negative disables the cache.
 	CacheTTL time.Duration
 
-	mu    sync.RWMutex
-	cache map[string]cached // by key id
+	cache domain.Believed[cached] // by key id
 }
 
-// cached is a key read from the repository at read; touched is when its last use was last written.
+// cached is a key read from the repository; touched is when its last use was last written.
 type cached struct {
 	key       *Key
 	principal *access.Principal
-	read      time.Time
 	touched   time.Time
 }
 
@@ -120,23 +117,13 @@ func (s *Service) PurgeAccount(ctx context.Context, accountID string) error {
 	if err := s.Keys.DeleteAccount(ctx, accountID); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	for id, c := range s.cache {
-		if c.key.AccountID() == accountID {
-			delete(s.cache, id)
-		}
-	}
-	s.mu.Unlock()
+	s.cache.ForgetIf(func(c cached) bool { return c.key.AccountID() == accountID })
 	return nil
 }
 
 var _ account.Purger = (*Service)(nil)
 
-func (s *Service) forget(id string) {
-	s.mu.Lock()
-	delete(s.cache, id)
-	s.mu.Unlock()
-}
+func (s *Service) forget(id string) { s.cache.Forget(id) }
 
 // dummyHash is compared against when a token names no key, so that an unknown id and a wrong secret take the
 // same path.
@@ -176,49 +163,34 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*access.Princ
 // lookup returns the key id from the cache, or from the repository when the cache has none younger than its
 // lifetime; found is false when no key has id.
 func (s *Service) lookup(ctx context.Context, id string, now time.Time) (cached, bool, error) {
-	ttl := s.ttl()
-	s.mu.RLock()
-	c, ok := s.cache[id]
-	s.mu.RUnlock()
-	if ok && ttl > 0 && now.Sub(c.read) < ttl {
-		return c, true, nil
-	}
-	k, err := s.Keys.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		s.forget(id)
-		return cached{}, false, nil
-	}
-	if err != nil {
-		return cached{}, false, err
-	}
-	touched := k.LastUsedAt()
-	if ok && c.touched.After(touched) {
-		touched = c.touched
-	}
-	c = cached{key: k, principal: k.Principal(), read: now, touched: touched}
-	if ttl > 0 {
-		s.mu.Lock()
-		if s.cache == nil {
-			s.cache = map[string]cached{}
+	return s.cache.Lookup(id, now, s.ttl(), func(prev cached, had bool) (cached, bool, error) {
+		k, err := s.Keys.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return cached{}, false, nil
 		}
-		s.cache[id] = c
-		s.mu.Unlock()
-	}
-	return c, true, nil
+		if err != nil {
+			return cached{}, false, err
+		}
+		touched := k.LastUsedAt()
+		if had && prev.touched.After(touched) {
+			touched = prev.touched // this replica's write may not be read back yet
+		}
+		return cached{key: k, principal: k.Principal(), touched: touched}, true, nil
+	})
 }
 
 // touch writes the key's last use; a failure is logged, never fails the request.
 func (s *Service) touch(ctx context.Context, c cached, now time.Time) {
-	s.mu.Lock()
-	if cur, ok := s.cache[c.key.ID()]; ok {
+	found, changed := s.cache.Update(c.key.ID(), func(cur *cached) bool {
 		if now.Sub(cur.touched) < TouchInterval {
-			s.mu.Unlock()
-			return // another request wrote it meanwhile
+			return false // another request wrote it meanwhile
 		}
 		cur.touched = now
-		s.cache[c.key.ID()] = cur
+		return true
+	})
+	if found && !changed {
+		return
 	}
-	s.mu.Unlock()
 	if err := s.Keys.Touch(context.WithoutCancel(ctx), c.key.ID(), now); err != nil && s.Logger != nil {
 		s.Logger.Warn("recording the last use of an API key", "key", c.key.DisplayPrefix(), "err", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -108,15 +107,13 @@ type Service struct {
 	// CacheTTL overrides DefaultCacheTTL (tests); negative disables the cache.
 	CacheTTL time.Duration
 
-	mu    sync.RWMutex
-	cache map[string]cached // by session id
+	cache domain.Believed[cached] // by session id
 }
 
-// cached is a session with its user's principal, read at read.
+// cached is a session with its user's principal.
 type cached struct {
 	session   *Session
 	principal *access.Principal
-	read      time.Time
 }
 
 // IdleTimeout is the idle timeout in force.
@@ -231,78 +228,52 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*access.Princ
 // lookup returns the session id with its user's principal from the cache, or from the repositories when the cache
 // has none younger than its lifetime; found is false when there is no such session or its user cannot sign in.
 func (s *Service) lookup(ctx context.Context, id string, now time.Time) (cached, bool, error) {
-	ttl := s.ttl()
-	s.mu.RLock()
-	c, ok := s.cache[id]
-	s.mu.RUnlock()
-	if ok && ttl > 0 && now.Sub(c.read) < ttl {
-		return c, true, nil
-	}
-	sess, err := s.Sessions.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		s.forget(id)
-		return cached{}, false, nil
-	}
-	if err != nil {
-		return cached{}, false, err
-	}
-	p, err := s.Users.PrincipalByID(ctx, sess.UserID())
-	if errors.Is(err, access.ErrUnauthenticated) {
-		s.forget(id)
-		return cached{}, false, nil
-	}
-	if err != nil {
-		return cached{}, false, err
-	}
-	if ok && c.session.LastSeenAt().After(sess.LastSeenAt()) {
-		sess.lastSeenAt = c.session.LastSeenAt() // this replica's touch may not be written yet
-	}
-	c = cached{session: sess, principal: p, read: now}
-	if ttl > 0 {
-		s.mu.Lock()
-		if s.cache == nil {
-			s.cache = map[string]cached{}
+	return s.cache.Lookup(id, now, s.ttl(), func(prev cached, had bool) (cached, bool, error) {
+		sess, err := s.Sessions.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return cached{}, false, nil
 		}
-		s.cache[id] = c
-		s.mu.Unlock()
-	}
-	return c, true, nil
+		if err != nil {
+			return cached{}, false, err
+		}
+		p, err := s.Users.PrincipalByID(ctx, sess.UserID())
+		if errors.Is(err, access.ErrUnauthenticated) {
+			return cached{}, false, nil
+		}
+		if err != nil {
+			return cached{}, false, err
+		}
+		if had && prev.session.LastSeenAt().After(sess.LastSeenAt()) {
+			sess.lastSeenAt = prev.session.LastSeenAt() // this replica's touch may not be read back yet
+		}
+		return cached{session: sess, principal: p}, true, nil
+	})
 }
 
 // touch writes the session's use at now; a failure is logged, never fails the request.
 func (s *Service) touch(ctx context.Context, c cached, now time.Time) {
 	id := c.session.ID()
-	s.mu.Lock()
-	if cur, ok := s.cache[id]; ok {
+	found, changed := s.cache.Update(id, func(cur *cached) bool {
 		if now.Sub(cur.session.LastSeenAt()) < TouchInterval {
-			s.mu.Unlock()
-			return // another request wrote it meanwhile
+			return false // another request wrote it meanwhile
 		}
 		touched := *cur.session
 		touched.lastSeenAt = now
 		cur.session = &touched
-		s.cache[id] = cur
+		return true
+	})
+	if found && !changed {
+		return
 	}
-	s.mu.Unlock()
 	if err := s.Sessions.Touch(context.WithoutCancel(ctx), id, now); err != nil && s.Logger != nil {
 		s.Logger.Warn("recording the use of a session", "session", id, "err", err)
 	}
 }
 
-func (s *Service) forget(id string) {
-	s.mu.Lock()
-	delete(s.cache, id)
-	s.mu.Unlock()
-}
+func (s *Service) forget(id string) { s.cache.Forget(id) }
 
 func (s *Service) forgetUser(userID string) {
-	s.mu.Lock()
-	for id, c := range s.cache {
-		if c.session.UserID() == userID {
-			delete(s.cache, id)
-		}
-	}
-	s.mu.Unlock()
+	s.cache.ForgetIf(func(c cached) bool { return c.session.UserID() == userID })
 }
 
 // Logout ends the session id (the caller's own). Errors: ErrNotFound.
