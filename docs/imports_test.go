@@ -21,7 +21,7 @@ const module = "github.com/eventbridge-go/eventbridge/"
 // package below it, "x" allows x alone. Test code may import more (a web test starts persistence and NATS).
 var importRules = map[string][]string{
 	"domain":          {"domain/..."},
-	"stream":          nil,
+	"stream":          {"domain/cloudevent"},
 	"rpc":             nil,
 	"migrations":      nil,
 	"persistence":     {"domain/...", "migrations", "persistence/..."},
@@ -29,7 +29,7 @@ var importRules = map[string][]string{
 	"web":             {"domain/...", "docs"},
 	"web/rest":        {"web", "domain/..."},
 	"web/rocketmq":    {"web", "web/rest", "domain/..."},
-	"worker":          {"worker/...", "rpc", "stream", "domain/pattern", "domain/transform"},
+	"worker":          {"worker/...", "rpc", "stream", "domain/pattern", "domain/transform", "domain/cloudevent"},
 	"cmd/worker":      {"worker/...", "rpc", "stream"},
 	"cmd/eventbridge": {"..."},
 	"docs":            {"docs/..."},

@@ -3,12 +3,14 @@ package stream
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/tidwall/gjson"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // The invariant: what may be stored on a bus. Every way in — PutEvents of every dialect, webhook intake, the source
@@ -105,10 +107,17 @@ func Check(e *event.Event, encodedSize int) error {
 }
 
 // checkString applies CloudEvents' rules of String values: valid UTF-8, no control characters (U+0000–U+001F,
-// U+007F–U+009F), no noncharacters.
+// U+007F–U+009F), no noncharacters; and refuses white space at either end, which the SDK's setters and header
+// parsers (NATS's and HTTP's) trim: such a value would not arrive as it was sent.
 func checkString(field, v string) error {
 	if !utf8.ValidString(v) {
 		return invalid(field, "the value is not valid UTF-8")
+	}
+	if r, _ := utf8.DecodeRuneInString(v); unicode.IsSpace(r) {
+		return invalid(field, "the value begins with the white space U+%04X, which CloudEvents SDKs and header parsers trim", r)
+	}
+	if r, _ := utf8.DecodeLastRuneInString(v); unicode.IsSpace(r) {
+		return invalid(field, "the value ends with the white space U+%04X, which CloudEvents SDKs and header parsers trim", r)
 	}
 	for i, r := range v {
 		switch {
@@ -139,16 +148,6 @@ func largestAttribute(e *event.Event) string {
 	return name
 }
 
-// IsJSONMedia reports whether a media type (of datacontenttype) is JSON: application/json, text/json or a +json
-// type.
-func IsJSONMedia(contentType string) bool {
-	media, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		media = strings.ToLower(strings.TrimSpace(contentType))
-	}
-	return media == "application/json" || media == "text/json" || strings.HasSuffix(media, "+json")
-}
-
 // checkData checks data that is JSON (of a JSON type, or of none): nested at most MaxDataDepth deep. Data of a
 // JSON type must be JSON unless it came as data_base64 (bytes, then); data of no type that is not JSON, and data
 // of other types, are bytes and pass.
@@ -158,7 +157,7 @@ func checkData(e *event.Event) error {
 		return nil
 	}
 	ct := e.DataContentType()
-	if ct != "" && !IsJSONMedia(ct) {
+	if ct != "" && !cloudevent.IsJSONMedia(ct) {
 		return nil
 	}
 	if !gjson.ValidBytes(data) {

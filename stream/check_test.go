@@ -11,6 +11,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 func newEvent(mod func(e *event.Event)) *event.Event {
@@ -138,7 +140,7 @@ func TestEncodeDecodeKeepsEverything(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in.DataBase64 = IsBinaryData(in) // the JSON form that keeps the bytes: data_base64 for binary data
+			in.DataBase64 = cloudevent.IsBinary(in) // the JSON form that keeps the bytes: data_base64 for binary data
 			want, err := json.Marshal(in)
 			if err != nil {
 				t.Fatal(err)

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
-	"github.com/tidwall/gjson"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // Header names of the CloudEvents NATS protocol binding, binary content mode, and of what it cannot say.
@@ -107,25 +107,6 @@ func parseExtension(typ, text string) (any, error) {
 	return text, nil
 }
 
-// IsBinaryData reports whether e's data is binary: its JSON form carries it as data_base64. Data that is JSON (of
-// a JSON type, or of none) never is, whatever the event says (the SDK's SetData marks any []byte as base64), so
-// that patterns and transformers see it as JSON; data of no declared type that is not JSON is, and so is data of
-// another type that the event marks so or whose bytes are not UTF-8 (a JSON string could not carry them unchanged).
-// Check has refused data of a JSON type that is not JSON unless it came as data_base64.
-func IsBinaryData(e *event.Event) bool {
-	data := e.Data()
-	if len(data) == 0 {
-		return false
-	}
-	switch ct := e.DataContentType(); {
-	case ct == "":
-		return !gjson.ValidBytes(data)
-	case IsJSONMedia(ct):
-		return e.DataBase64 && !gjson.ValidBytes(data)
-	}
-	return e.DataBase64 || !utf8.Valid(data)
-}
-
 // Encode returns the event as a NATS message in the CloudEvents binary content mode: attributes and extensions in
 // ce-* headers (their canonical string forms), datacontenttype in content-type, data in the body byte for byte;
 // the types of extensions that are not strings in HeaderTypes, and binary data marked by HeaderDataEncoding, so
@@ -165,7 +146,7 @@ func Encode(e *event.Event) *nats.Msg {
 		sort.Strings(typed)
 		h.Set(HeaderTypes, strings.Join(typed, ","))
 	}
-	if IsBinaryData(e) {
+	if cloudevent.IsBinary(e) {
 		h.Set(HeaderDataEncoding, "base64")
 	}
 	m.Data = e.Data()

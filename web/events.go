@@ -5,7 +5,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // Media types of the CloudEvents HTTP binding's structured and batch modes.
@@ -145,13 +145,9 @@ func FailedEntry(c *gin.Context, log *slog.Logger, err error) PutEventsResultEnt
 // errs[i] is not. It fails as a whole only when the body is not a JSON array; an empty one is an empty batch
 // (the JSON batch format allows it), answered with no entries.
 func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) {
-			return nil, nil, Malformed("", "a batch must be a JSON array of CloudEvents, not a JSON %s", typ.Value)
-		}
-		return nil, nil, Malformed("", "the batch is not valid JSON: %s", err)
+	raws, err := cloudevent.SplitBatch(body)
+	if err != nil {
+		return nil, nil, Malformed("", "the batch: %s", err)
 	}
 	events, errs = make([]*event.Event, len(raws)), make([]error, len(raws))
 	for i, raw := range raws {
@@ -160,25 +156,20 @@ func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
 	return events, errs, nil
 }
 
-// DecodeStructured decodes one CloudEvent in its JSON form and validates it with bus.ValidateEvent.
+// DecodeStructured decodes one CloudEvent in the JSON format (cloudevent.Unmarshal: data byte for byte, JSON for
+// every JSON media type) and validates it with bus.ValidateEvent.
 func DecodeStructured(raw []byte) (*event.Event, error) {
-	e := event.New()
-	if err := e.UnmarshalJSON(raw); err != nil {
+	e, err := cloudevent.Unmarshal(raw)
+	if err != nil {
 		if len(raw) > bus.MaxEventSize {
-			return nil, bus.ValidateEvent(&e, len(raw)) // too large whatever else is wrong
+			return nil, bus.ValidateEvent(&event.Event{}, len(raw)) // too large whatever else is wrong
 		}
-		return nil, bus.ErrInvalidEvent.With("invalid CloudEvent: %s", err.Error())
+		return nil, uriError(err)
 	}
-	if err := bus.ValidateEvent(&e, len(raw)); err != nil {
+	if err := bus.ValidateEvent(e, len(raw)); err != nil {
 		return nil, err
 	}
-	// The SDK keeps a JSON payload's bytes as they stood in the envelope, whitespace around them included; around
-	// JSON that whitespace means nothing. Any other payload (a string of another type, data_base64) is kept byte
-	// for byte.
-	if !e.DataBase64 && (e.DataContentType() == "" || IsJSON(e.DataContentType())) {
-		e.DataEncoded = bytes.TrimSpace(e.DataEncoded)
-	}
-	return &e, nil
+	return e, nil
 }
 
 // decodeBinary decodes the CloudEvent of a binary-mode request whose body was read already, and validates it
@@ -208,10 +199,22 @@ func decodeBinary(r *http.Request, body []byte) (*event.Event, error) {
 		}
 		return nil, bus.ErrInvalidEvent.With("invalid CloudEvent: %s", err.Error())
 	}
+	if err := cloudevent.KeptURIs(e, req.Header.Get("ce-source"), req.Header.Get("ce-dataschema")); err != nil {
+		return nil, uriError(err)
+	}
 	if err := bus.ValidateEvent(e, size); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// uriError is the domain error of a source or dataschema the SDK would not keep as written, naming the attribute.
+func uriError(err error) error {
+	var ue *cloudevent.URIError
+	if errors.As(err, &ue) {
+		return bus.ErrInvalidEvent.WithField(ue.Attribute).With("%s", ue.Error())
+	}
+	return bus.ErrInvalidEvent.With("invalid CloudEvent: %s", err.Error())
 }
 
 // percentDecode decodes the values of the ce-* headers in place, as the CloudEvents HTTP binding (3.1.3.2) has
@@ -223,6 +226,9 @@ func percentDecode(h http.Header) error {
 			continue
 		}
 		for i, v := range vs {
+			if err := untrimmed(k, v); err != nil {
+				return err
+			}
 			if !strings.Contains(v, "%") {
 				if !utf8.ValidString(v) {
 					return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s is not UTF-8", k)
@@ -236,8 +242,21 @@ func percentDecode(h http.Header) error {
 			if !utf8.ValidString(d) {
 				return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s is not UTF-8 once percent-decoded", k)
 			}
+			if err := untrimmed(k, d); err != nil {
+				return err
+			}
 			vs[i] = d
 		}
+	}
+	return nil
+}
+
+// untrimmed refuses a ce-* value with white space at either end (percent-encoded, or a Unicode space HTTP does not
+// trim), naming the header: the SDK would trim it while reading the event, which would then not be the one sent.
+func untrimmed(k, v string) error {
+	if strings.TrimSpace(v) != v {
+		return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s begins or ends with white space, which "+
+			"CloudEvents SDKs trim; it would not arrive as it was sent", k)
 	}
 	return nil
 }

@@ -70,13 +70,16 @@ func TestPutEventsErrorTable(t *testing.T) {
 	}
 	// entry is the failing event of each row (structured form); whole builds a request failing as a whole.
 	entries := map[string]string{
-		"missing-attribute":    `{"specversion": "1.0", "id": "e1", "type": "t"}`,
-		"control-character":    ev(`, "subject": "a\u0007b"`),
-		"attributes-too-large": ev(`, "subject": "` + strings.Repeat("s", 33<<10) + `"`),
-		"too-many-extensions":  ev(manyExtensions()),
-		"event-too-large":      ev(`, "datacontenttype": "text/plain", "data": "` + strings.Repeat("d", 300<<10) + `"`),
-		"data-too-deep":        ev(`, "data": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600)),
-		"store-unavailable":    ev(""),
+		"missing-attribute":     `{"specversion": "1.0", "id": "e1", "type": "t"}`,
+		"control-character":     ev(`, "subject": "a\u0007b"`),
+		"white-space-at-an-end": ev(`, "subject": "order-42 "`),
+		"source-not-uri":        `{"specversion": "1.0", "id": "e1", "source": "Zoë shop", "type": "t"}`,
+		"text-data-not-string":  ev(`, "datacontenttype": "text/plain", "data": {"a": 1}`),
+		"attributes-too-large":  ev(`, "subject": "` + strings.Repeat("s", 33<<10) + `"`),
+		"too-many-extensions":   ev(manyExtensions()),
+		"event-too-large":       ev(`, "datacontenttype": "text/plain", "data": "` + strings.Repeat("d", 300<<10) + `"`),
+		"data-too-deep":         ev(`, "data": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600)),
+		"store-unavailable":     ev(""),
 	}
 	whole := map[string]req{
 		"too-large-body":  {url, batch, `[` + strings.Repeat(`"`+strings.Repeat("x", 1000)+`",`, 1100) + `1]`},

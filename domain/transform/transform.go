@@ -5,8 +5,8 @@
 //
 // It accepts Amazon EventBridge's forms (inputTransformer with inputPathsMap and inputTemplate, input, inputPath)
 // and Apache RocketMQ EventBridge's TransformParam forms ({"form": "ORIGINAL" | "CONSTANT" | "JSONPATH" |
-// "TEMPLATE", "value": ..., "template": ...}). It imports the standard library, the domain's error model and the
-// CloudEvents data type only.
+// "TEMPLATE", "value": ..., "template": ...}). It imports the standard library, the domain's error model, the
+// CloudEvents data type and its JSON format (domain/cloudevent) only.
 //
 // Templates (inputTemplate with <name>, TEMPLATE with ${name}) are JSON templates when they are JSON once their
 // placeholders are filled in, text templates otherwise. In a JSON template a value outside a string literal is
@@ -34,6 +34,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // Limits of a transformer.
@@ -689,7 +690,7 @@ func (ev *evaluation) values(names []string, vars map[string]*path) (map[string]
 func (ev *evaluation) eventJSON() ([]byte, error) {
 	if !ev.encoded {
 		ev.encoded = true
-		ev.raw, ev.err = ev.e.MarshalJSON()
+		ev.raw, ev.err = cloudevent.Marshal(ev.e)
 		if ev.err == nil && !json.Valid(ev.raw) {
 			ev.err = errors.New("its data is not the JSON its datacontenttype says")
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // Paths are JSON paths over the JSON form of a CloudEvent, compiled once, whose values are read as text: the
@@ -37,7 +39,7 @@ func (p Paths) Texts(e *event.Event) ([]string, error) {
 	if len(p.paths) == 0 {
 		return nil, nil
 	}
-	raw, err := e.MarshalJSON()
+	raw, err := cloudevent.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("the event's JSON form cannot be built: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -342,9 +343,8 @@ func (s *Source) toEvent(msg jetstream.Msg, md *jetstream.MsgMetadata) *event.Ev
 		}
 	}
 	if ct := m.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/cloudevents+json") || ct == "" {
-		e := event.New()
-		if err := json.Unmarshal(m.Data, &e); err == nil && e.Validate() == nil {
-			return &e
+		if e, err := cloudevent.Unmarshal(m.Data); err == nil && e.Validate() == nil {
+			return e
 		}
 	}
 	e := event.New()

@@ -24,6 +24,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
@@ -423,16 +424,19 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 		}
 		req.Header.Set(k, v)
 	}
-	wctx := ctx
+	var body []byte
 	if s.structured {
-		wctx = binding.WithForceStructured(ctx)
-	}
-	if err := cehttp.WriteRequest(wctx, binding.ToMessage(e), req); err != nil {
+		// The JSON format as the spec says (cloudevent.Marshal), not the SDK's: it writes the data of a +json type
+		// as a string.
+		if body, err = cloudevent.Marshal(e); err != nil {
+			return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
+		}
+		req.Header.Set("Content-Type", "application/cloudevents+json")
+	} else if err := cehttp.WriteRequest(ctx, binding.ToMessage(e), req); err != nil {
 		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
 	percentEncode(req.Header)
-	var body []byte
-	if req.Body != nil {
+	if !s.structured && req.Body != nil {
 		body, err = io.ReadAll(req.Body)
 		_ = req.Body.Close()
 		if err != nil {

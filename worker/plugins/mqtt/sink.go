@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
@@ -225,7 +225,7 @@ func (s *Sink) drop(c conn) {
 // encode returns the message of e without its topic, in the sink's mode.
 func (s *Sink) encode(e *event.Event) (outMessage, error) {
 	if !s.binary {
-		b, err := json.Marshal(e)
+		b, err := cloudevent.Marshal(e)
 		if err != nil {
 			return outMessage{}, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/google/uuid"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
@@ -421,15 +422,9 @@ func structuredEvent(m message) *event.Event {
 	if len(m.payload) == 0 || m.payload[0] != '{' && !strings.HasPrefix(strings.TrimSpace(string(m.payload)), "{") {
 		return nil
 	}
-	var probe struct {
-		SpecVersion string `json:"specversion"`
-	}
-	if json.Unmarshal(m.payload, &probe) != nil || probe.SpecVersion == "" {
+	e, err := cloudevent.Unmarshal(m.payload)
+	if err != nil || e.SpecVersion() == "" || e.Validate() != nil {
 		return nil
 	}
-	e := event.New()
-	if err := json.Unmarshal(m.payload, &e); err != nil || e.Validate() != nil {
-		return nil
-	}
-	return &e
+	return e
 }

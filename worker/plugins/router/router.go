@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -142,7 +143,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	if !ok {
 		return connector.Permanent(errors.New("router: record without JetStream metadata"))
 	}
-	body, err := json.Marshal(e)
+	body, err := cloudevent.Marshal(e)
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: JSON form of the event: %w", err))
 	}

@@ -1,0 +1,232 @@
+// Package cloudevent is the CloudEvents JSON event format (formats/json-format.md of the CloudEvents 1.0 spec) as
+// the spec says, where the SDK (sdk-go 2.16) departs from it: every media type whose subtype is json or ends in
+// +json carries its data as a JSON value (the SDK treats only application/json and text/json so, and writes and
+// reads the data of any other +json type as a string); data is kept byte for byte, numbers of any size or
+// precision included (the SDK's parser refuses 1e400 and rewrites nothing, but cannot skip some numbers); binary
+// data is data_base64. Attributes and extensions are read and written by the SDK. The router, input transformers,
+// the structured modes of the sinks, PutEvents and the sources all use this one form.
+package cloudevent
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/tidwall/gjson"
+)
+
+// IsJSONMedia reports whether a datacontenttype declares JSON-formatted data: its media type, stripped of
+// parameters, has the form */json or */*+json (json-format.md 3.1.1). The empty type is not, though data of no
+// type is read as JSON (see IsBinary).
+func IsJSONMedia(contentType string) bool {
+	media, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		media = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	}
+	_, sub, ok := strings.Cut(media, "/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
+}
+
+// IsBinary reports whether e's data is binary: its JSON form carries it as data_base64. Data that is JSON (of a
+// JSON type, or of none) never is, whatever the event says (the SDK's SetData marks any []byte as base64), so that
+// patterns and transformers see it as JSON; data of no declared type that is not JSON (or has white space around
+// it) is, and so is data of
+// another type that the event marks so or whose bytes are not UTF-8 (a JSON string could not carry them unchanged).
+func IsBinary(e *event.Event) bool {
+	data := e.Data()
+	if len(data) == 0 {
+		return false
+	}
+	switch ct := e.DataContentType(); {
+	case ct == "":
+		// Of no declared type, bytes with white space around a JSON value are bytes too: as a JSON value they would
+		// lose it.
+		return !gjson.ValidBytes(data) || len(bytes.TrimSpace(data)) != len(data)
+	case IsJSONMedia(ct):
+		return e.DataBase64 && !gjson.ValidBytes(data)
+	}
+	return e.DataBase64 || !utf8.Valid(data)
+}
+
+// Marshal returns e in the JSON format: its attributes as the SDK writes them, then its data as json-format.md
+// 3.1.1 says: binary data (IsBinary) as data_base64, JSON data as the JSON value it is, byte for byte, other data
+// as a JSON string. Data of a JSON type that is not JSON (possible only when it came as bytes) is data_base64.
+func Marshal(e *event.Event) ([]byte, error) {
+	attrs := *e // a shallow copy: the SDK writes its attributes, without the data
+	attrs.DataEncoded, attrs.DataBase64 = nil, false
+	out, err := attrs.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	data := e.Data()
+	if data == nil {
+		return out, nil
+	}
+	if len(out) < 2 || out[len(out)-1] != '}' {
+		return nil, errors.New("cloudevent: the SDK wrote no JSON object")
+	}
+	out = out[:len(out)-1]
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	ct := e.DataContentType()
+	switch {
+	case IsBinary(e) || IsJSONMedia(ct) && !gjson.ValidBytes(data):
+		out = append(out, `"data_base64":"`...)
+		out = base64.StdEncoding.AppendEncode(out, data)
+		out = append(out, '"')
+	case ct == "" || IsJSONMedia(ct):
+		out = append(append(out, `"data":`...), bytes.TrimSpace(data)...)
+	default:
+		s, err := json.Marshal(string(data))
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `"data":`...), s...)
+	}
+	return append(out, '}'), nil
+}
+
+// Unmarshal reads one event in the JSON format: its attributes and extensions as the SDK reads them, its data as
+// json-format.md 3.1.2 says: data_base64 as the bytes it encodes; data of a JSON type (or of none) as the JSON
+// value, byte for byte; data of any other type must be a JSON string, read as its text. data and data_base64
+// together, or JSON that is not an object, are errors naming the problem. The event is not validated.
+func Unmarshal(raw []byte) (*event.Event, error) {
+	if !gjson.ValidBytes(raw) {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("not valid JSON: %w", err)
+		}
+		return nil, errors.New("not valid JSON")
+	}
+	doc := gjson.ParseBytes(raw)
+	if !doc.IsObject() {
+		return nil, fmt.Errorf("an event is a JSON object, not %s", kind(doc))
+	}
+	var attrs bytes.Buffer
+	attrs.WriteByte('{')
+	var data, data64 *gjson.Result
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.String() {
+		case "data":
+			data = &v
+		case "data_base64":
+			data64 = &v
+		default:
+			if attrs.Len() > 1 {
+				attrs.WriteByte(',')
+			}
+			attrs.WriteString(k.Raw)
+			attrs.WriteByte(':')
+			attrs.WriteString(v.Raw)
+		}
+		return true
+	})
+	attrs.WriteByte('}')
+	e := event.New()
+	if err := e.UnmarshalJSON(attrs.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := KeptURIs(&e, doc.Get("source").String(), doc.Get("dataschema").String()); err != nil {
+		return nil, err
+	}
+	switch {
+	case data != nil && data64 != nil:
+		return nil, errors.New("data and data_base64 are both present; an event has one or the other")
+	case data64 != nil:
+		if data64.Type != gjson.String {
+			return nil, fmt.Errorf("data_base64 must be a string of base64, not %s", kind(*data64))
+		}
+		b, err := base64.StdEncoding.DecodeString(data64.String())
+		if err != nil {
+			return nil, fmt.Errorf("data_base64 is not base64: %w", err)
+		}
+		e.DataEncoded, e.DataBase64 = b, true
+	case data != nil:
+		if ct := e.DataContentType(); ct == "" || IsJSONMedia(ct) {
+			e.DataEncoded = []byte(data.Raw)
+			break
+		}
+		if data.Type == gjson.Null {
+			break // no data
+		}
+		if data.Type != gjson.String {
+			return nil, fmt.Errorf("data must be a JSON string when datacontenttype %q is not a JSON type, not %s",
+				e.DataContentType(), kind(*data))
+		}
+		var s string
+		if err := json.Unmarshal([]byte(data.Raw), &s); err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		e.DataEncoded = []byte(s)
+	}
+	return &e, nil
+}
+
+// URIError is a source or dataschema that the SDK would not keep as written: not a URI-reference (a URI) as RFC
+// 3986 writes one, with spaces, non-ASCII characters or control characters where percent-encodings belong.
+type URIError struct {
+	Attribute, Value, Stored string
+}
+
+func (e *URIError) Error() string {
+	return fmt.Sprintf("%s %q is not a URI-reference as RFC 3986 writes one (it would be stored as %q): "+
+		"percent-encode spaces, non-ASCII and control characters", e.Attribute, e.Value, e.Stored)
+}
+
+// KeptURIs returns a *URIError when e's source or dataschema, as the SDK parsed them, differ from the text they
+// were given as (source, dataschema; "" for an absent one): the SDK holds them as parsed URLs and writes them back
+// escaped, so "Zoë" would be delivered as "Zo%C3%AB". Refusing them keeps every event as it was put.
+func KeptURIs(e *event.Event, source, dataschema string) error {
+	if source != "" && e.Source() != source {
+		return &URIError{Attribute: "source", Value: source, Stored: e.Source()}
+	}
+	if dataschema != "" && e.DataSchema() != dataschema {
+		return &URIError{Attribute: "dataschema", Value: dataschema, Stored: e.DataSchema()}
+	}
+	return nil
+}
+
+// SplitBatch returns the elements of a JSON array, each as its bytes: the events of a batch
+// (application/cloudevents-batch+json), however deeply their data nests.
+func SplitBatch(raw []byte) ([][]byte, error) {
+	if !gjson.ValidBytes(raw) {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("not valid JSON: %w", err)
+		}
+		return nil, errors.New("not valid JSON")
+	}
+	doc := gjson.ParseBytes(raw)
+	if !doc.IsArray() {
+		return nil, fmt.Errorf("a batch is a JSON array, not %s", kind(doc))
+	}
+	out := []([]byte){}
+	doc.ForEach(func(_, v gjson.Result) bool {
+		out = append(out, []byte(v.Raw))
+		return true
+	})
+	return out, nil
+}
+
+func kind(r gjson.Result) string {
+	switch {
+	case r.IsObject():
+		return "an object"
+	case r.IsArray():
+		return "an array"
+	case r.Type == gjson.String:
+		return "a string"
+	case r.Type == gjson.Number:
+		return "a number"
+	case r.Type == gjson.True, r.Type == gjson.False:
+		return "a boolean"
+	}
+	return "null"
+}

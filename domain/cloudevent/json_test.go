@@ -1,0 +1,143 @@
+package cloudevent_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+)
+
+func TestIsJSONMedia(t *testing.T) {
+	t.Parallel()
+	for ct, want := range map[string]bool{
+		"application/json": true, "application/json; charset=utf-8": true, "text/json": true, "foo/json": true,
+		"application/vnd.api+json": true, "Application/VND.Shop+JSON; v=1": true, "application/cloudevents+json": true,
+		"": false, "text/plain": false, "application/jsonx": false, "application/xml": false, "json": false,
+		"application/json-seq": false,
+	} {
+		if got := cloudevent.IsJSONMedia(ct); got != want {
+			t.Errorf("IsJSONMedia(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+// TestUnmarshal: json-format.md 3.1.2, case by case: what data becomes, byte for byte.
+func TestUnmarshal(t *testing.T) {
+	t.Parallel()
+	const head = `{"specversion":"1.0","id":"1","source":"/s","type":"t"`
+	for _, c := range []struct {
+		name, in string
+		data     string // the bytes of the data; "<nil>" for none
+		base64   bool
+		err      string
+	}{
+		{"json object", head + `,"datacontenttype":"application/json","data": {"a" : 1} }`, `{"a" : 1}`, false, ""},
+		{"+json object (the SDK wants a string)", head + `,"datacontenttype":"application/vnd.shop+json","data":{"a":[1,2]}}`, `{"a":[1,2]}`, false, ""},
+		{"+json string is a JSON string, not a document", head + `,"datacontenttype":"application/vnd.shop+json","data":"ac"}`, `"ac"`, false, ""},
+		{"no type is JSON", head + `,"data":[true,null]}`, `[true,null]`, false, ""},
+		{"numbers as written", head + `,"data":{"big":1e400,"n":9007199254740993,"f":3.141592653589793238462643383279}}`,
+			`{"big":1e400,"n":9007199254740993,"f":3.141592653589793238462643383279}`, false, ""},
+		{"explicit null", head + `,"datacontenttype":"application/json","data":null}`, `null`, false, ""},
+		{"text byte for byte", head + `,"datacontenttype":"text/plain","data":"Hello, World!\n  "}`, "Hello, World!\n  ", false, ""},
+		{"text escapes", head + `,"datacontenttype":"text/plain; charset=utf-8","data":"\u00e9\ud83c\udf0e \"q\" \\ \u0000"}`, "é🌎 \"q\" \\ \x00", false, ""},
+		{"text null is no data", head + `,"datacontenttype":"text/plain","data":null}`, "<nil>", false, ""},
+		{"base64 with a type", head + `,"datacontenttype":"application/octet-stream","data_base64":"AAEC/w=="}`, "\x00\x01\x02\xff", true, ""},
+		{"base64 without a type", head + `,"data_base64":"SGVsbG8="}`, "Hello", true, ""},
+		{"no data", head + `}`, "<nil>", false, ""},
+		{"deep nesting is read (the invariant refuses it)", head + `,"data":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+			strings.Repeat("[", 10000) + strings.Repeat("]", 10000), false, ""},
+		{"both", head + `,"data":1,"data_base64":"AA=="}`, "", false, "both present"},
+		{"text not a string", head + `,"datacontenttype":"text/plain","data":{"a":1}}`, "", false, "must be a JSON string"},
+		{"base64 not a string", head + `,"data_base64":12}`, "", false, "not a number"},
+		{"base64 malformed", head + `,"data_base64":"!!"}`, "", false, "not base64"},
+		{"not an object", `[1]`, "", false, "not an array"},
+		{"not JSON", `{"id":`, "", false, "not valid JSON"},
+	} {
+		e, err := cloudevent.Unmarshal([]byte(c.in))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want one saying %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		got := "<nil>"
+		if e.Data() != nil {
+			got = string(e.Data())
+		}
+		if got != c.data || e.DataBase64 != c.base64 {
+			t.Errorf("%s: data %.80q (base64 %v), want %.80q (base64 %v)", c.name, got, e.DataBase64, c.data, c.base64)
+		}
+		if e.ID() != "1" || e.Source() != "/s" || e.Type() != "t" {
+			t.Errorf("%s: attributes %v", c.name, e)
+		}
+	}
+}
+
+// TestMarshalRoundTrip: what Marshal writes Unmarshal reads back to the same event, and the data member takes the
+// form 3.1.1 says.
+func TestMarshalRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ct, data string
+		base64   bool
+		member   string // how the data member is written
+	}{
+		{"application/json", `{"a" : 1e400}`, false, `"data":{"a" : 1e400}`},
+		{"application/vnd.api+json", `{"a":1}`, true, `"data":{"a":1}`}, // JSON bytes are JSON, whatever the SDK marked
+		{"", `[1,2]`, false, `"data":[1,2]`},
+		{"", "not json", false, `"data_base64":"bm90IGpzb24="`},
+		{"", "  9", true, `"data_base64":"ICA5"`}, // of no type: bytes, white space and all
+		{"application/json", "not json", true, `"data_base64":"bm90IGpzb24="`},
+		{"text/plain", "Hello, World!\n", false, `"data":"Hello, World!\n"`},
+		{"text/plain", "\xff\xfe", false, `"data_base64":"//4="`},
+		{"image/png", "\x89PNG", true, `"data_base64":"iVBORw=="`},
+	} {
+		e := event.New()
+		e.SetID("1")
+		e.SetSource("/s")
+		e.SetType("t")
+		e.SetExtension("count", 42)
+		if c.ct != "" {
+			e.SetDataContentType(c.ct)
+		}
+		e.DataEncoded, e.DataBase64 = []byte(c.data), c.base64
+		out, err := cloudevent.Marshal(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(out, []byte(c.member)) || !bytes.Contains(out, []byte(`"count":42`)) {
+			t.Errorf("%q %q: %s, want %s", c.ct, c.data, out, c.member)
+		}
+		back, err := cloudevent.Unmarshal(out)
+		if err != nil {
+			t.Fatalf("%q %q: %s: %v", c.ct, c.data, out, err)
+		}
+		if string(back.Data()) != c.data || back.DataContentType() != c.ct || back.Extensions()["count"] != int32(42) {
+			t.Errorf("%q %q: read back %q %q %v", c.ct, c.data, back.DataContentType(), back.Data(), back.Extensions())
+		}
+	}
+}
+
+func TestSplitBatch(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	parts, err := cloudevent.SplitBatch([]byte(` [ {"a":1} , ` + deep + `,"x"] `))
+	if err != nil || len(parts) != 3 || string(parts[0]) != `{"a":1}` || string(parts[1]) != deep || string(parts[2]) != `"x"` {
+		t.Fatalf("SplitBatch = %d parts, %v", len(parts), err)
+	}
+	if parts, err := cloudevent.SplitBatch([]byte(`[]`)); err != nil || len(parts) != 0 {
+		t.Fatalf("empty batch = %v, %v", parts, err)
+	}
+	for in, want := range map[string]string{`{}`: "not an object", `[1,`: "not valid JSON", `"a"`: "not a string"} {
+		if _, err := cloudevent.SplitBatch([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SplitBatch(%s) = %v, want %q", in, err, want)
+		}
+	}
+}
