@@ -2,7 +2,11 @@ package stream
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -209,4 +213,56 @@ func jsonDepth(data []byte) int {
 		}
 	}
 	return max
+}
+
+// StandInType is the type of the event a dead letter carries in place of one the invariant refuses (StandIn).
+const StandInType = "eventbridge.refused-event"
+
+// Extensions of a stand-in: that it is one, and the size of the refused event's JSON form when its data holds only
+// the beginning of it.
+const (
+	ExtStandIn       = "ebstandin"
+	ExtTruncatedFrom = "ebtruncatedfrom"
+)
+
+// maxStandInAttribute bounds each attribute a stand-in keeps of the refused event.
+const maxStandInAttribute = 1024
+
+// StandIn is the event a dead letter carries in place of e when Check refuses e (attributes a header cannot carry,
+// too many or too large, characters CloudEvents forbids): e's id, source and type where each passes Check's string
+// rules and is at most 1 KiB (else a digest of it, a URN, StandInType), the extension ebstandin=true, and e in the
+// JSON format as its data (application/cloudevents+json); when that form is over MaxEventSize its data is the
+// beginning of it as text, and ebtruncatedfrom gives the whole size.
+func StandIn(e *event.Event) *event.Event {
+	keep := func(field, v, otherwise string) string {
+		if v != "" && len(v) <= maxStandInAttribute && checkString(field, v) == nil {
+			return v
+		}
+		return otherwise
+	}
+	sum := sha256.Sum256([]byte(e.ID()))
+	out := event.New()
+	out.SetID(keep("id", e.ID(), "sha256:"+hex.EncodeToString(sum[:])))
+	out.SetSource(keep("source", e.Source(), "urn:eventbridge:refused-event"))
+	if out.Source() == "" {
+		out.SetSource("urn:eventbridge:refused-event")
+	}
+	out.SetType(keep("type", e.Type(), StandInType))
+	if !e.Time().IsZero() {
+		out.SetTime(e.Time())
+	}
+	out.SetExtension(ExtStandIn, true)
+	raw, err := cloudevent.Marshal(e)
+	if err != nil {
+		raw, _ = json.Marshal(map[string]string{"error": "the event's JSON form cannot be built: " + err.Error()})
+	}
+	if len(raw) > MaxEventSize {
+		out.SetExtension(ExtTruncatedFrom, int32(min(len(raw), math.MaxInt32)))
+		head := strings.ToValidUTF8(string(raw[:MaxEventSize/2]), "")
+		_ = out.SetData("text/plain; charset=utf-8", head)
+		return &out
+	}
+	out.SetDataContentType("application/cloudevents+json")
+	out.DataEncoded, out.DataBase64 = raw, false
+	return &out
 }

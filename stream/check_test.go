@@ -226,3 +226,35 @@ func TestJSONDataIsNeverBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestStandIn: the event a dead letter carries for one the invariant refuses keeps what can be kept and carries the
+// whole event as its data; too large a JSON form is cut, saying its size.
+func TestStandIn(t *testing.T) {
+	t.Parallel()
+	e := newEvent(func(e *event.Event) {
+		e.SetType("bad\x00type")
+		e.SetSubject(strings.Repeat("s", 40<<10))
+	})
+	s := StandIn(e)
+	if err := Check(s, 0); err != nil {
+		t.Fatalf("the stand-in may not be stored: %v", err)
+	}
+	if s.ID() != e.ID() || s.Source() != e.Source() || s.Type() != StandInType || s.Extensions()[ExtStandIn] != true {
+		t.Errorf("stand-in %s %s %s %v", s.ID(), s.Source(), s.Type(), s.Extensions())
+	}
+	back, err := cloudevent.Unmarshal(s.Data())
+	if err != nil || back.Type() != "bad\x00type" || back.Subject() != e.Subject() {
+		t.Fatalf("the stand-in's data is not the event: %v", err)
+	}
+	huge := newEvent(func(e *event.Event) {
+		e.SetID(strings.Repeat("i", 2000))
+		_ = e.SetData("text/plain", strings.Repeat("d", MaxEventSize+10))
+	})
+	s = StandIn(huge)
+	if err := Check(s, 0); err != nil {
+		t.Fatalf("the stand-in may not be stored: %v", err)
+	}
+	if !strings.HasPrefix(s.ID(), "sha256:") || s.Extensions()[ExtTruncatedFrom] == nil || len(s.Data()) > MaxEventSize {
+		t.Errorf("stand-in of a huge event: id %.20s, extensions %v, %d bytes of data", s.ID(), s.Extensions(), len(s.Data()))
+	}
+}

@@ -147,6 +147,10 @@ func (a *Adapter) sourceConfig(ctx context.Context, b *bus.Bus, s *source.Source
 		keyOutputSubject:         a.cfg.Physical.BusIn(b.ID()),
 		keyOutputStream:          a.cfg.Physical.BusStream(b.ID()),
 		keySourceID:              s.ID(),
+		// A record the store's invariant refuses (an MQTT message whose CloudEvent has a NUL in its type, say) goes
+		// to the account's dead letters with its reason, never dropped and never failing the source.
+		"errors.tolerance":                  "all",
+		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
 	})
 	if s.Type() == source.HTTP {
 		sp, ok := a.cfg.Physical.(SourcePhysical)

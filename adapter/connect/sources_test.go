@@ -120,6 +120,8 @@ func TestSourcesBecomeSourceConnectors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "pw", p)
 	assert.Empty(t, cfg[rpc.ConfigTopics], "a source connector has no topics")
+	assert.Equal(t, "all", cfg["errors.tolerance"], "a record the store refuses neither fails nor stops the source")
+	assert.Equal(t, e.names.DLQSubject("acme"), cfg["errors.deadletterqueue.topic.name"], "it goes to the account's dead letters")
 	hookCfg := after[hookName].Info.Config
 	assert.Equal(t, "http-source", hookCfg[rpc.ConfigConnectorClass])
 	assert.Equal(t, e.names.SourceSubject(b.ID(), hook.ID()), hookCfg["source.subject"])

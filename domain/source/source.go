@@ -95,7 +95,8 @@ var (
 )
 
 // reservedKeys are set by the control plane on every source connector; a config may not set them.
-var reservedKeys = []string{"connector.class", "tasks.max", "output.subject", "output.stream", "transforms", "errors.tolerance"}
+var reservedKeys = []string{"connector.class", "tasks.max", "output.subject", "output.stream", "transforms", "errors.tolerance",
+	"errors.deadletterqueue.topic.name"}
 
 // reservedHTTPKeys are also set by the control plane on webhook sources (where the http-source reads its intake).
 var reservedHTTPKeys = []string{"source.stream", "source.subject", "source.start"}

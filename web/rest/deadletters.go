@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/web"
 )
@@ -85,7 +86,7 @@ type DiscardResult struct {
 } //@name DiscardResult
 
 func deadLetterOf(d *deadletter.DeadLetter) DeadLetter {
-	ev, err := json.Marshal(d.Event())
+	ev, err := cloudevent.Marshal(d.Event())
 	if err != nil {
 		ev = []byte("null") // a stored event always marshals; never fail the whole list for one
 	}

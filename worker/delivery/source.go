@@ -36,9 +36,13 @@ type SourceTaskConfig struct {
 	JetStream jetstream.JetStream
 	Subject   string
 	Stream    string
-	// Tolerance is connector.ToleranceNone (a record a transform refuses fails the task) or ToleranceAll (it is
-	// dropped).
+	// Tolerance is connector.ToleranceNone (a record a transform or the store's invariant refuses fails the task)
+	// or ToleranceAll (it is dead-lettered on DLQSubject, or dropped when there is none).
 	Tolerance string
+	// DLQSubject is where refused records go under ToleranceAll (the account's dead letters), each with its reason;
+	// Connector names the connector in them.
+	DLQSubject string
+	Connector  string
 	// Offsets, when set, stores the offset of each record's partition once the record is stored.
 	Offsets *Offsets
 	Logger  *slog.Logger
@@ -65,7 +69,7 @@ type SourceTask struct {
 	trace   string
 	lastErr string // the last read or store error while RUNNING, cleared by a success
 
-	read, written, retried, dropped, failed, filtered, transformFailed atomic.Uint64
+	read, written, retried, dropped, failed, filtered, transformFailed, deadLettered atomic.Uint64
 }
 
 // StartSource connects the source and starts the task.
@@ -104,7 +108,8 @@ func (t *SourceTask) State() (state, trace string) {
 // not stored.
 func (t *SourceTask) Counters() Counters {
 	return Counters{Read: t.read.Load(), Written: t.written.Load(), Retried: t.retried.Load(), Dropped: t.dropped.Load(),
-		Failed: t.failed.Load(), Filtered: t.filtered.Load(), TransformFailed: t.transformFailed.Load()}
+		Failed: t.failed.Load(), Filtered: t.filtered.Load(), TransformFailed: t.transformFailed.Load(),
+		DeadLettered: t.deadLettered.Load()}
 }
 
 // Stop stops reading and lets the batch being stored finish; when ctx ends first, that batch is abandoned
@@ -189,14 +194,22 @@ func (t *SourceTask) run() {
 
 // handle stores a batch, then its offsets, then commits it; false when the task stops or fails before.
 func (t *SourceTask) handle(records []connector.SourceRecord) bool {
-	var out []*event.Event
+	var out, refused []*nats.Msg
+	var events []*event.Event
 	for _, r := range records {
 		made, err := t.transform(r.Event)
 		if err != nil {
-			t.transformFailed.Add(1)
+			if IsTransformError(err) {
+				t.transformFailed.Add(1)
+			}
+			if t.cfg.Tolerance == connector.ToleranceAll && t.cfg.DLQSubject != "" {
+				refused = append(refused, t.deadLetter(r.Event, err))
+				t.log.Warn("record dead-lettered: it may not be stored", "id", r.Event.ID(), "source", r.Event.Source(), "err", err)
+				continue
+			}
 			if t.cfg.Tolerance == connector.ToleranceAll {
 				t.dropped.Add(1)
-				t.log.Warn("record dropped: a transform refused it", "id", r.Event.ID(), "source", r.Event.Source(), "err", err)
+				t.log.Warn("record dropped: it may not be stored", "id", r.Event.ID(), "source", r.Event.Source(), "err", err)
 				continue
 			}
 			t.failed.Add(1)
@@ -206,12 +219,24 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 		if len(made) == 0 {
 			t.filtered.Add(1)
 		}
-		out = append(out, made...)
+		events = append(events, made...)
 	}
-	if !t.retrying(func() error { return t.store(out) }) {
+	for _, e := range events {
+		m := stream.Encode(e)
+		m.Subject = t.cfg.Subject
+		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		out = append(out, m)
+	}
+	if !t.retrying(func() error { return t.store(out, t.cfg.Stream) }) {
 		return false
 	}
 	t.written.Add(uint64(len(out)))
+	// The dead letters are stored before the offsets, as the records are: a record read again after a crash is
+	// dead-lettered again under the same message id, so stored once.
+	if !t.retrying(func() error { return t.store(refused, "") }) {
+		return false
+	}
+	t.deadLettered.Add(uint64(len(refused)))
 	if t.cfg.Offsets != nil {
 		if !t.retrying(func() error { return t.storeOffsets(records) }) {
 			return false
@@ -271,21 +296,22 @@ func (t *SourceTask) transform(e *event.Event) ([]*event.Event, error) {
 	return records, nil
 }
 
-// store publishes every event and waits until JetStream stored each one.
-func (t *SourceTask) store(events []*event.Event) error {
-	if len(events) == 0 {
+// store publishes every message and waits until JetStream stored each one, in expectStream when it is not "".
+func (t *SourceTask) store(msgs []*nats.Msg, expectStream string) error {
+	if len(msgs) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, SourcePublishTimeout)
 	defer cancel()
-	futures := make([]jetstream.PubAckFuture, 0, len(events))
-	for _, e := range events {
-		m := stream.Encode(e)
-		m.Subject = t.cfg.Subject
-		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
-		f, err := t.cfg.JetStream.PublishMsgAsync(m, jetstream.WithExpectStream(t.cfg.Stream))
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	var opts []jetstream.PublishOpt
+	if expectStream != "" {
+		opts = append(opts, jetstream.WithExpectStream(expectStream))
+	}
+	for _, m := range msgs {
+		f, err := t.cfg.JetStream.PublishMsgAsync(m, opts...)
 		if err != nil {
-			return fmt.Errorf("storing record %s on %s: %w", e.ID(), t.cfg.Subject, err)
+			return fmt.Errorf("storing record %s on %s: %w", m.Header.Get("ce-id"), m.Subject, err)
 		}
 		futures = append(futures, f)
 	}
@@ -295,17 +321,34 @@ func (t *SourceTask) store(events []*event.Event) error {
 		case <-f.Ok():
 		case err := <-f.Err():
 			if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-				err = fmt.Errorf("stream %s does not exist (yet): %w", t.cfg.Stream, err)
+				err = fmt.Errorf("no stream stores %s (yet): %w", msgs[i].Subject, err)
 			}
-			errs = append(errs, fmt.Errorf("record %s: %w", events[i].ID(), err))
+			errs = append(errs, fmt.Errorf("record %s: %w", msgs[i].Header.Get("ce-id"), err))
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for records to be stored on %s: %w", t.cfg.Subject, ctx.Err())
+			return fmt.Errorf("waiting for records to be stored on %s: %w", msgs[0].Subject, ctx.Err())
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("storing records on %s: %w", t.cfg.Subject, errors.Join(errs...))
+		return fmt.Errorf("storing records on %s: %w", msgs[0].Subject, errors.Join(errs...))
 	}
 	return nil
+}
+
+// deadLetter is the dead letter of a record that may not be stored (err says why): the record as it was read
+// when the store's invariant allows it in the dead-letter stream, else a stand-in carrying it in the JSON format as
+// its data (attributes too large or with characters a header cannot carry), under the record's id, source and type
+// where those are fit to keep.
+func (t *SourceTask) deadLetter(e *event.Event, err error) *nats.Msg {
+	class := stream.DLQClassPermanent
+	if IsTransformError(err) {
+		class = stream.DLQClassTransform
+	}
+	d := stream.DeadLetter{Reason: err.Error(), Attempts: 1, Connector: t.cfg.Connector, ErrorClass: class,
+		Subject: t.cfg.Subject, MsgID: stream.PutMsgID(e.Source(), e.ID())}
+	if stream.Check(e, 0) == nil {
+		return stream.EncodeDeadLetter(t.cfg.DLQSubject, e, d)
+	}
+	return stream.EncodeDeadLetter(t.cfg.DLQSubject, stream.StandIn(e), d)
 }
 
 // storeOffsets stores the last offset of each partition of the batch.

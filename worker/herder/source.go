@@ -24,7 +24,8 @@ func (h *Herder) startSourceTask(ctx context.Context, name string, pr prepared, 
 		t, err = delivery.StartSource(ctx, delivery.SourceTaskConfig{
 			Source: src, Transforms: transforms, JetStream: h.cfg.JetStream,
 			Subject: pr.values.String(connector.KeyOutputSubject), Stream: pr.values.String(connector.KeyOutputStream),
-			Tolerance: pr.values.String(connector.KeyErrorsTolerance), Offsets: offsets, Logger: env.Log(),
+			Tolerance: pr.values.String(connector.KeyErrorsTolerance), DLQSubject: pr.values.String(connector.KeyDLQTopic),
+			Connector: name, Offsets: offsets, Logger: env.Log(),
 		})
 	}
 	if err != nil {
