@@ -275,7 +275,7 @@ func (c *compiler) condition(v jvalue, path, display string) (*condition, error)
 			if err != nil {
 				return nil, err
 			}
-			a = alt{kind: altNumber, n: n}
+			a = alt{kind: altNumber, n: n, s: keyOfNumber(it.str, n).exact}
 		case jBool:
 			a = alt{kind: altFalse}
 			if it.b {
@@ -399,7 +399,7 @@ func (c *compiler) anythingBut(arg jvalue, display string) (*anythingBut, error)
 		if err != nil {
 			return nil, err
 		}
-		ab.nums = []float64{n}
+		ab.nums = []numKey{keyOfNumber(arg.str, n)}
 	case jArray:
 		if len(arg.items) == 0 {
 			return nil, &Error{Path: display, Reason: "an anything-but list must not be empty"}
@@ -417,7 +417,7 @@ func (c *compiler) anythingBut(arg jvalue, display string) (*anythingBut, error)
 				if err != nil {
 					return nil, err
 				}
-				ab.nums = append(ab.nums, n)
+				ab.nums = append(ab.nums, keyOfNumber(it.str, n))
 			default:
 				return nil, &Error{Path: shown, Reason: "an anything-but list holds strings or numbers"}
 			}

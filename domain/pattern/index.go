@@ -13,7 +13,7 @@ import (
 // anything-but. Each lookup costs about the length of the value plus the number of clauses it finds.
 type pathIndex struct {
 	strs                 map[string][]int32
-	nums                 map[float64][]int32
+	nums                 map[numKey][]int32 // exact values; numeric "=" ranges under their double alone
 	folds                map[string][]int32
 	trues, falses, nulls []int32
 	exists               []int32
@@ -31,7 +31,7 @@ func (x *pathIndex) add(a *alt, clause int32, abPred func() int32) {
 	case altString:
 		x.strs = addTo(x.strs, a.s, clause)
 	case altNumber:
-		x.nums = addTo(x.nums, a.n, clause)
+		x.nums = addTo(x.nums, numKey{f: a.n, exact: a.s}, clause)
 	case altTrue:
 		x.trues = append(x.trues, clause)
 	case altFalse:
@@ -54,7 +54,7 @@ func (x *pathIndex) add(a *alt, clause int32, abPred func() int32) {
 		x.suffixFold = insert(x.suffixFold, []byte(a.s), true, hit{id: clause})
 	case altNumeric:
 		if a.rng.lo == a.rng.hi {
-			x.nums = addTo(x.nums, a.rng.lo, clause)
+			x.nums = addTo(x.nums, numKey{f: a.rng.lo}, clause)
 		} else {
 			x.ranges = append(x.ranges, rangeHit{r: a.rng, id: clause})
 		}
@@ -322,7 +322,7 @@ func (x *cidrIndex) collect(dst []int32, a netip.Addr) []int32 {
 type abIndex struct {
 	all    []int32
 	strs   map[string]*abList
-	nums   map[float64]*abList
+	nums   map[numKey]*abList
 	folds  map[string]*abList
 	prefix *trie // prefixes, and wildcards through their literal start
 	suffix *trie

@@ -336,7 +336,11 @@ func (s *snapshot) lookup(st *matchState, x *pathIndex, l *leaf) {
 		}
 	case lNumber:
 		if x.nums != nil {
-			s.considerAll(st, x.nums[l.num])
+			k := l.numberKey()
+			s.considerAll(st, x.nums[k])
+			if k.exact != "" { // numeric "=" compares doubles
+				s.considerAll(st, x.nums[numKey{f: k.f}])
+			}
 		}
 		if x.numeric != nil {
 			st.ids = x.numeric.collect(st.ids[:0], l.num)
@@ -382,7 +386,7 @@ func (s *snapshot) lookupAnythingBut(st *matchState, x *abIndex, l *leaf) {
 			}
 		}
 	case lNumber:
-		lists[0] = x.nums[l.num]
+		lists[0] = x.nums[l.numberKey()]
 	}
 	big, other := lists[0], lists[1]
 	if other != nil && (big == nil || len(other.ids) > len(big.ids)) {

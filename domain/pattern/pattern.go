@@ -42,7 +42,10 @@
 //
 // A key repeated in a pattern is accepted: a path named twice keeps its last condition, so
 // {"x": [1], "x": [2]} means {"x": [2]}, as Amazon EventBridge does. A key repeated in an event contributes all
-// its values. Numbers compare as IEEE 754 doubles.
+// its values. Numbers compare as IEEE 754 doubles, except exact values and anything-but numbers of magnitude 2^53
+// or more, where doubles stop telling integers apart: those compare by their exact decimal value, so
+// [9007199254740993] matches 9007199254740993 (and 9.007199254740993e15) but not 9007199254740992, its double, as
+// Amazon EventBridge compares numbers beyond its numeric range by their text. numeric ranges compare doubles.
 //
 // Compile validates a pattern within Limits and reports the JSON path and the reason of the first problem.
 // Pattern.Match and Matcher.Match scan an event once, skipping what no pattern names; their cost grows with the

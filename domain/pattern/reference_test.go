@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/big"
 	"net/netip"
 	"strings"
 	"unicode/utf8"
@@ -226,7 +227,16 @@ func refAlt(a, v any) bool {
 	case json.Number:
 		x, ok1 := refNum(a)
 		y, ok2 := refNum(v)
-		return ok1 && ok2 && x == y
+		if !ok1 || !ok2 || x != y {
+			return false
+		}
+		if math.Abs(x) < 1<<53 {
+			return true
+		}
+		// Beyond 2^53 an exact value is compared exactly.
+		p, ok1 := new(big.Rat).SetString(string(a))
+		q, ok2 := new(big.Rat).SetString(string(v.(json.Number)))
+		return ok1 && ok2 && p.Cmp(q) == 0
 	case bool:
 		b, ok := v.(bool)
 		return ok && b == a

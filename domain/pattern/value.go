@@ -77,7 +77,8 @@ const (
 	altAnythingBut
 )
 
-// alt is one alternative of a condition. Operands of the ignore-case kinds are stored folded (foldString).
+// alt is one alternative of a condition. Operands of the ignore-case kinds are stored folded (foldString). An
+// exact number has its double in n and, from exactFrom on, its exact decimal value (decimalKey) in s.
 type alt struct {
 	kind altKind
 	s    string
@@ -94,7 +95,7 @@ func (a *alt) match(l *leaf) bool {
 	case altString:
 		return l.kind == lString && string(l.str) == a.s
 	case altNumber:
-		return l.kind == lNumber && l.num == a.n
+		return l.kind == lNumber && l.num == a.n && (a.s == "" || decimalKey(string(l.str)) == a.s)
 	case altTrue:
 		return l.kind == lTrue
 	case altFalse:
@@ -134,10 +135,11 @@ func (a *alt) match(l *leaf) bool {
 func hasPrefix(v []byte, p string) bool { return len(v) >= len(p) && string(v[:len(p)]) == p }
 func hasSuffix(v []byte, s string) bool { return len(v) >= len(s) && string(v[len(v)-len(s):]) == s }
 
-// anythingBut matches every leaf that none of its operands excludes. Strings exclude strings, numbers numbers.
+// anythingBut matches every leaf that none of its operands excludes. Strings exclude strings, numbers numbers
+// (exactly from exactFrom on).
 type anythingBut struct {
 	strs      []string
-	nums      []float64
+	nums      []numKey
 	prefixes  []string
 	suffixes  []string
 	folds     []string // folded
@@ -147,8 +149,9 @@ type anythingBut struct {
 func (ab *anythingBut) excludes(l *leaf) bool {
 	switch l.kind {
 	case lNumber:
+		k := l.numberKey()
 		for _, n := range ab.nums {
-			if l.num == n {
+			if k == n {
 				return true
 			}
 		}
