@@ -203,7 +203,7 @@ func TestDecodeReadsTheEarlierForm(t *testing.T) {
 // form, data as a JSON value, so that patterns and transformers see into it.
 func TestJSONDataIsNeverBinary(t *testing.T) {
 	t.Parallel()
-	for _, ct := range []string{"application/json", "application/cloudevents+json; charset=utf-8", ""} {
+	for _, ct := range []string{"application/json", "application/cloudevents+json; charset=utf-8", "text/json"} {
 		e := newEvent(nil)
 		_ = e.SetData(ct, []byte(`{"amount": 120}`))
 		if !e.DataBase64 {

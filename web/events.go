@@ -218,8 +218,9 @@ func uriError(err error) error {
 }
 
 // percentDecode decodes the values of the ce-* headers in place, as the CloudEvents HTTP binding (3.1.3.2) has
-// senders percent-encode them (space, '"', '%' and every byte outside printable ASCII), and refuses a value that is
-// not UTF-8 once decoded ("%C0%A0") or holds a malformed escape, naming the header.
+// senders percent-encode them (space, '"', '%' and every byte outside printable ASCII), a double-quoted value being
+// unquoted first (unquote), and refuses a value that is not UTF-8 once decoded ("%C0%A0") or holds a malformed
+// escape, naming the header.
 func percentDecode(h http.Header) error {
 	for k, vs := range h {
 		if !strings.HasPrefix(strings.ToLower(k), "ce-") {
@@ -229,9 +230,16 @@ func percentDecode(h http.Header) error {
 			if err := untrimmed(k, v); err != nil {
 				return err
 			}
+			v, quoted := unquote(v)
 			if !strings.Contains(v, "%") {
 				if !utf8.ValidString(v) {
 					return bus.ErrInvalidEvent.WithField(strings.ToLower(k)).With("header %s is not UTF-8", k)
+				}
+				if quoted {
+					if err := untrimmed(k, v); err != nil {
+						return err
+					}
+					vs[i] = v
 				}
 				continue
 			}
@@ -249,6 +257,28 @@ func percentDecode(h http.Header) error {
 		}
 	}
 	return nil
+}
+
+// unquote reads a header value that is an RFC 7230 (3.2.6) quoted-string, "a \"b\" c", as its content: the HTTP
+// binding (3.1.3.2) has receivers unescape one before percent-decoding, for senders of its earlier versions, which
+// quoted instead of percent-encoding. ok is false, and v returned as it is, for any other value.
+func unquote(v string) (_ string, ok bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return v, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(v)-1; i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v)-1:
+			i++
+			c = v[i]
+		case c == '\\' || c == '"':
+			return v, false // the closing quote escaped, or a quote inside: not one quoted-string
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
 }
 
 // untrimmed refuses a ce-* value with white space at either end (percent-encoded, or a Unicode space HTTP does not

@@ -346,6 +346,22 @@ func TestPutEvents(t *testing.T) {
 			},
 		},
 		{
+			name: "binary mode: a double-quoted value is unquoted, then percent-decoded (3.1.3.2, RFC 7230 3.2.6)", method: http.MethodPost,
+			url: eventsURL, setup: orders,
+			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s",
+				"ce-type": "t", "ce-subject": `"a \"quoted\" value"`, "ce-note": `"50%25 off"`, "ce-raw": `say "hi"`, "ce-odd": `"a"b"`},
+			body:   `{}`,
+			status: http.StatusOK,
+			after: func(t *testing.T, e *env, _ *response) {
+				evs := e.storedEvents(t, "orders")
+				require.Len(t, evs, 1)
+				assert.Equal(t, `a "quoted" value`, evs[0].Subject())
+				assert.Equal(t, "50% off", evs[0].Extensions()["note"])
+				assert.Equal(t, `say "hi"`, evs[0].Extensions()["raw"], "not a quoted-string: kept")
+				assert.Equal(t, `"a"b"`, evs[0].Extensions()["odd"], "not one quoted-string: kept")
+			},
+		},
+		{
 			name: "binary mode: a value that is not UTF-8 once decoded is refused", method: http.MethodPost, url: eventsURL, setup: orders,
 			headers: map[string]string{"Content-Type": "application/json", "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/s",
 				"ce-type": "t", "ce-subject": "%C0%A0"},

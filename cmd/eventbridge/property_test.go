@@ -786,6 +786,9 @@ func runProperty(t *testing.T, seed uint64, n int) {
 			switch {
 			case d == 1 && (f == fateReject || f == fateReject+1 || f == fateFail || f == fateFailOne && pt.retries == 0):
 				violations = append(violations, fmt.Sprintf("%s: %s delivered, its receiver never accepts it", pt.name, k))
+			case (f == fateReject || f == fateReject+1) && recv.attempts[pt.name+"\x00"+k] != 1 && dl[""][k] == 0:
+				violations = append(violations, fmt.Sprintf("%s: %s answered 400, a permanent failure, but tried %d times",
+					pt.name, k, recv.attempts[pt.name+"\x00"+k]))
 			case d == 1 && pt.structured:
 				got, err := sdkEvent(recv.bodies[pt.name][k], nil, nil)
 				if err != nil {

@@ -45,9 +45,9 @@ func IsBinary(e *event.Event) bool {
 	}
 	switch ct := e.DataContentType(); {
 	case ct == "":
-		// Of no declared type, bytes with white space around a JSON value are bytes too: as a JSON value they would
-		// lose it.
-		return !gjson.ValidBytes(data) || len(bytes.TrimSpace(data)) != len(data)
+		// Of no declared type, data that came as data_base64 stays bytes, JSON or not (json-format.md 3.1.2: no
+		// assumption of JSON), and so do bytes with white space around a JSON value: as one they would lose it.
+		return e.DataBase64 || !gjson.ValidBytes(data) || len(bytes.TrimSpace(data)) != len(data)
 	case IsJSONMedia(ct):
 		return e.DataBase64 && !gjson.ValidBytes(data)
 	}
@@ -112,6 +112,7 @@ func Unmarshal(raw []byte) (*event.Event, error) {
 	var attrs bytes.Buffer
 	attrs.WriteByte('{')
 	var data, data64 *gjson.Result
+	var notInteger error
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch k.String() {
 		case "data":
@@ -119,6 +120,12 @@ func Unmarshal(raw []byte) (*event.Event, error) {
 		case "data_base64":
 			data64 = &v
 		default:
+			// The only number an attribute can hold is an Integer, written with "only the integer component"
+			// (json-format.md 2.2); the SDK would take 1.5 as 1 and 1e3 as 1000.
+			if v.Type == gjson.Number && strings.ContainsAny(v.Raw, ".eE") {
+				notInteger = fmt.Errorf("%s: %s is not an Integer (a whole number written without a fraction or an exponent)", k.String(), v.Raw)
+				return false
+			}
 			if attrs.Len() > 1 {
 				attrs.WriteByte(',')
 			}
@@ -128,6 +135,9 @@ func Unmarshal(raw []byte) (*event.Event, error) {
 		}
 		return true
 	})
+	if notInteger != nil {
+		return nil, notInteger
+	}
 	attrs.WriteByte('}')
 	e := event.New()
 	if err := e.UnmarshalJSON(attrs.Bytes()); err != nil {

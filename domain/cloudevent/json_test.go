@@ -53,6 +53,10 @@ func TestUnmarshal(t *testing.T) {
 		{"text not a string", head + `,"datacontenttype":"text/plain","data":{"a":1}}`, "", false, "must be a JSON string"},
 		{"base64 not a string", head + `,"data_base64":12}`, "", false, "not a number"},
 		{"base64 malformed", head + `,"data_base64":"!!"}`, "", false, "not base64"},
+		{"an Integer extension", head + `,"count":-2147483648}`, "<nil>", false, ""},
+		{"an Integer with a fraction (json-format.md 2.2)", head + `,"count":1.5}`, "", false, "count: 1.5 is not an Integer"},
+		{"an Integer with a zero fraction", head + `,"count":1.0}`, "", false, "count: 1.0 is not an Integer"},
+		{"an Integer with an exponent", head + `,"count":1e3}`, "", false, "count: 1e3 is not an Integer"},
 		{"not an object", `[1]`, "", false, "not an array"},
 		{"not JSON", `{"id":`, "", false, "not valid JSON"},
 	} {
@@ -92,6 +96,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		{"application/json", `{"a" : 1e400}`, false, `"data":{"a" : 1e400}`},
 		{"application/vnd.api+json", `{"a":1}`, true, `"data":{"a":1}`}, // JSON bytes are JSON, whatever the SDK marked
 		{"", `[1,2]`, false, `"data":[1,2]`},
+		{"", `[1,2]`, true, `"data_base64":"WzEsMl0="`}, // it came as data_base64: no assumption of JSON (3.1.2)
 		{"", "not json", false, `"data_base64":"bm90IGpzb24="`},
 		{"", "  9", true, `"data_base64":"ICA5"`}, // of no type: bytes, white space and all
 		{"application/json", "not json", true, `"data_base64":"bm90IGpzb24="`},
