@@ -33,30 +33,55 @@ func IsJSONMedia(contentType string) bool {
 	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
-// IsBinary reports whether e's data is binary: its JSON form carries it as data_base64. Data that is JSON (of a
-// JSON type, or of none) never is, whatever the event says (the SDK's SetData marks any []byte as base64), so that
-// patterns and transformers see it as JSON; data of no declared type that is not JSON (or has white space around
-// it) is, and so is data of
-// another type that the event marks so or whose bytes are not UTF-8 (a JSON string could not carry them unchanged).
-func IsBinary(e *event.Event) bool {
+// IsBinary reports whether e's data is binary: its JSON form carries it as data_base64. Data of a JSON type that is
+// JSON never is, whatever the event says (the SDK's SetData marks any []byte as base64), so that patterns and
+// transformers see it as JSON; data of a JSON type that came as bytes and is not JSON is. Data of no
+// declared type is when it came so (data_base64: json-format.md 3.1.2 makes no assumption of JSON), is not JSON or
+// has white space around it (as a JSON value it would lose it); data of another type when the event marks it so or
+// its bytes are not UTF-8 (a JSON string could not carry them unchanged).
+func IsBinary(e *event.Event) bool { return formOf(e) == formBase64 }
+
+// The forms of data in the JSON format.
+type dataForm int
+
+const (
+	formNone dataForm = iota
+	formJSON
+	formString
+	formBase64
+)
+
+// formOf decides how e's data is written (see IsBinary), reading it at most once.
+func formOf(e *event.Event) dataForm {
 	data := e.Data()
 	if len(data) == 0 {
-		return false
+		if data == nil {
+			return formNone
+		}
+		return formString
 	}
 	switch ct := e.DataContentType(); {
 	case ct == "":
-		// Of no declared type, data that came as data_base64 stays bytes, JSON or not (json-format.md 3.1.2: no
-		// assumption of JSON), and so do bytes with white space around a JSON value: as one they would lose it.
-		return e.DataBase64 || !gjson.ValidBytes(data) || len(bytes.TrimSpace(data)) != len(data)
+		if e.DataBase64 || len(bytes.TrimSpace(data)) != len(data) || !gjson.ValidBytes(data) {
+			return formBase64
+		}
+		return formJSON
 	case IsJSONMedia(ct):
-		return e.DataBase64 && !gjson.ValidBytes(data)
+		// Data of a JSON type not marked binary is JSON: the store's invariant (stream.Check) and Unmarshal make
+		// sure of it, so it is not read again here (the router marshals every event).
+		if e.DataBase64 && !gjson.ValidBytes(data) {
+			return formBase64
+		}
+		return formJSON
+	case e.DataBase64 || !utf8.Valid(data):
+		return formBase64
 	}
-	return e.DataBase64 || !utf8.Valid(data)
+	return formString
 }
 
 // Marshal returns e in the JSON format: its attributes as the SDK writes them, then its data as json-format.md
 // 3.1.1 says: binary data (IsBinary) as data_base64, JSON data as the JSON value it is, byte for byte, other data
-// as a JSON string. Data of a JSON type that is not JSON (possible only when it came as bytes) is data_base64.
+// as a JSON string.
 func Marshal(e *event.Event) ([]byte, error) {
 	attrs := *e // a shallow copy: the SDK writes its attributes, without the data
 	attrs.DataEncoded, attrs.DataBase64 = nil, false
@@ -64,8 +89,8 @@ func Marshal(e *event.Event) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := e.Data()
-	if data == nil {
+	form := formOf(e)
+	if form == formNone {
 		return out, nil
 	}
 	if len(out) < 2 || out[len(out)-1] != '}' {
@@ -75,13 +100,13 @@ func Marshal(e *event.Event) ([]byte, error) {
 	if len(out) > 1 {
 		out = append(out, ',')
 	}
-	ct := e.DataContentType()
-	switch {
-	case IsBinary(e) || IsJSONMedia(ct) && !gjson.ValidBytes(data):
+	data := e.Data()
+	switch form {
+	case formBase64:
 		out = append(out, `"data_base64":"`...)
 		out = base64.StdEncoding.AppendEncode(out, data)
 		out = append(out, '"')
-	case ct == "" || IsJSONMedia(ct):
+	case formJSON:
 		out = append(append(out, `"data":`...), bytes.TrimSpace(data)...)
 	default:
 		s, err := json.Marshal(string(data))

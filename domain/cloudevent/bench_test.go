@@ -1,0 +1,66 @@
+package cloudevent_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+)
+
+// BenchmarkJSONFormat measures this package's JSON format side by side with the SDK's own (the bare baseline, what
+// PutEvents, the router and the structured sinks used before), on a small event and one with 16 KiB of JSON data:
+// Unmarshal as PutEvents reads a structured entry, Marshal as the router builds the form it matches. It reports
+// the ratio of the two in the same run.
+func BenchmarkJSONFormat(b *testing.B) {
+	for _, size := range []int{200, 16 << 10} {
+		items := strings.Repeat(`{"sku": "A-1", "qty": 2, "price": 12.5},`, size/40)
+		raw := []byte(`{"specversion":"1.0","id":"8f3c1a2e-0a4d-4c4b-9b1e-2f0c6d1e7a55","source":"/shop/orders",` +
+			`"type":"order.created","subject":"order-42","time":"2026-12-02T01:02:03.123Z","region":"eu","priority":3,` +
+			`"datacontenttype":"application/json","data":{"orderId": 42, "items": [` + strings.TrimSuffix(items, ",") + `]}}`)
+		b.Run(fmt.Sprintf("unmarshal/event=%dB", len(raw)), func(b *testing.B) {
+			var bare, ours time.Duration
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				e := event.New()
+				if err := e.UnmarshalJSON(raw); err != nil {
+					b.Fatal(err)
+				}
+				bare += time.Since(start)
+				start = time.Now()
+				if _, err := cloudevent.Unmarshal(raw); err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+			}
+			b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "sdk-ns/op")
+			b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "ours-ns/op")
+			b.ReportMetric(float64(ours)/float64(bare), "ratio")
+		})
+		e, err := cloudevent.Unmarshal(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("marshal/event=%dB", len(raw)), func(b *testing.B) {
+			var bare, ours time.Duration
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := e.MarshalJSON(); err != nil {
+					b.Fatal(err)
+				}
+				bare += time.Since(start)
+				start = time.Now()
+				if _, err := cloudevent.Marshal(e); err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+			}
+			b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "sdk-ns/op")
+			b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "ours-ns/op")
+			b.ReportMetric(float64(ours)/float64(bare), "ratio")
+		})
+	}
+}
