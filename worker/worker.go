@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -65,6 +66,9 @@ type Config struct {
 	MetricsAddr string
 	// TLS, when set, makes the REST listener serve HTTPS with it (the metrics listener stays plain HTTP).
 	TLS *tls.Config
+	// Limits are the timeouts, header limit and connection cap of the REST and metrics listeners; the zero value
+	// means listener.Defaults.
+	Limits listener.Limits
 	// MasterKey is the installation's 32-byte master key, which every worker shares. The secret values of
 	// connector configs are stored and returned only encrypted under it (enc:v2:..., sealed for the connector and key, see rpc.SealSecret) and
 	// decrypted when a task starts. Without it, a config that holds a secret value is refused.
@@ -240,8 +244,13 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	errLog := slog.NewLogLogger(w.cfg.Logger.Handler(), slog.LevelWarn)
+	limits := w.cfg.Limits
+	if limits == (listener.Limits{}) {
+		limits = listener.Defaults
+	}
 	if mln != nil {
-		srv := &http.Server{Handler: metricsOnly(w.metrics.Handler()), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+		mln = limits.Listen(mln)
+		srv := limits.Server(metricsOnly(w.metrics.Handler()), errLog)
 		w.mu.Lock()
 		w.metricsSrv, w.metricsAddr, w.metricsServe = srv, mln.Addr(), make(chan error, 1)
 		w.mu.Unlock()
@@ -250,10 +259,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	if ln == nil {
 		return nil
 	}
+	ln = limits.Listen(ln)
 	if w.cfg.TLS != nil {
 		ln = tls.NewListener(ln, w.cfg.TLS)
 	}
-	srv := &http.Server{Handler: w.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	srv := limits.Server(w.handler, errLog)
 	w.mu.Lock()
 	w.srv, w.addr, w.serve = srv, ln.Addr(), make(chan error, 1)
 	w.mu.Unlock()

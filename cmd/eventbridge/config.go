@@ -19,6 +19,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	SessionMaxAge      time.Duration
 	// AuditRetention is how long audit entries are kept.
 	AuditRetention time.Duration
+	// Listener holds the timeouts, header limit and connection cap of the HTTP API's listener and the embedded
+	// worker's REST listener.
+	Listener listener.Limits
 	// RuntimeCAFile holds the PEM certificates of the CA that signed the certificates of the --runtime workers
 	// served over https (empty: the system's CAs).
 	RuntimeCAFile string
@@ -272,6 +276,18 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
+	for _, f := range []struct {
+		flag string
+		v    int64
+	}{
+		{"--http-read-header-timeout", int64(c.Listener.ReadHeaderTimeout)}, {"--http-read-timeout", int64(c.Listener.ReadTimeout)},
+		{"--http-write-timeout", int64(c.Listener.WriteTimeout)}, {"--http-idle-timeout", int64(c.Listener.IdleTimeout)},
+		{"--http-max-header-bytes", int64(c.Listener.MaxHeaderBytes)}, {"--http-max-connections", int64(c.Listener.MaxConnections)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s must not be negative (0 is no limit)", f.flag)
+		}
+	}
 	if c.AuditRetention < time.Hour {
 		return fmt.Errorf("--audit-retention %s must be at least 1h", c.AuditRetention)
 	}
@@ -352,6 +368,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	lim := listener.Defaults
+	dur(&c.Listener.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", lim.ReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
+	dur(&c.Listener.ReadTimeout, "http-read-timeout", "EB_HTTP_READ_TIMEOUT", lim.ReadTimeout, "how long a client may take to send a whole request, body included (0: no limit)")
+	dur(&c.Listener.WriteTimeout, "http-write-timeout", "EB_HTTP_WRITE_TIMEOUT", lim.WriteTimeout, "how long an answer may take from the end of the request's headers (streaming answers excepted; 0: no limit)")
+	dur(&c.Listener.IdleTimeout, "http-idle-timeout", "EB_HTTP_IDLE_TIMEOUT", lim.IdleTimeout, "how long an idle keep-alive connection is kept (0: no limit)")
 	if badEnv != nil {
 		return c, badEnv
 	}
@@ -366,6 +387,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		fs.IntVar(p, name, def, usage+" (env "+env+")")
 	}
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
+	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
+	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: half the file-descriptor limit, at most 10000; 0: no cap)")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
 	quota(&c.QuotaConnections, "quota-connections", "EB_QUOTA_CONNECTIONS", 100, "connections per account")

@@ -317,6 +317,7 @@ func (m *Main) Run(ctx context.Context) error {
 			AllowPrivateTargets: c.AllowPrivateTargets,
 			EgressAllow:         c.EgressAllowList(),
 			MasterKey:           m.masterKey,
+			Limits:              c.Listener,
 			Logger:              log.With("component", "worker"),
 		})
 		if err != nil {
@@ -425,11 +426,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
 	}
+	ln = c.Listener.Listen(ln)
 	if serverTLS != nil {
 		ln = tls.NewListener(ln, serverTLS)
 	}
 	m.listener = ln
-	m.httpServer = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	m.httpServer = c.Listener.Server(handler, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	go func() {
 		if err := m.httpServer.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("HTTP server stopped", "err", err)

@@ -36,6 +36,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
@@ -134,6 +135,8 @@ type Main struct {
 	// MetricsAddr is host:port of a listener serving GET /metrics without the token, for Prometheus (empty: none;
 	// the REST listener serves them with the token).
 	MetricsAddr string
+	// Limits are the timeouts, header limit and connection cap of the REST and metrics listeners (zero: defaults).
+	Limits listener.Limits
 	// TLSCertFile and TLSKeyFile make the REST listener serve HTTPS (both or neither); TLS is what ParseFlags
 	// loaded from them.
 	TLSCertFile, TLSKeyFile string
@@ -203,8 +206,44 @@ func (m *Main) ParseFlags(args []string) error {
 		func(v string) error { replicas = v; return nil })
 	level := env("EB_LOG_LEVEL", m.LogLevel.String())
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error (env EB_LOG_LEVEL)")
+	if m.Limits == (listener.Limits{}) {
+		m.Limits = listener.Defaults
+	}
+	var badEnv error
+	dur := func(p *time.Duration, name, envName, usage string) {
+		if v := env(envName, ""); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil && badEnv == nil {
+				badEnv = fmt.Errorf("%s=%q is not a duration (30s, 1m)", envName, v)
+			}
+			*p = d
+		}
+		fs.DurationVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	num := func(p *int, name, envName, usage string) {
+		if v := env(envName, ""); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil && badEnv == nil {
+				badEnv = fmt.Errorf("%s=%q is not a number", envName, v)
+			}
+			*p = n
+		}
+		fs.IntVar(p, name, *p, usage+" (env "+envName+")")
+	}
+	dur(&m.Limits.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", "how long a client of the REST API may take to send a request's headers (0: no limit)")
+	dur(&m.Limits.ReadTimeout, "http-read-timeout", "EB_HTTP_READ_TIMEOUT", "how long a client may take to send a whole request (0: no limit)")
+	dur(&m.Limits.WriteTimeout, "http-write-timeout", "EB_HTTP_WRITE_TIMEOUT", "how long an answer may take from the end of the request's headers (0: no limit)")
+	dur(&m.Limits.IdleTimeout, "http-idle-timeout", "EB_HTTP_IDLE_TIMEOUT", "how long an idle keep-alive connection is kept (0: no limit)")
+	num(&m.Limits.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", "largest request header block, in bytes (0: net/http's 1 MiB)")
+	num(&m.Limits.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", "connections each listener holds open at once; more wait (default: half the file-descriptor limit, at most 10000; 0: no cap)")
+	if badEnv != nil {
+		return badEnv
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := m.Limits.Validate(); err != nil {
+		return fmt.Errorf("--http-*: %w", err)
 	}
 	if showVersion {
 		return ErrVersion
@@ -317,10 +356,14 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// worker.Start announces its listener's address; with an advertised URL, listen here and announce that instead.
 	restAddr := m.RESTAddr
+	if m.Limits == (listener.Limits{}) {
+		m.Limits = listener.Defaults // a Main built without ParseFlags
+	}
 	if m.AdvertisedURL != "" {
 		if m.restLn, err = net.Listen("tcp", m.RESTAddr); err != nil {
 			return fmt.Errorf("REST listener: %w", err)
 		}
+		m.restLn = m.Limits.Listen(m.restLn)
 		if m.TLS != nil {
 			m.restLn = tls.NewListener(m.restLn, m.TLS)
 		}
@@ -334,6 +377,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Token:               m.ClusterToken,
 		MetricsAddr:         m.MetricsAddr,
 		TLS:                 m.TLS,
+		Limits:              m.Limits,
 		Replicas:            m.Replicas,
 		AllowPrivateTargets: m.AllowPrivateTargets,
 		EgressAllow:         m.EgressAllow,
@@ -351,8 +395,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.worker = w
 	if m.restLn != nil {
-		m.rest = &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		m.rest = m.Limits.Server(w.Handler(), slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func(srv *http.Server, ln net.Listener) { _ = srv.Serve(ln) }(m.rest, m.restLn)
 		log.Info("worker started", "worker_id", m.WorkerID, "cluster_id", m.ClusterID, "rest", m.URL(),
 			"advertised_url", m.AdvertisedURL, "metrics", w.MetricsAddr())

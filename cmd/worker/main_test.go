@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -101,12 +102,38 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+	// The listener limits: the defaults, then from the environment and flags; a negative one is refused by name.
 	m := NewMain()
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token}))
+	assert.Equal(t, listener.Defaults, m.Limits)
+	m = NewMain()
+	m.Getenv = func(k string) string {
+		return map[string]string{"EB_HTTP_READ_TIMEOUT": "3s", "EB_HTTP_MAX_CONNECTIONS": "64"}[k]
+	}
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token, "--http-idle-timeout", "5s",
+		"--http-max-header-bytes", "4096"}))
+	want := listener.Defaults
+	want.ReadTimeout, want.MaxConnections, want.IdleTimeout, want.MaxHeaderBytes = 3*time.Second, 64, 5*time.Second, 4096
+	assert.Equal(t, want, m.Limits)
+	m = NewMain()
+	m.Getenv = func(string) string { return "" }
+	m.Stderr = io.Discard
+	err := m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token, "--http-write-timeout", "-1s"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "write timeout")
+	m = NewMain()
+	m.Getenv = func(k string) string { return map[string]string{"EB_HTTP_IDLE_TIMEOUT": "forever"}[k] }
+	err = m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "EB_HTTP_IDLE_TIMEOUT")
+
+	m = NewMain()
 	m.Stderr = io.Discard
 	assert.ErrorIs(t, m.ParseFlags([]string{"--help"}), flag.ErrHelp)
 	m = NewMain()
 	m.Getenv = func(string) string { return "" }
-	err := m.ParseFlags([]string{"--nats", "nats://n:4222", "--cluster-token-file", token, "--worker-id", "w 1"})
+	err = m.ParseFlags([]string{"--nats", "nats://n:4222", "--cluster-token-file", token, "--worker-id", "w 1"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--worker-id")
 }
