@@ -585,6 +585,74 @@ const docTemplate = `{
                         }
                     }
                 }
+            },
+            "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Change an account's limits (instance administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account id",
+                        "name": "account",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "what to change",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/AccountPatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Account"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError: limits.putEventsPerSecond",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: not an instance administrator",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "AccountNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
             }
         },
         "/api/v1/accounts/{account}/members": {
@@ -8040,6 +8108,26 @@ const docTemplate = `{
                     "description": "ID is 1 to 32 characters of a-z and 0-9.",
                     "type": "string",
                     "example": "shop"
+                },
+                "limits": {
+                    "description": "Limits are the account's own limits; a 0 is the installation's default.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/AccountLimits"
+                        }
+                    ]
+                }
+            }
+        },
+        "AccountLimits": {
+            "type": "object",
+            "properties": {
+                "putEventsPerSecond": {
+                    "description": "PutEventsPerSecond is the events per second the account may put, every dialect and webhook together, per\nreplica of the control plane; 0 is the installation's --put-events-rate. Over it, PutEvents answers 429\nPutEventsRateExceeded with Retry-After.",
+                    "type": "integer",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 10000
                 }
             }
         },
@@ -8054,6 +8142,14 @@ const docTemplate = `{
                 },
                 "nextToken": {
                     "type": "string"
+                }
+            }
+        },
+        "AccountPatch": {
+            "type": "object",
+            "properties": {
+                "limits": {
+                    "$ref": "#/definitions/AccountLimits"
                 }
             }
         },

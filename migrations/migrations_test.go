@@ -84,7 +84,7 @@ func TestBothDialectsGiveTheSameSchema(t *testing.T) {
 	my := openMySQL(t, dsn)
 
 	want := map[string][]string{
-		"accounts": {"id", "created_at"},
+		"accounts": {"id", "created_at", "put_events_per_second"},
 		"buses": {"id", "account_id", "name", "description", "retention_max_age_seconds", "retention_max_bytes",
 			"created_at", "updated_at"},
 		"rules": {"id", "account_id", "bus_id", "name", "description", "event_pattern", "state", "created_at", "updated_at",

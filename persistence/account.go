@@ -13,8 +13,13 @@ import (
 var _ account.Repository = (*AccountRepository)(nil)
 
 type accountRow struct {
-	ID        string    `gorm:"column:id;primaryKey"`
-	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	ID                 string    `gorm:"column:id;primaryKey"`
+	CreatedAt          time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	PutEventsPerSecond int       `gorm:"column:put_events_per_second"`
+}
+
+func (r accountRow) account() *account.Account {
+	return account.UnmarshalFromDatabase(r.ID, fromDB(r.CreatedAt), account.Limits{PutEventsPerSecond: r.PutEventsPerSecond})
 }
 
 func (accountRow) TableName() string { return "accounts" }
@@ -29,7 +34,7 @@ func NewAccountRepository(db *DB) *AccountRepository { return &AccountRepository
 
 // Create inserts a new account; account.ErrAlreadyExists when its id is taken.
 func (r *AccountRepository) Create(ctx context.Context, a *account.Account) error {
-	row := accountRow{ID: a.ID(), CreatedAt: toDB(a.CreatedAt())}
+	row := accountRow{ID: a.ID(), CreatedAt: toDB(a.CreatedAt()), PutEventsPerSecond: a.Limits().PutEventsPerSecond}
 	err := r.db.session(ctx).Create(&row).Error
 	return translate(err, "storing account "+a.ID(), outcomes{
 		duplicate: account.ErrAlreadyExists.With("account %q already exists", a.ID()),
@@ -53,7 +58,7 @@ func (r *AccountRepository) Get(ctx context.Context, id string) (*account.Accoun
 			notFound: account.ErrNotFound.With("account %q not found", id),
 		})
 	}
-	return account.UnmarshalFromDatabase(row.ID, fromDB(row.CreatedAt)), nil
+	return row.account(), nil
 }
 
 // List returns one page of accounts ordered by id and the next page's token.
@@ -70,7 +75,7 @@ func (r *AccountRepository) List(ctx context.Context, page domain.Page) ([]*acco
 		return nil, "", translate(err, "listing accounts", outcomes{})
 	}
 	rows, next := cutPage(rows, page, func(r accountRow) string { return r.ID })
-	return fromRows(rows, func(r accountRow) *account.Account { return account.UnmarshalFromDatabase(r.ID, fromDB(r.CreatedAt)) }), next, nil
+	return fromRows(rows, accountRow.account), next, nil
 }
 
 // Delete deletes the account's row; account.ErrNotFound when there is none.
@@ -79,8 +84,23 @@ func (r *AccountRepository) Delete(ctx context.Context, id string) error {
 	if res.Error != nil {
 		return translate(res.Error, "deleting account "+id, outcomes{})
 	}
-	if res.RowsAffected == 0 {
-		return account.ErrNotFound.With("account %q not found", id)
+	if res.RowsAffected == 0 { // MySQL counts changed rows: the same limits again change none
+		_, err := r.Get(ctx, id)
+		return err
+	}
+	return nil
+}
+
+// SetLimits stores the account's limits; account.ErrNotFound when there is no such account.
+func (r *AccountRepository) SetLimits(ctx context.Context, id string, limits account.Limits) error {
+	res := r.db.session(ctx).Model(&accountRow{}).Where("id = ?", id).
+		Update("put_events_per_second", limits.PutEventsPerSecond)
+	if res.Error != nil {
+		return translate(res.Error, "storing the limits of account "+id, outcomes{})
+	}
+	if res.RowsAffected == 0 { // MySQL counts changed rows: the same limits again change none
+		_, err := r.Get(ctx, id)
+		return err
 	}
 	return nil
 }

@@ -56,6 +56,15 @@ func TestIdentityRepositories(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []string{"c", "default"}, []string{page[0].ID(), page[1].ID()})
 			assert.Empty(t, next)
+			// Limits: stored, read back, the same again (MySQL then counts no changed row), unknown account.
+			assert.Zero(t, page[0].Limits().PutEventsPerSecond, "an account has the installation's defaults")
+			for range 2 {
+				require.NoError(t, accounts.SetLimits(ctx, "b", account.Limits{PutEventsPerSecond: 250}))
+			}
+			b, err := accounts.Get(ctx, "b")
+			require.NoError(t, err)
+			assert.Equal(t, 250, b.Limits().PutEventsPerSecond)
+			assert.ErrorIs(t, accounts.SetLimits(ctx, "nope", account.Limits{PutEventsPerSecond: 1}), account.ErrNotFound)
 			require.NoError(t, accounts.Delete(ctx, "c"))
 			assert.ErrorIs(t, accounts.Delete(ctx, "c"), account.ErrNotFound)
 

@@ -69,7 +69,7 @@ var isolationExempt = map[string]string{
 // The operations of instance administrators name no account's resource: every account's key is refused them
 // (TestPermissionMatrix).
 func init() {
-	for _, r := range []string{"GET /api/v1/accounts", "POST /api/v1/accounts", "GET /api/v1/accounts/:account",
+	for _, r := range []string{"GET /api/v1/accounts", "POST /api/v1/accounts", "GET /api/v1/accounts/:account", "PATCH /api/v1/accounts/:account",
 		"DELETE /api/v1/accounts/:account", "GET /api/v1/users", "POST /api/v1/users", "GET /api/v1/users/:user",
 		"PATCH /api/v1/users/:user", "DELETE /api/v1/users/:user"} {
 		isolationExempt[r] = "instance administrators only"

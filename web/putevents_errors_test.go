@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -90,6 +91,7 @@ func TestPutEventsErrorTable(t *testing.T) {
 		"unknown-bus":    {"/api/v1/buses/nope/events", batch, `[` + ev("") + `]`},
 		"no-credentials": {url, map[string]string{"Content-Type": "application/cloudevents-batch+json", "Authorization": ""}, `[` + ev("") + `]`},
 		"not-allowed":    {url, map[string]string{"Content-Type": "application/cloudevents-batch+json", "Authorization": "Bearer " + viewer}, `[` + ev("") + `]`},
+		"throttled":      {url, batch, `[` + ev(`, "subject": "over"`) + `]`},
 	}
 	for _, row := range errorTable(t) {
 		t.Run(row.name, func(t *testing.T) {
@@ -100,6 +102,13 @@ func TestPutEventsErrorTable(t *testing.T) {
 				require.Equal(t, http.StatusCreated, env.do(t, http.MethodPost, "/api/v1/buses", nil, map[string]any{"name": "orders"}).Status)
 				env.services.Buses.Store.(*eventstore.Store).AckTimeout = time.Second // the wait for a store that is gone
 				js.Server.Shutdown()
+			}
+			if row.name == "throttled" {
+				env = newEnv(t, natsServer(t), persistence.SQLite)
+				require.Equal(t, http.StatusCreated, env.do(t, http.MethodPost, "/api/v1/buses", nil, map[string]any{"name": "orders"}).Status)
+				// An account of one event a second, whose one event is put: the next request is over its rate.
+				env.services.Buses.Throttle = &throttle.Throttle{Accounts: env.services.Accounts.Accounts, Default: 1}
+				require.Equal(t, http.StatusOK, env.do(t, http.MethodPost, url, structured, ev("")).Status)
 			}
 			check := func(resp *response, status int) {
 				t.Helper()

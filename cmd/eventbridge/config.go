@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/adapter/throttle"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
@@ -79,6 +81,9 @@ type Config struct {
 	SessionMaxAge      time.Duration
 	// AuditRetention is how long audit entries are kept.
 	AuditRetention time.Duration
+	// PutEventsRate is the events per second an account may put, every dialect and webhook together, unless the
+	// account has its own limit; per replica.
+	PutEventsRate int
 	// Listener holds the timeouts, header limit and connection cap of the HTTP API's listener and the embedded
 	// worker's REST listener.
 	Listener listener.Limits
@@ -276,6 +281,9 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
+	if c.PutEventsRate < 1 || c.PutEventsRate > account.MaxPutEventsPerSecond {
+		return fmt.Errorf("--put-events-rate %d must be between 1 and %d", c.PutEventsRate, account.MaxPutEventsPerSecond)
+	}
 	for _, f := range []struct {
 		flag string
 		v    int64
@@ -389,6 +397,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
 	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: half the file-descriptor limit, at most 10000; 0: no cap)")
+	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
 	quota(&c.QuotaConnections, "quota-connections", "EB_QUOTA_CONNECTIONS", 100, "connections per account")

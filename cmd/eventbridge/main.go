@@ -32,6 +32,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/adapter/password"
+	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
@@ -411,8 +412,11 @@ func (m *Main) Run(ctx context.Context) error {
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
 	// connectors) before their buses, API destinations before their connections, then dead letters, runtime
 	// states, members and keys.
+	// Every PutEvents of every dialect and every webhook request, at its account's rate (this replica's buckets).
+	putThrottle := &throttle.Throttle{Accounts: accounts, Default: c.PutEventsRate}
+	services.Buses.Throttle, services.Sources.Throttle = putThrottle, putThrottle
 	id.accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
-		services.Connections, store, connectorStates, id.users, id.keys}
+		services.Connections, store, connectorStates, id.users, id.keys, putThrottle}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {

@@ -639,12 +639,30 @@ type Account struct {
 	//
 	// Example: shop
 	Id *string `json:"id,omitempty"`
+
+	// Limits Limits are the account's own limits; a 0 is the installation's default.
+	Limits *AccountLimits `json:"limits,omitempty"`
+}
+
+// AccountLimits defines model for AccountLimits.
+type AccountLimits struct {
+	// PutEventsPerSecond PutEventsPerSecond is the events per second the account may put, every dialect and webhook together, per
+	// replica of the control plane; 0 is the installation's --put-events-rate. Over it, PutEvents answers 429
+	// PutEventsRateExceeded with Retry-After.
+	//
+	// Example: 10000
+	PutEventsPerSecond *int `json:"putEventsPerSecond,omitempty"`
 }
 
 // AccountList defines model for AccountList.
 type AccountList struct {
 	Accounts  *[]Account `json:"accounts,omitempty"`
 	NextToken *string    `json:"nextToken,omitempty"`
+}
+
+// AccountPatch defines model for AccountPatch.
+type AccountPatch struct {
+	Limits *AccountLimits `json:"limits,omitempty"`
 }
 
 // ApiDestination defines model for ApiDestination.
@@ -3640,6 +3658,9 @@ type PostApiDestinationUpdateApiDestinationJSONRequestBody = RocketMQApiDestinat
 // PostApiV1AccountsJSONRequestBody defines body for PostApiV1Accounts for application/json ContentType.
 type PostApiV1AccountsJSONRequestBody = Account
 
+// PatchApiV1AccountsAccountJSONRequestBody defines body for PatchApiV1AccountsAccount for application/json ContentType.
+type PatchApiV1AccountsAccountJSONRequestBody = AccountPatch
+
 // PutApiV1AccountsAccountMembersUserJSONRequestBody defines body for PutApiV1AccountsAccountMembersUser for application/json ContentType.
 type PutApiV1AccountsAccountMembersUserJSONRequestBody = RoleAssignment
 
@@ -3991,6 +4012,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
 	GetApiV1AccountsAccount(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1AccountsAccountWithBody Change an account's limits (instance administrators)
+	//
+	// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+	PatchApiV1AccountsAccountWithBody(ctx context.Context, account string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1AccountsAccount Change an account's limits (instance administrators)
+	//
+	// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+	PatchApiV1AccountsAccount(ctx context.Context, account string, body PatchApiV1AccountsAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1AccountsAccountMembers List the members of an account (its administrators)
 	//
@@ -5562,6 +5601,44 @@ func (c *Client) DeleteApiV1AccountsAccount(ctx context.Context, account string,
 // Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
 func (c *Client) GetApiV1AccountsAccount(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetApiV1AccountsAccountRequest(c.Server, account)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1AccountsAccountWithBody Change an account's limits (instance administrators)
+//
+// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+func (c *Client) PatchApiV1AccountsAccountWithBody(ctx context.Context, account string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1AccountsAccountRequestWithBody(c.Server, account, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1AccountsAccount Change an account's limits (instance administrators)
+//
+// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+func (c *Client) PatchApiV1AccountsAccount(ctx context.Context, account string, body PatchApiV1AccountsAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1AccountsAccountRequest(c.Server, account, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9062,6 +9139,53 @@ func NewGetApiV1AccountsAccountRequest(server string, account string) (*http.Req
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPatchApiV1AccountsAccountRequest calls the generic PatchApiV1AccountsAccount builder with application/json body
+func NewPatchApiV1AccountsAccountRequest(server string, account string, body PatchApiV1AccountsAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchApiV1AccountsAccountRequestWithBody(server, account, "application/json", bodyReader)
+}
+
+// NewPatchApiV1AccountsAccountRequestWithBody constructs an http.Request for the PatchApiV1AccountsAccount method, with any body, and a specified content type
+func NewPatchApiV1AccountsAccountRequestWithBody(server string, account string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "account", account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15671,6 +15795,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/accounts/{account} (the `GetApiV1AccountsAccount` operationId).
 	GetApiV1AccountsAccountWithResponse(ctx context.Context, account string, reqEditors ...RequestEditorFn) (*GetApiV1AccountsAccountResponse, error)
 
+	// PatchApiV1AccountsAccountWithBodyWithResponse Change an account's limits (instance administrators)
+	//
+	// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+	PatchApiV1AccountsAccountWithBodyWithResponse(ctx context.Context, account string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1AccountsAccountResponse, error)
+
+	// PatchApiV1AccountsAccountWithResponse Change an account's limits (instance administrators)
+	//
+	// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+	PatchApiV1AccountsAccountWithResponse(ctx context.Context, account string, body PatchApiV1AccountsAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1AccountsAccountResponse, error)
+
 	// GetApiV1AccountsAccountMembersWithResponse List the members of an account (its administrators)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -17708,6 +17850,75 @@ func (r GetApiV1AccountsAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetApiV1AccountsAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchApiV1AccountsAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Account
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchApiV1AccountsAccountResponse) GetJSON200() *Account {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchApiV1AccountsAccountResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1AccountsAccountResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1AccountsAccountResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchApiV1AccountsAccountResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchApiV1AccountsAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchApiV1AccountsAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchApiV1AccountsAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchApiV1AccountsAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25546,6 +25757,36 @@ func (c *ClientWithResponses) GetApiV1AccountsAccountWithResponse(ctx context.Co
 	return ParseGetApiV1AccountsAccountResponse(rsp)
 }
 
+// PatchApiV1AccountsAccountWithBodyWithResponse Change an account's limits (instance administrators)
+//
+// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+func (c *ClientWithResponses) PatchApiV1AccountsAccountWithBodyWithResponse(ctx context.Context, account string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1AccountsAccountResponse, error) {
+	rsp, err := c.PatchApiV1AccountsAccountWithBody(ctx, account, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1AccountsAccountResponse(rsp)
+}
+
+// PatchApiV1AccountsAccountWithResponse Change an account's limits (instance administrators)
+//
+// limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/accounts/{account} (the `PatchApiV1AccountsAccount` operationId).
+func (c *ClientWithResponses) PatchApiV1AccountsAccountWithResponse(ctx context.Context, account string, body PatchApiV1AccountsAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1AccountsAccountResponse, error) {
+	rsp, err := c.PatchApiV1AccountsAccount(ctx, account, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1AccountsAccountResponse(rsp)
+}
+
 // GetApiV1AccountsAccountMembersWithResponse List the members of an account (its administrators)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28449,6 +28690,60 @@ func ParseGetApiV1AccountsAccountResponse(rsp *http.Response) (*GetApiV1Accounts
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchApiV1AccountsAccountResponse parses an HTTP response from a PatchApiV1AccountsAccountWithResponse call
+func ParsePatchApiV1AccountsAccountResponse(rsp *http.Response) (*PatchApiV1AccountsAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchApiV1AccountsAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Account
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem

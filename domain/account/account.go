@@ -13,6 +13,25 @@ import (
 type Account struct {
 	id        string
 	createdAt time.Time
+	limits    Limits
+}
+
+// Limits are what an instance administrator sets for one account; a zero field means the installation's default.
+type Limits struct {
+	// PutEventsPerSecond is the rate of events the account may put, every dialect and webhook together.
+	PutEventsPerSecond int
+}
+
+// MaxPutEventsPerSecond bounds an account's PutEvents rate.
+const MaxPutEventsPerSecond = 1_000_000
+
+// Validate names the first limit out of its range.
+func (l Limits) Validate() error {
+	if l.PutEventsPerSecond < 0 || l.PutEventsPerSecond > MaxPutEventsPerSecond {
+		return domain.Invalid("limits.putEventsPerSecond", "limits.putEventsPerSecond is %d; it is 0 (the installation's default) to %d",
+			l.PutEventsPerSecond, MaxPutEventsPerSecond)
+	}
+	return nil
 }
 
 // New returns an account with a validated id.
@@ -24,12 +43,15 @@ func New(id string, now time.Time) (*Account, error) {
 }
 
 // UnmarshalFromDatabase rebuilds an account from storage without validation.
-func UnmarshalFromDatabase(id string, createdAt time.Time) *Account {
-	return &Account{id: id, createdAt: createdAt}
+func UnmarshalFromDatabase(id string, createdAt time.Time, limits Limits) *Account {
+	return &Account{id: id, createdAt: createdAt, limits: limits}
 }
 
 func (a *Account) ID() string           { return a.id }
 func (a *Account) CreatedAt() time.Time { return a.createdAt }
+
+// Limits are the account's own limits; a zero field is the installation's default.
+func (a *Account) Limits() Limits { return a.limits }
 
 // Repository stores accounts.
 type Repository interface {
@@ -44,7 +66,18 @@ type Repository interface {
 	List(ctx context.Context, page domain.Page) ([]*Account, string, error)
 	// Delete deletes the account's row; ErrNotFound when there is none.
 	Delete(ctx context.Context, id string) error
+	// SetLimits stores the account's limits; ErrNotFound when there is no such account.
+	SetLimits(ctx context.Context, id string, limits Limits) error
 }
+
+// Throttle admits the events an account puts, at its rate. Admit takes n events of the account's budget, or
+// answers the error to return instead (domain.KindThrottled, with RetryAfter) when the account is over its rate.
+type Throttle interface {
+	Admit(ctx context.Context, accountID string, n int) error
+}
+
+// ErrThrottled is the answer to an account putting events faster than its rate.
+var ErrThrottled = &domain.Error{Kind: domain.KindThrottled, Code: "PutEventsRateExceeded"}
 
 // Errors of accounts.
 var (
@@ -97,6 +130,22 @@ func (s *Service) Get(ctx context.Context, id string) (*Account, error) {
 // List returns a page of accounts.
 func (s *Service) List(ctx context.Context, page domain.Page) ([]*Account, string, error) {
 	return s.Accounts.List(ctx, page)
+}
+
+// SetLimits sets the account's limits (an instance administrator's call). Errors: ErrNotFound, validation.
+func (s *Service) SetLimits(ctx context.Context, id string, limits Limits) (*Account, error) {
+	if err := limits.Validate(); err != nil {
+		return nil, err
+	}
+	a, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Accounts.SetLimits(ctx, id, limits); err != nil {
+		return nil, err
+	}
+	a.limits = limits
+	return a, nil
 }
 
 // Delete deletes the account and everything it owns: confirm must repeat its id. The purgers run first, then

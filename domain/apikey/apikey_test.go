@@ -90,7 +90,7 @@ func (m *memKeys) counts() (reads, touches int) {
 type memAccounts struct{ account.Repository }
 
 func (memAccounts) Get(_ context.Context, id string) (*account.Account, error) {
-	return account.UnmarshalFromDatabase(id, time.Time{}), nil
+	return account.UnmarshalFromDatabase(id, time.Time{}, account.Limits{}), nil
 }
 
 type clock struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 )
 
 // Size limits of events put on a bus.
@@ -82,6 +83,8 @@ type Service struct {
 	MaxPerAccount int
 	// Observer, when set, sees every event stored on a bus (the event types recorder).
 	Observer Observer
+	// Throttle, when set, admits the events of each PutEvents at the account's rate.
+	Throttle account.Throttle
 }
 
 // Observer sees the events stored on buses. Observe must be cheap and must not block.
@@ -199,7 +202,7 @@ func ValidateEvent(e *event.Event, encodedSize int) error {
 }
 
 // PutEvents stores events on a bus and returns one result per event in order. It fails as a whole only when the
-// bus does not exist (ErrNotFound). Events must have passed ValidateEvent. An event the store refuses keeps its
+// bus does not exist (ErrNotFound) or the account puts events faster than its rate (account.ErrThrottled). Events must have passed ValidateEvent. An event the store refuses keeps its
 // ErrInvalidEvent or ErrEventTooLarge (permanent: putting it again cannot help); any other failure of the store is
 // domain.ErrUnavailable (put it again).
 func (s *Service) PutEvents(ctx context.Context, accountID, busName string, events []*event.Event) ([]PutResult, error) {
@@ -209,6 +212,11 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 	}
 	if len(events) == 0 {
 		return nil, nil
+	}
+	if s.Throttle != nil {
+		if err := s.Throttle.Admit(ctx, accountID, len(events)); err != nil {
+			return nil, err
+		}
 	}
 	results := s.Store.Put(ctx, b, events)
 	for i, r := range results {

@@ -10,6 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 )
 
@@ -45,6 +46,8 @@ type Service struct {
 	Statuses StatusReader
 	// Intake stores webhook requests; nil refuses them (503).
 	Intake Intake
+	// Throttle, when set, admits webhook requests at their account's PutEvents rate.
+	Throttle account.Throttle
 	// Sealer seals secret config values; Opener opens the signature secrets of webhooks.
 	Sealer Sealer
 	Opener Opener
@@ -295,6 +298,11 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 	}
 	if s.Intake == nil {
 		return "", domain.ErrUnavailable.With("this deployment stores no webhook requests")
+	}
+	if s.Throttle != nil {
+		if err := s.Throttle.Admit(ctx, w.Source.AccountID(), 1); err != nil {
+			return "", err
+		}
 	}
 	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
 		if errors.Is(err, bus.ErrInvalidEvent) || errors.Is(err, bus.ErrEventTooLarge) {

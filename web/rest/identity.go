@@ -19,7 +19,22 @@ type Account struct {
 	// ID is 1 to 32 characters of a-z and 0-9.
 	ID        string    `json:"id" example:"shop"`
 	CreatedAt time.Time `json:"createdAt" readonly:"true"`
+	// Limits are the account's own limits; a 0 is the installation's default.
+	Limits AccountLimits `json:"limits"`
 } //@name Account
+
+// AccountLimits are what an instance administrator sets for one account.
+type AccountLimits struct {
+	// PutEventsPerSecond is the events per second the account may put, every dialect and webhook together, per
+	// replica of the control plane; 0 is the installation's --put-events-rate. Over it, PutEvents answers 429
+	// PutEventsRateExceeded with Retry-After.
+	PutEventsPerSecond int `json:"putEventsPerSecond" example:"10000" minimum:"0" maximum:"1000000"`
+} //@name AccountLimits
+
+// AccountPatch changes an account: what it holds is set, what it leaves out is kept.
+type AccountPatch struct {
+	Limits *AccountLimits `json:"limits"`
+} //@name AccountPatch
 
 // AccountList is one page of accounts.
 type AccountList struct {
@@ -27,7 +42,9 @@ type AccountList struct {
 	NextToken string    `json:"nextToken,omitempty"`
 } //@name AccountList
 
-func accountOf(a *account.Account) Account { return Account{ID: a.ID(), CreatedAt: a.CreatedAt()} }
+func accountOf(a *account.Account) Account {
+	return Account{ID: a.ID(), CreatedAt: a.CreatedAt(), Limits: AccountLimits{PutEventsPerSecond: a.Limits().PutEventsPerSecond}}
+}
 
 // listAccounts answers a page of the installation's accounts, ordered by id.
 //
@@ -77,11 +94,49 @@ func (a *api) listAccounts(c *gin.Context) (int, any, error) {
 //	@Failure	409		{object}	web.Problem	"AccountAlreadyExists"
 //	@Router		/api/v1/accounts [post]
 func (a *api) createAccount(c *gin.Context, in *Account) (int, any, error) {
+	limits := account.Limits{PutEventsPerSecond: in.Limits.PutEventsPerSecond}
+	if err := limits.Validate(); err != nil {
+		return 0, nil, err
+	}
 	acc, err := a.s.Accounts.Create(c.Request.Context(), in.ID)
 	if err != nil {
 		return 0, nil, err
 	}
+	if limits != (account.Limits{}) {
+		if acc, err = a.s.Accounts.SetLimits(c.Request.Context(), acc.ID(), limits); err != nil {
+			return 0, nil, err
+		}
+	}
 	return http.StatusCreated, accountOf(acc), nil
+}
+
+// patchAccount changes an account's limits.
+//
+//	@Summary		Change an account's limits (instance administrators)
+//	@Description	limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+//	@Tags			identity
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			account	path		string			true	"account id"
+//	@Param			body	body		AccountPatch	true	"what to change"
+//	@Success		200		{object}	Account
+//	@Failure		400		{object}	web.Problem	"ValidationError: limits.putEventsPerSecond"
+//	@Failure		401		{object}	web.Problem	"Unauthenticated"
+//	@Failure		403		{object}	web.Problem	"Forbidden: not an instance administrator"
+//	@Failure		404		{object}	web.Problem	"AccountNotFound"
+//	@Router			/api/v1/accounts/{account} [patch]
+func (a *api) patchAccount(c *gin.Context, in *AccountPatch) (int, any, error) {
+	acc, err := a.s.Accounts.Get(c.Request.Context(), c.Param("account"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if in.Limits != nil {
+		if acc, err = a.s.Accounts.SetLimits(c.Request.Context(), acc.ID(), account.Limits{PutEventsPerSecond: in.Limits.PutEventsPerSecond}); err != nil {
+			return 0, nil, err
+		}
+	}
+	return http.StatusOK, accountOf(acc), nil
 }
 
 // getAccount answers one account.

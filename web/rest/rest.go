@@ -129,6 +129,7 @@ func (a *api) operations() []web.Operation {
 		{Name: "accounts.list", Method: get, Path: v1 + "/accounts", Handler: answer(a, a.listAccounts), Permission: instance},
 		{Name: "accounts.create", Method: post, Path: v1 + "/accounts", Handler: withBody(a, a.createAccount), Permission: instance},
 		{Name: "accounts.get", Method: get, Path: v1 + "/accounts/:account", Handler: answer(a, a.getAccount), Permission: instance},
+		{Name: "accounts.patch", Method: patch, Path: v1 + "/accounts/:account", Handler: withBody(a, a.patchAccount), Permission: instance},
 		{Name: "accounts.delete", Method: del, Path: v1 + "/accounts/:account", Handler: answer(a, a.deleteAccount), Permission: instance},
 
 		{Name: "members.list", Method: get, Path: v1 + "/accounts/:account/members", Handler: answer(a, a.listMembers), Permission: manage},

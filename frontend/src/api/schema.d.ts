@@ -663,7 +663,74 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an account's limits (instance administrators)
+         * @description limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description account id */
+                    account: string;
+                };
+                cookie?: never;
+            };
+            /** @description what to change */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AccountPatch"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Account"];
+                    };
+                };
+                /** @description ValidationError: limits.putEventsPerSecond */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: not an instance administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccountNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/v1/accounts/{account}/members": {
@@ -9133,10 +9200,24 @@ export interface components {
              * @example shop
              */
             id?: string;
+            /** @description Limits are the account's own limits; a 0 is the installation's default. */
+            limits?: components["schemas"]["AccountLimits"];
+        };
+        AccountLimits: {
+            /**
+             * @description PutEventsPerSecond is the events per second the account may put, every dialect and webhook together, per
+             *     replica of the control plane; 0 is the installation's --put-events-rate. Over it, PutEvents answers 429
+             *     PutEventsRateExceeded with Retry-After.
+             * @example 10000
+             */
+            putEventsPerSecond?: number;
         };
         AccountList: {
             accounts?: components["schemas"]["Account"][];
             nextToken?: string;
+        };
+        AccountPatch: {
+            limits?: components["schemas"]["AccountLimits"];
         };
         ApiDestination: {
             /**
