@@ -20,7 +20,7 @@ import (
 func BenchmarkDelivery(b *testing.B) {
 	m := NewMain()
 	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
-		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error"}, func(string) string { return "" }))
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"}, func(string) string { return "" }))
 	require.NoError(b, m.Run(b.Context()))
 	defer m.Close()
 	var got atomic.Int64
@@ -74,7 +74,7 @@ func BenchmarkDelivery(b *testing.B) {
 func BenchmarkWebhook(b *testing.B) {
 	m := NewMain()
 	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
-		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error"}, func(string) string { return "" }))
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"}, func(string) string { return "" }))
 	require.NoError(b, m.Run(b.Context()))
 	defer m.Close()
 	var got atomic.Int64

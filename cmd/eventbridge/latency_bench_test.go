@@ -183,7 +183,7 @@ func BenchmarkLatencyProduct(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			m := NewMain()
 			require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
-				"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error"},
+				"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"},
 				func(string) string { return "" }))
 			require.NoError(b, m.Run(b.Context()))
 			defer m.Close()
