@@ -48,15 +48,17 @@ var Defaults = Limits{
 // maxDefaultConnections bounds the default cap whatever the file-descriptor limit.
 const maxDefaultConnections = 10_000
 
-// DefaultMaxConnections is the default cap of a listener: half the process's file-descriptor limit (the rest is
-// for JetStream, the database, outgoing deliveries and the other listeners), at most 10,000. Go raises the soft
+// DefaultMaxConnections is the default cap of a listener: a quarter of the process's file-descriptor limit, at most
+// 10,000, so that the API's and the embedded worker's listeners together hold at most half and JetStream's files,
+// the database and outgoing deliveries keep the rest: the embedded JetStream refuses every later write to a stream
+// once it failed to open one of its files (nats-server's "critical write error" is sticky until a restart). Go raises the soft
 // limit to the hard one at start, so this reads the limit the process really has.
 func DefaultMaxConnections() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
 		return maxDefaultConnections
 	}
-	return int(max(min(rl.Cur/2, maxDefaultConnections), 16))
+	return int(max(min(rl.Cur/4, maxDefaultConnections), 16))
 }
 
 // Validate names the first limit that is negative.

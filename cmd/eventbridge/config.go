@@ -396,7 +396,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
-	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: half the file-descriptor limit, at most 10000; 0: no cap)")
+	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")

@@ -129,15 +129,20 @@ type Main struct {
 	natsCreds    *ebjs.Credentials
 	natsServer   *ebjs.Server
 	nc           *nats.Conn
-	db           *persistence.DB
-	worker       *worker.Worker
-	adapter      *connect.Adapter
-	lease        *persistence.Lease
-	httpServer   *http.Server
-	listener     net.Listener
-	identity     identity
-	cancel       context.CancelFunc
-	done         chan struct{}
+	// readyProbe stores a message on the readiness stream; readiness remembers its last outcome for a second.
+	readyProbe func(context.Context) error
+	readyMu    sync.Mutex
+	readyAt    time.Time
+	readyErr   error
+	db         *persistence.DB
+	worker     *worker.Worker
+	adapter    *connect.Adapter
+	lease      *persistence.Lease
+	httpServer *http.Server
+	listener   net.Listener
+	identity   identity
+	cancel     context.CancelFunc
+	done       chan struct{}
 	// background are the loops on the run context besides the adapter's (housekeeping).
 	background sync.WaitGroup
 	// stopRecorder ends the event types recorder, which writes what it holds before recorderDone closes.
@@ -301,6 +306,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	names := stream.Names{Cluster: c.ClusterID}
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
+	if err := names.EnsureReadyStream(ctx, js, c.Replicas); err != nil {
+		return err
+	}
+	m.readyProbe = func(ctx context.Context) error { return names.ProbeWrite(ctx, js) }
 
 	runtimeURL := ""
 	runtimeURLs := c.RuntimeURLs()
@@ -603,7 +612,31 @@ func (m *Main) ready(ctx context.Context) error {
 	if !m.nc.IsConnected() {
 		return errors.New("NATS is not connected")
 	}
-	return nil
+	return m.storeTakesWrites(ctx)
+}
+
+// readyProbeInterval is how long readiness believes the last write probe: probes at most once a second, however
+// often /readyz is asked.
+const readyProbeInterval = time.Second
+
+// readyProbeTimeout bounds one write probe: a store that does not acknowledge within it is not ready.
+const readyProbeTimeout = 2 * time.Second
+
+// storeTakesWrites is nil when the event store acknowledged a write in the last second (a probe on the readiness
+// stream), so that /readyz fails while PutEvents could not be stored.
+func (m *Main) storeTakesWrites(ctx context.Context) error {
+	if m.readyProbe == nil {
+		return nil
+	}
+	m.readyMu.Lock()
+	defer m.readyMu.Unlock()
+	if !m.readyAt.IsZero() && time.Since(m.readyAt) < readyProbeInterval {
+		return m.readyErr
+	}
+	pctx, cancel := context.WithTimeout(ctx, readyProbeTimeout)
+	defer cancel()
+	m.readyErr, m.readyAt = m.readyProbe(pctx), time.Now()
+	return m.readyErr
 }
 
 // Close shuts down in order: the API finishes in-flight requests, the reconciler stops, the worker stops its

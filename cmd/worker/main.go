@@ -235,7 +235,7 @@ func (m *Main) ParseFlags(args []string) error {
 	dur(&m.Limits.WriteTimeout, "http-write-timeout", "EB_HTTP_WRITE_TIMEOUT", "how long an answer may take from the end of the request's headers (0: no limit)")
 	dur(&m.Limits.IdleTimeout, "http-idle-timeout", "EB_HTTP_IDLE_TIMEOUT", "how long an idle keep-alive connection is kept (0: no limit)")
 	num(&m.Limits.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", "largest request header block, in bytes (0: net/http's 1 MiB)")
-	num(&m.Limits.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", "connections each listener holds open at once; more wait (default: half the file-descriptor limit, at most 10000; 0: no cap)")
+	num(&m.Limits.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
 	if badEnv != nil {
 		return badEnv
 	}
