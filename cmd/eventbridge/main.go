@@ -392,6 +392,13 @@ func (m *Main) Run(ctx context.Context) error {
 		defer m.background.Done()
 		auditRecorder.Run(runCtx) // writes the reads it holds when the run ends, after the API has stopped
 	}()
+	if m.natsServer != nil {
+		m.background.Add(1)
+		go func() {
+			defer m.background.Done()
+			m.healStore(runCtx, log.With("component", "event-store"), c.DataDir)
+		}()
+	}
 
 	services := web.Services{
 		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
@@ -613,6 +620,61 @@ func (m *Main) ready(ctx context.Context) error {
 		return errors.New("NATS is not connected")
 	}
 	return m.storeTakesWrites(ctx)
+}
+
+// Healing the embedded event store: when its write probe has timed out for healAfter while the process can open
+// files again, the embedded nats-server is restarted in place, at most once per healEvery.
+const (
+	healAfter = 10 * time.Second
+	healEvery = time.Minute
+)
+
+// healStore watches the embedded event store's write probe and restarts the embedded nats-server when the store
+// stopped taking writes and the cause has passed: nats-server's file store refuses every write to a stream once it
+// failed to write one of its files (out of file descriptors, say) until the stream is loaded again, which a
+// restart does. A probe that fails quickly (a missing stream, a refusal) is not this and heals nothing.
+func (m *Main) healStore(ctx context.Context, log *slog.Logger, dataDir string) {
+	t := time.NewTicker(readyProbeInterval)
+	defer t.Stop()
+	var failingSince, lastRestart time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := m.storeTakesWrites(ctx)
+		switch {
+		case err == nil || !errors.Is(err, context.DeadlineExceeded):
+			failingSince = time.Time{}
+			continue
+		case failingSince.IsZero():
+			failingSince = time.Now()
+			continue
+		case time.Since(failingSince) < healAfter || time.Since(lastRestart) < healEvery || !canOpenFiles(dataDir):
+			continue
+		}
+		log.Error("the event store has taken no write for a while although the process can open files again: "+
+			"restarting the embedded NATS server", "since", failingSince, "err", err)
+		lastRestart = time.Now()
+		if err := m.natsServer.Restart(); err != nil {
+			log.Error("restarting the embedded NATS server", "err", err)
+			continue
+		}
+		failingSince = time.Time{}
+		log.Warn("the embedded NATS server restarted; clients reconnect")
+	}
+}
+
+// canOpenFiles reports whether the process can create a file in dir (it has file descriptors to spare).
+func canOpenFiles(dir string) bool {
+	f, err := os.CreateTemp(dir, ".fd-probe-*")
+	if err != nil {
+		return false
+	}
+	_ = f.Close()
+	_ = os.Remove(f.Name())
+	return true
 }
 
 // readyProbeInterval is how long readiness believes the last write probe: probes at most once a second, however

@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,9 +38,12 @@ type ServerConfig struct {
 	AllowAnonymous bool
 }
 
-// Server is an embedded nats-server with JetStream.
+// Server is an embedded nats-server with JetStream. Restart replaces the running nats-server with a new one on the
+// same files; the in-process connections Connect made reconnect to it by themselves.
 type Server struct {
+	mu    sync.RWMutex
 	ns    *server.Server
+	opts  *server.Options
 	creds *Credentials
 }
 
@@ -88,7 +92,16 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		}
 		opts.Host, opts.Port = host, p
 	}
-	ns, err := server.NewServer(opts)
+	ns, err := startNATS(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{ns: ns, opts: opts, creds: cfg.Credentials}, nil
+}
+
+// startNATS starts a nats-server with a copy of opts and waits until it accepts connections.
+func startNATS(opts *server.Options) (*server.Server, error) {
+	ns, err := server.NewServer(opts.Clone())
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
@@ -97,12 +110,45 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("jetstream: embedded server did not become ready in 30s")
 	}
-	return &Server{ns: ns, creds: cfg.Credentials}, nil
+	return ns, nil
+}
+
+// Restart shuts the nats-server down (JetStream flushes its files) and starts a new one on the same store: what a
+// process restart would do for the event store, without one. nats-server's file store refuses every later write to
+// a stream once it failed to write one of its files (a "critical write error", e.g. when the process ran out of
+// file descriptors) until the stream is loaded again; a restart loads every stream again. Clients of Connect
+// reconnect by themselves (in process, with MaxReconnects -1); acknowledgements in flight are lost, so records are
+// delivered again, as after any restart.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+	ns, err := startNATS(s.opts)
+	if err != nil {
+		return err
+	}
+	s.ns = ns
+	return nil
+}
+
+// InProcessConn is a connection to the running nats-server (nats.InProcessConnProvider), the one Restart started
+// last.
+func (s *Server) InProcessConn() (net.Conn, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ns.InProcessConn()
+}
+
+func (s *Server) server() *server.Server {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ns
 }
 
 // Connect opens a client connection to the embedded server (in process, no TCP), with the server's credentials.
 func (s *Server) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
-	base := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}
+	base := []nats.Option{nats.InProcessServer(s), nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	if s.creds != nil {
 		base = append(base, s.creds.Option())
 	}
@@ -111,14 +157,16 @@ func (s *Server) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
 
 // ClientURL is the TCP URL of the server, or "" when it has no listener.
 func (s *Server) ClientURL() string {
-	if s.ns.Addr() == nil {
+	ns := s.server()
+	if ns.Addr() == nil {
 		return ""
 	}
-	return s.ns.ClientURL()
+	return ns.ClientURL()
 }
 
 // Shutdown stops the server; JetStream flushes its files first. Safe to call twice.
 func (s *Server) Shutdown() {
-	s.ns.Shutdown()
-	s.ns.WaitForShutdown()
+	ns := s.server()
+	ns.Shutdown()
+	ns.WaitForShutdown()
 }
