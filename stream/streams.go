@@ -116,29 +116,47 @@ func (n Names) LastSequence(ctx context.Context, js jetstream.JetStream, busID s
 	return info.State.LastSeq, nil
 }
 
-// DLQRetention is how long dead letters are kept.
+// DLQRetention is how long dead letters are kept by default.
 const DLQRetention = 14 * 24 * time.Hour
 
+// DLQMaxBytes is the default bound of an account's dead letters.
+const DLQMaxBytes = 256 << 20
+
+// DLQLimits bound an account's dead-letter stream: dead letters older than MaxAge are deleted, and when the stream
+// holds MaxBytes the oldest are deleted to make room for the new (JetStream's DiscardOld): a failing target never
+// stops on its dead letters, and never fills the disk. Zero fields take DLQRetention and DLQMaxBytes.
+type DLQLimits struct {
+	MaxAge   time.Duration
+	MaxBytes int64
+}
+
 // DLQStreamConfig is the dead-letter stream of an account.
-func (n Names) DLQStreamConfig(accountID string, replicas int) jetstream.StreamConfig {
+func (n Names) DLQStreamConfig(accountID string, replicas int, limits DLQLimits) jetstream.StreamConfig {
 	if replicas < 1 {
 		replicas = 1
+	}
+	if limits.MaxAge <= 0 {
+		limits.MaxAge = DLQRetention
+	}
+	if limits.MaxBytes <= 0 {
+		limits.MaxBytes = DLQMaxBytes
 	}
 	return jetstream.StreamConfig{
 		Name:       n.DLQStream(accountID),
 		Subjects:   []string{n.DLQSubject(accountID)},
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    jetstream.FileStorage,
-		MaxAge:     DLQRetention,
+		MaxAge:     limits.MaxAge,
+		MaxBytes:   limits.MaxBytes,
 		Discard:    jetstream.DiscardOld,
 		Duplicates: DuplicateWindow,
 		Replicas:   replicas,
 	}
 }
 
-// EnsureDLQStream creates the dead-letter stream of an account, or updates it. Idempotent.
-func (n Names) EnsureDLQStream(ctx context.Context, js jetstream.JetStream, accountID string, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.DLQStreamConfig(accountID, replicas)); err != nil {
+// EnsureDLQStream creates the dead-letter stream of an account, or updates it (its limits included). Idempotent.
+func (n Names) EnsureDLQStream(ctx context.Context, js jetstream.JetStream, accountID string, replicas int, limits DLQLimits) error {
+	if _, err := js.CreateOrUpdateStream(ctx, n.DLQStreamConfig(accountID, replicas, limits)); err != nil {
 		return fmt.Errorf("ensuring dead-letter stream of account %s: %w", accountID, err)
 	}
 	return nil

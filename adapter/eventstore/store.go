@@ -25,6 +25,8 @@ type Store struct {
 	replicas int
 	// AckTimeout bounds the wait for JetStream's acknowledgements of one Put.
 	AckTimeout time.Duration
+	// DLQ bounds every account's dead-letter stream (zero: stream.DLQRetention and stream.DLQMaxBytes).
+	DLQ stream.DLQLimits
 	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
 	subjectsEnsured sync.Map
 }
@@ -49,7 +51,7 @@ func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
 
 // EnsureDLQStream creates or updates the dead-letter stream of an account. Idempotent.
 func (s *Store) EnsureDLQStream(ctx context.Context, accountID string) error {
-	return s.names.EnsureDLQStream(ctx, s.js, accountID, s.replicas)
+	return s.names.EnsureDLQStream(ctx, s.js, accountID, s.replicas, s.DLQ)
 }
 
 // PurgeAccount deletes the account's dead-letter stream (account.Purger), once its buses are gone.

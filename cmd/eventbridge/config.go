@@ -22,6 +22,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/listener"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
@@ -84,6 +85,9 @@ type Config struct {
 	// PutEventsRate is the events per second an account may put, every dialect and webhook together, unless the
 	// account has its own limit; per replica.
 	PutEventsRate int
+	// DeadLetterMaxBytes and DeadLetterRetention bound every account's dead letters: when full, the oldest go.
+	DeadLetterMaxBytes  int64
+	DeadLetterRetention time.Duration
 	// Listener holds the timeouts, header limit and connection cap of the HTTP API's listener and the embedded
 	// worker's REST listener.
 	Listener listener.Limits
@@ -281,6 +285,12 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
+	if c.DeadLetterMaxBytes < 1<<20 {
+		return fmt.Errorf("--dead-letter-max-mib must be at least 1")
+	}
+	if c.DeadLetterRetention < time.Hour {
+		return fmt.Errorf("--dead-letter-retention %s is shorter than an hour", c.DeadLetterRetention)
+	}
 	if c.PutEventsRate < 1 || c.PutEventsRate > account.MaxPutEventsPerSecond {
 		return fmt.Errorf("--put-events-rate %d must be between 1 and %d", c.PutEventsRate, account.MaxPutEventsPerSecond)
 	}
@@ -376,6 +386,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
 	lim := listener.Defaults
 	dur(&c.Listener.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", lim.ReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
 	dur(&c.Listener.ReadTimeout, "http-read-timeout", "EB_HTTP_READ_TIMEOUT", lim.ReadTimeout, "how long a client may take to send a whole request, body included (0: no limit)")
@@ -397,6 +408,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
 	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
+	dlqMiB := int(stream.DLQMaxBytes >> 20)
+	quota(&dlqMiB, "dead-letter-max-mib", "EB_DEAD_LETTER_MAX_MIB", dlqMiB, "MiB of dead letters each account keeps; when full, the oldest are deleted to make room")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
@@ -405,6 +418,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.DeadLetterMaxBytes = int64(dlqMiB) << 20
 	if showVersion {
 		return c, ErrVersion
 	}

@@ -306,6 +306,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	names := stream.Names{Cluster: c.ClusterID}
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
+	store.DLQ = stream.DLQLimits{MaxAge: c.DeadLetterRetention, MaxBytes: c.DeadLetterMaxBytes}
 	if err := names.EnsureReadyStream(ctx, js, c.Replicas); err != nil {
 		return err
 	}
