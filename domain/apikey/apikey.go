@@ -9,11 +9,8 @@ package apikey
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -23,16 +20,11 @@ import (
 // Prefix starts every key, so that secret scanners and people recognise one.
 const Prefix = "ebk"
 
-// SecretBytes is the number of random bytes of a key's secret.
-const SecretBytes = 32
-
 // MaxLiveWithName is how many live keys of one name an account may hold: two, to rotate one without downtime.
 const MaxLiveWithName = 2
 
 // MaxLifetime bounds an expiry.
 const MaxLifetime = 10 * 365 * 24 * time.Hour
-
-var secretEncoding = base64.RawURLEncoding
 
 // Key is an API key without its secret.
 type Key struct {
@@ -65,13 +57,13 @@ type Spec struct {
 
 // New returns a new key of the account and its token ("ebk_<id>_<secret>"), which is never stored.
 func New(accountID string, spec Spec, createdBy string, now time.Time) (*Key, string, error) {
-	var b [SecretBytes]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	k, err := build(domain.NewID(), accountID, spec, secretEncoding.EncodeToString(b[:]), createdBy, now)
+	id := domain.NewID()
+	token, secret := domain.NewToken(Prefix, id)
+	k, err := build(id, accountID, spec, secret, createdBy, now)
 	if err != nil {
 		return nil, "", err
 	}
-	return k, Prefix + "_" + k.id + "_" + secretEncoding.EncodeToString(b[:]), nil
+	return k, token, nil
 }
 
 // FromToken returns the key of a token made elsewhere (a bootstrap key file), so that the token authenticates
@@ -132,20 +124,7 @@ func build(id, accountID string, spec Spec, secret, createdBy string, now time.T
 }
 
 // parse splits a token into its id and secret; ok is false when it does not have the form of a key.
-func parse(token string) (id, secret string, ok bool) {
-	rest, found := strings.CutPrefix(token, Prefix+"_")
-	if !found {
-		return "", "", false
-	}
-	id, secret, found = strings.Cut(rest, "_")
-	if !found || !domain.IsID(id) || len(secret) != secretEncoding.EncodedLen(SecretBytes) {
-		return "", "", false
-	}
-	if _, err := secretEncoding.DecodeString(secret); err != nil {
-		return "", "", false
-	}
-	return id, secret, true
-}
+func parse(token string) (id, secret string, ok bool) { return domain.ParseToken(Prefix, token) }
 
 // UnmarshalFromDatabase rebuilds a key from storage without validation.
 func UnmarshalFromDatabase(id, accountID, name string, role access.Role, instanceAdmin bool, buses []string,

@@ -13,7 +13,6 @@
 package session
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
@@ -25,16 +24,11 @@ import (
 // Prefix starts every session token.
 const Prefix = "ebs"
 
-// SecretBytes is the number of random bytes of a session's secret.
-const SecretBytes = 32
-
 // Defaults of Config.
 const (
 	DefaultIdleTimeout = time.Hour
 	DefaultMaxAge      = 12 * time.Hour
 )
-
-var secretEncoding = base64.RawURLEncoding
 
 // Client is where a sign-in came from, kept with the session so that its user recognises it.
 type Client struct {
@@ -62,16 +56,15 @@ type Session struct {
 // New returns a new session of the user for client, expiring at now+maxAge at the latest, and its token, which is
 // never stored.
 func New(userID, username string, client Client, maxAge time.Duration, now time.Time) (*Session, string) {
-	var b [SecretBytes]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	secret := secretEncoding.EncodeToString(b[:])
+	id := domain.NewID()
+	token, secret := domain.NewToken(Prefix, id)
 	now = now.UTC().Truncate(time.Microsecond)
 	if len(client.UserAgent) > MaxUserAgent {
 		client.UserAgent = strings.ToValidUTF8(client.UserAgent[:MaxUserAgent], "")
 	}
-	s := &Session{id: domain.NewID(), userID: userID, username: username, secretHash: sha256.Sum256([]byte(secret)),
+	s := &Session{id: id, userID: userID, username: username, secretHash: sha256.Sum256([]byte(secret)),
 		createdAt: now, lastSeenAt: now, expiresAt: now.Add(maxAge), client: client}
-	return s, Prefix + "_" + s.id + "_" + secret
+	return s, token
 }
 
 // UnmarshalFromDatabase rebuilds a stored session.
@@ -99,25 +92,12 @@ func (s *Session) Live(now time.Time, idle time.Duration) bool {
 }
 
 // parse splits a token into its id and secret; ok is false when it does not have the form of a session token.
-func parse(token string) (id, secret string, ok bool) {
-	rest, found := strings.CutPrefix(token, Prefix+"_")
-	if !found {
-		return "", "", false
-	}
-	id, secret, found = strings.Cut(rest, "_")
-	if !found || !domain.IsID(id) || len(secret) != secretEncoding.EncodedLen(SecretBytes) {
-		return "", "", false
-	}
-	if _, err := secretEncoding.DecodeString(secret); err != nil {
-		return "", "", false
-	}
-	return id, secret, true
-}
+func parse(token string) (id, secret string, ok bool) { return domain.ParseToken(Prefix, token) }
 
 // CSRFToken is the CSRF token of the session whose token is token: derived from the session's secret with a
 // label of its own, so that it names one session, is never stored, and reveals nothing of the secret (or of the
 // hash kept to look the session up).
 func CSRFToken(token string) string {
 	sum := sha256.Sum256([]byte("eventbridge session csrf\x00" + token))
-	return secretEncoding.EncodeToString(sum[:])
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
