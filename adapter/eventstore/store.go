@@ -44,9 +44,31 @@ func New(js jetstream.JetStream, cluster string, replicas int) *Store {
 func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
 	r := b.Retention()
 	if err := s.EnsureDLQStream(ctx, b.AccountID()); err != nil {
-		return err
+		return storageError(err, "the account's dead letters")
 	}
-	return s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas)
+	return storageError(s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas),
+		fmt.Sprintf("a retention of %d bytes", r.MaxBytes))
+}
+
+// JetStream's errors of a stream whose limits do not fit what the server may store.
+const (
+	jsInsufficientResources    jetstream.ErrorCode = 10023
+	jsMemoryResourcesExceeded  jetstream.ErrorCode = 10028
+	jsStorageResourcesExceeded jetstream.ErrorCode = 10047
+)
+
+// storageError is bus.ErrInsufficientStorage for a JetStream refusal of a stream that does not fit the store (its
+// maximum size is reserved up front), what names the reservation; any other error as it is.
+func storageError(err error, what string) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jsInsufficientResources, jsMemoryResourcesExceeded, jsStorageResourcesExceeded:
+			return bus.ErrInsufficientStorage.With("the event store has no room for %s (JetStream: %s); "+
+				"a smaller retention.maxBytes may fit, or an operator can free or add storage", what, apiErr.Description)
+		}
+	}
+	return err
 }
 
 // EnsureDLQStream creates or updates the dead-letter stream of an account. Idempotent.

@@ -19,6 +19,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/listener"
@@ -85,6 +86,8 @@ type Config struct {
 	// PutEventsRate is the events per second an account may put, every dialect and webhook together, unless the
 	// account has its own limit; per replica.
 	PutEventsRate int
+	// MaxBusRetention is the largest retention of a bus.
+	MaxBusRetention bus.Retention
 	// DeadLetterMaxBytes and DeadLetterRetention bound every account's dead letters: when full, the oldest go.
 	DeadLetterMaxBytes  int64
 	DeadLetterRetention time.Duration
@@ -285,6 +288,12 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
+	if c.MaxBusRetention.MaxBytes < bus.MinMaxBytes || c.MaxBusRetention.MaxBytes < bus.DefaultMaxBytes {
+		return fmt.Errorf("--max-bus-retention-mib must be at least %d: the default retention of a bus", bus.DefaultMaxBytes>>20)
+	}
+	if c.MaxBusRetention.MaxAge < bus.DefaultMaxAge || c.MaxBusRetention.MaxAge > bus.MaxMaxAge {
+		return fmt.Errorf("--max-bus-retention-age must be between %s (the default retention of a bus) and %s", bus.DefaultMaxAge, bus.MaxMaxAge)
+	}
 	if c.DeadLetterMaxBytes < 1<<20 {
 		return fmt.Errorf("--dead-letter-max-mib must be at least 1")
 	}
@@ -386,6 +395,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	dur(&c.MaxBusRetention.MaxAge, "max-bus-retention-age", "EB_MAX_BUS_RETENTION_AGE", bus.MaxMaxAge, "the longest retention.maxAge of a bus")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
 	lim := listener.Defaults
 	dur(&c.Listener.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", lim.ReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
@@ -408,6 +418,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
 	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
+	busMiB := 10 << 10
+	quota(&busMiB, "max-bus-retention-mib", "EB_MAX_BUS_RETENTION_MIB", busMiB, "the largest retention.maxBytes of a bus, in MiB (each bus's stream reserves its maxBytes in the event store)")
 	dlqMiB := int(stream.DLQMaxBytes >> 20)
 	quota(&dlqMiB, "dead-letter-max-mib", "EB_DEAD_LETTER_MAX_MIB", dlqMiB, "MiB of dead letters each account keeps; when full, the oldest are deleted to make room")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
@@ -419,6 +431,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, err
 	}
 	c.DeadLetterMaxBytes = int64(dlqMiB) << 20
+	c.MaxBusRetention.MaxBytes = int64(busMiB) << 20
 	if showVersion {
 		return c, ErrVersion
 	}

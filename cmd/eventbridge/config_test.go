@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/listener"
 )
 
@@ -19,7 +20,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
 		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
-		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour}, c)
+		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
+		MaxBusRetention: bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour}}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -35,7 +37,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_PUBLIC_URL": "https://eb.example.com/, http://eb.internal:8080", "EB_SESSION_IDLE_TIMEOUT": "15m", "EB_SESSION_MAX_AGE": "8h",
 		"EB_AUDIT_RETENTION": "720h", "EB_HTTP_READ_HEADER_TIMEOUT": "2s", "EB_HTTP_READ_TIMEOUT": "3s",
 		"EB_HTTP_WRITE_TIMEOUT": "4s", "EB_HTTP_IDLE_TIMEOUT": "5s", "EB_HTTP_MAX_HEADER_BYTES": "4096",
-		"EB_HTTP_MAX_CONNECTIONS": "64", "EB_PUT_EVENTS_RATE": "500", "EB_DEAD_LETTER_MAX_MIB": "64", "EB_DEAD_LETTER_RETENTION": "48h",
+		"EB_HTTP_MAX_CONNECTIONS": "64", "EB_PUT_EVENTS_RATE": "500", "EB_DEAD_LETTER_MAX_MIB": "64", "EB_DEAD_LETTER_RETENTION": "48h", "EB_MAX_BUS_RETENTION_MIB": "2048",
+		"EB_MAX_BUS_RETENTION_AGE": "720h",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -49,7 +52,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour, AuditRetention: 720 * time.Hour,
 		Listener: listener.Limits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second,
 			IdleTimeout: 5 * time.Second, MaxHeaderBytes: 4096, MaxConnections: 64}, PutEventsRate: 500,
-		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour}, c)
+		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour,
+		MaxBusRetention: bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour}}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
 	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
@@ -89,6 +93,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"idle timeout over the maximum age", []string{"--session-idle-timeout", "2h", "--session-max-age", "1h"}, nil, "--session-idle-timeout"},
 		{"audit retention under an hour", []string{"--audit-retention", "10m"}, nil, "--audit-retention"},
 		{"session env not a duration", nil, map[string]string{"EB_SESSION_MAX_AGE": "long"}, "EB_SESSION_MAX_AGE"},
+		{"bus maximum under the default", []string{"--max-bus-retention-mib", "100"}, nil, "--max-bus-retention-mib"},
+		{"bus maximum age under the default", []string{"--max-bus-retention-age", "1h"}, nil, "--max-bus-retention-age"},
 		{"dead letters without room", []string{"--dead-letter-max-mib", "0"}, nil, "--dead-letter-max-mib"},
 		{"dead letters kept a minute", []string{"--dead-letter-retention", "1m"}, nil, "--dead-letter-retention"},
 		{"zero PutEvents rate", []string{"--put-events-rate", "0"}, nil, "--put-events-rate"},

@@ -403,7 +403,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	services := web.Services{
 		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
-			MaxPerAccount: c.QuotaBuses},
+			MaxPerAccount: c.QuotaBuses, MaxRetention: c.MaxBusRetention},
 		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
 	}

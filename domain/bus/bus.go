@@ -30,7 +30,25 @@ var (
 	ErrNotEmpty      = &domain.Error{Kind: domain.KindConflict, Code: "BusNotEmpty"}
 	// ErrQuotaExceeded: the account has as many buses as its quota allows.
 	ErrQuotaExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "BusQuotaExceeded"}
+	// ErrRetentionAboveMaximum: a retention over the installation's per-bus maximum.
+	ErrRetentionAboveMaximum = &domain.Error{Kind: domain.KindLimitExceeded, Code: "RetentionAboveMaximum"}
+	// ErrInsufficientStorage: the event store has no room left for what a bus's retention would reserve.
+	ErrInsufficientStorage = &domain.Error{Kind: domain.KindLimitExceeded, Code: "InsufficientStorage"}
 )
+
+// Above returns ErrRetentionAboveMaximum naming the first field of r over max (a zero field of max bounds
+// nothing), or nil.
+func (r Retention) Above(max Retention) error {
+	if max.MaxBytes > 0 && r.MaxBytes > max.MaxBytes {
+		return ErrRetentionAboveMaximum.WithField("retention.maxBytes").With(
+			"retention.maxBytes %d is over the installation's maximum of %d bytes per bus", r.MaxBytes, max.MaxBytes)
+	}
+	if max.MaxAge > 0 && r.MaxAge > max.MaxAge {
+		return ErrRetentionAboveMaximum.WithField("retention.maxAge").With(
+			"retention.maxAge %s is over the installation's maximum of %s per bus", r.MaxAge, max.MaxAge)
+	}
+	return nil
+}
 
 // Bus is an event bus of an account. Its internal id names its stream, so the name is free to change.
 type Bus struct {

@@ -85,6 +85,8 @@ type Service struct {
 	Observer Observer
 	// Throttle, when set, admits the events of each PutEvents at the account's rate.
 	Throttle account.Throttle
+	// MaxRetention is the installation's per-bus maximum retention (a zero field bounds nothing).
+	MaxRetention Retention
 }
 
 // Observer sees the events stored on buses. Observe must be cheap and must not block.
@@ -96,6 +98,9 @@ type Observer interface {
 func (s *Service) Create(ctx context.Context, accountID, name, description string, retention Retention) (*Bus, error) {
 	b, err := New(accountID, name, description, retention, s.Clock.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := b.Retention().Above(s.MaxRetention); err != nil {
 		return nil, err
 	}
 	quota := s.MaxPerAccount
@@ -175,14 +180,30 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	return nil
 }
 
-// Update changes a bus's description and retention; the stream's limits follow. Errors: validation, ErrNotFound.
+// Update changes a bus's description and retention; the stream's limits follow. A retention over the maximum, or
+// one the event store has no room for, leaves the bus as it was. Errors: validation, ErrNotFound,
+// ErrRetentionAboveMaximum, ErrInsufficientStorage.
 func (s *Service) Update(ctx context.Context, accountID, name string, p Patch) (*Bus, error) {
-	b, err := s.Buses.Update(ctx, accountID, name, func(b *Bus) error { return b.Apply(p) })
+	var before Retention
+	b, err := s.Buses.Update(ctx, accountID, name, func(b *Bus) error {
+		before = b.Retention()
+		if err := b.Apply(p); err != nil {
+			return err
+		}
+		if p.MaxAge == nil && p.MaxBytes == nil {
+			return nil // a bus made before a lower maximum keeps its retention and may change the rest
+		}
+		return b.Retention().Above(s.MaxRetention)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if p.MaxAge != nil || p.MaxBytes != nil {
 		if err := s.Store.CreateStream(ctx, b); err != nil {
+			back := Patch{MaxAge: &before.MaxAge, MaxBytes: &before.MaxBytes}
+			if _, rerr := s.Buses.Update(context.WithoutCancel(ctx), accountID, b.Name(), func(b *Bus) error { return b.Apply(back) }); rerr != nil {
+				s.Logger.Error("restoring the retention of a bus whose stream kept the old one", "bus", b.ID(), "err", rerr)
+			}
 			return nil, fmt.Errorf("updating the stream of bus %s: %w", b.Name(), err)
 		}
 	}
