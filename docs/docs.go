@@ -1714,7 +1714,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "BusAlreadyExists, BusQuotaExceeded",
+                        "description": "BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -1906,6 +1906,12 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }

@@ -19124,6 +19124,8 @@ type PatchApiV1BusesBusResponse struct {
 	JSON403 *Problem
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19149,6 +19151,11 @@ func (r PatchApiV1BusesBusResponse) GetJSON403() *Problem {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PatchApiV1BusesBusResponse) GetJSON404() *Problem {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchApiV1BusesBusResponse) GetJSON409() *Problem {
+	return r.JSON409
 }
 
 // GetBody returns the raw response body bytes
@@ -29747,6 +29754,13 @@ func ParsePatchApiV1BusesBusResponse(rsp *http.Response) (*PatchApiV1BusesBusRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

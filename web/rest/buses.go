@@ -103,7 +103,7 @@ func (a *api) listBuses(c *gin.Context) (int, any, error) {
 //	@Param		bus				body		Bus		true	"the bus"
 //	@Success	201				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded"
+//	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention)"
 //	@Failure	413				{object}	web.Problem
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
@@ -188,6 +188,7 @@ func (p BusPatch) patch() (bus.Patch, error) {
 //	@Success	200				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
+//	@Failure	409				{object}	web.Problem	"RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention"
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
 //	@Security		BearerAuth

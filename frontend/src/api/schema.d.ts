@@ -1845,7 +1845,7 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description BusAlreadyExists, BusQuotaExceeded */
+                /** @description BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2056,6 +2056,15 @@ export interface paths {
                 };
                 /** @description BusNotFound */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
