@@ -654,7 +654,9 @@ func runProperty(t *testing.T, seed uint64, n int) {
 		seed = v
 	}
 	t.Logf("seed %d (EB_PROPERTY_SEED reproduces a run), %d cases", seed, n)
-	m := startMain(t, t.TempDir())
+	// The property is about what is stored and delivered, not the account's rate: 12,300 events may come faster
+	// than the default 10,000 a second.
+	m := startMain(t, t.TempDir(), "--put-events-rate", "1000000")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)
 	recv := newPropReceiver(t)
