@@ -145,13 +145,13 @@ func FailedEntry(c *gin.Context, log *slog.Logger, err error) PutEventsResultEnt
 // errs[i] is not. It fails as a whole only when the body is not a JSON array; an empty one is an empty batch
 // (the JSON batch format allows it), answered with no entries.
 func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
-	raws, err := cloudevent.SplitBatch(body)
+	entries, err := cloudevent.UnmarshalBatch(body)
 	if err != nil {
 		return nil, nil, Malformed("", "the batch: %s", err)
 	}
-	events, errs = make([]*event.Event, len(raws)), make([]error, len(raws))
-	for i, raw := range raws {
-		events[i], errs[i] = DecodeStructured(raw)
+	events, errs = make([]*event.Event, len(entries)), make([]error, len(entries))
+	for i, en := range entries {
+		events[i], errs[i] = checkStructured(en.Event, en.Err, en.Size)
 	}
 	return events, errs, nil
 }
@@ -160,13 +160,19 @@ func decodeBatch(body []byte) (events []*event.Event, errs []error, err error) {
 // every JSON media type) and validates it with bus.ValidateEvent.
 func DecodeStructured(raw []byte) (*event.Event, error) {
 	e, err := cloudevent.Unmarshal(raw)
+	return checkStructured(e, err, len(raw))
+}
+
+// checkStructured is the answer about an event read in the JSON format (err: it could not be read), size bytes
+// long: the domain error naming the problem, or the event validated with bus.ValidateEvent.
+func checkStructured(e *event.Event, err error, size int) (*event.Event, error) {
 	if err != nil {
-		if len(raw) > bus.MaxEventSize {
-			return nil, bus.ValidateEvent(&event.Event{}, len(raw)) // too large whatever else is wrong
+		if size > bus.MaxEventSize {
+			return nil, bus.ValidateEvent(&event.Event{}, size) // too large whatever else is wrong
 		}
 		return nil, uriError(err)
 	}
-	if err := bus.ValidateEvent(e, len(raw)); err != nil {
+	if err := bus.ValidateEvent(e, size); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -366,9 +366,9 @@ func confWantOf(t testing.TB, c confCase, in string) confWant {
 	return w
 }
 
-// confPercentEncode encodes a header value as the HTTP binding says (3.1.3.2): space, double quote, percent and
+// percentEncode encodes a header value as the HTTP binding says (3.1.3.2): space, double quote, percent and
 // every character outside U+0021-U+007E become the %XY of their UTF-8 bytes, upper-case.
-func confPercentEncode(s string) string {
+func percentEncode(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r > 0x20 && r < 0x7f && r != '"' && r != '%' {
@@ -383,9 +383,9 @@ func confPercentEncode(s string) string {
 	return b.String()
 }
 
-// confPercentDecode decodes a header value as the HTTP binding says (3.1.3.2): a double-quoted value is unquoted
+// percentDecode decodes a header value as the HTTP binding says (3.1.3.2): a double-quoted value is unquoted
 // (RFC 7230 3.2.6), then %XY of either case are decoded, and the result must be UTF-8.
-func confPercentDecode(v string) (string, error) {
+func percentDecode(v string) (string, error) {
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		var b strings.Builder
 		for i := 1; i < len(v)-1; i++ {
@@ -452,7 +452,7 @@ func confBinaryRequest(t testing.TB, c confCase) (http.Header, []byte) {
 			if raw[0] == '"' {
 				require.NoError(t, json.Unmarshal(raw, &text))
 			}
-			h.Set("ce-"+k, confPercentEncode(text))
+			h.Set("ce-"+k, percentEncode(text))
 		}
 	}
 	for k, v := range c.header {
@@ -507,11 +507,11 @@ func confKey(source, id string) string { return source + " " + id }
 // keyOf reads source and id of a delivery in mode out.
 func (d confDelivery) keyOf(out string) (string, error) {
 	if out == confBinary {
-		src, err := confPercentDecode(d.header.Get("ce-source"))
+		src, err := percentDecode(d.header.Get("ce-source"))
 		if err != nil {
 			return "", err
 		}
-		id, err := confPercentDecode(d.header.Get("ce-id"))
+		id, err := percentDecode(d.header.Get("ce-id"))
 		if err != nil {
 			return "", err
 		}
@@ -600,8 +600,8 @@ func (w confWant) check(out string, d confDelivery, exact bool) []string {
 				differ("header %s: datacontenttype goes in Content-Type only (3.1.1)", k)
 			case !ok:
 				differ("header %s = %q: no such attribute", k, vs[0])
-			case len(vs) != 1 || vs[0] != confPercentEncode(want):
-				differ("header %s = %q, want %q (%q percent-encoded)", k, vs, confPercentEncode(want), want)
+			case len(vs) != 1 || vs[0] != percentEncode(want):
+				differ("header %s = %q, want %q (%q percent-encoded)", k, vs, percentEncode(want), want)
 			}
 		}
 		for name := range w.attrs {
@@ -808,7 +808,7 @@ func confSDKEvent(out string, d confDelivery) (*sdkevent.Event, error) {
 				continue
 			}
 			for i, v := range vs {
-				dv, err := confPercentDecode(v)
+				dv, err := percentDecode(v)
 				if err != nil {
 					return nil, fmt.Errorf("header %s: %w", k, err)
 				}
@@ -874,7 +874,7 @@ func (c confAuth) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, vs := range req.Header {
 		if strings.HasPrefix(strings.ToLower(k), "ce-") {
 			for i, v := range vs {
-				vs[i] = confPercentEncode(v)
+				vs[i] = percentEncode(v)
 			}
 		}
 	}
@@ -885,7 +885,7 @@ func (c confAuth) RoundTrip(req *http.Request) (*http.Response, error) {
 // TestCloudEventsConformance puts every case of the corpus in every mode and checks what the targets deliver, then
 // the round trip binary -> structured -> binary, then what the PutEvents API must refuse.
 func TestCloudEventsConformance(t *testing.T) {
-	require.Equal(t, "Euro%20%E2%82%AC%20%F0%9F%98%80", confPercentEncode("Euro € 😀"),
+	require.Equal(t, "Euro%20%E2%82%AC%20%F0%9F%98%80", percentEncode("Euro € 😀"),
 		"the test's encoder gives the spec's own example (http-protocol-binding.md 3.1.3.2)")
 
 	m := startMain(t, t.TempDir())
@@ -1071,16 +1071,8 @@ func confBigIntegers(t *testing.T, a api, r *confReceiver) {
 	// big-miss was put before big-match: had the rule taken it, its target would have read it first. Once the
 	// target has nothing in flight, it read and delivered one event.
 	require.Eventually(t, func() bool {
-		var tg struct {
-			Status struct {
-				Tasks []struct {
-					Counters *struct{ Read, Delivered uint64 } `json:"counters"`
-				} `json:"tasks"`
-			} `json:"status"`
-		}
-		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/ce-big/rules/exact/targets/t", nil, 200), &tg))
-		return len(tg.Status.Tasks) == 1 && tg.Status.Tasks[0].Counters != nil &&
-			tg.Status.Tasks[0].Counters.Read == tg.Status.Tasks[0].Counters.Delivered && tg.Status.Tasks[0].Counters.Delivered > 0
+		read, delivered, ok := a.targetCounters("/api/v1/buses/ce-big/rules/exact/targets/t")
+		return ok && read == delivered && delivered > 0
 	}, 30*time.Second, 20*time.Millisecond, "the transformed target's counters")
 	require.Len(t, r.deliveries("/ce-big/transformed"), 1, "the rule [9007199254740993] took 9007199254740992 too")
 	out = a.must("GET", "/api/v1/buses/ce-big/rules/exact/targets/t", nil, 200)

@@ -181,6 +181,23 @@ func (r *receiver) waitFor(t *testing.T, want map[string]bool) {
 	require.Empty(t, dup, "events delivered twice")
 }
 
+// targetCounters reads the counters of the one task of the target at path; ok is false while it has none.
+func (a api) targetCounters(path string) (read, delivered uint64, ok bool) {
+	a.t.Helper()
+	var tg struct {
+		Status struct {
+			Tasks []struct {
+				Counters *struct{ Read, Delivered uint64 } `json:"counters"`
+			} `json:"tasks"`
+		} `json:"status"`
+	}
+	require.NoError(a.t, json.Unmarshal(a.must("GET", path, nil, 200), &tg))
+	if len(tg.Status.Tasks) != 1 || tg.Status.Tasks[0].Counters == nil {
+		return 0, 0, false
+	}
+	return tg.Status.Tasks[0].Counters.Read, tg.Status.Tasks[0].Counters.Delivered, true
+}
+
 func event(id, source, typ string, data map[string]any) map[string]any {
 	return map[string]any{"specversion": "1.0", "id": id, "source": source, "type": typ,
 		"datacontenttype": "application/json", "data": data}
@@ -243,16 +260,8 @@ func TestEndToEnd(t *testing.T) {
 	out := a.must("GET", "/api/v1/buses/orders/rules/created/targets/hook", nil, 200)
 	require.Contains(t, string(out), `"RUNNING"`)
 	require.Eventually(t, func() bool {
-		var tg struct {
-			Status struct {
-				Tasks []struct {
-					Counters *struct{ Read, Delivered uint64 } `json:"counters"`
-				} `json:"tasks"`
-			} `json:"status"`
-		}
-		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/orders/rules/created/targets/hook", nil, 200), &tg))
-		return len(tg.Status.Tasks) == 1 && tg.Status.Tasks[0].Counters != nil &&
-			tg.Status.Tasks[0].Counters.Delivered == 500 && tg.Status.Tasks[0].Counters.Read == 500
+		read, delivered, ok := a.targetCounters("/api/v1/buses/orders/rules/created/targets/hook")
+		return ok && delivered == 500 && read == 500
 	}, 30*time.Second, 50*time.Millisecond, "the task counted the 500 events it delivered")
 
 	require.NoError(t, m.Close())

@@ -124,8 +124,8 @@ func (r *propReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		}
 		key = e.Source() + "\x00" + e.ID()
 	} else {
-		id, err1 := url.PathUnescape(req.Header.Get("ce-id"))
-		source, err2 := url.PathUnescape(req.Header.Get("ce-source"))
+		id, err1 := percentDecode(req.Header.Get("ce-id"))
+		source, err2 := percentDecode(req.Header.Get("ce-source"))
 		if err1 != nil || err2 != nil || id == "" {
 			r.problem("%s: binary-mode headers not percent-encoded as the binding says: ce-id %q ce-source %q",
 				target, req.Header.Get("ce-id"), req.Header.Get("ce-source"))
@@ -377,21 +377,6 @@ func (g *propGen) pick2(a, b int) int {
 	return b
 }
 
-// percentEncode encodes a header value as the CloudEvents HTTP binding says (3.1.3.2): space, double quote,
-// percent and everything outside printable ASCII, as the percent-encoded bytes of its UTF-8 form.
-func percentEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || c == '"' || c == '%' {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // binaryRequest is the event raw as a binary-mode request, or nil when the SDK does not read raw (the case is
 // then sent structured).
 func binaryRequest(raw []byte) (http.Header, []byte) {
@@ -437,7 +422,7 @@ func sdkEvent(raw []byte, h http.Header, body []byte) (*ce.Event, error) {
 	for k, vs := range h {
 		for _, v := range vs {
 			if strings.HasPrefix(strings.ToLower(k), "ce-") {
-				d, err := url.PathUnescape(v) // the SDK (2.16) does not percent-decode
+				d, err := percentDecode(v) // the SDK (2.16) does not percent-decode
 				if err != nil {
 					return nil, err
 				}

@@ -123,14 +123,27 @@ func Marshal(e *event.Event) ([]byte, error) {
 // value, byte for byte; data of any other type must be a JSON string, read as its text. data and data_base64
 // together, or JSON that is not an object, are errors naming the problem. The event is not validated.
 func Unmarshal(raw []byte) (*event.Event, error) {
+	doc, err := parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return fromDoc(doc)
+}
+
+// parse validates raw as JSON (gjson: no depth limit) and parses it.
+func parse(raw []byte) (gjson.Result, error) {
 	if !gjson.ValidBytes(raw) {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %w", err)
+			return gjson.Result{}, fmt.Errorf("not valid JSON: %w", err)
 		}
-		return nil, errors.New("not valid JSON")
+		return gjson.Result{}, errors.New("not valid JSON")
 	}
-	doc := gjson.ParseBytes(raw)
+	return gjson.ParseBytes(raw), nil
+}
+
+// fromDoc reads the event of a parsed, valid JSON document (see Unmarshal).
+func fromDoc(doc gjson.Result) (*event.Event, error) {
 	if !doc.IsObject() {
 		return nil, fmt.Errorf("an event is a JSON object, not %s", kind(doc))
 	}
@@ -228,23 +241,28 @@ func KeptURIs(e *event.Event, source, dataschema string) error {
 	return nil
 }
 
-// SplitBatch returns the elements of a JSON array, each as its bytes: the events of a batch
-// (application/cloudevents-batch+json), however deeply their data nests.
-func SplitBatch(raw []byte) ([][]byte, error) {
-	if !gjson.ValidBytes(raw) {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %w", err)
-		}
-		return nil, errors.New("not valid JSON")
+// BatchEntry is one event of a batch: the event or why it cannot be read, and its size in the batch.
+type BatchEntry struct {
+	Event *event.Event
+	Err   error
+	Size  int
+}
+
+// UnmarshalBatch reads a batch (application/cloudevents-batch+json): a JSON array, validated once however deeply
+// its events' data nests, each element read as Unmarshal reads an event, an element that cannot be read failing
+// alone. err is the batch failing as a whole: not JSON, or not an array.
+func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
+	doc, err := parse(raw)
+	if err != nil {
+		return nil, err
 	}
-	doc := gjson.ParseBytes(raw)
 	if !doc.IsArray() {
 		return nil, fmt.Errorf("a batch is a JSON array, not %s", kind(doc))
 	}
-	out := []([]byte){}
+	out := []BatchEntry{}
 	doc.ForEach(func(_, v gjson.Result) bool {
-		out = append(out, []byte(v.Raw))
+		e, err := fromDoc(v)
+		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw)})
 		return true
 	})
 	return out, nil

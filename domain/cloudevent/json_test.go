@@ -130,19 +130,29 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 }
 
-func TestSplitBatch(t *testing.T) {
+func TestUnmarshalBatch(t *testing.T) {
 	t.Parallel()
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
-	parts, err := cloudevent.SplitBatch([]byte(` [ {"a":1} , ` + deep + `,"x"] `))
-	if err != nil || len(parts) != 3 || string(parts[0]) != `{"a":1}` || string(parts[1]) != deep || string(parts[2]) != `"x"` {
-		t.Fatalf("SplitBatch = %d parts, %v", len(parts), err)
+	ev := `{"specversion":"1.0","id":"1","source":"/s","type":"t","data":` + deep + `}`
+	entries, err := cloudevent.UnmarshalBatch([]byte(` [ {"a":1} , ` + ev + `,"x"] `))
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("UnmarshalBatch = %d entries, %v", len(entries), err)
 	}
-	if parts, err := cloudevent.SplitBatch([]byte(`[]`)); err != nil || len(parts) != 0 {
-		t.Fatalf("empty batch = %v, %v", parts, err)
+	if entries[0].Err == nil || entries[0].Size != len(`{"a":1}`) {
+		t.Errorf("an object that is no event: %+v", entries[0])
+	}
+	if entries[1].Err != nil || string(entries[1].Event.Data()) != deep || entries[1].Size != len(ev) {
+		t.Errorf("an event nested 20,000 deep, read alone: %v", entries[1].Err)
+	}
+	if entries[2].Err == nil || !strings.Contains(entries[2].Err.Error(), "not a string") {
+		t.Errorf("a string in the batch: %v", entries[2].Err)
+	}
+	if entries, err := cloudevent.UnmarshalBatch([]byte(`[]`)); err != nil || len(entries) != 0 {
+		t.Fatalf("empty batch = %v, %v", entries, err)
 	}
 	for in, want := range map[string]string{`{}`: "not an object", `[1,`: "not valid JSON", `"a"`: "not a string"} {
-		if _, err := cloudevent.SplitBatch([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("SplitBatch(%s) = %v, want %q", in, err, want)
+		if _, err := cloudevent.UnmarshalBatch([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("UnmarshalBatch(%s) = %v, want %q", in, err, want)
 		}
 	}
 }
