@@ -1714,7 +1714,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention)",
+                        "description": "BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage (no room for the retention.maxBytes)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -1911,7 +1911,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention",
+                        "description": "RetentionAboveMaximum, AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage: the bus keeps its retention",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -2093,8 +2093,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded (nothing stored: events wait for targets; put them again later); BusFull, InsufficientStorage for one event",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge (body over 1 MiB), EventTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -5606,8 +5618,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -5666,8 +5690,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -5726,8 +5762,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -5786,8 +5834,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -5846,8 +5906,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -7846,8 +7918,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -7906,8 +7990,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -7966,8 +8062,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -8026,8 +8134,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -8086,8 +8206,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     },
+                    "409": {
+                        "description": "AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
                     "413": {
                         "description": "PayloadTooLarge",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "PutEventsRateExceeded (Retry-After)",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -9192,9 +9324,9 @@ const docTemplate = `{
                     "example": "72h0m0s"
                 },
                 "maxBytes": {
-                    "description": "MaxBytes is the largest size of the bus's stream; default 1 GiB, at least 1 MiB.",
+                    "description": "MaxBytes is a size of the bus's own, at least 1 MiB, reserved in the event store: when events not delivered\nyet fill it, PutEvents answers BusFull. Absent or 0 (the default): no size of its own, what the bus keeps\ncounts against the account's storage quota.",
                     "type": "integer",
-                    "example": 1073741824
+                    "example": 67108864
                 }
             }
         },

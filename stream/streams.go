@@ -13,10 +13,16 @@ import (
 // DuplicateWindow is how long a message id is remembered, so a retried put is stored once.
 const DuplicateWindow = 2 * time.Minute
 
-// BusStreamConfig is the stream of a bus with its retention.
+// BusStreamConfig is the stream of a bus with its retention. A maxBytes of 0 or less gives the stream no size
+// limit (nothing reserved; the control plane meters it against its account's quota and trims what was delivered,
+// TrimDelivered). A size of its own is reserved, and the stream refuses new messages when full rather than
+// discarding old ones, which may not be delivered yet: the control plane trims what was delivered before that.
 func (n Names) BusStreamConfig(busID string, maxAge time.Duration, maxBytes int64, replicas int) jetstream.StreamConfig {
 	if replicas < 1 {
 		replicas = 1
+	}
+	if maxBytes <= 0 {
+		maxBytes = -1
 	}
 	return jetstream.StreamConfig{
 		Name:       n.BusStream(busID),
@@ -25,7 +31,7 @@ func (n Names) BusStreamConfig(busID string, maxAge time.Duration, maxBytes int6
 		Storage:    jetstream.FileStorage,
 		MaxAge:     maxAge,
 		MaxBytes:   maxBytes,
-		Discard:    jetstream.DiscardOld,
+		Discard:    jetstream.DiscardNew,
 		Duplicates: DuplicateWindow,
 		Replicas:   replicas,
 	}

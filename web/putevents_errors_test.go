@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/persistence"
@@ -81,6 +83,7 @@ func TestPutEventsErrorTable(t *testing.T) {
 		"event-too-large":       ev(`, "datacontenttype": "text/plain", "data": "` + strings.Repeat("d", 300<<10) + `"`),
 		"data-too-deep":         ev(`, "data": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600)),
 		"store-unavailable":     ev(""),
+		"bus-full":              ev(`, "subject": "full", "data": "` + strings.Repeat("f", 41<<10) + `"`),
 	}
 	whole := map[string]req{
 		"too-large-body":  {url, batch, `[` + strings.Repeat(`"`+strings.Repeat("x", 1000)+`",`, 1100) + `1]`},
@@ -92,6 +95,8 @@ func TestPutEventsErrorTable(t *testing.T) {
 		"no-credentials": {url, map[string]string{"Content-Type": "application/cloudevents-batch+json", "Authorization": ""}, `[` + ev("") + `]`},
 		"not-allowed":    {url, map[string]string{"Content-Type": "application/cloudevents-batch+json", "Authorization": "Bearer " + viewer}, `[` + ev("") + `]`},
 		"throttled":      {url, batch, `[` + ev(`, "subject": "over"`) + `]`},
+		"storage-quota":  {url, batch, `[` + ev(`, "subject": "quota"`) + `]`},
+		"storage-budget": {url, batch, `[` + ev(`, "subject": "budget"`) + `]`},
 	}
 	for _, row := range errorTable(t) {
 		t.Run(row.name, func(t *testing.T) {
@@ -109,6 +114,31 @@ func TestPutEventsErrorTable(t *testing.T) {
 				// An account of one event a second, whose one event is put: the next request is over its rate.
 				env.services.Buses.Throttle = &throttle.Throttle{Accounts: env.services.Accounts.Accounts, Default: 1}
 				require.Equal(t, http.StatusOK, env.do(t, http.MethodPost, url, structured, ev("")).Status)
+			}
+			if row.name == "storage-quota" || row.name == "storage-budget" {
+				env = newEnv(t, natsServer(t), persistence.SQLite)
+				require.Equal(t, http.StatusCreated, env.do(t, http.MethodPost, "/api/v1/buses", nil, map[string]any{"name": "orders"}).Status)
+				// The account's dead letters reserve 256 MiB: over a quota of 1 MiB, or a budget of 1 MiB.
+				meter := &storagequota.Meter{JS: env.js, Names: env.names, Buses: env.buses, Quota: 1 << 20}
+				if row.name == "storage-budget" {
+					meter.Quota, meter.Budget = 1<<40, 1<<20
+				}
+				require.NoError(t, meter.Check(context.Background()))
+				env.services.Buses.Storage = meter
+			}
+			if row.name == "bus-full" {
+				env = newEnv(t, natsServer(t), persistence.SQLite)
+				require.Equal(t, http.StatusCreated, env.do(t, http.MethodPost, "/api/v1/buses", nil,
+					map[string]any{"name": "orders", "retention": map[string]any{"maxBytes": 1 << 20}}).Status)
+				for i := 0; ; i++ { // 40 KiB events that nothing reads, until the bus has no room for the row's 41 KiB
+					require.Less(t, i, 100)
+					resp := env.do(t, http.MethodPost, url, structured, `{"specversion": "1.0", "id": "fill-`+strconv.Itoa(i)+
+						`", "source": "/s", "type": "t", "data": "`+strings.Repeat("x", 40<<10)+`"}`)
+					if resp.Status != http.StatusOK {
+						require.Equal(t, http.StatusConflict, resp.Status, string(resp.Body))
+						break
+					}
+				}
 			}
 			check := func(resp *response, status int) {
 				t.Helper()
@@ -149,7 +179,7 @@ func TestPutEventsErrorTable(t *testing.T) {
 			require.NoError(t, json.Unmarshal(resp.Body, &out))
 			require.Len(t, out.Entries, 2)
 			assert.Equal(t, row.code, out.Entries[0].ErrorCode, out.Entries[0].ErrorMessage)
-			if row.name != "store-unavailable" {
+			if row.name != "store-unavailable" && row.name != "bus-full" { // a full bus refuses the other entry too
 				assert.Equal(t, 1, out.FailedEntryCount)
 				assert.Equal(t, "good-"+row.name, out.Entries[1].EventID, "the other entry is stored")
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/stream"
 )
@@ -50,12 +52,45 @@ func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
 		fmt.Sprintf("a retention of %d bytes", r.MaxBytes))
 }
 
-// JetStream's errors of a stream whose limits do not fit what the server may store.
+// EnsureBusLimits gives the stream of a bus the limits of its retention (a stream made by an earlier version).
+func (s *Store) EnsureBusLimits(ctx context.Context, b *bus.Bus) error {
+	r := b.Retention()
+	return storageError(s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas),
+		fmt.Sprintf("a retention of %d bytes", r.MaxBytes))
+}
+
+// JetStream's errors of a stream whose limits do not fit what the server may store, and of a write refused.
 const (
 	jsInsufficientResources    jetstream.ErrorCode = 10023
 	jsMemoryResourcesExceeded  jetstream.ErrorCode = 10028
 	jsStorageResourcesExceeded jetstream.ErrorCode = 10047
+	jsStoreFailed              jetstream.ErrorCode = 10077
 )
+
+// fullRetryAfter is when an event refused for want of room is worth putting again.
+const fullRetryAfter = 5 * time.Second
+
+// putError is the domain error of a write JetStream refused for want of room: bus.ErrBusFull when the bus's own
+// maxBytes holds events not delivered yet (its stream discards nothing new), bus.ErrInsufficientStorage when the
+// event store as a whole is full; any other error as it is.
+func putError(err error) error {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return err
+	}
+	var e *domain.Error
+	switch {
+	case apiErr.ErrorCode == jsStoreFailed && strings.Contains(apiErr.Description, "maximum bytes"):
+		e = bus.ErrBusFull.With("the bus holds its retention.maxBytes of events that are not delivered yet; " +
+			"put the event again once its targets caught up, or raise retention.maxBytes")
+	case apiErr.ErrorCode == jsInsufficientResources || apiErr.ErrorCode == jsStorageResourcesExceeded:
+		e = bus.ErrInsufficientStorage.With("the event store is full (JetStream: %s); put the event again later", apiErr.Description)
+	default:
+		return err
+	}
+	e.RetryAfter = fullRetryAfter
+	return e
+}
 
 // storageError is bus.ErrInsufficientStorage for a JetStream refusal of a stream that does not fit the store (its
 // maximum size is reserved up front), what names the reservation; any other error as it is.
@@ -130,7 +165,7 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 		case ack := <-f.Ok():
 			results[i].Duplicate = ack.Duplicate
 		case err := <-f.Err():
-			results[i].Err = err
+			results[i].Err = putError(err)
 		case <-ctx.Done():
 			results[i].Err = ctx.Err()
 		case <-timer.C:
@@ -178,6 +213,9 @@ func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *e
 	ctx, cancel := context.WithTimeout(ctx, s.AckTimeout)
 	defer cancel()
 	if _, err := s.js.PublishMsg(ctx, m); err != nil {
+		if de := putError(err); de != err {
+			return de
+		}
 		return fmt.Errorf("storing a source's event: %w", err)
 	}
 	return nil

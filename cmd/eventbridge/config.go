@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
@@ -88,6 +89,12 @@ type Config struct {
 	PutEventsRate int
 	// MaxBusRetention is the largest retention of a bus.
 	MaxBusRetention bus.Retention
+	// StorageBudget bounds what the event store keeps in all (0: three quarters of the free disk space of the
+	// embedded store, or the NATS cluster's own limits); AccountStorageQuota what each account keeps.
+	StorageBudget       int64
+	AccountStorageQuota int64
+	// StorageCheckInterval is how often the sizes of streams are read against the quotas and the budget.
+	StorageCheckInterval time.Duration
 	// DeadLetterMaxBytes and DeadLetterRetention bound every account's dead letters: when full, the oldest go.
 	DeadLetterMaxBytes  int64
 	DeadLetterRetention time.Duration
@@ -288,8 +295,19 @@ func (c Config) Validate() error {
 	if c.SessionIdleTimeout > c.SessionMaxAge && c.SessionMaxAge > 0 {
 		return fmt.Errorf("--session-idle-timeout %s is longer than --session-max-age %s", c.SessionIdleTimeout, c.SessionMaxAge)
 	}
-	if c.MaxBusRetention.MaxBytes < bus.MinMaxBytes || c.MaxBusRetention.MaxBytes < bus.DefaultMaxBytes {
-		return fmt.Errorf("--max-bus-retention-mib must be at least %d: the default retention of a bus", bus.DefaultMaxBytes>>20)
+	if c.MaxBusRetention.MaxBytes < bus.MinMaxBytes {
+		return fmt.Errorf("--max-bus-retention-mib must be at least %d", bus.MinMaxBytes>>20)
+	}
+	if c.AccountStorageQuota < c.DeadLetterMaxBytes+bus.MinMaxBytes {
+		return fmt.Errorf("--account-storage-quota-mib must hold an account's dead letters (--dead-letter-max-mib %d) and a bus of %d MiB",
+			c.DeadLetterMaxBytes>>20, bus.MinMaxBytes>>20)
+	}
+	if c.StorageCheckInterval < 100*time.Millisecond || c.StorageCheckInterval > time.Minute {
+		return fmt.Errorf("--storage-check-interval must be between 100ms and 1m")
+	}
+	if c.StorageBudget < 0 || (c.StorageBudget > 0 && c.StorageBudget < c.AccountStorageQuota) {
+		return fmt.Errorf("--storage-budget-mib must be 0 (derived from the free disk space) or at least --account-storage-quota-mib %d",
+			c.AccountStorageQuota>>20)
 	}
 	if c.MaxBusRetention.MaxAge < bus.DefaultMaxAge || c.MaxBusRetention.MaxAge > bus.MaxMaxAge {
 		return fmt.Errorf("--max-bus-retention-age must be between %s (the default retention of a bus) and %s", bus.DefaultMaxAge, bus.MaxMaxAge)
@@ -395,6 +413,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	dur(&c.StorageCheckInterval, "storage-check-interval", "EB_STORAGE_CHECK_INTERVAL", storagequota.DefaultInterval, "how often what accounts keep in the event store is read against their quotas and the budget")
 	dur(&c.MaxBusRetention.MaxAge, "max-bus-retention-age", "EB_MAX_BUS_RETENTION_AGE", bus.MaxMaxAge, "the longest retention.maxAge of a bus")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
 	lim := listener.Defaults
@@ -419,7 +438,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
 	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
 	busMiB := 10 << 10
-	quota(&busMiB, "max-bus-retention-mib", "EB_MAX_BUS_RETENTION_MIB", busMiB, "the largest retention.maxBytes of a bus, in MiB (each bus's stream reserves its maxBytes in the event store)")
+	quota(&busMiB, "max-bus-retention-mib", "EB_MAX_BUS_RETENTION_MIB", busMiB, "the largest retention.maxBytes of a bus, in MiB (a bus with a maxBytes of its own reserves it in the event store)")
+	quotaMiB, budgetMiB := int(storagequota.DefaultQuota>>20), 0
+	quota(&quotaMiB, "account-storage-quota-mib", "EB_ACCOUNT_STORAGE_QUOTA_MIB", quotaMiB, "MiB each account may keep in the event store: events not delivered yet, its dead letters and the maxBytes its buses reserve; when full, its PutEvents answer 409 AccountStorageQuotaExceeded")
+	quota(&budgetMiB, "storage-budget-mib", "EB_STORAGE_BUDGET_MIB", budgetMiB, "MiB the event store may keep in all (0: three quarters of the free disk space of the embedded store)")
 	dlqMiB := int(stream.DLQMaxBytes >> 20)
 	quota(&dlqMiB, "dead-letter-max-mib", "EB_DEAD_LETTER_MAX_MIB", dlqMiB, "MiB of dead letters each account keeps; when full, the oldest are deleted to make room")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
@@ -431,6 +453,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, err
 	}
 	c.DeadLetterMaxBytes = int64(dlqMiB) << 20
+	c.AccountStorageQuota, c.StorageBudget = int64(quotaMiB)<<20, int64(budgetMiB)<<20
 	c.MaxBusRetention.MaxBytes = int64(busMiB) << 20
 	if showVersion {
 		return c, ErrVersion

@@ -21,7 +21,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
 		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
-		MaxBusRetention: bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour}}, c)
+		MaxBusRetention:     bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour},
+		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -38,7 +39,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_AUDIT_RETENTION": "720h", "EB_HTTP_READ_HEADER_TIMEOUT": "2s", "EB_HTTP_READ_TIMEOUT": "3s",
 		"EB_HTTP_WRITE_TIMEOUT": "4s", "EB_HTTP_IDLE_TIMEOUT": "5s", "EB_HTTP_MAX_HEADER_BYTES": "4096",
 		"EB_HTTP_MAX_CONNECTIONS": "64", "EB_PUT_EVENTS_RATE": "500", "EB_DEAD_LETTER_MAX_MIB": "64", "EB_DEAD_LETTER_RETENTION": "48h", "EB_MAX_BUS_RETENTION_MIB": "2048",
-		"EB_MAX_BUS_RETENTION_AGE": "720h",
+		"EB_MAX_BUS_RETENTION_AGE": "720h", "EB_ACCOUNT_STORAGE_QUOTA_MIB": "4096", "EB_STORAGE_BUDGET_MIB": "20480",
+		"EB_STORAGE_CHECK_INTERVAL": "5s",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -53,7 +55,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		Listener: listener.Limits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second,
 			IdleTimeout: 5 * time.Second, MaxHeaderBytes: 4096, MaxConnections: 64}, PutEventsRate: 500,
 		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour,
-		MaxBusRetention: bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour}}, c)
+		MaxBusRetention:     bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour},
+		AccountStorageQuota: 4 << 30, StorageBudget: 20 << 30, StorageCheckInterval: 5 * time.Second}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
 	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
@@ -93,7 +96,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"idle timeout over the maximum age", []string{"--session-idle-timeout", "2h", "--session-max-age", "1h"}, nil, "--session-idle-timeout"},
 		{"audit retention under an hour", []string{"--audit-retention", "10m"}, nil, "--audit-retention"},
 		{"session env not a duration", nil, map[string]string{"EB_SESSION_MAX_AGE": "long"}, "EB_SESSION_MAX_AGE"},
-		{"bus maximum under the default", []string{"--max-bus-retention-mib", "100"}, nil, "--max-bus-retention-mib"},
+		{"bus maximum under 1 MiB", []string{"--max-bus-retention-mib", "0"}, nil, "--max-bus-retention-mib"},
+		{"quota without room for dead letters", []string{"--account-storage-quota-mib", "200"}, nil, "--account-storage-quota-mib"},
+		{"budget under a quota", []string{"--storage-budget-mib", "1024"}, nil, "--storage-budget-mib"},
+		{"budget env not a number", nil, map[string]string{"EB_STORAGE_BUDGET_MIB": "lots"}, "--storage-budget-mib"},
+		{"storage checked every millisecond", []string{"--storage-check-interval", "1ms"}, nil, "--storage-check-interval"},
 		{"bus maximum age under the default", []string{"--max-bus-retention-age", "1h"}, nil, "--max-bus-retention-age"},
 		{"dead letters without room", []string{"--dead-letter-max-mib", "0"}, nil, "--dead-letter-max-mib"},
 		{"dead letters kept a minute", []string{"--dead-letter-retention", "1m"}, nil, "--dead-letter-retention"},

@@ -32,6 +32,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/adapter/password"
+	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
@@ -285,6 +286,7 @@ func (m *Main) Run(ctx context.Context) error {
 			SyncAlways:   c.FsyncAlways(),
 			SyncInterval: c.FsyncInterval(),
 			Credentials:  m.natsCreds,
+			MaxStore:     c.StorageBudget,
 		})
 		if err != nil {
 			return err
@@ -432,6 +434,19 @@ func (m *Main) Run(ctx context.Context) error {
 	// Every PutEvents of every dialect and every webhook request, at its account's rate (this replica's buckets).
 	putThrottle := &throttle.Throttle{Accounts: accounts, Default: c.PutEventsRate}
 	services.Buses.Throttle, services.Sources.Throttle = putThrottle, putThrottle
+	// What every account keeps in the event store, against its quota and the installation's budget.
+	budget := c.StorageBudget
+	if budget == 0 && m.natsServer != nil {
+		budget = m.natsServer.MaxStore()
+	}
+	meter := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: c.AccountStorageQuota, Budget: budget,
+		Interval: c.StorageCheckInterval, Logger: log.With("component", "storage")}
+	services.Buses.Storage, services.Sources.Storage = meter, meter
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		meter.Run(runCtx)
+	}()
 	id.accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
 		services.Connections, store, connectorStates, id.users, id.keys, putThrottle}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
@@ -572,12 +587,16 @@ func ensureDLQStreams(ctx context.Context, buses bus.Repository, store *eventsto
 	}
 	seen := map[string]bool{}
 	for _, b := range all {
-		if seen[b.AccountID()] {
-			continue
+		if !seen[b.AccountID()] {
+			seen[b.AccountID()] = true
+			if err := store.EnsureDLQStream(ctx, b.AccountID()); err != nil {
+				log.Warn("ensuring a dead-letter stream", "account", b.AccountID(), "err", err)
+			}
 		}
-		seen[b.AccountID()] = true
-		if err := store.EnsureDLQStream(ctx, b.AccountID()); err != nil {
-			log.Warn("ensuring a dead-letter stream", "account", b.AccountID(), "err", err)
+		// A stream made by an earlier version gets the limits of its bus's retention as this version keeps them (no
+		// 1 GiB reserved by default; new messages refused rather than old ones discarded when a size is full).
+		if err := store.EnsureBusLimits(ctx, b); err != nil {
+			log.Warn("ensuring the limits of a bus's stream", "bus", b.ID(), "err", err)
 		}
 	}
 }

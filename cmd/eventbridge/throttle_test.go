@@ -16,9 +16,7 @@ func TestPutEventsRatePerAccount(t *testing.T) {
 	m := startMain(t, t.TempDir(), "--put-events-rate", "100")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)
-	other := a
-	other.account = "other"
-	a.must("POST", "/api/v1/accounts", map[string]any{"id": "other"}, 201)
+	other := a.newAccount("other")
 	for _, c := range []api{a, other} {
 		c.must("POST", "/api/v1/buses", map[string]any{"name": "b"}, 201)
 	}
@@ -69,4 +67,11 @@ func TestPutEventsRatePerAccount(t *testing.T) {
 	}
 	require.NotNil(t, throttled, "ten webhook requests at once on an account of 5 events/s: none throttled")
 	assert.NotEmpty(t, throttled.Header.Get("Retry-After"))
+}
+
+// newAccount creates the account id and returns a client of it with a's credentials.
+func (a api) newAccount(id string) api {
+	a.must("POST", "/api/v1/accounts", map[string]any{"id": id}, 201)
+	a.account = id
+	return a
 }

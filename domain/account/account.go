@@ -79,6 +79,26 @@ type Throttle interface {
 // ErrThrottled is the answer to an account putting events faster than its rate.
 var ErrThrottled = &domain.Error{Kind: domain.KindThrottled, Code: "PutEventsRateExceeded"}
 
+// Storage meters what each account keeps in the event store against its storage quota, and the installation
+// against its storage budget.
+type Storage interface {
+	// AdmitPut answers ErrStorageQuotaExceeded while what the account keeps fills its quota, and
+	// ErrStorageBudgetExceeded while what the installation keeps fills its budget; nothing is stored then.
+	AdmitPut(accountID string) error
+	// Reserve takes maxBytes for the bus busID of the account (its own retention.maxBytes) in place of the before
+	// bytes it held, or answers ErrStorageQuotaExceeded or ErrStorageBudgetExceeded, naming field, when they do
+	// not fit.
+	Reserve(ctx context.Context, accountID, busID, field string, maxBytes, before int64) error
+	// Unreserve forgets what Reserve took for busID when the change did not happen.
+	Unreserve(busID string)
+}
+
+// Errors of storage: what an account or the installation would keep does not fit.
+var (
+	ErrStorageQuotaExceeded  = &domain.Error{Kind: domain.KindLimitExceeded, Code: "AccountStorageQuotaExceeded"}
+	ErrStorageBudgetExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "StorageBudgetExceeded"}
+)
+
 // Errors of accounts.
 var (
 	ErrNotFound      = &domain.Error{Kind: domain.KindNotFound, Code: "AccountNotFound"}

@@ -8,7 +8,9 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 )
 
-// Retention bounds how long and how much of a bus's events are kept (it also backs replay).
+// Retention bounds how long and how much of a bus's events are kept. MaxBytes 0 gives the bus no size of its own:
+// what it keeps counts against its account's storage quota, and nothing is reserved up front. A MaxBytes of its own
+// is reserved in the event store and counts against the quota in full.
 type Retention struct {
 	MaxAge   time.Duration
 	MaxBytes int64
@@ -17,7 +19,7 @@ type Retention struct {
 // Retention defaults and limits.
 const (
 	DefaultMaxAge   = 72 * time.Hour
-	DefaultMaxBytes = int64(1 << 30)
+	DefaultMaxBytes = int64(0)
 	MinMaxAge       = time.Minute
 	MaxMaxAge       = 365 * 24 * time.Hour
 	MinMaxBytes     = int64(1 << 20)
@@ -32,7 +34,8 @@ var (
 	ErrQuotaExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "BusQuotaExceeded"}
 	// ErrRetentionAboveMaximum: a retention over the installation's per-bus maximum.
 	ErrRetentionAboveMaximum = &domain.Error{Kind: domain.KindLimitExceeded, Code: "RetentionAboveMaximum"}
-	// ErrInsufficientStorage: the event store has no room left for what a bus's retention would reserve.
+	// ErrInsufficientStorage: the event store (its storage budget) has no room left for what a bus's retention
+	// would reserve.
 	ErrInsufficientStorage = &domain.Error{Kind: domain.KindLimitExceeded, Code: "InsufficientStorage"}
 )
 
@@ -81,19 +84,16 @@ func New(accountID, name, description string, retention Retention, now time.Time
 	}, nil
 }
 
-// normalize fills a zero field with its default and validates.
+// normalize fills a zero MaxAge with its default and validates (MaxBytes 0 is a bus without a size of its own).
 func (r Retention) normalize() (Retention, error) {
 	if r.MaxAge == 0 {
 		r.MaxAge = DefaultMaxAge
 	}
-	if r.MaxBytes == 0 {
-		r.MaxBytes = DefaultMaxBytes
-	}
 	if r.MaxAge < MinMaxAge || r.MaxAge > MaxMaxAge {
 		return r, domain.Invalid("retention.maxAge", "retention.maxAge must be between %s and %s", MinMaxAge, MaxMaxAge)
 	}
-	if r.MaxBytes < MinMaxBytes {
-		return r, domain.Invalid("retention.maxBytes", "retention.maxBytes must be at least %d", MinMaxBytes)
+	if r.MaxBytes != 0 && r.MaxBytes < MinMaxBytes {
+		return r, domain.Invalid("retention.maxBytes", "retention.maxBytes must be 0 (no size of its own) or at least %d", MinMaxBytes)
 	}
 	return r, nil
 }
@@ -101,7 +101,8 @@ func (r Retention) normalize() (Retention, error) {
 // Patch is a change of a bus: the fields that are set are replaced.
 type Patch struct {
 	Description *string
-	// MaxAge and MaxBytes replace the retention's fields; zero restores the default.
+	// MaxAge and MaxBytes replace the retention's fields; zero restores the default (for MaxBytes: no size of its
+	// own).
 	MaxAge   *time.Duration
 	MaxBytes *int64
 }

@@ -28,6 +28,7 @@ func TestNew(t *testing.T) {
 		{"bad account", "A1", "orders", Retention{}, "accountId"},
 		{"short age", "a1", "orders", Retention{MaxAge: time.Second}, "retention.maxAge"},
 		{"small size", "a1", "orders", Retention{MaxBytes: 10}, "retention.maxBytes"},
+		{"negative size", "a1", "orders", Retention{MaxBytes: -1}, "retention.maxBytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +37,12 @@ func TestNew(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if b.Retention().MaxAge == 0 || b.Retention().MaxBytes == 0 || !domain.IsID(b.ID()) {
+				wantAge := tc.retention.MaxAge
+				if wantAge == 0 {
+					wantAge = DefaultMaxAge
+				}
+				// MaxBytes 0 stays 0: a bus without a size of its own.
+				if b.Retention().MaxAge != wantAge || b.Retention().MaxBytes != tc.retention.MaxBytes || !domain.IsID(b.ID()) {
 					t.Fatalf("defaults/id missing: %+v %q", b.Retention(), b.ID())
 				}
 				return

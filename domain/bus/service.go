@@ -27,6 +27,8 @@ const (
 var (
 	ErrInvalidEvent  = &domain.Error{Kind: domain.KindInvalid, Code: "InvalidEvent"}
 	ErrEventTooLarge = &domain.Error{Kind: domain.KindTooLarge, Code: "EventTooLarge"}
+	// ErrBusFull: a bus with a retention.maxBytes of its own holds that much of events not yet delivered.
+	ErrBusFull = &domain.Error{Kind: domain.KindLimitExceeded, Code: "BusFull"}
 )
 
 // EventStore is where events put on a bus are stored (a stream per bus).
@@ -87,6 +89,9 @@ type Service struct {
 	Throttle account.Throttle
 	// MaxRetention is the installation's per-bus maximum retention (a zero field bounds nothing).
 	MaxRetention Retention
+	// Storage, when set, refuses what does not fit the account's storage quota or the installation's budget: a
+	// bus's own retention.maxBytes, and events while the account's stored events fill its quota.
+	Storage account.Storage
 }
 
 // Observer sees the events stored on buses. Observe must be cheap and must not block.
@@ -114,10 +119,15 @@ func (s *Service) Create(ctx context.Context, accountID, name, description strin
 	if n >= quota {
 		return nil, ErrQuotaExceeded.With("quota exceeded: buses per account (%d); account %q has %d", quota, accountID, n)
 	}
+	if err := s.reserve(ctx, b, b.Retention().MaxBytes, 0); err != nil {
+		return nil, err
+	}
 	if err := s.Buses.Create(ctx, b); err != nil {
+		s.unreserve(b)
 		return nil, err
 	}
 	if err := s.Store.CreateStream(ctx, b); err != nil {
+		s.unreserve(b)
 		if derr := s.Buses.Delete(context.WithoutCancel(ctx), b.ID()); derr != nil {
 			s.Logger.Error("removing bus after failed stream creation", "bus", b.ID(), "err", derr)
 		}
@@ -125,6 +135,21 @@ func (s *Service) Create(ctx context.Context, accountID, name, description strin
 	}
 	s.sync(ctx, b)
 	return b, nil
+}
+
+// reserve takes a bus's own maxBytes from its account's storage in place of before; 0 reserves nothing.
+func (s *Service) reserve(ctx context.Context, b *Bus, maxBytes, before int64) error {
+	if s.Storage == nil || maxBytes == before {
+		return nil
+	}
+	return s.Storage.Reserve(ctx, b.AccountID(), b.ID(), "retention.maxBytes", maxBytes, before)
+}
+
+// unreserve gives back what reserve took when what it was taken for did not happen.
+func (s *Service) unreserve(b *Bus) {
+	if s.Storage != nil {
+		s.Storage.Unreserve(b.ID())
+	}
 }
 
 // sync asks the runtime to apply the bus's declared state. A failure is logged, not returned: the reconciler
@@ -193,13 +218,17 @@ func (s *Service) Update(ctx context.Context, accountID, name string, p Patch) (
 		if p.MaxAge == nil && p.MaxBytes == nil {
 			return nil // a bus made before a lower maximum keeps its retention and may change the rest
 		}
-		return b.Retention().Above(s.MaxRetention)
+		if err := b.Retention().Above(s.MaxRetention); err != nil {
+			return err
+		}
+		return s.reserve(ctx, b, b.Retention().MaxBytes, before.MaxBytes)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if p.MaxAge != nil || p.MaxBytes != nil {
 		if err := s.Store.CreateStream(ctx, b); err != nil {
+			s.unreserve(b)
 			back := Patch{MaxAge: &before.MaxAge, MaxBytes: &before.MaxBytes}
 			if _, rerr := s.Buses.Update(context.WithoutCancel(ctx), accountID, b.Name(), func(b *Bus) error { return b.Apply(back) }); rerr != nil {
 				s.Logger.Error("restoring the retention of a bus whose stream kept the old one", "bus", b.ID(), "err", rerr)
@@ -223,9 +252,11 @@ func ValidateEvent(e *event.Event, encodedSize int) error {
 }
 
 // PutEvents stores events on a bus and returns one result per event in order. It fails as a whole only when the
-// bus does not exist (ErrNotFound) or the account puts events faster than its rate (account.ErrThrottled). Events must have passed ValidateEvent. An event the store refuses keeps its
-// ErrInvalidEvent or ErrEventTooLarge (permanent: putting it again cannot help); any other failure of the store is
-// domain.ErrUnavailable (put it again).
+// bus does not exist (ErrNotFound), the account puts events faster than its rate (account.ErrThrottled), or what
+// it keeps fills its storage quota or the installation's budget (account.ErrStorageQuotaExceeded,
+// account.ErrStorageBudgetExceeded). Events must have passed ValidateEvent. An event the store refuses keeps the
+// store's domain error (ErrInvalidEvent, ErrEventTooLarge: permanent; ErrBusFull, ErrInsufficientStorage: put it
+// again later); any other failure of the store is domain.ErrUnavailable (put it again).
 func (s *Service) PutEvents(ctx context.Context, accountID, busName string, events []*event.Event) ([]PutResult, error) {
 	b, err := s.Buses.Get(ctx, accountID, busName)
 	if err != nil {
@@ -239,12 +270,18 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 			return nil, err
 		}
 	}
+	if s.Storage != nil {
+		if err := s.Storage.AdmitPut(accountID); err != nil {
+			return nil, err
+		}
+	}
 	results := s.Store.Put(ctx, b, events)
 	for i, r := range results {
 		if r.Err == nil && !r.Duplicate && s.Observer != nil {
 			s.Observer.Observe(b.ID(), events[i])
 		}
-		if r.Err != nil && !errors.Is(r.Err, ErrInvalidEvent) && !errors.Is(r.Err, ErrEventTooLarge) {
+		var de *domain.Error
+		if r.Err != nil && !errors.As(r.Err, &de) {
 			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", r.Err)
 			unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")
 			unavailable.RetryAfter = time.Second

@@ -48,6 +48,8 @@ type Service struct {
 	Intake Intake
 	// Throttle, when set, admits webhook requests at their account's PutEvents rate.
 	Throttle account.Throttle
+	// Storage, when set, refuses webhook requests while what their account keeps fills its storage quota.
+	Storage account.Storage
 	// Sealer seals secret config values; Opener opens the signature secrets of webhooks.
 	Sealer Sealer
 	Opener Opener
@@ -304,9 +306,15 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 			return "", err
 		}
 	}
-	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
-		if errors.Is(err, bus.ErrInvalidEvent) || errors.Is(err, bus.ErrEventTooLarge) {
+	if s.Storage != nil {
+		if err := s.Storage.AdmitPut(w.Source.AccountID()); err != nil {
 			return "", err
+		}
+	}
+	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) {
+			return "", err // invalid, too large, or no room: the store's own answer
 		}
 		s.log().Warn("storing a webhook request", "source", w.Source.ID(), "err", err)
 		unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the request; send it again")

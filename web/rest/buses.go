@@ -23,8 +23,10 @@ type Bus struct {
 type Retention struct {
 	// MaxAge is a Go duration ("72h" is accepted; answers read "72h0m0s"); default 72h, between 1m and 8760h.
 	MaxAge string `json:"maxAge,omitempty" example:"72h0m0s"`
-	// MaxBytes is the largest size of the bus's stream; default 1 GiB, at least 1 MiB.
-	MaxBytes int64 `json:"maxBytes,omitempty" example:"1073741824"`
+	// MaxBytes is a size of the bus's own, at least 1 MiB, reserved in the event store: when events not delivered
+	// yet fill it, PutEvents answers BusFull. Absent or 0 (the default): no size of its own, what the bus keeps
+	// counts against the account's storage quota.
+	MaxBytes int64 `json:"maxBytes,omitempty" example:"67108864"`
 } //@name Retention
 
 // BusList is one page of buses.
@@ -103,7 +105,7 @@ func (a *api) listBuses(c *gin.Context) (int, any, error) {
 //	@Param		bus				body		Bus		true	"the bus"
 //	@Success	201				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
-//	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention)"
+//	@Failure	409				{object}	web.Problem	"BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage (no room for the retention.maxBytes)"
 //	@Failure	413				{object}	web.Problem
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
@@ -188,7 +190,7 @@ func (p BusPatch) patch() (bus.Patch, error) {
 //	@Success	200				{object}	Bus
 //	@Failure	400				{object}	web.Problem	"invalid input (ValidationError, MalformedRequest)"
 //	@Failure	404				{object}	web.Problem	"BusNotFound"
-//	@Failure	409				{object}	web.Problem	"RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention"
+//	@Failure	409				{object}	web.Problem	"RetentionAboveMaximum, AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage: the bus keeps its retention"
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
 //	@Security		BearerAuth

@@ -41,7 +41,9 @@ type PutEventsResponse struct {
 //	@Success		200				{object}	PutEventsResponse
 //	@Failure		400				{object}	web.Problem	"InvalidEvent, MalformedRequest"
 //	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure		409				{object}	web.Problem	"AccountStorageQuotaExceeded, StorageBudgetExceeded (nothing stored: events wait for targets; put them again later); BusFull, InsufficientStorage for one event"
 //	@Failure		413				{object}	web.Problem	"PayloadTooLarge (body over 1 MiB), EventTooLarge"
+//	@Failure		429				{object}	web.Problem	"PutEventsRateExceeded (Retry-After)"
 //	@Failure		503				{object}	web.Problem	"ServiceUnavailable: not stored; put it again (Retry-After)"
 //	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
 //	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"

@@ -45,7 +45,9 @@ var WebhookMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, h
 //	@Failure		401		{object}	web.Problem	"InvalidSignature"
 //	@Failure		403		{object}	web.Problem	"WebhookRefused: method, client address or referer"
 //	@Failure		404		{object}	web.Problem	"NotFound"
+//	@Failure		409		{object}	web.Problem	"AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later"
 //	@Failure		413		{object}	web.Problem	"PayloadTooLarge"
+//	@Failure		429		{object}	web.Problem	"PutEventsRateExceeded (Retry-After)"
 //	@Failure		503		{object}	web.Problem	"ServiceUnavailable: not stored; send it again"
 //	@Router			/webhook/putEvents [get]
 //	@Router			/webhook/putEvents [post]
@@ -68,7 +70,9 @@ func (a *api) webhookByQuery(c *gin.Context) {
 //	@Failure		401		{object}	web.Problem	"InvalidSignature"
 //	@Failure		403		{object}	web.Problem	"WebhookRefused: method, client address or referer"
 //	@Failure		404		{object}	web.Problem	"NotFound"
+//	@Failure		409		{object}	web.Problem	"AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later"
 //	@Failure		413		{object}	web.Problem	"PayloadTooLarge"
+//	@Failure		429		{object}	web.Problem	"PutEventsRateExceeded (Retry-After)"
 //	@Failure		503		{object}	web.Problem	"ServiceUnavailable: not stored; send it again"
 //	@Router			/api/v1/webhooks/{token} [get]
 //	@Router			/api/v1/webhooks/{token} [post]

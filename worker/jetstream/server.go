@@ -140,6 +140,15 @@ func (s *Server) InProcessConn() (net.Conn, error) {
 	return s.ns.InProcessConn()
 }
 
+// MaxStore is the file storage JetStream may use: ServerConfig.MaxStore, or what the server derived from the free
+// disk space (three quarters of it) when that was 0.
+func (s *Server) MaxStore() int64 {
+	if c := s.server().JetStreamConfig(); c != nil {
+		return c.MaxStore
+	}
+	return 0
+}
+
 func (s *Server) server() *server.Server {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

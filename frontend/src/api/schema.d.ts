@@ -1845,7 +1845,7 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), InsufficientStorage (no room in the event store for the retention) */
+                /** @description BusAlreadyExists, BusQuotaExceeded, RetentionAboveMaximum (the per-bus maximum), AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage (no room for the retention.maxBytes) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2063,7 +2063,7 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description RetentionAboveMaximum, InsufficientStorage: the bus keeps its retention */
+                /** @description RetentionAboveMaximum, AccountStorageQuotaExceeded, StorageBudgetExceeded, InsufficientStorage: the bus keeps its retention */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2255,8 +2255,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded (nothing stored: events wait for targets; put them again later); BusFull, InsufficientStorage for one event */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge (body over 1 MiB), EventTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6183,8 +6201,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6255,8 +6291,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6327,8 +6381,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6399,8 +6471,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6473,8 +6563,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8874,8 +8982,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8949,8 +9075,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9024,8 +9168,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9099,8 +9261,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9176,8 +9356,26 @@ export interface paths {
                         "application/json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description AccountStorageQuotaExceeded, StorageBudgetExceeded, BusFull, InsufficientStorage: not stored; send it again later */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description PayloadTooLarge */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description PutEventsRateExceeded (Retry-After) */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9774,8 +9972,10 @@ export interface components {
              */
             maxAge?: string;
             /**
-             * @description MaxBytes is the largest size of the bus's stream; default 1 GiB, at least 1 MiB.
-             * @example 1073741824
+             * @description MaxBytes is a size of the bus's own, at least 1 MiB, reserved in the event store: when events not delivered
+             *     yet fill it, PutEvents answers BusFull. Absent or 0 (the default): no size of its own, what the bus keeps
+             *     counts against the account's storage quota.
+             * @example 67108864
              */
             maxBytes?: number;
         };

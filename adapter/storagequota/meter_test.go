@@ -1,0 +1,69 @@
+package storagequota_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
+	"github.com/eventbridge-go/eventbridge/domain/account"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
+	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// TestReservationsCountUntilRead: a reservation counts from the moment it is taken, through readings that do not
+// show the bus's stream with its size yet (a reading that began before the stream changed), and is not counted
+// twice once one does; a reservation whose change did not happen is given back; the budget counts the
+// installation's own streams too.
+func TestReservationsCountUntilRead(t *testing.T) {
+	ctx := context.Background()
+	js := jetstreamtest.Start(t).JS
+	buses := persistence.NewBusRepository(persistencetest.Open(t, persistence.SQLite))
+	names := stream.Names{Cluster: "t"}
+	newBus := func(name string) *bus.Bus {
+		b, err := bus.New("acme", name, "", bus.Retention{}, time.Now())
+		require.NoError(t, err)
+		require.NoError(t, buses.Create(ctx, b))
+		require.NoError(t, names.EnsureBusStream(ctx, js, b.ID(), time.Hour, 0, 1))
+		return b
+	}
+	b1, b2 := newBus("one"), newBus("two")
+	m := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: 12 << 20, Budget: 40 << 20}
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Reserved)
+
+	require.NoError(t, m.Reserve(ctx, "acme", b1.ID(), "retention.maxBytes", 8<<20, 0))
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved)
+	require.NoError(t, m.Check(ctx)) // the stream is not changed yet
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "a reservation no reading shows still counts")
+	require.NoError(t, names.EnsureBusStream(ctx, js, b1.ID(), time.Hour, 8<<20, 1))
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "counted once when read")
+
+	err := m.Reserve(ctx, "acme", b2.ID(), "retention.maxBytes", 8<<20, 0)
+	require.True(t, errors.Is(err, account.ErrStorageQuotaExceeded), "%v", err)
+	require.NoError(t, m.Reserve(ctx, "acme", b2.ID(), "retention.maxBytes", 4<<20, 0))
+	err = m.Reserve(ctx, "acme", b2.ID(), "retention.maxBytes", 5<<20, 0)
+	require.True(t, errors.Is(err, account.ErrStorageQuotaExceeded), "the reservation not read yet is what b2 holds: %v", err)
+	m.Unreserve(b2.ID())
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "given back")
+
+	// The budget (40 MiB, 8 of them reserved): the account's quota refuses first; with a quota that does not,
+	// 33 MiB more do not fit the budget, 32 do, and then the installation at its budget refuses events.
+	err = m.Reserve(ctx, "other", "b3", "retention.maxBytes", 33<<20, 0)
+	require.True(t, errors.Is(err, account.ErrStorageQuotaExceeded), "%v", err)
+	big := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: 64 << 20, Budget: 40 << 20}
+	require.NoError(t, big.Check(ctx))
+	err = big.Reserve(ctx, "other", "b3", "retention.maxBytes", 33<<20, 0)
+	require.True(t, errors.Is(err, account.ErrStorageBudgetExceeded), "%v", err)
+	require.NoError(t, big.Reserve(ctx, "other", "b3", "retention.maxBytes", 32<<20, 0))
+	err = big.AdmitPut("acme")
+	require.True(t, errors.Is(err, account.ErrStorageBudgetExceeded), "the installation at its budget refuses events: %v", err)
+}
