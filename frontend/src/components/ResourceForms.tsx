@@ -77,8 +77,8 @@ export function BusFormView({ bus, onSaved }: { bus?: Bus; onSaved: () => void }
         />
         <TextInput
           label="Retention: max bytes"
-          description="At least 1 MiB (1048576)"
-          placeholder="default: 1 GiB"
+          description="A size of its own, at least 1 MiB (1048576), reserved in the event store; 0 or empty: none, what the bus holds counts against the account's storage quota"
+          placeholder="default: none"
           value={f.values.maxBytes}
           error={f.errors.maxBytes}
           onChange={(e) => f.set('maxBytes', e.currentTarget.value)}
