@@ -181,9 +181,17 @@ func (h *Herder) changeOffsets(ctx context.Context, name string, offsets *rpc.Co
 	subject := rec.Config[connector.KeyTopics]
 	var seq uint64
 	if off != nil {
+		if _, ok := off.Partition[kafkaTopic]; ok {
+			ours, err := fromKafkaSinkOffset(*off)
+			if err != nil {
+				return "", err
+			}
+			off = &ours
+		}
 		if got, _ := off.Partition[rpc.OffsetKeySubject].(string); got != subject || len(off.Partition) != 1 {
-			return "", fmt.Errorf("%w: unknown partition %s; the connector's only partition is {\"subject\": %q}",
-				ErrInvalid, jsonText(off.Partition), subject)
+			return "", fmt.Errorf("%w: unknown partition %s; the connector's only partition is {\"subject\": %q} "+
+				"(in Kafka Connect's form {\"kafka_topic\": %q, \"kafka_partition\": 0})",
+				ErrInvalid, jsonText(off.Partition), subject, subject)
 		}
 		if off.Offset != nil {
 			if seq, err = sequenceOf(off.Offset); err != nil {
@@ -213,6 +221,36 @@ func (h *Herder) changeOffsets(ctx context.Context, name string, offsets *rpc.Co
 }
 
 // sequenceOf reads {"sequence": N}, N a whole number ≥ 0.
+// Kafka Connect's keys of a sink connector's offsets: a topic partition, and the offset of the next record to read.
+const (
+	kafkaTopic     = "kafka_topic"
+	kafkaPartition = "kafka_partition"
+	kafkaOffset    = "kafka_offset"
+)
+
+// fromKafkaSinkOffset reads an offset written with Kafka Connect's sink keys, {"kafka_topic": T, "kafka_partition":
+// 0} and {"kafka_offset": N}, as ours: the subject T (one partition, 0) and {"sequence": N}. A record's Kafka offset
+// is its stream sequence minus one, so the next offset to read, N, is the last sequence read. A null offset stays
+// null (the partition is reset).
+func fromKafkaSinkOffset(off rpc.ConnectorOffset) (rpc.ConnectorOffset, error) {
+	topic, ok := off.Partition[kafkaTopic].(string)
+	partition, perr := rpc.SequenceOf(off.Partition[kafkaPartition])
+	if !ok || perr != nil || partition != 0 || len(off.Partition) != 2 {
+		return off, fmt.Errorf("%w: partition %s must be {\"kafka_topic\": S, \"kafka_partition\": 0} with S the subject "+
+			"the connector reads (a subject has one partition, 0), or ours, {\"subject\": S}", ErrInvalid, jsonText(off.Partition))
+	}
+	out := rpc.ConnectorOffset{Partition: map[string]any{rpc.OffsetKeySubject: topic}}
+	if off.Offset != nil {
+		n, err := rpc.SequenceOf(off.Offset[kafkaOffset])
+		if err != nil || len(off.Offset) != 1 {
+			return off, fmt.Errorf("%w: offset %s must be {\"kafka_offset\": N} with N the next record to read "+
+				"(a whole number ≥ 0), or ours, {\"sequence\": N} with N the last stream sequence read", ErrInvalid, jsonText(off.Offset))
+		}
+		out.Offset = map[string]any{rpc.OffsetKeySequence: n}
+	}
+	return out, nil
+}
+
 func sequenceOf(offset map[string]any) (uint64, error) {
 	n, err := rpc.SequenceOf(offset[rpc.OffsetKeySequence])
 	if err != nil || len(offset) != 1 {

@@ -217,9 +217,57 @@ func isStartError(err error) bool {
 	return errors.As(err, &se)
 }
 
+// PatchConfig merges patch into a connector's config, as Kafka Connect's PATCH /connectors/{c}/config does: a key
+// with a nil value is removed, the others are set; the result is checked and applied as PutConfig applies a config.
+// A config another call changed between the read and the write is read again (ErrConflict after three tries).
+// Errors: ErrNotFound, and those of PutConfig.
+func (h *Herder) PatchConfig(ctx context.Context, name string, patch map[string]*string) (rpc.ConnectorInfo, error) {
+	for range 3 {
+		base, err := h.Config(name)
+		if err != nil {
+			return rpc.ConnectorInfo{}, err
+		}
+		merged := maps.Clone(base)
+		for k, v := range patch {
+			if v == nil {
+				delete(merged, k)
+			} else {
+				merged[k] = *v
+			}
+		}
+		if err := h.check(name, merged); err != nil {
+			return rpc.ConnectorInfo{}, err
+		}
+		if err := h.ready(); err != nil {
+			return rpc.ConnectorInfo{}, err
+		}
+		opCtx, cancel := h.opContext(ctx)
+		err = h.updateFrom(opCtx, name, base, merged)
+		cancel()
+		if errors.Is(err, errStale) {
+			continue
+		}
+		info, _ := h.Info(name)
+		return info, err
+	}
+	return rpc.ConnectorInfo{}, ErrConflict
+}
+
+// errStale tells PatchConfig that the config changed after it read it.
+var errStale = errors.New("the config changed meanwhile")
+
 func (h *Herder) update(ctx context.Context, name string, cfg map[string]string) error {
+	return h.updateFrom(ctx, name, nil, cfg)
+}
+
+// updateFrom stores cfg as the connector's config; with a base, only while the stored config is still base
+// (errStale otherwise).
+func (h *Herder) updateFrom(ctx context.Context, name string, base, cfg map[string]string) error {
 	defer h.lockOp(name)()
 	return h.change(ctx, name, func(old record) (record, map[int]uint64, error) {
+		if base != nil && !maps.Equal(old.Config, base) {
+			return record{}, nil, errStale
+		}
 		sealed, err := h.seal(name, cfg, old.Config)
 		if err != nil {
 			return record{}, nil, err

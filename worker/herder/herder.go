@@ -357,11 +357,21 @@ func (h *Herder) ServerInfo() rpc.ServerInfo {
 	return rpc.ServerInfo{Version: Version, ClusterID: h.cfg.Names.Cluster, WorkerID: h.cfg.WorkerID}
 }
 
-// Plugins lists the plugins of the registry.
-func (h *Herder) Plugins() []rpc.PluginInfo {
+// PluginTypeTransformation is the type of a transform plugin in GET /connector-plugins?connectorsOnly=false, as
+// Kafka Connect names single message transforms.
+const PluginTypeTransformation = "transformation"
+
+// Plugins lists the connector plugins of the registry and, unless connectorsOnly, its transform plugins too (Kafka
+// Connect's GET /connector-plugins?connectorsOnly=false; there are no predicates nor converters to list).
+func (h *Herder) Plugins(connectorsOnly bool) []rpc.PluginInfo {
 	out := []rpc.PluginInfo{}
 	for _, p := range h.cfg.Registry.Plugins() {
 		out = append(out, rpc.PluginInfo{Class: p.Name, Type: string(p.Type), Version: p.Version})
+	}
+	if !connectorsOnly {
+		for _, p := range h.cfg.Registry.TransformPlugins() {
+			out = append(out, rpc.PluginInfo{Class: p.Name, Type: PluginTypeTransformation, Version: p.Version})
+		}
 	}
 	return out
 }
@@ -370,7 +380,7 @@ func (h *Herder) Plugins() []rpc.PluginInfo {
 func (h *Herder) Connectors() []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return slices.Sorted(maps.Keys(h.records))
+	return append([]string{}, slices.Sorted(maps.Keys(h.records))...) // [] when there are none, never null
 }
 
 func (h *Herder) get(name string) (entry, error) {

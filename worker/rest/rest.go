@@ -29,7 +29,7 @@ import (
 // runs them; errors are those documented by package herder.
 type Herder interface {
 	ServerInfo() rpc.ServerInfo
-	Plugins() []rpc.PluginInfo
+	Plugins(connectorsOnly bool) []rpc.PluginInfo
 	Connectors() []string
 	Expanded(info, status bool) map[string]rpc.ConnectorExpanded
 	Info(name string) (rpc.ConnectorInfo, error)
@@ -38,6 +38,7 @@ type Herder interface {
 	TaskStatus(name string, task int) (rpc.TaskState, error)
 	Create(ctx context.Context, name string, cfg map[string]string, initialState string) (rpc.ConnectorInfo, error)
 	PutConfig(ctx context.Context, name string, cfg map[string]string) (rpc.ConnectorInfo, bool, error)
+	PatchConfig(ctx context.Context, name string, patch map[string]*string) (rpc.ConnectorInfo, error)
 	Pause(ctx context.Context, name string) error
 	Resume(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error
@@ -140,6 +141,7 @@ func (a *Handler) table() []Route {
 		{Name: "connectors.delete", Method: http.MethodDelete, Pattern: "/connectors/{c}", Handler: a.deleteConnector},
 		{Name: "connectors.config.get", Method: http.MethodGet, Pattern: "/connectors/{c}/config", Handler: a.getConfig},
 		{Name: "connectors.config.put", Method: http.MethodPut, Pattern: "/connectors/{c}/config", Handler: a.putConfig},
+		{Name: "connectors.config.patch", Method: http.MethodPatch, Pattern: "/connectors/{c}/config", Handler: a.patchConfig},
 		{Name: "connectors.status", Method: http.MethodGet, Pattern: "/connectors/{c}/status", Handler: a.getStatus},
 		{Name: "connectors.tasks.list", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks", Handler: a.listTasks},
 		{Name: "connectors.tasks.status", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks/{t}/status", Handler: a.getTaskStatus},
@@ -318,8 +320,18 @@ func (a *Handler) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// listPlugins answers the connector plugins, and with connectorsOnly=false the transform plugins too.
 func (a *Handler) listPlugins(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, a.h.Plugins())
+	connectorsOnly := true
+	if v := r.URL.Query().Get("connectorsOnly"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("connectorsOnly %q is not true or false", v))
+			return
+		}
+		connectorsOnly = b
+	}
+	writeJSON(w, http.StatusOK, a.h.Plugins(connectorsOnly))
 }
 
 // listConnectors answers the names, or with expand=status and/or expand=info a map name → {status, info}.
@@ -400,6 +412,25 @@ func (a *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusCreated
 	}
 	writeJSON(w, code, info)
+}
+
+// patchConfig merges the body into the connector's config (Kafka Connect's PATCH, KIP-477): a key set to null is
+// removed, the others are set; the answer is the connector's info with the merged config.
+func (a *Handler) patchConfig(w http.ResponseWriter, r *http.Request) {
+	var patch map[string]*string
+	if !a.decode(w, r, &patch) {
+		return
+	}
+	if patch == nil {
+		writeError(w, http.StatusBadRequest, "the body must be a JSON object of strings and nulls")
+		return
+	}
+	info, err := a.h.PatchConfig(r.Context(), r.PathValue("c"), patch)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 func (a *Handler) getStatus(w http.ResponseWriter, r *http.Request) {

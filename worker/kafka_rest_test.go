@@ -1,0 +1,195 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/herder"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+	"github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
+	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+)
+
+// TestEmptyListsAreEmptyArrays: on a worker with no connector, every list answer is [] and every map answer {},
+// never null (Kafka Connect answers GET /connectors with [], and tools such as kcctl fail on null).
+func TestEmptyListsAreEmptyArrays(t *testing.T) {
+	t.Parallel()
+	w, _ := startWorker(t, busEnv(t))
+	for path, want := range map[string]string{
+		"/connectors":                            `[]`,
+		"/connectors?expand=status":              `{}`,
+		"/connectors?expand=info":                `{}`,
+		"/connectors?expand=info&expand=status":  `{}`,
+		"/allocated/connectors":                  `{}`,
+		"/allocated/tasks":                       `[]`,
+		"/connector-plugins?connectorsOnly=true": "",
+		"/plugin/list":                           "",
+		"/getClusterInfo":                        "",
+	} {
+		status, _, body := call(t, "GET", w.URL()+path, "")
+		require.Equal(t, http.StatusOK, status, path)
+		if want != "" {
+			assert.JSONEq(t, want, string(body), path)
+		}
+		assert.NotContains(t, string(body), "null", "%s: %s", path, body)
+	}
+}
+
+// TestConnectorPluginsWithTransforms: GET /connector-plugins lists connectors only, as in Kafka Connect;
+// connectorsOnly=false adds every transform plugin with the type "transformation".
+func TestConnectorPluginsWithTransforms(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	reg := registry(t)
+	require.NoError(t, reg.RegisterTransform(attribute.SetPlugin()))
+	w, err := worker.New(worker.Config{Token: testToken, NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0",
+		AllowPrivateTargets: true, Registry: reg, StopTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background()))
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+
+	list := func(query string) []rpc.PluginInfo {
+		status, _, body := call(t, "GET", w.URL()+"/connector-plugins"+query, "")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		var out []rpc.PluginInfo
+		require.NoError(t, json.Unmarshal(body, &out))
+		return out
+	}
+	types := func(ps []rpc.PluginInfo) map[string]string {
+		out := map[string]string{}
+		for _, p := range ps {
+			assert.NotEmpty(t, p.Version, p.Class)
+			out[p.Class] = p.Type
+		}
+		return out
+	}
+	connectorsOnly := map[string]string{"router": "sink", httpsink.Name: "sink"}
+	assert.Equal(t, connectorsOnly, types(list("")))
+	assert.Equal(t, connectorsOnly, types(list("?connectorsOnly=true")))
+	all := types(list("?connectorsOnly=false"))
+	assert.Equal(t, herder.PluginTypeTransformation, all[attribute.SetPlugin().Name])
+	assert.Len(t, all, 3)
+	status, _, body := call(t, "GET", w.URL()+"/connector-plugins?connectorsOnly=maybe", "")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, string(body), "connectorsOnly")
+}
+
+// TestPatchConnectorConfig: PATCH /connectors/{c}/config merges (KIP-477): keys given are set, keys set to null
+// are removed, the rest is kept; the answer is the connector's info with the merged config, and the runtime runs
+// it. An unknown connector is 404, a merged config the plugin refuses 400 with nothing changed, a body that is not
+// an object of strings and nulls 400.
+func TestPatchConnectorConfig(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	w, client := startWorker(t, env)
+	ctx := context.Background()
+	tg := newTarget(t)
+	name := targetName("r1")
+	cfg := targetConfig("r1", tg.srv.URL)
+	cfg[connector.KeyRetryTimeout] = "60000"
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: cfg})
+	require.NoError(t, err)
+	c := w.URL() + "/connectors/" + name
+
+	status, _, body := call(t, "PATCH", c+"/config", fmt.Sprintf(`{"%s": "5s", "%s": null}`, httpsink.KeyTimeout, connector.KeyRetryTimeout))
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var info rpc.ConnectorInfo
+	require.NoError(t, json.Unmarshal(body, &info))
+	assert.Equal(t, name, info.Name)
+	assert.Equal(t, rpc.TypeSink, info.Type)
+	assert.Equal(t, []rpc.TaskID{{Connector: name, Task: 0}}, info.Tasks)
+	want := targetConfig("r1", tg.srv.URL)
+	want[httpsink.KeyTimeout] = "5s"
+	delete(want, connector.KeyRetryTimeout)
+	assert.Equal(t, want, info.Config)
+	got, err := client.GetConnectorConfig(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the merged config is stored")
+
+	// The connector runs it: events are delivered.
+	put := env.Publish(t, names.RuleSubject(bus, "r1"), jetstreamtest.Event("after-patch", "t", nil))
+	require.NotZero(t, put)
+	require.Eventually(t, func() bool { return tg.has("after-patch") }, wait, tick)
+
+	for _, bad := range []struct{ path, body, says string }{
+		{w.URL() + "/connectors/nope/config", `{"a": "b"}`, "nope"},
+		{c + "/config", fmt.Sprintf(`{"%s": "not a duration"}`, httpsink.KeyTimeout), httpsink.KeyTimeout},
+		{c + "/config", `["a"]`, ""},
+		{c + "/config", `{"a": 1}`, ""},
+	} {
+		status, _, body := call(t, "PATCH", bad.path, bad.body)
+		if strings.Contains(bad.path, "nope") {
+			assert.Equal(t, http.StatusNotFound, status, "%s", body)
+		} else {
+			assert.Equal(t, http.StatusBadRequest, status, "%s: %s", bad.body, body)
+		}
+		assert.Contains(t, string(body), bad.says)
+	}
+	got, err = client.GetConnectorConfig(ctx, name)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "a refused patch changes nothing")
+}
+
+// TestAlterOffsetsWithKafkaSinkKeys: a sink's offsets may be written in Kafka Connect's form, {"kafka_topic": S,
+// "kafka_partition": 0} and {"kafka_offset": N} with N the next record to read; the connector then delivers from
+// stream sequence N+1 and reads back {"sequence": N}. Another partition, or other keys, are 400 naming both forms.
+func TestAlterOffsetsWithKafkaSinkKeys(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	w, client := startWorker(t, env)
+	ctx := context.Background()
+	tg := newTarget(t)
+	name := targetName("r1")
+	subject := names.RuleSubject(bus, "r1")
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: targetConfig("r1", tg.srv.URL)})
+	require.NoError(t, err)
+	var seqs []uint64
+	for i := range 4 {
+		seqs = append(seqs, env.Publish(t, subject, jetstreamtest.Event(fmt.Sprintf("k%d", i), "t", nil)))
+	}
+	require.Eventually(t, func() bool { return len(tg.Got()) == 4 }, wait, tick)
+	require.NoError(t, client.StopConnector(ctx, name))
+	c := w.URL() + "/connectors/" + name
+
+	for _, bad := range []struct{ body, says string }{
+		{fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":1},"offset":{"kafka_offset":1}}]}`, subject), "kafka_partition"},
+		{fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"kafka_offset":-1}}]}`, subject), "kafka_offset"},
+		{fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"offset":1}}]}`, subject), "kafka_offset"},
+		{`{"offsets":[{"partition":{"kafka_topic":"other","kafka_partition":0},"offset":{"kafka_offset":1}}]}`, "kafka_topic"},
+	} {
+		status, _, body := call(t, "PATCH", c+"/offsets", bad.body)
+		assert.Equal(t, http.StatusBadRequest, status, "%s: %s", bad.body, body)
+		assert.Contains(t, string(body), bad.says, bad.body)
+	}
+
+	// Next record to read: the one of offset seqs[1] (stream sequence seqs[2]).
+	body := fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"kafka_offset":%d}}]}`, subject, seqs[1])
+	status, _, out := call(t, "PATCH", c+"/offsets", body)
+	require.Equal(t, http.StatusOK, status, "%s", out)
+	assert.JSONEq(t, `{"message":"The offsets for this connector have been altered successfully"}`, string(out))
+	off, err := client.GetOffsets(ctx, name)
+	require.NoError(t, err)
+	require.Len(t, off.Offsets, 1)
+	assert.Equal(t, seqs[1], seqOf(t, off.Offsets[0]))
+	require.NoError(t, client.ResumeConnector(ctx, name))
+	require.Eventually(t, func() bool { return len(tg.Got()) == 6 }, wait, tick)
+	assert.ElementsMatch(t, []string{"k2", "k3"}, tg.Got()[4:], "delivered again from the next record to read")
+
+	// A null offset resets the partition in Kafka's form too.
+	require.NoError(t, client.StopConnector(ctx, name))
+	status, _, out = call(t, "PATCH", c+"/offsets", fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":null}]}`, subject))
+	require.Equal(t, http.StatusOK, status, "%s", out)
+	require.NoError(t, client.ResumeConnector(ctx, name))
+	require.Eventually(t, func() bool { return len(tg.Got()) == 10 }, wait, tick)
+}
