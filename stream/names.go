@@ -83,6 +83,9 @@ func HopMsgID(prevID string, hop ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// LoggersSubject carries the log levels set with scope=cluster to every worker (core NATS): <cluster>.admin.loggers.
+func (n Names) LoggersSubject() string { return n.Cluster + ".admin.loggers" }
+
 // DLQStream is the dead-letter stream of an account: <cluster>_DLQ_<accountId>.
 func (n Names) DLQStream(accountID string) string { return n.Cluster + "_DLQ_" + accountID }
 

@@ -193,3 +193,76 @@ func TestAlterOffsetsWithKafkaSinkKeys(t *testing.T) {
 	require.NoError(t, client.ResumeConnector(ctx, name))
 	require.Eventually(t, func() bool { return len(tg.Got()) == 10 }, wait, tick)
 }
+
+// TestAdminLoggers: /admin/loggers lists root and the worker's loggers, a plugin's tasks log through
+// "eventbridge.plugin.<class>", PUT sets a logger and every logger under it and answers their names, with Kafka
+// Connect's statuses (404 for an unknown logger or level, 400 without a level); scope=cluster answers 204 and
+// reaches every worker of the cluster.
+func TestAdminLoggers(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	w1, client := startWorker(t, env)
+	w2, err := worker.New(worker.Config{Token: testToken, NATS: env.Conn, WorkerID: "w2", RESTAddr: "127.0.0.1:0",
+		AllowPrivateTargets: true, Registry: registry(t), StopTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	require.NoError(t, w2.Start(context.Background()))
+	t.Cleanup(func() { _ = w2.Close(context.Background()) })
+	tg := newTarget(t)
+	_, err = client.CreateConnector(context.Background(), rpc.CreateConnectorRequest{Name: targetName("r1"), Config: targetConfig("r1", tg.srv.URL)})
+	require.NoError(t, err)
+
+	list := func(base string) map[string]struct {
+		Level        string `json:"level"`
+		LastModified *int64 `json:"last_modified"`
+	} {
+		status, _, body := call(t, "GET", base+"/admin/loggers", "")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		var out map[string]struct {
+			Level        string `json:"level"`
+			LastModified *int64 `json:"last_modified"`
+		}
+		require.NoError(t, json.Unmarshal(body, &out))
+		return out
+	}
+	base := w1.URL()
+	require.Eventually(t, func() bool { _, ok := list(base)["eventbridge.plugin." + httpsink.Name]; return ok }, wait, tick,
+		"the task's logger is listed once it runs")
+	all := list(base)
+	for _, name := range []string{"root", "eventbridge.worker.herder", "eventbridge.worker.rest"} {
+		assert.Contains(t, all, name)
+	}
+	assert.Nil(t, all["root"].LastModified, "never set through the API")
+
+	status, _, body := call(t, "PUT", base+"/admin/loggers/eventbridge.plugin", `{"level": "debug"}`)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.JSONEq(t, `["eventbridge.plugin", "eventbridge.plugin.http"]`, string(body))
+	status, _, body = call(t, "GET", base+"/admin/loggers/eventbridge.plugin.http", "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	assert.Contains(t, string(body), `"level":"DEBUG"`)
+	assert.NotContains(t, string(body), `"last_modified":null`)
+
+	for _, bad := range []struct {
+		method, path, body string
+		status             int
+		says               string
+	}{
+		{"GET", "/admin/loggers/no.such.logger", "", http.StatusNotFound, "Logger no.such.logger not found."},
+		{"PUT", "/admin/loggers/root", `{"level": "LOUD"}`, http.StatusNotFound, "invalid log level 'LOUD'."},
+		{"PUT", "/admin/loggers/root", `{}`, http.StatusBadRequest, "Desired 'level' parameter was not specified in request."},
+		{"PUT", "/admin/loggers/root", `[1]`, http.StatusBadRequest, ""},
+	} {
+		status, _, body := call(t, bad.method, base+bad.path, bad.body)
+		assert.Equal(t, bad.status, status, "%s %s: %s", bad.method, bad.path, body)
+		assert.Contains(t, string(body), bad.says)
+	}
+
+	// scope=cluster: 204, and every worker applies it.
+	status, _, body = call(t, "PUT", base+"/admin/loggers/eventbridge.worker?scope=cluster", `{"level": "WARN"}`)
+	require.Equal(t, http.StatusNoContent, status, "%s", body)
+	for _, w := range []*worker.Worker{w1, w2} {
+		require.Eventually(t, func() bool { return list(w.URL())["eventbridge.worker.herder"].Level == "WARN" }, wait, tick, w.URL())
+	}
+	assert.Equal(t, "DEBUG", list(base)["eventbridge.plugin.http"].Level, "a level set on another name stays")
+	_, set := list(w2.URL())["eventbridge.plugin"]
+	assert.False(t, set, "a level set with the worker's scope stays on its worker")
+}

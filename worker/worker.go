@@ -8,6 +8,7 @@ package worker
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
+	"github.com/eventbridge-go/eventbridge/worker/loggers"
 	"github.com/eventbridge-go/eventbridge/worker/metrics"
 	"github.com/eventbridge-go/eventbridge/worker/rest"
 )
@@ -51,6 +53,11 @@ type Config struct {
 	// (--egress-allow; see egress.Config.Allow).
 	EgressAllow []string
 	Logger      *slog.Logger
+	// Loggers, when set, are the named loggers of the process (Logger is then their root): the worker logs through
+	// "eventbridge.worker", "eventbridge.worker.herder", "eventbridge.worker.rest" and each plugin's tasks through
+	// "eventbridge.plugin.<connector.class>", whose levels /admin/loggers changes. Without, the worker makes its own
+	// over Logger's handler, which cannot log below Logger's level.
+	Loggers *loggers.Levels
 	// Registry holds the plugins (default connector.Default(): every linked worker/plugins package).
 	Registry *connector.Registry
 	// Replicas of the KV buckets (default 1).
@@ -126,6 +133,9 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Loggers == nil {
+		c.Loggers = loggers.New(c.Logger.Handler(), loggers.LowestEnabled(c.Logger))
+	}
 	if c.Registry == nil {
 		c.Registry = connector.Default()
 	}
@@ -140,6 +150,9 @@ type Worker struct {
 	// metrics reads the herder at scrape time; handler serves it on /metrics and the API elsewhere.
 	metrics *metrics.Metrics
 	handler http.Handler
+
+	// levels receives the log levels set with scope=cluster (nil before Start).
+	levels *nats.Subscription
 
 	mu    sync.Mutex
 	srv   *http.Server
@@ -168,11 +181,14 @@ func New(cfg Config) (*Worker, error) {
 		ObserveDelivery: func(connector string, task int, d time.Duration) {
 			m.Observer().ObserveDelivery(connector, task, d)
 		},
-		JetStream:   js,
-		Names:       stream.Names{Cluster: cfg.ClusterID},
-		WorkerID:    cfg.WorkerID,
-		Registry:    cfg.Registry,
-		Logger:      cfg.Logger,
+		JetStream: js,
+		Names:     stream.Names{Cluster: cfg.ClusterID},
+		WorkerID:  cfg.WorkerID,
+		Registry:  cfg.Registry,
+		Logger:    cfg.Loggers.Logger("eventbridge.worker.herder"),
+		PluginLogger: func(class string) *slog.Logger {
+			return cfg.Loggers.Logger("eventbridge.plugin." + class)
+		},
 		Egress:      cfg.egress(),
 		Replicas:    cfg.Replicas,
 		StopTimeout: cfg.StopTimeout,
@@ -184,7 +200,8 @@ func New(cfg Config) (*Worker, error) {
 	m = metrics.New(h.Local())
 	w := &Worker{cfg: cfg, js: js, herder: h, metrics: m}
 	names := stream.Names{Cluster: cfg.ClusterID}
-	w.api = rest.NewHandler(h, rest.Config{Token: cfg.Token, Logger: cfg.Logger, Metrics: m.Handler(), WorkerID: cfg.WorkerID,
+	w.api = rest.NewHandler(h, rest.Config{Token: cfg.Token, Logger: cfg.Loggers.Logger("eventbridge.worker.rest"),
+		Metrics: m.Handler(), WorkerID: cfg.WorkerID, Loggers: cfg.Loggers, SetClusterLevel: w.setClusterLevel,
 		Audit: func(ctx context.Context, rec stream.AuditRecord) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -239,7 +256,14 @@ func (w *Worker) Start(ctx context.Context) error {
 		closeAll()
 		return fmt.Errorf("worker: %w", err)
 	}
+	sub, err := w.cfg.NATS.Subscribe(stream.Names{Cluster: w.cfg.ClusterID}.LoggersSubject(), w.applyClusterLevel)
+	if err != nil {
+		closeAll()
+		return fmt.Errorf("worker: subscribing to log levels: %w", err)
+	}
+	w.levels = sub
 	if err := w.herder.Start(ctx); err != nil {
+		_ = sub.Unsubscribe()
 		closeAll()
 		return fmt.Errorf("worker: %w", err)
 	}
@@ -326,7 +350,47 @@ func (w *Worker) ID() string { return w.cfg.WorkerID }
 // Close stops the REST server, then stops every task cleanly: the records being written finish (or, when ctx
 // ends first, are cancelled and nak'ed) and nothing is acked that a sink did not accept. The NATS connection
 // stays open.
+// clusterLevel is a log level set with scope=cluster, as it travels to every worker.
+type clusterLevel struct {
+	Logger string `json:"logger"`
+	Level  string `json:"level"`
+}
+
+// setClusterLevel sends a level to every worker of the cluster, this one included, and waits until the server has
+// it; the workers running now apply it (a worker that starts later keeps its own levels).
+func (w *Worker) setClusterLevel(ctx context.Context, logger, level string) error {
+	b, err := json.Marshal(clusterLevel{Logger: logger, Level: level})
+	if err != nil {
+		return err
+	}
+	if err := w.cfg.NATS.Publish(stream.Names{Cluster: w.cfg.ClusterID}.LoggersSubject(), b); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return w.cfg.NATS.FlushWithContext(ctx)
+}
+
+// applyClusterLevel applies a level another worker (or this one) sent to the cluster.
+func (w *Worker) applyClusterLevel(m *nats.Msg) {
+	var cl clusterLevel
+	var level slog.Level
+	ok := false
+	if err := json.Unmarshal(m.Data, &cl); err == nil && cl.Logger != "" {
+		level, ok = loggers.ParseLevel(cl.Level)
+	}
+	if !ok {
+		w.cfg.Logger.Warn("ignoring a malformed log level sent to the cluster", "message", string(m.Data))
+		return
+	}
+	w.cfg.Loggers.Set(cl.Logger, level)
+	w.cfg.Logger.Info("log level set for the cluster", "logger", cl.Logger, "level", cl.Level)
+}
+
 func (w *Worker) Close(ctx context.Context) error {
+	if w.levels != nil {
+		_ = w.levels.Unsubscribe()
+	}
 	w.mu.Lock()
 	srv, serve := w.srv, w.serve
 	msrv, mserve := w.metricsSrv, w.metricsServe

@@ -58,6 +58,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	"github.com/eventbridge-go/eventbridge/worker"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/loggers"
 
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
@@ -124,6 +125,8 @@ func Version() string { return worker.BuildVersion(version) }
 type Main struct {
 	Config Config
 	Logger *slog.Logger
+	// levels are the named loggers of the process (nil until ParseFlags).
+	levels *loggers.Levels
 
 	masterKey    []byte
 	clusterToken string
@@ -168,7 +171,10 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 
 func (m *Main) setConfig(c Config) {
 	m.Config = c
-	m.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.SlogLevel()}))
+	// Every logger writes through m.levels, which the embedded worker's /admin/loggers changes at run time;
+	// --log-level is root's.
+	m.levels = loggers.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: loggers.LevelTrace}), c.SlogLevel())
+	m.Logger = m.levels.Logger(loggers.Root)
 }
 
 // HTTPAddr is the address the API listens on (useful with port 0).
@@ -332,6 +338,7 @@ func (m *Main) Run(ctx context.Context) error {
 			MasterKey:           m.masterKey,
 			Limits:              c.Listener,
 			Logger:              log.With("component", "worker"),
+			Loggers:             m.levels,
 		})
 		if err != nil {
 			return err

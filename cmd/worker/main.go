@@ -41,6 +41,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/loggers"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/attribute"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/eventbus"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/http"
@@ -332,7 +333,9 @@ func (m *Main) ParseFlags(args []string) error {
 // Run connects to NATS, checks that the server has what the worker needs, and starts the worker. It returns once
 // the worker serves; Close stops it.
 func (m *Main) Run(ctx context.Context) error {
-	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.LogLevel}))
+	// Every logger writes through levels, which /admin/loggers changes at run time; --log-level is root's.
+	levels := loggers.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: loggers.LevelTrace}), m.LogLevel)
+	log := levels.Logger(loggers.Root)
 	var creds []nats.Option
 	if m.NATSCredentials != nil {
 		creds = append(creds, m.NATSCredentials.Option())
@@ -383,6 +386,7 @@ func (m *Main) Run(ctx context.Context) error {
 		EgressAllow:         m.EgressAllow,
 		MasterKey:           m.MasterKey,
 		Logger:              log,
+		Loggers:             levels,
 	})
 	if err != nil {
 		return err

@@ -77,6 +77,8 @@ type Config struct {
 	URL      string
 	Registry *connector.Registry
 	Logger   *slog.Logger
+	// PluginLogger, when set, is the logger of the tasks of a plugin (by its connector.class); Logger otherwise.
+	PluginLogger func(class string) *slog.Logger
 	// Egress is the egress policy passed to plugins (connector.Env).
 	Egress egress.Config
 	// Replicas of the KV buckets (default 1).
@@ -595,7 +597,11 @@ func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
 
 // startTask starts task i of a connector: a sink task reading its consumer, or a source task.
 func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int) (runner, error) {
-	log := h.log.With("connector", name, "task", i)
+	base := h.log
+	if h.cfg.PluginLogger != nil {
+		base = h.cfg.PluginLogger(pr.plugin.Name)
+	}
+	log := base.With("connector", name, "task", i)
 	env := connector.Env{JetStream: h.cfg.JetStream, Names: h.cfg.Names, Logger: log,
 		Egress: h.cfg.Egress, Connector: name, Task: i, Tasks: pr.dc.Tasks}
 	// Each task compiles its own transforms, once; a config that passed prepare builds them.

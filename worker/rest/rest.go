@@ -23,6 +23,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
+	"github.com/eventbridge-go/eventbridge/worker/loggers"
 )
 
 // Herder is what the API needs of the runtime; *herder.Herder implements it. Changes block until the runtime
@@ -74,6 +75,11 @@ type Config struct {
 	Audit func(ctx context.Context, rec stream.AuditRecord)
 	// WorkerID names the worker in its audit records.
 	WorkerID string
+	// Loggers are the worker's loggers that /admin/loggers reads and changes; nil serves a set of its own.
+	Loggers *loggers.Levels
+	// SetClusterLevel sends a level to every worker of the cluster (PUT /admin/loggers/{logger}?scope=cluster);
+	// nil refuses that scope.
+	SetClusterLevel func(ctx context.Context, logger, level string) error
 }
 
 // Route is one operation of the API, declared once in the table NewHandler registers from.
@@ -102,6 +108,8 @@ type Handler struct {
 	metrics http.Handler
 	audit   func(ctx context.Context, rec stream.AuditRecord)
 	worker  string
+	loggers *loggers.Levels
+	cluster func(ctx context.Context, logger, level string) error
 	// tokenSum is the SHA-256 of the token: comparing digests of equal length keeps the comparison's time
 	// independent of the token's length as well as of its content.
 	tokenSum [sha256.Size]byte
@@ -115,7 +123,10 @@ func NewHandler(h Herder, cfg Config) *Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Handler{h: h, log: log, mux: http.NewServeMux(), metrics: cfg.Metrics, audit: cfg.Audit, worker: cfg.WorkerID,
-		tokenSum: sha256.Sum256([]byte(cfg.Token)), noToken: cfg.Token == ""}
+		tokenSum: sha256.Sum256([]byte(cfg.Token)), noToken: cfg.Token == "", loggers: cfg.Loggers, cluster: cfg.SetClusterLevel}
+	if a.loggers == nil {
+		a.loggers = loggers.New(log.Handler(), loggers.LowestEnabled(log))
+	}
 	a.routes = a.table()
 	for _, rt := range a.routes {
 		handler := rt.Handler
@@ -154,6 +165,9 @@ func (a *Handler) table() []Route {
 		{Name: "connectors.offsets.alter", Method: http.MethodPatch, Pattern: "/connectors/{c}/offsets", Handler: a.alterOffsets},
 		{Name: "connectors.offsets.reset", Method: http.MethodDelete, Pattern: "/connectors/{c}/offsets", Handler: a.resetOffsets},
 		{Name: "plugins.list", Method: http.MethodGet, Pattern: "/connector-plugins", Handler: a.listPlugins},
+		{Name: "loggers.list", Method: http.MethodGet, Pattern: "/admin/loggers", Handler: a.listLoggers},
+		{Name: "loggers.get", Method: http.MethodGet, Pattern: "/admin/loggers/{logger}", Handler: a.getLogger},
+		{Name: "loggers.set", Method: http.MethodPut, Pattern: "/admin/loggers/{logger}", Handler: a.setLogger},
 		{Name: "plugins.config", Method: http.MethodGet, Pattern: "/connector-plugins/{p}/config", Handler: a.pluginConfig},
 		{Name: "plugins.schema", Method: http.MethodGet, Pattern: "/connector-plugins/{p}/schema", Handler: a.pluginSchema},
 		{Name: "plugins.validate", Method: http.MethodPut, Pattern: "/connector-plugins/{p}/config/validate", Handler: a.validateConfig},
@@ -412,6 +426,55 @@ func (a *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusCreated
 	}
 	writeJSON(w, code, info)
+}
+
+// listLoggers answers root and every logger of the worker with its level (Kafka Connect's GET /admin/loggers).
+func (a *Handler) listLoggers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.loggers.List())
+}
+
+// getLogger answers one logger's effective level; 404 for a name no logger has.
+func (a *Handler) getLogger(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("logger")
+	info, ok := a.loggers.Get(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Logger "+name+" not found.")
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// setLogger sets the level of a logger and of every logger whose name starts with it, on this worker (answering
+// the names changed) or, with scope=cluster, on every worker of the cluster (204), as Kafka Connect does; an
+// unknown level is 404 and a missing one 400, as there.
+func (a *Handler) setLogger(w http.ResponseWriter, r *http.Request) {
+	var body map[string]string
+	if !a.decode(w, r, &body) {
+		return
+	}
+	name, given := r.PathValue("logger"), body["level"]
+	if given == "" {
+		writeError(w, http.StatusBadRequest, "Desired 'level' parameter was not specified in request.")
+		return
+	}
+	level, ok := loggers.ParseLevel(given)
+	if !ok {
+		writeError(w, http.StatusNotFound, "invalid log level '"+given+"'.")
+		return
+	}
+	if strings.EqualFold(r.URL.Query().Get("scope"), "cluster") {
+		if a.cluster == nil {
+			writeError(w, http.StatusBadRequest, "scope=cluster needs a worker connected to its cluster")
+			return
+		}
+		if err := a.cluster(r.Context(), name, loggers.LevelName(level)); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "the level did not reach the cluster: "+err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeJSON(w, http.StatusOK, a.loggers.Set(name, level))
 }
 
 // patchConfig merges the body into the connector's config (Kafka Connect's PATCH, KIP-477): a key set to null is
