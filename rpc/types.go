@@ -135,6 +135,12 @@ type TaskInfo struct {
 	Config map[string]string `json:"config"`
 }
 
+// ActiveTopics is one connector's entry of GET /connectors/{c}/topics: the subjects it read (a sink) or wrote (a
+// source) since it was created or its topics were reset.
+type ActiveTopics struct {
+	Topics []string `json:"topics"`
+}
+
 // ConnectorOffsets is the answer of GET /connectors/{c}/offsets and the body of PATCH /connectors/{c}/offsets,
 // in Kafka Connect's shape: partitions and offsets are JSON objects whose keys depend on the connector. A
 // JetStream-fed sink has one partition, {"subject": S}, the subject it reads; its offset is {"sequence": N}, the

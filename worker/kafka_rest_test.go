@@ -266,3 +266,48 @@ func TestAdminLoggers(t *testing.T) {
 	_, set := list(w2.URL())["eventbridge.plugin"]
 	assert.False(t, set, "a level set with the worker's scope stays on its worker")
 }
+
+// TestConnectorTopics: GET /connectors/{c}/topics answers the subjects a sink read since it was created or its
+// topics were reset, in Kafka Connect's shape; PUT .../topics/reset answers 202 and empties it until the next
+// record; a deleted connector's topics go with it; an unknown connector is 404.
+func TestConnectorTopics(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	w, client := startWorker(t, env)
+	ctx := context.Background()
+	tg := newTarget(t)
+	name := targetName("r1")
+	subject := names.RuleSubject(bus, "r1")
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: targetConfig("r1", tg.srv.URL)})
+	require.NoError(t, err)
+	c := w.URL() + "/connectors/" + name
+	topics := func() string {
+		status, _, body := call(t, "GET", c+"/topics", "")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		return string(body)
+	}
+	assert.JSONEq(t, fmt.Sprintf(`{%q: {"topics": []}}`, name), topics(), "nothing read yet")
+
+	env.Publish(t, subject, jetstreamtest.Event("t1", "t", nil))
+	want := fmt.Sprintf(`{%q: {"topics": [%q]}}`, name, subject)
+	require.Eventually(t, func() bool { return strings.Contains(topics(), subject) }, wait, tick)
+	assert.JSONEq(t, want, topics())
+
+	status, _, body := call(t, "PUT", c+"/topics/reset", "")
+	require.Equal(t, http.StatusAccepted, status, "%s", body)
+	assert.JSONEq(t, fmt.Sprintf(`{%q: {"topics": []}}`, name), topics(), "reset")
+	env.Publish(t, subject, jetstreamtest.Event("t2", "t", nil))
+	require.Eventually(t, func() bool { return strings.Contains(topics(), subject) }, wait, tick, "used again after the reset")
+
+	for _, r := range []struct{ method, path string }{{"GET", "/topics"}, {"PUT", "/topics/reset"}} {
+		status, _, body := call(t, r.method, w.URL()+"/connectors/nope"+r.path, "")
+		assert.Equal(t, http.StatusNotFound, status, "%s", body)
+	}
+
+	// Created again STOPPED (so that nothing reads), a deleted connector has no topics left.
+	require.NoError(t, client.DeleteConnector(ctx, name))
+	_, err = client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: targetConfig("r1", tg.srv.URL),
+		InitialState: rpc.StateStopped})
+	require.NoError(t, err)
+	assert.JSONEq(t, fmt.Sprintf(`{%q: {"topics": []}}`, name), topics(), "the deleted connector's topics went with it")
+}

@@ -46,6 +46,9 @@ type SourceTaskConfig struct {
 	// Offsets, when set, stores the offset of each record's partition once the record is stored.
 	Offsets *Offsets
 	Logger  *slog.Logger
+	// Used, when set, is called with Subject once records were stored on it (Kafka Connect's active topics); it
+	// must be cheap and must not block.
+	Used func(subject string)
 }
 
 // SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
@@ -231,6 +234,9 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 		return false
 	}
 	t.written.Add(uint64(len(out)))
+	if len(out) > 0 && t.cfg.Used != nil {
+		t.cfg.Used(t.cfg.Subject)
+	}
 	// The dead letters are stored before the offsets, as the records are: a record read again after a crash is
 	// dead-lettered again under the same message id, so stored once.
 	if !t.retrying(func() error { return t.store(refused, "") }) {

@@ -33,6 +33,9 @@ type TaskConfig struct {
 	// Delivered, when set, is called with the time from a record's storing to its acceptance by the sink
 	// (put-to-delivery latency, retries included), for every record written.
 	Delivered func(latency time.Duration)
+	// Used, when set, is called with the subject of every record read (Kafka Connect's active topics); it must be
+	// cheap and must not block.
+	Used func(subject string)
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -231,6 +234,9 @@ func (t *Task) read(slots int) {
 			continue
 		}
 		t.n.read.Add(1)
+		if t.cfg.Used != nil {
+			t.cfg.Used(msg.Subject())
+		}
 		if t.isStopping() {
 			t.nak(msg)
 			<-sem

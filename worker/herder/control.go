@@ -438,5 +438,12 @@ func (h *Herder) Delete(ctx context.Context, name string) error {
 			return err
 		}
 	}
+	// A deleted connector's active topics go with it, as in Kafka Connect.
+	if keys, err := h.topicKeys(ctx, name); err == nil {
+		for _, k := range keys {
+			_ = h.topics.Delete(ctx, k)
+			h.used.Delete(k)
+		}
+	}
 	return h.state.forget(ctx, name)
 }

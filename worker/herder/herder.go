@@ -137,8 +137,12 @@ type Herder struct {
 	kv      jetstream.KeyValue // connectors
 	offsets jetstream.KeyValue // source offsets
 	state   *stateKV           // status and task configs
+	topics  jetstream.KeyValue // active topics
 	members *cluster.Membership
 	leases  *cluster.Leases
+
+	// used remembers when this worker last recorded that a connector used a subject (topicsRemembered).
+	used sync.Map
 
 	mu      sync.RWMutex
 	records map[string]entry // every connector, from the watcher and this worker's own writes
@@ -224,8 +228,12 @@ func (h *Herder) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("herder: %w", err)
 	}
+	topics, err := bucket(TopicsBucketPurpose, "the subjects each connector read or wrote (active topics)")
+	if err != nil {
+		return err
+	}
 	h.mu.Lock()
-	h.kv, h.offsets, h.state, h.leases = kv, offsets, state, leases
+	h.kv, h.offsets, h.state, h.leases, h.topics = kv, offsets, state, leases, topics
 	h.mu.Unlock()
 	watcher, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -621,7 +629,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 	if err == nil {
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...), AckWait: pr.ackWait, Logger: log,
-			Delivered: h.deliveredFunc(name, i),
+			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name),
 		})
 	}
 	if err != nil {

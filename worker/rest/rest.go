@@ -40,6 +40,8 @@ type Herder interface {
 	Create(ctx context.Context, name string, cfg map[string]string, initialState string) (rpc.ConnectorInfo, error)
 	PutConfig(ctx context.Context, name string, cfg map[string]string) (rpc.ConnectorInfo, bool, error)
 	PatchConfig(ctx context.Context, name string, patch map[string]*string) (rpc.ConnectorInfo, error)
+	Topics(ctx context.Context, name string) ([]string, error)
+	ResetTopics(ctx context.Context, name string) error
 	Pause(ctx context.Context, name string) error
 	Resume(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error
@@ -154,6 +156,8 @@ func (a *Handler) table() []Route {
 		{Name: "connectors.config.put", Method: http.MethodPut, Pattern: "/connectors/{c}/config", Handler: a.putConfig},
 		{Name: "connectors.config.patch", Method: http.MethodPatch, Pattern: "/connectors/{c}/config", Handler: a.patchConfig},
 		{Name: "connectors.status", Method: http.MethodGet, Pattern: "/connectors/{c}/status", Handler: a.getStatus},
+		{Name: "connectors.topics.get", Method: http.MethodGet, Pattern: "/connectors/{c}/topics", Handler: a.getTopics},
+		{Name: "connectors.topics.reset", Method: http.MethodPut, Pattern: "/connectors/{c}/topics/reset", Handler: a.resetTopics},
 		{Name: "connectors.tasks.list", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks", Handler: a.listTasks},
 		{Name: "connectors.tasks.status", Method: http.MethodGet, Pattern: "/connectors/{c}/tasks/{t}/status", Handler: a.getTaskStatus},
 		{Name: "connectors.pause", Method: http.MethodPut, Pattern: "/connectors/{c}/pause", Handler: a.change(http.StatusAccepted, Herder.Pause)},
@@ -426,6 +430,27 @@ func (a *Handler) putConfig(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusCreated
 	}
 	writeJSON(w, code, info)
+}
+
+// getTopics answers the subjects the connector read or wrote since it was created or its topics were reset, in
+// Kafka Connect's shape: {"<connector>": {"topics": [...]}}.
+func (a *Handler) getTopics(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("c")
+	topics, err := a.h.Topics(r.Context(), name)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]rpc.ActiveTopics{name: {Topics: topics}})
+}
+
+// resetTopics forgets the connector's active topics (202, as Kafka Connect).
+func (a *Handler) resetTopics(w http.ResponseWriter, r *http.Request) {
+	if err := a.h.ResetTopics(r.Context(), r.PathValue("c")); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // listLoggers answers root and every logger of the worker with its level (Kafka Connect's GET /admin/loggers).
