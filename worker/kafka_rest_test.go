@@ -225,7 +225,7 @@ func TestAdminLoggers(t *testing.T) {
 		return out
 	}
 	base := w1.URL()
-	require.Eventually(t, func() bool { _, ok := list(base)["eventbridge.plugin." + httpsink.Name]; return ok }, wait, tick,
+	require.Eventually(t, func() bool { _, ok := list(base)["eventbridge.plugin."+httpsink.Name]; return ok }, wait, tick,
 		"the task's logger is listed once it runs")
 	all := list(base)
 	for _, name := range []string{"root", "eventbridge.worker.herder", "eventbridge.worker.rest"} {
