@@ -177,8 +177,9 @@ type compiler struct {
 }
 
 // object compiles the members of a pattern object found at path (the event path, keys joined with ".") and
-// display (the JSON path shown in errors), adding its conditions to every clause, and returns the clauses.
-func (c *compiler) object(members []jmember, path, display string, depth int, clauses []clauseMap) ([]clauseMap, error) {
+// display (the JSON path shown in errors), adding its conditions to every clause, and returns the clauses. inOr
+// tells that the object is, or is inside, a branch of $or.
+func (c *compiler) object(members []jmember, path, display string, depth int, inOr bool, clauses []clauseMap) ([]clauseMap, error) {
 	if depth > c.lim.MaxDepth {
 		return nil, &Error{Path: display, Reason: fmt.Sprintf("pattern is nested deeper than %d levels", c.lim.MaxDepth)}
 	}
@@ -191,6 +192,10 @@ func (c *compiler) object(members []jmember, path, display string, depth int, cl
 			}
 			continue
 		}
+		if inOr && reservedInOr[m.key] {
+			return nil, &Error{Path: shown, Reason: fmt.Sprintf(
+				"%q is an operator name, which cannot be a field name inside $or", m.key)}
+		}
 		p := joinPath(path, m.key)
 		switch m.val.kind {
 		case jObject:
@@ -198,7 +203,7 @@ func (c *compiler) object(members []jmember, path, display string, depth int, cl
 				return nil, &Error{Path: shown, Reason: "an object in a pattern must not be empty"}
 			}
 			var err error
-			if clauses, err = c.object(m.val.members, p, shown, depth+1, clauses); err != nil {
+			if clauses, err = c.object(m.val.members, p, shown, depth+1, inOr, clauses); err != nil {
 				return nil, err
 			}
 		case jArray:
@@ -214,6 +219,19 @@ func (c *compiler) object(members []jmember, path, display string, depth int, cl
 		}
 	}
 	return clauses, nil
+}
+
+// reservedInOr are the names that event-ruler refuses as field names anywhere inside a branch of $or
+// (RESERVED_FIELD_NAMES_IN_OR_RELATIONSHIP): the operators, the numeric comparisons and names it keeps for
+// operators to come. {"$or": [{"numeric": [">", 0]}, {"prefix": ["a"]}]} is a mistake for an operator, not two
+// fields named "numeric" and "prefix".
+var reservedInOr = map[string]bool{
+	"exactly": true, "equals-ignore-case": true, "prefix": true, "suffix": true, "anything-but": true,
+	"exists": true, "wildcard": true, "numeric": true, "cidr": true,
+	"=": true, "<": true, "<=": true, ">": true, ">=": true,
+	"regex": true, "not-wildcard": true, "not-equals-ignore-case": true,
+	"date-after": true, "date-on-or-after": true, "date-before": true, "date-on-or-before": true,
+	"in-date-range": true, "ip-address-in-range": true, "ip-address-not-in-range": true,
 }
 
 func (c *compiler) or(v jvalue, path, display string, depth int, clauses []clauseMap) ([]clauseMap, error) {
@@ -234,7 +252,7 @@ func (c *compiler) or(v jvalue, path, display string, depth int, clauses []claus
 		for j, cl := range clauses {
 			copies[j] = cl.clone()
 		}
-		branch, err := c.object(item.members, path, shown, depth, copies)
+		branch, err := c.object(item.members, path, shown, depth, true, copies)
 		if err != nil {
 			return nil, err
 		}
@@ -297,10 +315,15 @@ func (c *compiler) condition(v jvalue, path, display string) (*condition, error)
 	return cond, nil
 }
 
+// parseNumber reads a number of a pattern as a double. A number too large for a double is out of range; so is one
+// too small, which a double would read as 0 (1e-400): event-ruler refuses both ("Cannot compare number").
 func parseNumber(text, display string) (float64, error) {
 	n, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(n, 0) {
 		return 0, &Error{Path: display, Reason: "number out of range: " + text}
+	}
+	if n == 0 && decimalKey(text) != "0" {
+		return 0, &Error{Path: display, Reason: "number out of range: " + text + " is too small to tell from 0"}
 	}
 	return n, nil
 }
@@ -322,14 +345,16 @@ func (c *compiler) operator(v jvalue, display string) (alt, error) {
 		}
 		if arg.kind == jObject && len(arg.members) == 1 && arg.members[0].key == "equals-ignore-case" &&
 			arg.members[0].val.kind == jString {
-			return alt{kind: fold, s: foldString(arg.members[0].val.str)}, nil
+			cs := newCaseSeq(arg.members[0].val.str)
+			return alt{kind: fold, s: cs.key, cs: cs}, nil
 		}
 		return alt{}, &Error{Path: op, Reason: name + ` takes a string or {"equals-ignore-case": "..."}`}
 	case "equals-ignore-case":
 		if arg.kind != jString {
 			return alt{}, &Error{Path: op, Reason: "equals-ignore-case takes a string"}
 		}
-		return alt{kind: altFold, s: foldString(arg.str)}, nil
+		cs := newCaseSeq(arg.str)
+		return alt{kind: altFold, s: cs.key, cs: cs}, nil
 	case "wildcard":
 		if arg.kind != jString {
 			return alt{}, &Error{Path: op, Reason: "wildcard takes a string"}
@@ -468,7 +493,7 @@ func (c *compiler) anythingBut(arg jvalue, display string) (*anythingBut, error)
 					ab.suffixes = append(ab.suffixes, s)
 				}
 			case "equals-ignore-case":
-				ab.folds = append(ab.folds, foldString(s))
+				ab.folds = append(ab.folds, newCaseSeq(s))
 			case "wildcard":
 				w, err := c.wildcardOperand(s, op)
 				if err != nil {
@@ -491,6 +516,7 @@ func numeric(arg jvalue, display string) (numRange, error) {
 	}
 	r := numRange{lo: math.Inf(-1), hi: math.Inf(1)}
 	var lower, upper bool
+	var loText, hiText string
 	for i := 0; i < len(arg.items); i += 2 {
 		opv, nv := arg.items[i], arg.items[i+1]
 		shown := fmt.Sprintf("%s[%d]", display, i)
@@ -514,18 +540,24 @@ func numeric(arg jvalue, display string) (numRange, error) {
 			if lower {
 				return numRange{}, &Error{Path: shown, Reason: "numeric takes at most one lower bound (> or >=) and one upper bound (< or <=)"}
 			}
-			lower, r.lo, r.loOpen = true, n, opv.str == ">"
+			lower, r.lo, r.loOpen, loText = true, n, opv.str == ">", nv.str
 		case "<", "<=":
 			if upper {
 				return numRange{}, &Error{Path: shown, Reason: "numeric takes at most one lower bound (> or >=) and one upper bound (< or <=)"}
 			}
-			upper, r.hi, r.hiOpen = true, n, opv.str == "<"
+			upper, r.hi, r.hiOpen, hiText = true, n, opv.str == "<", nv.str
 		default:
 			return numRange{}, &Error{Path: shown, Reason: fmt.Sprintf("unsupported numeric operator %q (use =, <, <=, > or >=)", opv.str)}
 		}
 	}
-	if r.lo > r.hi || (r.lo == r.hi && (r.loOpen || r.hiOpen)) {
-		return numRange{}, &Error{Path: display, Reason: "numeric range is empty"}
+	// event-ruler wants the lower bound strictly below the upper one ("Bottom must be less than top").
+	switch {
+	case r.lo > r.hi || (r.lo == r.hi && (r.loOpen || r.hiOpen)):
+		return numRange{}, &Error{Path: display, Reason: fmt.Sprintf(
+			"numeric range is empty: its lower bound %s is not below its upper bound %s", loText, hiText)}
+	case r.lo == r.hi:
+		return numRange{}, &Error{Path: display, Reason: fmt.Sprintf(
+			`numeric range has the same lower and upper bound %s: use ["=", %s]`, loText, loText)}
 	}
 	return r, nil
 }

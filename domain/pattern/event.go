@@ -101,7 +101,8 @@ type leaf struct {
 	kind leafKind
 }
 
-// arrayCtx is an element of an array of the event: leaves in different elements of one array never combine.
+// arrayCtx is an element of an array of the event that is an object or an array: leaves in different such
+// elements of one array never combine. A scalar element is in the context of the array itself.
 type arrayCtx struct {
 	parent, array, index, depth int32
 }
@@ -322,11 +323,14 @@ func (e *flatEvent) array(n *pathNode, ctx int32, depth int) error {
 		e.arrays++
 	}
 	for i := int32(0); ; i++ {
+		e.ws()
 		ectx := ctx
-		if n != nil {
+		if n != nil && e.pos < len(e.data) && (e.data[e.pos] == '{' || e.data[e.pos] == '[') {
+			// Only an object or an array is an element that leaves must share to combine: a scalar directly in
+			// the array belongs to none, as in event-ruler (EventTest "HeterogeneousArrays"), and combines with
+			// the leaves of every element.
 			ectx = e.newCtx(ctx, arr, i)
 		}
-		e.ws()
 		if err := e.value(n, ectx, depth+1); err != nil {
 			return err
 		}

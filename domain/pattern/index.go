@@ -10,7 +10,9 @@ import (
 // pathIndex finds, for a leaf at one path, the clauses whose driving condition it satisfies: hash maps for exact
 // and ignore-case values, byte tries for prefixes and suffixes (and for the literal start of wildcards), a
 // segment tree for numeric ranges, a map per prefix length for networks, and an "all except" index for
-// anything-but. Each lookup costs about the length of the value plus the number of clauses it finds.
+// anything-but. Each lookup costs about the length of the value plus the number of clauses it finds. The
+// ignore-case maps and tries are keyed by case keys (appendCaseKey), which every value an operand matches
+// shares with it but some other values do too: what they find is a candidate, verified against the event.
 type pathIndex struct {
 	strs                 map[string][]int32
 	nums                 map[numKey][]int32 // exact values; numeric "=" ranges under their double alone
@@ -41,7 +43,7 @@ func (x *pathIndex) add(a *alt, clause int32, abPred func() int32) {
 	case altExists:
 		x.exists = append(x.exists, clause)
 	case altFold:
-		x.folds = addTo(x.folds, a.s, clause)
+		x.folds = addTo(x.folds, a.cs.key, clause)
 	case altPrefix:
 		x.prefix = insert(x.prefix, []byte(a.s), false, hit{id: clause})
 	case altWildcard:
@@ -49,9 +51,9 @@ func (x *pathIndex) add(a *alt, clause int32, abPred func() int32) {
 	case altSuffix:
 		x.suffix = insert(x.suffix, []byte(a.s), true, hit{id: clause})
 	case altPrefixFold:
-		x.prefixFold = insert(x.prefixFold, []byte(a.s), false, hit{id: clause})
+		x.prefixFold = insert(x.prefixFold, []byte(a.cs.key), false, hit{id: clause})
 	case altSuffixFold:
-		x.suffixFold = insert(x.suffixFold, []byte(a.s), true, hit{id: clause})
+		x.suffixFold = insert(x.suffixFold, []byte(a.cs.key), true, hit{id: clause})
 	case altNumeric:
 		if a.rng.lo == a.rng.hi {
 			x.nums = addTo(x.nums, numKey{f: a.rng.lo}, clause)
@@ -71,11 +73,11 @@ func (x *pathIndex) add(a *alt, clause int32, abPred func() int32) {
 	}
 }
 
-func addTo[K comparable](m map[K][]int32, k K, id int32) map[K][]int32 {
+func addTo[K comparable, V any](m map[K][]V, k K, v V) map[K][]V {
 	if m == nil {
-		m = map[K][]int32{}
+		m = map[K][]V{}
 	}
-	m[k] = append(m[k], id)
+	m[k] = append(m[k], v)
 	return m
 }
 
@@ -318,14 +320,21 @@ func (x *cidrIndex) collect(dst []int32, a netip.Addr) []int32 {
 // abIndex finds the anything-but predicates of a path that a leaf satisfies: all of them but those that exclude
 // it. The excluding ones come from maps and tries; when one list excludes more than half of the predicates its
 // complement is kept, so a lookup costs about the number of predicates satisfied plus the number excluded by
-// the other lists, rather than the number of predicates.
+// the other lists, rather than the number of predicates. Ignore-case operands are found by their case key and
+// each is checked against the value.
 type abIndex struct {
 	all    []int32
 	strs   map[string]*abList
 	nums   map[numKey]*abList
-	folds  map[string]*abList
+	folds  map[string][]abFold
 	prefix *trie // prefixes, and wildcards through their literal start
 	suffix *trie
+}
+
+// abFold is an anything-but equals-ignore-case operand of a predicate.
+type abFold struct {
+	id int32
+	cs *caseSeq
 }
 
 type abList struct {
@@ -355,7 +364,7 @@ func (x *abIndex) add(id int32, ab *anythingBut) {
 		x.nums = addList(x.nums, n, id)
 	}
 	for _, f := range ab.folds {
-		x.folds = addList(x.folds, f, id)
+		x.folds = addTo(x.folds, f.key, abFold{id: id, cs: f})
 	}
 	for _, p := range ab.prefixes {
 		x.prefix = insert(x.prefix, []byte(p), false, hit{id: id})
@@ -387,9 +396,6 @@ func (x *abIndex) finish() {
 		lists(l)
 	}
 	for _, l := range x.nums {
-		lists(l)
-	}
-	for _, l := range x.folds {
 		lists(l)
 	}
 	for _, t := range []*trie{x.prefix, x.suffix} {

@@ -91,7 +91,7 @@ type snapshot struct {
 type mclause struct {
 	boundClause
 	pat     int32
-	trivial bool // its one condition drives it: a hit is a match
+	trivial bool // its one condition drives it and the index finds exactly its values: a hit is a match
 }
 
 func newSnapshot(patterns map[string]*Pattern) *snapshot {
@@ -137,7 +137,10 @@ func newSnapshot(patterns map[string]*Pattern) *snapshot {
 			s.always = append(s.always, int32(i))
 			continue
 		}
-		cl.trivial = len(cl.conds) == 1
+		// A hit is a match when the clause's one condition drives it, unless the index only finds candidates.
+		cl.trivial = len(cl.conds) == 1 && !slices.ContainsFunc(cl.conds[best].alts, func(a alt) bool {
+			return a.kind == altFold || a.kind == altPrefixFold || a.kind == altSuffixFold
+		})
 		path := cl.paths[best]
 		if s.index[path] == nil {
 			s.index[path] = &pathIndex{}
@@ -315,7 +318,7 @@ func (s *snapshot) lookup(st *matchState, x *pathIndex, l *leaf) {
 			s.considerHits(st, l)
 		}
 		if x.folds != nil || x.prefixFold != nil || x.suffixFold != nil {
-			st.fold = appendFold(st.fold[:0], l.str)
+			st.fold = appendCaseKey(st.fold[:0], l.str)
 			if x.folds != nil {
 				s.considerAll(st, x.folds[string(st.fold)])
 			}
@@ -366,13 +369,17 @@ func (s *snapshot) lookupAnythingBut(st *matchState, x *abIndex, l *leaf) {
 			st.abMark[id] = st.mark
 		}
 	}
-	var lists [2]*abList
+	var big *abList
 	switch l.kind {
 	case lString:
-		lists[0] = x.strs[string(l.str)]
+		big = x.strs[string(l.str)]
 		if x.folds != nil {
-			st.fold = appendFold(st.fold[:0], l.str)
-			lists[1] = x.folds[string(st.fold)]
+			st.fold = appendCaseKey(st.fold[:0], l.str)
+			for _, f := range x.folds[string(st.fold)] {
+				if f.cs.equal(l.str) {
+					st.abMark[f.id] = st.mark
+				}
+			}
 		}
 		for _, t := range []*trie{x.prefix, x.suffix} {
 			if t == nil {
@@ -386,20 +393,13 @@ func (s *snapshot) lookupAnythingBut(st *matchState, x *abIndex, l *leaf) {
 			}
 		}
 	case lNumber:
-		lists[0] = x.nums[l.numberKey()]
-	}
-	big, other := lists[0], lists[1]
-	if other != nil && (big == nil || len(other.ids) > len(big.ids)) {
-		big, other = other, big
+		big = x.nums[l.numberKey()]
 	}
 	candidates := x.all
 	if big != nil && big.hasComp {
 		candidates = big.comp
 	} else if big != nil {
 		exclude(big.ids)
-	}
-	if other != nil {
-		exclude(other.ids)
 	}
 	for _, id := range candidates {
 		if st.abMark[id] != st.mark {

@@ -1,6 +1,7 @@
 // Package pattern compiles Amazon-EventBridge-style event patterns and matches them against JSON documents, in
 // practice the JSON form of a CloudEvent (attributes at the top level, the payload under "data"). It imports the
-// standard library only.
+// standard library and golang.org/x/text (Unicode's case mappings). Where Amazon's documentation leaves an edge open,
+// it follows Amazon's open-source matcher, event-ruler.
 //
 // # Language
 //
@@ -14,12 +15,14 @@
 //	{"wildcard": "a*b"}        (* is any run of characters; \* and \\ stand for * and \)
 //	{"anything-but": "a"}      also a number, a list of strings or of numbers, or an object with one of
 //	                           prefix, suffix, equals-ignore-case, wildcard (each a string or a list of strings)
-//	{"numeric": [">", 0, "<=", 5]}  operators =, <, <=, >, >=; at most one lower and one upper bound
+//	{"numeric": [">", 0, "<=", 5]}  operators =, <, <=, >, >=; at most one lower and one upper bound, the
+//	                           lower below the upper
 //	{"exists": true}           {"exists": false}
 //	{"cidr": "10.0.0.0/24"}    IPv4 or IPv6
 //
 // "$or": [{...}, {...}] at any level matches when one of its objects does; a pattern expands into the
-// combinations of its $or branches ("clauses"), each a set of conditions on field paths.
+// combinations of its $or branches ("clauses"), each a set of conditions on field paths. Inside a branch, at any
+// depth, an operator name ("numeric", "prefix", "=", ...) cannot be a field name, as in event-ruler.
 //
 // # Semantics
 //
@@ -34,8 +37,13 @@
 //     prefix, suffix, equals-ignore-case, wildcard and cidr match strings only, numeric matches numbers only;
 //     anything-but matches any leaf (null included) that none of its values, prefixes, suffixes or wildcards
 //     excludes.
+//   - equals-ignore-case (alone, in prefix or suffix, in anything-but) reads each character of its operand as
+//     itself, its lower case or its upper case, with Unicode's full mappings as event-ruler does: "ß" matches
+//     "SS", "ﬃ" matches "FFI", the Kelvin sign matches "k", "ı" matches "I"; "ss" and "SS" do not match "ß".
 //   - An array in the event matches when one of its elements does: the leaves that a clause uses must come from
-//     the same element of every array they share ("array consistency").
+//     the same element of every array they share ("array consistency"). Only objects and arrays count as
+//     elements here: a string, number, true, false or null directly in an array is in none of its elements and
+//     combines with every one, as in event-ruler ({"a": ["x"], "a.b": [1]} matches {"a": ["x", {"b": 1}]}).
 //   - {"exists": false} holds when no leaf at the path is consistent with the leaves the other fields of the
 //     clause use: in {"items": {"sku": ["a"], "gift": [{"exists": false}]}} the item with sku "a" must have no
 //     gift; with no other field inside the array, no element may have one.
@@ -45,7 +53,8 @@
 // its values. Numbers compare as IEEE 754 doubles, except exact values and anything-but numbers of magnitude 2^53
 // or more, where doubles stop telling integers apart: those compare by their exact decimal value, so
 // [9007199254740993] matches 9007199254740993 (and 9.007199254740993e15) but not 9007199254740992, its double, as
-// Amazon EventBridge compares numbers beyond its numeric range by their text. numeric ranges compare doubles.
+// Amazon EventBridge compares numbers beyond its numeric range by their text. numeric ranges compare doubles. A
+// number of a pattern too large for a double, or so small that a double reads it as 0 (1e-400), is refused.
 //
 // Compile validates a pattern within Limits and reports the JSON path and the reason of the first problem.
 // Pattern.Match and Matcher.Match scan an event once, skipping what no pattern names; their cost grows with the
@@ -185,7 +194,7 @@ func (l Limits) Compile(pattern []byte) (*Pattern, error) {
 		return nil, &Error{Reason: "pattern must name at least one field"}
 	}
 	c := compiler{lim: l}
-	clauses, err := c.object(v.members, "", "", 1, []clauseMap{{}})
+	clauses, err := c.object(v.members, "", "", 1, false, []clauseMap{{}})
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ func TestDottedKeyChoices(t *testing.T) {
 	}{
 		{"a value below chooses the element that makes exists:false hold",
 			`{"a":{"a":[{"exists":false}],"a.b":[{"exists":true}]}}`,
-			`{"a":[{"a":[["x",{"b":2}]],"a.b":"x"}]}`, true},
+			`{"a":[{"a":[[["x"],{"b":2}]],"a.b":"x"}]}`, true},
 		{"a field that allows absence but has values in two arrays",
 			`{"a":{"a":[{"exists":true}],"b":[{"anything-but":"x"}],"b.a":["z",{"exists":false}]}}`,
 			`{"a":[[{"a":1,"b":"y","b.a":"y"}]],"a.b":[{"a":[["x"]]}]}`, false},

@@ -7,18 +7,25 @@ package pattern
 //   - the clause's fields form a tree (refNode) that follows the nesting of the event;
 //   - at an array of the event, either one element is used, and every field below the array looks inside that
 //     element only, or no element is used, and then no field below may need a value (exists:false fields look at
-//     the whole array); an element is only used when a field below takes a value from it;
+//     the whole array); an element is only used when a field below takes a value from it; a scalar directly in the
+//     array is in no element and goes with every choice (refSat need not model it: without dotted keys no field
+//     has fields below it, so only that field's own values lie in the array);
 //   - a field matches a scalar that one of its alternatives accepts; exists:false holds where there is no scalar.
 // refBrute checks the same definition on the flattened leaves by trying every choice.
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"net/netip"
+	"regexp"
 	"strings"
-	"unicode/utf8"
+	"sync"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
 )
 
 type refNode struct {
@@ -258,18 +265,9 @@ func refAlt(a, v any) bool {
 				}
 				return strings.HasSuffix(s, p)
 			}
-			p := arg.(map[string]any)["equals-ignore-case"].(string)
-			n := utf8.RuneCountInString(p)
-			r := []rune(s)
-			if len(r) < n {
-				return false
-			}
-			if name == "prefix" {
-				return strings.EqualFold(string(r[:n]), p)
-			}
-			return strings.EqualFold(string(r[len(r)-n:]), p)
+			return refIgnoreCase(arg.(map[string]any)["equals-ignore-case"].(string), s, name)
 		case "equals-ignore-case":
-			return isStr && strings.EqualFold(s, arg.(string))
+			return isStr && refIgnoreCase(arg.(string), s, "")
 		case "wildcard":
 			return isStr && refGlob(arg.(string), s)
 		case "numeric":
@@ -341,7 +339,7 @@ func refExcluded(arg, v any) bool {
 				case !isStr:
 				case name == "prefix" && strings.HasPrefix(s, x),
 					name == "suffix" && strings.HasSuffix(s, x),
-					name == "equals-ignore-case" && strings.EqualFold(s, x),
+					name == "equals-ignore-case" && refIgnoreCase(x, s, ""),
 					name == "wildcard" && refGlob(x, s):
 					return true
 				}
@@ -350,6 +348,33 @@ func refExcluded(arg, v any) bool {
 	}
 	return false
 }
+
+// refIgnoreCase matches an equals-ignore-case operand (in a prefix or suffix when at says so) as event-ruler's
+// EqualsIgnoreCaseParser builds it: each character of the operand stands for itself, its lower case or its upper
+// case, with full mappings ("ß" for "ß" or "SS"). It builds a regular expression of those alternatives.
+func refIgnoreCase(operand, s, at string) bool {
+	type key struct{ operand, at string }
+	if re, ok := refIgnoreCaseCache.Load(key{operand, at}); ok {
+		return re.(*regexp.Regexp).MatchString(s)
+	}
+	var b strings.Builder
+	if at != "suffix" {
+		b.WriteString("^")
+	}
+	for _, r := range operand {
+		c := string(r)
+		lower, upper := cases.Lower(language.Und).String(c), cases.Upper(language.Und).String(c)
+		fmt.Fprintf(&b, "(?:%s|%s|%s)", regexp.QuoteMeta(c), regexp.QuoteMeta(lower), regexp.QuoteMeta(upper))
+	}
+	if at != "prefix" {
+		b.WriteString("$")
+	}
+	re := regexp.MustCompile(b.String())
+	refIgnoreCaseCache.Store(key{operand, at}, re)
+	return re.MatchString(s)
+}
+
+var refIgnoreCaseCache sync.Map // of *regexp.Regexp
 
 // refGlob matches a wildcard by dynamic programming over (pattern position, text position).
 func refGlob(pattern, text string) bool {
@@ -411,6 +436,11 @@ func refFlatten(v any, path string, trail map[int]int, arrays *int, out *[]refLe
 		id := *arrays
 		*arrays++
 		for i, e := range v {
+			if isScalar(e) {
+				// A scalar element is in no element of the array: it combines with every element.
+				refFlatten(e, path, trail, arrays, out)
+				continue
+			}
 			t := map[int]int{id: i}
 			for a, j := range trail {
 				t[a] = j

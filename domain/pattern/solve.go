@@ -8,13 +8,14 @@ import (
 // solver decides whether a clause holds for a scanned event, array consistency included.
 //
 // The leaves that conditions may use are grouped by array context: at a context (the event itself, then an
-// element of an array), a leaf directly in it is consistent with every choice made inside it, so a condition
-// satisfied there is done and an exists:false condition with a leaf there fails. The other leaves lie in the
-// arrays directly below; the conditions with leaves in one such array must all use the same element of it, and
-// one of them must use it positively (an element is only chosen by a leaf that a condition uses; exists:false
-// alone looks at the whole array). Without dotted keys in the event, the leaves of one condition are in at most
-// one of those arrays, and the search is a polynomial walk down the event; dotted keys that make several arrays
-// possible are tried one assignment at a time, within a budget.
+// element of an array that is an object or an array; a scalar element lies in the context of its array), a leaf
+// directly in it is consistent with every choice made inside it, so a condition satisfied there is done and an
+// exists:false condition with a leaf there fails. The other leaves lie in the arrays directly below; the
+// conditions with leaves in one such array must all use the same element of it, and one of them must use it
+// positively (an element is only chosen by a leaf that a condition uses; exists:false alone looks at the whole
+// array). Without dotted keys in the event, the leaves of one condition are in at most one of those arrays, and
+// the search is a polynomial walk down the event; dotted keys that make several arrays possible are tried one
+// assignment at a time, within a budget.
 type solver struct {
 	ents    []entry
 	flags   []uint8    // by condition, while a context is classified

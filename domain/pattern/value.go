@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // condition is what a clause requires of one path: a leaf there that satisfies one of the alternatives, or, for
@@ -77,8 +75,8 @@ const (
 	altAnythingBut
 )
 
-// alt is one alternative of a condition. Operands of the ignore-case kinds are stored folded (foldString). An
-// exact number has its double in n and, from exactFrom on, its exact decimal value (decimalKey) in s.
+// alt is one alternative of a condition. The ignore-case kinds keep their operand in cs and its case key in s.
+// An exact number has its double in n and, from exactFrom on, its exact decimal value (decimalKey) in s.
 type alt struct {
 	kind altKind
 	s    string
@@ -87,6 +85,7 @@ type alt struct {
 	cidr netip.Prefix
 	wc   *wildcard
 	ab   *anythingBut
+	cs   *caseSeq
 }
 
 // match reports whether the leaf satisfies the alternative; exists:false never does (it is about absence).
@@ -111,11 +110,11 @@ func (a *alt) match(l *leaf) bool {
 	case altSuffix:
 		return l.kind == lString && hasSuffix(l.str, a.s)
 	case altPrefixFold:
-		return l.kind == lString && foldHasPrefix(l.str, a.s)
+		return l.kind == lString && a.cs.prefixOf(l.str)
 	case altSuffixFold:
-		return l.kind == lString && foldHasSuffix(l.str, a.s)
+		return l.kind == lString && a.cs.suffixOf(l.str)
 	case altFold:
-		return l.kind == lString && foldEqual(l.str, a.s)
+		return l.kind == lString && a.cs.equal(l.str)
 	case altWildcard:
 		return l.kind == lString && a.wc.match(l.str)
 	case altNumeric:
@@ -142,7 +141,7 @@ type anythingBut struct {
 	nums      []numKey
 	prefixes  []string
 	suffixes  []string
-	folds     []string // folded
+	folds     []*caseSeq
 	wildcards []*wildcard
 }
 
@@ -172,7 +171,7 @@ func (ab *anythingBut) excludes(l *leaf) bool {
 			}
 		}
 		for _, f := range ab.folds {
-			if foldEqual(l.str, f) {
+			if f.equal(l.str) {
 				return true
 			}
 		}
@@ -221,91 +220,6 @@ func parseIP(b []byte) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return a, true
-}
-
-// foldRune maps every rune of a Unicode simple-folding orbit to the orbit's smallest member, so that
-// strings.EqualFold(a, b) holds exactly when the folded forms are equal.
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		return r
-	}
-	m := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f < m {
-			m = f
-		}
-	}
-	return m
-}
-
-func appendFold(dst, s []byte) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if 'a' <= c && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(s[i:])
-		dst = utf8.AppendRune(dst, foldRune(r))
-		i += n
-	}
-	return dst
-}
-
-func foldString(s string) string { return string(appendFold(nil, []byte(s))) }
-
-// foldEqual compares v, folded rune by rune, with an already folded f.
-func foldEqual(v []byte, f string) bool {
-	i, j := 0, 0
-	for i < len(v) {
-		r, n := utf8.DecodeRune(v[i:])
-		i += n
-		fr, fn := utf8.DecodeRuneInString(f[j:])
-		if j >= len(f) || foldRune(r) != fr {
-			return false
-		}
-		j += fn
-	}
-	return j == len(f)
-}
-
-func foldHasPrefix(v []byte, f string) bool {
-	i, j := 0, 0
-	for j < len(f) {
-		if i >= len(v) {
-			return false
-		}
-		r, n := utf8.DecodeRune(v[i:])
-		fr, fn := utf8.DecodeRuneInString(f[j:])
-		if foldRune(r) != fr {
-			return false
-		}
-		i, j = i+n, j+fn
-	}
-	return true
-}
-
-func foldHasSuffix(v []byte, f string) bool {
-	i, j := len(v), len(f)
-	for j > 0 {
-		if i <= 0 {
-			return false
-		}
-		r, n := utf8.DecodeLastRune(v[:i])
-		fr, fn := utf8.DecodeLastRuneInString(f[:j])
-		if foldRune(r) != fr {
-			return false
-		}
-		i, j = i-n, j-fn
-	}
-	return true
 }
 
 // wildcard is a pattern of literal pieces separated by *. It matches in linear time: the first piece is a prefix,
