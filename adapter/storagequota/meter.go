@@ -4,9 +4,10 @@
 //
 // What an account keeps is its footprint: the retention.maxBytes of each of its streams that has a size of its own
 // (a bus with its own maxBytes, its dead letters), reserved whole whatever they hold, plus the bytes its streams
-// without a size hold (buses with no maxBytes of their own). The meter reads every stream's size and limits from
-// JetStream every Interval; between two readings a reservation (Reserve) is added at once, so two buses created in
-// a row are both counted.
+// without a size hold (buses with no maxBytes of their own). The installation's footprint adds its own streams
+// (worker state, audit records) to every account's. The meter reads every stream's size and limits from JetStream
+// every Interval; a reservation (Reserve) counts at once, and until a reading shows the bus's stream with that size,
+// so two buses created in a row are both counted.
 //
 // History goes first: when an account's footprint reaches TrimAt of its quota, or the installation's reaches TrimAt
 // of its budget, or a bus with a size of its own holds TrimAt of it, the meter deletes the events every consumer
