@@ -33,9 +33,33 @@ var (
 	// ErrLeaseHeld is returned by Acquire when another live lease exists for the task.
 	ErrLeaseHeld = errors.New("lease held by another worker")
 	// ErrLeaseLost is returned by Renew and Release when the lease key is no longer at the lease's revision: it
-	// expired on the server, or another worker has taken it since.
+	// expired on the server, or another worker has taken it since. Renew tells which with a *LostError.
 	ErrLeaseLost = errors.New("lease lost")
 )
+
+// LostError says why Renew found a lease lost: the key expired on the server before the renewal arrived (Holder
+// empty), or another worker holds it now (Holder names it). It matches ErrLeaseLost.
+type LostError struct {
+	Key    string
+	Holder string
+}
+
+func (e *LostError) Error() string {
+	if e.Holder == "" {
+		return fmt.Sprintf("cluster: renewing %s: %v: it expired before the renewal arrived", e.Key, ErrLeaseLost)
+	}
+	return fmt.Sprintf("cluster: renewing %s: %v: worker %s holds it now", e.Key, ErrLeaseLost, e.Holder)
+}
+
+func (e *LostError) Unwrap() error { return ErrLeaseLost }
+
+// Why is the reason for logs: "expired before it was renewed" or "was taken by worker <id>".
+func (e *LostError) Why() string {
+	if e.Holder == "" {
+		return "expired before it was renewed (its renewals came too late: the worker or NATS was slow)"
+	}
+	return "was taken by worker " + e.Holder
+}
 
 // LeaseKey is the key of a task's lease: <connector>.<task>. Connector names may contain dots; the task number is
 // always after the last one. The connector name must itself be valid in a KV key.
@@ -191,8 +215,8 @@ func (l *Leases) Acquire(ctx context.Context, task rpc.TaskID) (*Lease, error) {
 
 // Renew extends lease with a compare-and-set update at its last revision, which also restarts the server's expiry of
 // the key. On success the local deadline moves to the send time of this request plus Local; on any error it stays.
-// Errors: ErrLeaseLost when the key is not at the lease's revision any more (expired, or taken by another worker),
-// after which the lease can never be renewed again; other errors (timeouts, no connection) may be retried while
+// Errors: a *LostError (matching ErrLeaseLost) when the key is not at the lease's revision any more, saying whether
+// it expired or which worker holds it now, after which the lease can never be renewed again; other errors (timeouts, no connection) may be retried while
 // Valid holds. A lease whose local deadline passed is still renewed if the key is still ours: nobody else can have
 // held it meanwhile.
 func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
@@ -204,7 +228,7 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 	next, err := l.kv.Update(ctx, key, l.encode(acquired, sent), rev)
 	if err != nil {
 		if ebjs.IsRevisionConflict(err) {
-			return fmt.Errorf("cluster: renewing %s: %w", key, ErrLeaseLost)
+			return &LostError{Key: key, Holder: l.holder(ctx, key)}
 		}
 		return fmt.Errorf("cluster: renewing %s: %w", key, err)
 	}
@@ -218,6 +242,20 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 		lease.deadline = d
 	}
 	return nil
+}
+
+// holder returns the worker that holds key now, "" when nobody does (the key expired or was released) or it cannot
+// be read.
+func (l *Leases) holder(ctx context.Context, key string) string {
+	e, err := l.kv.Get(ctx, key)
+	if err != nil {
+		return ""
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil {
+		return ""
+	}
+	return v.Worker
 }
 
 // Release deletes the lease key if it is still at the lease's revision, so another worker can take the task at once.

@@ -453,3 +453,37 @@ func TestServerExpiryPrecision(t *testing.T) {
 	t.Logf("max age %v: keys vanished after max age + [%s]; worst observed lateness %v",
 		testTTL, strings.Join(lates, ", "), worst.Round(time.Millisecond))
 }
+
+// TestRenewTellsExpiredFromTaken: a renewal that finds its lease lost says why, so that the log does not claim
+// another worker took a lease that only expired: the key expired on the server (no holder), or another worker
+// holds it now (named). Both match ErrLeaseLost.
+func TestRenewTellsExpiredFromTaken(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	a, b := openLeases(t, env.JS, "a"), openLeases(t, env.JS, "b")
+	kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+
+	expired := rpc.TaskID{Connector: "eb.acc.bus.router", Task: 0}
+	lease, err := a.Acquire(ctx, expired)
+	require.NoError(t, err)
+	pollUntilGone(t, kv, cluster.LeaseKey(expired), time.Now().Add(5*testTTL))
+	err = a.Renew(ctx, lease)
+	require.ErrorIs(t, err, cluster.ErrLeaseLost)
+	var lost *cluster.LostError
+	require.ErrorAs(t, err, &lost)
+	assert.Empty(t, lost.Holder)
+	assert.Contains(t, lost.Why(), "expired before it was renewed")
+
+	taken := rpc.TaskID{Connector: "eb.acc.bus.router", Task: 1}
+	lease, err = a.Acquire(ctx, taken)
+	require.NoError(t, err)
+	pollUntilGone(t, kv, cluster.LeaseKey(taken), time.Now().Add(5*testTTL))
+	_, err = b.Acquire(ctx, taken)
+	require.NoError(t, err)
+	err = a.Renew(ctx, lease)
+	require.ErrorIs(t, err, cluster.ErrLeaseLost)
+	require.ErrorAs(t, err, &lost)
+	assert.Equal(t, "b", lost.Holder)
+	assert.Equal(t, "was taken by worker b", lost.Why())
+}

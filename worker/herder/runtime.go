@@ -381,8 +381,11 @@ func (h *Herder) renew() {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), every)
 				defer cancel()
-				if err := h.leases.Renew(ctx, lt.lease); errors.Is(err, cluster.ErrLeaseLost) {
-					h.lose(lt, "was taken by another worker")
+				var lost *cluster.LostError
+				if err := h.leases.Renew(ctx, lt.lease); errors.As(err, &lost) {
+					h.lose(lt, lost.Why())
+				} else if errors.Is(err, cluster.ErrLeaseLost) {
+					h.lose(lt, "was lost")
 				} else if err != nil {
 					h.log.Warn("renewing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 				}
