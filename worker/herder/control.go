@@ -439,11 +439,8 @@ func (h *Herder) Delete(ctx context.Context, name string) error {
 		}
 	}
 	// A deleted connector's active topics go with it, as in Kafka Connect.
-	if keys, err := h.topicKeys(ctx, name); err == nil {
-		for _, k := range keys {
-			_ = h.topics.Delete(ctx, k)
-			h.used.Delete(k)
-		}
+	if err := h.forgetTopics(ctx, name); err != nil {
+		h.log.Warn("deleting the active topics of a deleted connector", "connector", name, "err", err)
 	}
 	return h.state.forget(ctx, name)
 }

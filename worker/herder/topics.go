@@ -74,6 +74,11 @@ func (h *Herder) ResetTopics(ctx context.Context, name string) error {
 	if _, err := h.get(name); err != nil {
 		return err
 	}
+	return h.forgetTopics(ctx, name)
+}
+
+// forgetTopics deletes a connector's active topics (a reset, or the connector deleted).
+func (h *Herder) forgetTopics(ctx context.Context, name string) error {
 	keys, err := h.topicKeys(ctx, name)
 	if err != nil {
 		return err
