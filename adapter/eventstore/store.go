@@ -44,12 +44,10 @@ func New(js jetstream.JetStream, cluster string, replicas int) *Store {
 // CreateStream creates or updates the bus's stream, and the dead-letter stream of the bus's account (shared by
 // the account's buses; idempotent).
 func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
-	r := b.Retention()
 	if err := s.EnsureDLQStream(ctx, b.AccountID()); err != nil {
 		return storageError(err, "the account's dead letters")
 	}
-	return storageError(s.names.EnsureBusStream(ctx, s.js, b.ID(), r.MaxAge, r.MaxBytes, s.replicas),
-		fmt.Sprintf("a retention of %d bytes", r.MaxBytes))
+	return s.EnsureBusLimits(ctx, b)
 }
 
 // EnsureBusLimits gives the stream of a bus the limits of its retention (a stream made by an earlier version).
