@@ -198,7 +198,7 @@ func (p *blockableProxy) pipe(from, to net.Conn) {
 func (p *blockableProxy) url() string { return "nats://" + p.ln.Addr().String() }
 
 // A worker cut off from NATS stops its tasks on its own, at its lease's local deadline, before another worker can
-// take them: the lease history never shows a task owned twice.
+// take them: the claim history never shows a task owned twice.
 func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -223,10 +223,10 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	cut := ownedBy(owners(t, w1, w2), "w1")
 	require.Len(t, cut, 1)
 
-	// Record every lease write as the server sees it.
-	leases, err := env.JS.KeyValue(ctx, names.Bucket(cluster.LeasesBucketPurpose))
+	// Record every claim write as the server sees it.
+	claims, err := env.JS.KeyValue(ctx, names.Bucket(cluster.ClaimsBucketPurpose))
 	require.NoError(t, err)
-	watcher, err := leases.WatchAll(ctx, jetstream.UpdatesOnly())
+	watcher, err := claims.WatchAll(ctx, jetstream.UpdatesOnly())
 	require.NoError(t, err)
 	defer func() { _ = watcher.Stop() }()
 	type taken struct {
@@ -237,7 +237,7 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	var history []taken
 	go func() {
 		for e := range watcher.Updates() {
-			if e == nil || e.Operation() != jetstream.KeyValuePut || e.Key() != cluster.LeaseKey(cut[0]) {
+			if e == nil || e.Operation() != jetstream.KeyValuePut || e.Key() != cluster.ClaimKey(cut[0]) {
 				continue
 			}
 			var v struct{ Worker string }
@@ -270,7 +270,7 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 		}
 		return false
 	}, wait, tick, "w2 takes the task over")
-	t.Logf("cut off at 0: w1 stopped its task at %v, w2 took its lease at %v",
+	t.Logf("cut off at 0: w1 stopped its task at %v, w2 took its claim at %v",
 		stopped.Sub(blocked).Round(time.Millisecond), takenAt.Sub(blocked).Round(time.Millisecond))
 	assert.True(t, stopped.Before(takenAt), "the cut-off worker stopped before the task was taken over")
 

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +19,12 @@ import (
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 )
 
-// LeasesBucketPurpose names the KV bucket of task leases: Names.Bucket(LeasesBucketPurpose).
-const LeasesBucketPurpose = "leases"
+// Bucket purposes: Names.Bucket(LeasesBucketPurpose) holds one lease per worker, Names.Bucket(ClaimsBucketPurpose)
+// one claim per task.
+const (
+	LeasesBucketPurpose = "leases"
+	ClaimsBucketPurpose = "claims"
+)
 
 // Defaults of LeaseConfig.
 const (
@@ -26,19 +32,22 @@ const (
 	DefaultLeaseLocal = 2 * time.Second
 )
 
-// leaseHistory is the number of revisions kept per lease key, so operators and tests can read recent holders.
+// leaseHistory is the number of revisions kept per lease and claim key, so operators and tests can read recent
+// holders.
 const leaseHistory = 5
 
 var (
-	// ErrLeaseHeld is returned by Acquire when another live lease exists for the task.
+	// ErrLeaseHeld is returned by Claim when a live incarnation of a worker holds the task, and by Acquire when the
+	// worker's lease key is held by something that is not a run of this worker.
 	ErrLeaseHeld = errors.New("lease held by another worker")
-	// ErrLeaseLost is returned by Renew and Release when the lease key is no longer at the lease's revision: it
-	// expired on the server, or another worker has taken it since. Renew tells which with a *LostError.
+	// ErrLeaseLost is returned by Renew and Release when the worker's lease key is no longer at the lease's
+	// revision (it expired on the server, or another run of the worker took it over; Renew tells which with a
+	// *LostError), and by Unclaim when the claim key moved.
 	ErrLeaseLost = errors.New("lease lost")
 )
 
-// LostError says why Renew found a lease lost: the key expired on the server before the renewal arrived (Holder
-// empty), or another worker holds it now (Holder names it). It matches ErrLeaseLost.
+// LostError says why Renew found the worker's lease lost: the key expired on the server before the renewal arrived
+// (Holder empty), or another run of a worker holds it now (Holder names it). It matches ErrLeaseLost.
 type LostError struct {
 	Key    string
 	Holder string
@@ -48,26 +57,26 @@ func (e *LostError) Error() string {
 	if e.Holder == "" {
 		return fmt.Sprintf("cluster: renewing %s: %v: it expired before the renewal arrived", e.Key, ErrLeaseLost)
 	}
-	return fmt.Sprintf("cluster: renewing %s: %v: worker %s holds it now", e.Key, ErrLeaseLost, e.Holder)
+	return fmt.Sprintf("cluster: renewing %s: %v: another run of worker %s holds it now", e.Key, ErrLeaseLost, e.Holder)
 }
 
 func (e *LostError) Unwrap() error { return ErrLeaseLost }
 
-// Why is the reason for logs: "expired before it was renewed" or "was taken by worker <id>".
+// Why is the reason for logs: "expired before it was renewed" or "was taken over by another run of worker <id>".
 func (e *LostError) Why() string {
 	if e.Holder == "" {
 		return "expired before it was renewed (its renewals came too late: the worker or NATS was slow)"
 	}
-	return "was taken by worker " + e.Holder
+	return "was taken over by another run of worker " + e.Holder + " (two processes with one worker id?)"
 }
 
-// LeaseKey is the key of a task's lease: <connector>.<task>. Connector names may contain dots; the task number is
+// ClaimKey is the key of a task's claim: <connector>.<task>. Connector names may contain dots; the task number is
 // always after the last one. The connector name must itself be valid in a KV key.
-func LeaseKey(id rpc.TaskID) string { return id.Connector + "." + strconv.Itoa(id.Task) }
+func ClaimKey(id rpc.TaskID) string { return id.Connector + "." + strconv.Itoa(id.Task) }
 
-// ParseLeaseKey is the inverse of LeaseKey: it splits key at its last dot. It reports false for anything LeaseKey
+// ParseClaimKey is the inverse of ClaimKey: it splits key at its last dot. It reports false for anything ClaimKey
 // does not produce (no dot, empty connector, a task that is not a canonical non-negative integer).
-func ParseLeaseKey(key string) (rpc.TaskID, bool) {
+func ParseClaimKey(key string) (rpc.TaskID, bool) {
 	i := strings.LastIndexByte(key, '.')
 	if i <= 0 {
 		return rpc.TaskID{}, false
@@ -83,16 +92,16 @@ func ParseLeaseKey(key string) (rpc.TaskID, bool) {
 type LeaseConfig struct {
 	JetStream jetstream.JetStream
 	Names     stream.Names
-	// WorkerID is written into every lease this worker takes; it must be non-empty.
+	// WorkerID is the key of this worker's lease and is written into every claim; it must be a valid KV key.
 	WorkerID string
-	// TTL is the max age of the leases bucket (default 2.5s): the server removes a lease key TTL after its last
-	// write. It is a bucket setting: every worker of a cluster must use the same value.
+	// TTL is the max age of the leases bucket (default 2.5s): the server removes a worker's lease TTL after its
+	// last write. It is a bucket setting: every worker of a cluster must use the same value.
 	TTL time.Duration
-	// Local is how long a lease stays valid on this worker after its last acquire or renewal was sent (default 2s).
-	// It must be shorter than TTL: the margin covers the server's expiry being at most late, never early, and the
-	// clock rates of the two machines.
+	// Local is how long the lease stays valid on this worker after its last acquire or renewal was sent (default
+	// 2s). It must be shorter than TTL: the margin covers the server's expiry being at most late, never early, and
+	// the clock rates of the two machines.
 	Local time.Duration
-	// Replicas of the bucket (default 1).
+	// Replicas of the buckets (default 1).
 	Replicas int
 }
 
@@ -117,6 +126,8 @@ func (c LeaseConfig) Validate() error {
 		return errors.New("cluster: leases: JetStream is required")
 	case c.WorkerID == "":
 		return errors.New("cluster: leases: WorkerID is required")
+	case !validKey(c.WorkerID):
+		return fmt.Errorf("cluster: leases: worker id %q is not a valid KV key", c.WorkerID)
 	case c.TTL < 100*time.Millisecond:
 		return fmt.Errorf("cluster: leases: TTL %v is below the server's minimum max age of 100ms", c.TTL)
 	case c.Local <= 0 || c.Local >= c.TTL:
@@ -127,50 +138,80 @@ func (c LeaseConfig) Validate() error {
 	return nil
 }
 
-// Leases takes, renews and releases task leases of one worker. It is safe for concurrent use.
+// Leases is one worker's side of the fencing of tasks: its own lease, renewed as one key whatever the number of
+// its tasks, and the claims of the tasks it runs. A claim names the worker and the incarnation (one run of its
+// lease) that took it; it stays valid exactly as long as that incarnation's lease, and another worker takes it over
+// only after reading on the server that the incarnation's lease is gone. Safe for concurrent use.
+//
+// The properties kept (docs/ARCHITECTURE.md, "Fencing"):
+//
+//   - A worker runs a task only while its lease is valid locally (Lease.Valid) and it holds the task's claim.
+//   - A lease's key vanishes on the server no earlier than TTL after its last write, and the worker's local deadline
+//     is Local (< TTL) after that write was sent: a worker whose lease vanished has stopped its tasks.
+//   - Claim takes over another incarnation's claim only when the server no longer holds that incarnation's lease,
+//     with a compare-and-set on the claim: no two incarnations run one task at the same time.
+//   - Incarnations are never reused: a worker that lost its lease acquires a new one and claims its tasks again.
 type Leases struct {
-	cfg  LeaseConfig
-	kv   jetstream.KeyValue
-	view *view
+	cfg    LeaseConfig
+	kv     jetstream.KeyValue // worker leases, max age TTL
+	claims jetstream.KeyValue // task claims, no max age
+	live   *view              // worker leases seen written within TTL
+	held   *view              // every claim
+
+	mu   sync.Mutex
+	dead map[string]bool // incarnations read gone on the server: they never come back
 }
 
-// OpenLeases ensures the leases bucket (max age cfg.TTL, enforced by the server; history 5; file storage, so a
-// restarted server still knows who holds what). Errors: an invalid cfg, or the bucket could not be ensured.
+// OpenLeases ensures the leases bucket (max age cfg.TTL, enforced by the server) and the claims bucket (no max age),
+// both with history 5 and file storage, so a restarted server still knows who holds what, and follows both. Errors:
+// an invalid cfg, or a bucket could not be ensured or read.
 func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	bucket := cfg.Names.Bucket(LeasesBucketPurpose)
-	kv, err := cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      bucket,
-		Description: "task leases; a key expires when its holder stops renewing",
-		History:     leaseHistory,
-		TTL:         cfg.TTL,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	})
+	open := func(purpose, doc string, ttl time.Duration) (jetstream.KeyValue, *view, error) {
+		bucket := cfg.Names.Bucket(purpose)
+		kv, err := cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
+			Replicas: cfg.Replicas,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", bucket, err)
+		}
+		v, err := watchView(ctx, kv, ttl)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
+		}
+		if err := v.wait(ctx); err != nil {
+			v.stop()
+			return nil, nil, fmt.Errorf("cluster: reading KV bucket %s: %w", bucket, err)
+		}
+		return kv, v, nil
+	}
+	kv, live, err := open(LeasesBucketPurpose, "one lease per worker; a key expires when its worker stops renewing", cfg.TTL)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", bucket, err)
+		return nil, err
 	}
-	leases, err := watchView(ctx, kv, cfg.TTL)
+	claims, held, err := open(ClaimsBucketPurpose, "which incarnation of which worker runs each task", 0)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
+		live.stop()
+		return nil, err
 	}
-	if err := leases.wait(ctx); err != nil {
-		leases.stop()
-		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", bucket, err)
-	}
-	return &Leases{cfg: cfg, kv: kv, view: leases}, nil
+	return &Leases{cfg: cfg, kv: kv, claims: claims, live: live, held: held, dead: map[string]bool{}}, nil
 }
 
-// Close stops following the bucket.
-func (l *Leases) Close() { l.view.stop() }
+// Close stops following the buckets.
+func (l *Leases) Close() {
+	l.live.stop()
+	l.held.stop()
+}
 
-// Lease is a task lease held by this worker. Its methods are safe for concurrent use: one goroutine may renew while
-// another checks Valid.
+// Lease is this worker's lease: one incarnation of it. Its methods are safe for concurrent use: one goroutine may
+// renew while others check Valid.
 type Lease struct {
-	Task rpc.TaskID
+	Worker      string
+	Incarnation string
 
 	mu       sync.Mutex
 	acquired time.Time
@@ -180,54 +221,92 @@ type Lease struct {
 	deadline time.Time
 }
 
-// leaseValue is the JSON value of a lease key.
+// leaseValue is the JSON value of a worker's lease key.
 type leaseValue struct {
-	Worker   string `json:"worker"`
-	Acquired string `json:"acquired"`
-	Renewed  string `json:"renewed"`
+	Worker      string `json:"worker"`
+	Incarnation string `json:"incarnation"`
+	Acquired    string `json:"acquired"`
+	Renewed     string `json:"renewed"`
 }
 
-func (l *Leases) encode(acquired, renewed time.Time) []byte {
+// claimValue is the JSON value of a task's claim key.
+type claimValue struct {
+	Worker      string `json:"worker"`
+	Incarnation string `json:"incarnation"`
+	Claimed     string `json:"claimed"`
+}
+
+func (l *Leases) encode(incarnation string, acquired, renewed time.Time) []byte {
 	b, _ := json.Marshal(leaseValue{
-		Worker:   l.cfg.WorkerID,
-		Acquired: acquired.UTC().Format(time.RFC3339Nano),
-		Renewed:  renewed.UTC().Format(time.RFC3339Nano),
+		Worker:      l.cfg.WorkerID,
+		Incarnation: incarnation,
+		Acquired:    acquired.UTC().Format(time.RFC3339Nano),
+		Renewed:     renewed.UTC().Format(time.RFC3339Nano),
 	})
 	return b
 }
 
-// Acquire takes the lease of task with a compare-and-set create: it succeeds only when no live lease exists (the key
-// is absent, deleted or expired). The lease is valid for Local from the moment the request was sent. Errors:
-// ErrLeaseHeld when another lease is live (also when this worker already holds it under another *Lease), or the
-// request failed (an invalid key included); the caller must then assume it does not hold the lease.
-func (l *Leases) Acquire(ctx context.Context, task rpc.TaskID) (*Lease, error) {
-	key := LeaseKey(task)
+func newIncarnation() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Acquire takes a new incarnation of this worker's lease: a compare-and-set create of its key, or, when the key
+// holds an earlier run of this worker (a restart within TTL, or a lease this process lost), a compare-and-set
+// update at the revision read, so the restart need not wait for the key to expire. The claims of the earlier
+// incarnation become free to take at once, by this worker or another. The lease is valid for Local from the moment
+// the request was sent. Errors: ErrLeaseHeld when the key changed meanwhile or names another worker, or the request
+// failed. Worker ids must be unique among running workers: a second process with a running worker's id takes its
+// lease over, and the first stops its tasks at its next renewal.
+func (l *Leases) Acquire(ctx context.Context) (*Lease, error) {
+	key := l.cfg.WorkerID
+	inc := newIncarnation()
 	sent := time.Now()
-	rev, err := l.kv.Create(ctx, key, l.encode(sent, sent))
+	rev, err := l.kv.Create(ctx, key, l.encode(inc, sent, sent))
+	if ebjs.IsRevisionConflict(err) {
+		e, gerr := l.kv.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound):
+			return nil, fmt.Errorf("cluster: acquiring %s: %w", key, ErrLeaseHeld) // it just expired: try again
+		case gerr != nil:
+			return nil, fmt.Errorf("cluster: acquiring %s: %w", key, gerr)
+		}
+		var v leaseValue
+		if json.Unmarshal(e.Value(), &v) != nil || v.Worker != l.cfg.WorkerID {
+			return nil, fmt.Errorf("cluster: acquiring %s: %w", key, ErrLeaseHeld)
+		}
+		sent = time.Now()
+		rev, err = l.kv.Update(ctx, key, l.encode(inc, sent, sent), e.Revision())
+		if err == nil {
+			l.markDead(v.Incarnation)
+		}
+	}
 	if err != nil {
 		if ebjs.IsRevisionConflict(err) {
 			return nil, fmt.Errorf("cluster: acquiring %s: %w", key, ErrLeaseHeld)
 		}
 		return nil, fmt.Errorf("cluster: acquiring %s: %w", key, err)
 	}
-	return &Lease{Task: task, acquired: sent, revision: rev, deadline: sent.Add(l.cfg.Local)}, nil
+	return &Lease{Worker: key, Incarnation: inc, acquired: sent, revision: rev, deadline: sent.Add(l.cfg.Local)}, nil
 }
 
 // Renew extends lease with a compare-and-set update at its last revision, which also restarts the server's expiry of
 // the key. On success the local deadline moves to the send time of this request plus Local; on any error it stays.
 // Errors: a *LostError (matching ErrLeaseLost) when the key is not at the lease's revision any more, saying whether
-// it expired or which worker holds it now, after which the lease can never be renewed again; other errors (timeouts, no connection) may be retried while
-// Valid holds. A lease whose local deadline passed is still renewed if the key is still ours: nobody else can have
-// held it meanwhile.
+// it expired or another run holds it now, after which the lease can never be renewed again (Acquire a new one);
+// other errors (timeouts, no connection) may be retried while Valid holds. A lease whose local deadline passed is
+// still renewed if the key is still ours: nobody else can have taken its claims meanwhile.
 func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
-	key := LeaseKey(lease.Task)
+	key := lease.Worker
 	lease.mu.Lock()
 	rev, acquired := lease.revision, lease.acquired
 	lease.mu.Unlock()
 	sent := time.Now()
-	next, err := l.kv.Update(ctx, key, l.encode(acquired, sent), rev)
+	next, err := l.kv.Update(ctx, key, l.encode(lease.Incarnation, acquired, sent), rev)
 	if err != nil {
 		if ebjs.IsRevisionConflict(err) {
+			l.markDead(lease.Incarnation)
 			return &LostError{Key: key, Holder: l.holder(ctx, key)}
 		}
 		return fmt.Errorf("cluster: renewing %s: %w", key, err)
@@ -244,8 +323,8 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 	return nil
 }
 
-// holder returns the worker that holds key now, "" when nobody does (the key expired or was released) or it cannot
-// be read.
+// holder returns the worker that holds the lease key now, "" when nobody does (the key expired or was released)
+// or it cannot be read.
 func (l *Leases) holder(ctx context.Context, key string) string {
 	e, err := l.kv.Get(ctx, key)
 	if err != nil {
@@ -258,11 +337,12 @@ func (l *Leases) holder(ctx context.Context, key string) string {
 	return v.Worker
 }
 
-// Release deletes the lease key if it is still at the lease's revision, so another worker can take the task at once.
-// The lease is invalid afterwards, whatever the outcome. Errors: ErrLeaseLost when the key is not ours any more
-// (nothing is deleted), or the request failed (the key then expires within TTL).
+// Release deletes the lease key if it is still at the lease's revision, so the claims of this incarnation that are
+// left become free at once. The lease is invalid afterwards, whatever the outcome. Call it after the tasks stopped.
+// Errors: ErrLeaseLost when the key is not ours any more (nothing is deleted), or the request failed (the key then
+// expires within TTL).
 func (l *Leases) Release(ctx context.Context, lease *Lease) error {
-	key := LeaseKey(lease.Task)
+	key := lease.Worker
 	lease.mu.Lock()
 	rev := lease.revision
 	lease.deadline = time.Time{}
@@ -273,11 +353,13 @@ func (l *Leases) Release(ctx context.Context, lease *Lease) error {
 		}
 		return fmt.Errorf("cluster: releasing %s: %w", key, err)
 	}
+	l.markDead(lease.Incarnation)
+	l.live.forget(key)
 	return nil
 }
 
 // Valid reports whether now is before the lease's local deadline. Pass time.Now(): with its monotonic reading the
-// comparison ignores wall-clock changes. A worker must stop the task once Valid is false; this needs no NATS.
+// comparison ignores wall-clock changes. A worker must stop its tasks once Valid is false; this needs no NATS.
 func (lease *Lease) Valid(now time.Time) bool {
 	lease.mu.Lock()
 	defer lease.mu.Unlock()
@@ -292,21 +374,180 @@ func (lease *Lease) Deadline() time.Time {
 	return lease.deadline
 }
 
-// Holders returns the holder (worker id) of every lease this worker saw written within TTL, from a watcher of the
-// leases bucket that follows every acquire, renewal and release. A lease whose holder stopped renewing stays listed
-// until TTL after its last renewal was seen. Keys that are not lease keys or whose value does not decode are skipped.
+// Claim is this worker's claim of a task, taken under one incarnation of its lease.
+type Claim struct {
+	Task        rpc.TaskID
+	Incarnation string
+	revision    uint64
+}
+
+func (l *Leases) markDead(incarnation string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dead[incarnation] = true
+}
+
+// gone reports whether the server no longer holds the lease incarnation of worker: its key is absent or holds
+// another incarnation. Incarnations read gone are remembered, so a takeover of many claims reads the lease once.
+func (l *Leases) gone(ctx context.Context, worker, incarnation string) (bool, error) {
+	if worker == "" || incarnation == "" || !validKey(worker) {
+		return true, nil // not a claim any incarnation can hold
+	}
+	l.mu.Lock()
+	dead := l.dead[incarnation]
+	l.mu.Unlock()
+	if dead {
+		return true, nil
+	}
+	e, err := l.kv.Get(ctx, worker)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+	case err != nil:
+		return false, err
+	default:
+		var v leaseValue
+		if json.Unmarshal(e.Value(), &v) == nil && v.Incarnation == incarnation {
+			return false, nil
+		}
+	}
+	l.markDead(incarnation)
+	return true, nil
+}
+
+// Claim takes task under lease: a compare-and-set create of its claim key, or, when the key names an incarnation
+// whose lease the server no longer holds (a dead or restarted worker, or an earlier run of this one), a
+// compare-and-set update at the revision read. A claim this incarnation already holds is returned as it is. Errors:
+// ErrLeaseHeld when another live incarnation holds the claim, or the request failed; the caller must then assume it
+// does not hold it.
+func (l *Leases) Claim(ctx context.Context, lease *Lease, task rpc.TaskID) (*Claim, error) {
+	key := ClaimKey(task)
+	val, _ := json.Marshal(claimValue{Worker: lease.Worker, Incarnation: lease.Incarnation,
+		Claimed: time.Now().UTC().Format(time.RFC3339Nano)})
+	rev, err := l.claims.Create(ctx, key, val)
+	if ebjs.IsRevisionConflict(err) {
+		var e jetstream.KeyValueEntry
+		e, err = l.claims.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, fmt.Errorf("cluster: claiming %s: %w", key, ErrLeaseHeld) // just released: next round
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: claiming %s: %w", key, err)
+		}
+		var v claimValue
+		_ = json.Unmarshal(e.Value(), &v)
+		if v.Incarnation == lease.Incarnation {
+			// Claimed earlier under this very incarnation (its task was stopped without releasing it): still ours.
+			return &Claim{Task: task, Incarnation: lease.Incarnation, revision: e.Revision()}, nil
+		}
+		dead, gerr := l.gone(ctx, v.Worker, v.Incarnation)
+		if gerr != nil {
+			return nil, fmt.Errorf("cluster: claiming %s: reading the lease of %s: %w", key, v.Worker, gerr)
+		}
+		if !dead {
+			return nil, fmt.Errorf("cluster: claiming %s: %w", key, ErrLeaseHeld)
+		}
+		rev, err = l.claims.Update(ctx, key, val, e.Revision())
+	}
+	if err != nil {
+		if ebjs.IsRevisionConflict(err) {
+			return nil, fmt.Errorf("cluster: claiming %s: %w", key, ErrLeaseHeld)
+		}
+		return nil, fmt.Errorf("cluster: claiming %s: %w", key, err)
+	}
+	return &Claim{Task: task, Incarnation: lease.Incarnation, revision: rev}, nil
+}
+
+// Unclaim deletes a claim if it is still at its revision, so another worker can take the task at once. Call it
+// after the task stopped. Errors: ErrLeaseLost when the claim moved (nothing is deleted), or the request failed;
+// the claim then stays until its incarnation's lease is gone.
+func (l *Leases) Unclaim(ctx context.Context, c *Claim) error {
+	key := ClaimKey(c.Task)
+	if err := l.claims.Delete(ctx, key, jetstream.LastRevision(c.revision)); err != nil {
+		if ebjs.IsRevisionConflict(err) {
+			return fmt.Errorf("cluster: releasing %s: %w", key, ErrLeaseLost)
+		}
+		return fmt.Errorf("cluster: releasing %s: %w", key, err)
+	}
+	l.held.forget(key)
+	return nil
+}
+
+// Holders returns the holder (worker id) of every claim whose incarnation's lease this worker saw written within
+// TTL, from watchers of both buckets. A worker that stopped renewing its lease stays listed until TTL after its last
+// renewal was seen; then its claims are not listed, and Claim takes them after checking the server. Keys that are
+// not claim keys or whose value does not decode are skipped.
 func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
+	live := map[string]bool{}
+	for _, e := range l.live.present() {
+		var v leaseValue
+		if json.Unmarshal(e.value, &v) == nil && v.Incarnation != "" {
+			live[v.Incarnation] = true
+		}
+	}
 	out := map[rpc.TaskID]string{}
-	for key, e := range l.view.present() {
-		id, ok := ParseLeaseKey(key)
+	for key, e := range l.held.present() {
+		id, ok := ParseClaimKey(key)
 		if !ok {
 			continue
 		}
-		var v leaseValue
-		if json.Unmarshal(e.value, &v) != nil || v.Worker == "" {
+		var v claimValue
+		if json.Unmarshal(e.value, &v) != nil || v.Worker == "" || !live[v.Incarnation] {
 			continue
 		}
 		out[id] = v.Worker
 	}
 	return out, ctx.Err()
+}
+
+// Orphans returns the claims of incarnations this worker has not seen alive within TTL, with their revisions, for
+// a sweep of claims whose tasks no longer exist (Drop).
+func (l *Leases) Orphans() map[rpc.TaskID]uint64 {
+	live := map[string]bool{}
+	for _, e := range l.live.present() {
+		var v leaseValue
+		if json.Unmarshal(e.value, &v) == nil {
+			live[v.Incarnation] = true
+		}
+	}
+	out := map[rpc.TaskID]uint64{}
+	for key, e := range l.held.present() {
+		id, ok := ParseClaimKey(key)
+		if !ok {
+			continue
+		}
+		var v claimValue
+		if json.Unmarshal(e.value, &v) == nil && !live[v.Incarnation] {
+			out[id] = e.revision
+		}
+	}
+	return out
+}
+
+// Drop deletes the claim of task at revision rev once the server no longer holds its incarnation's lease: the
+// task no longer exists and its holder died. It reports whether it deleted the claim.
+func (l *Leases) Drop(ctx context.Context, task rpc.TaskID, rev uint64) (bool, error) {
+	key := ClaimKey(task)
+	e, err := l.claims.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if e.Revision() != rev {
+		return false, nil
+	}
+	var v claimValue
+	_ = json.Unmarshal(e.Value(), &v)
+	if dead, err := l.gone(ctx, v.Worker, v.Incarnation); err != nil || !dead {
+		return false, err
+	}
+	if err := l.claims.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
+		if ebjs.IsRevisionConflict(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	l.held.forget(key)
+	return true, nil
 }

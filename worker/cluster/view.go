@@ -28,10 +28,11 @@ type viewEntry struct {
 	value []byte
 	seen  time.Time // on this worker's clock, when the watcher delivered the write
 	// written is when the server stored the write (its clock).
-	written time.Time
+	written  time.Time
+	revision uint64
 }
 
-// watchView starts following kv; ttl is how long a key counts after it was last seen written.
+// watchView starts following kv; ttl is how long a key counts after it was last seen written (0: until deleted).
 func watchView(ctx context.Context, kv jetstream.KeyValue, ttl time.Duration) (*view, error) {
 	w, err := kv.WatchAll(context.WithoutCancel(ctx))
 	if err != nil {
@@ -51,7 +52,7 @@ func (v *view) follow() {
 		}
 		v.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now(), written: e.Created()}
+			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now(), written: e.Created(), revision: e.Revision()}
 		} else {
 			delete(v.entries, e.Key())
 		}
@@ -70,14 +71,14 @@ func (v *view) wait(ctx context.Context) error {
 	}
 }
 
-// present returns every key seen written within ttl, with its last write.
+// present returns every key seen written within ttl (every key when ttl is 0), with its last write.
 func (v *view) present() map[string]viewEntry {
 	now := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	out := make(map[string]viewEntry, len(v.entries))
 	for k, e := range v.entries {
-		if now.Sub(e.seen) < v.ttl {
+		if v.ttl <= 0 || now.Sub(e.seen) < v.ttl {
 			out[k] = e
 		}
 	}

@@ -148,6 +148,9 @@ type Herder struct {
 	records map[string]entry // every connector, from the watcher and this worker's own writes
 	live    []cluster.Member // the live members, as last read
 	local   map[rpc.TaskID]*localTask
+	lease   *cluster.Lease // this worker's lease, nil while it has none
+	lost    int            // leases lost
+	swept   time.Time      // when the loop last swept the claims of dead workers
 	closed  bool
 	started bool
 
@@ -157,8 +160,10 @@ type Herder struct {
 
 	wake      chan struct{} // pokes the runtime loop
 	quit      chan struct{}
+	renewQuit chan struct{} // closed when Close handed every task over
 	loopDone  chan struct{}
 	closeOnce sync.Once
+	renewOnce sync.Once
 }
 
 // New returns a herder; Start joins the cluster and runs its share of the tasks.
@@ -192,7 +197,7 @@ func New(cfg Config) (*Herder, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
-		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{})}, nil
+		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{})}, nil
 }
 
 // SetURL sets the REST URL the worker announces to the other members; call it before Start.
@@ -261,8 +266,14 @@ func (h *Herder) Start(ctx context.Context) error {
 		_ = watcher.Stop()
 		return fmt.Errorf("herder: joining the cluster: %w", err)
 	}
+	lease, err := h.acquireLease(ctx)
+	if err != nil {
+		_ = watcher.Stop()
+		_ = members.Leave(context.WithoutCancel(ctx))
+		return fmt.Errorf("herder: acquiring the worker's lease: %w", err)
+	}
 	h.mu.Lock()
-	h.members, h.started = members, true
+	h.members, h.started, h.lease = members, true, lease
 	h.loopDone = make(chan struct{})
 	h.mu.Unlock()
 
@@ -272,6 +283,22 @@ func (h *Herder) Start(ctx context.Context) error {
 	h.reconcile()
 	go h.loop(h.loopDone)
 	return nil
+}
+
+// acquireLease takes the worker's first lease. The key of an earlier run that was just released or expired may be
+// in flux: it retries until ctx ends.
+func (h *Herder) acquireLease(ctx context.Context) (*cluster.Lease, error) {
+	for {
+		lease, err := h.leases.Acquire(ctx)
+		if err == nil || !errors.Is(err, cluster.ErrLeaseHeld) {
+			return lease, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // watch applies the updates of the connectors bucket to the cache until Close.
@@ -324,8 +351,8 @@ func (h *Herder) poke() {
 }
 
 // Close leaves the cluster and hands this worker's tasks over: it stops them (in parallel, each within
-// StopTimeout or ctx) and releases their leases, so that other workers take them at once. Later changes fail
-// with ErrClosed.
+// StopTimeout or ctx), releases their claims, then the worker's lease, so that other workers take them at once.
+// Later changes fail with ErrClosed.
 func (h *Herder) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
@@ -359,6 +386,18 @@ func (h *Herder) Close(ctx context.Context) error {
 		wg.Go(func() { h.release(ctx, lt, rpc.StateUnassigned) })
 	}
 	wg.Wait()
+	h.renewOnce.Do(func() { close(h.renewQuit) })
+	h.mu.Lock()
+	lease, leases := h.lease, h.leases
+	h.lease = nil
+	h.mu.Unlock()
+	if lease != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+		defer cancel()
+		if err := leases.Release(rctx, lease); err != nil {
+			h.log.Warn("releasing the worker's lease", "err", err)
+		}
+	}
 	return nil
 }
 

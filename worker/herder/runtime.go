@@ -24,6 +24,8 @@ const (
 	watchdogInterval = 20 * time.Millisecond
 	// countersInterval bounds how often a task's counters alone are written to its status.
 	countersInterval = time.Second
+	// sweepInterval is how often the first member deletes the claims dead workers left on deleted tasks.
+	sweepInterval = 10 * time.Second
 	// callTimeout bounds each call to KV of the loop.
 	callTimeout = 2 * time.Second
 )
@@ -35,11 +37,11 @@ type runner interface {
 	Stop(ctx context.Context) error
 }
 
-// localTask is a task this worker holds the lease of. Its fields are guarded by Herder.mu; the loop goroutine
+// localTask is a task this worker holds the claim of. Its fields are guarded by Herder.mu; the loop goroutine
 // is the only one that changes them, apart from the lease watchdog marking it lost.
 type localTask struct {
 	id    rpc.TaskID
-	lease *cluster.Lease
+	claim *cluster.Claim
 
 	run    runner            // nil while not running (its start failed)
 	trace  string            // why it did not start
@@ -48,12 +50,9 @@ type localTask struct {
 	gen    uint64            // the restart request it honoured
 	sup    taskSup
 
-	lost      bool // its lease lapsed or was taken: stopped, not to be released
+	lost      bool // the worker's lease lapsed or was taken: stopped, not to be released
 	releasing bool // being stopped and released
-	released  bool // its lease was released (or is being): no more renewals, no watchdog
-	// leaseMu serializes the renewals of its lease with its release, so a renewal never lands between the
-	// release's read of the revision and its delete.
-	leaseMu sync.Mutex
+	released  bool // its claim was released (or is being)
 
 	statusRev uint64    // revision of its status key as last written
 	written   string    // the status last written, without counters
@@ -108,9 +107,9 @@ func desired(records map[string]entry) []rpc.TaskID {
 	return tasks
 }
 
-// reconcile reads the live members and the leases, computes the assignment and brings this worker's tasks in
-// line: it releases what is no longer its own, applies changed configs and restart requests, takes the leases of
-// the tasks newly assigned to it and starts them, restarts failed tasks when due, and writes their statuses.
+// reconcile reads the live members and the claims, computes the assignment and brings this worker's tasks in
+// line: it releases what is no longer its own, applies changed configs and restart requests, claims the tasks
+// newly assigned to it and starts them, restarts failed tasks when due, and writes their statuses.
 func (h *Herder) reconcile() {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -173,7 +172,8 @@ func (h *Herder) reconcile() {
 			h.mu.Unlock()
 		}
 	}
-	if holdersErr == nil {
+	lease := h.validLease()
+	if holdersErr == nil && lease != nil {
 		for _, id := range tasks {
 			if assign[id] != me || local[id] != nil {
 				continue
@@ -182,32 +182,50 @@ func (h *Herder) reconcile() {
 				continue // its previous owner has not released it yet, or its lease has not expired
 			}
 			e := records[id.Connector]
-			wg.Go(func() { h.take(ctx, id, e) })
+			wg.Go(func() { h.take(ctx, lease, id, e) })
 		}
 	}
 	wg.Wait()
+	if len(members) > 0 && members[0] == me && time.Since(h.swept) >= sweepInterval {
+		h.swept = time.Now()
+		h.sweep(ctx, tasks)
+	}
 	h.supervise(time.Now())
 	h.writeStatuses(ctx)
 }
 
-// take acquires the lease of a task assigned to this worker and starts the task.
-func (h *Herder) take(ctx context.Context, id rpc.TaskID, e entry) {
-	lease, err := h.leases.Acquire(ctx, id)
-	if errors.Is(err, cluster.ErrLeaseHeld) {
-		// A lease of this worker's previous run, or of another worker not seen yet: retried next round.
-		lease, err = h.leases.Reclaim(ctx, id)
+// sweep deletes the claims that dead incarnations left on tasks that no longer exist (a worker died, then its
+// connector was deleted). The first live member does it, every sweepInterval.
+func (h *Herder) sweep(ctx context.Context, tasks []rpc.TaskID) {
+	wanted := make(map[rpc.TaskID]bool, len(tasks))
+	for _, id := range tasks {
+		wanted[id] = true
 	}
+	for id, rev := range h.leases.Orphans() {
+		if wanted[id] {
+			continue // the next owner takes it over
+		}
+		if _, err := h.leases.Drop(ctx, id, rev); err != nil {
+			h.log.Warn("deleting a dead worker's claim", "connector", id.Connector, "task", id.Task, "err", err)
+		}
+	}
+}
+
+// take claims a task assigned to this worker under the worker's lease and starts the task.
+func (h *Herder) take(ctx context.Context, lease *cluster.Lease, id rpc.TaskID, e entry) {
+	claim, err := h.leases.Claim(ctx, lease, id)
 	if err != nil {
+		// ErrLeaseHeld: its previous owner has not released it yet, or its lease has not expired: next round.
 		if !errors.Is(err, cluster.ErrLeaseHeld) {
-			h.log.Warn("taking the lease of a task", "connector", id.Connector, "task", id.Task, "err", err)
+			h.log.Warn("claiming a task", "connector", id.Connector, "task", id.Task, "err", err)
 		}
 		return
 	}
-	lt := &localTask{id: id, lease: lease}
+	lt := &localTask{id: id, claim: claim}
 	h.mu.Lock()
-	if h.closed {
+	if h.closed || h.lease != lease || !lease.Valid(time.Now()) {
 		h.mu.Unlock()
-		_ = h.leases.Release(ctx, lease)
+		_ = h.leases.Unclaim(ctx, claim)
 		return
 	}
 	h.local[id] = lt
@@ -270,7 +288,7 @@ func (h *Herder) stopRunner(ctx context.Context, run runner) error {
 	return run.Stop(ctx)
 }
 
-// release stops a task, writes its final state and releases its lease, so that its next owner takes it at once.
+// release stops a task, writes its final state and releases its claim, so that its next owner takes it at once.
 func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	h.mu.Lock()
 	lt.releasing = true
@@ -291,16 +309,14 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
 			h.log.Debug("storing the final status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 		}
-		lt.leaseMu.Lock()
 		h.mu.Lock()
 		lt.released, lost = true, lt.lost
 		h.mu.Unlock()
 		if !lost {
-			if err := h.leases.Release(wctx, lt.lease); err != nil {
-				h.log.Warn("releasing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+			if err := h.leases.Unclaim(wctx, lt.claim); err != nil {
+				h.log.Warn("releasing the claim of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 			}
 		}
-		lt.leaseMu.Unlock()
 	}
 	h.mu.Lock()
 	if h.local[lt.id] == lt {
@@ -311,7 +327,7 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	h.poke()
 }
 
-// drop forgets a task whose lease was lost; the watchdog already stopped it.
+// drop forgets a task that was lost; the watchdog already stopped it.
 func (h *Herder) drop(lt *localTask) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -320,8 +336,8 @@ func (h *Herder) drop(lt *localTask) {
 	}
 }
 
-// lose stops a task at once because its lease lapsed or was taken: another worker may own it now, so its
-// records in flight are handed back rather than finished.
+// lose stops a task at once because the worker's lease lapsed or the task was taken: another worker may own it
+// now, so its records in flight are handed back rather than finished.
 func (h *Herder) lose(lt *localTask, why string) {
 	h.mu.Lock()
 	if lt.lost {
@@ -331,7 +347,7 @@ func (h *Herder) lose(lt *localTask, why string) {
 	lt.lost = true
 	run := lt.run
 	h.mu.Unlock()
-	h.log.Warn("task stopped: its lease "+why, "connector", lt.id.Connector, "task", lt.id.Task)
+	h.log.Warn("task stopped: "+why, "connector", lt.id.Connector, "task", lt.id.Task)
 	if run != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no grace: writes in flight are cancelled and their records handed back
@@ -340,8 +356,10 @@ func (h *Herder) lose(lt *localTask, why string) {
 	h.poke()
 }
 
-// renew renews the leases of the local tasks every Heartbeat, and stops a task at once when its lease's local
-// deadline passes (even when NATS cannot be reached) or when another worker took it.
+// renew renews the worker's lease every Heartbeat, one write whatever the number of tasks, and acquires a new
+// incarnation when it has none. A watchdog stops every task at once when the lease's local deadline passes (even
+// when NATS cannot be reached): the incarnation is then abandoned, and the tasks are claimed again under the next.
+// Both run until Close has handed every task over: tasks finishing their records stay fenced.
 func (h *Herder) renew() {
 	every := h.cfg.Heartbeat
 	if every <= 0 {
@@ -354,48 +372,95 @@ func (h *Herder) renew() {
 	go func() {
 		for {
 			select {
-			case <-h.quit:
+			case <-h.renewQuit:
 				return
 			case now := <-watchdog.C:
-				for _, lt := range h.held() {
-					if !lt.lease.Valid(now) && !h.isReleased(lt) {
-						h.lose(lt, "expired")
-					}
+				if lease := h.currentLease(); lease != nil && !lease.Valid(now) {
+					h.abandon(lease, "the worker's lease expired (no renewal reached NATS in time)")
 				}
 			}
 		}
 	}()
 	for {
 		select {
-		case <-h.quit:
+		case <-h.renewQuit:
 			return
 		case <-renewals.C:
 		}
-		var wg sync.WaitGroup
-		for _, lt := range h.held() {
-			wg.Go(func() {
-				lt.leaseMu.Lock()
-				defer lt.leaseMu.Unlock()
-				if h.isReleased(lt) {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), every)
-				defer cancel()
-				var lost *cluster.LostError
-				if err := h.leases.Renew(ctx, lt.lease); errors.As(err, &lost) {
-					h.lose(lt, lost.Why())
-				} else if errors.Is(err, cluster.ErrLeaseLost) {
-					h.lose(lt, "was lost")
-				} else if err != nil {
-					h.log.Warn("renewing the lease of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
-				}
-			})
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		lease := h.currentLease()
+		if lease == nil {
+			next, err := h.leases.Acquire(ctx)
+			cancel()
+			if err != nil {
+				h.log.Warn("acquiring the worker's lease", "err", err)
+				continue
+			}
+			h.mu.Lock()
+			if h.closed {
+				h.mu.Unlock()
+				continue
+			}
+			h.lease = next
+			h.mu.Unlock()
+			h.log.Info("worker's lease acquired", "incarnation", next.Incarnation)
+			h.poke()
+			continue
 		}
-		wg.Wait()
+		err := h.leases.Renew(ctx, lease)
+		cancel()
+		var lost *cluster.LostError
+		switch {
+		case errors.As(err, &lost):
+			h.abandon(lease, "the worker's lease "+lost.Why())
+		case err != nil:
+			h.log.Warn("renewing the worker's lease", "err", err)
+		}
 	}
 }
 
-// held returns the local tasks whose lease is held: not lost, not released.
+// abandon stops every task claimed under lease and forgets the lease, so that the next renewal round acquires a new
+// incarnation; the tasks are claimed again under it.
+func (h *Herder) abandon(lease *cluster.Lease, why string) {
+	h.mu.Lock()
+	if h.lease != lease {
+		h.mu.Unlock()
+		return
+	}
+	h.lease = nil
+	h.lost++
+	h.mu.Unlock()
+	h.log.Warn("worker's lease lost: stopping every task", "incarnation", lease.Incarnation, "why", why)
+	for _, lt := range h.held() {
+		if lt.claim.Incarnation == lease.Incarnation && !h.isReleased(lt) {
+			h.lose(lt, why)
+		}
+	}
+}
+
+// currentLease returns the worker's lease, nil when it has none.
+func (h *Herder) currentLease() *cluster.Lease {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.lease
+}
+
+// validLease returns the worker's lease when it is valid now, else nil.
+func (h *Herder) validLease() *cluster.Lease {
+	if lease := h.currentLease(); lease != nil && lease.Valid(time.Now()) {
+		return lease
+	}
+	return nil
+}
+
+// LeasesLost is how many times this worker lost its lease (each time it stopped every task), for tests and metrics.
+func (h *Herder) LeasesLost() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.lost
+}
+
+// held returns the local tasks whose claim is held: not lost, not released.
 func (h *Herder) held() []*localTask {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
