@@ -64,6 +64,7 @@ func TestSlowClusterKillOneWorker(t *testing.T) {
 
 	l := c.startLoad()
 	time.Sleep(3 * time.Second)
+	storedBefore := l.published() // events 0..storedBefore-1 were acknowledged by JetStream before the kill
 	killed := time.Now()
 	victim.signal(t, syscall.SIGKILL)
 	_ = victim.wait(t, 10*time.Second)
@@ -96,10 +97,24 @@ func TestSlowClusterKillOneWorker(t *testing.T) {
 			complete = at
 		}
 	}
-	// Records a killed task held unacknowledged come back only after their consumer's AckWait (http: timeout +
-	// 10 s; router: 20 s).
+	// Records a killed task held unacknowledged come back after their consumer's AckWait (2 s), before the
+	// killed worker's lease lapses (2.5 s after its last renewal): its tasks' next owners find them waiting.
 	figure(t, "SIGKILL → every event delivered", ms(complete.Sub(killed)))
 	figure(t, "load stopped → every event delivered", ms(complete.Sub(l.stopped)))
+	var ackedDone time.Time
+	for _, r := range clusterRules {
+		if at := c.receivers[r.id].completedAt(expectedFor(r.id, storedBefore)); at.After(ackedDone) {
+			ackedDone = at
+		}
+	}
+	figure(t, "SIGKILL → every event acknowledged before it delivered", ms(ackedDone.Sub(killed)))
+	var gapWorst time.Duration
+	for _, r := range clusterRules {
+		gap := longestGap(c.receivers[r.id].deliveries(), killed.Add(-time.Second), dead.Add(5*time.Second))
+		gapWorst = max(gapWorst, gap)
+	}
+	figure(t, "longest gap in deliveries at any receiver", ms(gapWorst))
+	assert.Less(t, ackedDone.Sub(killed), 6*time.Second, "events acknowledged before the kill wait for an ack wait")
 
 	var worst time.Duration
 	for _, name := range moved {

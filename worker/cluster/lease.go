@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,7 +172,7 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	open := func(purpose, doc string, ttl time.Duration) (jetstream.KeyValue, *view, error) {
+	open := func(purpose, doc string, ttl time.Duration, parse func(string, []byte) any) (jetstream.KeyValue, *view, error) {
 		bucket := cfg.Names.Bucket(purpose)
 		kv, err := cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
@@ -179,7 +181,7 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", bucket, err)
 		}
-		v, err := watchView(ctx, kv, ttl)
+		v, err := watchView(ctx, kv, ttl, parse)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
 		}
@@ -189,11 +191,12 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		}
 		return kv, v, nil
 	}
-	kv, live, err := open(LeasesBucketPurpose, "one lease per worker; a key expires when its worker stops renewing", cfg.TTL)
+	kv, live, err := open(LeasesBucketPurpose, "one lease per worker; a key expires when its worker stops renewing", cfg.TTL,
+		parseLease)
 	if err != nil {
 		return nil, err
 	}
-	claims, held, err := open(ClaimsBucketPurpose, "which incarnation of which worker runs each task", 0)
+	claims, held, err := open(ClaimsBucketPurpose, "which incarnation of which worker runs each task", 0, parseClaim)
 	if err != nil {
 		live.stop()
 		return nil, err
@@ -472,52 +475,72 @@ func (l *Leases) Unclaim(ctx context.Context, c *Claim) error {
 	return nil
 }
 
+// parsedClaim is a claim key and value as the claims view decodes them once; ok is false for anything else.
+type parsedClaim struct {
+	id rpc.TaskID
+	v  claimValue
+	ok bool
+}
+
+func parseClaim(key string, value []byte) any {
+	id, ok := ParseClaimKey(key)
+	var v claimValue
+	if !ok || json.Unmarshal(value, &v) != nil || v.Worker == "" {
+		return parsedClaim{}
+	}
+	return parsedClaim{id: id, v: v, ok: true}
+}
+
+// parseLease returns the incarnation of a lease value, "" when it does not decode.
+func parseLease(_ string, value []byte) any {
+	var v leaseValue
+	if json.Unmarshal(value, &v) != nil {
+		return ""
+	}
+	return v.Incarnation
+}
+
+// liveIncarnations returns the incarnations whose lease this worker saw written within TTL.
+func (l *Leases) liveIncarnations() map[string]bool {
+	live := map[string]bool{}
+	for _, e := range l.live.present() {
+		if inc, _ := e.parsed.(string); inc != "" {
+			live[inc] = true
+		}
+	}
+	return live
+}
+
 // Holders returns the holder (worker id) of every claim whose incarnation's lease this worker saw written within
 // TTL, from watchers of both buckets. A worker that stopped renewing its lease stays listed until TTL after its last
 // renewal was seen; then its claims are not listed, and Claim takes them after checking the server. Keys that are
 // not claim keys or whose value does not decode are skipped.
 func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
-	live := map[string]bool{}
-	for _, e := range l.live.present() {
-		var v leaseValue
-		if json.Unmarshal(e.value, &v) == nil && v.Incarnation != "" {
-			live[v.Incarnation] = true
-		}
-	}
+	live := l.liveIncarnations()
 	out := map[rpc.TaskID]string{}
-	for key, e := range l.held.present() {
-		id, ok := ParseClaimKey(key)
-		if !ok {
-			continue
+	for _, e := range l.held.present() {
+		if c, _ := e.parsed.(parsedClaim); c.ok && live[c.v.Incarnation] {
+			out[c.id] = c.v.Worker
 		}
-		var v claimValue
-		if json.Unmarshal(e.value, &v) != nil || v.Worker == "" || !live[v.Incarnation] {
-			continue
-		}
-		out[id] = v.Worker
 	}
 	return out, ctx.Err()
+}
+
+// Version changes whenever Holders may answer differently: a claim was written or deleted, or the set of live
+// incarnations changed. A caller that saw the same version before need not read Holders again.
+func (l *Leases) Version() string {
+	live := slices.Sorted(maps.Keys(l.liveIncarnations()))
+	return strconv.FormatUint(l.held.version(), 10) + ":" + strings.Join(live, ",")
 }
 
 // Orphans returns the claims of incarnations this worker has not seen alive within TTL, with their revisions, for
 // a sweep of claims whose tasks no longer exist (Drop).
 func (l *Leases) Orphans() map[rpc.TaskID]uint64 {
-	live := map[string]bool{}
-	for _, e := range l.live.present() {
-		var v leaseValue
-		if json.Unmarshal(e.value, &v) == nil {
-			live[v.Incarnation] = true
-		}
-	}
+	live := l.liveIncarnations()
 	out := map[rpc.TaskID]uint64{}
-	for key, e := range l.held.present() {
-		id, ok := ParseClaimKey(key)
-		if !ok {
-			continue
-		}
-		var v claimValue
-		if json.Unmarshal(e.value, &v) == nil && !live[v.Incarnation] {
-			out[id] = e.revision
+	for _, e := range l.held.present() {
+		if c, _ := e.parsed.(parsedClaim); c.ok && !live[c.v.Incarnation] {
+			out[c.id] = e.revision
 		}
 	}
 	return out

@@ -139,7 +139,7 @@ func Join(ctx context.Context, cfg MembershipConfig) (*Membership, error) {
 	if _, err := kv.Put(ctx, cfg.Self.ID, val); err != nil {
 		return nil, fmt.Errorf("cluster: joining as %s: %w", cfg.Self.ID, err)
 	}
-	members, err := watchView(ctx, kv, cfg.Expiry)
+	members, err := watchView(ctx, kv, cfg.Expiry, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
 	}

@@ -19,9 +19,13 @@ type view struct {
 	ttl    time.Duration
 	w      jetstream.KeyWatcher
 	loaded chan struct{}
+	// parse, when set, decodes a value once, when the watcher delivers it (viewEntry.parsed).
+	parse func(key string, value []byte) any
 
 	mu      sync.Mutex
 	entries map[string]viewEntry
+	// writes counts the puts and deletes delivered: it changes whenever the bucket did.
+	writes uint64
 }
 
 type viewEntry struct {
@@ -30,15 +34,17 @@ type viewEntry struct {
 	// written is when the server stored the write (its clock).
 	written  time.Time
 	revision uint64
+	parsed   any
 }
 
 // watchView starts following kv; ttl is how long a key counts after it was last seen written (0: until deleted).
-func watchView(ctx context.Context, kv jetstream.KeyValue, ttl time.Duration) (*view, error) {
+// parse, when not nil, decodes each value once (viewEntry.parsed).
+func watchView(ctx context.Context, kv jetstream.KeyValue, ttl time.Duration, parse func(key string, value []byte) any) (*view, error) {
 	w, err := kv.WatchAll(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, err
 	}
-	v := &view{ttl: ttl, w: w, loaded: make(chan struct{}), entries: map[string]viewEntry{}}
+	v := &view{ttl: ttl, w: w, loaded: make(chan struct{}), entries: map[string]viewEntry{}, parse: parse}
 	go v.follow()
 	return v, nil
 }
@@ -50,12 +56,18 @@ func (v *view) follow() {
 			once.Do(func() { close(v.loaded) })
 			continue
 		}
+		var parsed any
+		if v.parse != nil && e.Operation() == jetstream.KeyValuePut {
+			parsed = v.parse(e.Key(), e.Value())
+		}
 		v.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now(), written: e.Created(), revision: e.Revision()}
+			v.entries[e.Key()] = viewEntry{value: e.Value(), seen: time.Now(), written: e.Created(), revision: e.Revision(),
+				parsed: parsed}
 		} else {
 			delete(v.entries, e.Key())
 		}
+		v.writes++
 		v.mu.Unlock()
 	}
 	once.Do(func() { close(v.loaded) })
@@ -85,11 +97,19 @@ func (v *view) present() map[string]viewEntry {
 	return out
 }
 
+// version counts the writes delivered so far.
+func (v *view) version() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.writes
+}
+
 // forget drops a key at once (this worker deleted it).
 func (v *view) forget(key string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	delete(v.entries, key)
+	v.writes++
 }
 
 func (v *view) stop() { _ = v.w.Stop() }

@@ -96,8 +96,10 @@ type Meta struct {
 	Subject string
 	// Sequence is the record's stream sequence.
 	Sequence uint64
-	// NumDelivered counts deliveries of the record to the consumer, this one included: the attempt number.
-	NumDelivered uint64
+	// Attempt is the number of this attempt to write the record, 1-based: the attempts made before it were recorded
+	// when they failed (delivery.Attempts), so redeliveries that were no attempt (after an ack wait, a handover or a
+	// crash) do not count. Without such a record it is the delivery count.
+	Attempt uint64
 	// Timestamp is when the record was stored in the stream.
 	Timestamp time.Time
 	// MsgID is the record's Nats-Msg-Id header ("" when it has none).

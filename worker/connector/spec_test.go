@@ -222,7 +222,7 @@ func TestMeta(t *testing.T) {
 	t.Parallel()
 	_, ok := connector.MetaFrom(context.Background())
 	assert.False(t, ok)
-	m := connector.Meta{Stream: "S", Sequence: 12, NumDelivered: 2}
+	m := connector.Meta{Stream: "S", Sequence: 12, Attempt: 2}
 	got, ok := connector.MetaFrom(connector.WithMeta(context.Background(), m))
 	require.True(t, ok)
 	assert.Equal(t, m, got)

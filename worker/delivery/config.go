@@ -19,8 +19,14 @@ import (
 // MaxInFlight is the number of records a task holds at most: delivered to it and not yet acked or nak'ed.
 const MaxInFlight = 64
 
-// AckWaitMargin is added to a sink's write timeout to make its consumer's AckWait.
-const AckWaitMargin = 10 * time.Second
+// AckWait is the AckWait of every consumer a task reads. A task sends an in-progress ack every third of it for
+// each record it holds, whatever its sink's write timeout, so only the records of a worker that died (or was cut
+// off) come back after it: within AckWait of the death, which is shorter than the time its lease takes to expire,
+// so they are ready when the task's next owner starts.
+const AckWait = 2 * time.Second
+
+// attemptsTimeout bounds a read or write of the attempts bucket.
+const attemptsTimeout = 5 * time.Second
 
 // Config is the part of a sink connector's config the runtime reads (the common keys of connector.SinkSpec).
 type Config struct {
@@ -65,14 +71,6 @@ func ParseConfig(v connector.Values) Config {
 		c.Retry.MaxAge = -1
 	}
 	return c
-}
-
-// AckWait is the AckWait of a consumer whose sink writes within writeTimeout.
-func AckWait(writeTimeout time.Duration) time.Duration {
-	if writeTimeout <= 0 {
-		writeTimeout = connector.DefaultWriteTimeout
-	}
-	return writeTimeout + AckWaitMargin
 }
 
 // PullExpiry is how long one pull request of a task lives. Under CPU load a pull request sometimes vanishes while

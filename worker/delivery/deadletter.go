@@ -59,7 +59,7 @@ func WithDeadLetter(c DeadLetterConfig, next Handler) Handler {
 			return o
 		}
 		m, _ := connector.MetaFrom(ctx)
-		attempts := max(o.Attempts, m.NumDelivered, 1)
+		attempts := max(o.Attempts, m.Attempt, 1)
 		dl := stream.DeadLetter{
 			Reason: fmt.Sprint(o.Err), Attempts: attempts, Connector: c.Connector, ErrorClass: errorClass(o.Err),
 			Stream: m.Stream, Sequence: m.Sequence, Subject: m.Subject, MsgID: m.ID(),

@@ -194,7 +194,7 @@ func TestDeadLetterStoredOnce(t *testing.T) {
 		delivery.Write(errSink{connector.Permanent(errors.New("400"))}))
 	e := jetstreamtest.Event("x", "t", nil)
 	for n := range uint64(2) {
-		ctx := connector.WithMeta(context.Background(), connector.Meta{Stream: "S", Sequence: 7, NumDelivered: n + 1, MsgID: "m1"})
+		ctx := connector.WithMeta(context.Background(), connector.Meta{Stream: "S", Sequence: 7, Attempt: n + 1, MsgID: "m1"})
 		assert.Equal(t, delivery.DeadLettered, h(ctx, e).Action)
 	}
 	require.Len(t, deadLetters(t, f.env.JS), 1)
@@ -226,7 +226,7 @@ func TestTaskDeadLettersAcrossTaskRestart(t *testing.T) {
 // timedSink records when each attempt of each record happened, relative to the record's stored timestamp.
 type timedSink struct {
 	mu    sync.Mutex
-	since map[uint64]time.Duration // NumDelivered → time since stored
+	since map[uint64]time.Duration // Attempt → time since stored
 	err   func(n uint64) error
 }
 
@@ -235,9 +235,9 @@ func (s *timedSink) Close() error                  { return nil }
 func (s *timedSink) Write(ctx context.Context, _ *event.Event) error {
 	m, _ := connector.MetaFrom(ctx)
 	s.mu.Lock()
-	s.since[m.NumDelivered] = time.Since(m.Timestamp)
+	s.since[m.Attempt] = time.Since(m.Timestamp)
 	s.mu.Unlock()
-	return s.err(m.NumDelivered)
+	return s.err(m.Attempt)
 }
 
 func (s *timedSink) at(n uint64) (time.Duration, bool) {

@@ -77,11 +77,11 @@ func Write(s connector.Sink) Handler {
 		err := s.Write(ctx, e)
 		switch {
 		case err == nil:
-			return Outcome{Action: Ack, Attempts: m.NumDelivered}
+			return Outcome{Action: Ack, Attempts: m.Attempt}
 		case connector.IsPermanent(err):
-			return Outcome{Action: GiveUp, Err: err, Attempts: m.NumDelivered}
+			return Outcome{Action: GiveUp, Err: err, Attempts: m.Attempt}
 		default:
-			return Outcome{Action: Retry, Err: err, Attempts: m.NumDelivered}
+			return Outcome{Action: Retry, Err: err, Attempts: m.Attempt}
 		}
 	}
 }
@@ -133,7 +133,7 @@ func WithRetry(p RetryPolicy, next Handler) Handler {
 			return o
 		}
 		m, _ := connector.MetaFrom(ctx)
-		attempt := max(m.NumDelivered, 1)
+		attempt := max(m.Attempt, 1)
 		age := time.Duration(0)
 		if !m.Timestamp.IsZero() {
 			age = time.Since(m.Timestamp)
@@ -207,14 +207,14 @@ func WithTransforms(ts []connector.NamedTransform, next Handler) Handler {
 				made, err := t.Apply(ctx, r)
 				if err != nil {
 					return Outcome{Action: GiveUp, Err: &TransformError{Transform: t.Name, Err: connector.Permanent(err)},
-						Attempts: m.NumDelivered}
+						Attempts: m.Attempt}
 				}
 				out = append(out, made...)
 			}
 			records = out
 		}
 		if len(records) == 0 {
-			return Outcome{Action: Filtered, Attempts: m.NumDelivered}
+			return Outcome{Action: Filtered, Attempts: m.Attempt}
 		}
 		var o Outcome
 		for _, r := range records {

@@ -97,7 +97,7 @@ func TestMiddleware(t *testing.T) {
 			t.Parallel()
 			cfg := delivery.Config{Retry: policy, Tolerance: tt.tolerance}
 			h := cfg.Chain(errSink{err: tt.err})
-			ctx := connector.WithMeta(context.Background(), connector.Meta{NumDelivered: tt.attempt, Timestamp: tt.stored})
+			ctx := connector.WithMeta(context.Background(), connector.Meta{Attempt: tt.attempt, Timestamp: tt.stored})
 			o := h(ctx, nil)
 			require.Equal(t, tt.want, o.Action, "%v", o.Err)
 			assert.Equal(t, tt.attempt, o.Attempts)
@@ -191,7 +191,7 @@ func TestTransformMiddleware(t *testing.T) {
 			e.SetSource("s")
 			e.SetType("t")
 			e.DataEncoded = []byte("in")
-			ctx := connector.WithMeta(context.Background(), connector.Meta{NumDelivered: 1, Timestamp: time.Now()})
+			ctx := connector.WithMeta(context.Background(), connector.Meta{Attempt: 1, Timestamp: time.Now()})
 			o := h(ctx, &e)
 			require.Equal(t, tt.want, o.Action, "%v", o.Err)
 			assert.Equal(t, tt.wantWritten, sink.written)

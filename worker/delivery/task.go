@@ -25,8 +25,12 @@ type TaskConfig struct {
 	Sink connector.Sink
 	// Handler handles each record; usually Config.Chain(Sink, transforms...).
 	Handler Handler
-	// AckWait is the consumer's AckWait; records whose handler runs longer get in-progress acks.
+	// AckWait is the consumer's AckWait (default AckWait); every record the task holds gets an in-progress ack every
+	// third of it, so only a dead worker's records come back after it.
 	AckWait time.Duration
+	// Attempts, when set, records the failed attempts of records, so that their attempt numbers count attempts,
+	// not deliveries; without it the attempt number is the delivery count.
+	Attempts *Attempts
 	// MaxInFlight bounds the records the task holds (default MaxInFlight).
 	MaxInFlight int
 	Logger      *slog.Logger
@@ -47,6 +51,9 @@ type Counters struct {
 	Failed      uint64 // given up and left in the stream, failing the task (errors.tolerance=none)
 	Undecodable uint64 // not a CloudEvent; terminated
 	Nacked      uint64 // handed back unprocessed because the task stopped
+	// Redelivered counts records the server handed out again while the task still handled them (their ack wait
+	// passed without an in-progress ack, on a starved machine); they are not handled twice.
+	Redelivered uint64
 	Filtered    uint64 // removed by a transform, then acked without being written
 	// TransformFailed counts records a transform refused; each is also counted DeadLettered, Dropped or Failed.
 	TransformFailed uint64
@@ -64,6 +71,7 @@ type Counters struct {
 
 type counters struct {
 	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed, deadLettered atomic.Uint64
+	redelivered                                                                                           atomic.Uint64
 	matched, unmatched, routed                                                                            atomic.Uint64
 }
 
@@ -86,6 +94,9 @@ type Task struct {
 	mu    sync.Mutex
 	state string
 	trace string
+	// held are the stream sequences of the records being handled: a record the server hands out again while this
+	// task still handles it (its ack wait passed on a starved machine) is not handled twice.
+	held map[uint64]bool
 
 	n counters
 }
@@ -97,7 +108,7 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		cfg.MaxInFlight = MaxInFlight
 	}
 	if cfg.AckWait <= 0 {
-		cfg.AckWait = AckWait(0)
+		cfg.AckWait = AckWait
 	}
 	if cfg.Handler == nil {
 		cfg.Handler = Write(cfg.Sink)
@@ -110,10 +121,9 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		_ = cfg.Sink.Close()
 		return nil, fmt.Errorf("connecting the sink: %w", err)
 	}
-	// Half of the budget buffers in the client, half is being handled, so the task never holds more than
-	// MaxInFlight records.
-	buffered := max(cfg.MaxInFlight/2, 1)
-	iter, err := cfg.Consumer.Messages(jetstream.PullMaxMessages(buffered), jetstream.PullExpiry(PullExpiry))
+	// The consumer's MaxAckPending bounds what the server hands out (MaxInFlight per task), and the task has a slot
+	// for each: a record never waits in the client's buffer while its ack wait runs without in-progress acks.
+	iter, err := cfg.Consumer.Messages(jetstream.PullMaxMessages(cfg.MaxInFlight), jetstream.PullExpiry(PullExpiry))
 	if err != nil {
 		_ = cfg.Sink.Close()
 		return nil, fmt.Errorf("reading the consumer: %w", err)
@@ -125,9 +135,10 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		stopping:   make(chan struct{}),
 		readerDone: make(chan struct{}),
 		state:      rpc.StateRunning,
+		held:       map[uint64]bool{},
 	}
 	t.writeCtx, t.cancelWrites = context.WithCancel(context.Background())
-	go t.read(max(cfg.MaxInFlight-buffered, 1))
+	go t.read(cfg.MaxInFlight)
 	return t, nil
 }
 
@@ -143,7 +154,7 @@ func (t *Task) Counters() Counters {
 	return Counters{
 		Read: t.n.read.Load(), Written: t.n.written.Load(), Retried: t.n.retried.Load(), Dropped: t.n.dropped.Load(),
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
-		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(),
+		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(), Redelivered: t.n.redelivered.Load(),
 		DeadLettered: t.n.deadLettered.Load(), Matched: t.n.matched.Load(), Unmatched: t.n.unmatched.Load(),
 		Routed: t.n.routed.Load(),
 	}
@@ -242,6 +253,13 @@ func (t *Task) read(slots int) {
 			<-sem
 			continue
 		}
+		if md, err := msg.Metadata(); err == nil && !t.hold(md.Sequence.Stream) {
+			// Handed out again while this task still handles it: the handling in progress acks it.
+			t.n.redelivered.Add(1)
+			t.log.Debug("record handed out again while being handled; not handled twice", "seq", md.Sequence.Stream)
+			<-sem
+			continue
+		}
 		t.inflight.Add(1)
 		go func() {
 			defer func() { <-sem; t.inflight.Done() }()
@@ -270,6 +288,60 @@ func (t *Task) nak(msg jetstream.Msg) {
 	}
 }
 
+// hold marks a stream sequence as being handled; false when it already is.
+func (t *Task) hold(seq uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.held[seq] {
+		return false
+	}
+	t.held[seq] = true
+	return true
+}
+
+func (t *Task) unhold(seq uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.held, seq)
+}
+
+// attempt returns the number of this attempt of a record: one more than its failed attempts recorded, or its
+// delivery count without Attempts (or when they cannot be read).
+func (t *Task) attempt(md *jetstream.MsgMetadata) uint64 {
+	if t.cfg.Attempts == nil || md.NumDelivered <= 1 {
+		return md.NumDelivered
+	}
+	ctx, cancel := context.WithTimeout(t.writeCtx, attemptsTimeout)
+	defer cancel()
+	failed, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
+	if err != nil {
+		t.log.Warn("reading the failed attempts of a record; counting its deliveries instead", "seq", md.Sequence.Stream, "err", err)
+		return md.NumDelivered
+	}
+	return failed + 1
+}
+
+// settle records the outcome of an attempt in Attempts: a failed attempt before the record is handed back for a
+// retry, and the end of the record's failures once it was written or given up. A record delivered once and
+// written at its first attempt costs nothing.
+func (t *Task) settle(md *jetstream.MsgMetadata, attempt uint64, retry bool) {
+	if t.cfg.Attempts == nil || (!retry && md.NumDelivered <= 1) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
+	defer cancel()
+	key := attemptKey(md.Stream, md.Consumer, md.Sequence.Stream)
+	var err error
+	if retry {
+		err = t.cfg.Attempts.Record(ctx, key, attempt)
+	} else {
+		err = t.cfg.Attempts.Forget(ctx, key)
+	}
+	if err != nil {
+		t.log.Warn("recording the failed attempts of a record", "seq", md.Sequence.Stream, "err", err)
+	}
+}
+
 func (t *Task) handle(msg jetstream.Msg) {
 	md, err := msg.Metadata()
 	if err != nil {
@@ -278,13 +350,14 @@ func (t *Task) handle(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
+	defer t.unhold(md.Sequence.Stream)
 	meta := connector.Meta{
-		Stream:       md.Stream,
-		Subject:      msg.Subject(),
-		Sequence:     md.Sequence.Stream,
-		NumDelivered: md.NumDelivered,
-		Timestamp:    md.Timestamp,
-		MsgID:        msg.Headers().Get(nats.MsgIdHdr),
+		Stream:    md.Stream,
+		Subject:   msg.Subject(),
+		Sequence:  md.Sequence.Stream,
+		Attempt:   t.attempt(md),
+		Timestamp: md.Timestamp,
+		MsgID:     msg.Headers().Get(nats.MsgIdHdr),
 	}
 	e, err := stream.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 	if err != nil {
@@ -315,6 +388,7 @@ func (t *Task) handle(msg jetstream.Msg) {
 	if transformFailed {
 		t.n.transformFailed.Add(1)
 	}
+	t.settle(md, meta.Attempt, o.Action == Retry)
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)

@@ -203,7 +203,7 @@ func (h *Herder) changeOffsets(ctx context.Context, name string, offsets *rpc.Co
 	if err != nil {
 		return "", err
 	}
-	cc := pr.dc.ConsumerConfig(pr.ackWait)
+	cc := pr.dc.ConsumerConfig(delivery.AckWait)
 	cc.DeliverPolicy = jetstream.DeliverAllPolicy
 	if off != nil && off.Offset != nil {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1

@@ -52,7 +52,8 @@ func (h *Herder) ready() error {
 func (h *Herder) remember(rec record, rev uint64) {
 	h.mu.Lock()
 	if cur, ok := h.records[rec.Name]; !ok || cur.rev < rev {
-		h.records[rec.Name] = entry{rec: rec, rev: rev}
+		h.records[rec.Name] = newEntry(rec, rev)
+		h.changes++
 	}
 	h.mu.Unlock()
 	h.poke()
@@ -93,7 +94,7 @@ func (h *Herder) Create(ctx context.Context, name string, cfg map[string]string,
 		return rpc.ConnectorInfo{}, fmt.Errorf("storing connector %s: %w", name, err)
 	}
 	h.remember(rec, rev)
-	err = h.applied(ctx, entry{rec: rec, rev: rev}, nil)
+	err = h.applied(ctx, newEntry(rec, rev), nil)
 	info, _ := h.Info(name)
 	return info, err
 }
@@ -323,7 +324,7 @@ func (h *Herder) change(ctx context.Context, name string, mutate func(record) (r
 			return fmt.Errorf("storing connector %s: %w", name, err)
 		}
 		h.remember(rec, rev)
-		err = h.applied(ctx, entry{rec: rec, rev: rev}, restarts)
+		err = h.applied(ctx, newEntry(rec, rev), restarts)
 		if after != nil {
 			after(cur.rec, rec)
 		}

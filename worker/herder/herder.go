@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -118,6 +119,12 @@ type record struct {
 type entry struct {
 	rec record
 	rev uint64
+	// tasks is tasksOf(rec.Config), read once.
+	tasks int
+}
+
+func newEntry(rec record, rev uint64) entry {
+	return entry{rec: rec, rev: rev, tasks: tasksOf(rec.Config)}
 }
 
 // tasksOf returns the number of tasks of a config (tasks.max, default 1; 1 when unreadable).
@@ -134,12 +141,13 @@ type Herder struct {
 	cfg Config
 	log *slog.Logger
 
-	kv      jetstream.KeyValue // connectors
-	offsets jetstream.KeyValue // source offsets
-	state   *stateKV           // status and task configs
-	topics  jetstream.KeyValue // active topics
-	members *cluster.Membership
-	leases  *cluster.Leases
+	kv       jetstream.KeyValue // connectors
+	offsets  jetstream.KeyValue // source offsets
+	state    *stateKV           // status and task configs
+	topics   jetstream.KeyValue // active topics
+	attempts *delivery.Attempts // failed attempts of records waiting for a retry
+	members  *cluster.Membership
+	leases   *cluster.Leases
 
 	// used remembers when this worker last recorded that a connector used a subject (topicsRemembered).
 	used sync.Map
@@ -150,7 +158,12 @@ type Herder struct {
 	local   map[rpc.TaskID]*localTask
 	lease   *cluster.Lease // this worker's lease, nil while it has none
 	lost    int            // leases lost
-	swept   time.Time      // when the loop last swept the claims of dead workers
+	changes uint64         // counts the changes of records and of local tasks: a round must look again
+	// The runtime loop's own: what its last full round saw, when it ran, and whether it must run again.
+	swept   time.Time // when the loop last swept the claims of dead workers
+	seen    string
+	fullAt  time.Time
+	again   atomic.Bool
 	closed  bool
 	started bool
 
@@ -237,8 +250,12 @@ func (h *Herder) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	attempts, err := delivery.OpenAttempts(ctx, h.cfg.JetStream, h.cfg.Names.Bucket(delivery.AttemptsBucketPurpose), h.cfg.Replicas)
+	if err != nil {
+		return fmt.Errorf("herder: %w", err)
+	}
 	h.mu.Lock()
-	h.kv, h.offsets, h.state, h.leases, h.topics = kv, offsets, state, leases, topics
+	h.kv, h.offsets, h.state, h.leases, h.topics, h.attempts = kv, offsets, state, leases, topics, attempts
 	h.mu.Unlock()
 	watcher, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -331,6 +348,7 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 	}
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(h.records, k)
+		h.changes++
 		return
 	}
 	var rec record
@@ -339,7 +357,8 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 		return
 	}
 	rec.Name = k
-	h.records[k] = entry{rec: rec, rev: e.Revision()}
+	h.records[k] = newEntry(rec, e.Revision())
+	h.changes++
 }
 
 // poke wakes the runtime loop.
@@ -598,11 +617,10 @@ func (h *Herder) check(name string, cfg map[string]string) error {
 // prepared is a config checked and read for running.
 type prepared struct {
 	// cfg is the config with its secret values decrypted: only tasks see it.
-	cfg     map[string]string
-	plugin  connector.Plugin
-	values  connector.Values
-	dc      delivery.Config
-	ackWait time.Duration
+	cfg    map[string]string
+	plugin connector.Plugin
+	values connector.Values
+	dc     delivery.Config
 }
 
 // prepare decrypts the secret values of cfg, validates it against the plugin's full spec and builds one sink or
@@ -619,11 +637,10 @@ func (h *Herder) prepare(cfg map[string]string, env connector.Env) (prepared, er
 		return prepared{}, redact(errs, secrets)
 	}
 	values := p.FullSpec().Values(cfg)
-	timeout, err := p.Probe(values, env)
-	if err != nil {
+	if _, err := p.Probe(values, env); err != nil {
 		return prepared{}, redact(err, secrets)
 	}
-	return prepared{cfg: cfg, plugin: p, values: values, dc: delivery.ParseConfig(values), ackWait: delivery.AckWait(timeout)}, nil
+	return prepared{cfg: cfg, plugin: p, values: values, dc: delivery.ParseConfig(values)}, nil
 }
 
 // ensureInput ensures the durable consumer a sink reads (nil for a source).
@@ -631,7 +648,7 @@ func (h *Herder) ensureInput(ctx context.Context, pr prepared) (jetstream.Consum
 	if pr.plugin.Type == connector.TypeSource {
 		return nil, nil
 	}
-	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, pr.ackWait)
+	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, delivery.AckWait)
 }
 
 // deliveredFunc reports task i's delivery latencies to Config.ObserveDelivery (nil when not set).
@@ -667,7 +684,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 	var t *delivery.Task
 	if err == nil {
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
-			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...), AckWait: pr.ackWait, Logger: log,
+			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...), AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log,
 			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name),
 		})
 	}

@@ -3,6 +3,7 @@ package herder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -24,6 +25,8 @@ const (
 	watchdogInterval = 20 * time.Millisecond
 	// countersInterval bounds how often a task's counters alone are written to its status.
 	countersInterval = time.Second
+	// fullRoundInterval is how often the loop reassesses everything when nothing it sees changed.
+	fullRoundInterval = time.Second
 	// sweepInterval is how often the first member deletes the claims dead workers left on deleted tasks.
 	sweepInterval = 10 * time.Second
 	// callTimeout bounds each call to KV of the loop.
@@ -54,9 +57,10 @@ type localTask struct {
 	releasing bool // being stopped and released
 	released  bool // its claim was released (or is being)
 
-	statusRev uint64    // revision of its status key as last written
-	written   string    // the status last written, without counters
-	wroteAt   time.Time // when the status was last written
+	statusRev uint64            // revision of its status key as last written
+	written   StoredTask        // the status last written, without counters
+	wroteN    delivery.Counters // the counters last written
+	wroteAt   time.Time         // when the status was last written
 }
 
 // state returns the task's state and trace. Called with Herder.mu held.
@@ -100,7 +104,7 @@ func desired(records map[string]entry) []rpc.TaskID {
 		if e.rec.TargetState != rpc.StateRunning {
 			continue
 		}
-		for i := range tasksOf(e.rec.Config) {
+		for i := range e.tasks {
 			tasks = append(tasks, rpc.TaskID{Connector: name, Task: i})
 		}
 	}
@@ -121,18 +125,33 @@ func (h *Herder) reconcile() {
 	} else {
 		h.log.Warn("reading the live workers", "err", err)
 	}
+	h.mu.RLock()
+	var members []string
+	for _, m := range h.live {
+		members = append(members, m.ID)
+	}
+	seen := fmt.Sprint(h.changes, members, h.lease != nil, h.leases.Version())
+	h.mu.RUnlock()
+	// A round with nothing new to see only supervises the local tasks and writes their statuses; the rest runs when
+	// the connectors, the local tasks, the members or the claims changed, when the last round left work undone, and
+	// every fullRoundInterval.
+	now := time.Now()
+	if seen == h.seen && !h.again.Load() && now.Sub(h.fullAt) < fullRoundInterval {
+		h.supervise(now)
+		h.writeStatuses(ctx)
+		return
+	}
+	h.seen, h.fullAt = seen, now
+	h.again.Store(false)
 	holders, holdersErr := h.leases.Holders(ctx)
 	if holdersErr != nil {
-		h.log.Warn("reading the task leases", "err", holdersErr)
+		h.again.Store(true)
+		h.log.Warn("reading the task claims", "err", holdersErr)
 	}
 
 	h.mu.RLock()
 	records := maps.Clone(h.records)
 	local := maps.Clone(h.local)
-	var members []string
-	for _, m := range h.live {
-		members = append(members, m.ID)
-	}
 	h.mu.RUnlock()
 
 	tasks := desired(records)
@@ -159,7 +178,7 @@ func (h *Herder) reconcile() {
 		switch {
 		case lost:
 			h.drop(lt)
-		case !ok || e.rec.TargetState != rpc.StateRunning || id.Task >= tasksOf(e.rec.Config) || assign[id] != me:
+		case !ok || e.rec.TargetState != rpc.StateRunning || id.Task >= e.tasks || assign[id] != me:
 			h.mu.Lock()
 			lt.releasing = true
 			h.mu.Unlock()
@@ -173,12 +192,16 @@ func (h *Herder) reconcile() {
 		}
 	}
 	lease := h.validLease()
+	if lease == nil {
+		h.again.Store(true) // no tasks are taken without a valid lease: look again once it is there
+	}
 	if holdersErr == nil && lease != nil {
 		for _, id := range tasks {
 			if assign[id] != me || local[id] != nil {
 				continue
 			}
 			if w, held := holders[id]; held && w != me {
+				h.again.Store(true)
 				continue // its previous owner has not released it yet, or its lease has not expired
 			}
 			e := records[id.Connector]
@@ -215,6 +238,7 @@ func (h *Herder) sweep(ctx context.Context, tasks []rpc.TaskID) {
 func (h *Herder) take(ctx context.Context, lease *cluster.Lease, id rpc.TaskID, e entry) {
 	claim, err := h.leases.Claim(ctx, lease, id)
 	if err != nil {
+		h.again.Store(true)
 		// ErrLeaseHeld: its previous owner has not released it yet, or its lease has not expired: next round.
 		if !errors.Is(err, cluster.ErrLeaseHeld) {
 			h.log.Warn("claiming a task", "connector", id.Connector, "task", id.Task, "err", err)
@@ -229,6 +253,7 @@ func (h *Herder) take(ctx context.Context, lease *cluster.Lease, id rpc.TaskID, 
 		return
 	}
 	h.local[id] = lt
+	h.changes++
 	h.mu.Unlock()
 	h.start(ctx, lt, e)
 	h.log.Info("task started", "connector", id.Connector, "task", id.Task)
@@ -322,6 +347,7 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	if h.local[lt.id] == lt {
 		delete(h.local, lt.id)
 	}
+	h.changes++
 	h.mu.Unlock()
 	h.log.Info("task released", "connector", lt.id.Connector, "task", lt.id.Task)
 	h.poke()
@@ -334,6 +360,7 @@ func (h *Herder) drop(lt *localTask) {
 	if h.local[lt.id] == lt {
 		delete(h.local, lt.id)
 	}
+	h.changes++
 }
 
 // lose stops a task at once because the worker's lease lapsed or the task was taken: another worker may own it
@@ -345,14 +372,15 @@ func (h *Herder) lose(lt *localTask, why string) {
 		return
 	}
 	lt.lost = true
+	h.changes++
 	run := lt.run
 	h.mu.Unlock()
-	h.log.Warn("task stopped: "+why, "connector", lt.id.Connector, "task", lt.id.Task)
 	if run != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // no grace: writes in flight are cancelled and their records handed back
 		_ = run.Stop(ctx)
 	}
+	h.log.Warn("task stopped: "+why, "connector", lt.id.Connector, "task", lt.id.Task)
 	h.poke()
 }
 
@@ -479,16 +507,18 @@ func (h *Herder) isReleased(lt *localTask) bool {
 	return lt.released
 }
 
-// writeStatuses stores the status of every local task whose state changed, and its counters at most every
-// countersInterval. A write refused because another worker wrote the key means the task is lost.
+// writeStatuses stores the status of every local task whose state changed, and its counters when they changed,
+// at most every countersInterval: an idle task writes nothing. A write refused because another worker wrote the
+// key means the task is lost.
 func (h *Herder) writeStatuses(ctx context.Context) {
 	now := time.Now()
 	h.mu.RLock()
 	type pending struct {
-		lt  *localTask
-		st  StoredTask
-		key string
-		rev uint64
+		lt   *localTask
+		st   StoredTask
+		base StoredTask
+		n    delivery.Counters
+		rev  uint64
 	}
 	var todo []pending
 	for _, lt := range h.local {
@@ -496,16 +526,23 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			continue
 		}
 		state, trace := lt.state()
-		st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
+		base := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
 			Rev: lt.rev, Gen: lt.gen}
-		key := string(mustJSON(st))
-		if key == lt.written && now.Sub(lt.wroteAt) < countersInterval {
+		var n delivery.Counters
+		if lt.run != nil {
+			n = lt.run.Counters()
+		}
+		if lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
+			base.Gen != lt.written.Gen {
+			// A change of state is written at once.
+		} else if n == lt.wroteN || now.Sub(lt.wroteAt) < countersInterval {
 			continue
 		}
+		st := base
 		if lt.run != nil {
-			st.Counters = counters(lt.run.Counters())
+			st.Counters = counters(n)
 		}
-		todo = append(todo, pending{lt, st, key, lt.statusRev})
+		todo = append(todo, pending{lt, st, base, n, lt.statusRev})
 	}
 	h.mu.RUnlock()
 	for _, p := range todo {
@@ -519,7 +556,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			continue
 		}
 		h.mu.Lock()
-		p.lt.statusRev, p.lt.written, p.lt.wroteAt = rev, p.key, now
+		p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteAt = rev, p.base, p.n, now
 		h.mu.Unlock()
 	}
 }

@@ -178,15 +178,7 @@ func (s SinkSuite) start(t *testing.T, tasks int) *run {
 		env0 = ep.Env(env0)
 	}
 
-	probe, err := s.Plugin.NewSink(values, env0)
-	require.NoError(t, err)
-	timeout := connector.DefaultWriteTimeout
-	if wt, ok := probe.(connector.WriteTimeouter); ok {
-		timeout = wt.WriteTimeout()
-	}
-	require.NoError(t, probe.Close())
-
-	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait(timeout))
+	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait)
 	require.NoError(t, err)
 	r := &run{env: env, peer: peer, shared: s.PeerStoresOnSuiteStream}
 	for i := range tasks {
@@ -195,7 +187,7 @@ func (s SinkSuite) start(t *testing.T, tasks int) *run {
 		sink, err := s.Plugin.NewSink(values, e)
 		require.NoError(t, err)
 		task, err := delivery.Start(context.Background(), delivery.TaskConfig{
-			Consumer: cons, Sink: sink, Handler: dc.Chain(sink), AckWait: delivery.AckWait(timeout),
+			Consumer: cons, Sink: sink, Handler: dc.Chain(sink), AckWait: delivery.AckWait,
 		})
 		require.NoError(t, err)
 		r.tasks = append(r.tasks, task)

@@ -103,7 +103,7 @@ func TestRegistryValidate(t *testing.T) {
 
 func meta(seq uint64, id string) connector.Meta {
 	return connector.Meta{Stream: names.BusStream(from), Subject: names.RuleSubject(from, "r1"), Sequence: seq,
-		NumDelivered: 1, MsgID: id}
+		Attempt: 1, MsgID: id}
 }
 
 func TestWriteStoresOnceOnTheDestinationBus(t *testing.T) {
@@ -187,11 +187,11 @@ func TestForwardWaitsForTheDestinationBus(t *testing.T) {
 	dc := delivery.Config{Stream: names.BusStream(from), Subject: rule, Durable: "fwd", Tasks: 1,
 		Tolerance: connector.ToleranceNone,
 		Retry:     delivery.RetryPolicy{MaxRetries: 1000, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond}}
-	cons, err := delivery.EnsureConsumer(ctx, env.JS, dc, delivery.AckWait(eventbus.PublishTimeout))
+	cons, err := delivery.EnsureConsumer(ctx, env.JS, dc, delivery.AckWait)
 	require.NoError(t, err)
 	s := newSink(t, env, map[string]string{eventbus.KeyBusID: to}, "fwd")
 	task, err := delivery.Start(ctx, delivery.TaskConfig{Consumer: cons, Sink: s, Handler: dc.Chain(s),
-		AckWait: delivery.AckWait(eventbus.PublishTimeout)})
+		AckWait: delivery.AckWait})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = task.Stop(context.Background()) })
 

@@ -401,7 +401,7 @@ func TestRetryAfterReachesTheRetryMiddleware(t *testing.T) {
 
 		// The retry middleware waits that long, capped by the policy's maximum delay.
 		p := delivery.RetryPolicy{MaxRetries: 5, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 30 * time.Minute}
-		ctx := connector.WithMeta(context.Background(), connector.Meta{NumDelivered: 1, Timestamp: time.Now()})
+		ctx := connector.WithMeta(context.Background(), connector.Meta{Attempt: 1, Timestamp: time.Now()})
 		o := delivery.WithRetry(p, func(context.Context, *event.Event) delivery.Outcome {
 			return delivery.Outcome{Action: delivery.Retry, Err: err}
 		})(ctx, orderEvent())

@@ -136,7 +136,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	}
 	if m, ok := connector.MetaFrom(ctx); ok {
 		attrs = append(attrs, slog.String("stream", m.Stream), slog.Uint64("seq", m.Sequence),
-			slog.Uint64("attempt", m.NumDelivered))
+			slog.Uint64("attempt", m.Attempt))
 	}
 	if s.includeData {
 		attrs = append(attrs, s.dataAttrs(e.Data())...)

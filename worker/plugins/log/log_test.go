@@ -105,7 +105,7 @@ func TestSpec(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	t.Parallel()
-	meta := connector.Meta{Stream: "S", Subject: "a.b", Sequence: 42, NumDelivered: 3}
+	meta := connector.Meta{Stream: "S", Subject: "a.b", Sequence: 42, Attempt: 3}
 	binary := func() *event.Event {
 		e := sample()
 		e.SetDataContentType("application/octet-stream")
@@ -189,7 +189,7 @@ func TestLogsEveryRecord(t *testing.T) {
 	ctx := context.Background()
 	dc := delivery.Config{Stream: "LOG", Subject: "log.in", Durable: "dbg", Tasks: 1, Tolerance: connector.ToleranceNone,
 		Retry: delivery.RetryPolicy{MaxRetries: 1, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 10 * time.Millisecond}}
-	cons, err := delivery.EnsureConsumer(ctx, env.JS, dc, delivery.AckWait(connector.DefaultWriteTimeout))
+	cons, err := delivery.EnsureConsumer(ctx, env.JS, dc, delivery.AckWait)
 	require.NoError(t, err)
 	s, out := newSink(t, map[string]string{logsink.KeyIncludeData: "true"}, slog.LevelInfo)
 	task, err := delivery.Start(ctx, delivery.TaskConfig{Consumer: cons, Sink: s, Handler: dc.Chain(s)})

@@ -95,7 +95,7 @@ func startRouter(t *testing.T, env *jetstreamtest.Env, rules string) *routed {
 	dc := delivery.Config{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Durable: names.RouterConsumer(bus),
 		Tasks: 1, Tolerance: connector.ToleranceAll,
 		Retry: delivery.RetryPolicy{MaxRetries: 10, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond}}
-	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait(router.PublishTimeout))
+	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, delivery.AckWait)
 	require.NoError(t, err)
 	s := newRouter(t, env, rules)
 	task, err := delivery.Start(context.Background(), delivery.TaskConfig{Consumer: cons, Sink: s, Handler: dc.Chain(s)})
@@ -200,7 +200,7 @@ func TestRouterReportsMatches(t *testing.T) {
 			if tt.event != early {
 				seq = env.Publish(t, in, tt.event)
 			}
-			meta := connector.Meta{Stream: names.BusStream(bus), Subject: in, Sequence: seq, NumDelivered: 1,
+			meta := connector.Meta{Stream: names.BusStream(bus), Subject: in, Sequence: seq, Attempt: 1,
 				MsgID: stream.PutMsgID(tt.event.Source(), tt.event.ID())}
 			report := new(connector.Report)
 			ctx := connector.WithReport(connector.WithMeta(context.Background(), meta), report)
@@ -248,10 +248,10 @@ func TestRouterCopiesAreDeduplicated(t *testing.T) {
 	s := newRouter(t, env, rules)
 	e := newEvent("dup", "t", "shop", nil)
 	seq := env.Publish(t, names.BusIn(bus), e)
-	meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: seq, NumDelivered: 1,
+	meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: seq, Attempt: 1,
 		MsgID: stream.PutMsgID(e.Source(), e.ID())}
 	for attempt := uint64(1); attempt <= 3; attempt++ {
-		meta.NumDelivered = attempt
+		meta.Attempt = attempt
 		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
 	}
 	busStream := names.BusStream(bus)

@@ -1,0 +1,217 @@
+//go:build slow
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scaleFigures are what TestSlowScaleIdle measures, logged as `figure | test | what | value |` lines.
+type scaleFigures struct {
+	t    *testing.T
+	name string
+}
+
+func (f scaleFigures) log(what string, format string, args ...any) {
+	line := fmt.Sprintf("figure | %s | %s | %s |", f.name, what, fmt.Sprintf(format, args...))
+	f.t.Log(line)
+	if path := os.Getenv("EB_SLOW_FIGURES"); path != "" {
+		if fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			_, _ = fmt.Fprintln(fh, line)
+			_ = fh.Close()
+		}
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	return n
+}
+
+// procStat reads a process's CPU time (user + system) and resident memory from /proc.
+func procStat(t *testing.T, pid int) (cpu time.Duration, rss int64, threads int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	// The fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	threads, _ = strconv.Atoi(f[17])
+	pages, _ := strconv.ParseInt(f[21], 10, 64)
+	// USER_HZ is 100 on Linux.
+	return time.Duration(utime+stime) * 10 * time.Millisecond, pages * int64(os.Getpagesize()), threads
+}
+
+// scaleProcess is the eventbridge binary, its output kept for counting.
+type scaleProcess struct {
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func startScaleProcess(t *testing.T, bin, dir string, extra ...string) *scaleProcess {
+	t.Helper()
+	p := &scaleProcess{addr: freePort(t), done: make(chan struct{})}
+	args := append([]string{"--http-addr", p.addr, "--worker-addr", freePort(t), "--data-dir", dir,
+		"--allow-private-targets", "--log-level", "warn"}, extra...)
+	p.cmd = exec.Command(bin, args...)
+	w := &lockedWriter{mu: &p.mu, w: &p.out}
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	require.NoError(t, p.cmd.Start())
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("eventbridge output (last 8 KiB):\n%s", p.tail(8<<10))
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + p.addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 120*time.Second, 100*time.Millisecond, "eventbridge did not become ready")
+	return p
+}
+
+func (p *scaleProcess) tail(n int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.out.Bytes()
+	return string(b[max(0, len(b)-n):])
+}
+
+// count returns the lines of the output holding s.
+func (p *scaleProcess) count(s string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Count(p.out.String(), s)
+}
+
+// TestSlowScaleIdle creates buses (300 by default, EB_SCALE_BUSES for more, `make bench-scale`), each with a
+// retention of 1 MiB, a rule and an http target, in accounts of 100 buses (the default quota) on the embedded
+// worker; leaves them idle (60 s, EB_SCALE_IDLE_S) and counts the leases lost (0); puts one event on every bus and
+// stops the process with SIGTERM: it exits cleanly, and after a restart every event is delivered, none twice.
+// Create latency, idle CPU, memory and the time SIGTERM took are logged as figures, not asserted.
+func TestSlowScaleIdle(t *testing.T) {
+	buses := envInt(t, "EB_SCALE_BUSES", 300)
+	idle := time.Duration(envInt(t, "EB_SCALE_IDLE_S", 60)) * time.Second
+	fig := scaleFigures{t: t, name: fmt.Sprintf("scale %d buses", buses)}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	p := startScaleProcess(t, bin, dir)
+	key, err := os.ReadFile(filepath.Join(dir, AdminAPIKeyFile))
+	require.NoError(t, err)
+	admin := api{t: t, base: "http://" + p.addr, key: strings.TrimSpace(string(key))}
+	r := newReceiver(t)
+
+	const perAccount = 100
+	accounts := (buses + perAccount - 1) / perAccount
+	clients := make([]api, accounts)
+	for i := range clients {
+		clients[i] = admin.newAccount(fmt.Sprintf("scale%03d", i))
+	}
+	type created struct {
+		client api
+		bus    string
+	}
+	var all []created
+	for i := range buses {
+		all = append(all, created{clients[i/perAccount], fmt.Sprintf("bus%03d", i%perAccount)})
+	}
+	// Four callers create at once, each a bus, its rule and its target, timing the bus creation.
+	var mu sync.Mutex
+	var latencies []time.Duration
+	work := make(chan created)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 4 {
+		wg.Go(func() {
+			for c := range work {
+				began := time.Now()
+				c.client.must("POST", "/api/v1/buses", map[string]any{"name": c.bus,
+					"retention": map[string]any{"maxBytes": 1 << 20}}, 201)
+				took := time.Since(began)
+				c.client.must("POST", "/api/v1/buses/"+c.bus+"/rules", map[string]any{"name": "all",
+					"eventPattern": map[string]any{"source": []any{"scale"}}}, 201)
+				c.client.must("PUT", "/api/v1/buses/"+c.bus+"/rules/all/targets/hook", httpTarget(r.srv.URL), 201)
+				mu.Lock()
+				latencies = append(latencies, took)
+				mu.Unlock()
+			}
+		})
+	}
+	for _, c := range all {
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+	slices.Sort(latencies)
+	pct := func(q float64) time.Duration {
+		return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond)
+	}
+	fig.log("buses, rules and targets created", "%d each in %s", buses, time.Since(start).Round(time.Second))
+	fig.log("bus create latency p50 / p99 / max", "%s / %s / %s", pct(0.5), pct(0.99), latencies[len(latencies)-1].Round(time.Millisecond))
+
+	// Idle: no event, nothing changes. Let the last tasks settle first.
+	time.Sleep(5 * time.Second)
+	lostBefore := p.count("lease lost")
+	cpu0, _, _ := procStat(t, p.cmd.Process.Pid)
+	t0 := time.Now()
+	time.Sleep(idle)
+	cpu1, rss, threads := procStat(t, p.cmd.Process.Pid)
+	busy := float64(cpu1-cpu0) / float64(time.Since(t0))
+	fig.log("idle CPU", "%.1f%% of one core over %s", 100*busy, idle)
+	fig.log("resident memory", "%d MiB (%d threads)", rss>>20, threads)
+	lost := p.count("lease lost") - lostBefore
+	fig.log("leases lost while idle", "%d (%d since start)", lost, p.count("lease lost"))
+	assert.Zero(t, p.count("lease lost"), "the worker lost its lease: its tasks stopped")
+	assert.Zero(t, p.count("task stopped"), "tasks were stopped by their fencing")
+
+	// One event per bus, then SIGTERM at once: stored events survive the stop and are delivered after a restart.
+	want := map[string]bool{}
+	for i, c := range all {
+		id := fmt.Sprintf("ev-%d", i)
+		c.client.putBatch(c.bus, []map[string]any{event(id, "scale", "t", nil)})
+		want[id] = true
+	}
+	began := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("SIGTERM: the process did not exit within 60 s")
+	}
+	fig.log("SIGTERM → exit", "%s", time.Since(began).Round(time.Millisecond))
+	assert.True(t, p.cmd.ProcessState.Success(), "SIGTERM: exited with %v", p.cmd.ProcessState)
+
+	startScaleProcess(t, bin, dir)
+	r.waitFor(t, want) // every event, none twice
+	fig.log("events lost / delivered twice after SIGTERM and restart", "0 / 0 of %d", len(want))
+}
