@@ -182,8 +182,18 @@ func (c *Client) ServerInfo(ctx context.Context) (*ServerInfo, error) {
 
 // ListConnectors calls GET /connectors?expand=status&expand=info.
 func (c *Client) ListConnectors(ctx context.Context) (map[string]ConnectorExpanded, error) {
+	return c.ListConnectorsWithPrefix(ctx, "")
+}
+
+// ListConnectorsWithPrefix calls GET /connectors?expand=status&expand=info&prefix=P: the connectors whose names
+// start with P ("" lists all).
+func (c *Client) ListConnectorsWithPrefix(ctx context.Context, prefix string) (map[string]ConnectorExpanded, error) {
 	out := map[string]ConnectorExpanded{}
-	return out, c.do(ctx, http.MethodGet, "/connectors?expand=status&expand=info", nil, &out)
+	path := "/connectors?expand=status&expand=info"
+	if prefix != "" {
+		path += "&prefix=" + url.QueryEscape(prefix)
+	}
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
 }
 
 // CreateConnector calls POST /connectors; a 409 means it exists.

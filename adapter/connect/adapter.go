@@ -91,11 +91,52 @@ type Lease interface {
 	Acquire(ctx context.Context) (bool, error)
 }
 
-// Adapter keeps the worker runtime in step with the declared state. Safe for concurrent use; changes are applied
-// one at a time.
+// Adapter keeps the worker runtime in step with the declared state. Safe for concurrent use; the changes of one
+// bus are applied one at a time, those of different buses side by side: a change reads and writes only its bus's
+// connectors (GET /connectors?prefix=eb.<account>.<bus>.), so creating a bus does not wait on the others.
 type Adapter struct {
 	cfg Config
-	mu  sync.Mutex // serializes applying changes, so two calls never interleave their reads and writes
+
+	mu    sync.Mutex
+	buses map[string]*busLock // by busPrefix; an entry lives while a call holds or waits for it
+	// reconcileMu keeps two ReconcileAll apart.
+	reconcileMu sync.Mutex
+}
+
+// busLock serializes the calls that apply one bus.
+type busLock struct {
+	sync.Mutex
+	users int
+}
+
+// lockBus takes the lock of one bus (by its connectors' prefix) and returns its unlock.
+func (a *Adapter) lockBus(prefix string) (unlock func()) {
+	a.mu.Lock()
+	l := a.buses[prefix]
+	if l == nil {
+		l = &busLock{}
+		a.buses[prefix] = l
+	}
+	l.users++
+	a.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		a.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(a.buses, prefix)
+		}
+		a.mu.Unlock()
+	}
+}
+
+// busConnectors lists the connectors of one bus, with their configs and statuses.
+func (a *Adapter) busConnectors(ctx context.Context, prefix string) (map[string]rpc.ConnectorExpanded, error) {
+	actual, err := a.cfg.Runtime.ListConnectorsWithPrefix(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("listing connectors: %w", err)
+	}
+	return actual, nil
 }
 
 var (
@@ -113,7 +154,7 @@ func New(cfg Config) *Adapter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Adapter{cfg: cfg}
+	return &Adapter{cfg: cfg, buses: map[string]*busLock{}}
 }
 
 // Desired is one connector as the declared state wants it: its config, and the state it should be in
@@ -134,11 +175,11 @@ type routeEntry struct {
 // SyncBus applies the bus's declared state to the runtime and returns once the runtime applied it: target
 // connectors (and their consumers) first, then the router's rule table, then removal of what no longer belongs.
 func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	prefix := busPrefix(b.AccountID(), b.Name())
+	defer a.lockBus(prefix)()
+	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
-		return fmt.Errorf("listing connectors: %w", err)
+		return err
 	}
 	states, err := a.desiredStates(ctx)
 	if err != nil {
@@ -160,7 +201,8 @@ func (a *Adapter) desiredStates(ctx context.Context) (map[string]string, error) 
 	return states, nil
 }
 
-// syncBus applies one bus and returns the names of the connectors it wants.
+// syncBus applies one bus and returns the names of the connectors it wants; actual holds at least the bus's
+// connectors, read under its lock.
 func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded, states map[string]string) (map[string]Desired, error) {
 	rules, err := a.cfg.Rules.ListByBus(ctx, b.ID())
 	if err != nil {
@@ -418,14 +460,13 @@ func (a *Adapter) ruleOfTopic(b *bus.Bus, topics string) string {
 
 // RemoveBus deletes every connector of the bus.
 func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	prefix := busPrefix(b.AccountID(), b.Name())
+	defer a.lockBus(prefix)()
+	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
-		return fmt.Errorf("listing connectors: %w", err)
+		return err
 	}
 	var errs []error
-	prefix := busPrefix(b.AccountID(), b.Name())
 	for name := range actual {
 		if strings.HasPrefix(name, prefix) {
 			if err := a.cfg.Runtime.DeleteConnector(ctx, name); err != nil && !rpc.IsNotFound(err) {
@@ -439,8 +480,8 @@ func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 // ReconcileAll brings every bus in step, deletes "eb." connectors of buses that no longer exist and forgets the
 // states operators set on connectors that no longer belong to anything.
 func (a *Adapter) ReconcileAll(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.reconcileMu.Lock()
+	defer a.reconcileMu.Unlock()
 	actual, err := a.cfg.Runtime.ListConnectors(ctx)
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
@@ -458,7 +499,9 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	wanted := map[string]bool{}
 	for _, b := range buses {
 		known[b.AccountID()+"."+b.Name()] = true
-		desired, err := a.syncBus(ctx, b, actual, states)
+		// Each bus under its own lock, with its connectors read again under it: changes of other buses go on
+		// meanwhile, and none of this bus's is undone by the listing above.
+		desired, err := a.reconcileBus(ctx, b, states)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
 		}
@@ -487,6 +530,17 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reconcileBus applies one bus under its lock, as part of ReconcileAll.
+func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, states map[string]string) (map[string]Desired, error) {
+	prefix := busPrefix(b.AccountID(), b.Name())
+	defer a.lockBus(prefix)()
+	actual, err := a.busConnectors(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return a.syncBus(ctx, b, actual, states)
 }
 
 // Reconcile runs ReconcileAll when this replica holds the lease (always without Config.Lease) and reports whether

@@ -22,7 +22,8 @@ import (
 // of its own that does not fit the budget is refused with StorageBudgetExceeded while the others keep working.
 func TestSlowTwoThousandBuses(t *testing.T) {
 	dir := t.TempDir()
-	m := startMain(t, dir, "--storage-budget-mib", "50", "--account-storage-quota-mib", "10", "--dead-letter-max-mib", "1",
+	// The test waits for the embedded NATS server to stop (thousands of consumers) before removing its directory.
+	m := startMain(t, dir, "--storage-budget-mib", "50", "--nats-stop-timeout", "5m", "--account-storage-quota-mib", "10", "--dead-letter-max-mib", "1",
 		"--storage-check-interval", "500ms")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)

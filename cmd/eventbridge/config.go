@@ -95,6 +95,10 @@ type Config struct {
 	AccountStorageQuota int64
 	// StorageCheckInterval is how often the sizes of streams are read against the quotas and the budget.
 	StorageCheckInterval time.Duration
+	// NATSStopTimeout bounds how long the embedded NATS server may take to stop at shutdown: it stops every
+	// consumer in turn, about 10 ms each (thousands of buses take tens of seconds). What it has not stopped by
+	// then is left as after a crash, which loses nothing acknowledged (the worker handed its tasks over first).
+	NATSStopTimeout time.Duration
 	// DeadLetterMaxBytes and DeadLetterRetention bound every account's dead letters: when full, the oldest go.
 	DeadLetterMaxBytes  int64
 	DeadLetterRetention time.Duration
@@ -302,6 +306,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--account-storage-quota-mib must hold an account's dead letters (--dead-letter-max-mib %d) and a bus of %d MiB",
 			c.DeadLetterMaxBytes>>20, bus.MinMaxBytes>>20)
 	}
+	if c.NATSStopTimeout <= 0 || c.NATSStopTimeout > 10*time.Minute {
+		return fmt.Errorf("--nats-stop-timeout must be positive and at most 10m")
+	}
 	if c.StorageCheckInterval < 100*time.Millisecond || c.StorageCheckInterval > time.Minute {
 		return fmt.Errorf("--storage-check-interval must be between 100ms and 1m")
 	}
@@ -413,6 +420,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	dur(&c.NATSStopTimeout, "nats-stop-timeout", "EB_NATS_STOP_TIMEOUT", 5*time.Second, "how long the embedded NATS server may take to stop at shutdown; then the process exits, leaving the rest as after a crash (nothing acknowledged is lost)")
 	dur(&c.StorageCheckInterval, "storage-check-interval", "EB_STORAGE_CHECK_INTERVAL", storagequota.DefaultInterval, "how often what accounts keep in the event store is read against their quotas and the budget")
 	dur(&c.MaxBusRetention.MaxAge, "max-bus-retention-age", "EB_MAX_BUS_RETENTION_AGE", bus.MaxMaxAge, "the longest retention.maxAge of a bus")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")

@@ -766,7 +766,10 @@ func (m *Main) Close() error {
 		m.nc.Close()
 	}
 	if m.natsServer != nil {
-		m.natsServer.Shutdown()
+		if !m.natsServer.ShutdownWithin(m.Config.NATSStopTimeout) {
+			m.Logger.Warn("the embedded NATS server did not stop in time; exiting, its remaining streams as after a crash",
+				"waited", m.Config.NATSStopTimeout)
+		}
 	}
 	if m.db != nil {
 		if err := m.db.Close(); err != nil {

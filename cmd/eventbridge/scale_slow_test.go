@@ -4,7 +4,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -145,24 +147,56 @@ func TestSlowScaleIdle(t *testing.T) {
 	for i := range buses {
 		all = append(all, created{clients[i/perAccount], fmt.Sprintf("bus%03d", i%perAccount)})
 	}
-	// Four callers create at once, each a bus, its rule and its target, timing the bus creation.
+	// Four callers create at once, each a bus, its rule and its target, timing the bus creation. A failed call
+	// stops the creation (no require outside the test's goroutine).
+	call := func(c api, method, path string, body any, want int) error {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, c.base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		req.Header.Set("X-Account-Id", c.account)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return nil
+	}
 	var mu sync.Mutex
 	var latencies []time.Duration
+	var failure error
 	work := make(chan created)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range 4 {
 		wg.Go(func() {
 			for c := range work {
+				mu.Lock()
+				failed := failure != nil
+				mu.Unlock()
+				if failed {
+					continue
+				}
 				began := time.Now()
-				c.client.must("POST", "/api/v1/buses", map[string]any{"name": c.bus,
+				err := call(c.client, "POST", "/api/v1/buses", map[string]any{"name": c.bus,
 					"retention": map[string]any{"maxBytes": 1 << 20}}, 201)
 				took := time.Since(began)
-				c.client.must("POST", "/api/v1/buses/"+c.bus+"/rules", map[string]any{"name": "all",
-					"eventPattern": map[string]any{"source": []any{"scale"}}}, 201)
-				c.client.must("PUT", "/api/v1/buses/"+c.bus+"/rules/all/targets/hook", httpTarget(r.srv.URL), 201)
+				if err == nil {
+					err = call(c.client, "POST", "/api/v1/buses/"+c.bus+"/rules", map[string]any{"name": "all",
+						"eventPattern": map[string]any{"source": []any{"scale"}}}, 201)
+				}
+				if err == nil {
+					err = call(c.client, "PUT", "/api/v1/buses/"+c.bus+"/rules/all/targets/hook", httpTarget(r.srv.URL), 201)
+				}
 				mu.Lock()
 				latencies = append(latencies, took)
+				if err != nil && failure == nil {
+					failure = err
+				}
 				mu.Unlock()
 			}
 		})
@@ -172,6 +206,7 @@ func TestSlowScaleIdle(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
+	require.NoError(t, failure)
 	slices.Sort(latencies)
 	pct := func(q float64) time.Duration {
 		return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond)

@@ -117,6 +117,13 @@ func (t *SourceTask) Counters() Counters {
 
 // Stop stops reading and lets the batch being stored finish; when ctx ends first, that batch is abandoned
 // uncommitted (read again by the next task). Then the source is closed; its Close error is returned.
+// Abort stops the task at once, without waiting: it stops reading and cancels the writes in flight (see
+// Task.Abort); Stop, afterwards, waits for the task to end and closes the source.
+func (t *SourceTask) Abort() {
+	t.stopRead()
+	t.stopWrites()
+}
+
 func (t *SourceTask) Stop(ctx context.Context) error {
 	t.stopRead()
 	select {

@@ -183,6 +183,14 @@ func (t *Task) Stop(ctx context.Context) error {
 	return t.closeErr
 }
 
+// Abort stops the task at once, without waiting: it stops reading and cancels the writes in flight, whose records
+// are handed back. It is for a task its worker may no longer run (its lease lapsed), which must have no effect
+// after this returns, even without NATS; Stop, afterwards, waits for the task to end and closes the sink.
+func (t *Task) Abort() {
+	t.halt()
+	t.cancelWrites()
+}
+
 // halt stops reading; the reader loop then naks whatever the client buffered.
 func (t *Task) halt() {
 	t.stopOnce.Do(func() {

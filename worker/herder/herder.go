@@ -553,16 +553,21 @@ func (h *Herder) TaskStatus(name string, task int) (rpc.TaskState, error) {
 }
 
 // Expanded returns the info and status of every connector, for GET /connectors?expand=...
-func (h *Herder) Expanded(info, status bool) map[string]rpc.ConnectorExpanded {
+func (h *Herder) Expanded(info, status bool, prefix string) map[string]rpc.ConnectorExpanded {
 	h.mu.RLock()
-	entries := maps.Clone(h.records)
+	entries := make(map[string]entry)
+	for name, e := range h.records {
+		if strings.HasPrefix(name, prefix) {
+			entries[name] = e
+		}
+	}
 	h.mu.RUnlock()
 	var all map[string]connectorState
 	if status {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var err error
-		if all, err = h.state.readAll(ctx); err != nil {
+		if all, err = h.state.readAll(ctx, prefix); err != nil {
 			h.log.Warn("reading the status of connectors", "err", err)
 		}
 	}

@@ -37,6 +37,8 @@ const (
 type runner interface {
 	State() (state, trace string)
 	Counters() delivery.Counters
+	// Abort stops the task at once: no effect after it returns, even without NATS.
+	Abort()
 	Stop(ctx context.Context) error
 }
 
@@ -176,6 +178,8 @@ func (h *Herder) reconcile() {
 		}
 		e, ok := records[id.Connector]
 		switch {
+		case !lost && ok && rev == e.rev && e.rec.Restarts[id.Task] <= gen && assign[id] == me:
+			// Unchanged since it started (or last saw its record): nothing to do.
 		case lost:
 			h.drop(lt)
 		case !ok || e.rec.TargetState != rpc.StateRunning || id.Task >= e.tasks || assign[id] != me:
@@ -376,9 +380,14 @@ func (h *Herder) lose(lt *localTask, why string) {
 	run := lt.run
 	h.mu.Unlock()
 	if run != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // no grace: writes in flight are cancelled and their records handed back
-		_ = run.Stop(ctx)
+		// No grace: reading stops and the writes in flight are cancelled now; what is left of stopping (handing
+		// records back, closing the sink) may need NATS and goes on in the background.
+		run.Abort()
+		go func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = run.Stop(ctx)
+		}()
 	}
 	h.log.Warn("task stopped: "+why, "connector", lt.id.Connector, "task", lt.id.Task)
 	h.poke()

@@ -165,13 +165,16 @@ func (s *stateKV) read(ctx context.Context, name string, n int) (connectorState,
 	return out[name], nil
 }
 
-// readAll returns the stored status of every connector, as the status bucket's watcher last saw it.
-func (s *stateKV) readAll(ctx context.Context) (map[string]connectorState, error) {
+// readAll returns the stored status of every connector whose name starts with prefix ("": all), as the status
+// bucket's watcher last saw it.
+func (s *stateKV) readAll(ctx context.Context, prefix string) (map[string]connectorState, error) {
 	out := map[string]connectorState{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range s.statuses {
-		parseStatus(out, k, v)
+		if strings.HasPrefix(k, prefix) {
+			parseStatus(out, k, v)
+		}
 	}
 	return out, ctx.Err()
 }

@@ -32,7 +32,7 @@ type Herder interface {
 	ServerInfo() rpc.ServerInfo
 	Plugins(connectorsOnly bool) []rpc.PluginInfo
 	Connectors() []string
-	Expanded(info, status bool) map[string]rpc.ConnectorExpanded
+	Expanded(info, status bool, prefix string) map[string]rpc.ConnectorExpanded
 	Info(name string) (rpc.ConnectorInfo, error)
 	Config(name string) (map[string]string, error)
 	Status(name string) (rpc.ConnectorStatus, error)
@@ -352,15 +352,22 @@ func (a *Handler) listPlugins(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a.h.Plugins(connectorsOnly))
 }
 
-// listConnectors answers the names, or with expand=status and/or expand=info a map name → {status, info}.
+// listConnectors answers the names, or with expand=status and/or expand=info a map name → {status, info}. With
+// prefix=P (an extension of Kafka Connect's API) the map holds only the connectors whose names start with P, so a
+// caller interested in one bus does not read every status of the cluster.
 func (a *Handler) listConnectors(w http.ResponseWriter, r *http.Request) {
 	expand := r.URL.Query()["expand"]
 	info, status := slices.Contains(expand, "info"), slices.Contains(expand, "status")
+	prefix := r.URL.Query().Get("prefix")
 	if !info && !status {
-		writeJSON(w, http.StatusOK, a.h.Connectors())
+		names := a.h.Connectors()
+		if prefix != "" {
+			names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
+		}
+		writeJSON(w, http.StatusOK, names)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.h.Expanded(info, status))
+	writeJSON(w, http.StatusOK, a.h.Expanded(info, status, prefix))
 }
 
 func (a *Handler) createConnector(w http.ResponseWriter, r *http.Request) {
