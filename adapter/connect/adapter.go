@@ -99,6 +99,10 @@ type Adapter struct {
 
 	mu    sync.Mutex
 	buses map[string]*busLock // by busPrefix; an entry lives while a call holds or waits for it
+	// changes counts the changes applied to single buses; changed holds, by bus prefix, the count after the last
+	// one, so ReconcileAll knows which buses changed after its listing of every connector.
+	changes uint64
+	changed map[string]uint64
 	// reconcileMu keeps two ReconcileAll apart.
 	reconcileMu sync.Mutex
 }
@@ -130,6 +134,28 @@ func (a *Adapter) lockBus(prefix string) (unlock func()) {
 	}
 }
 
+// markChanged records that a bus's connectors were just changed (under its lock).
+func (a *Adapter) markChanged(prefix string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.changes++
+	a.changed[prefix] = a.changes
+}
+
+// changedSince reports whether a bus's connectors were changed after the count was at n.
+func (a *Adapter) changedSince(prefix string, n uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changed[prefix] > n
+}
+
+// changeCount returns the count of changes applied so far.
+func (a *Adapter) changeCount() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.changes
+}
+
 // busConnectors lists the connectors of one bus, with their configs and statuses.
 func (a *Adapter) busConnectors(ctx context.Context, prefix string) (map[string]rpc.ConnectorExpanded, error) {
 	actual, err := a.cfg.Runtime.ListConnectorsWithPrefix(ctx, prefix)
@@ -154,7 +180,7 @@ func New(cfg Config) *Adapter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Adapter{cfg: cfg, buses: map[string]*busLock{}}
+	return &Adapter{cfg: cfg, buses: map[string]*busLock{}, changed: map[string]uint64{}}
 }
 
 // Desired is one connector as the declared state wants it: its config, and the state it should be in
@@ -177,6 +203,7 @@ type routeEntry struct {
 func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
 	prefix := busPrefix(b.AccountID(), b.Name())
 	defer a.lockBus(prefix)()
+	defer a.markChanged(prefix)
 	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
 		return err
@@ -462,6 +489,7 @@ func (a *Adapter) ruleOfTopic(b *bus.Bus, topics string) string {
 func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 	prefix := busPrefix(b.AccountID(), b.Name())
 	defer a.lockBus(prefix)()
+	defer a.markChanged(prefix)
 	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
 		return err
@@ -482,6 +510,7 @@ func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	a.reconcileMu.Lock()
 	defer a.reconcileMu.Unlock()
+	listed := a.changeCount()
 	actual, err := a.cfg.Runtime.ListConnectors(ctx)
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
@@ -499,9 +528,9 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	wanted := map[string]bool{}
 	for _, b := range buses {
 		known[b.AccountID()+"."+b.Name()] = true
-		// Each bus under its own lock, with its connectors read again under it: changes of other buses go on
-		// meanwhile, and none of this bus's is undone by the listing above.
-		desired, err := a.reconcileBus(ctx, b, states)
+		// Each bus under its own lock: changes of other buses go on meanwhile. A bus changed since the listing
+		// above has its connectors read again, so that none of its changes is undone.
+		desired, err := a.reconcileBus(ctx, b, actual, listed, states)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
 		}
@@ -509,6 +538,13 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 			wanted[name] = true
 		}
 	}
+	a.mu.Lock()
+	for prefix, n := range a.changed {
+		if n <= listed {
+			delete(a.changed, prefix) // the next pass lists after it
+		}
+	}
+	a.mu.Unlock()
 	for name := range actual {
 		acc, busName, ok := ownerOf(name)
 		if !ok || known[acc+"."+busName] {
@@ -532,13 +568,18 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// reconcileBus applies one bus under its lock, as part of ReconcileAll.
-func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, states map[string]string) (map[string]Desired, error) {
+// reconcileBus applies one bus under its lock, as part of ReconcileAll: with the connectors of the listing made
+// when the change count was listed, or read again if the bus changed since.
+func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, all map[string]rpc.ConnectorExpanded, listed uint64,
+	states map[string]string) (map[string]Desired, error) {
 	prefix := busPrefix(b.AccountID(), b.Name())
 	defer a.lockBus(prefix)()
-	actual, err := a.busConnectors(ctx, prefix)
-	if err != nil {
-		return nil, err
+	actual := all
+	if a.changedSince(prefix, listed) {
+		var err error
+		if actual, err = a.busConnectors(ctx, prefix); err != nil {
+			return nil, err
+		}
 	}
 	return a.syncBus(ctx, b, actual, states)
 }

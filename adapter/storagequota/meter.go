@@ -20,6 +20,7 @@ package storagequota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -80,7 +81,16 @@ type Meter struct {
 	// pending are the reservations of buses whose streams a reading did not show yet with their new size.
 	pending map[string]reservation
 	owners  sync.Map // bus id → account id
+
+	// What the last full reading saw of JetStream's account usage, and when: an interval in which the usage did
+	// not change skips the listing of every stream (at thousands of buses it was the meter's whole cost).
+	lastStore uint64
+	lastFull  time.Time
 }
+
+// fullReadingEvery bounds how long the meter goes without listing every stream while JetStream's usage stays the
+// same.
+const fullReadingEvery = 30 * time.Second
 
 // reservation is what Reserve took for one bus: maxBytes in place of prev, counted for account until a reading
 // shows its stream with maxBytes, or pendingFor passed.
@@ -130,6 +140,16 @@ func (m *Meter) Run(ctx context.Context) {
 // Check reads every stream's size, trims what was delivered where a quota, the budget or a bus's own size is
 // reached, and keeps the footprints that AdmitPut and Reserve answer from.
 func (m *Meter) Check(ctx context.Context) error {
+	ai, err := m.JS.AccountInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the event store's usage: %w", err)
+	}
+	m.mu.RLock()
+	same := ai.Store == m.lastStore && time.Since(m.lastFull) < fullReadingEvery && len(m.pending) == 0
+	m.mu.RUnlock()
+	if same {
+		return nil // nothing was stored, trimmed or expired since the last reading
+	}
 	uses, err := m.read(ctx)
 	if err != nil {
 		return err
@@ -151,8 +171,16 @@ func (m *Meter) Check(ctx context.Context) error {
 			return err
 		}
 		accounts, total = footprints(uses)
+		ai = nil // trimmed: the usage read before changed
 	}
 	m.store(uses, accounts, total)
+	m.mu.Lock()
+	if ai != nil {
+		m.lastStore, m.lastFull = ai.Store, time.Now()
+	} else {
+		m.lastFull = time.Time{}
+	}
+	m.mu.Unlock()
 	return nil
 }
 

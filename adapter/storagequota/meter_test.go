@@ -67,3 +67,28 @@ func TestReservationsCountUntilRead(t *testing.T) {
 	err = big.AdmitPut("acme")
 	require.True(t, errors.Is(err, account.ErrStorageBudgetExceeded), "the installation at its budget refuses events: %v", err)
 }
+
+// TestCheckSkipsListingWhileUsageIsUnchanged: with thousands of buses, listing every stream every interval was the
+// meter's whole cost. A reading while JetStream's usage is the same as at the last one lists nothing (a size given
+// to a stream behind the meter's back is not seen), and the next event stored makes the next reading list all.
+func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	env := jetstreamtest.Start(t)
+	buses := persistence.NewBusRepository(persistencetest.Open(t, persistence.SQLite))
+	names := stream.Names{Cluster: "t"}
+	b, err := bus.New("acme", "one", "", bus.Retention{}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, buses.Create(ctx, b))
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 0, 1))
+	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 64 << 20}
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Bytes())
+
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 8<<20, 1)) // not through Reserve
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Reserved, "usage unchanged: no listing")
+
+	env.Publish(t, names.BusIn(b.ID()), jetstreamtest.Event("e1", "t", nil))
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "an event stored: the next reading lists every stream")
+}

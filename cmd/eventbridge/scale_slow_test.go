@@ -120,14 +120,16 @@ func (p *scaleProcess) count(s string) int {
 // retention of 1 MiB, a rule and an http target, in accounts of 100 buses (the default quota) on the embedded
 // worker; leaves them idle (60 s, EB_SCALE_IDLE_S) and counts the leases lost (0); puts one event on every bus and
 // stops the process with SIGTERM: it exits cleanly, and after a restart every event is delivered, none twice.
-// Create latency, idle CPU, memory and the time SIGTERM took are logged as figures, not asserted.
+// Create latency, idle CPU, memory and the time SIGTERM took are logged as figures, not asserted. EB_SCALE_FLAGS
+// adds flags to the process.
 func TestSlowScaleIdle(t *testing.T) {
 	buses := envInt(t, "EB_SCALE_BUSES", 300)
 	idle := time.Duration(envInt(t, "EB_SCALE_IDLE_S", 60)) * time.Second
 	fig := scaleFigures{t: t, name: fmt.Sprintf("scale %d buses", buses)}
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	p := startScaleProcess(t, bin, dir)
+	extra := strings.Fields(os.Getenv("EB_SCALE_FLAGS")) // e.g. --fsync 30s, to measure what a setting costs
+	p := startScaleProcess(t, bin, dir, extra...)
 	key, err := os.ReadFile(filepath.Join(dir, AdminAPIKeyFile))
 	require.NoError(t, err)
 	admin := api{t: t, base: "http://" + p.addr, key: strings.TrimSpace(string(key))}
@@ -246,7 +248,7 @@ func TestSlowScaleIdle(t *testing.T) {
 	fig.log("SIGTERM → exit", "%s", time.Since(began).Round(time.Millisecond))
 	assert.True(t, p.cmd.ProcessState.Success(), "SIGTERM: exited with %v", p.cmd.ProcessState)
 
-	startScaleProcess(t, bin, dir)
+	startScaleProcess(t, bin, dir, extra...)
 	r.waitFor(t, want) // every event, none twice
 	fig.log("events lost / delivered twice after SIGTERM and restart", "0 / 0 of %d", len(want))
 }

@@ -26,7 +26,7 @@ const (
 	// countersInterval bounds how often a task's counters alone are written to its status.
 	countersInterval = time.Second
 	// fullRoundInterval is how often the loop reassesses everything when nothing it sees changed.
-	fullRoundInterval = time.Second
+	fullRoundInterval = 10 * time.Second
 	// sweepInterval is how often the first member deletes the claims dead workers left on deleted tasks.
 	sweepInterval = 10 * time.Second
 	// callTimeout bounds each call to KV of the loop.
