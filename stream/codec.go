@@ -218,7 +218,7 @@ func Decode(m *nats.Msg) (*event.Event, error) {
 // Headers of a dead letter, on top of the original event's CloudEvents binary-mode headers.
 const (
 	HeaderDLQReason     = "eb-dlq-reason"      // the error that gave the record up
-	HeaderDLQAttempts   = "eb-dlq-attempts"    // attempts made (the delivery count)
+	HeaderDLQAttempts   = "eb-dlq-attempts"    // attempts made (not the delivery count: delivery.Attempts)
 	HeaderDLQConnector  = "eb-dlq-connector"   // the connector that gave it up
 	HeaderDLQErrorClass = "eb-dlq-error-class" // permanent | retries-exhausted | transform
 	HeaderDLQStream     = "eb-dlq-stream"      // stream and sequence the record was read from
