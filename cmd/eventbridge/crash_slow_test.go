@@ -34,6 +34,13 @@ func startProcess(t *testing.T, bin, dataDir string) *process {
 	require.NoError(t, cmd.Start())
 	p := &process{cmd: cmd, addr: addr}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	waitReady(t, addr, 60*time.Second)
+	return p
+}
+
+// waitReady waits until the process listening on addr answers /readyz with 200.
+func waitReady(t *testing.T, addr string, limit time.Duration) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		resp, err := http.Get("http://" + addr + "/readyz")
 		if err != nil {
@@ -41,8 +48,7 @@ func startProcess(t *testing.T, bin, dataDir string) *process {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == 200
-	}, 60*time.Second, 100*time.Millisecond, "eventbridge did not become ready")
-	return p
+	}, limit, 100*time.Millisecond, "eventbridge did not become ready")
 }
 
 func buildBinary(t *testing.T) string {

@@ -91,14 +91,7 @@ func startScaleProcess(t *testing.T, bin, dir string, extra ...string) *scalePro
 			t.Logf("eventbridge output (last 8 KiB):\n%s", p.tail(8<<10))
 		}
 	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + p.addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	}, 120*time.Second, 100*time.Millisecond, "eventbridge did not become ready")
+	waitReady(t, p.addr, 120*time.Second)
 	return p
 }
 
