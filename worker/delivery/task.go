@@ -330,10 +330,10 @@ func (t *Task) attempt(md *jetstream.MsgMetadata) uint64 {
 }
 
 // settle records the outcome of an attempt in Attempts: a failed attempt before the record is handed back for a
-// retry, and the end of the record's failures once it was written or given up. A record delivered once and
-// written at its first attempt costs nothing.
+// retry, and the end of the record's failures once it was written or given up. A record that never failed an
+// attempt costs nothing, however often it was delivered.
 func (t *Task) settle(md *jetstream.MsgMetadata, attempt uint64, retry bool) {
-	if t.cfg.Attempts == nil || (!retry && md.NumDelivered <= 1) {
+	if t.cfg.Attempts == nil || (!retry && attempt <= 1) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
