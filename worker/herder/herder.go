@@ -157,7 +157,6 @@ type Herder struct {
 	live    []cluster.Member // the live members, as last read
 	local   map[rpc.TaskID]*localTask
 	lease   *cluster.Lease // this worker's lease, nil while it has none
-	lost    int            // leases lost
 	changes uint64         // counts the changes of records and of local tasks: a round must look again
 	// The runtime loop's own: what its last full round saw, when it ran, and whether it must run again.
 	swept   time.Time // when the loop last swept the claims of dead workers

@@ -465,7 +465,6 @@ func (h *Herder) abandon(lease *cluster.Lease, why string) {
 		return
 	}
 	h.lease = nil
-	h.lost++
 	h.mu.Unlock()
 	h.log.Warn("worker's lease lost: stopping every task", "incarnation", lease.Incarnation, "why", why)
 	for _, lt := range h.held() {
@@ -488,13 +487,6 @@ func (h *Herder) validLease() *cluster.Lease {
 		return lease
 	}
 	return nil
-}
-
-// LeasesLost is how many times this worker lost its lease (each time it stopped every task), for tests and metrics.
-func (h *Herder) LeasesLost() int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.lost
 }
 
 // held returns the local tasks whose claim is held: not lost, not released.
