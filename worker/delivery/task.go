@@ -261,7 +261,8 @@ func (t *Task) read(slots int) {
 			<-sem
 			continue
 		}
-		if md, err := msg.Metadata(); err == nil && !t.hold(md.Sequence.Stream) {
+		md, mdErr := msg.Metadata() // read once: handle takes it
+		if mdErr == nil && !t.hold(md.Sequence.Stream) {
 			// Handed out again while this task still handles it: the handling in progress acks it.
 			t.n.redelivered.Add(1)
 			t.log.Debug("record handed out again while being handled; not handled twice", "seq", md.Sequence.Stream)
@@ -271,7 +272,7 @@ func (t *Task) read(slots int) {
 		t.inflight.Add(1)
 		go func() {
 			defer func() { <-sem; t.inflight.Done() }()
-			t.handle(msg)
+			t.handle(msg, md, mdErr)
 		}()
 	}
 }
@@ -315,13 +316,13 @@ func (t *Task) unhold(seq uint64) {
 
 // attempt returns the number of this attempt of a record: one more than its failed attempts recorded, or its
 // delivery count without Attempts (or when they cannot be read).
-func (t *Task) attempt(md *jetstream.MsgMetadata) uint64 {
+func (t *Task) attempt(md *jetstream.MsgMetadata, key string) uint64 {
 	if t.cfg.Attempts == nil || md.NumDelivered <= 1 {
 		return md.NumDelivered
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, attemptsTimeout)
 	defer cancel()
-	failed, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
+	failed, err := t.cfg.Attempts.Failed(ctx, key)
 	if err != nil {
 		t.log.Warn("reading the failed attempts of a record; counting its deliveries instead", "seq", md.Sequence.Stream, "err", err)
 		return md.NumDelivered
@@ -332,13 +333,12 @@ func (t *Task) attempt(md *jetstream.MsgMetadata) uint64 {
 // settle records the outcome of an attempt in Attempts: a failed attempt before the record is handed back for a
 // retry, and the end of the record's failures once it was written or given up. A record that never failed an
 // attempt costs nothing, however often it was delivered.
-func (t *Task) settle(md *jetstream.MsgMetadata, attempt uint64, retry bool) {
+func (t *Task) settle(md *jetstream.MsgMetadata, key string, attempt uint64, retry bool) {
 	if t.cfg.Attempts == nil || (!retry && attempt <= 1) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
 	defer cancel()
-	key := attemptKey(md.Stream, md.Consumer, md.Sequence.Stream)
 	var err error
 	if retry {
 		err = t.cfg.Attempts.Record(ctx, key, attempt)
@@ -350,20 +350,24 @@ func (t *Task) settle(md *jetstream.MsgMetadata, attempt uint64, retry bool) {
 	}
 }
 
-func (t *Task) handle(msg jetstream.Msg) {
-	md, err := msg.Metadata()
-	if err != nil {
+// handle handles one record; md is its metadata as the reader parsed it (mdErr when it could not).
+func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error) {
+	if mdErr != nil {
 		t.n.undecodable.Add(1)
-		t.log.Error("record without JetStream metadata, terminated", "subject", msg.Subject(), "err", err)
+		t.log.Error("record without JetStream metadata, terminated", "subject", msg.Subject(), "err", mdErr)
 		_ = msg.Term()
 		return
 	}
 	defer t.unhold(md.Sequence.Stream)
+	var key string // the record's key in Attempts, built only when there are Attempts
+	if t.cfg.Attempts != nil {
+		key = attemptKey(md.Stream, md.Consumer, md.Sequence.Stream)
+	}
 	meta := connector.Meta{
 		Stream:    md.Stream,
 		Subject:   msg.Subject(),
 		Sequence:  md.Sequence.Stream,
-		Attempt:   t.attempt(md),
+		Attempt:   t.attempt(md, key),
 		Timestamp: md.Timestamp,
 		MsgID:     msg.Headers().Get(nats.MsgIdHdr),
 	}
@@ -396,7 +400,7 @@ func (t *Task) handle(msg jetstream.Msg) {
 	if transformFailed {
 		t.n.transformFailed.Add(1)
 	}
-	t.settle(md, meta.Attempt, o.Action == Retry)
+	t.settle(md, key, meta.Attempt, o.Action == Retry)
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
