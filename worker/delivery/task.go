@@ -40,6 +40,13 @@ type TaskConfig struct {
 	// Used, when set, is called with the subject of every record read (Kafka Connect's active topics); it must be
 	// cheap and must not block.
 	Used func(subject string)
+	// Conn, when set, is the connection of Consumer's JetStream: the task parks on it when idle (see ParkAfter).
+	Conn *nats.Conn
+	// ParkAfter is how long the task waits for a record before it parks (default ParkAfter; negative: never).
+	// ParkCheck is the time between two checks of its consumer while parked, after the first (default ParkCheck).
+	ParkAfter, ParkCheck time.Duration
+	// Failed, when set, is called (once, without blocking) when the task fails.
+	Failed func()
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -54,7 +61,9 @@ type Counters struct {
 	// Redelivered counts records the server handed out again while the task still handled them (their ack wait
 	// passed without an in-progress ack, on a starved machine); they are not handled twice.
 	Redelivered uint64
-	Filtered    uint64 // removed by a transform, then acked without being written
+	// Parked counts the times the task parked, idle (see ParkAfter).
+	Parked   uint64
+	Filtered uint64 // removed by a transform, then acked without being written
 	// TransformFailed counts records a transform refused; each is also counted DeadLettered, Dropped or Failed.
 	TransformFailed uint64
 	// DeadLettered counts records given up, published to the dead-letter subject, then acked
@@ -71,7 +80,7 @@ type Counters struct {
 
 type counters struct {
 	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed, deadLettered atomic.Uint64
-	redelivered                                                                                           atomic.Uint64
+	redelivered, parked                                                                                   atomic.Uint64
 	matched, unmatched, routed                                                                            atomic.Uint64
 }
 
@@ -97,6 +106,9 @@ type Task struct {
 	// held are the stream sequences of the records being handled: a record the server hands out again while this
 	// task still handles it (its ack wait passed on a starved machine) is not handled twice.
 	held map[uint64]bool
+	// parked is set, by the reader loop only, from the moment the task parks until it pulls again; iter is
+	// replaced then (under mu, which halt takes to read it).
+	parked *parking
 
 	n counters
 }
@@ -109,6 +121,12 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 	}
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = AckWait
+	}
+	if cfg.ParkAfter == 0 {
+		cfg.ParkAfter = ParkAfter
+	}
+	if cfg.ParkCheck <= 0 {
+		cfg.ParkCheck = ParkCheck
 	}
 	if cfg.Handler == nil {
 		cfg.Handler = Write(cfg.Sink)
@@ -156,7 +174,7 @@ func (t *Task) Counters() Counters {
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
 		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(), Redelivered: t.n.redelivered.Load(),
 		DeadLettered: t.n.deadLettered.Load(), Matched: t.n.matched.Load(), Unmatched: t.n.unmatched.Load(),
-		Routed: t.n.routed.Load(),
+		Routed: t.n.routed.Load(), Parked: t.n.parked.Load(),
 	}
 }
 
@@ -195,18 +213,25 @@ func (t *Task) Abort() {
 func (t *Task) halt() {
 	t.stopOnce.Do(func() {
 		close(t.stopping)
-		t.iter.Drain()
+		t.mu.Lock()
+		iter := t.iter
+		t.mu.Unlock()
+		iter.Drain()
 	})
 }
 
 func (t *Task) fail(err error) {
 	t.mu.Lock()
-	if t.state != rpc.StateFailed {
+	first := t.state != rpc.StateFailed
+	if first {
 		t.state, t.trace = rpc.StateFailed, err.Error()
 	}
 	t.mu.Unlock()
 	t.log.Error("task failed", "err", err)
 	t.halt()
+	if first && t.cfg.Failed != nil {
+		t.cfg.Failed()
+	}
 }
 
 func (t *Task) isStopping() bool {
@@ -221,6 +246,11 @@ func (t *Task) isStopping() bool {
 // read is the reader loop: it takes a slot, then a record, and hands the record to a goroutine holding the slot.
 func (t *Task) read(slots int) {
 	defer close(t.readerDone)
+	defer func() {
+		if t.parked != nil {
+			t.parked.close()
+		}
+	}()
 	sem := make(chan struct{}, slots)
 	for {
 		select {
@@ -229,14 +259,26 @@ func (t *Task) read(slots int) {
 			t.drain()
 			return
 		}
-		msg, err := t.iter.Next()
+		msg, err := t.next()
 		if err != nil {
 			<-sem
 			switch {
-			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
-				if !t.isStopping() {
-					t.fail(fmt.Errorf("reading the consumer: %w", err))
+			case errors.Is(err, nats.ErrTimeout): // idle for ParkAfter
+				if len(sem) == 0 && t.parked == nil {
+					t.tryPark()
 				}
+				continue
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				if t.isStopping() {
+					return
+				}
+				if t.parked != nil {
+					if !t.unpark() {
+						return
+					}
+					continue
+				}
+				t.fail(fmt.Errorf("reading the consumer: %w", err))
 				return
 			case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound),
 				errors.Is(err, jetstream.ErrBadRequest):

@@ -3,6 +3,9 @@ package delivery_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -457,4 +460,93 @@ func TestTaskCountsReportedMatches(t *testing.T) {
 	assert.Equal(t, uint64(2), c.Matched, "one and two, each counted once although reported on three attempts")
 	assert.Equal(t, uint64(1), c.Unmatched, "none")
 	assert.Equal(t, uint64(3), c.Routed, "1 + 2 copies; the refused record's 5 are not counted")
+}
+
+// startParking starts a task that parks after parkAfter idle and, with ParkCheck an hour, is woken only by a
+// publish to its subject (or a reconnect), never by a check of its consumer.
+func (f *fixture) startParking(t *testing.T, s connector.Sink, parkAfter time.Duration) *delivery.Task {
+	t.Helper()
+	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
+	require.NoError(t, err)
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+		Consumer: cons, Sink: s, Handler: f.cfg.Chain(s), AckWait: 2 * time.Second,
+		Conn: f.env.Conn, ParkAfter: parkAfter, ParkCheck: time.Hour,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+	return task
+}
+
+// An idle task gives up its pull request (the server holds none for the consumer) and a publish wakes it.
+func TestTaskParksWhenIdleAndWakesOnPublish(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	sink := newSink()
+	task := f.startParking(t, sink, 100*time.Millisecond)
+	f.env.PublishN(t, "s.in", "before", 3)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 3 }, wait, tick)
+
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
+	require.Eventually(t, func() bool { return f.info(t).NumWaiting == 0 }, wait, tick,
+		"a parked task holds no pull request")
+
+	for i := range 3 {
+		parked := task.Counters().Parked
+		id := f.env.PublishN(t, "s.in", fmt.Sprintf("wake%d", i), 1)[0]
+		require.Eventually(t, func() bool { return slices.Contains(sink.Accepted(), id) }, wait, tick)
+		require.Eventually(t, func() bool { return task.Counters().Parked == parked+1 }, wait, tick, "it parks again")
+	}
+	require.Eventually(t, func() bool { return f.settled(t, 6) }, wait, tick)
+	st, _ := task.State()
+	assert.Equal(t, rpc.StateRunning, st)
+}
+
+// Events published at every moment of the task's parking and waking (one every 0–30 ms against a ParkAfter of 15 ms)
+// are all delivered, once each, with no help from consumer checks.
+func TestTaskParkingLosesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	sink := newSink()
+	task := f.startParking(t, sink, 15*time.Millisecond)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var ids []string
+	for i := range 300 {
+		time.Sleep(time.Duration(rnd.IntN(30)) * time.Millisecond)
+		ids = append(ids, f.env.PublishN(t, "s.in", fmt.Sprintf("e%d", i), 1)[0])
+	}
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == len(ids) }, 3*wait, tick)
+	assert.ElementsMatch(t, ids, sink.Accepted(), "each event once")
+	assert.Greater(t, task.Counters().Parked, uint64(20), "the task parked between events")
+	require.Eventually(t, func() bool { return f.settled(t, 300) }, wait, tick)
+}
+
+// A record waiting for its retry keeps the task from parking: its redelivery publishes nothing that would wake it.
+func TestTaskDoesNotParkWithRetriesPending(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.cfg.Retry.InitialDelay, f.cfg.Retry.MaxDelay = 500*time.Millisecond, 500*time.Millisecond
+	sink := newSink()
+	sink.FailFirst = 2
+	task := f.startParking(t, sink, 50*time.Millisecond)
+	f.env.PublishN(t, "s.in", "flaky", 1)
+	require.Eventually(t, func() bool { return len(sink.Accepted()) == 1 }, wait, tick)
+	assert.Equal(t, []uint64{1, 2, 3}, sink.Attempts("flaky-0"))
+	require.Eventually(t, func() bool { return task.Counters().Parked >= 1 }, wait, tick, "it parks once the record is written")
+}
+
+// A parked task stops at once, and its subscriptions go with it.
+func TestTaskStopsWhileParked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	sink := newSink()
+	task := f.startParking(t, sink, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
+	subs := f.env.Conn.NumSubscriptions()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	require.NoError(t, task.Stop(ctx))
+	assert.Less(t, f.env.Conn.NumSubscriptions(), subs, "the wake-up subscription is gone")
+	f.env.PublishN(t, "s.in", "after", 1)
+	time.Sleep(200 * time.Millisecond)
+	assert.Empty(t, sink.Accepted(), "a stopped task reads nothing")
 }

@@ -1,0 +1,163 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Parking. A task reading a consumer holds a pull request at all times: one request every PullExpiry, answered by
+// the server when it expires, and a heartbeat every half of it. For one busy target that is nothing; for the
+// thousands of idle tasks of a worker running thousands of buses it is most of the worker's and the server's idle
+// CPU. So a task that received nothing for ParkAfter, holds no record and whose consumer has nothing pending
+// parks: it gives up its pull request and subscribes instead (core NATS, no JetStream state) to its consumer's
+// filter subjects, where every publish to the bus or rule it reads also arrives. The first such message, a
+// reconnect of the connection, or a check of the consumer that finds records pending wakes it; it then pulls as
+// before. A parked task costs the server one subscription and nothing per second.
+//
+// Nothing is missed: the subscriptions are in place (flushed) before the consumer is read, so a record stored
+// before them is counted pending by that read, and one published after them wakes the task, as does a reconnect
+// (a publish may have gone by while the connection was down). A record published before the subscriptions but
+// still on its way into the stream when the consumer was read (the server stores asynchronously) is found by a
+// check of the consumer a 120th of ParkCheck (1 s) after parking; later checks, every ParkCheck (±10%), are a safety net only.
+// A record that reached the pull request being given up comes back after its ack wait, as it would after any lost
+// delivery; its publish woke the task.
+const (
+	// ParkAfter is how long a task waits for a record before it parks.
+	ParkAfter = 10 * time.Second
+	// ParkCheck is the time between two checks of a parked task's consumer after the first.
+	ParkCheck   = 2 * time.Minute
+	parkTimeout = 5 * time.Second
+)
+
+// parking is a parked task's subscriptions and listeners.
+type parking struct {
+	nc     *nats.Conn
+	subs   []*nats.Subscription
+	wake   chan *nats.Msg
+	status chan nats.Status
+}
+
+func (p *parking) close() {
+	for _, s := range p.subs {
+		_ = s.Unsubscribe() // one that delivered its message is gone already
+	}
+	if p.status != nil {
+		p.nc.RemoveStatusListener(p.status)
+	}
+}
+
+// parks reports whether the task parks when idle.
+func (t *Task) parks() bool { return t.cfg.Conn != nil && t.cfg.ParkAfter > 0 }
+
+// next returns the next record; when the task parks, it gives up after ParkAfter with nats.ErrTimeout.
+func (t *Task) next() (jetstream.Msg, error) {
+	if t.parks() {
+		return t.iter.Next(jetstream.NextMaxWait(t.cfg.ParkAfter))
+	}
+	return t.iter.Next()
+}
+
+// filterSubjects returns the subjects the task's consumer reads; none when it reads its whole stream.
+func (t *Task) filterSubjects() []string {
+	c := t.cfg.Consumer.CachedInfo().Config
+	if c.FilterSubject != "" {
+		return []string{c.FilterSubject}
+	}
+	return c.FilterSubjects
+}
+
+// tryPark parks the task if its consumer has nothing pending: it subscribes to the consumer's subjects, reads the
+// consumer, and then drains the iterator (whose records, if any arrive still, are read as usual before the reader
+// sees it closed and waits in unpark). It is called by the reader loop only, when the task holds no record.
+func (t *Task) tryPark() {
+	subjects := t.filterSubjects()
+	if len(subjects) == 0 {
+		t.cfg.ParkAfter = 0 // a whole-stream consumer: nothing to subscribe to
+		return
+	}
+	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
+	defer cancel()
+	p := &parking{nc: t.cfg.Conn, wake: make(chan *nats.Msg, len(subjects))}
+	for _, s := range subjects {
+		sub, err := t.cfg.Conn.ChanSubscribe(s, p.wake)
+		if err == nil {
+			err = sub.AutoUnsubscribe(1) // one message wakes the task; no more are sent
+		}
+		if err != nil {
+			p.close()
+			t.log.Debug("not parking: subscribing to the consumer's subjects", "subject", s, "err", err)
+			return
+		}
+		p.subs = append(p.subs, sub)
+	}
+	if err := t.cfg.Conn.FlushWithContext(ctx); err != nil {
+		p.close()
+		return
+	}
+	if !t.consumerIdle(ctx) {
+		p.close()
+		return
+	}
+	p.status = t.cfg.Conn.StatusChanged(nats.CONNECTED)
+	t.parked = p
+	t.n.parked.Add(1)
+	t.iter.Drain()
+}
+
+// consumerIdle reads the consumer: true when it has no record pending delivery or acknowledgement.
+func (t *Task) consumerIdle(ctx context.Context) bool {
+	info, err := t.cfg.Consumer.Info(ctx)
+	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+}
+
+// unpark waits, parked, until something wakes the task, then pulls again. It returns false when the task stops
+// or failed meanwhile.
+func (t *Task) unpark() bool {
+	p := t.parked
+	t.parked = nil
+	defer p.close()
+	timer := time.NewTimer(t.cfg.ParkCheck / 120)
+	defer timer.Stop()
+	for woken := false; !woken; {
+		select {
+		case <-t.stopping:
+			return false
+		case <-p.wake:
+			woken = true
+		case <-p.status:
+			woken = true // reconnected: a publish may have gone by meanwhile
+		case <-timer.C:
+			ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
+			info, err := t.cfg.Consumer.Info(ctx)
+			cancel()
+			switch {
+			case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+				t.fail(fmt.Errorf("reading the consumer: %w", err))
+				return false
+			case err == nil && info.NumPending == 0 && info.NumAckPending == 0:
+				timer.Reset(t.cfg.ParkCheck - t.cfg.ParkCheck/10 + rand.N(t.cfg.ParkCheck/5+1))
+			default: // records pending, or the consumer could not be read: pulling tells which
+				woken = true
+			}
+		}
+	}
+	iter, err := t.cfg.Consumer.Messages(jetstream.PullMaxMessages(t.cfg.MaxInFlight), jetstream.PullExpiry(PullExpiry))
+	if err != nil {
+		t.fail(fmt.Errorf("reading the consumer: %w", err))
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.isStopping() { // halt drained the previous iterator: this one is not read
+		iter.Stop()
+		return false
+	}
+	t.iter = iter
+	return true
+}
