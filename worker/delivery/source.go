@@ -49,6 +49,8 @@ type SourceTaskConfig struct {
 	// Used, when set, is called with Subject once records were stored on it (Kafka Connect's active topics); it
 	// must be cheap and must not block.
 	Used func(subject string)
+	// Failed, when set, is called (without blocking) when the task fails.
+	Failed func()
 }
 
 // SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
@@ -142,6 +144,9 @@ func (t *SourceTask) fail(err error) {
 	t.state, t.trace = rpc.StateFailed, err.Error()
 	t.mu.Unlock()
 	t.log.Error("task failed", "err", err)
+	if t.cfg.Failed != nil {
+		t.cfg.Failed()
+	}
 }
 
 func (t *SourceTask) setLastErr(err error) {

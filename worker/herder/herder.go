@@ -163,6 +163,10 @@ type Herder struct {
 	seen    string
 	fullAt  time.Time
 	again   atomic.Bool
+	// lightAt is when the loop next looks at the local tasks in a round with nothing new to see, unless a task
+	// failed meanwhile (failed).
+	lightAt time.Time
+	failed  atomic.Bool
 	closed  bool
 	started bool
 
@@ -358,6 +362,12 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 	rec.Name = k
 	h.records[k] = newEntry(rec, e.Revision())
 	h.changes++
+}
+
+// taskFailed is called by a local task that failed: the loop writes its status and supervises it at once.
+func (h *Herder) taskFailed() {
+	h.failed.Store(true)
+	h.poke()
 }
 
 // poke wakes the runtime loop.
@@ -688,8 +698,9 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 	var t *delivery.Task
 	if err == nil {
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
-			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...), AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log,
-			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name),
+			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
+			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
+			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
 		})
 	}
 	if err != nil {

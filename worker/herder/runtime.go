@@ -23,7 +23,8 @@ const (
 	loopInterval = 100 * time.Millisecond
 	// watchdogInterval is how often the lease deadlines of the local tasks are checked.
 	watchdogInterval = 20 * time.Millisecond
-	// countersInterval bounds how often a task's counters alone are written to its status.
+	// countersInterval bounds how often a task's counters alone are written to its status; it is also how often
+	// the loop looks at its local tasks when nothing changed (a failing task pokes it at once).
 	countersInterval = time.Second
 	// fullRoundInterval is how often the loop reassesses everything when nothing it sees changed.
 	fullRoundInterval = 10 * time.Second
@@ -139,7 +140,13 @@ func (h *Herder) reconcile() {
 	// every fullRoundInterval.
 	now := time.Now()
 	if seen == h.seen && !h.again.Load() && now.Sub(h.fullAt) < fullRoundInterval {
-		h.supervise(now)
+		if !h.failed.Swap(false) && now.Before(h.lightAt) {
+			return
+		}
+		h.lightAt = now.Add(countersInterval)
+		if next := h.supervise(now); !next.IsZero() && next.Before(h.lightAt) {
+			h.lightAt = next // a restart comes due
+		}
 		h.writeStatuses(ctx)
 		return
 	}
@@ -217,7 +224,10 @@ func (h *Herder) reconcile() {
 		h.swept = time.Now()
 		h.sweep(ctx, tasks)
 	}
-	h.supervise(time.Now())
+	h.lightAt = time.Now().Add(countersInterval)
+	if next := h.supervise(time.Now()); !next.IsZero() && next.Before(h.lightAt) {
+		h.lightAt = next
+	}
 	h.writeStatuses(ctx)
 }
 

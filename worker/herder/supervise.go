@@ -48,8 +48,9 @@ func (h *Herder) backoff(n int) time.Duration {
 }
 
 // supervise schedules the restart of newly FAILED local tasks and restarts those that are due, with the config
-// of their connector's current record. Called from the loop.
-func (h *Herder) supervise(now time.Time) {
+// of their connector's current record. It returns when the next restart not yet due comes due (zero: none).
+// Called from the loop.
+func (h *Herder) supervise(now time.Time) (next time.Time) {
 	type due struct {
 		lt *localTask
 		e  entry
@@ -73,9 +74,12 @@ func (h *Herder) supervise(now time.Time) {
 				"in", sp.nextAt.Sub(now), "attempt", sp.attempts+1)
 		}
 		e, ok := h.records[id.Connector]
-		if ok && !now.Before(sp.nextAt) {
+		switch {
+		case ok && !now.Before(sp.nextAt):
 			sp.attempts++
 			todo = append(todo, due{lt, e})
+		case next.IsZero() || sp.nextAt.Before(next):
+			next = sp.nextAt
 		}
 	}
 	h.mu.Unlock()
@@ -85,4 +89,5 @@ func (h *Herder) supervise(now time.Time) {
 		cancel()
 		h.log.Info("task restarted automatically", "connector", d.lt.id.Connector, "task", d.lt.id.Task)
 	}
+	return next
 }
