@@ -5,6 +5,7 @@ package connect
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Interval between periodic reconciliations (default 30s).
 	Interval time.Duration
+	// FullPassEvery makes every FullPassEvery-th periodic reconciliation a full pass even when nothing it can see
+	// changed (default 10; 1: every pass is full). See ReconcileAll.
+	FullPassEvery int
 	// States holds the states operators set on connectors (paused, stopped), which the adapter keeps; nil runs
 	// every connector.
 	States runtime.DesiredStates
@@ -103,8 +107,18 @@ type Adapter struct {
 	// one, so ReconcileAll knows which buses changed after its listing of every connector.
 	changes uint64
 	changed map[string]uint64
-	// reconcileMu keeps two ReconcileAll apart.
+	// reconcileMu keeps two ReconcileAll apart; the last complete pass is theirs.
 	reconcileMu sync.Mutex
+	last        passMark
+}
+
+// passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
+// and the buses, and the count of changes applied through this adapter; and how many passes were skipped since.
+type passMark struct {
+	fingerprint [sha256.Size]byte
+	changes     uint64
+	skipped     int
+	complete    bool
 }
 
 // busLock serializes the calls that apply one bus.
@@ -176,6 +190,9 @@ var (
 func New(cfg Config) *Adapter {
 	if cfg.Interval == 0 {
 		cfg.Interval = 30 * time.Second
+	}
+	if cfg.FullPassEvery <= 0 {
+		cfg.FullPassEvery = 10
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -507,7 +524,10 @@ func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 
 // ReconcileAll brings every bus in step, deletes "eb." connectors of buses that no longer exist and forgets the
 // states operators set on connectors that no longer belong to anything.
-func (a *Adapter) ReconcileAll(ctx context.Context) error {
+func (a *Adapter) ReconcileAll(ctx context.Context) error { return a.reconcileAll(ctx, false) }
+
+// reconcileAll is ReconcileAll; a periodic pass is skipped as Reconcile says.
+func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	a.reconcileMu.Lock()
 	defer a.reconcileMu.Unlock()
 	listed := a.changeCount()
@@ -523,6 +543,16 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	fp, err := fingerprint(actual, states, buses)
+	if err != nil {
+		return err
+	}
+	if l := a.last; periodic && l.complete && l.fingerprint == fp && l.changes == listed &&
+		l.skipped+1 < a.cfg.FullPassEvery {
+		a.last.skipped++
+		return nil
+	}
+	a.last = passMark{}
 	var errs []error
 	known := map[string]bool{}
 	wanted := map[string]bool{}
@@ -565,7 +595,47 @@ func (a *Adapter) ReconcileAll(ctx context.Context) error {
 			}
 		}
 	}
+	if len(errs) == 0 {
+		a.last = passMark{fingerprint: fp, changes: listed, complete: true}
+	}
 	return errors.Join(errs...)
+}
+
+// fingerprint digests what a periodic pass reads before it looks at any bus's rules, targets and sources: the
+// runtime's connectors with their configs and states (not their tasks'), the operators' states and the buses.
+func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]string, buses []*bus.Bus) ([sha256.Size]byte, error) {
+	type connectorKey struct {
+		Config map[string]string
+		State  string
+	}
+	connectors := make(map[string]connectorKey, len(actual))
+	for name, c := range actual {
+		var k connectorKey
+		if c.Info != nil {
+			k.Config = c.Info.Config
+		}
+		if c.Status != nil {
+			k.State = c.Status.Connector.State
+		}
+		connectors[name] = k
+	}
+	type busKey struct {
+		ID, Account, Name, Description string
+		Retention                      bus.Retention
+	}
+	keys := make([]busKey, len(buses))
+	for i, b := range buses {
+		keys[i] = busKey{b.ID(), b.AccountID(), b.Name(), b.Description(), b.Retention()}
+	}
+	data, err := json.Marshal(struct {
+		Connectors map[string]connectorKey
+		States     map[string]string
+		Buses      []busKey
+	}{connectors, states, keys})
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("digesting the declared and actual state: %w", err)
+	}
+	return sha256.Sum256(data), nil
 }
 
 // reconcileBus applies one bus under its lock, as part of ReconcileAll: with the connectors of the listing made
@@ -584,8 +654,13 @@ func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, all map[string]r
 	return a.syncBus(ctx, b, actual, states)
 }
 
-// Reconcile runs ReconcileAll when this replica holds the lease (always without Config.Lease) and reports whether
-// it did.
+// Reconcile runs a periodic pass when this replica holds the lease (always without Config.Lease) and reports
+// whether it did. A periodic pass is ReconcileAll, skipped when nothing it can see changed since the last complete
+// pass: the runtime's connectors (configs and states), the operators' states, the buses, and the changes applied
+// through this adapter; every Config.FullPassEvery-th pass runs whatever it sees. What a skipped pass does not see
+// is a rule, target or source changed by another control-plane replica that could not apply it (the runtime was
+// unreachable from it): that waits for the next full pass (5 minutes by default). Skipping keeps an idle
+// installation of thousands of buses from reading every bus's rules, targets and sources every Interval.
 func (a *Adapter) Reconcile(ctx context.Context) (bool, error) {
 	if a.cfg.Lease != nil {
 		held, err := a.cfg.Lease.Acquire(ctx)
@@ -596,7 +671,7 @@ func (a *Adapter) Reconcile(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 	}
-	return true, a.ReconcileAll(ctx)
+	return true, a.reconcileAll(ctx, true)
 }
 
 // LeaseTTL is the time to live of the reconciler lease for a reconciliation interval: the holder renews it every

@@ -3,6 +3,7 @@ package connect_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -530,4 +531,50 @@ func TestRouterDeadLettersWhatItCannotRoute(t *testing.T) {
 		m, err := s.GetLastMsgForSubject(ctx, names.RuleSubject(b.ID(), r.ID()))
 		return err == nil && m.Header.Get("ce-id") == "fine"
 	}, 15*time.Second, 50*time.Millisecond, "the event after it is routed")
+}
+
+// unreachable is a runtime that cannot be reached, as from a control-plane replica cut off from the workers.
+type unreachable struct{}
+
+func (unreachable) SyncBus(context.Context, *bus.Bus) error { return errors.New("runtime unreachable") }
+
+// A periodic pass repairs what it can see changed (the runtime's connectors) and is skipped when nothing changed; a
+// change it cannot see, a rule stored by a replica that could not reach the runtime, waits for the next full pass
+// (every FullPassEvery-th). ReconcileAll is always a full pass.
+func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	busRepo, ruleRepo := persistence.NewBusRepository(e.db), persistence.NewRuleRepository(e.db)
+	a := connect.New(connect.Config{Runtime: e.client, Buses: busRepo, Rules: ruleRepo,
+		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
+		Logger: slog.New(slog.DiscardHandler), States: e.states, FullPassEvery: 3})
+	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
+	require.NoError(t, err)
+	reconcile := func() {
+		t.Helper()
+		held, err := a.Reconcile(ctx)
+		require.NoError(t, err)
+		require.True(t, held)
+	}
+	reconcile() // the first pass is full
+
+	require.NoError(t, e.client.DeleteConnector(ctx, "eb.acme.orders.router"))
+	reconcile()
+	require.Contains(t, e.connectors(t), "eb.acme.orders.router", "a change in the runtime is seen and repaired")
+	reconcile() // a pass that changed the runtime is followed by a full one, which sees it as it left it
+
+	cutOff := &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: unreachable{}, Logger: slog.New(slog.DiscardHandler)}
+	_, err = cutOff.Create(ctx, "acme", "orders", rule.Spec{Name: "late", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	routed := func() string { return e.connectors(t)["eb.acme.orders.router"].Info.Config["router.rules"] }
+	reconcile()
+	reconcile()
+	require.Equal(t, "[]", routed(), "two passes that saw nothing changed were skipped")
+	reconcile()
+	require.Contains(t, routed(), `"source":["s"]`, "the third is a full pass")
+
+	_, err = cutOff.Create(ctx, "acme", "orders", rule.Spec{Name: "later", EventPattern: []byte(`{"source":["t"]}`)})
+	require.NoError(t, err)
+	require.NoError(t, a.ReconcileAll(ctx))
+	require.Contains(t, routed(), `"source":["t"]`, "ReconcileAll is always a full pass")
 }
