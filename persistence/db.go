@@ -145,7 +145,13 @@ func newDB(ctx context.Context, sqlDB *sql.DB, dialect string, dialector gorm.Di
 		Logger: gormlogger.Discard,
 		// The repositories open a transaction where one is needed; single statements need none.
 		SkipDefaultTransaction: true,
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		// Statements are prepared once per connection and reused: PutEvents reads its bus on every call, and
+		// preparing the query each time was a third of that read (SQLite, profile of the PutEvents benchmark).
+		// The cache is bounded: lists with IN clauses of varying length make statements of their own.
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: 512,
+		PrepareStmtTTL:     time.Hour,
+		NowFunc:            func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
 		_ = sqlDB.Close()
