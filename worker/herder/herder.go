@@ -159,10 +159,10 @@ type Herder struct {
 	lease   *cluster.Lease // this worker's lease, nil while it has none
 	changes uint64         // counts the changes of records and of local tasks: a round must look again
 	// The runtime loop's own: what its last full round saw, when it ran, and whether it must run again.
-	swept   time.Time // when the loop last swept the claims of dead workers
-	seen    string
-	fullAt  time.Time
-	again   atomic.Bool
+	swept  time.Time // when the loop last swept the claims of dead workers
+	seen   string
+	fullAt time.Time
+	again  atomic.Bool
 	// lightAt is when the loop next looks at the local tasks in a round with nothing new to see, unless a task
 	// failed meanwhile (failed).
 	lightAt time.Time
