@@ -11,7 +11,7 @@ RUN_FLAGS ?= --allow-private-targets
 # Modest parallelism: CI machines have 2 cores.
 TEST_FLAGS ?= -race -p 2 -timeout 25m
 
-.PHONY: all build run test test-slow bench bench-scale docs client lint clean console console-test
+.PHONY: all build run test test-slow bench bench-side bench-scale docs client lint clean console console-test
 
 # The console (frontend/): React + TypeScript + Vite. `make build` builds frontend/dist when a source of the
 # console is newer than the last build, and the Go build embeds it (frontend/embed.go). Until frontend/package.json
@@ -83,6 +83,12 @@ test-slow:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
+
+# The side-by-side goals of docs/benchmarks.md alone (also part of `make bench`): each line reports the product's
+# figure, the bare baseline's, measured one after the other in the same benchmark, and their ratio.
+BENCH_COUNT ?= 3
+bench-side:
+	$(GO) test -run '^$$' -bench 'SideBySide' -benchtime 1x -count $(BENCH_COUNT) ./cmd/eventbridge/
 
 # The scale run of docs/benchmarks.md, not in CI (about 15 minutes): 2,000 buses of 1 MiB, each with a rule and an
 # http target, on one embedded worker, then 10 minutes idle; its figures are logged as `figure | ...` lines.

@@ -108,8 +108,12 @@ func (r *latencyRecorder) wait(b *testing.B, want int64) {
 	}
 }
 
-// report reports events/s, p50_ms and p99_ms of what was received.
-func (r *latencyRecorder) report(b *testing.B) {
+// latStats are the figures of one run: events received per second, and the 50th and 99th percentile of their
+// send-to-receipt latency in milliseconds.
+type latStats struct{ rate, p50, p99 float64 }
+
+// stats returns the figures of what was received since the last reset.
+func (r *latencyRecorder) stats(b *testing.B) latStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.lat) == 0 {
@@ -121,9 +125,15 @@ func (r *latencyRecorder) report(b *testing.B) {
 		i := min(len(lat)*p/100, len(lat)-1)
 		return float64(lat[i]) / float64(time.Millisecond)
 	}
-	b.ReportMetric(float64(len(lat))/r.last.Sub(r.first).Seconds(), "events/s")
-	b.ReportMetric(pct(50), "p50_ms")
-	b.ReportMetric(pct(99), "p99_ms")
+	return latStats{rate: float64(len(lat)) / r.last.Sub(r.first).Seconds(), p50: pct(50), p99: pct(99)}
+}
+
+// report reports events/s, p50_ms and p99_ms of what was received.
+func (r *latencyRecorder) report(b *testing.B) {
+	s := r.stats(b)
+	b.ReportMetric(s.rate, "events/s")
+	b.ReportMetric(s.p50, "p50_ms")
+	b.ReportMetric(s.p99, "p99_ms")
 	b.ReportMetric(0, "ns/op")
 	if n := r.bad.Load(); n > 0 {
 		b.ReportMetric(float64(n), "unexpected")
@@ -152,10 +162,9 @@ func latEvent(prefix string, i int) map[string]any {
 }
 
 // drive sends batches 0..n-1 with send, back to back (paced false) or one every latPace by the clock. When paced,
-// it reports as late_ms how late the latest batch started against its schedule (0: the load was offered as planned).
-func drive(b *testing.B, n int, paced bool, send func(batch int)) {
+// it returns how late the latest batch started against its schedule (0: the load was offered as planned).
+func drive(n int, paced bool, send func(batch int)) (late time.Duration) {
 	start := time.Now()
-	var late time.Duration
 	for i := range n {
 		if paced {
 			at := start.Add(time.Duration(i) * latPace)
@@ -166,9 +175,12 @@ func drive(b *testing.B, n int, paced bool, send func(batch int)) {
 		}
 		send(i)
 	}
-	if paced {
-		b.ReportMetric(float64(late)/float64(time.Millisecond), "late_ms")
-	}
+	return late
+}
+
+// reportLate reports how late a paced run offered its load, as late_ms.
+func reportLate(b *testing.B, late time.Duration) {
+	b.ReportMetric(float64(late)/float64(time.Millisecond), "late_ms")
 }
 
 var latModes = []struct {
@@ -176,59 +188,159 @@ var latModes = []struct {
 	paced bool
 }{{"burst", false}, {"paced", true}}
 
+// productPath is the product in this process with bus bench, a rule matching the even events, one matching none,
+// and an http target (binary mode, the defaults) delivering to a receiver that records latencies.
+type productPath struct {
+	b   *testing.B
+	a   api
+	rec *latencyRecorder
+}
+
+func newProductPath(b *testing.B) *productPath {
+	m := NewMain()
+	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"},
+		func(string) string { return "" }))
+	require.NoError(b, m.Run(b.Context()))
+	b.Cleanup(func() { _ = m.Close() })
+	p := &productPath{b: b, a: apiOf(b, m), rec: newLatencyRecorder()}
+	srv := latencyReceiver(b, p.rec)
+	p.a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
+	p.a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
+		"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
+	p.a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "none",
+		"eventPattern": map[string]any{"type": []any{"never"}}}, 201)
+	p.a.must("PUT", "/api/v1/buses/bench/rules/half/targets/t", httpTarget(srv.URL), 201)
+	// Warm up: the connectors start, the target's connections open.
+	for i := range 5 {
+		p.put("warm", i)
+	}
+	p.rec.wait(b, 5*latBatch/2)
+	p.rec.reset()
+	return p
+}
+
+// put sends batch i (latBatch events, half of them matching) in one PutEvents call.
+func (p *productPath) put(prefix string, batch int) {
+	evs := make([]map[string]any, latBatch)
+	var ids []string
+	for j := range evs {
+		i := batch*latBatch + j
+		evs[j] = latEvent(prefix, i)
+		if i%2 == 0 {
+			ids = append(ids, evs[j]["id"].(string))
+		}
+	}
+	body, err := json.Marshal(evs)
+	require.NoError(p.b, err)
+	p.rec.sending(ids)
+	status, out := p.a.do(http.MethodPost, "/api/v1/buses/bench/events", "application/cloudevents-batch+json", body)
+	require.Equal(p.b, http.StatusOK, status, string(out))
+}
+
+// run puts n batches (prefix names the run) and waits for their matching events; it returns what the receiver
+// saw, PutEvents' accepted events per second and how late a paced run was.
+func (p *productPath) run(prefix string, n int, paced bool) (latStats, float64, time.Duration) {
+	p.rec.reset()
+	start := time.Now()
+	late := drive(n, paced, func(i int) { p.put(prefix, i) })
+	putRate := float64(n*latBatch) / time.Since(start).Seconds()
+	p.rec.wait(p.b, int64(n*latBatch/2))
+	return p.rec.stats(p.b), putRate, late
+}
+
 // BenchmarkLatencyProduct: one bus, a router with two rules (one matches half of the events), one HTTP target
 // connector delivering to a local receiver.
 func BenchmarkLatencyProduct(b *testing.B) {
 	for _, mode := range latModes {
 		b.Run(mode.name, func(b *testing.B) {
-			m := NewMain()
-			require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
-				"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"},
-				func(string) string { return "" }))
-			require.NoError(b, m.Run(b.Context()))
-			defer m.Close()
-			rec := newLatencyRecorder()
-			srv := latencyReceiver(b, rec)
-			a := apiOf(b, m)
-			a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
-			a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
-				"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
-			a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "none",
-				"eventPattern": map[string]any{"type": []any{"never"}}}, 201)
-			a.must("PUT", "/api/v1/buses/bench/rules/half/targets/t", httpTarget(srv.URL), 201)
-
-			put := func(prefix string, batch int) {
-				evs := make([]map[string]any, latBatch)
-				var ids []string
-				for j := range evs {
-					i := batch*latBatch + j
-					evs[j] = latEvent(prefix, i)
-					if i%2 == 0 {
-						ids = append(ids, evs[j]["id"].(string))
-					}
-				}
-				body, err := json.Marshal(evs)
-				require.NoError(b, err)
-				rec.sending(ids)
-				status, out := a.do(http.MethodPost, "/api/v1/buses/bench/events", "application/cloudevents-batch+json", body)
-				require.Equal(b, http.StatusOK, status, string(out))
-			}
-			// Warm up: the connectors start, the target's connections open.
-			for i := range 5 {
-				put("warm", i)
-			}
-			rec.wait(b, 5*latBatch/2)
-			rec.reset()
-
+			p := newProductPath(b)
 			b.ResetTimer()
-			start := time.Now()
-			drive(b, b.N, mode.paced, func(i int) { put("e", i) })
-			b.ReportMetric(float64(b.N*latBatch)/time.Since(start).Seconds(), "put/s")
-			rec.wait(b, int64(b.N*latBatch/2))
+			_, putRate, late := p.run("e", b.N, mode.paced)
 			b.StopTimer()
-			rec.report(b)
+			b.ReportMetric(putRate, "put/s")
+			if mode.paced {
+				reportLate(b, late)
+			}
+			p.rec.report(b)
 		})
 	}
+}
+
+// bareHTTP is a plain Go HTTP client posting the matching events, one per request in binary mode (ce-* headers,
+// JSON body), with at most conc requests in flight, to a receiver like the product's.
+type bareHTTP struct {
+	b      *testing.B
+	rec    *latencyRecorder
+	url    string
+	client *http.Client
+	sem    chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newBareHTTP(b *testing.B, conc int) *bareHTTP {
+	h := &bareHTTP{b: b, rec: newLatencyRecorder(), sem: make(chan struct{}, conc),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc},
+			Timeout: 30 * time.Second}}
+	h.url = latencyReceiver(b, h.rec).URL
+	b.Cleanup(h.client.CloseIdleConnections)
+	for i := range 5 {
+		h.send("warm", i)
+	}
+	h.rec.wait(b, 5*latBatch/2)
+	h.wg.Wait()
+	h.rec.reset()
+	return h
+}
+
+func (h *bareHTTP) post(ev map[string]any) {
+	defer h.wg.Done()
+	defer func() { <-h.sem }()
+	data, _ := json.Marshal(ev["data"])
+	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(data))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for _, k := range []string{"specversion", "id", "source", "type"} {
+		req.Header.Set("ce-"+k, ev[k].(string))
+	}
+	req.Header.Set("ce-time", time.Now().UTC().Format(time.RFC3339Nano))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.b.Error(err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// send posts the matching events of batch i.
+func (h *bareHTTP) send(prefix string, batch int) {
+	var evs []map[string]any
+	var ids []string
+	for j := range latBatch {
+		if i := batch*latBatch + j; i%2 == 0 {
+			ev := latEvent(prefix, i)
+			evs = append(evs, ev)
+			ids = append(ids, ev["id"].(string))
+		}
+	}
+	h.rec.sending(ids)
+	for _, ev := range evs {
+		h.sem <- struct{}{}
+		h.wg.Add(1)
+		go h.post(ev)
+	}
+}
+
+// run sends n batches and waits for them; it returns what the receiver saw and how late a paced run was.
+func (h *bareHTTP) run(prefix string, n int, paced bool) (latStats, time.Duration) {
+	h.rec.reset()
+	late := drive(n, paced, func(i int) { h.send(prefix, i) })
+	h.rec.wait(h.b, int64(n*latBatch/2))
+	h.wg.Wait()
+	return h.rec.stats(h.b), late
 }
 
 // BenchmarkBareHTTP: a Go HTTP client posts the matching events (binary mode, one event per request, at most 64
@@ -236,66 +348,36 @@ func BenchmarkLatencyProduct(b *testing.B) {
 func BenchmarkBareHTTP(b *testing.B) {
 	for _, mode := range latModes {
 		b.Run(mode.name, func(b *testing.B) {
-			rec := newLatencyRecorder()
-			srv := latencyReceiver(b, rec)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64},
-				Timeout: 30 * time.Second}
-			defer client.CloseIdleConnections()
-			sem := make(chan struct{}, 64)
-			var wg sync.WaitGroup
-			post := func(ev map[string]any) {
-				defer wg.Done()
-				defer func() { <-sem }()
-				data, _ := json.Marshal(ev["data"])
-				req, err := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(data))
-				if err != nil {
-					panic(err)
-				}
-				req.Header.Set("Content-Type", "application/json")
-				for _, k := range []string{"specversion", "id", "source", "type"} {
-					req.Header.Set("ce-"+k, ev[k].(string))
-				}
-				req.Header.Set("ce-time", time.Now().UTC().Format(time.RFC3339Nano))
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			send := func(prefix string, batch int) {
-				var evs []map[string]any
-				var ids []string
-				for j := range latBatch {
-					if i := batch*latBatch + j; i%2 == 0 {
-						ev := latEvent(prefix, i)
-						evs = append(evs, ev)
-						ids = append(ids, ev["id"].(string))
-					}
-				}
-				rec.sending(ids)
-				for _, ev := range evs {
-					sem <- struct{}{}
-					wg.Add(1)
-					go post(ev)
-				}
-			}
-			for i := range 5 {
-				send("warm", i)
-			}
-			rec.wait(b, 5*latBatch/2)
-			wg.Wait()
-			rec.reset()
-
+			h := newBareHTTP(b, 64)
 			b.ResetTimer()
-			drive(b, b.N, mode.paced, func(i int) { send("e", i) })
-			rec.wait(b, int64(b.N*latBatch/2))
-			wg.Wait()
+			_, late := h.run("e", b.N, mode.paced)
 			b.StopTimer()
-			rec.report(b)
+			if mode.paced {
+				reportLate(b, late)
+			}
+			h.rec.report(b)
 		})
 	}
+}
+
+// latMsgs encodes batch i as PutEvents stores it (binary mode, de-duplication id) on subject, with the ids.
+func latMsgs(b *testing.B, subject, prefix string, batch int) ([]*nats.Msg, []string) {
+	msgs := make([]*nats.Msg, latBatch)
+	ids := make([]string, latBatch)
+	for j := range msgs {
+		ev := latEvent(prefix, batch*latBatch+j)
+		e := ce.New()
+		e.SetID(ev["id"].(string))
+		e.SetSource(ev["source"].(string))
+		e.SetType(ev["type"].(string))
+		e.SetTime(time.Now().UTC())
+		require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
+		m := stream.Encode(&e)
+		m.Subject = subject
+		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		msgs[j], ids[j] = m, e.ID()
+	}
+	return msgs, ids
 }
 
 // BenchmarkBareJetStream: the events are published (binary mode, de-duplication id, as PutEvents stores them; each
@@ -334,21 +416,7 @@ func BenchmarkBareJetStream(b *testing.B) {
 			defer func() { it.Stop(); <-done }()
 
 			publish := func(prefix string, batch int) {
-				msgs := make([]*nats.Msg, latBatch)
-				ids := make([]string, latBatch)
-				for j := range msgs {
-					ev := latEvent(prefix, batch*latBatch+j)
-					e := ce.New()
-					e.SetID(ev["id"].(string))
-					e.SetSource(ev["source"].(string))
-					e.SetType(ev["type"].(string))
-					e.SetTime(time.Now().UTC())
-					require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
-					m := stream.Encode(&e)
-					m.Subject = "bench.events"
-					m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
-					msgs[j], ids[j] = m, e.ID()
-				}
+				msgs, ids := latMsgs(b, "bench.events", prefix, batch)
 				rec.sending(ids)
 				futs := make([]jetstream.PubAckFuture, len(msgs))
 				for j, m := range msgs {
@@ -370,9 +438,12 @@ func BenchmarkBareJetStream(b *testing.B) {
 			rec.reset()
 
 			b.ResetTimer()
-			drive(b, b.N, mode.paced, func(i int) { publish("e", i) })
+			late := drive(b.N, mode.paced, func(i int) { publish("e", i) })
 			rec.wait(b, int64(b.N*latBatch))
 			b.StopTimer()
+			if mode.paced {
+				reportLate(b, late)
+			}
 			rec.report(b)
 		})
 	}

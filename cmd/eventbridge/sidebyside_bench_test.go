@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	ce "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/stream"
+	taskdelivery "github.com/eventbridge-go/eventbridge/worker/delivery"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// BenchmarkSideBySide measures each goal of the side-by-side table of docs/benchmarks.md: the product's path and its
+// bare baseline run one after the other in the same benchmark, on the same machine at the same moment, and the
+// benchmark reports both figures and their ratio. Authentication is on (an API key, as a user has), the other
+// settings are the defaults but the PutEvents rate limit. One op is one comparison; `make bench` runs them.
+//
+//   - delivery-burst: matching events delivered per second by the product (PutEvents → bus → router → http
+//     target) against a bare Go HTTP client posting the same events to the same kind of receiver with as many
+//     requests in flight as the target's default (taskdelivery.MaxInFlight, one task); the bare client's best rate over
+//     16–256 in flight is reported beside it. Goal: ratio ≥ 0.7.
+//   - delivery-paced: 5,000 matching events/s offered; p99 put → delivery of the product against the bare client's
+//     p99. Goal: difference ≤ 5 ms.
+//   - putevents: events accepted per second by PutEvents over HTTP (batches of 10 events of 1 KiB, sbCallers
+//     callers) against JetStream asynchronous publishes of the same events, encoded as PutEvents stores them, to a
+//     stream of an embedded server flushing every second. Goal: ratio ≥ 0.5.
+//   - webhook: requests answered per second by a webhook source (1 KiB JSON bodies, sbCallers callers) against
+//     single-event binary-mode PutEvents of the same bodies to the same bus. Goal: ratio ≥ 0.8.
+func BenchmarkSideBySide(b *testing.B) {
+	b.Run("delivery-burst", func(b *testing.B) {
+		p := newProductPath(b)
+		h := newBareHTTP(b, taskdelivery.MaxInFlight)
+		var prod, bare, put float64
+		for i := range b.N {
+			ps, putRate, _ := p.run(fmt.Sprintf("p%d", i), sbBatches, false)
+			hs, _ := h.run(fmt.Sprintf("h%d", i), sbBatches, false)
+			prod, bare, put = prod+ps.rate, bare+hs.rate, put+putRate
+		}
+		n := float64(b.N)
+		b.StopTimer()
+		best, bestConc := 0.0, 0
+		for _, conc := range []int{16, 32, 64, 128, 256} {
+			s, _ := newBareHTTP(b, conc).run("best", sbBatches, false)
+			if s.rate > best {
+				best, bestConc = s.rate, conc
+			}
+		}
+		b.ReportMetric(prod/n, "product_events/s")
+		b.ReportMetric(bare/n, "bare_events/s")
+		b.ReportMetric(prod/bare, "ratio")
+		b.ReportMetric(put/n, "product_put/s")
+		b.ReportMetric(best, "bare_best_events/s")
+		b.ReportMetric(float64(bestConc), "bare_best_inflight")
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("delivery-paced", func(b *testing.B) {
+		p := newProductPath(b)
+		h := newBareHTTP(b, taskdelivery.MaxInFlight)
+		var prod, bare float64
+		var late time.Duration
+		for i := range b.N {
+			ps, _, pl := p.run(fmt.Sprintf("p%d", i), sbBatches, true)
+			hs, hl := h.run(fmt.Sprintf("h%d", i), sbBatches, true)
+			prod, bare, late = prod+ps.p99, bare+hs.p99, max(late, pl, hl)
+		}
+		n := float64(b.N)
+		b.ReportMetric(prod/n, "product_p99_ms")
+		b.ReportMetric(bare/n, "bare_p99_ms")
+		b.ReportMetric((prod-bare)/n, "diff_p99_ms")
+		reportLate(b, late)
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("putevents", func(b *testing.B) {
+		p := newProductPath(b)
+		env := jetstreamtest.StartWith(b, ebjs.ServerConfig{SyncInterval: time.Second})
+		env.Stream(b, "BARE", "bare.>")
+		var prod, bare float64
+		for i := range b.N {
+			evs := sbEvents(fmt.Sprintf("put%d", i), sbEventsPerOp)
+			prod += sbPutEvents(b, p.a, evs)
+			bare += sbPublish(b, env.JS, evs)
+		}
+		b.ReportMetric(prod/float64(b.N), "product_put/s")
+		b.ReportMetric(bare/float64(b.N), "bare_publish/s")
+		b.ReportMetric(prod/bare, "ratio")
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("webhook", func(b *testing.B) {
+		p := newProductPath(b)
+		var src struct {
+			Webhook struct {
+				URLs []string `json:"urls"`
+			} `json:"webhook"`
+		}
+		require.NoError(b, json.Unmarshal(p.a.must("POST", "/api/v1/buses/bench/sources",
+			map[string]any{"name": "in", "type": "http", "config": map[string]any{}}, 201), &src))
+		require.NotEmpty(b, src.Webhook.URLs)
+		hook := src.Webhook.URLs[0]
+		var prod, bare float64
+		for i := range b.N {
+			evs := sbEvents(fmt.Sprintf("hook%d", i), sbEventsPerOp/2)
+			prod += sbPost(b, evs, func(ev map[string]any, data []byte) *http.Request {
+				req, _ := http.NewRequest(http.MethodPost, hook, bytes.NewReader(data))
+				req.Header.Set("Content-Type", "application/json")
+				return req
+			})
+			bare += sbPost(b, evs, func(ev map[string]any, data []byte) *http.Request {
+				req, _ := http.NewRequest(http.MethodPost, p.a.base+"/api/v1/buses/bench/events", bytes.NewReader(data))
+				req.Header.Set("Authorization", "Bearer "+p.a.key)
+				req.Header.Set("Content-Type", "application/json")
+				for _, k := range []string{"specversion", "id", "source", "type"} {
+					req.Header.Set("ce-"+k, ev[k].(string))
+				}
+				return req
+			})
+		}
+		b.ReportMetric(prod/float64(b.N), "webhook_answered/s")
+		b.ReportMetric(bare/float64(b.N), "putevents_binary/s")
+		b.ReportMetric(prod/bare, "ratio")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
+const (
+	sbBatches     = 300    // batches of latBatch events per delivery run: 15,000 matching events
+	sbEventsPerOp = 20_000 // events per PutEvents run
+	sbPutBatch    = 10     // events per PutEvents call
+	sbCallers     = 8      // concurrent HTTP callers of PutEvents and webhook runs
+)
+
+// sbEvents returns n events of about 1 KiB in their JSON form.
+func sbEvents(prefix string, n int) []map[string]any {
+	pad := strings.Repeat("0123456789abcdef", 52)
+	evs := make([]map[string]any, n)
+	for i := range evs {
+		evs[i] = event(fmt.Sprintf("%s-%d", prefix, i), "bench", "put", map[string]any{"i": i, "pad": pad})
+	}
+	return evs
+}
+
+// sbPutEvents puts evs on bus bench in batches of sbPutBatch from sbCallers callers and returns events accepted per
+// second.
+func sbPutEvents(b *testing.B, a api, evs []map[string]any) float64 {
+	bodies := make(chan []byte, len(evs)/sbPutBatch+1)
+	for i := 0; i < len(evs); i += sbPutBatch {
+		body, err := json.Marshal(evs[i:min(i+sbPutBatch, len(evs))])
+		require.NoError(b, err)
+		bodies <- body
+	}
+	close(bodies)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sbCallers}}
+	defer client.CloseIdleConnections()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range sbCallers {
+		wg.Go(func() {
+			for body := range bodies {
+				req, _ := http.NewRequest(http.MethodPost, a.base+"/api/v1/buses/bench/events", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+a.key)
+				req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+				sbDo(b, client, req)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(len(evs)) / time.Since(start).Seconds()
+}
+
+// sbPublish publishes evs as PutEvents stores them, asynchronously, and returns events stored per second.
+func sbPublish(b *testing.B, js jetstream.JetStream, evs []map[string]any) float64 {
+	msgs := make([]*nats.Msg, len(evs))
+	for i, ev := range evs {
+		e := ce.New()
+		e.SetID(ev["id"].(string))
+		e.SetSource(ev["source"].(string))
+		e.SetType(ev["type"].(string))
+		e.SetTime(time.Now().UTC())
+		require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
+		msgs[i] = stream.Encode(&e)
+		msgs[i].Subject = "bare.events"
+		msgs[i].Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+	}
+	start := time.Now()
+	futs := make([]jetstream.PubAckFuture, len(msgs))
+	for i, m := range msgs {
+		f, err := js.PublishMsgAsync(m)
+		require.NoError(b, err)
+		futs[i] = f
+	}
+	for _, f := range futs {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			b.Fatal(err)
+		}
+	}
+	return float64(len(msgs)) / time.Since(start).Seconds()
+}
+
+// sbPost sends one request per event (request builds it from the event and its data) from sbCallers callers and
+// returns requests answered per second.
+func sbPost(b *testing.B, evs []map[string]any, request func(ev map[string]any, data []byte) *http.Request) float64 {
+	type item struct {
+		ev   map[string]any
+		data []byte
+	}
+	items := make(chan item, len(evs))
+	for _, ev := range evs {
+		data, err := json.Marshal(ev["data"])
+		require.NoError(b, err)
+		items <- item{ev, data}
+	}
+	close(items)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sbCallers}}
+	defer client.CloseIdleConnections()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range sbCallers {
+		wg.Go(func() {
+			for it := range items {
+				sbDo(b, client, request(it.ev, it.data))
+			}
+		})
+	}
+	wg.Wait()
+	return float64(len(evs)) / time.Since(start).Seconds()
+}
+
+// sbDo sends req and fails the benchmark unless it is answered 200.
+func sbDo(b *testing.B, client *http.Client, req *http.Request) {
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Errorf("%s answered %d: %s", req.URL.Path, resp.StatusCode, out)
+	}
+}
