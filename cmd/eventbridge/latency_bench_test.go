@@ -366,18 +366,24 @@ func latMsgs(b *testing.B, subject, prefix string, batch int) ([]*nats.Msg, []st
 	ids := make([]string, latBatch)
 	for j := range msgs {
 		ev := latEvent(prefix, batch*latBatch+j)
-		e := ce.New()
-		e.SetID(ev["id"].(string))
-		e.SetSource(ev["source"].(string))
-		e.SetType(ev["type"].(string))
-		e.SetTime(time.Now().UTC())
-		require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
-		m := stream.Encode(&e)
-		m.Subject = subject
-		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
-		msgs[j], ids[j] = m, e.ID()
+		msgs[j], ids[j] = storedMsg(b, ev, subject), ev["id"].(string)
 	}
 	return msgs, ids
+}
+
+// storedMsg encodes ev (an event as PutEvents takes it in JSON) as PutEvents stores it on subject: binary mode,
+// stored now, with its de-duplication id.
+func storedMsg(b *testing.B, ev map[string]any, subject string) *nats.Msg {
+	e := ce.New()
+	e.SetID(ev["id"].(string))
+	e.SetSource(ev["source"].(string))
+	e.SetType(ev["type"].(string))
+	e.SetTime(time.Now().UTC())
+	require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
+	m := stream.Encode(&e)
+	m.Subject = subject
+	m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+	return m
 }
 
 // BenchmarkBareJetStream: the events are published (binary mode, de-duplication id, as PutEvents stores them; each

@@ -11,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	ce "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/eventbridge-go/eventbridge/stream"
 	taskdelivery "github.com/eventbridge-go/eventbridge/worker/delivery"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -153,44 +151,26 @@ func sbEvents(prefix string, n int) []map[string]any {
 // sbPutEvents puts evs on bus bench in batches of sbPutBatch from sbCallers callers and returns events accepted per
 // second.
 func sbPutEvents(b *testing.B, a api, evs []map[string]any) float64 {
-	bodies := make(chan []byte, len(evs)/sbPutBatch+1)
+	var bodies [][]byte
 	for i := 0; i < len(evs); i += sbPutBatch {
 		body, err := json.Marshal(evs[i:min(i+sbPutBatch, len(evs))])
 		require.NoError(b, err)
-		bodies <- body
+		bodies = append(bodies, body)
 	}
-	close(bodies)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sbCallers}}
-	defer client.CloseIdleConnections()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range sbCallers {
-		wg.Go(func() {
-			for body := range bodies {
-				req, _ := http.NewRequest(http.MethodPost, a.base+"/api/v1/buses/bench/events", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+a.key)
-				req.Header.Set("Content-Type", "application/cloudevents-batch+json")
-				sbDo(b, client, req)
-			}
-		})
-	}
-	wg.Wait()
-	return float64(len(evs)) / time.Since(start).Seconds()
+	calls := sbCall(b, len(bodies), func(i int) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, a.base+"/api/v1/buses/bench/events", bytes.NewReader(bodies[i]))
+		req.Header.Set("Authorization", "Bearer "+a.key)
+		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+		return req
+	})
+	return calls * float64(len(evs)) / float64(len(bodies))
 }
 
 // sbPublish publishes evs as PutEvents stores them, asynchronously, and returns events stored per second.
 func sbPublish(b *testing.B, js jetstream.JetStream, evs []map[string]any) float64 {
 	msgs := make([]*nats.Msg, len(evs))
 	for i, ev := range evs {
-		e := ce.New()
-		e.SetID(ev["id"].(string))
-		e.SetSource(ev["source"].(string))
-		e.SetType(ev["type"].(string))
-		e.SetTime(time.Now().UTC())
-		require.NoError(b, e.SetData(ce.ApplicationJSON, ev["data"]))
-		msgs[i] = stream.Encode(&e)
-		msgs[i].Subject = "bare.events"
-		msgs[i].Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		msgs[i] = storedMsg(b, ev, "bare.events")
 	}
 	start := time.Now()
 	futs := make([]jetstream.PubAckFuture, len(msgs))
@@ -212,30 +192,36 @@ func sbPublish(b *testing.B, js jetstream.JetStream, evs []map[string]any) float
 // sbPost sends one request per event (request builds it from the event and its data) from sbCallers callers and
 // returns requests answered per second.
 func sbPost(b *testing.B, evs []map[string]any, request func(ev map[string]any, data []byte) *http.Request) float64 {
-	type item struct {
-		ev   map[string]any
-		data []byte
-	}
-	items := make(chan item, len(evs))
-	for _, ev := range evs {
+	datas := make([][]byte, len(evs))
+	for i, ev := range evs {
 		data, err := json.Marshal(ev["data"])
 		require.NoError(b, err)
-		items <- item{ev, data}
+		datas[i] = data
 	}
-	close(items)
+	return sbCall(b, len(evs), func(i int) *http.Request { return request(evs[i], datas[i]) })
+}
+
+// sbCall sends requests 0..n-1 (request builds them) from sbCallers callers and returns requests answered per
+// second; each must be answered 200.
+func sbCall(b *testing.B, n int, request func(i int) *http.Request) float64 {
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sbCallers}}
 	defer client.CloseIdleConnections()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range sbCallers {
 		wg.Go(func() {
-			for it := range items {
-				sbDo(b, client, request(it.ev, it.data))
+			for i := range next {
+				sbDo(b, client, request(i))
 			}
 		})
 	}
 	wg.Wait()
-	return float64(len(evs)) / time.Since(start).Seconds()
+	return float64(n) / time.Since(start).Seconds()
 }
 
 // sbDo sends req and fails the benchmark unless it is answered 200.
