@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
@@ -391,4 +393,59 @@ func TestWebhooks(t *testing.T) {
 				assert.Error(t, err, "the intake is purged")
 			}},
 	})
+}
+
+// Webhook requests and PutEvents believe the source of a token and the bus they put on for a short lifetime
+// (source.DefaultLookupTTL, bus.DefaultLookupTTL): a change through the same replica is seen at once, one through
+// another replica (another service on the same database) once the lifetime is over; a bus deleted by another
+// replica refuses events at once (its stream is gone) and is answered 404 from the next call.
+func TestWebhookAndPutEventsBelieveWhatTheyRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, natsServer(t), persistence.SQLite)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	e.services.Sources.Clock, e.services.Buses.Clock = clock, clock
+	withBus("orders")(t, e)
+	withSource("github", map[string]any{"type": "http", "config": map[string]any{}})(t, e)
+	token := e.tokenOf(t, "github")
+	hook := func() int { return e.do(t, http.MethodPost, "/webhook/putEvents?token="+token, nil, `{"n": 1}`).Status }
+	require.Equal(t, http.StatusOK, hook())
+
+	// Another replica disables the source: seen once the lifetime is over.
+	s := e.services.Sources
+	other := &source.Service{Sources: s.Sources, Buses: s.Buses, Runtime: s.Runtime, Statuses: s.Statuses,
+		Intake: s.Intake, Sealer: s.Sealer, Opener: s.Opener, Logger: s.Logger, LookupTTL: -1}
+	_, err := other.Disable(context.Background(), domain.DefaultAccountID, "orders", "github")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, hook(), "believed within the lifetime")
+	now = now.Add(source.DefaultLookupTTL)
+	assert.Equal(t, http.StatusNotFound, hook(), "read again after it")
+
+	// This replica enables it and rotates its token: the old token is refused at once.
+	e.must(t, http.MethodPost, srcURL+"/github/enable", nil, http.StatusOK)
+	require.Equal(t, http.StatusOK, hook())
+	e.must(t, http.MethodPost, srcURL+"/github/rotate-token", nil, http.StatusOK)
+	assert.Equal(t, http.StatusNotFound, hook(), "a change through this replica is seen at once")
+	token = e.tokenOf(t, "github")
+	require.Equal(t, http.StatusOK, hook())
+
+	// PutEvents: a bus deleted through this replica is refused at once.
+	put := func(bus string) int {
+		return e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events", map[string]string{"ce-specversion": "1.0",
+			"ce-id": "e-" + strconv.FormatInt(now.UnixNano(), 10), "ce-source": "s", "ce-type": "t"}, `{"n": 1}`).Status
+	}
+	withBus("spare")(t, e)
+	require.Equal(t, http.StatusOK, put("spare"))
+	e.must(t, http.MethodDelete, "/api/v1/buses/spare", nil, http.StatusNoContent)
+	assert.Equal(t, http.StatusNotFound, put("spare"))
+
+	// A bus deleted through another replica: its stream refuses the event, and the next call reads the bus again.
+	withBus("third")(t, e)
+	require.Equal(t, http.StatusOK, put("third"))
+	b := e.services.Buses
+	otherBuses := &bus.Service{Buses: b.Buses, Rules: b.Rules, Sources: b.Sources, Store: b.Store, Runtime: b.Runtime,
+		Logger: b.Logger, LookupTTL: -1}
+	require.NoError(t, otherBuses.Delete(context.Background(), domain.DefaultAccountID, "third"))
+	assert.Equal(t, http.StatusServiceUnavailable, put("third"), "believed, but its stream is gone")
+	assert.Equal(t, http.StatusNotFound, put("third"))
 }

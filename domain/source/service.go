@@ -57,6 +57,28 @@ type Service struct {
 	Clock  domain.Clock
 	// MaxPerBus is the quota of sources per bus (DefaultMaxPerBus when 0).
 	MaxPerBus int
+	// LookupTTL overrides DefaultLookupTTL (tests); negative reads the source on every webhook request.
+	LookupTTL time.Duration
+
+	webhooks domain.Believed[*Webhook] // by token
+}
+
+// DefaultLookupTTL is how long a webhook request believes the source of its token, read and parsed, without
+// reading it again: reading it was most of the cost of a webhook request (SQLite, profile of
+// BenchmarkSideBySide/webhook). A change through this replica (disable, new token, new config, delete) is seen at
+// once; one through another replica within this lifetime, as for API keys.
+const DefaultLookupTTL = 500 * time.Millisecond
+
+func (s *Service) lookupTTL() time.Duration {
+	if s.LookupTTL != 0 {
+		return s.LookupTTL
+	}
+	return DefaultLookupTTL
+}
+
+// forget drops the cached webhook of a source, under whichever token.
+func (s *Service) forget(sourceID string) {
+	s.webhooks.ForgetIf(func(w *Webhook) bool { return w.Source.ID() == sourceID })
 }
 
 func (s *Service) max() int {
@@ -205,6 +227,7 @@ func (s *Service) change(ctx context.Context, b *bus.Bus, cur *Source, spec Spec
 	if err != nil {
 		return nil, err
 	}
+	s.forget(out.ID())
 	s.sync(ctx, b)
 	return out, nil
 }
@@ -233,6 +256,7 @@ func (s *Service) update(ctx context.Context, accountID, busName, name string, f
 	if err != nil {
 		return nil, err
 	}
+	s.forget(src.ID())
 	s.sync(ctx, b)
 	return src, nil
 }
@@ -250,6 +274,7 @@ func (s *Service) Delete(ctx context.Context, accountID, busName, name string) e
 	if err := s.Sources.Delete(ctx, b.ID(), name); err != nil {
 		return err
 	}
+	s.forget(src.ID())
 	ctx = context.WithoutCancel(ctx)
 	s.sync(ctx, b)
 	if src.Type() == HTTP && s.Intake != nil {
@@ -266,6 +291,15 @@ func (s *Service) ByToken(ctx context.Context, token string) (*Webhook, error) {
 	if token == "" {
 		return nil, ErrWebhookNotFound
 	}
+	w, _, err := s.webhooks.Lookup(token, s.Clock.Now(), s.lookupTTL(), func(*Webhook, bool) (*Webhook, bool, error) {
+		w, err := s.byToken(ctx, token)
+		return w, err == nil, err
+	})
+	return w, err
+}
+
+// byToken reads the source of a token and parses its checks.
+func (s *Service) byToken(ctx context.Context, token string) (*Webhook, error) {
 	src, err := s.Sources.GetByToken(ctx, token)
 	if errors.Is(err, ErrNotFound) {
 		return nil, ErrWebhookNotFound
