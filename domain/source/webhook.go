@@ -345,7 +345,8 @@ func equalHex(s string, want []byte) bool {
 
 // HTTPData is the data of the event a webhook request becomes.
 type HTTPData struct {
-	// Body is the request body: parsed when it is JSON, else the text (absent when empty).
+	// Body is the request body: as sent when it is JSON (keys in their order, numbers with all their digits;
+	// compacted), else the text (absent when empty).
 	Body any `json:"body"`
 	// Headers are the request's headers without credentials and signatures; several values are joined by ", ".
 	Headers map[string]string `json:"headers"`
@@ -363,9 +364,9 @@ type HTTPData struct {
 func (w *Webhook) Event(r Request, now time.Time) (*event.Event, error) {
 	d := HTTPData{Headers: map[string]string{}, HTTPMethod: r.Method, Path: r.Path, QueryString: map[string]string{}}
 	if len(r.Body) > 0 {
-		var v any
-		if json.Valid(r.Body) && json.Unmarshal(r.Body, &v) == nil {
-			d.Body = v
+		if json.Valid(r.Body) {
+			// As sent: its keys in their order, its numbers with all their digits (compacted by the encoding).
+			d.Body = json.RawMessage(r.Body)
 		} else {
 			d.Body = strings.ToValidUTF8(string(r.Body), "\uFFFD")
 		}

@@ -242,6 +242,14 @@ func TestWebhookEvent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(e2.Data(), &d))
 	assert.Equal(t, "plain text", d["body"], "a body that is not JSON is text")
 	assert.NotEqual(t, e.ID(), e2.ID())
+
+	big := `{"z": 1, "a": 12345678901234567890123, "s": "<b>"}`
+	e3, err := w.Event(request("POST", "", nil, big), now)
+	require.NoError(t, err)
+	var raw struct{ Body json.RawMessage }
+	require.NoError(t, json.Unmarshal(e3.Data(), &raw))
+	assert.Equal(t, `{"z":1,"a":12345678901234567890123,"s":"\u003cb\u003e"}`, string(raw.Body),
+		"a JSON body keeps its keys' order and its numbers' digits")
 }
 
 func TestSourceForm(t *testing.T) {
