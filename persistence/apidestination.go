@@ -104,6 +104,11 @@ func (r *APIDestinationRepository) Create(ctx context.Context, d *apidestination
 	})
 }
 
+// Stamp changes whenever an API destination is created, changed or deleted (see ConnectionRepository.Stamp).
+func (r *APIDestinationRepository) Stamp(ctx context.Context) (string, error) {
+	return stamp(r.db.session(ctx).Model(&apiDestinationRow{}), "API destinations")
+}
+
 // Get returns apidestination.ErrNotFound when the account has no API destination of that name.
 func (r *APIDestinationRepository) Get(ctx context.Context, accountID, name string) (*apidestination.APIDestination, error) {
 	var v apiDestinationView

@@ -186,6 +186,12 @@ func lockAccount(tx *gorm.DB, accountID string) error {
 	return forUpdate(tx).Where("id = ?", accountID).Find(&rows).Error
 }
 
+// Stamp changes whenever a connection is created, changed or deleted (their count and their latest change): the
+// runtime adapter skips a periodic pass only while it is unchanged.
+func (r *ConnectionRepository) Stamp(ctx context.Context) (string, error) {
+	return stamp(r.db.session(ctx).Model(&connectionRow{}), "connections")
+}
+
 // Get returns connection.ErrNotFound when the account has no connection of that name.
 func (r *ConnectionRepository) Get(ctx context.Context, accountID, name string) (*connection.Connection, error) {
 	var row connectionRow

@@ -432,3 +432,65 @@ func testAPIDestinationTargetsUsing(t *testing.T, r connRepos) {
 	require.NoError(t, err)
 	assert.Empty(t, refs, "names are case-sensitive")
 }
+
+// The stamps of connections and API destinations change with every create, update and delete, and only then (the
+// runtime adapter skips a periodic pass while they are unchanged).
+func TestConnectionAndAPIDestinationStamps(t *testing.T) {
+	t.Parallel()
+	key := bytes.Repeat([]byte{0x42}, rpc.MasterKeySize)
+	sealer, err := connect.NewSealer(key)
+	require.NoError(t, err)
+	for _, dialect := range persistencetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			db := persistencetest.Open(t, dialect)
+			r := connRepos{repos: repos{db: db, accounts: persistence.NewAccountRepository(db)},
+				connections: persistence.NewConnectionRepository(db), destinations: persistence.NewAPIDestinationRepository(db),
+				sealer: sealer, key: key}
+			stamps := func() (string, string) {
+				t.Helper()
+				c, err := r.connections.Stamp(ctx)
+				require.NoError(t, err)
+				d, err := r.destinations.Stamp(ctx)
+				require.NoError(t, err)
+				return c, d
+			}
+			c0, d0 := stamps()
+			acc := newAccount()
+			c := createConnection(t, r, acc, "shop")
+			c1, d1 := stamps()
+			assert.NotEqual(t, c0, c1, "a connection created")
+			assert.Equal(t, d0, d1)
+			c2, d2 := stamps()
+			assert.Equal(t, c1, c2, "nothing changed")
+			assert.Equal(t, d1, d2)
+
+			spec := c.Redacted()
+			spec.Description = "changed"
+			_, err := r.connections.Update(ctx, acc, "shop", func(c *connection.Connection) error {
+				return c.Change(spec, r.sealer, time.Now())
+			})
+			require.NoError(t, err)
+			c3, _ := stamps()
+			assert.NotEqual(t, c2, c3, "a connection changed")
+
+			d := createDestination(t, r, c, "orders")
+			_, d4 := stamps()
+			assert.NotEqual(t, d2, d4, "an API destination created")
+			_, err = r.destinations.Update(ctx, acc, "orders", func(d *apidestination.APIDestination) error {
+				return d.Change(apidestination.Spec{Name: "orders", Connection: "shop",
+					InvocationEndpoint: "https://api.example.com/v2/*", HTTPMethod: "PUT"},
+					apidestination.ConnectionRef{ID: c.ID(), Name: c.Name()}, time.Now())
+			})
+			require.NoError(t, err)
+			_, d5 := stamps()
+			assert.NotEqual(t, d4, d5, "an API destination changed")
+			require.NoError(t, r.destinations.Delete(ctx, d.ID()))
+			_, d6 := stamps()
+			assert.NotEqual(t, d5, d6, "an API destination deleted")
+			require.NoError(t, r.connections.Delete(ctx, c.ID()))
+			c7, _ := stamps()
+			assert.NotEqual(t, c3, c7, "a connection deleted")
+		})
+	}
+}

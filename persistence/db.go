@@ -197,3 +197,16 @@ func redactMySQL(dsn string) string {
 	}
 	return user + ":xxxxx" + dsn[at:]
 }
+
+// stamp is the count of a table's rows and their latest updated_at, as text: it changes with every create, update
+// and delete of a row that sets updated_at.
+func stamp(q *gorm.DB, what string) (string, error) {
+	var out struct {
+		N    int64
+		Last sql.NullString
+	}
+	if err := q.Select("COUNT(*) AS n, MAX(updated_at) AS last").Scan(&out).Error; err != nil {
+		return "", fmt.Errorf("reading the stamp of %s: %w", what, err)
+	}
+	return fmt.Sprintf("%d/%s", out.N, out.Last.String), nil
+}

@@ -543,11 +543,15 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	if err != nil {
 		return err
 	}
-	fp, err := fingerprint(actual, states, buses)
+	stamps, stamped, err := a.stamps(ctx)
 	if err != nil {
 		return err
 	}
-	if l := a.last; periodic && l.complete && l.fingerprint == fp && l.changes == listed &&
+	fp, err := fingerprint(actual, states, buses, stamps)
+	if err != nil {
+		return err
+	}
+	if l := a.last; periodic && stamped && l.complete && l.fingerprint == fp && l.changes == listed &&
 		l.skipped+1 < a.cfg.FullPassEvery {
 		a.last.skipped++
 		return nil
@@ -601,9 +605,41 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	return errors.Join(errs...)
 }
 
+// Stamper is a repository that tells, cheaply, whether anything in it changed: its stamp changes with every
+// create, update and delete (persistence's ConnectionRepository and APIDestinationRepository are). Changes of
+// connections and API destinations reach target connectors only through reconciliation, so a periodic pass is
+// skipped only when both stamp.
+type Stamper interface {
+	Stamp(ctx context.Context) (string, error)
+}
+
+// stamps reads the stamps of the connections and API destinations; stamped is false when one of them (set) cannot
+// tell, and no periodic pass may then be skipped.
+func (a *Adapter) stamps(ctx context.Context) (stamps []string, stamped bool, err error) {
+	stamped = true
+	for _, r := range []any{a.cfg.Connections, a.cfg.APIDestinations} {
+		if r == nil {
+			continue
+		}
+		s, ok := r.(Stamper)
+		if !ok {
+			stamped = false
+			continue
+		}
+		st, err := s.Stamp(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		stamps = append(stamps, st)
+	}
+	return stamps, stamped, nil
+}
+
 // fingerprint digests what a periodic pass reads before it looks at any bus's rules, targets and sources: the
-// runtime's connectors with their configs and states (not their tasks'), the operators' states and the buses.
-func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]string, buses []*bus.Bus) ([sha256.Size]byte, error) {
+// runtime's connectors with their configs and states (not their tasks'), the operators' states, the buses, and
+// the stamps of the connections and API destinations.
+func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]string, buses []*bus.Bus,
+	stamps []string) ([sha256.Size]byte, error) {
 	type connectorKey struct {
 		Config map[string]string
 		State  string
@@ -631,7 +667,8 @@ func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]stri
 		Connectors map[string]connectorKey
 		States     map[string]string
 		Buses      []busKey
-	}{connectors, states, keys})
+		Stamps     []string
+	}{connectors, states, keys, stamps})
 	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("digesting the declared and actual state: %w", err)
 	}
@@ -656,8 +693,9 @@ func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, all map[string]r
 
 // Reconcile runs a periodic pass when this replica holds the lease (always without Config.Lease) and reports
 // whether it did. A periodic pass is ReconcileAll, skipped when nothing it can see changed since the last complete
-// pass: the runtime's connectors (configs and states), the operators' states, the buses, and the changes applied
-// through this adapter; every Config.FullPassEvery-th pass runs whatever it sees. What a skipped pass does not see
+// pass: the runtime's connectors (configs and states), the operators' states, the buses, the connections and API
+// destinations (their Stamper), and the changes applied through this adapter; every Config.FullPassEvery-th pass
+// runs whatever it sees. What a skipped pass does not see
 // is a rule, target or source changed by another control-plane replica that could not apply it (the runtime was
 // unreachable from it): that waits for the next full pass (5 minutes by default). Skipping keeps an idle
 // installation of thousands of buses from reading every bus's rules, targets and sources every Interval.

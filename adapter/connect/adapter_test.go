@@ -22,6 +22,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
@@ -536,6 +537,14 @@ func TestRouterDeadLettersWhatItCannotRoute(t *testing.T) {
 // unreachable is a runtime that cannot be reached, as from a control-plane replica cut off from the workers.
 type unreachable struct{}
 
+// stampedConnections has no connections, and a stamp the test sets, as if they changed.
+type stampedConnections struct{ stamp string }
+
+func (*stampedConnections) Get(context.Context, string, string) (*connection.Connection, error) {
+	return nil, connection.ErrNotFound
+}
+func (s *stampedConnections) Stamp(context.Context) (string, error) { return s.stamp, nil }
+
 func (unreachable) SyncBus(context.Context, *bus.Bus) error { return errors.New("runtime unreachable") }
 
 // A periodic pass repairs what it can see changed (the runtime's connectors) and is skipped when nothing changed; a
@@ -545,9 +554,10 @@ func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	busRepo, ruleRepo := persistence.NewBusRepository(e.db), persistence.NewRuleRepository(e.db)
+	connections := &stampedConnections{stamp: "1"}
 	a := connect.New(connect.Config{Runtime: e.client, Buses: busRepo, Rules: ruleRepo,
 		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
-		Logger: slog.New(slog.DiscardHandler), States: e.states, FullPassEvery: 3})
+		Logger: slog.New(slog.DiscardHandler), States: e.states, FullPassEvery: 3, Connections: connections})
 	_, err := e.buses.Create(ctx, "acme", "orders", "", bus.Retention{})
 	require.NoError(t, err)
 	reconcile := func() {
@@ -577,4 +587,15 @@ func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.ReconcileAll(ctx))
 	require.Contains(t, routed(), `"source":["t"]`, "ReconcileAll is always a full pass")
+
+	// Connections and API destinations reach targets only through reconciliation: a change of their stamp makes
+	// the next pass full.
+	reconcile() // sees the runtime as the full pass left it
+	_, err = cutOff.Create(ctx, "acme", "orders", rule.Spec{Name: "latest", EventPattern: []byte(`{"source":["u"]}`)})
+	require.NoError(t, err)
+	reconcile()
+	require.NotContains(t, routed(), `"source":["u"]`, "skipped")
+	connections.stamp = "2"
+	reconcile()
+	require.Contains(t, routed(), `"source":["u"]`, "a connection changed: a full pass")
 }

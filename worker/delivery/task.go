@@ -243,7 +243,8 @@ func (t *Task) isStopping() bool {
 	}
 }
 
-// read is the reader loop: it takes a slot, then a record, and hands the record to a goroutine holding the slot.
+// read is the reader loop: it takes a slot, then a record, and hands the record with the slot to a handler (an idle
+// one, or a new one). When the task parks, it waits in unpark.
 func (t *Task) read(slots int) {
 	defer close(t.readerDone)
 	defer func() {
