@@ -52,21 +52,10 @@ var connectionCases = []struct {
 
 func TestConnectionRepositories(t *testing.T) {
 	t.Parallel()
-	key := bytes.Repeat([]byte{0x42}, rpc.MasterKeySize)
-	sealer, err := connect.NewSealer(key)
-	require.NoError(t, err)
 	for _, dialect := range persistencetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			db := persistencetest.Open(t, dialect)
-			r := connRepos{
-				repos: repos{db: db, accounts: persistence.NewAccountRepository(db), buses: persistence.NewBusRepository(db),
-					rules: persistence.NewRuleRepository(db), targets: persistence.NewTargetRepository(db)},
-				connections:  persistence.NewConnectionRepository(db),
-				destinations: persistence.NewAPIDestinationRepository(db),
-				sealer:       sealer,
-				key:          key,
-			}
+			r := openConnRepos(t, dialect)
 			for _, tc := range connectionCases {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
@@ -78,6 +67,23 @@ func TestConnectionRepositories(t *testing.T) {
 }
 
 // --- fixtures
+
+// openConnRepos opens a fresh database of dialect with the repositories the connection cases use.
+func openConnRepos(t *testing.T, dialect string) connRepos {
+	t.Helper()
+	key := bytes.Repeat([]byte{0x42}, rpc.MasterKeySize)
+	sealer, err := connect.NewSealer(key)
+	require.NoError(t, err)
+	db := persistencetest.Open(t, dialect)
+	return connRepos{
+		repos: repos{db: db, accounts: persistence.NewAccountRepository(db), buses: persistence.NewBusRepository(db),
+			rules: persistence.NewRuleRepository(db), targets: persistence.NewTargetRepository(db)},
+		connections:  persistence.NewConnectionRepository(db),
+		destinations: persistence.NewAPIDestinationRepository(db),
+		sealer:       sealer,
+		key:          key,
+	}
+}
 
 func ensureAccount(t *testing.T, r connRepos, id string) {
 	t.Helper()
@@ -437,16 +443,10 @@ func testAPIDestinationTargetsUsing(t *testing.T, r connRepos) {
 // runtime adapter skips a periodic pass while they are unchanged).
 func TestConnectionAndAPIDestinationStamps(t *testing.T) {
 	t.Parallel()
-	key := bytes.Repeat([]byte{0x42}, rpc.MasterKeySize)
-	sealer, err := connect.NewSealer(key)
-	require.NoError(t, err)
 	for _, dialect := range persistencetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			db := persistencetest.Open(t, dialect)
-			r := connRepos{repos: repos{db: db, accounts: persistence.NewAccountRepository(db)},
-				connections: persistence.NewConnectionRepository(db), destinations: persistence.NewAPIDestinationRepository(db),
-				sealer: sealer, key: key}
+			r := openConnRepos(t, dialect)
 			stamps := func() (string, string) {
 				t.Helper()
 				c, err := r.connections.Stamp(ctx)

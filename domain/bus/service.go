@@ -112,9 +112,12 @@ func (s *Service) lookupTTL() time.Duration {
 	return DefaultLookupTTL
 }
 
+// putKey is a bus's key in putBuses.
+func putKey(accountID, name string) string { return accountID + "/" + name }
+
 // putBus returns the bus PutEvents stores on, read at most every LookupTTL.
 func (s *Service) putBus(ctx context.Context, accountID, name string) (*Bus, error) {
-	b, _, err := s.putBuses.Lookup(accountID+"/"+name, s.Clock.Now(), s.lookupTTL(), func(*Bus, bool) (*Bus, bool, error) {
+	b, _, err := s.putBuses.Lookup(putKey(accountID, name), s.Clock.Now(), s.lookupTTL(), func(*Bus, bool) (*Bus, bool, error) {
 		b, err := s.Buses.Get(ctx, accountID, name)
 		return b, err == nil, err
 	})
@@ -222,7 +225,7 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	if err := s.Buses.Delete(ctx, b.ID()); err != nil {
 		return err
 	}
-	s.putBuses.Forget(accountID + "/" + name)
+	s.putBuses.Forget(putKey(accountID, name))
 	ctx = context.WithoutCancel(ctx)
 	if err := s.Runtime.RemoveBus(ctx, b); err != nil {
 		s.Logger.Warn("removing connectors of a deleted bus; the reconciler will retry", "bus", b.ID(), "err", err)
@@ -311,7 +314,7 @@ func (s *Service) PutEvents(ctx context.Context, accountID, busName string, even
 		var de *domain.Error
 		if r.Err != nil && !errors.As(r.Err, &de) {
 			s.Logger.Warn("storing event", "bus", b.ID(), "event", events[i].ID(), "err", r.Err)
-			s.putBuses.Forget(accountID + "/" + busName) // deleted meanwhile, maybe: the next call reads it again
+			s.putBuses.Forget(putKey(accountID, busName)) // deleted meanwhile, maybe: the next call reads it again
 			unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the event; put it again")
 			unavailable.RetryAfter = time.Second
 			results[i].Err = unavailable
