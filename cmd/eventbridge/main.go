@@ -133,6 +133,8 @@ type Main struct {
 	natsCreds    *ebjs.Credentials
 	natsServer   *ebjs.Server
 	nc           *nats.Conn
+	// workerNC is the embedded worker's connection (nil with --runtime-url).
+	workerNC *nats.Conn
 	// readyProbe stores a message on the readiness stream; readiness remembers its last outcome for a second.
 	readyProbe func(context.Context) error
 	readyMu    sync.Mutex
@@ -298,14 +300,16 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		m.natsServer = srv
-		m.nc, err = srv.Connect("eventbridge", natsOpts...)
-	} else {
-		if m.natsCreds != nil {
-			natsOpts = append(natsOpts, m.natsCreds.Option())
-		}
-		m.nc, err = nats.Connect(c.NATS, append(natsOpts, nats.Name("eventbridge"), nats.MaxReconnects(-1))...)
+	} else if m.natsCreds != nil {
+		natsOpts = append(natsOpts, m.natsCreds.Option())
 	}
-	if err != nil {
+	connectNATS := func(name string) (*nats.Conn, error) {
+		if m.natsServer != nil {
+			return m.natsServer.Connect(name, natsOpts...)
+		}
+		return nats.Connect(c.NATS, append(natsOpts, nats.Name(name), nats.MaxReconnects(-1))...)
+	}
+	if m.nc, err = connectNATS("eventbridge"); err != nil {
 		return fmt.Errorf("connecting to NATS: %w", err)
 	}
 	js, err := jetstream.New(m.nc)
@@ -325,8 +329,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if len(runtimeURLs) > 0 {
 		runtimeURL = runtimeURLs[0]
 	} else {
+		// The embedded worker has a connection of its own, as a separate worker process has: its tasks' records,
+		// acks and copies do not queue behind PutEvents' publishes and acknowledgements in one connection's read
+		// and write loops (both ends), which cost PutEvents about a tenth of its latency while the router reads
+		// (docs/benchmarks.md).
+		if m.workerNC, err = connectNATS("eventbridge-worker"); err != nil {
+			return fmt.Errorf("connecting the worker to NATS: %w", err)
+		}
 		w, err := worker.New(worker.Config{
-			NATS:                m.nc,
+			NATS:                m.workerNC,
 			ClusterID:           c.ClusterID,
 			WorkerID:            c.WorkerID,
 			RESTAddr:            c.WorkerAddr,
@@ -759,11 +770,14 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("worker: %w", err))
 		}
 	}
-	if m.nc != nil {
-		if err := m.nc.FlushTimeout(5 * time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	for _, nc := range []*nats.Conn{m.workerNC, m.nc} {
+		if nc == nil {
+			continue
+		}
+		if err := nc.FlushTimeout(5 * time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			errs = append(errs, fmt.Errorf("NATS flush: %w", err))
 		}
-		m.nc.Close()
+		nc.Close()
 	}
 	if m.natsServer != nil {
 		if !m.natsServer.ShutdownWithin(m.Config.NATSStopTimeout) {
