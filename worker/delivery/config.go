@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,6 +121,11 @@ func EnsureConsumer(ctx context.Context, js jetstream.JetStream, c Config, ackWa
 		old := existing.CachedInfo().Config
 		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = old.DeliverPolicy, old.OptStartSeq, old.OptStartTime
 		cc.Replicas = old.Replicas
+		if sameConsumer(old, cc) {
+			// Nothing to change. An update would still make the server rewrite and fsync the consumer's metadata
+			// file, one at a time for all consumers: the cost of every task start when thousands start at once.
+			return existing, nil
+		}
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
 	default:
 		return nil, fmt.Errorf("reading consumer %s of stream %s: %w", c.Durable, c.Stream, err)
@@ -129,6 +135,14 @@ func EnsureConsumer(ctx context.Context, js jetstream.JetStream, c Config, ackWa
 		return nil, fmt.Errorf("creating consumer %s of stream %s: %w", c.Durable, c.Stream, err)
 	}
 	return cons, nil
+}
+
+// sameConsumer reports whether the consumer configured as old already is what want asks for, in every field
+// ConsumerConfig sets (the server fills in others).
+func sameConsumer(old, want jetstream.ConsumerConfig) bool {
+	return old.Durable == want.Durable && old.AckPolicy == want.AckPolicy && old.AckWait == want.AckWait &&
+		old.MaxDeliver == want.MaxDeliver && old.MaxAckPending == want.MaxAckPending &&
+		old.FilterSubject == want.FilterSubject && slices.Equal(old.FilterSubjects, want.FilterSubjects)
 }
 
 // DeleteConsumer deletes a durable consumer; a missing consumer or stream is not an error.

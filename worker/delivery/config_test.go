@@ -116,3 +116,33 @@ func TestEnsureConsumerChangesSubjectsInPlace(t *testing.T) {
 	assert.Equal(t, uint64(6), info.AckFloor.Stream)
 	assert.Equal(t, uint64(0), info.NumPending)
 }
+
+// A consumer that already is what the config asks for is not updated (an update makes the server rewrite and
+// fsync its metadata, the cost of every task start); one that differs is. The description, which EnsureConsumer
+// never sets, shows whether an update replaced the consumer's config.
+func TestEnsureConsumerUpdatesOnlyWhatDiffers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	_, err := delivery.EnsureConsumer(ctx, f.env.JS, f.cfg, time.Minute)
+	require.NoError(t, err)
+	marked := f.info(t).Config
+	marked.Description = "set outside"
+	_, err = f.env.JS.UpdateConsumer(ctx, "S", marked)
+	require.NoError(t, err)
+
+	_, err = delivery.EnsureConsumer(ctx, f.env.JS, f.cfg, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, "set outside", f.info(t).Config.Description, "an unchanged config updated the consumer")
+
+	_, err = delivery.EnsureConsumer(ctx, f.env.JS, f.cfg, 2*time.Minute)
+	require.NoError(t, err)
+	info := f.info(t)
+	assert.Equal(t, 2*time.Minute, info.Config.AckWait, "a changed ack wait applies")
+	assert.Empty(t, info.Config.Description, "the update replaced the config")
+
+	f.cfg.Tasks = 2
+	_, err = delivery.EnsureConsumer(ctx, f.env.JS, f.cfg, 2*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 2*delivery.MaxInFlight, f.info(t).Config.MaxAckPending, "a changed task count applies")
+}
