@@ -307,6 +307,15 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 	lease.mu.Unlock()
 	sent := time.Now()
 	next, err := l.kv.Update(ctx, key, l.encode(lease.Incarnation, acquired, sent), rev)
+	if ebjs.IsRevisionConflict(err) {
+		// An earlier renewal of this lease may have been stored after its caller gave up waiting (a starved
+		// worker): the key then holds this incarnation at a later revision. It is still ours; renew at that
+		// revision. The deadline moves only by what this call sent.
+		if later, ok := l.ownRevision(ctx, key, lease.Incarnation); ok && later > rev {
+			sent = time.Now()
+			next, err = l.kv.Update(ctx, key, l.encode(lease.Incarnation, acquired, sent), later)
+		}
+	}
 	if err != nil {
 		if ebjs.IsRevisionConflict(err) {
 			l.markDead(lease.Incarnation)
@@ -324,6 +333,19 @@ func (l *Leases) Renew(ctx context.Context, lease *Lease) error {
 		lease.deadline = d
 	}
 	return nil
+}
+
+// ownRevision returns the revision of the lease key when it holds incarnation of this worker.
+func (l *Leases) ownRevision(ctx context.Context, key, incarnation string) (uint64, bool) {
+	e, err := l.kv.Get(ctx, key)
+	if err != nil {
+		return 0, false
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil || v.Worker != l.cfg.WorkerID || v.Incarnation != incarnation {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // holder returns the worker that holds the lease key now, "" when nobody does (the key expired or was released)

@@ -571,3 +571,30 @@ func TestRenewTellsExpiredFromTaken(t *testing.T) {
 	assert.Equal(t, "a", lost.Holder)
 	assert.Contains(t, lost.Why(), "taken over by another run of worker a")
 }
+
+// A renewal that was stored after its caller stopped waiting (a starved worker) leaves the key at a later revision
+// than the lease knows, still holding its incarnation: the next renewal renews at that revision instead of taking
+// the lease for lost. A key holding another incarnation is still lost.
+func TestRenewAfterARenewalStoredLate(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	a := openLeases(t, env.JS, "a")
+	kv := bucket(t, env.JS, cluster.LeasesBucketPurpose)
+
+	lease, err := a.Acquire(ctx)
+	require.NoError(t, err)
+	// What a late renewal does: the same incarnation, stored at the next revision behind the lease's back.
+	e, err := kv.Get(ctx, "a")
+	require.NoError(t, err)
+	_, err = kv.Update(ctx, "a", e.Value(), e.Revision())
+	require.NoError(t, err)
+	require.NoError(t, a.Renew(ctx, lease), "the key still holds this incarnation")
+	require.NoError(t, a.Renew(ctx, lease), "and the lease knows its revision now")
+	assert.True(t, lease.Valid(time.Now()))
+
+	// Another run of worker a took the key over: lost.
+	_, err = openLeases(t, env.JS, "a").Acquire(ctx)
+	require.NoError(t, err)
+	require.ErrorIs(t, a.Renew(ctx, lease), cluster.ErrLeaseLost)
+}
