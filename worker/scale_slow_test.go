@@ -1,0 +1,387 @@
+//go:build slow
+
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/worker"
+	"github.com/eventbridge-go/eventbridge/worker/connector"
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
+	"github.com/eventbridge-go/eventbridge/worker/plugins/router"
+)
+
+// TestSlowScaleCluster simulates a cluster past this machine: three workers (each with its own NATS connection, as
+// three processes would have) in this process on one embedded JetStream flushing every second (the default), with
+// EB_SCALE_CLUSTER_BUSES buses (200 by default, as `make test-slow` runs it; `make bench-scale` runs 10,000), each a stream of 1 MiB with
+// a router of three rules and an http target per rule (three targets per bus: 4 connectors, tasks and durable
+// consumers per bus). It measures, and logs as `figure | ...` lines: the create latency of a bus (its stream, its
+// router and its targets, each call answering once its task runs), how long until every task runs, the idle CPU
+// and memory of the whole process (the NATS server and the three workers) once the tasks parked, how long the two
+// other workers take to run every task after one worker closes (handover) and after one loses NATS (failover: its
+// lease expires), and how long the last worker's Close takes. It asserts what must hold at any scale: every event
+// put on every bus is delivered to its three targets, before and after the handover and the failover (none lost,
+// duplicates counted); no lease is lost while the workers are healthy.
+func TestSlowScaleCluster(t *testing.T) {
+	buses := scaleEnv(t, "EB_SCALE_CLUSTER_BUSES", 200)
+	idle := time.Duration(scaleEnv(t, "EB_SCALE_CLUSTER_IDLE_S", 30)) * time.Second
+	const rulesPerBus = 3
+	tasks := buses * (1 + rulesPerBus)
+	fig := func(what, format string, args ...any) {
+		line := fmt.Sprintf("figure | scale cluster %d buses, %d targets, 3 workers | %s | %s |", buses,
+			buses*rulesPerBus, what, fmt.Sprintf(format, args...))
+		t.Log(line)
+		if path := os.Getenv("EB_SLOW_FIGURES"); path != "" {
+			if fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				_, _ = fmt.Fprintln(fh, line)
+				_ = fh.Close()
+			}
+		}
+	}
+	ctx := context.Background()
+	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{SyncInterval: time.Second})
+	warnings := &warningCounter{}
+	var ws []*worker.Worker
+	var conns []*nats.Conn
+	for i := range 3 {
+		nc := jetstreamtest.Connect(t, env.Server)
+		conns = append(conns, nc)
+		w, err := worker.New(worker.Config{Token: testToken, NATS: nc,
+			WorkerID: fmt.Sprintf("w%d", i+1), RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
+			Registry: registry(t), StopTimeout: 5 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: scaleLogLevel()}))})
+		require.NoError(t, err)
+		require.NoError(t, w.Start(ctx))
+		t.Cleanup(func() { _ = w.Close(context.Background()) })
+		ws = append(ws, w)
+	}
+	recv := newCountingReceiver(t)
+
+	// Eight callers create the buses, each through the next worker's REST API: the stream, the router, then the
+	// three targets; a bus's latency runs from its stream's creation to its last target's answer.
+	busID := func(i int) string { return fmt.Sprintf("s%05d", i) }
+	var mu sync.Mutex
+	var latencies []time.Duration
+	var failure error
+	work := make(chan int)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for c := range 8 {
+		client := rpc.NewClient(ws[c%3].URL(), rpc.WithToken(testToken))
+		wg.Go(func() {
+			for i := range work {
+				start := time.Now()
+				err := createScaleBus(ctx, env.JS, client, busID(i), recv.srv.URL, rulesPerBus)
+				mu.Lock()
+				latencies = append(latencies, time.Since(start))
+				if err != nil && failure == nil {
+					failure = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range buses {
+		mu.Lock()
+		failed := failure != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	require.NoError(t, failure)
+	created := time.Since(began)
+	slices.Sort(latencies)
+	pct := func(q float64) time.Duration {
+		return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond)
+	}
+	fig("buses created (stream, router, 3 targets each; 8 callers)", "%d in %s", buses, created.Round(time.Second))
+	fig("bus create latency p50 / p99 / max", "%s / %s / %s", pct(0.5), pct(0.99), latencies[len(latencies)-1].Round(time.Millisecond))
+	spread := scaleAwaitOwners(t, ws, tasks, 10*time.Minute)
+	fig("tasks per worker after creation", "%v", spread)
+
+	// One event per bus, delivered to its three targets.
+	round := func(name string) {
+		start := time.Now()
+		want := scalePutRound(t, env.JS, buses, busID, name)
+		missing := recv.await(want, rulesPerBus, 5*time.Minute)
+		assert.Zero(t, missing, "%s: events not delivered to all three targets", name)
+		fig("one event per bus delivered to its 3 targets: "+name, "%d deliveries in %s, %d duplicates so far",
+			buses*rulesPerBus, time.Since(start).Round(time.Millisecond), recv.duplicates())
+	}
+	round("after creation")
+
+	// Idle, once the tasks parked (10 s without a record).
+	time.Sleep(15 * time.Second)
+	runtime.GC()
+	cpu0, t0 := processCPU(t), time.Now()
+	if path := os.Getenv("EB_SCALE_CPUPROFILE"); path != "" {
+		fh, err := os.Create(path)
+		require.NoError(t, err)
+		require.NoError(t, pprof.StartCPUProfile(fh))
+		time.Sleep(idle)
+		pprof.StopCPUProfile()
+		require.NoError(t, fh.Close())
+	} else {
+		time.Sleep(idle)
+	}
+	busy := float64(processCPU(t)-cpu0) / float64(time.Since(t0))
+	fig("idle CPU of the process (NATS server and 3 workers)", "%.1f%% of one core over %s", 100*busy, idle)
+	fig("resident memory of the process / Go heap in use / goroutines", "%d MiB / %d MiB / %d", residentMiB(t),
+		heapInUseMiB(), runtime.NumGoroutine())
+	assert.Zero(t, warnings.count("lease lost"), "a healthy worker lost its lease")
+
+	// Handover: w3 closes; w1 and w2 run every task.
+	start := time.Now()
+	require.NoError(t, ws[2].Close(ctx))
+	closeTook := time.Since(start)
+	spread = scaleAwaitOwners(t, ws[:2], tasks, 5*time.Minute)
+	fig("handover: w3 closes (Close took) → w1 and w2 run every task", "%s → %s, %v",
+		closeTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), spread)
+	round("after the handover")
+
+	// Failover: w2 loses NATS (its connection closes); its lease expires and w1 runs every task.
+	start = time.Now()
+	conns[1].Close()
+	spread = scaleAwaitOwners(t, ws[:1], tasks, 5*time.Minute)
+	fig("failover: w2 loses NATS → w1 runs every task", "%s, %v", time.Since(start).Round(time.Millisecond), spread)
+	round("after the failover")
+
+	start = time.Now()
+	require.NoError(t, ws[0].Close(ctx))
+	fig("Close of the last worker (every task)", "%s", time.Since(start).Round(time.Millisecond))
+	fig("duplicates delivered in all", "%d of %d deliveries", recv.duplicates(), 3*buses*rulesPerBus)
+	if path := os.Getenv("EB_SCALE_LOG"); path != "" {
+		require.NoError(t, os.WriteFile(path, []byte(warnings.head(1<<30)), 0o644))
+	} else if t.Failed() {
+		t.Logf("workers' warnings (first 16 KiB):\n%s", warnings.head(16<<10))
+	}
+}
+
+// createScaleBus creates bus id's stream (1 MiB), its router (rulesPerBus rules matching source "scale") and an
+// http target per rule delivering to url, through client.
+func createScaleBus(ctx context.Context, js jetstream.JetStream, client *rpc.Client, id, url string, rulesPerBus int) error {
+	if err := names.EnsureBusStream(ctx, js, id, time.Hour, 1<<20, 1); err != nil {
+		return err
+	}
+	var rules []router.Rule
+	for r := range rulesPerBus {
+		rid := fmt.Sprintf("r%d", r)
+		rules = append(rules, router.Rule{ID: rid, Subject: names.RuleSubject(id, rid),
+			Pattern: json.RawMessage(`{"source": ["scale"]}`)})
+	}
+	table, _ := json.Marshal(rules)
+	prefix := "eb.acct." + id + "."
+	if _, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: prefix + "router", Config: map[string]string{
+		connector.KeyClass: router.Name, connector.KeyTopics: names.BusIn(id), connector.KeyStream: names.BusStream(id),
+		connector.KeyDurable: names.RouterConsumer(id), router.KeyRules: string(table),
+	}}); err != nil {
+		return fmt.Errorf("router of %s: %w", id, err)
+	}
+	for _, r := range rules {
+		if _, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: prefix + r.ID + ".hook", Config: map[string]string{
+			connector.KeyClass: httpsink.Name, connector.KeyTopics: r.Subject, connector.KeyStream: names.BusStream(id),
+			connector.KeyDurable: names.TargetConsumer(r.ID, "hook"), httpsink.KeyURL: url + "/" + id + "/" + r.ID,
+			httpsink.KeyTimeout: "5s",
+		}}); err != nil {
+			return fmt.Errorf("target %s of %s: %w", r.ID, id, err)
+		}
+	}
+	return nil
+}
+
+// scaleAwaitOwners waits until the workers ws run every one of tasks tasks between them, and returns how many each
+// runs.
+func scaleAwaitOwners(t *testing.T, ws []*worker.Worker, tasks int, within time.Duration) []int {
+	t.Helper()
+	var spread []int
+	deadline := time.Now().Add(within)
+	for {
+		spread = spread[:0]
+		total := 0
+		for _, w := range ws {
+			n := len(w.Herder().AllocatedTasks())
+			spread = append(spread, n)
+			total += n
+		}
+		if total == tasks {
+			return spread
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s the workers run %v tasks of %d", within, spread, tasks)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// scalePutRound publishes one event per bus (id <name>-<bus>, source "scale") and returns their ids.
+func scalePutRound(t *testing.T, js jetstream.JetStream, buses int, busID func(int) string, name string) []string {
+	t.Helper()
+	ids := make([]string, buses)
+	futures := make([]jetstream.PubAckFuture, buses)
+	for i := range buses {
+		ids[i] = strings.ReplaceAll(name, " ", "-") + "-" + busID(i)
+		m := jetstreamtest.Event(ids[i], "t", nil)
+		m.SetSource("scale")
+		msg := stream.Encode(m)
+		msg.Subject = names.BusIn(busID(i))
+		f, err := js.PublishMsgAsync(msg)
+		require.NoError(t, err)
+		futures[i] = f
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			t.Fatal(err)
+		case <-time.After(time.Minute):
+			t.Fatal("no acknowledgement of a put within a minute")
+		}
+	}
+	return ids
+}
+
+// countingReceiver counts the deliveries of each event id (all targets deliver to it).
+type countingReceiver struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen map[string]map[string]bool // event id → target path → delivered
+	dups int
+}
+
+func newCountingReceiver(t *testing.T) *countingReceiver {
+	r := &countingReceiver{seen: map[string]map[string]bool{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		id := req.Header.Get("Ce-Id")
+		r.mu.Lock()
+		if r.seen[id] == nil {
+			r.seen[id] = map[string]bool{}
+		}
+		if r.seen[id][req.URL.Path] {
+			r.dups++
+		}
+		r.seen[id][req.URL.Path] = true
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// await waits until every id reached perID targets, and returns how many did not within the time given.
+func (r *countingReceiver) await(ids []string, perID int, within time.Duration) (missing int) {
+	deadline := time.Now().Add(within)
+	for {
+		missing = 0
+		r.mu.Lock()
+		for _, id := range ids {
+			if len(r.seen[id]) < perID {
+				missing++
+			}
+		}
+		r.mu.Unlock()
+		if missing == 0 || time.Now().After(deadline) {
+			return missing
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (r *countingReceiver) duplicates() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.dups
+}
+
+// warningCounter is the workers' log output (warnings and errors), kept for counting.
+type warningCounter struct {
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (c *warningCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.Write(p)
+}
+
+func (c *warningCounter) head(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.out.Bytes()[:min(n, c.out.Len())])
+}
+
+func (c *warningCounter) count(s string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Count(c.out.Bytes(), []byte(s))
+}
+
+// scaleLogLevel is the workers' log level: warnings, or EB_SCALE_LOG_LEVEL (debug, info) to see what they did.
+func scaleLogLevel() slog.Level {
+	var l slog.Level
+	if l.UnmarshalText([]byte(os.Getenv("EB_SCALE_LOG_LEVEL"))) != nil {
+		return slog.LevelWarn
+	}
+	return l
+}
+
+func scaleEnv(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	return n
+}
+
+// processCPU is the CPU time (user and system) this process used so far.
+func processCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// residentMiB is this process's resident memory.
+func residentMiB(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	require.NoError(t, err)
+	f := strings.Fields(string(b))
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize()) >> 20
+}
+
+func heapInUseMiB() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse >> 20
+}
