@@ -331,7 +331,7 @@ func (m *Main) Run(ctx context.Context) error {
 	} else {
 		// The embedded worker has a connection of its own, as a separate worker process has: its tasks' records,
 		// acks and copies do not queue behind PutEvents' publishes and acknowledgements in one connection's read
-		// and write loops (both ends), which cost PutEvents about a tenth of its latency while the router reads
+		// and write loops (both ends), which cost a PutEvents call about a fifth of its latency while the router reads
 		// (docs/benchmarks.md).
 		if m.workerNC, err = connectNATS("eventbridge-worker"); err != nil {
 			return fmt.Errorf("connecting the worker to NATS: %w", err)
