@@ -39,13 +39,13 @@ const (
 type parking struct {
 	nc     *nats.Conn
 	subs   []*nats.Subscription
-	wake   chan *nats.Msg
+	wake   chan struct{}
 	status chan nats.Status
 }
 
 func (p *parking) close() {
 	for _, s := range p.subs {
-		_ = s.Unsubscribe() // one that delivered its message is gone already
+		_ = s.Unsubscribe()
 	}
 	if p.status != nil {
 		p.nc.RemoveStatusListener(p.status)
@@ -83,12 +83,16 @@ func (t *Task) tryPark() {
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 	defer cancel()
-	p := &parking{nc: t.cfg.Conn, wake: make(chan *nats.Msg, len(subjects))}
+	p := &parking{nc: t.cfg.Conn, wake: make(chan struct{}, 1)}
 	for _, s := range subjects {
-		sub, err := t.cfg.Conn.ChanSubscribe(s, p.wake)
-		if err == nil {
-			err = sub.AutoUnsubscribe(1) // one message wakes the task; no more are sent
-		}
+		// One message wakes the task; the others, until it unsubscribes on waking, are dropped here. (Not
+		// AutoUnsubscribe(1) after subscribing: nats.go then races with the delivery of a first message.)
+		sub, err := t.cfg.Conn.Subscribe(s, func(*nats.Msg) {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		})
 		if err != nil {
 			p.close()
 			t.log.Debug("not parking: subscribing to the consumer's subjects", "subject", s, "err", err)
