@@ -18,7 +18,7 @@ import (
 // parks: it gives up its pull request and subscribes instead (core NATS, no JetStream state) to its consumer's
 // filter subjects, where every publish to the bus or rule it reads also arrives. The first such message, a
 // reconnect of the connection, or a check of the consumer that finds records pending wakes it; it then pulls as
-// before. A parked task costs the server one subscription and nothing per second.
+// before. A parked task costs the server one subscription, the client an idle goroutine, and nothing per second.
 //
 // Nothing is missed: the subscriptions are in place (flushed) before the consumer is read, so a record stored
 // before them is counted pending by that read, and one published after them wakes the task, as does a reconnect
