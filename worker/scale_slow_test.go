@@ -3,7 +3,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,7 +66,7 @@ func TestSlowScaleCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{SyncInterval: time.Second})
-	warnings := &warningCounter{}
+	warnings := &logBuffer{}
 	var ws []*worker.Worker
 	var conns []*nats.Conn
 	for i := range 3 {
@@ -168,7 +167,7 @@ func TestSlowScaleCluster(t *testing.T) {
 	fig("idle CPU of the process (NATS server and 3 workers)", "%.1f%% of one core over %s", 100*busy, idle)
 	fig("resident memory of the process / Go heap in use / goroutines", "%d MiB / %d MiB / %d", residentMiB(t),
 		heapInUseMiB(), runtime.NumGoroutine())
-	assert.Zero(t, warnings.count("lease lost"), "a healthy worker lost its lease")
+	assert.Zero(t, logCount(warnings, "lease lost"), "a healthy worker lost its lease")
 
 	// Handover: w3 closes; w1 and w2 run every task.
 	start := time.Now()
@@ -191,9 +190,10 @@ func TestSlowScaleCluster(t *testing.T) {
 	fig("Close of the last worker (every task)", "%s", time.Since(start).Round(time.Millisecond))
 	fig("duplicates delivered in all", "%d of %d deliveries", recv.duplicates(), 3*buses*rulesPerBus)
 	if path := os.Getenv("EB_SCALE_LOG"); path != "" {
-		require.NoError(t, os.WriteFile(path, []byte(warnings.head(1<<30)), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte(warnings.String()), 0o644))
 	} else if t.Failed() {
-		t.Logf("workers' warnings (first 16 KiB):\n%s", warnings.head(16<<10))
+		out := warnings.String()
+		t.Logf("workers' warnings (first 16 KiB):\n%s", out[:min(16<<10, len(out))])
 	}
 }
 
@@ -332,29 +332,8 @@ func (r *countingReceiver) duplicates() int {
 	return r.dups
 }
 
-// warningCounter is the workers' log output (warnings and errors), kept for counting.
-type warningCounter struct {
-	mu  sync.Mutex
-	out bytes.Buffer
-}
-
-func (c *warningCounter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.out.Write(p)
-}
-
-func (c *warningCounter) head(n int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return string(c.out.Bytes()[:min(n, c.out.Len())])
-}
-
-func (c *warningCounter) count(s string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return bytes.Count(c.out.Bytes(), []byte(s))
-}
+// logCount counts the occurrences of s in the workers' log.
+func logCount(b *logBuffer, s string) int { return strings.Count(b.String(), s) }
 
 // scaleLogLevel is the workers' log level: warnings, or EB_SCALE_LOG_LEVEL (debug, info) to see what they did.
 func scaleLogLevel() slog.Level {
