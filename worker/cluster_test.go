@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -148,11 +149,13 @@ func TestClusterCloseHandsTasksOver(t *testing.T) {
 	assert.ElementsMatch(t, sent, tg.Got(), "every event delivered once")
 }
 
-// blockableProxy forwards TCP connections to a NATS server until Block, after which it forwards nothing (the
-// connections stay open: the client sees a silent network, not a closed one).
+// blockableProxy forwards TCP connections to a NATS server until blocked, after which it forwards nothing (the
+// connections stay open: the client sees a silent network, not a closed one). With a slow answer time, what the
+// server sends reaches the client that much later (a constant latency: a delay line, not a queue of sleeps).
 type blockableProxy struct {
 	ln      net.Listener
 	blocked atomic.Bool
+	slow    atomic.Int64 // nanoseconds added to the server's answers
 }
 
 func newBlockableProxy(t *testing.T, upstream string) *blockableProxy {
@@ -173,7 +176,7 @@ func newBlockableProxy(t *testing.T, upstream string) *blockableProxy {
 			}
 			t.Cleanup(func() { _ = c.Close(); _ = u.Close() })
 			go p.pipe(c, u)
-			go p.pipe(u, c)
+			go p.delayed(u, c)
 		}
 	}()
 	return p
@@ -190,6 +193,35 @@ func (p *blockableProxy) pipe(from, to net.Conn) {
 			time.Sleep(5 * time.Millisecond) // hold the data: the network is silent
 		}
 		if _, err := to.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// delayed forwards like pipe, each chunk p.slow after it was read.
+func (p *blockableProxy) delayed(from, to net.Conn) {
+	type chunk struct {
+		b  []byte
+		at time.Time
+	}
+	line := make(chan chunk, 4096)
+	go func() {
+		defer close(line)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := from.Read(buf)
+			if err != nil {
+				return
+			}
+			line <- chunk{buf[:n], time.Now().Add(time.Duration(p.slow.Load()))}
+		}
+	}()
+	for c := range line {
+		time.Sleep(time.Until(c.at))
+		for p.blocked.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, err := to.Write(c.b); err != nil {
 			return
 		}
 	}
@@ -303,4 +335,41 @@ func ownedBy(own map[rpc.TaskID]string, w string) []rpc.TaskID {
 		}
 	}
 	return out
+}
+
+// A worker whose NATS answers slowly, but within its lease's local validity (2 s), keeps its lease and its tasks:
+// the deadline moves by the send time of a renewal, so a renewal answered after more than one heartbeat (500 ms)
+// still counts. (On a starved machine answers come late while every write reaches the server; a worker that gave
+// a renewal one heartbeat stopped every task there.)
+func TestClusterSlowNATSKeepsTheLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, bus, time.Hour, -1, 1))
+	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
+	nc, err := nats.Connect(proxy.url(), env.Credentials.Option(), nats.MaxReconnects(-1), nats.Timeout(5*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	log := &logBuffer{}
+	w, err := worker.New(worker.Config{Token: testToken, NATS: nc, WorkerID: "w1", RESTAddr: "127.0.0.1:0",
+		AllowPrivateTargets: true, Registry: registry(t), StopTimeout: 5 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	require.NoError(t, err)
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	tg := newTarget(t)
+	_, err = rpc.NewClient(w.URL(), rpc.WithToken(testToken)).CreateConnector(ctx,
+		rpc.CreateConnectorRequest{Name: targetName("r1"), Config: targetConfig("r1", tg.srv.URL)})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(w.Herder().AllocatedTasks()) == 1 }, wait, tick)
+
+	proxy.slow.Store(int64(900 * time.Millisecond))
+	time.Sleep(6 * time.Second) // three local validities
+	assert.Len(t, w.Herder().AllocatedTasks(), 1, "the task still runs")
+	assert.NotContains(t, log.String(), "lease lost", "the worker kept its lease")
+	assert.Contains(t, log.String(), "renewing the worker's lease was slow", "slow renewals are reported")
+
+	proxy.slow.Store(0)
+	env.Publish(t, names.RuleSubject(bus, "r1"), jetstreamtest.Event("after-slow", "t", nil))
+	require.Eventually(t, func() bool { return tg.has("after-slow") }, wait, tick)
 }

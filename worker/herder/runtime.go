@@ -423,7 +423,7 @@ func (h *Herder) renew() {
 				return
 			case now := <-watchdog.C:
 				if lease := h.currentLease(); lease != nil && !lease.Valid(now) {
-					h.abandon(lease, "the worker's lease expired (no renewal reached NATS in time)")
+					h.abandon(lease, "the worker's lease expired (no renewal was answered in time)")
 				}
 			}
 		}
@@ -434,9 +434,14 @@ func (h *Herder) renew() {
 			return
 		case <-renewals.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
 		lease := h.currentLease()
 		if lease == nil {
+			// An acquire answered within the lease's local validity gives a valid lease: wait that long.
+			local := h.cfg.LeaseLocal
+			if local <= 0 {
+				local = cluster.DefaultLeaseLocal
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), max(every, local))
 			next, err := h.leases.Acquire(ctx)
 			cancel()
 			if err != nil {
@@ -454,14 +459,29 @@ func (h *Herder) renew() {
 			h.poke()
 			continue
 		}
+		// A renewal waits for its answer as long as the lease stays valid, not just until the next tick: the
+		// deadline moves by the send time of a renewal, so a late answer is as good as a prompt one, and on a
+		// starved machine (a wake storm of thousands of tasks on 2 cores) answers come late for seconds while
+		// every write still reaches the server. Giving up after one interval made every renewal of such a
+		// spell fail and the watchdog stop every task of a worker whose key was never at risk.
+		sent := time.Now()
+		wait := lease.Deadline()
+		if next := sent.Add(every); next.After(wait) {
+			wait = next
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), wait)
 		err := h.leases.Renew(ctx, lease)
 		cancel()
+		took := time.Since(sent)
 		var lost *cluster.LostError
 		switch {
 		case errors.As(err, &lost):
 			h.abandon(lease, "the worker's lease "+lost.Why())
 		case err != nil:
-			h.log.Warn("renewing the worker's lease", "err", err)
+			h.log.Warn("renewing the worker's lease", "took", took.Round(time.Millisecond), "err", err)
+		case took > every:
+			h.log.Warn("renewing the worker's lease was slow: the worker or NATS is overloaded", "took",
+				took.Round(time.Millisecond), "valid for", time.Until(lease.Deadline()).Round(time.Millisecond))
 		}
 	}
 }
