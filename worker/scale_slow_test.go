@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ import (
 // lease expires), and how long the last worker's Close takes. It asserts what must hold at any scale: every event
 // put on every bus is delivered to its three targets, before and after the handover and the failover (none lost,
 // duplicates counted); no lease is lost while the workers are healthy. EB_SCALE_CLUSTER_CREATE_S caps the time spent
-// creating buses (the run goes on with those made), EB_SCALE_CPUPROFILE profiles the idle window, EB_SCALE_LOG
+// creating buses (the run goes on with those made), EB_SCALE_CPUPROFILE profiles the idle window and EB_SCALE_ROUND_CPUPROFILE the first round, EB_SCALE_LOG
 // writes the workers' log (EB_SCALE_LOG_LEVEL, warnings by default) to a file.
 func TestSlowScaleCluster(t *testing.T) {
 	buses := scaleEnv(t, "EB_SCALE_CLUSTER_BUSES", 200)
@@ -68,11 +69,16 @@ func TestSlowScaleCluster(t *testing.T) {
 	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{SyncInterval: time.Second})
 	warnings := &logBuffer{}
 	var ws []*worker.Worker
-	var conns []*nats.Conn
+	var conns, leaseConns []*nats.Conn
 	for i := range 3 {
 		nc := jetstreamtest.Connect(t, env.Server)
 		conns = append(conns, nc)
-		w, err := worker.New(worker.Config{Token: testToken, NATS: nc,
+		var leaseNC *nats.Conn
+		if os.Getenv("EB_SCALE_ONE_CONN") == "" {
+			leaseNC = jetstreamtest.Connect(t, env.Server)
+			leaseConns = append(leaseConns, leaseNC)
+		}
+		w, err := worker.New(worker.Config{Token: testToken, NATS: nc, LeaseNATS: leaseNC,
 			WorkerID: fmt.Sprintf("w%d", i+1), RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
 			Registry: registry(t), StopTimeout: 5 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: scaleLogLevel()}))})
@@ -140,6 +146,18 @@ func TestSlowScaleCluster(t *testing.T) {
 
 	// One event per bus, delivered to its three targets.
 	round := func(name string) {
+		if path := os.Getenv("EB_SCALE_ROUND_CPUPROFILE"); path != "" && name == "after creation" {
+			fh, err := os.Create(path)
+			require.NoError(t, err)
+			require.NoError(t, pprof.StartCPUProfile(fh))
+			defer func() { pprof.StopCPUProfile(); _ = fh.Close() }()
+		}
+		if path := os.Getenv("EB_SCALE_ROUND_TRACE"); path != "" && name == "after creation" {
+			fh, err := os.Create(path)
+			require.NoError(t, err)
+			require.NoError(t, trace.Start(fh))
+			defer func() { trace.Stop(); _ = fh.Close() }()
+		}
 		start := time.Now()
 		want := scalePutRound(t, env.JS, buses, busID, name)
 		missing := recv.await(want, rulesPerBus, 5*time.Minute)
@@ -181,6 +199,9 @@ func TestSlowScaleCluster(t *testing.T) {
 	// Failover: w2 loses NATS (its connection closes); its lease expires and w1 runs every task.
 	start = time.Now()
 	conns[1].Close()
+	if len(leaseConns) > 1 {
+		leaseConns[1].Close()
+	}
 	spread = scaleAwaitOwners(t, ws[:1], tasks, 5*time.Minute)
 	fig("failover: w2 loses NATS → w1 runs every task", "%s, %v", time.Since(start).Round(time.Millisecond), spread)
 	round("after the failover")

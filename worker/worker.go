@@ -40,6 +40,11 @@ const DefaultClusterID = "eb"
 type Config struct {
 	// NATS is the connection to the installation's NATS (required). The worker does not close it.
 	NATS *nats.Conn
+	// LeaseNATS, when set, is a second connection to the same NATS on which the worker renews its lease and writes
+	// its membership heartbeat, so that they never wait behind its tasks' traffic in one connection's lock and
+	// loops (thousands of tasks waking at once held a renewal's answer for seconds). Default: NATS. The worker
+	// does not close it.
+	LeaseNATS *nats.Conn
 	// ClusterID prefixes every stream, KV bucket and consumer of the installation (default "eb").
 	ClusterID string
 	// WorkerID identifies the worker in statuses (default: the host name).
@@ -174,6 +179,12 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	leaseJS := js
+	if cfg.LeaseNATS != nil {
+		if leaseJS, err = jetstream.New(cfg.LeaseNATS); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+	}
 	// The metrics read the herder, and the herder's tasks feed the metrics' latency histogram: m is set below,
 	// before Start runs any task.
 	var m *metrics.Metrics
@@ -181,11 +192,12 @@ func New(cfg Config) (*Worker, error) {
 		ObserveDelivery: func(connector string, task int, d time.Duration) {
 			m.Observer().ObserveDelivery(connector, task, d)
 		},
-		JetStream: js,
-		Names:     stream.Names{Cluster: cfg.ClusterID},
-		WorkerID:  cfg.WorkerID,
-		Registry:  cfg.Registry,
-		Logger:    cfg.Loggers.Logger("eventbridge.worker.herder"),
+		JetStream:      js,
+		LeaseJetStream: leaseJS,
+		Names:          stream.Names{Cluster: cfg.ClusterID},
+		WorkerID:       cfg.WorkerID,
+		Registry:       cfg.Registry,
+		Logger:         cfg.Loggers.Logger("eventbridge.worker.herder"),
 		PluginLogger: func(class string) *slog.Logger {
 			return cfg.Loggers.Logger("eventbridge.plugin." + class)
 		},

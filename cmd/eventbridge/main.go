@@ -133,8 +133,9 @@ type Main struct {
 	natsCreds    *ebjs.Credentials
 	natsServer   *ebjs.Server
 	nc           *nats.Conn
-	// workerNC is the embedded worker's connection (nil with --runtime-url).
-	workerNC *nats.Conn
+	// workerNC is the embedded worker's connection and workerLeaseNC that of its lease and membership heartbeat (nil
+	// with --runtime-url).
+	workerNC, workerLeaseNC *nats.Conn
 	// readyProbe stores a message on the readiness stream; readiness remembers its last outcome for a second.
 	readyProbe func(context.Context) error
 	readyMu    sync.Mutex
@@ -336,8 +337,13 @@ func (m *Main) Run(ctx context.Context) error {
 		if m.workerNC, err = connectNATS("eventbridge-worker"); err != nil {
 			return fmt.Errorf("connecting the worker to NATS: %w", err)
 		}
+		// And its lease a third, which thousands of its tasks waking at once do not crowd (worker.Config.LeaseNATS).
+		if m.workerLeaseNC, err = connectNATS("eventbridge-worker-lease"); err != nil {
+			return fmt.Errorf("connecting the worker's lease to NATS: %w", err)
+		}
 		w, err := worker.New(worker.Config{
 			NATS:                m.workerNC,
+			LeaseNATS:           m.workerLeaseNC,
 			ClusterID:           c.ClusterID,
 			WorkerID:            c.WorkerID,
 			RESTAddr:            c.WorkerAddr,
@@ -770,7 +776,7 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("worker: %w", err))
 		}
 	}
-	for _, nc := range []*nats.Conn{m.workerNC, m.nc} {
+	for _, nc := range []*nats.Conn{m.workerNC, m.workerLeaseNC, m.nc} {
 		if nc == nil {
 			continue
 		}

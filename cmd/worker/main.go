@@ -150,8 +150,9 @@ type Main struct {
 	Getenv func(string) string
 	Stderr io.Writer
 
-	nc     *nats.Conn
-	worker *worker.Worker
+	// nc is the worker's connection, leaseNC that of its lease and membership heartbeat.
+	nc, leaseNC *nats.Conn
+	worker      *worker.Worker
 	// rest serves the REST API on restLn when AdvertisedURL is set (else the worker serves it itself).
 	rest   *http.Server
 	restLn net.Listener
@@ -340,20 +341,34 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.NATSCredentials != nil {
 		creds = append(creds, m.NATSCredentials.Option())
 	}
-	nc, err := nats.Connect(m.NATSURL, append(creds,
-		nats.Name("eventbridge-worker "+m.WorkerID),
-		nats.MaxReconnects(-1),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("disconnected from NATS", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
-	)...)
+	connect := func(name string) (*nats.Conn, error) {
+		nc, err := nats.Connect(m.NATSURL, append(creds,
+			nats.Name(name),
+			nats.MaxReconnects(-1),
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					log.Warn("disconnected from NATS", "connection", name, "err", err)
+				}
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) {
+				log.Info("reconnected to NATS", "connection", name, "url", nc.ConnectedUrlRedacted())
+			}),
+		)...)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to NATS at %s: %w", redactURLs(m.NATSURL), err)
+		}
+		return nc, nil
+	}
+	nc, err := connect("eventbridge-worker " + m.WorkerID)
 	if err != nil {
-		return fmt.Errorf("connecting to NATS at %s: %w", redactURLs(m.NATSURL), err)
+		return err
 	}
 	m.nc = nc
+	// The lease and the membership heartbeat on a connection of their own, which thousands of tasks waking at once
+	// do not crowd (worker.Config.LeaseNATS).
+	if m.leaseNC, err = connect("eventbridge-worker-lease " + m.WorkerID); err != nil {
+		return err
+	}
 	if err := CheckServer(ctx, nc); err != nil {
 		return err
 	}
@@ -374,6 +389,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	w, err := worker.New(worker.Config{
 		NATS:                nc,
+		LeaseNATS:           m.leaseNC,
 		ClusterID:           m.ClusterID,
 		WorkerID:            m.WorkerID,
 		RESTAddr:            restAddr,
@@ -545,6 +561,10 @@ func (m *Main) Close() error {
 		_ = m.nc.FlushTimeout(5 * time.Second) // the last acks
 		m.nc.Close()
 		m.nc = nil
+	}
+	if m.leaseNC != nil {
+		m.leaseNC.Close() // after the worker's Close released its lease
+		m.leaseNC = nil
 	}
 	return errors.Join(errs...)
 }

@@ -93,7 +93,10 @@ func ParseClaimKey(key string) (rpc.TaskID, bool) {
 // LeaseConfig configures OpenLeases.
 type LeaseConfig struct {
 	JetStream jetstream.JetStream
-	Names     stream.Names
+	// LeaseJetStream, when set, is the JetStream of the leases bucket (the worker's lease is acquired, renewed and
+	// read on it): one on a connection that the tasks' traffic does not crowd. Default: JetStream (claims always).
+	LeaseJetStream jetstream.JetStream
+	Names          stream.Names
 	// WorkerID is the key of this worker's lease and is written into every claim; it must be a valid KV key.
 	WorkerID string
 	// TTL is the max age of the leases bucket (default 2.5s): the server removes a worker's lease TTL after its
@@ -172,9 +175,9 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	open := func(purpose, doc string, ttl time.Duration, parse func(string, []byte) any) (jetstream.KeyValue, *view, error) {
+	open := func(js jetstream.JetStream, purpose, doc string, ttl time.Duration, parse func(string, []byte) any) (jetstream.KeyValue, *view, error) {
 		bucket := cfg.Names.Bucket(purpose)
-		kv, err := cfg.JetStream.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
 			Replicas: cfg.Replicas,
 		})
@@ -191,12 +194,16 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		}
 		return kv, v, nil
 	}
-	kv, live, err := open(LeasesBucketPurpose, "one lease per worker; a key expires when its worker stops renewing", cfg.TTL,
+	leaseJS := cfg.LeaseJetStream
+	if leaseJS == nil {
+		leaseJS = cfg.JetStream
+	}
+	kv, live, err := open(leaseJS, LeasesBucketPurpose, "one lease per worker; a key expires when its worker stops renewing", cfg.TTL,
 		parseLease)
 	if err != nil {
 		return nil, err
 	}
-	claims, held, err := open(ClaimsBucketPurpose, "which incarnation of which worker runs each task", 0, parseClaim)
+	claims, held, err := open(cfg.JetStream, ClaimsBucketPurpose, "which incarnation of which worker runs each task", 0, parseClaim)
 	if err != nil {
 		live.stop()
 		return nil, err

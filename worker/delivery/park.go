@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,20 +36,58 @@ const (
 	parkTimeout = 5 * time.Second
 )
 
+// Reconnects tells the parked tasks of one connection when it reconnected (a publish may have gone by while it was
+// down), through one status listener for all of them: a listener per parked task took the connection's lock for
+// writing twice per park, which in a wake storm of thousands of tasks held up every publish and answer on the
+// connection. Safe for concurrent use.
+type Reconnects struct {
+	nc     *nats.Conn
+	status chan nats.Status
+
+	mu   sync.Mutex
+	next chan struct{} // closed at the next reconnect
+}
+
+// WatchReconnects follows nc's reconnects until Stop.
+func WatchReconnects(nc *nats.Conn) *Reconnects {
+	r := &Reconnects{nc: nc, status: nc.StatusChanged(nats.CONNECTED), next: make(chan struct{})}
+	go func() {
+		for range r.status { // until Stop closes it
+			r.mu.Lock()
+			close(r.next)
+			r.next = make(chan struct{})
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// Next returns a channel closed at the connection's next reconnect.
+func (r *Reconnects) Next() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
+}
+
+// Stop stops following the connection.
+func (r *Reconnects) Stop() { r.nc.RemoveStatusListener(r.status) }
+
 // parking is a parked task's subscriptions and listeners.
 type parking struct {
-	nc     *nats.Conn
-	subs   []*nats.Subscription
-	wake   chan struct{}
-	status chan nats.Status
+	subs []*nats.Subscription
+	wake chan struct{}
+	// reconnected is closed when the connection reconnects; own is the task's own listener behind it, when the
+	// task has no Reconnects.
+	reconnected <-chan struct{}
+	own         *Reconnects
 }
 
 func (p *parking) close() {
 	for _, s := range p.subs {
 		_ = s.Unsubscribe()
 	}
-	if p.status != nil {
-		p.nc.RemoveStatusListener(p.status)
+	if p.own != nil {
+		p.own.Stop()
 	}
 }
 
@@ -83,7 +122,14 @@ func (t *Task) tryPark() {
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 	defer cancel()
-	p := &parking{nc: t.cfg.Conn, wake: make(chan struct{}, 1)}
+	p := &parking{wake: make(chan struct{}, 1)}
+	// Reconnects are followed from before the subscriptions: one after they were made wakes the task.
+	if t.cfg.Reconnects != nil {
+		p.reconnected = t.cfg.Reconnects.Next()
+	} else {
+		p.own = WatchReconnects(t.cfg.Conn)
+		p.reconnected = p.own.Next()
+	}
 	for _, s := range subjects {
 		// One message wakes the task; the others, until it unsubscribes on waking, are dropped here. (Not
 		// AutoUnsubscribe(1) after subscribing: nats.go then races with the delivery of a first message.)
@@ -108,7 +154,6 @@ func (t *Task) tryPark() {
 		p.close()
 		return
 	}
-	p.status = t.cfg.Conn.StatusChanged(nats.CONNECTED)
 	t.parked = p
 	t.n.parked.Add(1)
 	t.iter.Drain()
@@ -134,8 +179,8 @@ func (t *Task) unpark() bool {
 			return false
 		case <-p.wake:
 			woken = true
-		case <-p.status:
-			woken = true // reconnected: a publish may have gone by meanwhile
+		case <-p.reconnected:
+			woken = true // a publish may have gone by while the connection was down
 		case <-timer.C:
 			ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 			info, err := t.cfg.Consumer.Info(ctx)

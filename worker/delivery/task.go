@@ -45,6 +45,9 @@ type TaskConfig struct {
 	// ParkAfter is how long the task waits for a record before it parks (default ParkAfter; negative: never).
 	// ParkCheck is the time between two checks of its consumer while parked, after the first (default ParkCheck).
 	ParkAfter, ParkCheck time.Duration
+	// Reconnects, when set, follows Conn's reconnects for every parked task of the worker (see Reconnects);
+	// without, each parked task follows them itself.
+	Reconnects *Reconnects
 	// Failed, when set, is called (once, without blocking) when the task fails.
 	Failed func()
 }

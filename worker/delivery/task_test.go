@@ -477,6 +477,40 @@ func (f *fixture) startParking(t *testing.T, s connector.Sink, parkAfter time.Du
 	return task
 }
 
+// A reconnect of the connection wakes a parked task (a publish may have gone by while it was down), whether the task
+// follows reconnects itself or through the worker's Reconnects; a parked task with nothing new parks again.
+func TestTaskParkedWakesOnReconnect(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			f := newFixture(t)
+			var r *delivery.Reconnects
+			if shared {
+				r = delivery.WatchReconnects(f.env.Conn)
+				t.Cleanup(r.Stop)
+			}
+			cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
+			require.NoError(t, err)
+			sink := newSink()
+			task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+				Consumer: cons, Sink: sink, Handler: f.cfg.Chain(sink), AckWait: 2 * time.Second,
+				Conn: f.env.Conn, ParkAfter: 50 * time.Millisecond, ParkCheck: time.Hour, Reconnects: r,
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = task.Stop(context.Background()) })
+			require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
+			time.Sleep(200 * time.Millisecond)
+			require.Equal(t, uint64(1), task.Counters().Parked, "nothing wakes a parked task but a publish or a reconnect")
+
+			require.NoError(t, f.env.Conn.ForceReconnect())
+			require.Eventually(t, func() bool { return task.Counters().Parked == 2 }, wait, tick,
+				"the reconnect woke the task, which parked again")
+			id := f.env.PublishN(t, "s.in", "after", 1)[0]
+			require.Eventually(t, func() bool { return slices.Contains(sink.Accepted(), id) }, wait, tick)
+		})
+	}
+}
+
 // An idle task gives up its pull request (the server holds none for the consumer) and a publish wakes it.
 func TestTaskParksWhenIdleAndWakesOnPublish(t *testing.T) {
 	t.Parallel()

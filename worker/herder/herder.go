@@ -72,8 +72,11 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Config configures a Herder.
 type Config struct {
 	JetStream jetstream.JetStream
-	Names     stream.Names
-	WorkerID  string
+	// LeaseJetStream, when set, is where the worker's lease is renewed and its membership heartbeat written: a
+	// JetStream on a connection of its own (see worker.Config.LeaseNATS). Default: JetStream.
+	LeaseJetStream jetstream.JetStream
+	Names          stream.Names
+	WorkerID       string
 	// URL is the worker's REST URL, announced to the other members.
 	URL      string
 	Registry *connector.Registry
@@ -148,6 +151,8 @@ type Herder struct {
 	attempts *delivery.Attempts // failed attempts of records waiting for a retry
 	members  *cluster.Membership
 	leases   *cluster.Leases
+	// reconnects tells the parked tasks that the connection reconnected (set by Start, stopped by Close).
+	reconnects *delivery.Reconnects
 
 	// used remembers when this worker last recorded that a connector used a subject (topicsRemembered).
 	used sync.Map
@@ -244,7 +249,8 @@ func (h *Herder) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("herder: ensuring the KV buckets of status and task configs: %w", err)
 	}
-	leases, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: h.cfg.JetStream, Names: h.cfg.Names,
+	leases, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: h.cfg.JetStream,
+		LeaseJetStream: h.cfg.LeaseJetStream, Names: h.cfg.Names,
 		WorkerID: h.cfg.WorkerID, TTL: h.cfg.LeaseTTL, Local: h.cfg.LeaseLocal, Replicas: h.cfg.Replicas})
 	if err != nil {
 		return fmt.Errorf("herder: %w", err)
@@ -259,6 +265,7 @@ func (h *Herder) Start(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.kv, h.offsets, h.state, h.leases, h.topics, h.attempts = kv, offsets, state, leases, topics, attempts
+	h.reconnects = delivery.WatchReconnects(h.cfg.JetStream.Conn())
 	h.mu.Unlock()
 	watcher, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -279,7 +286,7 @@ func (h *Herder) Start(ctx context.Context) error {
 		}
 	}
 	h.migrateSecrets(ctx)
-	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.cfg.JetStream, Names: h.cfg.Names,
+	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.leaseJetStream(), Names: h.cfg.Names,
 		Self:      cluster.Member{ID: h.cfg.WorkerID, URL: h.cfg.URL, Version: Version, Started: time.Now().UTC()},
 		Heartbeat: h.cfg.Heartbeat, Expiry: h.cfg.MemberExpiry, Replicas: h.cfg.Replicas, Logger: h.log})
 	if err != nil {
@@ -397,13 +404,16 @@ func (h *Herder) Close(ctx context.Context) error {
 	}
 	defer func() {
 		h.mu.RLock()
-		state, leases := h.state, h.leases
+		state, leases, reconnects := h.state, h.leases, h.reconnects
 		h.mu.RUnlock()
 		if state != nil {
 			state.close()
 		}
 		if leases != nil {
 			leases.Close()
+		}
+		if reconnects != nil {
+			reconnects.Stop()
 		}
 	}()
 	h.mu.Lock()
@@ -700,7 +710,8 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
-			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
+			Reconnects: h.reconnects,
+			Delivered:  h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
 		})
 	}
 	if err != nil {
@@ -724,4 +735,12 @@ func (h *Herder) liveIDs() map[string]bool {
 		out[m.ID] = true
 	}
 	return out
+}
+
+// leaseJetStream is the JetStream of the worker's lease and membership heartbeat.
+func (h *Herder) leaseJetStream() jetstream.JetStream {
+	if h.cfg.LeaseJetStream != nil {
+		return h.cfg.LeaseJetStream
+	}
+	return h.cfg.JetStream
 }
