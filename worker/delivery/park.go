@@ -72,6 +72,39 @@ func (r *Reconnects) Next() <-chan struct{} {
 // Stop stops following the connection.
 func (r *Reconnects) Stop() { r.nc.RemoveStatusListener(r.status) }
 
+// Gate bounds how many tasks of a worker park or wake at the same time (subscribing, reading their consumer,
+// starting to pull again, unsubscribing): the first event after a quiet spell wakes every parked task of every bus
+// it reaches, and thousands of them doing so together queue on their connection's lock and the server's loops,
+// where the worker's other traffic waits with them. A task holds a place only for its transition, not while it
+// works or waits. The zero Gate (nil) bounds nothing.
+type Gate chan struct{}
+
+// NewGate returns a gate of n places.
+func NewGate(n int) Gate { return make(Gate, n) }
+
+// DefaultGate is the number of places of a worker's gate.
+const DefaultGate = 16
+
+// enter takes a place, or reports false when stopping closes first.
+func (g Gate) enter(stopping <-chan struct{}) bool {
+	if g == nil {
+		return true
+	}
+	select {
+	case g <- struct{}{}:
+		return true
+	case <-stopping:
+		return false
+	}
+}
+
+// leave gives the place back.
+func (g Gate) leave() {
+	if g != nil {
+		<-g
+	}
+}
+
 // parking is a parked task's subscriptions and listeners.
 type parking struct {
 	subs []*nats.Subscription
@@ -120,6 +153,10 @@ func (t *Task) tryPark() {
 		t.cfg.ParkAfter = 0 // a whole-stream consumer: nothing to subscribe to
 		return
 	}
+	if !t.cfg.Gate.enter(t.stopping) {
+		return
+	}
+	defer t.cfg.Gate.leave()
 	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 	defer cancel()
 	p := &parking{wake: make(chan struct{}, 1)}
@@ -170,7 +207,12 @@ func (t *Task) consumerIdle(ctx context.Context) bool {
 func (t *Task) unpark() bool {
 	p := t.parked
 	t.parked = nil
-	defer p.close()
+	closed := false
+	defer func() {
+		if !closed {
+			p.close()
+		}
+	}()
 	timer := time.NewTimer(t.cfg.ParkCheck / 120)
 	defer timer.Stop()
 	for woken := false; !woken; {
@@ -182,9 +224,13 @@ func (t *Task) unpark() bool {
 		case <-p.reconnected:
 			woken = true // a publish may have gone by while the connection was down
 		case <-timer.C:
+			if !t.cfg.Gate.enter(t.stopping) {
+				return false
+			}
 			ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 			info, err := t.cfg.Consumer.Info(ctx)
 			cancel()
+			t.cfg.Gate.leave()
 			switch {
 			case errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
 				t.fail(fmt.Errorf("reading the consumer: %w", err))
@@ -196,7 +242,13 @@ func (t *Task) unpark() bool {
 			}
 		}
 	}
+	if !t.cfg.Gate.enter(t.stopping) {
+		return false
+	}
+	p.close()
+	closed = true
 	iter, err := t.cfg.Consumer.Messages(jetstream.PullMaxMessages(t.cfg.MaxInFlight), jetstream.PullExpiry(PullExpiry))
+	t.cfg.Gate.leave()
 	if err != nil {
 		t.fail(fmt.Errorf("reading the consumer: %w", err))
 		return false

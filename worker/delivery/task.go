@@ -48,6 +48,8 @@ type TaskConfig struct {
 	// Reconnects, when set, follows Conn's reconnects for every parked task of the worker (see Reconnects);
 	// without, each parked task follows them itself.
 	Reconnects *Reconnects
+	// Gate, when set, bounds how many of the worker's tasks park or wake at the same time (see Gate).
+	Gate Gate
 	// Failed, when set, is called (once, without blocking) when the task fails.
 	Failed func()
 }

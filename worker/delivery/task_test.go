@@ -511,6 +511,39 @@ func TestTaskParkedWakesOnReconnect(t *testing.T) {
 	}
 }
 
+// A woken task waits for a place in its worker's gate before it pulls again, and stops at once while waiting.
+func TestTaskWakesThroughTheGate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	gate := delivery.NewGate(1)
+	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
+	require.NoError(t, err)
+	sink := newSink()
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+		Consumer: cons, Sink: sink, Handler: f.cfg.Chain(sink), AckWait: 2 * time.Second,
+		Conn: f.env.Conn, ParkAfter: 50 * time.Millisecond, ParkCheck: time.Hour, Gate: gate,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
+
+	gate <- struct{}{} // another task's transition holds the only place
+	id := f.env.PublishN(t, "s.in", "gated", 1)[0]
+	time.Sleep(300 * time.Millisecond)
+	assert.Empty(t, sink.Accepted(), "woken, the task waits for the gate")
+	<-gate
+	require.Eventually(t, func() bool { return slices.Contains(sink.Accepted(), id) }, wait, tick)
+	require.Eventually(t, func() bool { return task.Counters().Parked == 2 }, wait, tick, "it parks again")
+
+	gate <- struct{}{}
+	f.env.PublishN(t, "s.in", "stuck", 1)
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	require.NoError(t, task.Stop(ctx), "a task waiting for the gate stops at once")
+	assert.Len(t, sink.Accepted(), 1)
+}
+
 // An idle task gives up its pull request (the server holds none for the consumer) and a publish wakes it.
 func TestTaskParksWhenIdleAndWakesOnPublish(t *testing.T) {
 	t.Parallel()

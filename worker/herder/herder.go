@@ -153,6 +153,8 @@ type Herder struct {
 	leases   *cluster.Leases
 	// reconnects tells the parked tasks that the connection reconnected (set by Start, stopped by Close).
 	reconnects *delivery.Reconnects
+	// gate bounds how many of the worker's tasks park or wake at the same time.
+	gate delivery.Gate
 
 	// used remembers when this worker last recorded that a connector used a subject (topicsRemembered).
 	used sync.Map
@@ -218,7 +220,8 @@ func New(cfg Config) (*Herder, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
-		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{})}, nil
+		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{}),
+		gate: delivery.NewGate(delivery.DefaultGate)}, nil
 }
 
 // SetURL sets the REST URL the worker announces to the other members; call it before Start.
@@ -710,8 +713,8 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
-			Reconnects: h.reconnects,
-			Delivered:  h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
+			Reconnects: h.reconnects, Gate: h.gate,
+			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
 		})
 	}
 	if err != nil {
