@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -32,6 +33,10 @@ const (
 	sweepInterval = 10 * time.Second
 	// callTimeout bounds each call to KV of the loop.
 	callTimeout = 2 * time.Second
+	// startsAtOnce bounds how many tasks a round takes, restarts or writes the status of at the same time. Each
+	// such step is a few calls to NATS; thousands at once (a worker taking over a lost lease's tasks, or another
+	// worker's) made each of them wait past its timeout, fail, and come back the next round, and never converged.
+	startsAtOnce = 16
 )
 
 // runner is a running task: a sink task (delivery.Task) or a source task (delivery.SourceTask).
@@ -147,7 +152,7 @@ func (h *Herder) reconcile() {
 		if next := h.supervise(now); !next.IsZero() && next.Before(h.lightAt) {
 			h.lightAt = next // a restart comes due
 		}
-		h.writeStatuses(ctx)
+		h.writeStatuses(context.Background())
 		return
 	}
 	h.seen, h.fullAt = seen, now
@@ -176,6 +181,22 @@ func (h *Herder) reconcile() {
 	assign := cluster.Assign(members, tasks, current)
 
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, startsAtOnce)
+	// inTurn runs step with a slot and a timeout of its own, counted from when it got the slot; a step whose turn
+	// comes after the lease the round started with was lost is left for a later round.
+	inTurn := func(lease *cluster.Lease, step func(ctx context.Context)) {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if lease != nil && h.validLease() != lease {
+				h.again.Store(true)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			step(ctx)
+		})
+	}
 	for id, lt := range local {
 		h.mu.RLock()
 		lost, releasing, rev, gen, cfg := lt.lost, lt.releasing, lt.rev, lt.gen, lt.config
@@ -195,7 +216,7 @@ func (h *Herder) reconcile() {
 			h.mu.Unlock()
 			go h.release(context.Background(), lt, rpc.StateUnassigned)
 		case !maps.Equal(cfg, e.rec.Config) || e.rec.Restarts[id.Task] > gen:
-			wg.Go(func() { h.restartLocal(ctx, lt, e, false) })
+			inTurn(nil, func(ctx context.Context) { h.restartLocal(ctx, lt, e, false) })
 		case rev != e.rev:
 			h.mu.Lock()
 			lt.rev = e.rev
@@ -216,7 +237,7 @@ func (h *Herder) reconcile() {
 				continue // its previous owner has not released it yet, or its lease has not expired
 			}
 			e := records[id.Connector]
-			wg.Go(func() { h.take(ctx, lease, id, e) })
+			inTurn(lease, func(ctx context.Context) { h.take(ctx, lease, id, e) })
 		}
 	}
 	wg.Wait()
@@ -228,7 +249,7 @@ func (h *Herder) reconcile() {
 	if next := h.supervise(time.Now()); !next.IsZero() && next.Before(h.lightAt) {
 		h.lightAt = next
 	}
-	h.writeStatuses(ctx)
+	h.writeStatuses(context.Background())
 }
 
 // sweep deletes the claims that dead incarnations left on tasks that no longer exist (a worker died, then its
@@ -576,19 +597,45 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		todo = append(todo, pending{lt, st, base, n, lt.statusRev})
 	}
 	h.mu.RUnlock()
-	for _, p := range todo {
-		rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
-		if err != nil {
-			if ebjs.IsRevisionConflict(err) {
-				h.lose(p.lt, "was taken by another worker (its status was written by it)")
-				continue
+	// startsAtOnce writes at a time, within callTimeout for all: what is left, or failed, is written by a later
+	// round (a task's status is written until it is stored), and a round logs one warning for its failures.
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	work := make(chan pending)
+	var wg sync.WaitGroup
+	for range min(startsAtOnce, len(todo)) {
+		wg.Go(func() {
+			for p := range work {
+				rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
+				if err != nil {
+					if ebjs.IsRevisionConflict(err) {
+						h.lose(p.lt, "was taken by another worker (its status was written by it)")
+						continue
+					}
+					if failed.Add(1) == 1 {
+						firstErr.Store(fmt.Sprintf("%s task %d: %v", p.lt.id.Connector, p.lt.id.Task, err))
+					}
+					continue
+				}
+				h.mu.Lock()
+				p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteAt = rev, p.base, p.n, now
+				h.mu.Unlock()
 			}
-			h.log.Warn("storing the status of a task", "connector", p.lt.id.Connector, "task", p.lt.id.Task, "err", err)
-			continue
+		})
+	}
+	for _, p := range todo {
+		if ctx.Err() != nil {
+			break
 		}
-		h.mu.Lock()
-		p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteAt = rev, p.base, p.n, now
-		h.mu.Unlock()
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		h.log.Warn("storing the status of tasks; a later round tries again", "failed", n, "of", len(todo),
+			"first", firstErr.Load())
 	}
 }
 
