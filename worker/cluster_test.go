@@ -229,17 +229,24 @@ func (p *blockableProxy) delayed(from, to net.Conn) {
 
 func (p *blockableProxy) url() string { return "nats://" + p.ln.Addr().String() }
 
+// proxiedEnv starts a JetStream on TCP with the test bus, and a connection to it through a blockableProxy.
+func proxiedEnv(t *testing.T, timeout time.Duration) (*jetstreamtest.Env, *blockableProxy, *nats.Conn) {
+	t.Helper()
+	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
+	require.NoError(t, names.EnsureBusStream(context.Background(), env.JS, bus, time.Hour, -1, 1))
+	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
+	nc, err := nats.Connect(proxy.url(), env.Credentials.Option(), nats.MaxReconnects(-1), nats.Timeout(timeout))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return env, proxy, nc
+}
+
 // A worker cut off from NATS stops its tasks on its own, at its lease's local deadline, before another worker can
 // take them: the claim history never shows a task owned twice.
 func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
-	require.NoError(t, names.EnsureBusStream(ctx, env.JS, bus, time.Hour, -1, 1))
-	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
-	nc1, err := nats.Connect(proxy.url(), env.Credentials.Option(), nats.MaxReconnects(-1), nats.Timeout(time.Second))
-	require.NoError(t, err)
-	t.Cleanup(nc1.Close)
+	env, proxy, nc1 := proxiedEnv(t, time.Second)
 	w1 := startMember(t, nc1, "w1")
 	c1 := rpc.NewClient(w1.URL(), rpc.WithToken(testToken))
 	tg := newTarget(t)
@@ -344,12 +351,7 @@ func ownedBy(own map[rpc.TaskID]string, w string) []rpc.TaskID {
 func TestClusterSlowNATSKeepsTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := jetstreamtest.StartWith(t, jetstreamOnTCP())
-	require.NoError(t, names.EnsureBusStream(ctx, env.JS, bus, time.Hour, -1, 1))
-	proxy := newBlockableProxy(t, env.Server.ClientURL()[len("nats://"):])
-	nc, err := nats.Connect(proxy.url(), env.Credentials.Option(), nats.MaxReconnects(-1), nats.Timeout(5*time.Second))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	env, proxy, nc := proxiedEnv(t, 5*time.Second)
 	log := &logBuffer{}
 	w, err := worker.New(worker.Config{Token: testToken, NATS: nc, WorkerID: "w1", RESTAddr: "127.0.0.1:0",
 		AllowPrivateTargets: true, Registry: registry(t), StopTimeout: 5 * time.Second,

@@ -47,7 +47,7 @@ import (
 // lease expires), and how long the last worker's Close takes. It asserts what must hold at any scale: every event
 // put on every bus is delivered to its three targets, before and after the handover and the failover (none lost,
 // duplicates counted); no lease is lost while the workers are healthy. EB_SCALE_CLUSTER_CREATE_S caps the time spent
-// creating buses (the run goes on with those made), EB_SCALE_CPUPROFILE profiles the idle window, EB_SCALE_ROUND_CPUPROFILE and
+// creating buses (the run goes on with those made), EB_SCALE_CPUPROFILE profiles the idle window, EB_SCALE_CREATE_CPUPROFILE the creation, EB_SCALE_ROUND_CPUPROFILE and
 // EB_SCALE_ROUND_TRACE the first round, EB_SCALE_ONE_CONN=1 leaves each worker's lease on its tasks' connection, EB_SCALE_LOG
 // writes the workers' log (EB_SCALE_LOG_LEVEL, warnings by default) to a file.
 func TestSlowScaleCluster(t *testing.T) {
@@ -69,6 +69,14 @@ func TestSlowScaleCluster(t *testing.T) {
 	ctx := context.Background()
 	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{SyncInterval: time.Second})
 	warnings := &logBuffer{}
+	t.Cleanup(func() { // registered first: runs last, after the workers closed, on a failure too
+		if path := os.Getenv("EB_SCALE_LOG"); path != "" {
+			_ = os.WriteFile(path, []byte(warnings.String()), 0o644)
+		} else if t.Failed() {
+			out := warnings.String()
+			t.Logf("workers' warnings (first 16 KiB):\n%s", out[:min(16<<10, len(out))])
+		}
+	})
 	var ws []*worker.Worker
 	var conns, leaseConns []*nats.Conn
 	for i := range 3 {
@@ -99,6 +107,13 @@ func TestSlowScaleCluster(t *testing.T) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	began := time.Now()
+	if path := os.Getenv("EB_SCALE_CREATE_CPUPROFILE"); path != "" {
+		fh, err := os.Create(path)
+		require.NoError(t, err)
+		require.NoError(t, pprof.StartCPUProfile(fh))
+		defer func() { _ = fh.Close() }()
+		defer pprof.StopCPUProfile() // stopped after the creation, below; again here on a failure
+	}
 	for c := range 8 {
 		client := rpc.NewClient(ws[c%3].URL(), rpc.WithToken(testToken))
 		wg.Go(func() {
@@ -136,6 +151,7 @@ func TestSlowScaleCluster(t *testing.T) {
 	require.NoError(t, failure)
 	tasks = buses * (1 + rulesPerBus)
 	created := time.Since(began)
+	pprof.StopCPUProfile()
 	slices.Sort(latencies)
 	pct := func(q float64) time.Duration {
 		return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond)
@@ -212,12 +228,6 @@ func TestSlowScaleCluster(t *testing.T) {
 	require.NoError(t, ws[0].Close(ctx))
 	fig("Close of the last worker (every task)", "%s", time.Since(start).Round(time.Millisecond))
 	fig("duplicates delivered in all", "%d of %d deliveries", recv.duplicates(), 3*buses*rulesPerBus)
-	if path := os.Getenv("EB_SCALE_LOG"); path != "" {
-		require.NoError(t, os.WriteFile(path, []byte(warnings.String()), 0o644))
-	} else if t.Failed() {
-		out := warnings.String()
-		t.Logf("workers' warnings (first 16 KiB):\n%s", out[:min(16<<10, len(out))])
-	}
 }
 
 // createScaleBus creates bus id's stream (1 MiB), its router (rulesPerBus rules matching source "scale") and an

@@ -463,15 +463,20 @@ func TestTaskCountsReportedMatches(t *testing.T) {
 }
 
 // startParking starts a task that parks after parkAfter idle and, with ParkCheck an hour, is woken only by a
-// publish to its subject (or a reconnect), never by a check of its consumer.
-func (f *fixture) startParking(t *testing.T, s connector.Sink, parkAfter time.Duration) *delivery.Task {
+// publish to its subject (or a reconnect), never by a check of its consumer; with changes its config first.
+func (f *fixture) startParking(t *testing.T, s connector.Sink, parkAfter time.Duration,
+	with ...func(*delivery.TaskConfig)) *delivery.Task {
 	t.Helper()
 	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
 	require.NoError(t, err)
-	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
+	cfg := delivery.TaskConfig{
 		Consumer: cons, Sink: s, Handler: f.cfg.Chain(s), AckWait: 2 * time.Second,
 		Conn: f.env.Conn, ParkAfter: parkAfter, ParkCheck: time.Hour,
-	})
+	}
+	for _, change := range with {
+		change(&cfg)
+	}
+	task, err := delivery.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = task.Stop(context.Background()) })
 	return task
@@ -489,15 +494,8 @@ func TestTaskParkedWakesOnReconnect(t *testing.T) {
 				r = delivery.WatchReconnects(f.env.Conn)
 				t.Cleanup(r.Stop)
 			}
-			cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
-			require.NoError(t, err)
 			sink := newSink()
-			task, err := delivery.Start(context.Background(), delivery.TaskConfig{
-				Consumer: cons, Sink: sink, Handler: f.cfg.Chain(sink), AckWait: 2 * time.Second,
-				Conn: f.env.Conn, ParkAfter: 50 * time.Millisecond, ParkCheck: time.Hour, Reconnects: r,
-			})
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = task.Stop(context.Background()) })
+			task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) { c.Reconnects = r })
 			require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
 			time.Sleep(200 * time.Millisecond)
 			require.Equal(t, uint64(1), task.Counters().Parked, "nothing wakes a parked task but a publish or a reconnect")
@@ -516,15 +514,8 @@ func TestTaskWakesThroughTheGate(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	gate := delivery.NewGate(1)
-	cons, err := delivery.EnsureConsumer(context.Background(), f.env.JS, f.cfg, 2*time.Second)
-	require.NoError(t, err)
 	sink := newSink()
-	task, err := delivery.Start(context.Background(), delivery.TaskConfig{
-		Consumer: cons, Sink: sink, Handler: f.cfg.Chain(sink), AckWait: 2 * time.Second,
-		Conn: f.env.Conn, ParkAfter: 50 * time.Millisecond, ParkCheck: time.Hour, Gate: gate,
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+	task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) { c.Gate = gate })
 	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
 
 	gate <- struct{}{} // another task's transition holds the only place

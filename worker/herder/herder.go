@@ -169,7 +169,9 @@ type Herder struct {
 	swept  time.Time // when the loop last swept the claims of dead workers
 	seen   string
 	fullAt time.Time
-	again  atomic.Bool
+	// fullTook is how long the last full round took (see fullRoundDue).
+	fullTook time.Duration
+	again    atomic.Bool
 	// lightAt is when the loop next looks at the local tasks in a round with nothing new to see, unless a task
 	// failed meanwhile (failed).
 	lightAt time.Time

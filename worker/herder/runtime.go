@@ -105,6 +105,22 @@ func (h *Herder) loop(done chan struct{}) {
 	}
 }
 
+// fullPace paces full rounds: the next one starts no sooner than fullPace times the last one's duration after that
+// one started, so the loop takes at most about a third of a core whatever the number of tasks.
+const fullPace = 3
+
+// fullRoundDue reports whether a round at now is a full one: something changed (or the last round left work undone),
+// or fullRoundInterval passed since the last; and in either case the last full round, which started at last and
+// took took, is at least fullPace times took ago. A full round reads every claim and assigns every task of the
+// cluster: at 15,000 tasks it took a tenth of a second and more, and rounds back to back while tasks restarted
+// (each restart a change) kept more than a core busy, starved the worker's renewals and fed the restarts.
+func fullRoundDue(now, last time.Time, took time.Duration, changed bool) bool {
+	if !changed && now.Sub(last) < fullRoundInterval {
+		return false
+	}
+	return !now.Before(last.Add(fullPace * took))
+}
+
 // desired returns the tasks that must run: those of RUNNING connectors.
 func desired(records map[string]entry) []rpc.TaskID {
 	var tasks []rpc.TaskID
@@ -144,7 +160,7 @@ func (h *Herder) reconcile() {
 	// the connectors, the local tasks, the members or the claims changed, when the last round left work undone, and
 	// every fullRoundInterval.
 	now := time.Now()
-	if seen == h.seen && !h.again.Load() && now.Sub(h.fullAt) < fullRoundInterval {
+	if !fullRoundDue(now, h.fullAt, h.fullTook, seen != h.seen || h.again.Load()) {
 		if !h.failed.Swap(false) && now.Before(h.lightAt) {
 			return
 		}
@@ -156,6 +172,7 @@ func (h *Herder) reconcile() {
 		return
 	}
 	h.seen, h.fullAt = seen, now
+	defer func() { h.fullTook = time.Since(now) }()
 	h.again.Store(false)
 	holders, holdersErr := h.leases.Holders(ctx)
 	if holdersErr != nil {
