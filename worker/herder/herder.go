@@ -205,6 +205,9 @@ func New(cfg Config) (*Herder, error) {
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
 	}
+	if cfg.LeaseJetStream == nil {
+		cfg.LeaseJetStream = cfg.JetStream
+	}
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 30 * time.Second
 	}
@@ -291,7 +294,7 @@ func (h *Herder) Start(ctx context.Context) error {
 		}
 	}
 	h.migrateSecrets(ctx)
-	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.leaseJetStream(), Names: h.cfg.Names,
+	members, err := cluster.Join(ctx, cluster.MembershipConfig{JetStream: h.cfg.LeaseJetStream, Names: h.cfg.Names,
 		Self:      cluster.Member{ID: h.cfg.WorkerID, URL: h.cfg.URL, Version: Version, Started: time.Now().UTC()},
 		Heartbeat: h.cfg.Heartbeat, Expiry: h.cfg.MemberExpiry, Replicas: h.cfg.Replicas, Logger: h.log})
 	if err != nil {
@@ -740,12 +743,4 @@ func (h *Herder) liveIDs() map[string]bool {
 		out[m.ID] = true
 	}
 	return out
-}
-
-// leaseJetStream is the JetStream of the worker's lease and membership heartbeat.
-func (h *Herder) leaseJetStream() jetstream.JetStream {
-	if h.cfg.LeaseJetStream != nil {
-		return h.cfg.LeaseJetStream
-	}
-	return h.cfg.JetStream
 }
