@@ -70,6 +70,35 @@ type TaskState struct {
 	Trace    string `json:"trace,omitempty"`
 	// Counters are ours (Kafka Connect has metrics instead): what a running task did since it started.
 	Counters *TaskCounters `json:"counters,omitempty"`
+	// Health is ours too: how a running task's writes went since it started (the facts; the control plane's
+	// target and source health is decided from them).
+	Health *TaskHealth `json:"health,omitempty"`
+}
+
+// TaskHealth is what a running task knows of how its writes go. Times are absent when they never happened since
+// the task started.
+type TaskHealth struct {
+	LastSuccessAt *time.Time   `json:"last_success_at,omitempty"`
+	LastFailure   *TaskFailure `json:"last_failure,omitempty"`
+	// FailuresSinceSuccess counts the failed attempts since the last success, the first of which was at
+	// FailingSince.
+	FailuresSinceSuccess uint64     `json:"failures_since_success"`
+	FailingSince         *time.Time `json:"failing_since,omitempty"`
+	// RetryScheduled: the last attempt failed and its record is attempted again.
+	RetryScheduled     bool       `json:"retry_scheduled"`
+	LastDeadLetteredAt *time.Time `json:"last_dead_lettered_at,omitempty"`
+}
+
+// TaskFailure is a failed attempt: when, which attempt of its record, the error class (connection-refused, dns,
+// timeout, tls, egress-refused, http-4xx, http-5xx, ...), the target's status when it answered, the error and the
+// start of the target's answer, without secret values.
+type TaskFailure struct {
+	At       time.Time `json:"at"`
+	Attempt  uint64    `json:"attempt,omitempty"`
+	Class    string    `json:"class"`
+	Status   int       `json:"status,omitempty"`
+	Message  string    `json:"message"`
+	Response string    `json:"response,omitempty"`
 }
 
 // TaskCounters count what a task did with records since it started. A record retried twice counts two Retried.

@@ -82,3 +82,44 @@ func TestStatusAndTaskConfigsInKV(t *testing.T) {
 	assert.Empty(t, state(name+".0"), "statuses go with the connector")
 	require.Eventually(t, func() bool { _, err := tasks.Get(ctx, name+".0"); return errors.Is(err, jetstream.ErrKeyNotFound) }, wait, tick)
 }
+
+// TestTaskHealthInStatusKV: what a running task knows of its failed attempts reaches its status key, where the
+// other workers and the control plane read it, and its live status.
+func TestTaskHealthInStatusKV(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := busEnv(t)
+	_, client := startWorker(t, env)
+	down := newTarget(t)
+	down.srv.Close() // nothing listens at its address any more
+	name := targetName("r1")
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: targetConfig("r1", down.srv.URL)})
+	require.NoError(t, err)
+	_, err = client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: routerName(),
+		Config: routerConfig(t, rule("r1", "order.created", 0))})
+	require.NoError(t, err)
+	put(t, env, "e1", "order.created")
+
+	status, err := env.JS.KeyValue(ctx, names.Bucket(herder.StatusBucketPurpose))
+	require.NoError(t, err)
+	var stored rpc.TaskState
+	require.Eventually(t, func() bool {
+		e, err := status.Get(ctx, name+".0")
+		if err != nil {
+			return false
+		}
+		require.NoError(t, json.Unmarshal(e.Value(), &stored))
+		return stored.Health != nil && stored.Health.FailuresSinceSuccess >= 2
+	}, wait, tick, "the failures reach the status key")
+	require.NotNil(t, stored.Health.LastFailure)
+	assert.Equal(t, "connection-refused", stored.Health.LastFailure.Class)
+	assert.True(t, stored.Health.RetryScheduled)
+	assert.NotNil(t, stored.Health.FailingSince)
+	assert.Nil(t, stored.Health.LastSuccessAt)
+
+	st, err := client.ConnectorStatus(ctx, name)
+	require.NoError(t, err)
+	require.Len(t, st.Tasks, 1)
+	require.NotNil(t, st.Tasks[0].Health)
+	assert.Equal(t, "connection-refused", st.Tasks[0].Health.LastFailure.Class)
+}

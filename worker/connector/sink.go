@@ -153,3 +153,30 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+type statusError struct {
+	err      error
+	status   int
+	response string
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+// WithStatus marks err as the answer of an external system that refused a write: its status (an HTTP status
+// code) and the start of its response, which task health shows (delivery.Failure). WithStatus(nil, ...) is nil.
+func WithStatus(err error, status int, response string) error {
+	if err == nil {
+		return nil
+	}
+	return &statusError{err: err, status: status, response: response}
+}
+
+// StatusOf returns the status and response err, or an error it wraps, was marked with by WithStatus.
+func StatusOf(err error) (status int, response string, ok bool) {
+	var s *statusError
+	if errors.As(err, &s) {
+		return s.status, s.response, true
+	}
+	return 0, "", false
+}

@@ -51,6 +51,8 @@ type SourceTaskConfig struct {
 	Used func(subject string)
 	// Failed, when set, is called (without blocking) when the task fails.
 	Failed func()
+	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure.
+	Redact func(string) string
 }
 
 // SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
@@ -75,6 +77,7 @@ type SourceTask struct {
 	lastErr string // the last read or store error while RUNNING, cleared by a success
 
 	read, written, retried, dropped, failed, filtered, transformFailed, deadLettered atomic.Uint64
+	hl                                                                               health
 }
 
 // StartSource connects the source and starts the task.
@@ -90,7 +93,7 @@ func StartSource(ctx context.Context, cfg SourceTaskConfig) (*SourceTask, error)
 		_ = cfg.Source.Close()
 		return nil, fmt.Errorf("connecting the source: %w", err)
 	}
-	t := &SourceTask{cfg: cfg, log: log, done: make(chan struct{}), state: rpc.StateRunning}
+	t := &SourceTask{cfg: cfg, log: log, done: make(chan struct{}), state: rpc.StateRunning, hl: health{redact: cfg.Redact}}
 	t.readCtx, t.stopRead = context.WithCancel(context.Background())
 	t.writeCtx, t.stopWrites = context.WithCancel(context.Background())
 	go t.run()
@@ -149,13 +152,25 @@ func (t *SourceTask) fail(err error) {
 	}
 }
 
+// Health returns what the task knows of how its reads and writes go: a failed read or store is a failed attempt
+// (retried), a batch read and stored a success.
+func (t *SourceTask) Health() Health { return t.hl.get() }
+
 func (t *SourceTask) setLastErr(err error) {
+	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err == nil {
 		t.lastErr = ""
+		if recovered, after := t.hl.success(now); recovered {
+			t.log.Info("reading and storing records succeeds again", "failed_attempts", after)
+		}
 	} else {
-		t.lastErr = time.Now().UTC().Format(time.RFC3339) + ": " + err.Error()
+		t.lastErr = now.UTC().Format(time.RFC3339) + ": " + err.Error()
+		if first, f := t.hl.failure(now, 0, err, true, false); first {
+			t.log.Info("reading or storing records failed; the task's health shows the failure until it succeeds",
+				"class", f.Class, "err", f.Message)
+		}
 	}
 }
 
@@ -255,6 +270,9 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 		return false
 	}
 	t.deadLettered.Add(uint64(len(refused)))
+	if len(refused) > 0 {
+		t.hl.deadLettered(time.Now())
+	}
 	if t.cfg.Offsets != nil {
 		if !t.retrying(func() error { return t.storeOffsets(records) }) {
 			return false

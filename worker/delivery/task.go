@@ -52,6 +52,8 @@ type TaskConfig struct {
 	Gate Gate
 	// Failed, when set, is called (once, without blocking) when the task fails.
 	Failed func()
+	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure.
+	Redact func(string) string
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -115,7 +117,8 @@ type Task struct {
 	// replaced then (under mu, which halt takes to read it).
 	parked *parking
 
-	n counters
+	n  counters
+	hl health
 }
 
 // Start connects the sink and starts reading. It returns once the task reads; an error means the sink did not
@@ -159,6 +162,7 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		readerDone: make(chan struct{}),
 		state:      rpc.StateRunning,
 		held:       map[uint64]bool{},
+		hl:         health{redact: cfg.Redact},
 	}
 	t.writeCtx, t.cancelWrites = context.WithCancel(context.Background())
 	go t.read(cfg.MaxInFlight)
@@ -171,6 +175,9 @@ func (t *Task) State() (state, trace string) {
 	defer t.mu.Unlock()
 	return t.state, t.trace
 }
+
+// Health returns what the task knows of how its writes go.
+func (t *Task) Health() Health { return t.hl.get() }
 
 // Counters returns what the task did so far.
 func (t *Task) Counters() Counters {
@@ -478,6 +485,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		t.n.transformFailed.Add(1)
 	}
 	t.settle(md, meta.Attempt, o.Action == Retry)
+	t.follow(o, meta.Attempt)
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
@@ -526,6 +534,24 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
 			meta.Sequence, meta.Stream, o.Attempts, o.Err))
 		t.nak(msg)
+	}
+}
+
+// follow records the outcome of an attempt in the task's health, and logs, at info level, when writes start to
+// fail and when they succeed again: once per change, not per attempt.
+func (t *Task) follow(o Outcome, attempt uint64) {
+	now := time.Now()
+	switch o.Action {
+	case Ack:
+		if recovered, after := t.hl.success(now); recovered {
+			t.log.Info("writing records succeeds again", "failed_attempts", after)
+		}
+	case Retry, DeadLettered, Drop, Fail, GiveUp:
+		first, f := t.hl.failure(now, attempt, o.Err, o.Action == Retry, o.Action == DeadLettered)
+		if first {
+			t.log.Info("writing a record failed; the task's health shows the failure until a record is written",
+				"class", f.Class, "status", f.Status, "attempt", f.Attempt, "outcome", o.Action.String(), "err", f.Message)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ const (
 type runner interface {
 	State() (state, trace string)
 	Counters() delivery.Counters
+	Health() delivery.Health
 	// Abort stops the task at once: no effect after it returns, even without NATS.
 	Abort()
 	Stop(ctx context.Context) error
@@ -68,6 +69,7 @@ type localTask struct {
 	statusRev uint64            // revision of its status key as last written
 	written   StoredTask        // the status last written, without counters
 	wroteN    delivery.Counters // the counters last written
+	wroteH    delivery.Health   // the health last written
 	wroteAt   time.Time         // when the status was last written
 }
 
@@ -87,6 +89,24 @@ func counters(n delivery.Counters) *rpc.TaskCounters {
 	return &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
 		Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
 		DeadLettered: n.DeadLettered, Matched: n.Matched, Unmatched: n.Unmatched, Routed: n.Routed}
+}
+
+// healthOf is the wire form of a task's health.
+func healthOf(x delivery.Health) *rpc.TaskHealth {
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		u := t.UTC()
+		return &u
+	}
+	out := &rpc.TaskHealth{LastSuccessAt: at(x.LastSuccessAt), FailuresSinceSuccess: x.FailuresSinceSuccess,
+		FailingSince: at(x.FailingSince), RetryScheduled: x.RetryScheduled, LastDeadLetteredAt: at(x.LastDeadLetteredAt)}
+	if f := x.LastFailure; f != nil {
+		out.LastFailure = &rpc.TaskFailure{At: f.At.UTC(), Attempt: f.Attempt, Class: f.Class, Status: f.Status,
+			Message: f.Message, Response: f.Response}
+	}
+	return out
 }
 
 // loop reconciles this worker's tasks with the assignment until Close.
@@ -587,6 +607,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		st   StoredTask
 		base StoredTask
 		n    delivery.Counters
+		hl   delivery.Health
 		rev  uint64
 	}
 	var todo []pending
@@ -598,20 +619,21 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		base := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
 			Rev: lt.rev, Gen: lt.gen}
 		var n delivery.Counters
+		var hl delivery.Health
 		if lt.run != nil {
-			n = lt.run.Counters()
+			n, hl = lt.run.Counters(), lt.run.Health()
 		}
 		if lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
 			base.Gen != lt.written.Gen {
 			// A change of state is written at once.
-		} else if n == lt.wroteN || now.Sub(lt.wroteAt) < countersInterval {
+		} else if (n == lt.wroteN && hl.Equal(lt.wroteH)) || now.Sub(lt.wroteAt) < countersInterval {
 			continue
 		}
 		st := base
 		if lt.run != nil {
-			st.Counters = counters(n)
+			st.Counters, st.Health = counters(n), healthOf(hl)
 		}
-		todo = append(todo, pending{lt, st, base, n, lt.statusRev})
+		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev})
 	}
 	h.mu.RUnlock()
 	// startsAtOnce writes at a time, within callTimeout for all: what is left, or failed, is written by a later
@@ -637,7 +659,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 					continue
 				}
 				h.mu.Lock()
-				p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteAt = rev, p.base, p.n, now
+				p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteH, p.lt.wroteAt = rev, p.base, p.n, p.hl, now
 				h.mu.Unlock()
 			}
 		})
@@ -667,7 +689,7 @@ func (h *Herder) localStatus(id rpc.TaskID) (rpc.TaskState, bool) {
 	state, trace := lt.state()
 	ts := rpc.TaskState{ID: id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace}
 	if lt.run != nil {
-		ts.Counters = counters(lt.run.Counters())
+		ts.Counters, ts.Health = counters(lt.run.Counters()), healthOf(lt.run.Health())
 	}
 	return ts, true
 }

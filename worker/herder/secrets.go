@@ -170,6 +170,17 @@ func redact(err error, secrets []string) error {
 	return err
 }
 
+// redactor returns a func that replaces the secret values of the decrypted config cfg in a text.
+func (h *Herder) redactor(cfg map[string]string) func(string) string {
+	var secrets []string
+	for _, k := range h.secretKeys(cfg) {
+		if v := cfg[k]; v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return func(s string) string { return redactString(s, secrets) }
+}
+
 // redact returns err with the secret values of the decrypted config cfg replaced.
 func (h *Herder) redact(err error, cfg map[string]string) error {
 	var secrets []string

@@ -515,7 +515,8 @@ func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []
 	if code >= 200 && code < 300 {
 		return code, token, nil
 	}
-	err = fmt.Errorf("http: %s %s answered %d: %s", s.method, s.url, code, strings.TrimSpace(string(snippet)))
+	err = connector.WithStatus(fmt.Errorf("http: %s %s answered %d: %s", s.method, s.url, code,
+		strings.TrimSpace(string(snippet))), code, strings.TrimSpace(string(snippet)))
 	if Retryable(code) {
 		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			return code, token, connector.RetryAfter(err, d)
