@@ -8956,6 +8956,36 @@ const docTemplate = `{
                 }
             }
         },
+        "DeliveryFailure": {
+            "type": "object",
+            "properties": {
+                "at": {
+                    "type": "string"
+                },
+                "attempt": {
+                    "description": "Attempt is the attempt of its record (1 for the first); absent for sources.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "errorClass": {
+                    "description": "ErrorClass is connection-refused, dns, timeout, tls, egress-refused, http-4xx, http-5xx, connection-reset,\nunreachable, transform, refused (another status) or error.",
+                    "type": "string",
+                    "example": "connection-refused"
+                },
+                "httpStatus": {
+                    "description": "HTTPStatus is the target's answer when it answered.",
+                    "type": "integer",
+                    "example": 503
+                },
+                "message": {
+                    "type": "string"
+                },
+                "response": {
+                    "description": "Response is the start of the target's answer (at most 256 bytes), without secret values.",
+                    "type": "string"
+                }
+            }
+        },
         "DiscardResult": {
             "type": "object",
             "properties": {
@@ -11166,7 +11196,19 @@ const docTemplate = `{
         "SourceStatus": {
             "type": "object",
             "properties": {
+                "health": {
+                    "description": "Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).",
+                    "type": "string",
+                    "example": "HEALTHY"
+                },
                 "lastError": {
+                    "description": "LastError is why a task failed, else the error of the last failed read or store while none succeeded since.",
+                    "type": "string"
+                },
+                "lastFailure": {
+                    "$ref": "#/definitions/DeliveryFailure"
+                },
+                "lastSuccessAt": {
                     "type": "string"
                 },
                 "state": {
@@ -11418,7 +11460,19 @@ const docTemplate = `{
         "TargetStatus": {
             "type": "object",
             "properties": {
+                "health": {
+                    "description": "Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.",
+                    "type": "string",
+                    "example": "HEALTHY"
+                },
                 "lastError": {
+                    "description": "LastError is why a task failed, else the error of the last failed attempt while no attempt succeeded since.",
+                    "type": "string"
+                },
+                "lastFailure": {
+                    "$ref": "#/definitions/DeliveryFailure"
+                },
+                "lastSuccessAt": {
                     "type": "string"
                 },
                 "state": {

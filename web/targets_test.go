@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
@@ -26,7 +28,8 @@ func TestTargets(t *testing.T) {
 				"name": "hook", "type": "http",
 				"config":      map[string]any{"url": "https://example.com/hook", "method": "POST", "mode": "binary", "timeout": "5s"},
 				"retryPolicy": map[string]any{"maximumRetryAttempts": 185, "maximumEventAgeInSeconds": 86400},
-				"status":      map[string]any{"state": "RUNNING", "tasks": []any{map[string]any{"id": 0, "state": "RUNNING", "workerId": "w1"}}, "lastError": nil},
+				"status": map[string]any{"state": "RUNNING", "tasks": []any{map[string]any{"id": 0, "state": "RUNNING", "workerId": "w1"}}, "lastError": nil,
+					"health": "HEALTHY", "lastFailure": nil, "lastSuccessAt": nil},
 			},
 			after: func(t *testing.T, e *env, resp *response) {
 				got := e.must(t, http.MethodGet, url, nil, http.StatusOK)
@@ -71,7 +74,8 @@ func TestTargets(t *testing.T) {
 			name: "status while the runtime cannot be reached", method: http.MethodGet, url: url,
 			setup:  setups(hook, func(_ *testing.T, e *env) { e.statuses.set(nil, errors.New("dial tcp 127.0.0.1:8083: refused")) }),
 			status: http.StatusOK,
-			json:   map[string]any{"status": map[string]any{"state": "PENDING", "tasks": []any{}, "lastError": "the worker runtime could not be reached"}},
+			json: map[string]any{"status": map[string]any{"state": "PENDING", "tasks": []any{}, "lastError": "the worker runtime could not be reached",
+				"health": "PENDING", "lastFailure": nil, "lastSuccessAt": nil}},
 			absent: []string{"8083"},
 		},
 		{
@@ -80,7 +84,23 @@ func TestTargets(t *testing.T) {
 				e.statuses.set(&target.Status{State: "FAILED", LastError: "HTTP 500 from the target"}, nil)
 			}),
 			status: http.StatusOK,
-			json:   map[string]any{"status": map[string]any{"state": "FAILED", "tasks": []any{}, "lastError": "HTTP 500 from the target"}},
+			json: map[string]any{"status": map[string]any{"state": "FAILED", "tasks": []any{}, "lastError": "HTTP 500 from the target",
+				"health": "FAILED", "lastFailure": nil, "lastSuccessAt": nil}},
+		},
+		{
+			name: "status of a failing delivery", method: http.MethodGet, url: url,
+			setup: setups(hook, func(_ *testing.T, e *env) {
+				at := time.Now().UTC().Truncate(time.Millisecond)
+				e.statuses.set(&target.Status{State: "RUNNING", Tasks: []target.TaskStatus{{ID: 0, State: "RUNNING", WorkerID: "w1",
+					Health: &health.Facts{LastSuccessAt: at.Add(-time.Minute), FailuresSinceSuccess: 2, FailingSince: at.Add(-time.Second),
+						RetryScheduled: true, LastFailure: &health.Failure{At: at, Attempt: 2, Class: "http-5xx", Status: 503,
+							Message: "http: POST https://example.com/hook answered 503: down", Response: "down"}}}}}, nil)
+			}),
+			status: http.StatusOK,
+			json: map[string]any{"status.health": "RETRYING", "status.state": "RUNNING",
+				"status.lastError":           "http: POST https://example.com/hook answered 503: down",
+				"status.lastFailure.attempt": 2, "status.lastFailure.errorClass": "http-5xx", "status.lastFailure.httpStatus": 503,
+				"status.lastFailure.response": "down"},
 		},
 		{
 			name: "url that is not http", method: http.MethodPut, url: url, setup: rule,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/source"
@@ -754,7 +755,7 @@ func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	}
 	out := &target.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
-		task := target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
+		task := target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Health: factsOf(ts.Health)}
 		if n := ts.Counters; n != nil {
 			task.Counters = &target.Counters{Read: n.Read, Delivered: n.Written, Retried: n.Retried,
 				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
@@ -762,6 +763,26 @@ func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		out.Tasks = append(out.Tasks, task)
 	}
 	return out, nil
+}
+
+// factsOf is the domain's form of what a task reported of its writes (nil when it reported nothing).
+func factsOf(h *rpc.TaskHealth) *health.Facts {
+	if h == nil {
+		return nil
+	}
+	at := func(t *time.Time) time.Time {
+		if t == nil {
+			return time.Time{}
+		}
+		return *t
+	}
+	out := &health.Facts{LastSuccessAt: at(h.LastSuccessAt), FailuresSinceSuccess: h.FailuresSinceSuccess,
+		FailingSince: at(h.FailingSince), RetryScheduled: h.RetryScheduled, LastDeadLetteredAt: at(h.LastDeadLetteredAt)}
+	if f := h.LastFailure; f != nil {
+		out.LastFailure = &health.Failure{At: f.At, Attempt: f.Attempt, Class: f.Class, Status: f.Status,
+			Message: f.Message, Response: f.Response}
+	}
+	return out
 }
 
 // connectorStatus reads a connector's status and its last error (the connector's trace, else the first task's);

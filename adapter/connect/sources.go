@@ -213,7 +213,7 @@ func (a *Adapter) SourceStatus(ctx context.Context, b *bus.Bus, s *source.Source
 	}
 	out := &source.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
-		task := source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
+		task := source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Health: factsOf(ts.Health)}
 		if n := ts.Counters; n != nil {
 			task.Counters = &source.Counters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
 		}

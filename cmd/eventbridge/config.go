@@ -21,6 +21,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/listener"
@@ -95,6 +96,8 @@ type Config struct {
 	AccountStorageQuota int64
 	// StorageCheckInterval is how often the sizes of streams are read against the quotas and the budget.
 	StorageCheckInterval time.Duration
+	// Health holds the thresholds of the health of targets and sources (docs/health.md).
+	Health health.Rules
 	// NATSStopTimeout bounds how long the embedded NATS server may take to stop at shutdown: it stops every
 	// consumer in turn, about 10 ms each (thousands of buses take tens of seconds). What it has not stopped by
 	// then is left as after a crash, which loses nothing acknowledged (the worker handed its tasks over first).
@@ -309,6 +312,15 @@ func (c Config) Validate() error {
 	if c.NATSStopTimeout <= 0 || c.NATSStopTimeout > 10*time.Minute {
 		return fmt.Errorf("--nats-stop-timeout must be positive and at most 10m")
 	}
+	if c.Health.FailingAttempts < 1 || c.Health.FailingAttempts > 1_000_000 {
+		return fmt.Errorf("--health-failing-attempts must be between 1 and 1000000")
+	}
+	if c.Health.FailingAfter < time.Second || c.Health.FailingAfter > 24*time.Hour {
+		return fmt.Errorf("--health-failing-after must be between 1s and 24h")
+	}
+	if c.Health.DeadLetterWindow < time.Second || c.Health.DeadLetterWindow > 24*time.Hour {
+		return fmt.Errorf("--health-dead-letter-window must be between 1s and 24h")
+	}
 	if c.StorageCheckInterval < 100*time.Millisecond || c.StorageCheckInterval > time.Minute {
 		return fmt.Errorf("--storage-check-interval must be between 100ms and 1m")
 	}
@@ -423,6 +435,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.NATSStopTimeout, "nats-stop-timeout", "EB_NATS_STOP_TIMEOUT", 5*time.Second, "how long the embedded NATS server may take to stop at shutdown; then the process exits, leaving the rest as after a crash (nothing acknowledged is lost)")
 	dur(&c.StorageCheckInterval, "storage-check-interval", "EB_STORAGE_CHECK_INTERVAL", storagequota.DefaultInterval, "how often what accounts keep in the event store is read against their quotas and the budget")
 	dur(&c.MaxBusRetention.MaxAge, "max-bus-retention-age", "EB_MAX_BUS_RETENTION_AGE", bus.MaxMaxAge, "the longest retention.maxAge of a bus")
+	hr := health.DefaultRules()
+	dur(&c.Health.FailingAfter, "health-failing-after", "EB_HEALTH_FAILING_AFTER", hr.FailingAfter, "a target or source whose records wait for another attempt and that has not succeeded for so long is FAILING")
+	dur(&c.Health.DeadLetterWindow, "health-dead-letter-window", "EB_HEALTH_DEAD_LETTER_WINDOW", hr.DeadLetterWindow, "a target or source is DEAD_LETTERING for so long after it gave a record up to the dead letters")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
 	lim := listener.Defaults
 	dur(&c.Listener.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", lim.ReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
@@ -453,6 +468,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dlqMiB := int(stream.DLQMaxBytes >> 20)
 	quota(&dlqMiB, "dead-letter-max-mib", "EB_DEAD_LETTER_MAX_MIB", dlqMiB, "MiB of dead letters each account keeps; when full, the oldest are deleted to make room")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
+	failingAttempts := int(hr.FailingAttempts)
+	quota(&failingAttempts, "health-failing-attempts", "EB_HEALTH_FAILING_ATTEMPTS", failingAttempts, "a target or source whose records wait for another attempt is FAILING after so many failed attempts without a success")
 	quota(&c.QuotaBuses, "quota-buses", "EB_QUOTA_BUSES", 100, "buses per account")
 	quota(&c.QuotaRulesPerBus, "quota-rules-per-bus", "EB_QUOTA_RULES_PER_BUS", 300, "rules per bus")
 	quota(&c.QuotaConnections, "quota-connections", "EB_QUOTA_CONNECTIONS", 100, "connections per account")
@@ -461,6 +478,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, err
 	}
 	c.DeadLetterMaxBytes = int64(dlqMiB) << 20
+	c.Health.FailingAttempts = uint64(max(failingAttempts, 0))
 	c.AccountStorageQuota, c.StorageBudget = int64(quotaMiB)<<20, int64(budgetMiB)<<20
 	c.MaxBusRetention.MaxBytes = int64(busMiB) << 20
 	if showVersion {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/listener"
 )
 
@@ -22,7 +23,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
 		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
 		MaxBusRetention:     bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour},
-		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second, NATSStopTimeout: 5 * time.Second}, c)
+		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second, NATSStopTimeout: 5 * time.Second,
+		Health: health.DefaultRules()}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
 
@@ -40,8 +42,9 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_HTTP_WRITE_TIMEOUT": "4s", "EB_HTTP_IDLE_TIMEOUT": "5s", "EB_HTTP_MAX_HEADER_BYTES": "4096",
 		"EB_HTTP_MAX_CONNECTIONS": "64", "EB_PUT_EVENTS_RATE": "500", "EB_DEAD_LETTER_MAX_MIB": "64", "EB_DEAD_LETTER_RETENTION": "48h", "EB_MAX_BUS_RETENTION_MIB": "2048",
 		"EB_MAX_BUS_RETENTION_AGE": "720h", "EB_ACCOUNT_STORAGE_QUOTA_MIB": "4096", "EB_STORAGE_BUDGET_MIB": "20480",
-		"EB_STORAGE_CHECK_INTERVAL": "5s",
-		"EB_NATS_STOP_TIMEOUT":      "20s",
+		"EB_STORAGE_CHECK_INTERVAL":  "5s",
+		"EB_NATS_STOP_TIMEOUT":       "20s",
+		"EB_HEALTH_FAILING_ATTEMPTS": "3", "EB_HEALTH_FAILING_AFTER": "1m", "EB_HEALTH_DEAD_LETTER_WINDOW": "10m",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -57,7 +60,8 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 			IdleTimeout: 5 * time.Second, MaxHeaderBytes: 4096, MaxConnections: 64}, PutEventsRate: 500,
 		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour,
 		MaxBusRetention:     bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour},
-		AccountStorageQuota: 4 << 30, StorageBudget: 20 << 30, StorageCheckInterval: 5 * time.Second, NATSStopTimeout: 20 * time.Second}, c)
+		AccountStorageQuota: 4 << 30, StorageBudget: 20 << 30, StorageCheckInterval: 5 * time.Second, NATSStopTimeout: 20 * time.Second,
+		Health: health.Rules{FailingAttempts: 3, FailingAfter: time.Minute, DeadLetterWindow: 10 * time.Minute}}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
 	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
@@ -103,6 +107,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"budget env not a number", nil, map[string]string{"EB_STORAGE_BUDGET_MIB": "lots"}, "--storage-budget-mib"},
 		{"storage checked every millisecond", []string{"--storage-check-interval", "1ms"}, nil, "--storage-check-interval"},
 		{"NATS given no time to stop", []string{"--nats-stop-timeout", "0s"}, nil, "--nats-stop-timeout"},
+		{"failing after no attempt", []string{"--health-failing-attempts", "0"}, nil, "--health-failing-attempts"},
+		{"failing attempts not a number", nil, map[string]string{"EB_HEALTH_FAILING_ATTEMPTS": "many"}, "--health-failing-attempts"},
+		{"failing after a millisecond", []string{"--health-failing-after", "1ms"}, nil, "--health-failing-after"},
+		{"dead-letter window of a week", []string{"--health-dead-letter-window", "168h"}, nil, "--health-dead-letter-window"},
 		{"bus maximum age under the default", []string{"--max-bus-retention-age", "1h"}, nil, "--max-bus-retention-age"},
 		{"dead letters without room", []string{"--dead-letter-max-mib", "0"}, nil, "--dead-letter-max-mib"},
 		{"dead letters kept a minute", []string{"--dead-letter-retention", "1m"}, nil, "--dead-letter-retention"},

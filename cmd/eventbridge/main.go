@@ -430,8 +430,9 @@ func (m *Main) Run(ctx context.Context) error {
 	services := web.Services{
 		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
 			MaxPerAccount: c.QuotaBuses, MaxRetention: c.MaxBusRetention},
-		Rules:   &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
-		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log},
+		Rules: &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
+		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log,
+			Health: c.Health},
 	}
 	services.Targets.APIDestinations = destinations
 	services.Targets.Plugins, services.Targets.Sealer = m.adapter, sealer
@@ -447,7 +448,7 @@ func (m *Main) Run(ctx context.Context) error {
 	services.DeadLetters = &deadletter.Service{Store: eventstore.NewDeadLetters(js, c.ClusterID), Buses: buses, Rules: rules,
 		Targets: targets, Logger: log.With("component", "dead-letters")}
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
-		Sealer: sealer, Opener: sealer, Logger: log}
+		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
 	services.Sessions = sessions

@@ -1105,6 +1105,31 @@ type DeadLetterSelection struct {
 	Ids *[]string `json:"ids,omitempty"`
 }
 
+// DeliveryFailure defines model for DeliveryFailure.
+type DeliveryFailure struct {
+	At *string `json:"at,omitempty"`
+
+	// Attempt Attempt is the attempt of its record (1 for the first); absent for sources.
+	//
+	// Example: 3
+	Attempt *int `json:"attempt,omitempty"`
+
+	// ErrorClass ErrorClass is connection-refused, dns, timeout, tls, egress-refused, http-4xx, http-5xx, connection-reset,
+	// unreachable, transform, refused (another status) or error.
+	//
+	// Example: connection-refused
+	ErrorClass *string `json:"errorClass,omitempty"`
+
+	// HttpStatus HTTPStatus is the target's answer when it answered.
+	//
+	// Example: 503
+	HttpStatus *int    `json:"httpStatus,omitempty"`
+	Message    *string `json:"message,omitempty"`
+
+	// Response Response is the start of the target's answer (at most 256 bytes), without secret values.
+	Response *string `json:"response,omitempty"`
+}
+
 // DiscardResult defines model for DiscardResult.
 type DiscardResult struct {
 	// DeletedCount Example: 2
@@ -2576,7 +2601,15 @@ type SourcePatch struct {
 
 // SourceStatus defines model for SourceStatus.
 type SourceStatus struct {
-	LastError *string `json:"lastError,omitempty"`
+	// Health Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).
+	//
+	// Example: HEALTHY
+	Health *string `json:"health,omitempty"`
+
+	// LastError LastError is why a task failed, else the error of the last failed read or store while none succeeded since.
+	LastError     *string          `json:"lastError,omitempty"`
+	LastFailure   *DeliveryFailure `json:"lastFailure,omitempty"`
+	LastSuccessAt *string          `json:"lastSuccessAt,omitempty"`
 
 	// State Example: RUNNING
 	State *string             `json:"state,omitempty"`
@@ -2744,7 +2777,15 @@ type TargetList struct {
 
 // TargetStatus defines model for TargetStatus.
 type TargetStatus struct {
-	LastError *string `json:"lastError,omitempty"`
+	// Health Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.
+	//
+	// Example: HEALTHY
+	Health *string `json:"health,omitempty"`
+
+	// LastError LastError is why a task failed, else the error of the last failed attempt while no attempt succeeded since.
+	LastError     *string          `json:"lastError,omitempty"`
+	LastFailure   *DeliveryFailure `json:"lastFailure,omitempty"`
+	LastSuccessAt *string          `json:"lastSuccessAt,omitempty"`
 
 	// State Example: RUNNING
 	State *string       `json:"state,omitempty"`

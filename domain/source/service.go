@@ -12,6 +12,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 )
 
 // Runtime is what sources need of the runtime adapter: their plugins' knowledge, and applying a bus's state.
@@ -59,6 +60,8 @@ type Service struct {
 	MaxPerBus int
 	// LookupTTL overrides DefaultLookupTTL (tests); negative reads the source on every webhook request.
 	LookupTTL time.Duration
+	// Health holds the thresholds of sources' health (zero fields: the defaults).
+	Health health.Rules
 
 	webhooks domain.Believed[*Webhook] // by token
 }
@@ -371,9 +374,29 @@ const StatePending = "PENDING"
 
 // Status is the runtime state of a source's connector.
 type Status struct {
-	State     string
-	Tasks     []TaskStatus
+	State string
+	Tasks []TaskStatus
+	// LastError is why a task failed, else the error of the last failed read or store when none succeeded since.
 	LastError string
+	// Health is decided from the tasks' reports (package health); LastFailure and LastSuccessAt are the latest
+	// of its tasks.
+	Health        string
+	LastFailure   *health.Failure
+	LastSuccessAt time.Time
+}
+
+// Judge fills the health of st from its state and tasks, with rules, at now.
+func (st *Status) Judge(rules health.Rules, now time.Time) {
+	tasks := make([]health.Task, len(st.Tasks))
+	for i, t := range st.Tasks {
+		tasks[i] = health.Task{State: t.State, Facts: t.Health}
+	}
+	state := st.State
+	if state == StatePending {
+		state = ""
+	}
+	v := health.Judge(state, tasks, rules, now)
+	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
 }
 
 // TaskStatus is the state of one task of a source's connector.
@@ -383,6 +406,8 @@ type TaskStatus struct {
 	WorkerID string
 	// Counters are what the task did since it started; nil when it does not run.
 	Counters *Counters
+	// Health is what the task reported of its reads and stores since it started; nil when it does not run.
+	Health *health.Facts
 }
 
 // Counters count what a source task did: records read from the outside, written to the bus, and given up.
@@ -399,18 +424,20 @@ type StatusReader interface {
 // Status returns the runtime state of src. It never fails: when the runtime cannot be asked, the state is
 // PENDING with the reason in LastError.
 func (s *Service) Status(ctx context.Context, src *Source) *Status {
+	pending := func(why string) *Status { return &Status{State: StatePending, Health: health.Pending, LastError: why} }
 	if s.Statuses == nil {
-		return &Status{State: StatePending}
+		return pending("")
 	}
 	b, err := s.Buses.GetByID(ctx, src.BusID())
 	if err != nil {
-		return &Status{State: StatePending, LastError: "the source's bus is gone"}
+		return pending("the source's bus is gone")
 	}
 	st, err := s.Statuses.SourceStatus(ctx, b, src)
 	if err != nil {
 		s.log().Warn("reading source status", "source", src.ID(), "err", err)
-		return &Status{State: StatePending, LastError: "the worker runtime could not be reached"}
+		return pending("the worker runtime could not be reached")
 	}
+	st.Judge(s.Health, s.Clock.Now())
 	return st
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 )
 
@@ -38,6 +39,8 @@ type Service struct {
 	Plugins PluginChecker
 	// Sealer seals the secret values of plugin targets' configs; nil refuses secret values.
 	Sealer Sealer
+	// Health holds the thresholds of targets' health (zero fields: the defaults).
+	Health health.Rules
 }
 
 // PluginChecker checks a plugin target's config against its sink plugin, in the runtime.

@@ -2,8 +2,10 @@ package target
 
 import (
 	"context"
+	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 )
 
@@ -20,6 +22,8 @@ type TaskStatus struct {
 	WorkerID string
 	// Counters are what the task did with records since it started on its worker; nil when it does not run.
 	Counters *Counters
+	// Health is what the task reported of its writes since it started; nil when it does not run.
+	Health *health.Facts
 }
 
 // Counters count what a task did with records since it started.
@@ -31,9 +35,30 @@ type Counters struct {
 
 // Status is the runtime state of a target, read from the worker runtime; read-only for users.
 type Status struct {
-	State     string
-	Tasks     []TaskStatus
+	State string
+	Tasks []TaskStatus
+	// LastError is why a task failed, else the error of the last failed attempt when no attempt succeeded since.
 	LastError string
+	// Health is decided from the tasks' reports (package health); LastFailure and LastSuccessAt are the latest
+	// of its tasks (nil and zero when none since they started).
+	Health        string
+	LastFailure   *health.Failure
+	LastSuccessAt time.Time
+}
+
+// Judge fills the health of st from its state and tasks, with rules, at now; LastError becomes the last failure's
+// message when no task failed and no attempt succeeded since.
+func (st *Status) Judge(rules health.Rules, now time.Time) {
+	tasks := make([]health.Task, len(st.Tasks))
+	for i, t := range st.Tasks {
+		tasks[i] = health.Task{State: t.State, Facts: t.Health}
+	}
+	state := st.State
+	if state == StatePending {
+		state = ""
+	}
+	v := health.Judge(state, tasks, rules, now)
+	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
 }
 
 // StatusReader reads the runtime state of targets.
@@ -45,21 +70,23 @@ type StatusReader interface {
 // Status returns the runtime state of t. It never fails: when the runtime cannot be asked, the state is PENDING
 // with the reason in LastError.
 func (s *Service) Status(ctx context.Context, t *Target) *Status {
+	pending := func(why string) *Status { return &Status{State: StatePending, Health: health.Pending, LastError: why} }
 	if s.Statuses == nil {
-		return &Status{State: StatePending}
+		return pending("")
 	}
 	b, err := s.Buses.GetByID(ctx, t.BusID())
 	if err != nil {
-		return &Status{State: StatePending, LastError: "the target's bus is gone"}
+		return pending("the target's bus is gone")
 	}
 	r, err := s.Rules.GetByID(ctx, t.RuleID())
 	if err != nil {
-		return &Status{State: StatePending, LastError: "the target's rule is gone"}
+		return pending("the target's rule is gone")
 	}
 	st, err := s.Statuses.TargetStatus(ctx, b, r, t)
 	if err != nil {
 		s.Logger.Warn("reading target status", "target", t.ID(), "err", err)
-		return &Status{State: StatePending, LastError: "the worker runtime could not be reached"}
+		return pending("the worker runtime could not be reached")
 	}
+	st.Judge(s.Health, s.Clock.Now())
 	return st
 }

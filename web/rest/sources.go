@@ -49,9 +49,14 @@ type SourceWebhook struct {
 // SourceStatus is the runtime state of a source: PENDING until the runtime runs its connector, then the worker's
 // state (RUNNING, STOPPED for a disabled source, FAILED, UNASSIGNED).
 type SourceStatus struct {
-	State     string             `json:"state" example:"RUNNING"`
-	Tasks     []SourceTaskStatus `json:"tasks"`
-	LastError *string            `json:"lastError"`
+	State string             `json:"state" example:"RUNNING"`
+	Tasks []SourceTaskStatus `json:"tasks"`
+	// LastError is why a task failed, else the error of the last failed read or store while none succeeded since.
+	LastError *string `json:"lastError"`
+	// Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).
+	Health        string           `json:"health" example:"HEALTHY"`
+	LastFailure   *DeliveryFailure `json:"lastFailure"`
+	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
 } //@name SourceStatus
 
 // SourceTaskStatus is the runtime state of one task of a source's connector.
@@ -167,7 +172,8 @@ func WebhookURLs(c *gin.Context, base, token string) []string {
 }
 
 func sourceStatusOf(st *source.Status) SourceStatus {
-	out := SourceStatus{State: st.State, Tasks: make([]SourceTaskStatus, 0, len(st.Tasks))}
+	out := SourceStatus{State: st.State, Tasks: make([]SourceTaskStatus, 0, len(st.Tasks)), Health: st.Health,
+		LastFailure: failureOf(st.LastFailure), LastSuccessAt: timeOrNil(st.LastSuccessAt)}
 	for _, ts := range st.Tasks {
 		task := SourceTaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
 		if n := ts.Counters; n != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
 	"github.com/eventbridge-go/eventbridge/web"
@@ -193,12 +194,49 @@ type RetryPolicy struct {
 } //@name RetryPolicy
 
 // TargetStatus is the runtime state of a target: PENDING until the runtime runs its connector, then the
-// worker's state (RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED).
+// worker's state (RUNNING, PAUSED, STOPPED, FAILED, UNASSIGNED); its health, decided from what its tasks report of
+// their deliveries (docs/health.md); the last failed delivery attempt and the last success.
 type TargetStatus struct {
-	State     string       `json:"state" example:"RUNNING"`
-	Tasks     []TaskStatus `json:"tasks"`
-	LastError *string      `json:"lastError"`
+	State string       `json:"state" example:"RUNNING"`
+	Tasks []TaskStatus `json:"tasks"`
+	// LastError is why a task failed, else the error of the last failed attempt while no attempt succeeded since.
+	LastError *string `json:"lastError"`
+	// Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.
+	Health        string           `json:"health" example:"HEALTHY"`
+	LastFailure   *DeliveryFailure `json:"lastFailure"`
+	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
 } //@name TargetStatus
+
+// DeliveryFailure is a failed attempt of a target's delivery (or of a source's read or store).
+type DeliveryFailure struct {
+	At time.Time `json:"at"`
+	// Attempt is the attempt of its record (1 for the first); absent for sources.
+	Attempt uint64 `json:"attempt,omitempty" example:"3"`
+	// ErrorClass is connection-refused, dns, timeout, tls, egress-refused, http-4xx, http-5xx, connection-reset,
+	// unreachable, transform, refused (another status) or error.
+	ErrorClass string `json:"errorClass" example:"connection-refused"`
+	// HTTPStatus is the target's answer when it answered.
+	HTTPStatus int    `json:"httpStatus,omitempty" example:"503"`
+	Message    string `json:"message"`
+	// Response is the start of the target's answer (at most 256 bytes), without secret values.
+	Response string `json:"response,omitempty"`
+} //@name DeliveryFailure
+
+func failureOf(f *health.Failure) *DeliveryFailure {
+	if f == nil {
+		return nil
+	}
+	return &DeliveryFailure{At: f.At, Attempt: f.Attempt, ErrorClass: f.Class, HTTPStatus: f.Status, Message: f.Message,
+		Response: f.Response}
+}
+
+// timeOrNil is t, or nil when t is zero.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
 
 // TaskStatus is the runtime state of one task of a target's connector.
 type TaskStatus struct {
@@ -252,7 +290,8 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 }
 
 func targetStatusOf(st *target.Status) TargetStatus {
-	out := TargetStatus{State: st.State, Tasks: make([]TaskStatus, 0, len(st.Tasks))}
+	out := TargetStatus{State: st.State, Tasks: make([]TaskStatus, 0, len(st.Tasks)), Health: st.Health,
+		LastFailure: failureOf(st.LastFailure), LastSuccessAt: timeOrNil(st.LastSuccessAt)}
 	for _, ts := range st.Tasks {
 		task := TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
 		if n := ts.Counters; n != nil {

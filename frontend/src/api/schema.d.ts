@@ -9768,6 +9768,28 @@ export interface components {
              */
             ids?: string[];
         };
+        DeliveryFailure: {
+            at?: string;
+            /**
+             * @description Attempt is the attempt of its record (1 for the first); absent for sources.
+             * @example 3
+             */
+            attempt?: number;
+            /**
+             * @description ErrorClass is connection-refused, dns, timeout, tls, egress-refused, http-4xx, http-5xx, connection-reset,
+             *     unreachable, transform, refused (another status) or error.
+             * @example connection-refused
+             */
+            errorClass?: string;
+            /**
+             * @description HTTPStatus is the target's answer when it answered.
+             * @example 503
+             */
+            httpStatus?: number;
+            message?: string;
+            /** @description Response is the start of the target's answer (at most 256 bytes), without secret values. */
+            response?: string;
+        };
         DiscardResult: {
             /** @example 2 */
             deletedCount?: number;
@@ -10948,7 +10970,15 @@ export interface components {
             description?: string;
         };
         SourceStatus: {
+            /**
+             * @description Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).
+             * @example HEALTHY
+             */
+            health?: string;
+            /** @description LastError is why a task failed, else the error of the last failed read or store while none succeeded since. */
             lastError?: string;
+            lastFailure?: components["schemas"]["DeliveryFailure"];
+            lastSuccessAt?: string;
             /** @example RUNNING */
             state?: string;
             tasks?: components["schemas"]["SourceTaskStatus"][];
@@ -11104,7 +11134,15 @@ export interface components {
             targets?: components["schemas"]["Target"][];
         };
         TargetStatus: {
+            /**
+             * @description Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.
+             * @example HEALTHY
+             */
+            health?: string;
+            /** @description LastError is why a task failed, else the error of the last failed attempt while no attempt succeeded since. */
             lastError?: string;
+            lastFailure?: components["schemas"]["DeliveryFailure"];
+            lastSuccessAt?: string;
             /** @example RUNNING */
             state?: string;
             tasks?: components["schemas"]["TaskStatus"][];

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// targetHealth is the part of a target's answer these tests read.
+type targetHealth struct {
+	Status struct {
+		State       string  `json:"state"`
+		Health      string  `json:"health"`
+		LastError   *string `json:"lastError"`
+		LastFailure *struct {
+			At         time.Time `json:"at"`
+			Attempt    uint64    `json:"attempt"`
+			ErrorClass string    `json:"errorClass"`
+			HTTPStatus int       `json:"httpStatus"`
+			Message    string    `json:"message"`
+			Response   string    `json:"response"`
+		} `json:"lastFailure"`
+		LastSuccessAt *time.Time `json:"lastSuccessAt"`
+	} `json:"status"`
+}
+
+// health reads the status of the target at path.
+func (a api) health(path string) targetHealth {
+	a.t.Helper()
+	var th targetHealth
+	require.NoError(a.t, json.Unmarshal(a.must("GET", path, nil, 200), &th))
+	return th
+}
+
+// waitHealth waits until the target at path shows health want, and returns its status.
+func (a api) waitHealth(path, want string, within time.Duration) targetHealth {
+	a.t.Helper()
+	var th targetHealth
+	require.Eventuallyf(a.t, func() bool {
+		th = a.health(path)
+		return th.Status.Health == want
+	}, within, 50*time.Millisecond, "%s never became %s", path, want)
+	return th
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// TestTargetHealthFollowsDeliveries: a target at a closed port leaves HEALTHY at its first failed attempt
+// (RETRYING, connection-refused, lastError set), becomes FAILING after --health-failing-attempts, and HEALTHY again
+// with lastSuccessAt once the receiver listens; a target without retries dead-letters (DEAD_LETTERING); a target
+// whose name does not resolve fails with the class dns.
+func TestTargetHealthFollowsDeliveries(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir(), "--health-failing-attempts", "3")
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	addr := closedPort(t)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "h"}, 201)
+	a.must("POST", "/api/v1/buses/h/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"h"}}}, 201)
+	down, dead, dns := "/api/v1/buses/h/rules/all/targets/down", "/api/v1/buses/h/rules/all/targets/dead",
+		"/api/v1/buses/h/rules/all/targets/dns"
+	a.must("PUT", down, httpTarget("http://"+addr+"/in"), 201)
+	noRetry := httpTarget("http://" + addr + "/in")
+	noRetry["retryPolicy"] = map[string]any{"maximumRetryAttempts": 0, "maximumEventAgeInSeconds": 86400}
+	a.must("PUT", dead, noRetry, 201)
+	a.must("PUT", dns, httpTarget("http://crm.example.invalid/in"), 201)
+	for _, p := range []string{down, dead, dns} {
+		a.waitHealth(p, "HEALTHY", 15*time.Second) // running, nothing attempted yet
+		th := a.health(p)
+		assert.Nil(t, th.Status.LastError, p)
+		assert.Nil(t, th.Status.LastFailure, p)
+		assert.Nil(t, th.Status.LastSuccessAt, p)
+	}
+
+	put := time.Now()
+	a.putBatch("h", []map[string]any{event("e1", "h", "t", map[string]any{"n": 1})})
+
+	th := a.waitHealth(down, "RETRYING", 10*time.Second)
+	require.NotNil(t, th.Status.LastFailure)
+	assert.Equal(t, "connection-refused", th.Status.LastFailure.ErrorClass)
+	assert.EqualValues(t, 1, th.Status.LastFailure.Attempt)
+	assert.True(t, th.Status.LastFailure.At.After(put.Add(-time.Second)), "failure at %s", th.Status.LastFailure.At)
+	require.NotNil(t, th.Status.LastError, "lastError is set at the first failed attempt")
+	assert.Equal(t, th.Status.LastFailure.Message, *th.Status.LastError)
+	assert.Contains(t, *th.Status.LastError, "connection refused")
+	assert.Equal(t, "RUNNING", th.Status.State, "the task itself runs")
+
+	th = a.waitHealth(dead, "DEAD_LETTERING", 10*time.Second)
+	require.NotNil(t, th.Status.LastFailure)
+	assert.Equal(t, "connection-refused", th.Status.LastFailure.ErrorClass)
+
+	th = a.waitHealth(dns, "RETRYING", 10*time.Second)
+	require.NotNil(t, th.Status.LastFailure)
+	assert.Equal(t, "dns", th.Status.LastFailure.ErrorClass)
+
+	// Attempts 2 and 3 come about 1 s and 3 s after the first (retry delays of 1 s, doubling).
+	th = a.waitHealth(down, "FAILING", 15*time.Second)
+	assert.GreaterOrEqual(t, th.Status.LastFailure.Attempt, uint64(3))
+
+	// The receiver comes up at the address: the next attempt (about 4 s later) succeeds.
+	l, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	got := make(chan string, 4)
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("ce-id")
+		w.WriteHeader(http.StatusNoContent)
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	th = a.waitHealth(down, "HEALTHY", 20*time.Second)
+	require.NotNil(t, th.Status.LastSuccessAt)
+	require.NotNil(t, th.Status.LastFailure, "the last failure stays visible, with its time")
+	assert.True(t, th.Status.LastSuccessAt.After(th.Status.LastFailure.At))
+	assert.Nil(t, th.Status.LastError, "no error while the last attempt succeeded")
+	select {
+	case id := <-got:
+		assert.Equal(t, "e1", id)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receiver got nothing")
+	}
+}
+
+// TestTargetHealthEgressRefused: a target at a private address that the egress guard refuses (no
+// --allow-private-targets) gives its record up at once: DEAD_LETTERING with the class egress-refused and a message
+// that says how to allow it.
+func TestTargetHealthEgressRefused(t *testing.T) {
+	t.Parallel()
+	m := NewMain()
+	require.NoError(t, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
+		"--data-dir", t.TempDir(), "--log-level", "warn"}, func(string) string { return "" }))
+	require.NoError(t, m.Run(context.Background()))
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "h"}, 201)
+	a.must("POST", "/api/v1/buses/h/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"h"}}}, 201)
+	path := "/api/v1/buses/h/rules/all/targets/private"
+	a.must("PUT", path, httpTarget("http://10.1.2.3:8080/in"), 201)
+	a.waitHealth(path, "HEALTHY", 15*time.Second)
+	a.putBatch("h", []map[string]any{event("e1", "h", "t", map[string]any{"n": 1})})
+	th := a.waitHealth(path, "DEAD_LETTERING", 10*time.Second)
+	require.NotNil(t, th.Status.LastFailure)
+	assert.Equal(t, "egress-refused", th.Status.LastFailure.ErrorClass)
+	require.NotNil(t, th.Status.LastError)
+	assert.Contains(t, *th.Status.LastError, "--egress-allow")
+}
