@@ -73,6 +73,19 @@ type TaskState struct {
 	// Health is ours too: how a running task's writes went since it started (the facts; the control plane's
 	// target and source health is decided from them).
 	Health *TaskHealth `json:"health,omitempty"`
+	// Totals are what the task did since its connector was created, over all its runs (restarts, pauses, moves to
+	// other workers, restarts of the process): live on the worker that runs it, else as last stored, which is at
+	// most a second behind when that worker was killed.
+	Totals *TaskCounters `json:"totals,omitempty"`
+}
+
+// Add returns the sum of c and d.
+func (c TaskCounters) Add(d TaskCounters) TaskCounters {
+	return TaskCounters{Read: c.Read + d.Read, Written: c.Written + d.Written, Retried: c.Retried + d.Retried,
+		Dropped: c.Dropped + d.Dropped, Failed: c.Failed + d.Failed, Undecodable: c.Undecodable + d.Undecodable,
+		Filtered: c.Filtered + d.Filtered, TransformFailed: c.TransformFailed + d.TransformFailed,
+		DeadLettered: c.DeadLettered + d.DeadLettered, Matched: c.Matched + d.Matched, Unmatched: c.Unmatched + d.Unmatched,
+		Routed: c.Routed + d.Routed}
 }
 
 // TaskHealth is what a running task knows of how its writes go. Times are absent when they never happened since

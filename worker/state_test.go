@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,7 +68,9 @@ func TestStatusAndTaskConfigsInKV(t *testing.T) {
 	st, err := client.ConnectorStatus(ctx, name)
 	require.NoError(t, err)
 	assert.Equal(t, rpc.StatePaused, st.Connector.State)
-	assert.Equal(t, []rpc.TaskState{{ID: 0, State: rpc.StatePaused, WorkerID: "w1"}, {ID: 1, State: rpc.StatePaused, WorkerID: "w1"}}, st.Tasks)
+	zero := &rpc.TaskCounters{}
+	assert.Equal(t, []rpc.TaskState{{ID: 0, State: rpc.StatePaused, WorkerID: "w1", Totals: zero},
+		{ID: 1, State: rpc.StatePaused, WorkerID: "w1", Totals: zero}}, st.Tasks, "paused tasks keep their totals (none here)")
 
 	// Fewer tasks: the extra task's keys go.
 	cfg[connector.KeyTasksMax] = "1"
@@ -122,4 +125,78 @@ func TestTaskHealthInStatusKV(t *testing.T) {
 	require.Len(t, st.Tasks, 1)
 	require.NotNil(t, st.Tasks[0].Health)
 	assert.Equal(t, "connection-refused", st.Tasks[0].Health.LastFailure.Class)
+}
+
+// TestTaskTotalsSurviveRuns: a task's totals count every record once over pause and resume, a restart of the task
+// and a move to another worker (the worker that ran it closed), while its counters start again with each run.
+func TestTaskTotalsSurviveRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := busEnv(t)
+	w1 := startMember(t, env.Conn, "w1")
+	client := rpc.NewClient(w1.URL(), rpc.WithToken(testToken))
+	tg := newTarget(t)
+	name := targetName("r1")
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: targetConfig("r1", tg.srv.URL)})
+	require.NoError(t, err)
+	_, err = client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: routerName(),
+		Config: routerConfig(t, rule("r1", "order.created", 0))})
+	require.NoError(t, err)
+	n := 0
+	deliver := func(k int) {
+		t.Helper()
+		for range k {
+			n++
+			id := fmt.Sprintf("e%d", n)
+			put(t, env, id, "order.created")
+			require.Eventually(t, func() bool { return tg.has(id) }, wait, tick)
+		}
+	}
+	totals := func(c *rpc.Client) (written, run uint64, state string) {
+		st, err := c.ConnectorStatus(ctx, name)
+		require.NoError(t, err)
+		require.Len(t, st.Tasks, 1)
+		ts := st.Tasks[0]
+		if ts.Totals != nil {
+			written = ts.Totals.Written
+		}
+		if ts.Counters != nil {
+			run = ts.Counters.Written
+		}
+		return written, run, ts.State
+	}
+	waitTotals := func(c *rpc.Client, want uint64, why string) {
+		t.Helper()
+		require.Eventually(t, func() bool { w, _, _ := totals(c); return w == want }, wait, tick, why)
+	}
+
+	deliver(3)
+	waitTotals(client, 3, "three delivered")
+
+	require.NoError(t, client.PauseConnector(ctx, name))
+	w, _, state := totals(client)
+	assert.Equal(t, rpc.StatePaused, state)
+	assert.EqualValues(t, 3, w, "a paused task keeps its totals")
+	require.NoError(t, client.ResumeConnector(ctx, name))
+	deliver(2)
+	waitTotals(client, 5, "pause and resume lose nothing")
+	_, run, _ := totals(client)
+	assert.EqualValues(t, 2, run, "the task's own counters start with its run")
+
+	require.NoError(t, client.RestartTask(ctx, name, 0))
+	deliver(1)
+	waitTotals(client, 6, "a restart loses nothing")
+
+	w2 := startMember(t, env.Conn, "w2")
+	c2 := rpc.NewClient(w2.URL(), rpc.WithToken(testToken))
+	require.NoError(t, w1.Close(ctx))
+	require.Eventually(t, func() bool {
+		own := owners(t, w2)
+		return own[rpc.TaskID{Connector: name, Task: 0}] == "w2"
+	}, wait, tick, "w2 runs the task once w1 closed")
+	waitTotals(c2, 6, "a move to another worker loses nothing")
+	deliver(2)
+	waitTotals(c2, 8, "and counts on")
+	_, run, _ = totals(c2)
+	assert.EqualValues(t, 2, run)
 }

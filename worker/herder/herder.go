@@ -548,9 +548,12 @@ func (h *Herder) status(e entry, stored connectorState) rpc.ConnectorStatus {
 	switch e.rec.TargetState {
 	case rpc.StateRunning:
 		for i := range tasksOf(e.rec.Config) {
-			ts := rpc.TaskState{ID: i, State: rpc.StateUnassigned}
+			ts := rpc.TaskState{ID: i, State: rpc.StateUnassigned, Totals: stored.tasks[i].Totals}
 			if own, ok := h.localStatus(rpc.TaskID{Connector: e.rec.Name, Task: i}); ok {
 				ts = own
+				if ts.Totals == nil { // taken a moment ago: its totals so far are not read yet
+					ts.Totals = stored.tasks[i].Totals
+				}
 			} else if s, ok := stored.tasks[i]; ok && s.State != rpc.StateUnassigned && live[s.WorkerID] {
 				ts = s.TaskState
 				ts.ID = i
@@ -559,7 +562,8 @@ func (h *Herder) status(e entry, stored connectorState) rpc.ConnectorStatus {
 		}
 	case rpc.StatePaused:
 		for i := range tasksOf(e.rec.Config) {
-			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: rpc.StatePaused, WorkerID: h.cfg.WorkerID})
+			st.Tasks = append(st.Tasks, rpc.TaskState{ID: i, State: rpc.StatePaused, WorkerID: h.cfg.WorkerID,
+				Totals: stored.tasks[i].Totals})
 		}
 	}
 	return st

@@ -71,6 +71,12 @@ type localTask struct {
 	wroteN    delivery.Counters // the counters last written
 	wroteH    delivery.Health   // the health last written
 	wroteAt   time.Time         // when the status was last written
+
+	// base is what the task did before this worker ran it, as its status key held it when this worker first wrote
+	// it (nil until then); carried what the runners this worker stopped did (restarts). The task's totals are
+	// base + carried + the running runner's counters.
+	base    *rpc.TaskCounters
+	carried rpc.TaskCounters
 }
 
 // state returns the task's state and trace. Called with Herder.mu held.
@@ -83,6 +89,25 @@ func (lt *localTask) state() (string, string) {
 		trace += lt.sup.describe()
 	}
 	return s, trace
+}
+
+// totals returns the task's totals with n as its runner's counters, from base when it was read (else from zero).
+// Called with Herder.mu held.
+func (lt *localTask) totals(n delivery.Counters) *rpc.TaskCounters {
+	var t rpc.TaskCounters
+	if lt.base != nil {
+		t = *lt.base
+	}
+	t = t.Add(lt.carried).Add(*counters(n))
+	return &t
+}
+
+// totalsOf returns the totals a stored status holds (zero when none).
+func totalsOf(st StoredTask) rpc.TaskCounters {
+	if st.Totals == nil {
+		return rpc.TaskCounters{}
+	}
+	return *st.Totals
 }
 
 func counters(n delivery.Counters) *rpc.TaskCounters {
@@ -366,6 +391,9 @@ func (h *Herder) restartLocal(ctx context.Context, lt *localTask, e entry, auto 
 		if err := h.stopRunner(context.Background(), run); err != nil {
 			h.log.Warn("closing a task's sink or source", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 		}
+		h.mu.Lock()
+		lt.carried = lt.carried.Add(*counters(run.Counters()))
+		h.mu.Unlock()
 	}
 	h.start(ctx, lt, e)
 	if auto {
@@ -398,9 +426,28 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
+	var n delivery.Counters
+	if run != nil {
+		n = run.Counters()
+	}
 	h.mu.RLock()
 	st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: final, WorkerID: h.cfg.WorkerID}, Rev: lt.rev, Gen: lt.gen}
-	rev, lost := lt.statusRev, lt.lost
+	rev, lost, known := lt.statusRev, lt.lost, lt.base != nil
+	h.mu.RUnlock()
+	if !lost && !known {
+		// Never written by this worker: its totals so far are in the key.
+		prev, prevRev, err := h.state.readTask(wctx, lt.id.Connector, lt.id.Task)
+		if err != nil {
+			h.log.Debug("reading the status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		} else {
+			base := totalsOf(prev)
+			h.mu.Lock()
+			lt.base, rev = &base, prevRev
+			h.mu.Unlock()
+		}
+	}
+	h.mu.RLock()
+	st.Totals = lt.totals(n)
 	h.mu.RUnlock()
 	if !lost {
 		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
@@ -609,6 +656,9 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		n    delivery.Counters
 		hl   delivery.Health
 		rev  uint64
+		// read: the task's totals so far are to be read from its key before the first write.
+		read    bool
+		carried rpc.TaskCounters
 	}
 	var todo []pending
 	for _, lt := range h.local {
@@ -633,7 +683,8 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		if lt.run != nil {
 			st.Counters, st.Health = counters(n), healthOf(hl)
 		}
-		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev})
+		st.Totals = lt.totals(n)
+		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev, lt.base == nil, lt.carried})
 	}
 	h.mu.RUnlock()
 	// startsAtOnce writes at a time, within callTimeout for all: what is left, or failed, is written by a later
@@ -647,6 +698,20 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 	for range min(startsAtOnce, len(todo)) {
 		wg.Go(func() {
 			for p := range work {
+				var readBase *rpc.TaskCounters
+				if p.read {
+					prev, prevRev, err := h.state.readTask(ctx, p.lt.id.Connector, p.lt.id.Task)
+					if err != nil {
+						if failed.Add(1) == 1 {
+							firstErr.Store(fmt.Sprintf("%s task %d: %v", p.lt.id.Connector, p.lt.id.Task, err))
+						}
+						continue
+					}
+					base := totalsOf(prev)
+					readBase, p.rev = &base, prevRev
+					t := base.Add(p.carried).Add(*counters(p.n))
+					p.st.Totals = &t
+				}
 				rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
 				if err != nil {
 					if ebjs.IsRevisionConflict(err) {
@@ -660,6 +725,9 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 				}
 				h.mu.Lock()
 				p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteH, p.lt.wroteAt = rev, p.base, p.n, p.hl, now
+				if readBase != nil && p.lt.base == nil {
+					p.lt.base = readBase
+				}
 				h.mu.Unlock()
 			}
 		})
@@ -688,8 +756,13 @@ func (h *Herder) localStatus(id rpc.TaskID) (rpc.TaskState, bool) {
 	}
 	state, trace := lt.state()
 	ts := rpc.TaskState{ID: id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace}
+	var n delivery.Counters
 	if lt.run != nil {
-		ts.Counters, ts.Health = counters(lt.run.Counters()), healthOf(lt.run.Health())
+		n = lt.run.Counters()
+		ts.Counters, ts.Health = counters(n), healthOf(lt.run.Health())
+	}
+	if lt.base != nil {
+		ts.Totals = lt.totals(n)
 	}
 	return ts, true
 }

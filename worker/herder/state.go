@@ -196,6 +196,23 @@ func (s *stateKV) writeTask(ctx context.Context, name string, st StoredTask, rev
 	return s.status.Update(ctx, key, mustJSON(st), rev)
 }
 
+// readTask reads a task's stored status and its revision (0 when it has none).
+func (s *stateKV) readTask(ctx context.Context, name string, task int) (StoredTask, uint64, error) {
+	e, err := s.status.Get(ctx, taskKey(name, task))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return StoredTask{}, 0, nil
+	case err != nil:
+		return StoredTask{}, 0, err
+	}
+	var st StoredTask
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		// Unreadable: written by a version that did not know it; its totals start again.
+		return StoredTask{}, e.Revision(), nil
+	}
+	return st, e.Revision(), nil
+}
+
 // writeConnector stores (FAILED) or clears the connector-level status of a connector at revision rev.
 func (s *stateKV) writeConnector(ctx context.Context, name string, st rpc.ConnectorState, rev uint64) error {
 	key := name + "." + connectorStatusToken
