@@ -6565,6 +6565,48 @@ const docTemplate = `{
                 }
             }
         },
+        "/metrics": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "text/plain"
+                ],
+                "tags": [
+                    "health"
+                ],
+                "summary": "Prometheus metrics of the control plane (instance administrators)",
+                "responses": {
+                    "200": {
+                        "description": "text/plain; version=0.0.4",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: not an instance administrator",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "this process serves no metrics",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/putEvents": {
             "post": {
                 "security": [
@@ -11196,6 +11238,14 @@ const docTemplate = `{
         "SourceStatus": {
             "type": "object",
             "properties": {
+                "counters": {
+                    "description": "Counters are what the source did since it was created, over restarts and moves to other workers; absent\nuntil its runtime reported any.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/SourceTaskCounters"
+                        }
+                    ]
+                },
                 "health": {
                     "description": "Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).",
                     "type": "string",
@@ -11460,6 +11510,14 @@ const docTemplate = `{
         "TargetStatus": {
             "type": "object",
             "properties": {
+                "counters": {
+                    "description": "Counters are what the target did since it was created, over pauses, restarts and moves to other workers\n(the tasks' counters are since each started); absent until its runtime reported any.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/TaskCounters"
+                        }
+                    ]
+                },
                 "health": {
                     "description": "Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.",
                     "type": "string",

@@ -18,7 +18,8 @@ type AuditPolicy int
 const (
 	// AuditDefault audits every operation that is not Public.
 	AuditDefault AuditPolicy = iota
-	// AuditNever is for the operations that are not control operations: PutEvents (metrics count it).
+	// AuditNever is for the operations that are not control operations: PutEvents and scrapes of /metrics
+	// (metrics count them).
 	AuditNever
 	// AuditAlways audits a Public operation that is a control operation: signing in.
 	AuditAlways

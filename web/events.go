@@ -128,6 +128,7 @@ func StoreEvents(c *gin.Context, log *slog.Logger, buses *bus.Service, accountID
 		failed++
 		entries[i] = FailedEntry(c, log, errs[i])
 	}
+	countPut(c, accountID, busName, entries)
 	return entries, failed, nil
 }
 

@@ -71,7 +71,7 @@ var isolationExempt = map[string]string{
 func init() {
 	for _, r := range []string{"GET /api/v1/accounts", "POST /api/v1/accounts", "GET /api/v1/accounts/:account", "PATCH /api/v1/accounts/:account",
 		"DELETE /api/v1/accounts/:account", "GET /api/v1/users", "POST /api/v1/users", "GET /api/v1/users/:user",
-		"PATCH /api/v1/users/:user", "DELETE /api/v1/users/:user"} {
+		"PATCH /api/v1/users/:user", "DELETE /api/v1/users/:user", "GET /metrics"} {
 		isolationExempt[r] = "instance administrators only"
 	}
 }

@@ -114,6 +114,20 @@ type Config struct {
 	// Console is the browser console's build (frontend.Dist()), served at / for the paths no API route serves;
 	// nil or without index.html, those paths answer that the binary was built without the console.
 	Console fs.FS
+	// Metrics is told what the API answers and stores, and serves GET /metrics (instance administrators); nil
+	// counts nothing and /metrics answers 404.
+	Metrics Metrics
+}
+
+// Metrics is the control plane's metrics as the API feeds and serves them.
+type Metrics interface {
+	// Answered is told of every request answered: its operation ("" when no route matched), status and time.
+	Answered(operation string, status int, took time.Duration)
+	// Put is told of n events of a PutEvents call on a bus of an account, by outcome: "stored", "duplicate", or the
+	// error code of their entry (InvalidEvent, EventTooLarge, ...).
+	Put(accountID, busName, outcome string, n int)
+	// Handler serves the metrics in Prometheus' text format.
+	Handler() http.Handler
 }
 
 // Operation is one operation of a dialect, declared once: its stable name, the route that serves it, the
@@ -164,8 +178,9 @@ type NewDialect func(cfg Config, s Services) Dialect
 
 // router holds what the router's own operations need.
 type router struct {
-	log   *slog.Logger
-	ready func(ctx context.Context) error
+	log     *slog.Logger
+	ready   func(ctx context.Context) error
+	metrics Metrics
 }
 
 const operationKey = "eventbridge.operation"
@@ -182,7 +197,7 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	rt := &router{log: cfg.Logger, ready: cfg.Ready}
+	rt := &router{log: cfg.Logger, ready: cfg.Ready, metrics: cfg.Metrics}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -288,6 +303,9 @@ func requestContext(cfg Config) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) {
 		c.Set(clientKey, clientIP(c.Request, cfg.TrustedProxies))
+		if cfg.Metrics != nil {
+			c.Set(metricsKey, cfg.Metrics)
+		}
 		c.Set(secureKey, secure)
 		c.Set(originsKey, origins)
 		c.Next()
@@ -303,6 +321,8 @@ func (rt *router) dialect() Dialect {
 		Operations: []Operation{
 			{Name: "health.live", Method: http.MethodGet, Path: "/healthz", Handler: rt.healthz, Public: true, AnyHost: true},
 			{Name: "health.ready", Method: http.MethodGet, Path: "/readyz", Handler: rt.readyz, Public: true, AnyHost: true},
+			{Name: "metrics.read", Method: http.MethodGet, Path: "/metrics", Handler: rt.serveMetrics, Permission: access.ManageInstance,
+				Audit: AuditNever}, // scraped every few seconds; it counts itself
 			{Name: "docs.swagger", Method: http.MethodGet, Path: "/swagger/*any", Public: true, Handler: func(c *gin.Context) {
 				switch c.Param("any") {
 				case "", "/": // /swagger (redirected here with its slash) leads to the UI
@@ -344,6 +364,9 @@ func (rt *router) recovery(c *gin.Context) {
 func (rt *router) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
+	if rt.metrics != nil {
+		rt.metrics.Answered(OperationOf(c), c.Writer.Status(), time.Since(start))
+	}
 	rt.log.LogAttrs(c.Request.Context(), slog.LevelDebug, "request",
 		slog.String("method", c.Request.Method),
 		slog.String("path", redactPath(c.Request.URL.Path)),
@@ -362,6 +385,51 @@ func noRoute(c *gin.Context) {
 func noMethod(c *gin.Context) {
 	WriteProblem(c, NewProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
 		fmt.Sprintf("%s is not allowed on %s; allowed: %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow"))))
+}
+
+const metricsKey = "eventbridge.metrics"
+
+// countPut tells the metrics of c, if any, of the outcome of every entry of a PutEvents call.
+func countPut(c *gin.Context, accountID, busName string, entries []PutEventsResultEntry) {
+	m, ok := c.Get(metricsKey)
+	if !ok {
+		return
+	}
+	n := map[string]int{}
+	for _, e := range entries {
+		switch {
+		case e.ErrorCode != "":
+			n[e.ErrorCode]++
+		case e.Duplicate:
+			n["duplicate"]++
+		default:
+			n["stored"]++
+		}
+	}
+	for outcome, k := range n {
+		m.(Metrics).Put(accountID, busName, outcome, k)
+	}
+}
+
+// serveMetrics answers the control plane's metrics in Prometheus' text format: PutEvents by bus and outcome, API
+// requests by operation and status with their latency, authentication failures, reconciliation passes, the health
+// and counters of every target and source (docs/operations.md).
+//
+//	@Summary	Prometheus metrics of the control plane (instance administrators)
+//	@Tags		health
+//	@Produce	plain
+//	@Security	BearerAuth
+//	@Success	200	{string}	string	"text/plain; version=0.0.4"
+//	@Failure	401	{object}	Problem	"Unauthenticated"
+//	@Failure	403	{object}	Problem	"Forbidden: not an instance administrator"
+//	@Failure	404	{object}	Problem	"this process serves no metrics"
+//	@Router		/metrics [get]
+func (rt *router) serveMetrics(c *gin.Context) {
+	if rt.metrics == nil {
+		WriteProblem(c, NewProblem(http.StatusNotFound, CodeRouteNotFound, "", "this process serves no metrics"))
+		return
+	}
+	rt.metrics.Handler().ServeHTTP(c.Writer, c.Request)
 }
 
 // Health is the answer of /healthz.

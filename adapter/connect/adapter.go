@@ -77,6 +77,8 @@ type Config struct {
 	// Cluster is the installation's cluster id, which the secrets of connector configs are bound to (with the
 	// connector and the key); empty takes Physical's when it is stream.Names.
 	Cluster string
+	// Passes, when set, is told the outcome of every periodic reconciliation this replica ran (for metrics).
+	Passes func(err error)
 }
 
 // cluster is the cluster id the secrets of connector configs are bound to.
@@ -729,6 +731,9 @@ func (a *Adapter) Run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		held, err := a.Reconcile(ctx)
+		if a.cfg.Passes != nil && (held || err != nil) && ctx.Err() == nil {
+			a.cfg.Passes(err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -753,16 +758,26 @@ func (a *Adapter) TargetStatus(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 	if st == nil {
 		return &target.Status{State: target.StatePending}, nil
 	}
+	return targetStatusOf(st, lastError), nil
+}
+
+// targetStatusOf is the domain's form of a target connector's status.
+func targetStatusOf(st *rpc.ConnectorStatus, lastError string) *target.Status {
 	out := &target.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
-		task := target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Health: factsOf(ts.Health)}
-		if n := ts.Counters; n != nil {
-			task.Counters = &target.Counters{Read: n.Read, Delivered: n.Written, Retried: n.Retried,
-				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
-		}
-		out.Tasks = append(out.Tasks, task)
+		out.Tasks = append(out.Tasks, target.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID,
+			Health: factsOf(ts.Health), Counters: targetCounters(ts.Counters), Totals: targetCounters(ts.Totals)})
 	}
-	return out, nil
+	return out
+}
+
+// targetCounters is the domain's form of a target task's counters (nil for nil).
+func targetCounters(n *rpc.TaskCounters) *target.Counters {
+	if n == nil {
+		return nil
+	}
+	return &target.Counters{Read: n.Read, Delivered: n.Written, Retried: n.Retried, DeadLettered: n.DeadLettered,
+		Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
 }
 
 // factsOf is the domain's form of what a task reported of its writes (nil when it reported nothing).
@@ -795,11 +810,16 @@ func (a *Adapter) connectorStatus(ctx context.Context, name string) (*rpc.Connec
 	if err != nil {
 		return nil, "", err
 	}
+	return st, lastErrorOf(st), nil
+}
+
+// lastErrorOf is the connector's trace, else the first task's.
+func lastErrorOf(st *rpc.ConnectorStatus) string {
 	lastError := st.Connector.Trace
 	for _, ts := range st.Tasks {
 		if lastError == "" {
 			lastError = ts.Trace
 		}
 	}
-	return st, lastError, nil
+	return lastError
 }

@@ -202,6 +202,14 @@ func (a *Adapter) desiredSources(ctx context.Context, b *bus.Bus, actual map[str
 	return out, nil
 }
 
+// sourceCounters is the domain's form of a source task's counters (nil for nil).
+func sourceCounters(n *rpc.TaskCounters) *source.Counters {
+	if n == nil {
+		return nil
+	}
+	return &source.Counters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
+}
+
 // SourceStatus reads the state of the source's connector; a connector the runtime does not know is PENDING.
 func (a *Adapter) SourceStatus(ctx context.Context, b *bus.Bus, s *source.Source) (*source.Status, error) {
 	st, lastError, err := a.connectorStatus(ctx, SourceName(b.AccountID(), b.Name(), s.Name()))
@@ -211,13 +219,15 @@ func (a *Adapter) SourceStatus(ctx context.Context, b *bus.Bus, s *source.Source
 	if st == nil {
 		return &source.Status{State: source.StatePending}, nil
 	}
+	return sourceStatusOf(st, lastError), nil
+}
+
+// sourceStatusOf is the domain's form of a source connector's status.
+func sourceStatusOf(st *rpc.ConnectorStatus, lastError string) *source.Status {
 	out := &source.Status{State: st.Connector.State, LastError: lastError}
 	for _, ts := range st.Tasks {
-		task := source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Health: factsOf(ts.Health)}
-		if n := ts.Counters; n != nil {
-			task.Counters = &source.Counters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
-		}
-		out.Tasks = append(out.Tasks, task)
+		out.Tasks = append(out.Tasks, source.TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID,
+			Health: factsOf(ts.Health), Counters: sourceCounters(ts.Counters), Totals: sourceCounters(ts.Totals)})
 	}
-	return out, nil
+	return out
 }

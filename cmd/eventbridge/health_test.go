@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -157,4 +158,84 @@ func TestTargetHealthEgressRefused(t *testing.T) {
 	assert.Equal(t, "egress-refused", th.Status.LastFailure.ErrorClass)
 	require.NotNil(t, th.Status.LastError)
 	assert.Contains(t, *th.Status.LastError, "--egress-allow")
+}
+
+// TestTargetCountersSurvivePauseAndRestart: a target's counters count every event once over a pause and resume
+// by an operator and a restart of the process, while its task's counters start again with each run.
+func TestTargetCountersSurvivePauseAndRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := startMain(t, dir)
+	a := apiOf(t, m)
+	got := make(chan string, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("ce-id")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "h"}, 201)
+	a.must("POST", "/api/v1/buses/h/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"h"}}}, 201)
+	path := "/api/v1/buses/h/rules/all/targets/t"
+	a.must("PUT", path, httpTarget(srv.URL), 201)
+	n := 0
+	deliver := func(a api, k int) {
+		t.Helper()
+		for range k {
+			n++
+			a.putBatch("h", []map[string]any{event(fmt.Sprintf("e%d", n), "h", "t", map[string]any{"n": n})})
+			select {
+			case <-got:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("event e%d was not delivered", n)
+			}
+		}
+	}
+	type counters struct{ Read, Delivered uint64 }
+	read := func(a api) (total, task *counters, state string) {
+		var tg struct {
+			Status struct {
+				State    string    `json:"state"`
+				Counters *counters `json:"counters"`
+				Tasks    []struct {
+					Counters *counters `json:"counters"`
+				} `json:"tasks"`
+			} `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(a.must("GET", path, nil, 200), &tg))
+		if len(tg.Status.Tasks) == 1 {
+			task = tg.Status.Tasks[0].Counters
+		}
+		return tg.Status.Counters, task, tg.Status.State
+	}
+	waitDelivered := func(a api, want uint64, why string) {
+		t.Helper()
+		require.Eventually(t, func() bool { c, _, _ := read(a); return c != nil && c.Delivered == want }, 15*time.Second, 50*time.Millisecond, why)
+	}
+
+	a.waitHealth(path, "HEALTHY", 15*time.Second)
+	deliver(a, 3)
+	waitDelivered(a, 3, "three delivered")
+
+	connector := "/api/v1/runtime/connectors/eb.default.h.all.t"
+	a.must("POST", connector+"/pause", nil, 202)
+	require.Eventually(t, func() bool { _, _, s := read(a); return s == "PAUSED" }, 15*time.Second, 50*time.Millisecond)
+	total, _, _ := read(a)
+	require.NotNil(t, total)
+	assert.EqualValues(t, 3, total.Delivered, "a paused target keeps its counters")
+	a.must("POST", connector+"/resume", nil, 202)
+	deliver(a, 2)
+	waitDelivered(a, 5, "pause and resume lose nothing")
+	_, task, _ := read(a)
+	require.NotNil(t, task)
+	assert.EqualValues(t, 2, task.Delivered, "the task's own counters are since it started")
+
+	require.NoError(t, m.Close())
+	m = startMain(t, dir)
+	t.Cleanup(func() { _ = m.Close() })
+	a = apiOf(t, m)
+	waitDelivered(a, 5, "a restart of the process loses nothing")
+	deliver(a, 1)
+	waitDelivered(a, 6, "and counts on")
+	total, _, _ = read(a)
+	assert.EqualValues(t, 6, total.Read)
 }

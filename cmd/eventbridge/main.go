@@ -31,6 +31,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/auditlog"
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/adapter/metrics"
 	"github.com/eventbridge-go/eventbridge/adapter/password"
 	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
@@ -42,6 +43,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
@@ -374,12 +376,18 @@ func (m *Main) Run(ctx context.Context) error {
 	sourceRepo := persistence.NewSourceRepository(db)
 	connectorStates := persistence.NewConnectorStateRepository(db)
 	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
+	// The control plane's metrics read the health and counters of targets and sources from the runtime when
+	// scraped, through the adapter made next.
+	mx := metrics.New(metrics.Config{Health: c.Health, Logger: log.With("component", "metrics"),
+		Reports: func(ctx context.Context, rules health.Rules, now time.Time) ([]connect.TargetReport, []connect.SourceReport, error) {
+			return m.adapter.Reports(ctx, rules, now)
+		}})
 	m.adapter = connect.New(connect.Config{
 		Runtime: runtimeClient(runtimeURL, runtimeURLs, clientOpts...), Buses: buses, Rules: rules, Targets: targets,
 		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
-		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease,
+		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
@@ -482,7 +490,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
 		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList(), PublicURLs: c.PublicURLList(),
-		WebhookBaseURL: c.WebhookBaseURL()}, services, rest.New, rocketmq.New)
+		WebhookBaseURL: c.WebhookBaseURL(), Metrics: mx}, services, rest.New, rocketmq.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)

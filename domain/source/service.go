@@ -383,10 +383,13 @@ type Status struct {
 	Health        string
 	LastFailure   *health.Failure
 	LastSuccessAt time.Time
+	// Counters are what the source did since it was created, the totals of its tasks (nil when none reported).
+	Counters *Counters
 }
 
-// Judge fills the health of st from its state and tasks, with rules, at now.
-func (st *Status) Judge(rules health.Rules, now time.Time) {
+// Summarize fills the health of st from its state and tasks, with rules, at now, and its counters from the
+// tasks' totals.
+func (st *Status) Summarize(rules health.Rules, now time.Time) {
 	tasks := make([]health.Task, len(st.Tasks))
 	for i, t := range st.Tasks {
 		tasks[i] = health.Task{State: t.State, Facts: t.Health}
@@ -396,6 +399,15 @@ func (st *Status) Judge(rules health.Rules, now time.Time) {
 		state = ""
 	}
 	v := health.Judge(state, tasks, rules, now)
+	for _, t := range st.Tasks {
+		if t.Totals != nil {
+			sum := *t.Totals
+			if st.Counters != nil {
+				sum = st.Counters.Add(sum)
+			}
+			st.Counters = &sum
+		}
+	}
 	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
 }
 
@@ -408,11 +420,19 @@ type TaskStatus struct {
 	Counters *Counters
 	// Health is what the task reported of its reads and stores since it started; nil when it does not run.
 	Health *health.Facts
+	// Totals are what the task did since the source was created, over all its runs; nil when unknown.
+	Totals *Counters
 }
 
 // Counters count what a source task did: records read from the outside, written to the bus, and given up.
 type Counters struct {
 	Read, Written, Failed, Dropped, Filtered uint64
+}
+
+// Add returns the sum of c and d.
+func (c Counters) Add(d Counters) Counters {
+	return Counters{Read: c.Read + d.Read, Written: c.Written + d.Written, Failed: c.Failed + d.Failed,
+		Dropped: c.Dropped + d.Dropped, Filtered: c.Filtered + d.Filtered}
 }
 
 // StatusReader reads the runtime state of sources.
@@ -437,7 +457,7 @@ func (s *Service) Status(ctx context.Context, src *Source) *Status {
 		s.log().Warn("reading source status", "source", src.ID(), "err", err)
 		return pending("the worker runtime could not be reached")
 	}
-	st.Judge(s.Health, s.Clock.Now())
+	st.Summarize(s.Health, s.Clock.Now())
 	return st
 }
 

@@ -24,6 +24,8 @@ type TaskStatus struct {
 	Counters *Counters
 	// Health is what the task reported of its writes since it started; nil when it does not run.
 	Health *health.Facts
+	// Totals are what the task did since the target was created, over all its runs; nil when unknown.
+	Totals *Counters
 }
 
 // Counters count what a task did with records since it started.
@@ -31,6 +33,13 @@ type Counters struct {
 	// Read records; Delivered (accepted by the target); Retried attempts; DeadLettered, Dropped and Failed records
 	// given up; Filtered records a transformer removed.
 	Read, Delivered, Retried, DeadLettered, Dropped, Failed, Filtered uint64
+}
+
+// Add returns the sum of c and d.
+func (c Counters) Add(d Counters) Counters {
+	return Counters{Read: c.Read + d.Read, Delivered: c.Delivered + d.Delivered, Retried: c.Retried + d.Retried,
+		DeadLettered: c.DeadLettered + d.DeadLettered, Dropped: c.Dropped + d.Dropped, Failed: c.Failed + d.Failed,
+		Filtered: c.Filtered + d.Filtered}
 }
 
 // Status is the runtime state of a target, read from the worker runtime; read-only for users.
@@ -44,11 +53,14 @@ type Status struct {
 	Health        string
 	LastFailure   *health.Failure
 	LastSuccessAt time.Time
+	// Counters are what the target did since it was created, the totals of its tasks: they survive pauses,
+	// restarts and moves to other workers (nil when the runtime reported none).
+	Counters *Counters
 }
 
-// Judge fills the health of st from its state and tasks, with rules, at now; LastError becomes the last failure's
-// message when no task failed and no attempt succeeded since.
-func (st *Status) Judge(rules health.Rules, now time.Time) {
+// Summarize fills the health of st from its state and tasks, with rules, at now, and its counters from the
+// tasks' totals; LastError becomes the last failure's message when no task failed and no attempt succeeded since.
+func (st *Status) Summarize(rules health.Rules, now time.Time) {
 	tasks := make([]health.Task, len(st.Tasks))
 	for i, t := range st.Tasks {
 		tasks[i] = health.Task{State: t.State, Facts: t.Health}
@@ -58,6 +70,15 @@ func (st *Status) Judge(rules health.Rules, now time.Time) {
 		state = ""
 	}
 	v := health.Judge(state, tasks, rules, now)
+	for _, t := range st.Tasks {
+		if t.Totals != nil {
+			sum := *t.Totals
+			if st.Counters != nil {
+				sum = st.Counters.Add(*t.Totals)
+			}
+			st.Counters = &sum
+		}
+	}
 	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
 }
 
@@ -87,6 +108,6 @@ func (s *Service) Status(ctx context.Context, t *Target) *Status {
 		s.Logger.Warn("reading target status", "target", t.ID(), "err", err)
 		return pending("the worker runtime could not be reached")
 	}
-	st.Judge(s.Health, s.Clock.Now())
+	st.Summarize(s.Health, s.Clock.Now())
 	return st
 }

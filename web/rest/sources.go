@@ -57,6 +57,9 @@ type SourceStatus struct {
 	Health        string           `json:"health" example:"HEALTHY"`
 	LastFailure   *DeliveryFailure `json:"lastFailure"`
 	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
+	// Counters are what the source did since it was created, over restarts and moves to other workers; absent
+	// until its runtime reported any.
+	Counters *SourceTaskCounters `json:"counters,omitempty"`
 } //@name SourceStatus
 
 // SourceTaskStatus is the runtime state of one task of a source's connector.
@@ -171,16 +174,21 @@ func WebhookURLs(c *gin.Context, base, token string) []string {
 	}
 }
 
+func sourceTaskCountersOf(n *source.Counters) *SourceTaskCounters {
+	if n == nil {
+		return nil
+	}
+	return &SourceTaskCounters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
+}
+
 func sourceStatusOf(st *source.Status) SourceStatus {
 	out := SourceStatus{State: st.State, Tasks: make([]SourceTaskStatus, 0, len(st.Tasks)), Health: st.Health,
 		LastFailure: failureOf(st.LastFailure), LastSuccessAt: timeOrNil(st.LastSuccessAt)}
 	for _, ts := range st.Tasks {
-		task := SourceTaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
-		if n := ts.Counters; n != nil {
-			task.Counters = &SourceTaskCounters{Read: n.Read, Written: n.Written, Failed: n.Failed, Dropped: n.Dropped, Filtered: n.Filtered}
-		}
-		out.Tasks = append(out.Tasks, task)
+		out.Tasks = append(out.Tasks, SourceTaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID,
+			Counters: sourceTaskCountersOf(ts.Counters)})
 	}
+	out.Counters = sourceTaskCountersOf(st.Counters)
 	if st.LastError != "" {
 		out.LastError = &st.LastError
 	}

@@ -205,6 +205,9 @@ type TargetStatus struct {
 	Health        string           `json:"health" example:"HEALTHY"`
 	LastFailure   *DeliveryFailure `json:"lastFailure"`
 	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
+	// Counters are what the target did since it was created, over pauses, restarts and moves to other workers
+	// (the tasks' counters are since each started); absent until its runtime reported any.
+	Counters *TaskCounters `json:"counters,omitempty"`
 } //@name TargetStatus
 
 // DeliveryFailure is a failed attempt of a target's delivery (or of a source's read or store).
@@ -221,6 +224,14 @@ type DeliveryFailure struct {
 	// Response is the start of the target's answer (at most 256 bytes), without secret values.
 	Response string `json:"response,omitempty"`
 } //@name DeliveryFailure
+
+func taskCountersOf(n *target.Counters) *TaskCounters {
+	if n == nil {
+		return nil
+	}
+	return &TaskCounters{Read: n.Read, Delivered: n.Delivered, Retried: n.Retried, DeadLettered: n.DeadLettered,
+		Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
+}
 
 func failureOf(f *health.Failure) *DeliveryFailure {
 	if f == nil {
@@ -247,7 +258,7 @@ type TaskStatus struct {
 	Counters *TaskCounters `json:"counters,omitempty"`
 } //@name TaskStatus
 
-// TaskCounters count what a target's task did with records since it started.
+// TaskCounters count what a target, or one of its tasks, did with records.
 type TaskCounters struct {
 	Read         uint64 `json:"read"`
 	Delivered    uint64 `json:"delivered"`
@@ -293,13 +304,9 @@ func targetStatusOf(st *target.Status) TargetStatus {
 	out := TargetStatus{State: st.State, Tasks: make([]TaskStatus, 0, len(st.Tasks)), Health: st.Health,
 		LastFailure: failureOf(st.LastFailure), LastSuccessAt: timeOrNil(st.LastSuccessAt)}
 	for _, ts := range st.Tasks {
-		task := TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID}
-		if n := ts.Counters; n != nil {
-			task.Counters = &TaskCounters{Read: n.Read, Delivered: n.Delivered, Retried: n.Retried,
-				DeadLettered: n.DeadLettered, Dropped: n.Dropped, Failed: n.Failed, Filtered: n.Filtered}
-		}
-		out.Tasks = append(out.Tasks, task)
+		out.Tasks = append(out.Tasks, TaskStatus{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Counters: taskCountersOf(ts.Counters)})
 	}
+	out.Counters = taskCountersOf(st.Counters)
 	if st.LastError != "" {
 		out.LastError = &st.LastError
 	}

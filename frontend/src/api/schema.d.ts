@@ -7363,6 +7363,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics of the control plane (instance administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/plain; version=0.0.4 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: not an instance administrator */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description this process serves no metrics */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/putEvents": {
         parameters: {
             query?: never;
@@ -10971,6 +11034,11 @@ export interface components {
         };
         SourceStatus: {
             /**
+             * @description Counters are what the source did since it was created, over restarts and moves to other workers; absent
+             *     until its runtime reported any.
+             */
+            counters?: components["schemas"]["SourceTaskCounters"];
+            /**
              * @description Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED (docs/health.md).
              * @example HEALTHY
              */
@@ -11134,6 +11202,11 @@ export interface components {
             targets?: components["schemas"]["Target"][];
         };
         TargetStatus: {
+            /**
+             * @description Counters are what the target did since it was created, over pauses, restarts and moves to other workers
+             *     (the tasks' counters are since each started); absent until its runtime reported any.
+             */
+            counters?: components["schemas"]["TaskCounters"];
             /**
              * @description Health is PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING, PAUSED, STOPPED or FAILED.
              * @example HEALTHY

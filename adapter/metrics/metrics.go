@@ -1,0 +1,177 @@
+// Package metrics is the control plane's Prometheus metrics: what its API answered and stored, its reconciliation
+// passes, and, read from the runtime when scraped, the health and counters of every target and source. The
+// worker's own metrics (per task, per process) are the worker's (worker/metrics).
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/eventbridge-go/eventbridge/adapter/connect"
+	"github.com/eventbridge-go/eventbridge/domain/health"
+)
+
+// Reporter reads the summarized runtime state of every target and source (connect.Adapter.Reports).
+type Reporter func(ctx context.Context, rules health.Rules, now time.Time) ([]connect.TargetReport, []connect.SourceReport, error)
+
+// Config configures the metrics.
+type Config struct {
+	// Reports, when set, gives the health and counters of targets and sources at each scrape, with Health's
+	// thresholds; nil reports none.
+	Reports Reporter
+	Health  health.Rules
+	// ReportTimeout bounds the runtime's answer at a scrape (default 5s).
+	ReportTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Metrics holds the control plane's series. Safe for concurrent use.
+type Metrics struct {
+	cfg       Config
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	authFails *prometheus.CounterVec
+	events    *prometheus.CounterVec
+	passes    *prometheus.CounterVec
+}
+
+// New registers the series, the Go runtime's and the process's.
+func New(cfg Config) *Metrics {
+	if cfg.ReportTimeout <= 0 {
+		cfg.ReportTimeout = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_api_requests_total",
+			Help: "Requests answered by the control plane's API, by operation and status code."}, []string{"operation", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "eventbridge_api_request_duration_seconds",
+			Help:    "Time from a request's arrival to its answer, by operation (events.put is PutEvents).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"operation"}),
+		authFails: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_api_auth_failures_total",
+			Help: "Requests refused for their credentials: unauthenticated (401) or forbidden (403)."}, []string{"reason"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_putevents_events_total",
+			Help: "Events of PutEvents calls, by account, bus and outcome: stored, duplicate, or the error code of their entry."},
+			[]string{"account", "bus", "outcome"}),
+		passes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_reconcile_passes_total",
+			Help: "Periodic reconciliations of the declared channels with the runtime, by outcome (ok, error)."}, []string{"outcome"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.passes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
+	m.passes.WithLabelValues("ok")
+	m.passes.WithLabelValues("error")
+	return m
+}
+
+// Answered counts a request answered (web.Metrics).
+func (m *Metrics) Answered(operation string, status int, took time.Duration) {
+	if operation == "" {
+		operation = "none"
+	}
+	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(operation).Observe(took.Seconds())
+	switch status {
+	case http.StatusUnauthorized:
+		m.authFails.WithLabelValues("unauthenticated").Inc()
+	case http.StatusForbidden:
+		m.authFails.WithLabelValues("forbidden").Inc()
+	}
+}
+
+// Put counts events of a PutEvents call by outcome (web.Metrics).
+func (m *Metrics) Put(accountID, busName, outcome string, n int) {
+	m.events.WithLabelValues(accountID, busName, outcome).Add(float64(n))
+}
+
+// Reconciled counts a periodic reconciliation pass that ended with err.
+func (m *Metrics) Reconciled(err error) {
+	if err != nil {
+		m.passes.WithLabelValues("error").Inc()
+		return
+	}
+	m.passes.WithLabelValues("ok").Inc()
+}
+
+// Handler serves the metrics (web.Metrics).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: slogErrors{m.cfg.Logger}})
+}
+
+type slogErrors struct{ log *slog.Logger }
+
+func (s slogErrors) Println(v ...any) { s.log.Warn("serving metrics", "err", v) }
+
+var (
+	healthStates   = []string{health.Pending, health.Healthy, health.Retrying, health.Failing, health.DeadLettering, health.Paused, health.Stopped, health.Failed}
+	targetHealth   = prometheus.NewDesc("eventbridge_target_health", "1 for the health state a target is in, 0 for the others (docs/health.md).", []string{"account", "bus", "rule", "target", "state"}, nil)
+	targetRecords  = prometheus.NewDesc("eventbridge_target_records", "What a target did since it was created, over pauses, restarts and moves between workers, by outcome.", []string{"account", "bus", "rule", "target", "outcome"}, nil)
+	sourceHealth   = prometheus.NewDesc("eventbridge_source_health", "1 for the health state a source is in, 0 for the others.", []string{"account", "bus", "source", "state"}, nil)
+	sourceRecords  = prometheus.NewDesc("eventbridge_source_records", "What a source did since it was created, by outcome.", []string{"account", "bus", "source", "outcome"}, nil)
+	runtimeAnswers = prometheus.NewDesc("eventbridge_runtime_reachable", "1 when the worker runtime answered the status of its connectors at this scrape, else 0.", nil, nil)
+)
+
+// resources collects the health and counters of targets and sources at each scrape.
+type resources struct{ m *Metrics }
+
+func (r *resources) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{targetHealth, targetRecords, sourceHealth, sourceRecords, runtimeAnswers} {
+		ch <- d
+	}
+}
+
+func (r *resources) Collect(ch chan<- prometheus.Metric) {
+	cfg := r.m.cfg
+	if cfg.Reports == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ReportTimeout)
+	defer cancel()
+	targets, sources, err := cfg.Reports(ctx, cfg.Health, time.Now())
+	if err != nil {
+		cfg.Logger.Warn("reading the runtime's connectors for the metrics", "err", err)
+		ch <- prometheus.MustNewConstMetric(runtimeAnswers, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(runtimeAnswers, prometheus.GaugeValue, 1)
+	gauge := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	states := func(d *prometheus.Desc, current string, labels ...string) {
+		for _, s := range healthStates {
+			var v uint64
+			if s == current {
+				v = 1
+			}
+			gauge(d, v, append(labels, s)...)
+		}
+	}
+	for _, t := range targets {
+		id := []string{t.Account, t.Bus, t.Rule, t.Target}
+		states(targetHealth, t.Status.Health, id...)
+		if n := t.Status.Counters; n != nil {
+			for outcome, v := range map[string]uint64{"read": n.Read, "delivered": n.Delivered, "retried": n.Retried,
+				"dead_lettered": n.DeadLettered, "dropped": n.Dropped, "failed": n.Failed, "filtered": n.Filtered} {
+				gauge(targetRecords, v, append(id, outcome)...)
+			}
+		}
+	}
+	for _, s := range sources {
+		id := []string{s.Account, s.Bus, s.Source}
+		states(sourceHealth, s.Status.Health, id...)
+		if n := s.Status.Counters; n != nil {
+			for outcome, v := range map[string]uint64{"read": n.Read, "written": n.Written, "failed": n.Failed,
+				"dropped": n.Dropped, "filtered": n.Filtered} {
+				gauge(sourceRecords, v, append(id, outcome)...)
+			}
+		}
+	}
+}
