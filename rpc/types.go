@@ -85,7 +85,22 @@ func (c TaskCounters) Add(d TaskCounters) TaskCounters {
 		Dropped: c.Dropped + d.Dropped, Failed: c.Failed + d.Failed, Undecodable: c.Undecodable + d.Undecodable,
 		Filtered: c.Filtered + d.Filtered, TransformFailed: c.TransformFailed + d.TransformFailed,
 		DeadLettered: c.DeadLettered + d.DeadLettered, Matched: c.Matched + d.Matched, Unmatched: c.Unmatched + d.Unmatched,
-		Routed: c.Routed + d.Routed}
+		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo)}
+}
+
+// addRoutes returns the sum of two counts per rule (nil when both are empty); it changes neither.
+func addRoutes(a, b map[string]uint64) map[string]uint64 {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := make(map[string]uint64, max(len(a), len(b)))
+	for id, n := range a {
+		out[id] += n
+	}
+	for id, n := range b {
+		out[id] += n
+	}
+	return out
 }
 
 // TaskHealth is what a running task knows of how its writes go. Times are absent when they never happened since
@@ -134,6 +149,8 @@ type TaskCounters struct {
 	Matched   uint64 `json:"matched"`
 	Unmatched uint64 `json:"unmatched"`
 	Routed    uint64 `json:"routed"`
+	// RoutedTo splits Routed by rule id (a rule's matched events); absent for sinks that do not route.
+	RoutedTo map[string]uint64 `json:"routed_to,omitempty"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.

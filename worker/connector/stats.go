@@ -2,6 +2,8 @@ package connector
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"sync/atomic"
 )
 
@@ -11,6 +13,16 @@ import (
 // Safe for concurrent use; the zero value is empty and ready.
 type Report struct {
 	matched, unmatched, routed atomic.Uint64
+
+	mu sync.Mutex
+	to map[string]uint64 // copies per rule (ReportRoutedTo)
+}
+
+// RoutedTo returns the copies reported per rule (ReportRoutedTo); nil when none.
+func (r *Report) RoutedTo() map[string]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.to)
 }
 
 // RecordStats are the counts of a Report.
@@ -52,4 +64,25 @@ func ReportMatched(ctx context.Context, copies int) {
 	}
 	r.matched.Add(1)
 	r.routed.Add(uint64(copies))
+}
+
+// ReportRoutedTo is ReportMatched naming the rules a copy was stored for, one id per copy: the runtime counts the
+// copies of each rule too (a rule's matched events).
+func ReportRoutedTo(ctx context.Context, rules []string) {
+	r, _ := ctx.Value(reportKey{}).(*Report)
+	if r == nil {
+		return
+	}
+	ReportMatched(ctx, len(rules))
+	if len(rules) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.to == nil {
+		r.to = make(map[string]uint64, len(rules))
+	}
+	for _, id := range rules {
+		r.to[id]++
+	}
 }

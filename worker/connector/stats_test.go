@@ -21,3 +21,20 @@ func TestReportMatched(t *testing.T) {
 	}
 	assert.Equal(t, connector.RecordStats{Matched: 2, Unmatched: 2, Routed: 3}, r.Stats())
 }
+
+func TestReportRoutedTo(t *testing.T) {
+	t.Parallel()
+	connector.ReportRoutedTo(context.Background(), []string{"r1"}) // no Report: nothing, no panic
+
+	r := new(connector.Report)
+	assert.Nil(t, r.RoutedTo())
+	ctx := connector.WithReport(context.Background(), r)
+	connector.ReportRoutedTo(ctx, []string{"r1", "r2"})
+	connector.ReportRoutedTo(ctx, nil)
+	connector.ReportRoutedTo(ctx, []string{"r1"})
+	assert.Equal(t, connector.RecordStats{Matched: 2, Unmatched: 1, Routed: 3}, r.Stats())
+	to := r.RoutedTo()
+	assert.Equal(t, map[string]uint64{"r1": 2, "r2": 1}, to)
+	to["r1"] = 100
+	assert.Equal(t, uint64(2), r.RoutedTo()["r1"], "a copy")
+}

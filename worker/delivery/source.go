@@ -152,6 +152,9 @@ func (t *SourceTask) fail(err error) {
 	}
 }
 
+// RoutedTo is nil: a source routes nothing.
+func (t *SourceTask) RoutedTo() map[string]uint64 { return nil }
+
 // Health returns what the task knows of how its reads and writes go: a failed read or store is a failed attempt
 // (retried), a batch read and stored a success.
 func (t *SourceTask) Health() Health { return t.hl.get() }

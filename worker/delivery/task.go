@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,9 @@ type Task struct {
 
 	n  counters
 	hl health
+
+	routesMu sync.Mutex
+	routedTo map[string]uint64 // copies routed per rule (connector.ReportRoutedTo)
 }
 
 // Start connects the sink and starts reading. It returns once the task reads; an error means the sink did not
@@ -174,6 +178,13 @@ func (t *Task) State() (state, trace string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.state, t.trace
+}
+
+// RoutedTo returns the copies a routing sink stored per rule, of the records it wrote (nil for other sinks).
+func (t *Task) RoutedTo() map[string]uint64 {
+	t.routesMu.Lock()
+	defer t.routesMu.Unlock()
+	return maps.Clone(t.routedTo)
 }
 
 // Health returns what the task knows of how its writes go.
@@ -493,6 +504,16 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		t.n.matched.Add(rs.Matched)
 		t.n.unmatched.Add(rs.Unmatched)
 		t.n.routed.Add(rs.Routed)
+		if to := report.RoutedTo(); len(to) > 0 {
+			t.routesMu.Lock()
+			if t.routedTo == nil {
+				t.routedTo = make(map[string]uint64, len(to))
+			}
+			for id, k := range to {
+				t.routedTo[id] += k
+			}
+			t.routesMu.Unlock()
+		}
 		if t.cfg.Delivered != nil {
 			t.cfg.Delivered(time.Since(meta.Timestamp))
 		}

@@ -44,6 +44,7 @@ type runner interface {
 	State() (state, trace string)
 	Counters() delivery.Counters
 	Health() delivery.Health
+	RoutedTo() map[string]uint64
 	// Abort stops the task at once: no effect after it returns, even without NATS.
 	Abort()
 	Stop(ctx context.Context) error
@@ -91,15 +92,22 @@ func (lt *localTask) state() (string, string) {
 	return s, trace
 }
 
-// totals returns the task's totals with n as its runner's counters, from base when it was read (else from zero).
+// totals returns the task's totals with c as its runner's counters, from base when it was read (else from zero).
 // Called with Herder.mu held.
-func (lt *localTask) totals(n delivery.Counters) *rpc.TaskCounters {
+func (lt *localTask) totals(c rpc.TaskCounters) *rpc.TaskCounters {
 	var t rpc.TaskCounters
 	if lt.base != nil {
 		t = *lt.base
 	}
-	t = t.Add(lt.carried).Add(*counters(n))
+	t = t.Add(lt.carried).Add(c)
 	return &t
+}
+
+// countersOf returns what run did: its counters and the copies it routed per rule.
+func countersOf(run runner) rpc.TaskCounters {
+	c := counters(run.Counters())
+	c.RoutedTo = run.RoutedTo()
+	return *c
 }
 
 // totalsOf returns the totals a stored status holds (zero when none).
@@ -392,7 +400,7 @@ func (h *Herder) restartLocal(ctx context.Context, lt *localTask, e entry, auto 
 			h.log.Warn("closing a task's sink or source", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 		}
 		h.mu.Lock()
-		lt.carried = lt.carried.Add(*counters(run.Counters()))
+		lt.carried = lt.carried.Add(countersOf(run))
 		h.mu.Unlock()
 	}
 	h.start(ctx, lt, e)
@@ -426,9 +434,9 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
-	var n delivery.Counters
+	var c rpc.TaskCounters
 	if run != nil {
-		n = run.Counters()
+		c = countersOf(run)
 	}
 	h.mu.RLock()
 	st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: final, WorkerID: h.cfg.WorkerID}, Rev: lt.rev, Gen: lt.gen}
@@ -447,7 +455,7 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 		}
 	}
 	h.mu.RLock()
-	st.Totals = lt.totals(n)
+	st.Totals = lt.totals(c)
 	h.mu.RUnlock()
 	if !lost {
 		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
@@ -656,9 +664,10 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		n    delivery.Counters
 		hl   delivery.Health
 		rev  uint64
-		// read: the task's totals so far are to be read from its key before the first write.
-		read    bool
-		carried rpc.TaskCounters
+		// read: the task's totals so far are to be read from its key before the first write; c is what its runner
+		// did, carried what the runners before it did.
+		read       bool
+		c, carried rpc.TaskCounters
 	}
 	var todo []pending
 	for _, lt := range h.local {
@@ -670,8 +679,9 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			Rev: lt.rev, Gen: lt.gen}
 		var n delivery.Counters
 		var hl delivery.Health
+		var c rpc.TaskCounters
 		if lt.run != nil {
-			n, hl = lt.run.Counters(), lt.run.Health()
+			n, hl, c = lt.run.Counters(), lt.run.Health(), countersOf(lt.run)
 		}
 		if lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
 			base.Gen != lt.written.Gen {
@@ -681,10 +691,10 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		}
 		st := base
 		if lt.run != nil {
-			st.Counters, st.Health = counters(n), healthOf(hl)
+			st.Counters, st.Health = &c, healthOf(hl)
 		}
-		st.Totals = lt.totals(n)
-		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev, lt.base == nil, lt.carried})
+		st.Totals = lt.totals(c)
+		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev, lt.base == nil, c, lt.carried})
 	}
 	h.mu.RUnlock()
 	// startsAtOnce writes at a time, within callTimeout for all: what is left, or failed, is written by a later
@@ -709,7 +719,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 					}
 					base := totalsOf(prev)
 					readBase, p.rev = &base, prevRev
-					t := base.Add(p.carried).Add(*counters(p.n))
+					t := base.Add(p.carried).Add(p.c)
 					p.st.Totals = &t
 				}
 				rev, err := h.state.writeTask(ctx, p.lt.id.Connector, p.st, p.rev)
@@ -756,13 +766,13 @@ func (h *Herder) localStatus(id rpc.TaskID) (rpc.TaskState, bool) {
 	}
 	state, trace := lt.state()
 	ts := rpc.TaskState{ID: id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace}
-	var n delivery.Counters
+	var c rpc.TaskCounters
 	if lt.run != nil {
-		n = lt.run.Counters()
-		ts.Counters, ts.Health = counters(n), healthOf(lt.run.Health())
+		c = countersOf(lt.run)
+		ts.Counters, ts.Health = &c, healthOf(lt.run.Health())
 	}
 	if lt.base != nil {
-		ts.Totals = lt.totals(n)
+		ts.Totals = lt.totals(c)
 	}
 	return ts, true
 }

@@ -135,7 +135,7 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // Write matches e once and stores a copy on the subject of every matched rule whose FromSequence is below the
 // record's stream sequence, publishing them together and returning once JetStream acknowledged every one. A copy's
 // Nats-Msg-Id hashes the record's id with the rule, so copies stored before a crash are not stored twice when the
-// record is retried. Once every copy is stored, it reports their number to the task (connector.ReportMatched):
+// record is retried. Once every copy is stored, it reports their rules to the task (connector.ReportRoutedTo):
 // 0 when no rule matched, or only rules whose FromSequence excludes the record. A record without JetStream
 // metadata, or whose JSON form cannot be built, is a permanent error; a copy that was not stored is a retryable one.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
@@ -189,6 +189,10 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
 			strconv.FormatUint(meta.Sequence, 10), errors.Join(errs...))
 	}
-	connector.ReportMatched(ctx, len(futures))
+	routed := make([]string, len(futures))
+	for i, p := range futures {
+		routed[i] = p.rule
+	}
+	connector.ReportRoutedTo(ctx, routed)
 	return nil
 }
