@@ -10819,6 +10819,15 @@ const docTemplate = `{
         "Rule": {
             "type": "object",
             "properties": {
+                "counters": {
+                    "description": "Counters are what the rule did since it was created (GET and list answers, once the runtime reported any).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/RuleCounters"
+                        }
+                    ],
+                    "readOnly": true
+                },
                 "createdAt": {
                     "type": "string",
                     "readOnly": true
@@ -10859,6 +10868,35 @@ const docTemplate = `{
                 "updatedAt": {
                     "type": "string",
                     "readOnly": true
+                }
+            }
+        },
+        "RuleCounters": {
+            "type": "object",
+            "properties": {
+                "deadLettered": {
+                    "type": "integer"
+                },
+                "delivered": {
+                    "type": "integer"
+                },
+                "dropped": {
+                    "type": "integer"
+                },
+                "failed": {
+                    "type": "integer"
+                },
+                "filtered": {
+                    "type": "integer"
+                },
+                "matched": {
+                    "type": "integer"
+                },
+                "read": {
+                    "type": "integer"
+                },
+                "retried": {
+                    "type": "integer"
                 }
             }
         },

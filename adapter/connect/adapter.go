@@ -79,6 +79,9 @@ type Config struct {
 	Cluster string
 	// Passes, when set, is told the outcome of every periodic reconciliation this replica ran (for metrics).
 	Passes func(err error)
+	// Health holds the thresholds with which reconciliation judges the health of targets and sources, to log
+	// its changes (zero fields: the defaults).
+	Health health.Rules
 }
 
 // cluster is the cluster id the secrets of connector configs are bound to.
@@ -113,6 +116,8 @@ type Adapter struct {
 	// reconcileMu keeps two ReconcileAll apart; the last complete pass is theirs.
 	reconcileMu sync.Mutex
 	last        passMark
+	// health is the health of each target and source connector at the last pass (guarded by reconcileMu).
+	health map[string]string
 }
 
 // passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
@@ -538,6 +543,7 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
 	}
+	a.noteHealth(actual, time.Now())
 	states, err := a.desiredStates(ctx)
 	if err != nil {
 		return err

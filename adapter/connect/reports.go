@@ -5,35 +5,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
-// TargetReport is the runtime state of one target, summarized (health, counters), for the control plane's metrics.
-type TargetReport struct {
-	Account, Bus, Rule, Target string
-	Status                     *target.Status
-}
-
-// SourceReport is the runtime state of one source, summarized, for the control plane's metrics.
-type SourceReport struct {
-	Account, Bus, Source string
-	Status               *source.Status
-}
-
 // Reports reads the status of every connector the runtime runs for the control plane (one call) and summarizes
 // those of targets and sources with rules at now. A connector is named by what it runs
 // (eb.<account>.<bus>.<rule>.<target>, eb.<account>.<bus>.source.<source>); a target or source that the runtime
 // does not run yet is not reported.
-func (a *Adapter) Reports(ctx context.Context, rules health.Rules, now time.Time) ([]TargetReport, []SourceReport, error) {
+func (a *Adapter) Reports(ctx context.Context, rules health.Rules, now time.Time) ([]target.Report, []source.Report, error) {
 	all, err := a.cfg.Runtime.ListConnectors(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	var targets []TargetReport
-	var sources []SourceReport
+	targets, sources := reportsOf(all, rules, now)
+	return targets, sources, nil
+}
+
+// reportsOf summarizes the targets and sources among the connectors all.
+func reportsOf(all map[string]rpc.ConnectorExpanded, rules health.Rules, now time.Time) ([]target.Report, []source.Report) {
+	var targets []target.Report
+	var sources []source.Report
 	for name, c := range all {
 		parts := strings.Split(name, ".")
 		if c.Status == nil || len(parts) != 5 || parts[0] != "eb" {
@@ -43,12 +39,94 @@ func (a *Adapter) Reports(ctx context.Context, rules health.Rules, now time.Time
 		case c.Status.Type == rpc.TypeSource && parts[3] == "source":
 			st := sourceStatusOf(c.Status, lastErrorOf(c.Status))
 			st.Summarize(rules, now)
-			sources = append(sources, SourceReport{Account: parts[1], Bus: parts[2], Source: parts[4], Status: st})
+			sources = append(sources, source.Report{Account: parts[1], Bus: parts[2], Source: parts[4], Status: st})
 		case c.Status.Type == rpc.TypeSink:
 			st := targetStatusOf(c.Status, lastErrorOf(c.Status))
 			st.Summarize(rules, now)
-			targets = append(targets, TargetReport{Account: parts[1], Bus: parts[2], Rule: parts[3], Target: parts[4], Status: st})
+			targets = append(targets, target.Report{Account: parts[1], Bus: parts[2], Rule: parts[3], Target: parts[4], Status: st})
 		}
 	}
-	return targets, sources, nil
+	return targets, sources
+}
+
+// noteHealth logs, at info level, every change of health of a target or source among the connectors all since the
+// last call: once per change, whichever replica reconciles. The first time a connector is seen, only a state that
+// is not HEALTHY or PENDING is logged.
+func (a *Adapter) noteHealth(all map[string]rpc.ConnectorExpanded, now time.Time) {
+	targets, sources := reportsOf(all, a.cfg.Health, now)
+	seen := make(map[string]string, len(targets)+len(sources))
+	note := func(kind, name, state string, f *health.Failure) {
+		seen[name] = state
+		before, known := a.health[name]
+		if state == before || (!known && (state == health.Healthy || state == health.Pending)) {
+			return
+		}
+		attrs := []any{kind, name, "health", state, "was", before}
+		if f != nil && state != health.Healthy {
+			attrs = append(attrs, "class", f.Class, "last_failure", f.Message)
+		}
+		a.cfg.Logger.Info(kind+" health changed", attrs...)
+	}
+	for _, t := range targets {
+		note("target", TargetName(t.Account, t.Bus, t.Rule, t.Target), t.Status.Health, t.Status.LastFailure)
+	}
+	for _, s := range sources {
+		note("source", SourceName(s.Account, s.Bus, s.Source), s.Status.Health, s.Status.LastFailure)
+	}
+	a.health = seen
+}
+
+// RuleCounters returns the counters of rules of bus b (rule.CountersReader), from one read of the bus's connectors:
+// a rule's matched events are what the bus's router routed to it, and the rest are the sums of its targets'.
+func (a *Adapter) RuleCounters(ctx context.Context, b *bus.Bus, rules []*rule.Rule) (map[string]rule.Counters, error) {
+	prefix := busPrefix(b.AccountID(), b.Name())
+	all, err := a.cfg.Runtime.ListConnectorsWithPrefix(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var routed map[string]uint64
+	if r, ok := all[RouterName(b.AccountID(), b.Name())]; ok && r.Status != nil {
+		for _, ts := range r.Status.Tasks {
+			if ts.Totals != nil {
+				routed = addCounts(routed, ts.Totals.RoutedTo)
+			}
+		}
+	}
+	out := make(map[string]rule.Counters, len(rules))
+	for _, r := range rules {
+		c, seen := rule.Counters{Matched: routed[r.ID()]}, routed[r.ID()] > 0
+		for name, conn := range all {
+			rest, ok := strings.CutPrefix(name, prefix+r.Name()+".")
+			if !ok || strings.Contains(rest, ".") || conn.Status == nil || conn.Status.Type != rpc.TypeSink {
+				continue
+			}
+			for _, ts := range conn.Status.Tasks {
+				if n := ts.Totals; n != nil {
+					seen = true
+					c.Read += n.Read
+					c.Delivered += n.Written
+					c.Retried += n.Retried
+					c.DeadLettered += n.DeadLettered
+					c.Dropped += n.Dropped
+					c.Failed += n.Failed
+					c.Filtered += n.Filtered
+				}
+			}
+		}
+		if seen || routed != nil {
+			out[r.ID()] = c
+		}
+	}
+	return out, nil
+}
+
+// addCounts adds counts per key to into (made when nil) and returns it.
+func addCounts(into, counts map[string]uint64) map[string]uint64 {
+	for k, n := range counts {
+		if into == nil {
+			into = map[string]uint64{}
+		}
+		into[k] += n
+	}
+	return into
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/domain/target"
 )
 
 // Reporter reads the summarized runtime state of every target and source (connect.Adapter.Reports).
-type Reporter func(ctx context.Context, rules health.Rules, now time.Time) ([]connect.TargetReport, []connect.SourceReport, error)
+type Reporter func(ctx context.Context, rules health.Rules, now time.Time) ([]target.Report, []source.Report, error)
 
 // Config configures the metrics.
 type Config struct {

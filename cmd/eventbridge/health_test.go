@@ -238,4 +238,48 @@ func TestTargetCountersSurvivePauseAndRestart(t *testing.T) {
 	waitDelivered(a, 6, "and counts on")
 	total, _, _ = read(a)
 	assert.EqualValues(t, 6, total.Read)
+
+	// The rule's counters: what the router routed to it, and its target's.
+	type ruleCounters struct{ Matched, Read, Delivered uint64 }
+	var rl struct{ Counters *ruleCounters }
+	require.Eventually(t, func() bool {
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/h/rules/all", nil, 200), &rl))
+		return rl.Counters != nil && rl.Counters.Matched == 6
+	}, 15*time.Second, 50*time.Millisecond, "the rule matched six events over the restart")
+	assert.Equal(t, ruleCounters{Matched: 6, Read: 6, Delivered: 6}, *rl.Counters)
+	var list struct {
+		Rules []struct{ Counters *ruleCounters }
+	}
+	require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/h/rules", nil, 200), &list))
+	require.Len(t, list.Rules, 1)
+	require.NotNil(t, list.Rules[0].Counters)
+	assert.EqualValues(t, 6, list.Rules[0].Counters.Delivered)
+}
+
+// TestSourceHealth: an MQTT source whose broker refuses the connection leaves HEALTHY with the error in lastError
+// and lastFailure; one reading the machine's Mosquitto is HEALTHY.
+func TestSourceHealth(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir())
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "h"}, 201)
+	source := func(name, url string) {
+		a.must("POST", "/api/v1/buses/h/sources", map[string]any{"name": name, "type": "mqtt",
+			"config": map[string]any{"mqtt.url": url, "mqtt.topics": "eb-health-test/" + name}}, 201)
+	}
+	source("down", "tcp://"+closedPort(t))
+	source("up", "tcp://127.0.0.1:1883")
+
+	var down targetHealth
+	require.Eventually(t, func() bool {
+		down = a.health("/api/v1/buses/h/sources/down")
+		return down.Status.Health != "PENDING" && down.Status.Health != "HEALTHY"
+	}, 20*time.Second, 100*time.Millisecond, "a source whose broker refuses leaves HEALTHY")
+	assert.Contains(t, []string{"RETRYING", "FAILING"}, down.Status.Health, "its reads are retried")
+	require.NotNil(t, down.Status.LastError)
+	assert.Contains(t, *down.Status.LastError, "refused")
+	require.NotNil(t, down.Status.LastFailure)
+	assert.Equal(t, "connection-refused", down.Status.LastFailure.ErrorClass)
+	a.waitHealth("/api/v1/buses/h/sources/up", "HEALTHY", 20*time.Second)
 }

@@ -379,7 +379,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// The control plane's metrics read the health and counters of targets and sources from the runtime when
 	// scraped, through the adapter made next.
 	mx := metrics.New(metrics.Config{Health: c.Health, Logger: log.With("component", "metrics"),
-		Reports: func(ctx context.Context, rules health.Rules, now time.Time) ([]connect.TargetReport, []connect.SourceReport, error) {
+		Reports: func(ctx context.Context, rules health.Rules, now time.Time) ([]target.Report, []source.Report, error) {
 			return m.adapter.Reports(ctx, rules, now)
 		}})
 	m.adapter = connect.New(connect.Config{
@@ -387,7 +387,7 @@ func (m *Main) Run(ctx context.Context) error {
 		APIDestinations: destinations, Connections: connections, Secrets: sealer,
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
-		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled,
+		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled, Health: c.Health,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
@@ -438,7 +438,8 @@ func (m *Main) Run(ctx context.Context) error {
 	services := web.Services{
 		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
 			MaxPerAccount: c.QuotaBuses, MaxRetention: c.MaxBusRetention},
-		Rules: &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus},
+		Rules: &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus,
+			Counters: m.adapter},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log,
 			Health: c.Health},
 	}

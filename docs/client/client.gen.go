@@ -2341,7 +2341,9 @@ type RoleAssignmentRole string
 
 // Rule defines model for Rule.
 type Rule struct {
-	CreatedAt *string `json:"createdAt,omitempty"`
+	// Counters Counters are what the rule did since it was created (GET and list answers, once the runtime reported any).
+	Counters  *RuleCounters `json:"counters,omitempty"`
+	CreatedAt *string       `json:"createdAt,omitempty"`
 
 	// Description Example: orders over 100
 	Description *string `json:"description,omitempty"`
@@ -2374,6 +2376,18 @@ type Rule struct {
 //
 // Example: ENABLED
 type RuleState string
+
+// RuleCounters defines model for RuleCounters.
+type RuleCounters struct {
+	DeadLettered *int `json:"deadLettered,omitempty"`
+	Delivered    *int `json:"delivered,omitempty"`
+	Dropped      *int `json:"dropped,omitempty"`
+	Failed       *int `json:"failed,omitempty"`
+	Filtered     *int `json:"filtered,omitempty"`
+	Matched      *int `json:"matched,omitempty"`
+	Read         *int `json:"read,omitempty"`
+	Retried      *int `json:"retried,omitempty"`
+}
 
 // RuleList defines model for RuleList.
 type RuleList struct {

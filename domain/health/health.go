@@ -111,8 +111,8 @@ type Verdict struct {
 	LastSuccessAt time.Time
 }
 
-// Judge decides the health of a connector in the runtime state connectorState ("" when the runtime does not run
-// it) with tasks, at now.
+// Judge decides the health of a connector in the runtime state connectorState ("" or PENDING when the runtime
+// does not run it) with tasks, at now.
 func Judge(connectorState string, tasks []Task, rules Rules, now time.Time) Verdict {
 	rules = rules.OrDefault()
 	var v Verdict
@@ -133,7 +133,7 @@ func Judge(connectorState string, tasks []Task, rules Rules, now time.Time) Verd
 		}
 	}
 	switch connectorState {
-	case "", unassigned:
+	case "", Pending, unassigned:
 		v.State = Pending
 	case paused:
 		v.State = Paused
@@ -196,4 +196,21 @@ func (v Verdict) LastError(current string) string {
 		return f.Message
 	}
 	return current
+}
+
+// Sum returns the sum of the counters that are set, nil when none is: a connector's totals from its tasks'.
+func Sum[C interface{ Add(C) C }](counters []*C) *C {
+	var sum *C
+	for _, c := range counters {
+		switch {
+		case c == nil:
+		case sum == nil:
+			v := *c
+			sum = &v
+		default:
+			v := (*sum).Add(*c)
+			sum = &v
+		}
+	}
+	return sum
 }

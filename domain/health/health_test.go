@@ -94,3 +94,18 @@ func TestRulesOrDefault(t *testing.T) {
 	r := health.Rules{FailingAttempts: 3, FailingAfter: time.Minute, DeadLetterWindow: time.Hour}
 	assert.Equal(t, r, r.OrDefault())
 }
+
+type pair struct{ a, b uint64 }
+
+func (p pair) Add(q pair) pair { return pair{p.a + q.a, p.b + q.b} }
+
+func TestSum(t *testing.T) {
+	t.Parallel()
+	assert.Nil(t, health.Sum[pair](nil))
+	assert.Nil(t, health.Sum([]*pair{nil, nil}))
+	one := &pair{1, 2}
+	assert.Equal(t, &pair{1, 2}, health.Sum([]*pair{nil, one}))
+	assert.Equal(t, &pair{4, 6}, health.Sum([]*pair{one, nil, {3, 4}}))
+	assert.Equal(t, pair{1, 2}, *one, "the operands do not change")
+	assert.Equal(t, health.Pending, health.Judge(health.Pending, nil, health.Rules{}, time.Now()).State)
+}

@@ -26,6 +26,8 @@ type Service struct {
 	MaxWildcardRules int
 	// MaxPerBus is the quota of rules per bus; 0 means DefaultMaxPerBus.
 	MaxPerBus int
+	// Counters reads the counters of rules from the runtime; nil answers none.
+	Counters CountersReader
 }
 
 // DefaultMaxPerBus is the default quota of rules per bus.

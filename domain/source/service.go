@@ -390,25 +390,13 @@ type Status struct {
 // Summarize fills the health of st from its state and tasks, with rules, at now, and its counters from the
 // tasks' totals.
 func (st *Status) Summarize(rules health.Rules, now time.Time) {
-	tasks := make([]health.Task, len(st.Tasks))
+	tasks, totals := make([]health.Task, len(st.Tasks)), make([]*Counters, len(st.Tasks))
 	for i, t := range st.Tasks {
-		tasks[i] = health.Task{State: t.State, Facts: t.Health}
+		tasks[i], totals[i] = health.Task{State: t.State, Facts: t.Health}, t.Totals
 	}
-	state := st.State
-	if state == StatePending {
-		state = ""
-	}
-	v := health.Judge(state, tasks, rules, now)
-	for _, t := range st.Tasks {
-		if t.Totals != nil {
-			sum := *t.Totals
-			if st.Counters != nil {
-				sum = st.Counters.Add(sum)
-			}
-			st.Counters = &sum
-		}
-	}
+	v := health.Judge(st.State, tasks, rules, now)
 	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
+	st.Counters = health.Sum(totals)
 }
 
 // TaskStatus is the state of one task of a source's connector.
@@ -433,6 +421,12 @@ type Counters struct {
 func (c Counters) Add(d Counters) Counters {
 	return Counters{Read: c.Read + d.Read, Written: c.Written + d.Written, Failed: c.Failed + d.Failed,
 		Dropped: c.Dropped + d.Dropped, Filtered: c.Filtered + d.Filtered}
+}
+
+// Report is the summarized runtime state of one source, named by its account, bus and name (for metrics).
+type Report struct {
+	Account, Bus, Source string
+	Status               *Status
 }
 
 // StatusReader reads the runtime state of sources.

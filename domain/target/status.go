@@ -61,25 +61,13 @@ type Status struct {
 // Summarize fills the health of st from its state and tasks, with rules, at now, and its counters from the
 // tasks' totals; LastError becomes the last failure's message when no task failed and no attempt succeeded since.
 func (st *Status) Summarize(rules health.Rules, now time.Time) {
-	tasks := make([]health.Task, len(st.Tasks))
+	tasks, totals := make([]health.Task, len(st.Tasks)), make([]*Counters, len(st.Tasks))
 	for i, t := range st.Tasks {
-		tasks[i] = health.Task{State: t.State, Facts: t.Health}
+		tasks[i], totals[i] = health.Task{State: t.State, Facts: t.Health}, t.Totals
 	}
-	state := st.State
-	if state == StatePending {
-		state = ""
-	}
-	v := health.Judge(state, tasks, rules, now)
-	for _, t := range st.Tasks {
-		if t.Totals != nil {
-			sum := *t.Totals
-			if st.Counters != nil {
-				sum = st.Counters.Add(*t.Totals)
-			}
-			st.Counters = &sum
-		}
-	}
+	v := health.Judge(st.State, tasks, rules, now)
 	st.Health, st.LastFailure, st.LastSuccessAt, st.LastError = v.State, v.LastFailure, v.LastSuccessAt, v.LastError(st.LastError)
+	st.Counters = health.Sum(totals)
 }
 
 // StatusReader reads the runtime state of targets.
@@ -110,4 +98,10 @@ func (s *Service) Status(ctx context.Context, t *Target) *Status {
 	}
 	st.Summarize(s.Health, s.Clock.Now())
 	return st
+}
+
+// Report is the summarized runtime state of one target, named by its account, bus, rule and name (for metrics).
+type Report struct {
+	Account, Bus, Rule, Target string
+	Status                     *Status
 }

@@ -33,7 +33,32 @@ type Rule struct {
 	// Targets may be given when a rule is created (POST): the rule and its targets are created together, or
 	// nothing is. The answer to that POST holds them; other answers do not (list them under .../targets).
 	Targets []Target `json:"targets,omitempty"`
+	// Counters are what the rule did since it was created (GET and list answers, once the runtime reported any).
+	Counters *RuleCounters `json:"counters,omitempty" readonly:"true"`
 } //@name Rule
+
+// RuleCounters count what a rule did since it was created, over pauses, restarts and moves between workers:
+// the events routed to it, and what its targets did with them, summed over its targets.
+type RuleCounters struct {
+	Matched      uint64 `json:"matched"`
+	Read         uint64 `json:"read"`
+	Delivered    uint64 `json:"delivered"`
+	Retried      uint64 `json:"retried"`
+	DeadLettered uint64 `json:"deadLettered"`
+	Dropped      uint64 `json:"dropped"`
+	Failed       uint64 `json:"failed"`
+	Filtered     uint64 `json:"filtered"`
+} //@name RuleCounters
+
+// withCounters sets the counters of rules (answers, in order) from counters by rule id.
+func withCounters(answers []Rule, rules []*rule.Rule, counters map[string]rule.Counters) {
+	for i, r := range rules {
+		if c, ok := counters[r.ID()]; ok {
+			answers[i].Counters = &RuleCounters{Matched: c.Matched, Read: c.Read, Delivered: c.Delivered, Retried: c.Retried,
+				DeadLettered: c.DeadLettered, Dropped: c.Dropped, Failed: c.Failed, Filtered: c.Filtered}
+		}
+	}
+}
 
 // RulePatch changes a rule: the fields given are replaced, the others kept.
 type RulePatch struct {
@@ -151,6 +176,7 @@ func (a *api) listRules(c *gin.Context) (int, any, error) {
 	for _, r := range rs {
 		out.Rules = append(out.Rules, ruleOf(r))
 	}
+	withCounters(out.Rules, rs, a.s.Rules.CountersOf(c.Request.Context(), web.AccountOf(c), c.Param("bus"), rs))
 	return http.StatusOK, out, nil
 }
 
@@ -253,7 +279,9 @@ func (a *api) getRule(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, ruleOf(r), nil
+	out := []Rule{ruleOf(r)}
+	withCounters(out, []*rule.Rule{r}, a.s.Rules.CountersOf(c.Request.Context(), web.AccountOf(c), c.Param("bus"), []*rule.Rule{r}))
+	return http.StatusOK, out[0], nil
 }
 
 // putRule creates the rule (201) or replaces its description, pattern and state (200).

@@ -10822,6 +10822,8 @@ export interface components {
             role?: "admin" | "editor" | "operator" | "viewer" | "publisher";
         };
         Rule: {
+            /** @description Counters are what the rule did since it was created (GET and list answers, once the runtime reported any). */
+            readonly counters?: components["schemas"]["RuleCounters"];
             readonly createdAt?: string;
             /** @example orders over 100 */
             description?: string;
@@ -10852,6 +10854,16 @@ export interface components {
              */
             targets?: components["schemas"]["Target"][];
             readonly updatedAt?: string;
+        };
+        RuleCounters: {
+            deadLettered?: number;
+            delivered?: number;
+            dropped?: number;
+            failed?: number;
+            filtered?: number;
+            matched?: number;
+            read?: number;
+            retried?: number;
         };
         RuleList: {
             /** @description NextToken asks for the next page; absent on the last page. */
