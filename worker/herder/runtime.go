@@ -442,11 +442,14 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	st := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: final, WorkerID: h.cfg.WorkerID}, Rev: lt.rev, Gen: lt.gen}
 	rev, lost, known := lt.statusRev, lt.lost, lt.base != nil
 	h.mu.RUnlock()
+	skipWrite := false
 	if !lost && !known {
-		// Never written by this worker: its totals so far are in the key.
+		// Never written by this worker: its totals so far are in the key. Unread, the key is left as it is rather
+		// than written without them.
 		prev, prevRev, err := h.state.readTask(wctx, lt.id.Connector, lt.id.Task)
 		if err != nil {
 			h.log.Debug("reading the status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+			skipWrite = true
 		} else {
 			base := totalsOf(prev)
 			h.mu.Lock()
@@ -458,8 +461,10 @@ func (h *Herder) release(ctx context.Context, lt *localTask, final string) {
 	st.Totals = lt.totals(c)
 	h.mu.RUnlock()
 	if !lost {
-		if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
-			h.log.Debug("storing the final status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+		if !skipWrite {
+			if _, err := h.state.writeTask(wctx, lt.id.Connector, st, rev); err != nil {
+				h.log.Debug("storing the final status of a task", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
+			}
 		}
 		h.mu.Lock()
 		lt.released, lost = true, lt.lost
@@ -679,9 +684,8 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			Rev: lt.rev, Gen: lt.gen}
 		var n delivery.Counters
 		var hl delivery.Health
-		var c rpc.TaskCounters
 		if lt.run != nil {
-			n, hl, c = lt.run.Counters(), lt.run.Health(), countersOf(lt.run)
+			n, hl = lt.run.Counters(), lt.run.Health()
 		}
 		if lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
 			base.Gen != lt.written.Gen {
@@ -690,7 +694,9 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			continue
 		}
 		st := base
+		var c rpc.TaskCounters
 		if lt.run != nil {
+			c = countersOf(lt.run)
 			st.Counters, st.Health = &c, healthOf(hl)
 		}
 		st.Totals = lt.totals(c)
