@@ -1995,6 +1995,116 @@ const docTemplate = `{
             }
         },
         "/api/v1/buses/{bus}/events": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within\nthe bus's retention, selected by the time they were stored, their type, source and subject (exact\nvalues) and an event pattern. The search scans the bus's stream: a page reads at most 10,000\nevents, so it may hold fewer than limit, even none, and a nextToken.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Search the events of a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "stored at or after this RFC 3339 time",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "stored at or before this RFC 3339 time",
+                        "name": "to",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's type",
+                        "name": "type",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's source",
+                        "name": "source",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's subject",
+                        "name": "subject",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "an event pattern (JSON), as a rule's",
+                        "name": "pattern",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/StoredEventList"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter, InvalidEventPattern",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            },
             "post": {
                 "security": [
                     {
@@ -3660,6 +3770,176 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "BusNotFound, SourceNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/tail": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A Server-Sent Events stream of the events stored on the bus from now on that match the filter\n(type, source, subject, pattern), in order. It starts with an event \"ready\" once it listens; each\nevent is an SSE event \"event\" with the id of its sequence and a StoredEvent as data. A tail sends\nat most 100 events a second: matching events beyond are not sent, and an SSE event \"skipped\"\n(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per\nreplica (429 TooManyTails). A comment is sent every 15 s while quiet.",
+                "produces": [
+                    "text/event-stream"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Tail the events of a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's type",
+                        "name": "type",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's source",
+                        "name": "source",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's subject",
+                        "name": "subject",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "an event pattern (JSON), as a rule's",
+                        "name": "pattern",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "text/event-stream of StoredEvent",
+                        "schema": {
+                            "$ref": "#/definitions/StoredEvent"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter, InvalidEventPattern",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "TooManyTails (Retry-After)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/test-event": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of\ntheir names, as the bus's router matches it once stored, and explains each rule that does not\nmatch: the first condition of its pattern that fails, with the field's path, the pattern's\nalternatives, the event's value and the reason. Nothing is stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Test an event against every rule of a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the event",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/TestBusEventInput"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/TestBusEventOutput"
+                        }
+                    },
+                    "400": {
+                        "description": "InvalidEvent naming the problem, MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -9276,15 +9556,12 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "actual": {
-                    "description": "Actual is the event's value at the path; absent when the event has none.",
-                    "type": "object"
+                    "description": "Actual is the event's value at the path; absent when the event has none."
                 },
                 "expected": {
                     "description": "Expected is the pattern's array of alternatives for the field.",
                     "type": "array",
-                    "items": {
-                        "type": "object"
-                    }
+                    "items": {}
                 },
                 "path": {
                     "description": "Path is the field's path, keys joined with \".\".",
@@ -10940,6 +11217,35 @@ const docTemplate = `{
                 }
             }
         },
+        "RuleVerdict": {
+            "type": "object",
+            "properties": {
+                "explanation": {
+                    "description": "Explanation is the first condition of the rule's pattern that the event fails; null on a match.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/PatternExplanation"
+                        }
+                    ]
+                },
+                "match": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "rule": {
+                    "type": "string",
+                    "example": "created"
+                },
+                "state": {
+                    "type": "string",
+                    "enum": [
+                        "ENABLED",
+                        "DISABLED"
+                    ],
+                    "example": "ENABLED"
+                }
+            }
+        },
         "RuntimeConnector": {
             "type": "object",
             "properties": {
@@ -11373,6 +11679,40 @@ const docTemplate = `{
                 }
             }
         },
+        "StoredEvent": {
+            "type": "object",
+            "properties": {
+                "event": {
+                    "description": "Event is the CloudEvent in the JSON format.",
+                    "type": "object"
+                },
+                "sequence": {
+                    "description": "Sequence is the event's place in the bus's stream.",
+                    "type": "integer",
+                    "example": 42
+                },
+                "storedAt": {
+                    "description": "StoredAt is when the bus stored it (the time the client set is the event's own \"time\").",
+                    "type": "string",
+                    "example": "2026-12-01T12:00:00.123Z"
+                }
+            }
+        },
+        "StoredEventList": {
+            "type": "object",
+            "properties": {
+                "events": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/StoredEvent"
+                    }
+                },
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page\nwith a selective filter may hold fewer than limit, even none, and a nextToken.",
+                    "type": "string"
+                }
+            }
+        },
         "Target": {
             "type": "object",
             "properties": {
@@ -11631,6 +11971,30 @@ const docTemplate = `{
                 "workerId": {
                     "type": "string",
                     "example": "w1"
+                }
+            }
+        },
+        "TestBusEventInput": {
+            "type": "object",
+            "properties": {
+                "event": {
+                    "description": "Event is a CloudEvent in the JSON format (attributes at the top level, the payload under \"data\").",
+                    "type": "object"
+                }
+            }
+        },
+        "TestBusEventOutput": {
+            "type": "object",
+            "properties": {
+                "matchedCount": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "rules": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuleVerdict"
+                    }
                 }
             }
         },

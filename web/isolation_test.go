@@ -178,6 +178,10 @@ var isolationCases = []isolationCase{
 	{route: "POST /api/v1/buses/:bus/events", name: "put events", url: v1Bus + "/events", headers: map[string]string{"Content-Type": batch},
 		body: []any{ce("e1", sourceOfA, "order.created", map[string]any{"id": 1})}, notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/events", name: "search", url: v1Bus + "/events", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/tail", name: "tail", url: v1Bus + "/tail", notFound: "BusNotFound"},
+	{route: "POST /api/v1/buses/:bus/test-event", name: "test an event", url: v1Bus + "/test-event",
+		body: map[string]any{"event": ce("e9", sourceOfA, "order.created", map[string]any{"id": 9})}, notFound: "BusNotFound"},
 
 	// Rules.
 	{route: "GET /api/v1/buses/:bus/rules", name: "list", url: v1Bus + "/rules", notFound: "BusNotFound"},
@@ -384,6 +388,9 @@ var isolationShadowCases = []isolationCase{
 		body: map[string]any{"type": "http", "config": map[string]any{"url": "https://a.example.com/"}}, notFound: "RuleNotFound"},
 	{route: "DELETE /api/v1/buses/:bus/rules/:rule/targets/:target", name: "delete", url: v1Target, notFound: "RuleNotFound"},
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", list: true},
+	{route: "GET /api/v1/buses/:bus/events", name: "search a's bus", url: v1Bus + "/events", list: true},
+	{route: "POST /api/v1/buses/:bus/test-event", name: "test against a's rules", url: v1Bus + "/test-event",
+		body: map[string]any{"event": ce("e9", sourceOfA, "order.created", map[string]any{"id": 9})}, list: true, own: ruleOfA},
 	{route: "POST /api/v1/buses/:bus/events", name: "put events on a's bus", url: v1Bus + "/events", headers: map[string]string{"Content-Type": batch},
 		body: []any{ce("e3", sourceOfA, "order.created", map[string]any{"id": 3})}, create: true, status: http.StatusOK},
 	{route: "PUT /api/v1/buses/:bus/rules/:rule", name: "create a's rule with b's name", url: v1Rule,

@@ -34,6 +34,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
@@ -76,6 +77,8 @@ type Services struct {
 	DeadLetters *deadletter.Service
 	// Sources are the sources of buses and their webhooks.
 	Sources *source.Service
+	// Inspect tests events against a bus's rules, searches a bus's events and tails them.
+	Inspect *inspect.Service
 
 	// Accounts, Users and APIKeys are the identities.
 	Accounts *account.Service

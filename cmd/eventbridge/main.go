@@ -43,6 +43,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
@@ -456,6 +457,8 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
 	services.DeadLetters = &deadletter.Service{Store: eventstore.NewDeadLetters(js, c.ClusterID), Buses: buses, Rules: rules,
 		Targets: targets, Logger: log.With("component", "dead-letters")}
+	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, c.ClusterID),
+		Tails: inspect.NewTails(inspect.DefaultTailsPerAccount), Logger: log.With("component", "inspect")}
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo

@@ -538,6 +538,24 @@ func (e RulePatchState) Valid() bool {
 	}
 }
 
+// Defines values for RuleVerdictState.
+const (
+	RuleVerdictStateDISABLED RuleVerdictState = "DISABLED"
+	RuleVerdictStateENABLED  RuleVerdictState = "ENABLED"
+)
+
+// Valid indicates whether the value is a known member of the RuleVerdictState enum.
+func (e RuleVerdictState) Valid() bool {
+	switch e {
+	case RuleVerdictStateDISABLED:
+		return true
+	case RuleVerdictStateENABLED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TargetType.
 const (
 	TargetTypeApiDestination TargetType = "api-destination"
@@ -1289,10 +1307,10 @@ type PasswordChange struct {
 // PatternExplanation defines model for PatternExplanation.
 type PatternExplanation struct {
 	// Actual Actual is the event's value at the path; absent when the event has none.
-	Actual *map[string]interface{} `json:"actual,omitempty"`
+	Actual interface{} `json:"actual,omitempty"`
 
 	// Expected Expected is the pattern's array of alternatives for the field.
-	Expected *[]map[string]interface{} `json:"expected,omitempty"`
+	Expected *[]interface{} `json:"expected,omitempty"`
 
 	// Path Path is the field's path, keys joined with ".".
 	//
@@ -2414,6 +2432,24 @@ type RulePatch struct {
 // RulePatchState State is ENABLED or DISABLED.
 type RulePatchState string
 
+// RuleVerdict defines model for RuleVerdict.
+type RuleVerdict struct {
+	// Explanation Explanation is the first condition of the rule's pattern that the event fails; null on a match.
+	Explanation *PatternExplanation `json:"explanation,omitempty"`
+
+	// Match Example: false
+	Match *bool `json:"match,omitempty"`
+
+	// Rule Example: created
+	Rule *string `json:"rule,omitempty"`
+
+	// State Example: ENABLED
+	State *RuleVerdictState `json:"state,omitempty"`
+}
+
+// RuleVerdictState Example: ENABLED
+type RuleVerdictState string
+
 // RuntimeConnector defines model for RuntimeConnector.
 type RuntimeConnector struct {
 	// Name Name is eb.<account>.<bus>.router for a bus's router, eb.<account>.<bus>.<rule>.<target> for a target.
@@ -2670,6 +2706,31 @@ type SourceWebhook struct {
 	Urls *[]string `json:"urls,omitempty"`
 }
 
+// StoredEvent defines model for StoredEvent.
+type StoredEvent struct {
+	// Event Event is the CloudEvent in the JSON format.
+	Event *map[string]interface{} `json:"event,omitempty"`
+
+	// Sequence Sequence is the event's place in the bus's stream.
+	//
+	// Example: 42
+	Sequence *int `json:"sequence,omitempty"`
+
+	// StoredAt StoredAt is when the bus stored it (the time the client set is the event's own "time").
+	//
+	// Example: 2026-12-01T12:00:00.123Z
+	StoredAt *string `json:"storedAt,omitempty"`
+}
+
+// StoredEventList defines model for StoredEventList.
+type StoredEventList struct {
+	Events *[]StoredEvent `json:"events,omitempty"`
+
+	// NextToken NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
+	// with a selective filter may hold fewer than limit, even none, and a nextToken.
+	NextToken *string `json:"nextToken,omitempty"`
+}
+
 // Target defines model for Target.
 type Target struct {
 	// Attributes Attributes sets CloudEvent attributes of the event the target receives: attribute name → text template of
@@ -2838,6 +2899,19 @@ type TaskStatus struct {
 
 	// WorkerId Example: w1
 	WorkerId *string `json:"workerId,omitempty"`
+}
+
+// TestBusEventInput defines model for TestBusEventInput.
+type TestBusEventInput struct {
+	// Event Event is a CloudEvent in the JSON format (attributes at the top level, the payload under "data").
+	Event *map[string]interface{} `json:"event,omitempty"`
+}
+
+// TestBusEventOutput defines model for TestBusEventOutput.
+type TestBusEventOutput struct {
+	// MatchedCount Example: 1
+	MatchedCount *int           `json:"matchedCount,omitempty"`
+	Rules        *[]RuleVerdict `json:"rules,omitempty"`
 }
 
 // TestEventPatternInput defines model for TestEventPatternInput.
@@ -3174,6 +3248,36 @@ type GetApiV1BusesBusEventTypesParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1BusesBusEventsParams defines parameters for GetApiV1BusesBusEvents.
+type GetApiV1BusesBusEventsParams struct {
+	// From stored at or after this RFC 3339 time
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To stored at or before this RFC 3339 time
+	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// Type the event's type
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// Source the event's source
+	Source *string `form:"source,omitempty" json:"source,omitempty"`
+
+	// Subject the event's subject
+	Subject *string `form:"subject,omitempty" json:"subject,omitempty"`
+
+	// Pattern an event pattern (JSON), as a rule's
+	Pattern *string `form:"pattern,omitempty" json:"pattern,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // PostApiV1BusesBusEventsParams defines parameters for PostApiV1BusesBusEvents.
 type PostApiV1BusesBusEventsParams struct {
 	// XAccountId account (default: the caller's own)
@@ -3332,6 +3436,30 @@ type PostApiV1BusesBusSourcesSourceEnableParams struct {
 
 // PostApiV1BusesBusSourcesSourceRotateTokenParams defines parameters for PostApiV1BusesBusSourcesSourceRotateToken.
 type PostApiV1BusesBusSourcesSourceRotateTokenParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1BusesBusTailParams defines parameters for GetApiV1BusesBusTail.
+type GetApiV1BusesBusTailParams struct {
+	// Type the event's type
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// Source the event's source
+	Source *string `form:"source,omitempty" json:"source,omitempty"`
+
+	// Subject the event's subject
+	Subject *string `form:"subject,omitempty" json:"subject,omitempty"`
+
+	// Pattern an event pattern (JSON), as a rule's
+	Pattern *string `form:"pattern,omitempty" json:"pattern,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusTestEventParams defines parameters for PostApiV1BusesBusTestEvent.
+type PostApiV1BusesBusTestEventParams struct {
 	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
@@ -3776,6 +3904,9 @@ type PatchApiV1BusesBusSourcesSourceJSONRequestBody = SourcePatch
 
 // PutApiV1BusesBusSourcesSourceJSONRequestBody defines body for PutApiV1BusesBusSourcesSource for application/json ContentType.
 type PutApiV1BusesBusSourcesSourceJSONRequestBody = Source
+
+// PostApiV1BusesBusTestEventJSONRequestBody defines body for PostApiV1BusesBusTestEvent for application/json ContentType.
+type PostApiV1BusesBusTestEventJSONRequestBody = TestBusEventInput
 
 // PostApiV1ConnectionsJSONRequestBody defines body for PostApiV1Connections for application/json ContentType.
 type PostApiV1ConnectionsJSONRequestBody = Connection
@@ -4271,6 +4402,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/buses/{bus}/event-types (the `GetApiV1BusesBusEventTypes` operationId).
 	GetApiV1BusesBusEventTypes(ctx context.Context, bus string, params *GetApiV1BusesBusEventTypesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetApiV1BusesBusEvents Search the events of a bus
+	//
+	// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+	// the bus's retention, selected by the time they were stored, their type, source and subject (exact
+	// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+	// events, so it may hold fewer than limit, even none, and a nextToken.
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
+	GetApiV1BusesBusEvents(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostApiV1BusesBusEventsWithBody Put events on a bus
 	//
 	// Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured
@@ -4536,6 +4677,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
 	PostApiV1BusesBusSourcesSourceRotateToken(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusTail Tail the events of a bus
+	//
+	// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+	// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+	// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+	// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+	// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+	// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/tail (the `GetApiV1BusesBusTail` operationId).
+	GetApiV1BusesBusTail(ctx context.Context, bus string, params *GetApiV1BusesBusTailParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusTestEventWithBody Test an event against every rule of a bus
+	//
+	// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+	// their names, as the bus's router matches it once stored, and explains each rule that does not
+	// match: the first condition of its pattern that fails, with the field's path, the pattern's
+	// alternatives, the event's value and the reason. Nothing is stored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+	PostApiV1BusesBusTestEventWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusTestEvent Test an event against every rule of a bus
+	//
+	// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+	// their names, as the bus's router matches it once stored, and explains each rule that does not
+	// match: the first condition of its pattern that fails, with the field's path, the pattern's
+	// alternatives, the event's value and the reason. Nothing is stored.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+	PostApiV1BusesBusTestEvent(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, body PostApiV1BusesBusTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1Connections List connections
 	//
@@ -6164,6 +6341,26 @@ func (c *Client) GetApiV1BusesBusEventTypes(ctx context.Context, bus string, par
 	return c.Client.Do(req)
 }
 
+// GetApiV1BusesBusEvents Search the events of a bus
+//
+// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+// the bus's retention, selected by the time they were stored, their type, source and subject (exact
+// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+// events, so it may hold fewer than limit, even none, and a nextToken.
+//
+// Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
+func (c *Client) GetApiV1BusesBusEvents(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusEventsRequest(c.Server, bus, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostApiV1BusesBusEventsWithBody Put events on a bus
 //
 // Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured
@@ -6740,6 +6937,72 @@ func (c *Client) PostApiV1BusesBusSourcesSourceEnable(ctx context.Context, bus s
 // Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
 func (c *Client) PostApiV1BusesBusSourcesSourceRotateToken(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostApiV1BusesBusSourcesSourceRotateTokenRequest(c.Server, bus, source, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusTail Tail the events of a bus
+//
+// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+//
+// Corresponds with GET /api/v1/buses/{bus}/tail (the `GetApiV1BusesBusTail` operationId).
+func (c *Client) GetApiV1BusesBusTail(ctx context.Context, bus string, params *GetApiV1BusesBusTailParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusTailRequest(c.Server, bus, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusTestEventWithBody Test an event against every rule of a bus
+//
+// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+// their names, as the bus's router matches it once stored, and explains each rule that does not
+// match: the first condition of its pattern that fails, with the field's path, the pattern's
+// alternatives, the event's value and the reason. Nothing is stored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+func (c *Client) PostApiV1BusesBusTestEventWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusTestEventRequestWithBody(c.Server, bus, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusTestEvent Test an event against every rule of a bus
+//
+// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+// their names, as the bus's router matches it once stored, and explains each rule that does not
+// match: the first condition of its pattern that fails, with the field's path, the pattern's
+// alternatives, the event's value and the reason. Nothing is stored.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+func (c *Client) PostApiV1BusesBusTestEvent(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, body PostApiV1BusesBusTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusTestEventRequest(c.Server, bus, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10569,6 +10832,166 @@ func NewGetApiV1BusesBusEventTypesRequest(server string, bus string, params *Get
 	return req, nil
 }
 
+// NewGetApiV1BusesBusEventsRequest constructs an http.Request for the GetApiV1BusesBusEvents method
+func NewGetApiV1BusesBusEventsRequest(server string, bus string, params *GetApiV1BusesBusEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Subject != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subject", *params.Subject, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pattern != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pattern", *params.Pattern, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostApiV1BusesBusEventsRequestWithApplicationCloudeventsPlusJSONBody calls the generic PostApiV1BusesBusEvents builder with application/cloudevents+json body
 func NewPostApiV1BusesBusEventsRequestWithApplicationCloudeventsPlusJSONBody(server string, bus string, params *PostApiV1BusesBusEventsParams, body PostApiV1BusesBusEventsApplicationCloudeventsPlusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12040,6 +12463,180 @@ func NewPostApiV1BusesBusSourcesSourceRotateTokenRequest(server string, bus stri
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusTailRequest constructs an http.Request for the GetApiV1BusesBusTail method
+func NewGetApiV1BusesBusTailRequest(server string, bus string, params *GetApiV1BusesBusTailParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/tail", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Source != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", *params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Subject != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subject", *params.Subject, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pattern != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pattern", *params.Pattern, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusTestEventRequest calls the generic PostApiV1BusesBusTestEvent builder with application/json body
+func NewPostApiV1BusesBusTestEventRequest(server string, bus string, params *PostApiV1BusesBusTestEventParams, body PostApiV1BusesBusTestEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1BusesBusTestEventRequestWithBody(server, bus, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1BusesBusTestEventRequestWithBody constructs an http.Request for the PostApiV1BusesBusTestEvent method, with any body, and a specified content type
+func NewPostApiV1BusesBusTestEventRequestWithBody(server string, bus string, params *PostApiV1BusesBusTestEventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/test-event", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -16126,6 +16723,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/buses/{bus}/event-types (the `GetApiV1BusesBusEventTypes` operationId).
 	GetApiV1BusesBusEventTypesWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusEventTypesParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusEventTypesResponse, error)
 
+	// GetApiV1BusesBusEventsWithResponse Search the events of a bus
+	//
+	// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+	// the bus's retention, selected by the time they were stored, their type, source and subject (exact
+	// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+	// events, so it may hold fewer than limit, even none, and a nextToken.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
+	GetApiV1BusesBusEventsWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusEventsResponse, error)
+
 	// PostApiV1BusesBusEventsWithBodyWithResponse Put events on a bus
 	//
 	// Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured
@@ -16419,6 +17028,44 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/buses/{bus}/sources/{source}/rotate-token (the `PostApiV1BusesBusSourcesSourceRotateToken` operationId).
 	PostApiV1BusesBusSourcesSourceRotateTokenWithResponse(ctx context.Context, bus string, source string, params *PostApiV1BusesBusSourcesSourceRotateTokenParams, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusSourcesSourceRotateTokenResponse, error)
+
+	// GetApiV1BusesBusTailWithResponse Tail the events of a bus
+	//
+	// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+	// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+	// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+	// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+	// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+	// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/tail (the `GetApiV1BusesBusTail` operationId).
+	GetApiV1BusesBusTailWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusTailParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusTailResponse, error)
+
+	// PostApiV1BusesBusTestEventWithBodyWithResponse Test an event against every rule of a bus
+	//
+	// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+	// their names, as the bus's router matches it once stored, and explains each rule that does not
+	// match: the first condition of its pattern that fails, with the field's path, the pattern's
+	// alternatives, the event's value and the reason. Nothing is stored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+	PostApiV1BusesBusTestEventWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusTestEventResponse, error)
+
+	// PostApiV1BusesBusTestEventWithResponse Test an event against every rule of a bus
+	//
+	// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+	// their names, as the bus's router matches it once stored, and explains each rule that does not
+	// match: the first condition of its pattern that fails, with the field's path, the pattern's
+	// alternatives, the event's value and the reason. Nothing is stored.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+	PostApiV1BusesBusTestEventWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, body PostApiV1BusesBusTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusTestEventResponse, error)
 
 	// GetApiV1ConnectionsWithResponse List connections
 	//
@@ -19375,6 +20022,75 @@ func (r GetApiV1BusesBusEventTypesResponse) ContentType() string {
 	return ""
 }
 
+type GetApiV1BusesBusEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StoredEventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusEventsResponse) GetJSON200() *StoredEventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1BusesBusEventsResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusEventsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusEventsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusEventsResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostApiV1BusesBusEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20887,6 +21603,109 @@ func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostApiV1BusesBusSourcesSourceRotateTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusTailResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusTailResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusTailResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusTailResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusTailResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusTestEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TestBusEventOutput
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1BusesBusTestEventResponse) GetJSON200() *TestBusEventOutput {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1BusesBusTestEventResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusTestEventResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusTestEventResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusTestEventResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusTestEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusTestEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusTestEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusTestEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26464,6 +27283,24 @@ func (c *ClientWithResponses) GetApiV1BusesBusEventTypesWithResponse(ctx context
 	return ParseGetApiV1BusesBusEventTypesResponse(rsp)
 }
 
+// GetApiV1BusesBusEventsWithResponse Search the events of a bus
+//
+// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+// the bus's retention, selected by the time they were stored, their type, source and subject (exact
+// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+// events, so it may hold fewer than limit, even none, and a nextToken.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusEventsWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusEventsResponse, error) {
+	rsp, err := c.GetApiV1BusesBusEvents(ctx, bus, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusEventsResponse(rsp)
+}
+
 // PostApiV1BusesBusEventsWithBodyWithResponse Put events on a bus
 //
 // Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured
@@ -26948,6 +27785,62 @@ func (c *ClientWithResponses) PostApiV1BusesBusSourcesSourceRotateTokenWithRespo
 		return nil, err
 	}
 	return ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse(rsp)
+}
+
+// GetApiV1BusesBusTailWithResponse Tail the events of a bus
+//
+// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/tail (the `GetApiV1BusesBusTail` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusTailWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusTailParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusTailResponse, error) {
+	rsp, err := c.GetApiV1BusesBusTail(ctx, bus, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusTailResponse(rsp)
+}
+
+// PostApiV1BusesBusTestEventWithBodyWithResponse Test an event against every rule of a bus
+//
+// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+// their names, as the bus's router matches it once stored, and explains each rule that does not
+// match: the first condition of its pattern that fails, with the field's path, the pattern's
+// alternatives, the event's value and the reason. Nothing is stored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusTestEventWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusTestEventResponse, error) {
+	rsp, err := c.PostApiV1BusesBusTestEventWithBody(ctx, bus, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusTestEventResponse(rsp)
+}
+
+// PostApiV1BusesBusTestEventWithResponse Test an event against every rule of a bus
+//
+// Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+// their names, as the bus's router matches it once stored, and explains each rule that does not
+// match: the first condition of its pattern that fails, with the field's path, the pattern's
+// alternatives, the event's value and the reason. Nothing is stored.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/test-event (the `PostApiV1BusesBusTestEvent` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusTestEventWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusTestEventParams, body PostApiV1BusesBusTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusTestEventResponse, error) {
+	rsp, err := c.PostApiV1BusesBusTestEvent(ctx, bus, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusTestEventResponse(rsp)
 }
 
 // GetApiV1ConnectionsWithResponse List connections
@@ -30141,6 +31034,60 @@ func ParseGetApiV1BusesBusEventTypesResponse(rsp *http.Response) (*GetApiV1Buses
 	return response, nil
 }
 
+// ParseGetApiV1BusesBusEventsResponse parses an HTTP response from a GetApiV1BusesBusEventsWithResponse call
+func ParseGetApiV1BusesBusEventsResponse(rsp *http.Response) (*GetApiV1BusesBusEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StoredEventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostApiV1BusesBusEventsResponse parses an HTTP response from a PostApiV1BusesBusEventsWithResponse call
 func ParsePostApiV1BusesBusEventsResponse(rsp *http.Response) (*PostApiV1BusesBusEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31300,6 +32247,76 @@ func ParsePostApiV1BusesBusSourcesSourceRotateTokenResponse(rsp *http.Response) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest Source
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusTailResponse parses an HTTP response from a GetApiV1BusesBusTailWithResponse call
+func ParseGetApiV1BusesBusTailResponse(rsp *http.Response) (*GetApiV1BusesBusTailResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusTailResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusTestEventResponse parses an HTTP response from a PostApiV1BusesBusTestEventWithResponse call
+func ParsePostApiV1BusesBusTestEventResponse(rsp *http.Response) (*PostApiV1BusesBusTestEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusTestEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TestBusEventOutput
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

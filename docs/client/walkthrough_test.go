@@ -229,6 +229,29 @@ func TestReadmeWalkthrough(t *testing.T) {
 	require.Eventually(t, func() bool { return len(printer.received()) >= 2 }, 30*time.Second, 20*time.Millisecond,
 		"the target received %v", printer.received())
 
+	// What happened to my event: tested against every rule of the bus, and searched among what the bus stored.
+	tested, err := eb.PostApiV1BusesBusTestEventWithResponse(ctx, "orders", nil, client.TestBusEventInput{Event: &map[string]any{
+		"specversion": "1.0", "id": "t1", "source": "shop.web", "type": "order.paid", "data": map[string]any{"orderId": 1}}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, tested.StatusCode(), string(tested.Body))
+	require.NotNil(t, tested.JSON200)
+	assert.Equal(t, 0, *tested.JSON200.MatchedCount)
+	require.Len(t, *tested.JSON200.Rules, 1)
+	verdict := (*tested.JSON200.Rules)[0]
+	assert.Equal(t, "created", *verdict.Rule)
+	require.NotNil(t, verdict.Explanation, string(tested.Body))
+	assert.Equal(t, "type", *verdict.Explanation.Path)
+	found, err := eb.GetApiV1BusesBusEventsWithResponse(ctx, "orders", &client.GetApiV1BusesBusEventsParams{
+		Type: ptr("order.created"), Limit: ptr(10)})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, found.StatusCode(), string(found.Body))
+	require.NotNil(t, found.JSON200)
+	var foundIDs []string
+	for _, ev := range *found.JSON200.Events {
+		foundIDs = append(foundIDs, fmt.Sprint((*ev.Event)["id"]))
+	}
+	assert.Equal(t, []string{"1", "3", "4"}, foundIDs, "the bus stored every valid event, matching or not")
+
 	// More to try: the target with its runtime status ...
 	got, err := eb.GetApiV1BusesBusRulesRuleTargetsTargetWithResponse(ctx, "orders", "created", "printer", nil)
 	require.NoError(t, err)

@@ -34,9 +34,9 @@ type PatternExplanation struct {
 	// Path is the field's path, keys joined with ".".
 	Path string `json:"path" example:"data.amount"`
 	// Expected is the pattern's array of alternatives for the field.
-	Expected json.RawMessage `json:"expected" swaggertype:"array,object"`
+	Expected []any `json:"expected"`
 	// Actual is the event's value at the path; absent when the event has none.
-	Actual json.RawMessage `json:"actual,omitempty" swaggertype:"object"`
+	Actual any `json:"actual,omitempty"`
 	// Reason says how the condition fails.
 	Reason string `json:"reason" example:"no value matches"`
 } //@name PatternExplanation
@@ -91,7 +91,22 @@ func (a *api) testEventPattern(c *gin.Context) {
 	}
 	out := TestEventPatternOutput{Match: x == nil}
 	if x != nil {
-		out.Explanation = &PatternExplanation{Path: x.Path, Expected: x.Expected, Actual: x.Actual, Reason: x.Reason}
+		out.Explanation = explanationOf(x)
 	}
 	c.PureJSON(http.StatusOK, out) // patterns hold "<" and ">": keep them readable
+}
+
+// explanationOf answers a pattern's explanation; the pattern's alternatives keep their numbers as written.
+func explanationOf(x *pattern.Explanation) *PatternExplanation {
+	var expected []any
+	d := json.NewDecoder(bytes.NewReader(x.Expected))
+	d.UseNumber()
+	if err := d.Decode(&expected); err != nil {
+		expected = []any{string(x.Expected)} // the matcher writes a JSON array; never fail an answer for it
+	}
+	out := &PatternExplanation{Path: x.Path, Expected: expected, Reason: x.Reason}
+	if len(x.Actual) > 0 {
+		out.Actual = x.Actual // a JSON value as the event holds it
+	}
+	return out
 }

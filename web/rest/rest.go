@@ -58,6 +58,9 @@ func (a *api) operations() []web.Operation {
 
 		{Name: "events.put", Method: post, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.putEvents), Permission: publish, AnyBody: true,
 			Audit: web.AuditNever},
+		{Name: "events.search", Method: get, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.searchEvents), Permission: read},
+		{Name: "events.tail", Method: get, Path: v1 + "/buses/:bus/tail", Handler: a.tailEvents, Permission: read},
+		{Name: "events.test", Method: post, Path: v1 + "/buses/:bus/test-event", Handler: withBody(a, a.testBusEvent), Permission: read},
 		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes), Permission: read},
 
 		{Name: "rules.list", Method: get, Path: v1 + "/buses/:bus/rules", Handler: answer(a, a.listRules), Permission: read},

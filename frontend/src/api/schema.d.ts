@@ -2166,7 +2166,92 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Search the events of a bus
+         * @description The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+         *     the bus's retention, selected by the time they were stored, their type, source and subject (exact
+         *     values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+         *     events, so it may hold fewer than limit, even none, and a nextToken.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description stored at or after this RFC 3339 time */
+                    from?: string;
+                    /** @description stored at or before this RFC 3339 time */
+                    to?: string;
+                    /** @description the event's type */
+                    type?: string;
+                    /** @description the event's source */
+                    source?: string;
+                    /** @description the event's subject */
+                    subject?: string;
+                    /** @description an event pattern (JSON), as a rule's */
+                    pattern?: string;
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StoredEventList"];
+                    };
+                };
+                /** @description ValidationError naming the parameter, InvalidEventPattern */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         put?: never;
         /**
          * Put events on a bus
@@ -3863,6 +3948,199 @@ export interface paths {
                     };
                 };
                 /** @description BusNotFound, SourceNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/buses/{bus}/tail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tail the events of a bus
+         * @description A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+         *     (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+         *     event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+         *     at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+         *     (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+         *     replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the event's type */
+                    type?: string;
+                    /** @description the event's source */
+                    source?: string;
+                    /** @description the event's subject */
+                    subject?: string;
+                    /** @description an event pattern (JSON), as a rule's */
+                    pattern?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/event-stream of StoredEvent */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["StoredEvent"];
+                    };
+                };
+                /** @description ValidationError naming the parameter, InvalidEventPattern */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description TooManyTails (Retry-After) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/buses/{bus}/test-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test an event against every rule of a bus
+         * @description Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+         *     their names, as the bus's router matches it once stored, and explains each rule that does not
+         *     match: the first condition of its pattern that fails, with the field's path, the pattern's
+         *     alternatives, the event's value and the reason. Nothing is stored.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            /** @description the event */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TestBusEventInput"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TestBusEventOutput"];
+                    };
+                };
+                /** @description InvalidEvent naming the problem, MalformedRequest */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -9982,9 +10260,9 @@ export interface components {
         };
         PatternExplanation: {
             /** @description Actual is the event's value at the path; absent when the event has none. */
-            actual?: Record<string, never>;
+            actual?: unknown;
             /** @description Expected is the pattern's array of alternatives for the field. */
-            expected?: Record<string, never>[];
+            expected?: unknown[];
             /**
              * @description Path is the field's path, keys joined with ".".
              * @example data.amount
@@ -10883,6 +11161,19 @@ export interface components {
              */
             state?: "ENABLED" | "DISABLED";
         };
+        RuleVerdict: {
+            /** @description Explanation is the first condition of the rule's pattern that the event fails; null on a match. */
+            explanation?: components["schemas"]["PatternExplanation"];
+            /** @example false */
+            match?: boolean;
+            /** @example created */
+            rule?: string;
+            /**
+             * @example ENABLED
+             * @enum {string}
+             */
+            state?: "ENABLED" | "DISABLED";
+        };
         RuntimeConnector: {
             /**
              * @description Name is eb.<account>.<bus>.router for a bus's router, eb.<account>.<bus>.<rule>.<target> for a target.
@@ -11092,6 +11383,28 @@ export interface components {
              */
             urls?: string[];
         };
+        StoredEvent: {
+            /** @description Event is the CloudEvent in the JSON format. */
+            event?: Record<string, never>;
+            /**
+             * @description Sequence is the event's place in the bus's stream.
+             * @example 42
+             */
+            sequence?: number;
+            /**
+             * @description StoredAt is when the bus stored it (the time the client set is the event's own "time").
+             * @example 2026-12-01T12:00:00.123Z
+             */
+            storedAt?: string;
+        };
+        StoredEventList: {
+            events?: components["schemas"]["StoredEvent"][];
+            /**
+             * @description NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
+             *     with a selective filter may hold fewer than limit, even none, and a nextToken.
+             */
+            nextToken?: string;
+        };
         Target: {
             /**
              * @description Attributes sets CloudEvent attributes of the event the target receives: attribute name → text template of
@@ -11250,6 +11563,15 @@ export interface components {
             state?: string;
             /** @example w1 */
             workerId?: string;
+        };
+        TestBusEventInput: {
+            /** @description Event is a CloudEvent in the JSON format (attributes at the top level, the payload under "data"). */
+            event?: Record<string, never>;
+        };
+        TestBusEventOutput: {
+            /** @example 1 */
+            matchedCount?: number;
+            rules?: components["schemas"]["RuleVerdict"][];
         };
         TestEventPatternInput: {
             /**

@@ -1,0 +1,152 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/stream"
+)
+
+// Events reads the events put on bus streams (their .in subject): searched by scans with short-lived consumers
+// that acknowledge nothing, tailed with an ordered consumer that starts at the next event stored.
+type Events struct {
+	js    jetstream.JetStream
+	names stream.Names
+}
+
+var _ inspect.Store = (*Events)(nil)
+
+// NewEvents returns the reader of bus events of the installation named cluster on the JetStream context js.
+func NewEvents(js jetstream.JetStream, cluster string) *Events {
+	return &Events{js: js, names: stream.Names{Cluster: cluster}}
+}
+
+// Events scans the bus's .in subject from q.After+1 (or from q.Filter.From's time on a first page), keeps what
+// q.Filter selects and stops at q.Limit matches, after q.MaxScan events read, at the first event stored after
+// q.Filter.To, or at the end; it returns the sequence of the last event read when more may follow, else 0.
+func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]inspect.Stored, uint64, error) {
+	st, err := s.js.Stream(ctx, s.names.BusStream(b.ID()))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the stream of bus %s: %w", b.Name(), err)
+	}
+	state := st.CachedInfo().State
+	end := state.LastSeq
+	if state.Msgs == 0 || q.After >= end || q.Limit <= 0 {
+		return nil, 0, nil
+	}
+	maxScan := q.MaxScan
+	if maxScan <= 0 {
+		maxScan = inspect.ScanLimit
+	}
+	cc := jetstream.ConsumerConfig{
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       max(q.After+1, state.FirstSeq),
+		AckPolicy:         jetstream.AckNonePolicy,
+		FilterSubject:     s.names.BusIn(b.ID()),
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+		Replicas:          1,
+	}
+	if q.After == 0 && !q.Filter.From.IsZero() {
+		from := q.Filter.From
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
+	}
+	cons, err := st.CreateConsumer(ctx, cc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	var out []inspect.Stored
+	scanned := 0
+	for {
+		batch, err := cons.FetchNoWait(min(fetchBatch, maxScan-scanned))
+		if err != nil {
+			return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			seq := md.Sequence.Stream
+			if seq > end || (!q.Filter.To.IsZero() && md.Timestamp.After(q.Filter.To)) {
+				return out, 0, nil
+			}
+			scanned++
+			if ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}); err == nil &&
+				q.Filter.Matches(md.Timestamp, ev) {
+				out = append(out, inspect.Stored{Sequence: seq, Time: md.Timestamp, Event: ev})
+			}
+			switch {
+			case seq >= end || md.NumPending == 0:
+				return out, 0, nil
+			case len(out) >= q.Limit || scanned >= maxScan:
+				return out, seq, nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
+		}
+		if got == 0 {
+			return out, 0, nil // what was pending was deleted meanwhile
+		}
+	}
+}
+
+// Tail reads the bus's .in subject from the next event stored, through an ordered consumer (in memory, removed
+// when the tail ends), and calls fn with each event in order.
+func (s *Events) Tail(ctx context.Context, b *bus.Bus, ready func(), fn func(inspect.Stored) error) error {
+	cons, err := s.js.OrderedConsumer(ctx, s.names.BusStream(b.ID()), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.names.BusIn(b.ID())},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("tailing bus %s: %w", b.Name(), err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(64))
+	if err != nil {
+		return fmt.Errorf("tailing bus %s: %w", b.Name(), err)
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	if ready != nil {
+		ready()
+	}
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("tailing bus %s: %w", b.Name(), err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			continue
+		}
+		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		if err != nil {
+			continue
+		}
+		if err := fn(inspect.Stored{Sequence: md.Sequence.Stream, Time: md.Timestamp, Event: ev}); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/web"
+)
+
+// TestBusEventInput is an event to match against every rule of a bus.
+type TestBusEventInput struct {
+	// Event is a CloudEvent in the JSON format (attributes at the top level, the payload under "data").
+	Event json.RawMessage `json:"event" swaggertype:"object"`
+} //@name TestBusEventInput
+
+// RuleVerdict is how one rule of the bus takes the event.
+type RuleVerdict struct {
+	Rule  string `json:"rule" example:"created"`
+	State string `json:"state" example:"ENABLED" enums:"ENABLED,DISABLED"`
+	Match bool   `json:"match" example:"false"`
+	// Explanation is the first condition of the rule's pattern that the event fails; null on a match.
+	Explanation *PatternExplanation `json:"explanation"`
+} //@name RuleVerdict
+
+// TestBusEventOutput is every rule of the bus, in the order of their names, with its verdict.
+type TestBusEventOutput struct {
+	MatchedCount int           `json:"matchedCount" example:"1"`
+	Rules        []RuleVerdict `json:"rules"`
+} //@name TestBusEventOutput
+
+// StoredEvent is an event as the bus holds it.
+type StoredEvent struct {
+	// Sequence is the event's place in the bus's stream.
+	Sequence uint64 `json:"sequence" example:"42"`
+	// StoredAt is when the bus stored it (the time the client set is the event's own "time").
+	StoredAt time.Time `json:"storedAt" example:"2026-12-01T12:00:00.123Z"`
+	// Event is the CloudEvent in the JSON format.
+	Event json.RawMessage `json:"event" swaggertype:"object"`
+} //@name StoredEvent
+
+// StoredEventList is one page of a bus's events, oldest first.
+type StoredEventList struct {
+	Events []StoredEvent `json:"events"`
+	// NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
+	// with a selective filter may hold fewer than limit, even none, and a nextToken.
+	NextToken string `json:"nextToken,omitempty"`
+} //@name StoredEventList
+
+// testBusEvent matches an event against every rule of a bus.
+//
+//	@Summary		Test an event against every rule of a bus
+//	@Description	Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of
+//	@Description	their names, as the bus's router matches it once stored, and explains each rule that does not
+//	@Description	match: the first condition of its pattern that fails, with the field's path, the pattern's
+//	@Description	alternatives, the event's value and the reason. Nothing is stored.
+//	@Tags			events
+//	@Accept			json
+//	@Produce		json
+//	@Param			X-Account-Id	header		string				false	"account (default: the caller's own)"
+//	@Param			bus				path		string				true	"bus name"
+//	@Param			body			body		TestBusEventInput	true	"the event"
+//	@Success		200				{object}	TestBusEventOutput
+//	@Failure		400				{object}	web.Problem	"InvalidEvent naming the problem, MalformedRequest"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
+//	@Router			/api/v1/buses/{bus}/test-event [post]
+func (a *api) testBusEvent(c *gin.Context, in *TestBusEventInput) (int, any, error) {
+	ev := bytes.TrimSpace(in.Event)
+	if len(ev) == 0 || ev[0] != '{' {
+		return 0, nil, domain.Invalid("event", "event is required and must be a CloudEvent, a JSON object")
+	}
+	verdicts, err := a.s.Inspect.TestEvent(c.Request.Context(), web.AccountOf(c), c.Param("bus"), ev)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := TestBusEventOutput{Rules: make([]RuleVerdict, 0, len(verdicts))}
+	for _, v := range verdicts {
+		rv := RuleVerdict{Rule: v.Rule.Name(), State: string(v.Rule.State()), Match: v.Match}
+		if v.Match {
+			out.MatchedCount++
+		}
+		if v.Explanation != nil {
+			rv.Explanation = explanationOf(v.Explanation)
+		}
+		out.Rules = append(out.Rules, rv)
+	}
+	return http.StatusOK, out, nil
+}
+
+// eventFilterOf reads the filter of a search or a tail from the query.
+func eventFilterOf(c *gin.Context) (inspect.Filter, error) {
+	parse := func(field string) (time.Time, error) {
+		v := c.Query(field)
+		if v == "" {
+			return time.Time{}, nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return time.Time{}, domain.Invalid(field, "%s %q is not an RFC 3339 time such as 2026-11-30T12:00:00Z", field, v)
+		}
+		return t, nil
+	}
+	from, err := parse("from")
+	if err != nil {
+		return inspect.Filter{}, err
+	}
+	to, err := parse("to")
+	if err != nil {
+		return inspect.Filter{}, err
+	}
+	var p []byte
+	if v := c.Query("pattern"); v != "" {
+		p = []byte(v)
+	}
+	f, err := inspect.NewFilter(from, to, c.Query("type"), c.Query("source"), c.Query("subject"), p)
+	if de, ok := domain.As(err); ok && de.Field == "" {
+		return inspect.Filter{}, de.WithField("pattern")
+	}
+	return f, err
+}
+
+func storedEventOf(s inspect.Stored) StoredEvent {
+	ev, err := cloudevent.Marshal(s.Event)
+	if err != nil {
+		ev = []byte("null") // a stored event always marshals; never fail a whole page for one
+	}
+	return StoredEvent{Sequence: s.Sequence, StoredAt: s.Time, Event: ev}
+}
+
+// searchEvents answers a page of a bus's events.
+//
+//	@Summary		Search the events of a bus
+//	@Description	The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
+//	@Description	the bus's retention, selected by the time they were stored, their type, source and subject (exact
+//	@Description	values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
+//	@Description	events, so it may hold fewer than limit, even none, and a nextToken.
+//	@Tags			events
+//	@Produce		json
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
+//	@Param			bus				path		string	true	"bus name"
+//	@Param			from			query		string	false	"stored at or after this RFC 3339 time"
+//	@Param			to				query		string	false	"stored at or before this RFC 3339 time"
+//	@Param			type			query		string	false	"the event's type"
+//	@Param			source			query		string	false	"the event's source"
+//	@Param			subject			query		string	false	"the event's subject"
+//	@Param			pattern			query		string	false	"an event pattern (JSON), as a rule's"
+//	@Param			limit			query		int		false	"page size, 1 to 500 (default 50)"
+//	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Success		200				{object}	StoredEventList
+//	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter, InvalidEventPattern"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
+//	@Router			/api/v1/buses/{bus}/events [get]
+func (a *api) searchEvents(c *gin.Context) (int, any, error) {
+	page, err := web.PageOf(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	f, err := eventFilterOf(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	evs, next, err := a.s.Inspect.Search(c.Request.Context(), web.AccountOf(c), c.Param("bus"), f, page)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := StoredEventList{Events: make([]StoredEvent, 0, len(evs)), NextToken: next}
+	for _, s := range evs {
+		out.Events = append(out.Events, storedEventOf(s))
+	}
+	return http.StatusOK, out, nil
+}
+
+// TailSkipped tells a tail's client how many matching events were not sent, over the tail's rate.
+type TailSkipped struct {
+	Skipped uint64 `json:"skipped" example:"12"`
+} //@name TailSkipped
+
+// tailKeepAlive is how often a quiet tail sends a comment, so that proxies keep the connection.
+const tailKeepAlive = 15 * time.Second
+
+// tailEvents streams the events stored on a bus from now on.
+//
+//	@Summary		Tail the events of a bus
+//	@Description	A Server-Sent Events stream of the events stored on the bus from now on that match the filter
+//	@Description	(type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
+//	@Description	event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+//	@Description	at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
+//	@Description	(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
+//	@Description	replica (429 TooManyTails). A comment is sent every 15 s while quiet.
+//	@Tags			events
+//	@Produce		text/event-stream
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
+//	@Param			bus				path		string	true	"bus name"
+//	@Param			type			query		string	false	"the event's type"
+//	@Param			source			query		string	false	"the event's source"
+//	@Param			subject			query		string	false	"the event's subject"
+//	@Param			pattern			query		string	false	"an event pattern (JSON), as a rule's"
+//	@Success		200				{object}	StoredEvent	"text/event-stream of StoredEvent"
+//	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter, InvalidEventPattern"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure		429				{object}	web.Problem	"TooManyTails (Retry-After)"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
+//	@Router			/api/v1/buses/{bus}/tail [get]
+func (a *api) tailEvents(c *gin.Context) {
+	f, err := eventFilterOf(c)
+	if err != nil {
+		a.writeError(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	w := c.Writer
+	var mu sync.Mutex // the events and the keep-alive comments are written from two goroutines
+	started, closed := false, false
+	defer func() { mu.Lock(); closed = true; mu.Unlock() }() // no keep-alive once the handler returned
+	write := func(format string, args ...any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return net.ErrClosed
+		}
+		if _, err := fmt.Fprintf(w, format, args...); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	}
+	send := func(kind, id string, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			return write("event: %s\nid: %s\ndata: %s\n\n", kind, id, data)
+		}
+		return write("event: %s\ndata: %s\n\n", kind, data)
+	}
+	ready := func() {
+		started = true
+		// A tail streams for as long as the client stays: lift the listener's write timeout for it.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Accel-Buffering", "no")
+		mu.Lock()
+		w.WriteHeader(http.StatusOK)
+		mu.Unlock()
+		_ = send("ready", "", struct{}{})
+		go func() {
+			t := time.NewTicker(tailKeepAlive)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if write(": keep-alive\n\n") != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+	err = a.s.Inspect.Tail(ctx, web.AccountOf(c), c.Param("bus"), f, ready, func(te inspect.TailEvent) error {
+		if te.Skipped > 0 {
+			if err := send("skipped", "", TailSkipped{Skipped: te.Skipped}); err != nil {
+				return err
+			}
+		}
+		return send("event", fmt.Sprint(te.Sequence), storedEventOf(te.Stored))
+	})
+	if err != nil && !started {
+		a.writeError(c, err)
+	}
+}
