@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // Common config keys: the contract the control plane's runtime adapter writes. Plugin keys come on top.
@@ -25,6 +26,13 @@ const (
 	KeyErrorsTolerance   = "errors.tolerance"              // none | all
 	// KeyDLQTopic is the subject dead letters are published to (errors.tolerance=all); empty drops them.
 	KeyDLQTopic = "errors.deadletterqueue.topic.name"
+
+	// KeyLogTopic is the subject of the bus-log records the task writes (stream.LogRecord); empty writes none.
+	KeyLogTopic = "eventlog.topic.name"
+	// KeyLogLevel is the bus's log level (stream.LogOff, LogError, LogInfo, LogTrace): the records written.
+	KeyLogLevel = "eventlog.level"
+	// KeyLogDetail is stream.LogDetailNone or LogDetailFull: whether records carry the event and answers.
+	KeyLogDetail = "eventlog.include.detail"
 )
 
 // Values of enumerated common keys.
@@ -67,6 +75,14 @@ func SinkSpec() Spec {
 			Doc: "Subject dead letters are published to when errors.tolerance is all: each record given up (retries " +
 				"exhausted, permanent error, refused by a transform) is published there with the reason, attempts and " +
 				"connector in eb-dlq-* headers, and acked only once stored. Empty: such records are dropped."},
+		{Name: KeyLogTopic, Type: TypeString, Check: checkPublishSubject,
+			Doc: "Subject the task writes its bus-log records to (what it did with each record, as JSON): every " +
+				"attempt of a sink, and what a router matched. Empty: none."},
+		{Name: KeyLogLevel, Type: TypeEnum, Default: stream.LogOff, Enum: stream.LogLevels,
+			Doc: "Which bus-log records are written: OFF none, ERROR failures, INFO also successes and matches, " +
+				"TRACE also the rules an event did not match, with why."},
+		{Name: KeyLogDetail, Type: TypeEnum, Default: stream.LogDetailNone, Enum: []string{stream.LogDetailNone, stream.LogDetailFull},
+			Doc: "FULL adds the event to the records that say it was read, and the start of the answer to failed attempts."},
 		{Name: KeyTransforms, Type: TypeString,
 			Doc: "Names of the transforms applied, in this order, to each record before the sink writes it, " +
 				"comma-separated; each is configured by transforms.<name>.type (its plugin) and " +

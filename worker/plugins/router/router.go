@@ -34,6 +34,8 @@ const PublishTimeout = 10 * time.Second
 // Rule is one entry of the rule table.
 type Rule struct {
 	ID string `json:"id"`
+	// Name is the rule's name, for the bus log's records.
+	Name string `json:"name,omitempty"`
 	// Subject is where the rule's copies are stored: <cluster>.bus.<busId>.rule.<ruleId>.
 	Subject string `json:"subject"`
 	// Pattern is the rule's event pattern (domain/pattern).
