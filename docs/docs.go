@@ -2055,6 +2055,12 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
+                        "description": "the event's id",
+                        "name": "id",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
                         "description": "an event pattern (JSON), as a rule's",
                         "name": "pattern",
                         "in": "query"
@@ -2223,6 +2229,219 @@ const docTemplate = `{
                     },
                     "503": {
                         "description": "ServiceUnavailable: not stored; put it again (Retry-After)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/events/{id}/trace": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The event as the bus stored it, every rule of the bus with whether it matched the event and why not,\nthe bus log's records of the event (the router's matches, every attempt of every target with its\noutcome) and its dead letters. Ids are unique per source: source is required. The event is found\nwhere the log's EVENT_RECEIPT says, else by scanning the bus from ` + "`" + `from` + "`" + ` (default: the oldest event\nit keeps), at most 100,000 events: give ` + "`" + `from` + "`" + ` near the time it was put on a busy bus.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Trace one event",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the event's source",
+                        "name": "source",
+                        "in": "query",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "stored at or after this RFC 3339 time (where the scan starts)",
+                        "name": "from",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/EventTrace"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, EventNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/buses/{bus}/log": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The records of what happened to the bus's events, oldest first, as its logConfig.level\nrecords them: events read by the router, rules matched (and, at TRACE, not matched, with why),\nevery attempt per target with its outcome, latency and error class, dead letters, redrives.\nFilters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than\nlimit, even none, and a nextToken. docs/events.md lists the record types.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Read a bus's log",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "written at or after this RFC 3339 time",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "written at or before this RFC 3339 time",
+                        "name": "to",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "ERROR",
+                            "INFO",
+                            "TRACE"
+                        ],
+                        "type": "string",
+                        "description": "ERROR: failures only; INFO: also successes; TRACE: all (default)",
+                        "name": "level",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "records about this rule",
+                        "name": "rule",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "records about this target",
+                        "name": "target",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "records of this type",
+                        "name": "type",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "records of events of this source",
+                        "name": "eventSource",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "records of the event with this id",
+                        "name": "eventId",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/BusLogPage"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -8931,6 +9150,14 @@ const docTemplate = `{
                     "type": "string",
                     "example": "shop orders"
                 },
+                "logConfig": {
+                    "description": "LogConfig is what the bus's log records (GET /api/v1/buses/{bus}/log); absent: OFF.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/LogConfig"
+                        }
+                    ]
+                },
                 "name": {
                     "type": "string",
                     "example": "orders"
@@ -8955,12 +9182,131 @@ const docTemplate = `{
                 }
             }
         },
+        "BusLogPage": {
+            "type": "object",
+            "properties": {
+                "nextToken": {
+                    "description": "NextToken asks for the next page; absent on the last page. A page reads at most 10,000 records.",
+                    "type": "string"
+                },
+                "records": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/BusLogRecord"
+                    }
+                }
+            }
+        },
+        "BusLogRecord": {
+            "type": "object",
+            "properties": {
+                "attempt": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "connector": {
+                    "description": "Connector is the runtime connector that wrote the record.",
+                    "type": "string",
+                    "example": "eb.default.orders.created.hook"
+                },
+                "errorClass": {
+                    "type": "string",
+                    "example": "http-5xx"
+                },
+                "event": {
+                    "description": "Event is the event (includeDetail FULL, EVENT_RECEIPT).",
+                    "type": "object"
+                },
+                "eventId": {
+                    "type": "string",
+                    "example": "42"
+                },
+                "eventSource": {
+                    "type": "string",
+                    "example": "shop.web"
+                },
+                "eventType": {
+                    "type": "string",
+                    "example": "order.created"
+                },
+                "explanation": {
+                    "description": "Explanation is why the event does not match the rule (RULE_NO_MATCH).",
+                    "type": "object"
+                },
+                "httpStatus": {
+                    "type": "integer",
+                    "example": 503
+                },
+                "id": {
+                    "description": "ID is the record's place in its account's log.",
+                    "type": "string",
+                    "example": "1042"
+                },
+                "latencyMs": {
+                    "type": "number",
+                    "example": 12.5
+                },
+                "level": {
+                    "type": "string",
+                    "enum": [
+                        "ERROR",
+                        "INFO",
+                        "TRACE"
+                    ],
+                    "example": "ERROR"
+                },
+                "message": {
+                    "type": "string"
+                },
+                "omitted": {
+                    "description": "Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).",
+                    "type": "integer"
+                },
+                "rule": {
+                    "type": "string",
+                    "example": "created"
+                },
+                "sequence": {
+                    "type": "integer",
+                    "example": 7
+                },
+                "snippet": {
+                    "description": "Snippet is the start of a failed attempt's answer (includeDetail FULL).",
+                    "type": "string"
+                },
+                "storedAt": {
+                    "description": "StoredAt and Sequence are when and where the bus stored what the step read: the event for the router's\nrecords, its copy for the rule (or its redrive) for a target's.",
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "hook"
+                },
+                "time": {
+                    "type": "string",
+                    "example": "2026-12-01T12:00:00.120Z"
+                },
+                "type": {
+                    "description": "Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,\nRULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,\nINVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,\nEVENT_REDRIVEN (docs/events.md).",
+                    "type": "string",
+                    "example": "INVOCATION_ATTEMPT_RETRYABLE_FAILURE"
+                }
+            }
+        },
         "BusPatch": {
             "type": "object",
             "properties": {
                 "description": {
                     "type": "string",
                     "example": "orders of the shop"
+                },
+                "logConfig": {
+                    "description": "LogConfig replaces the bus's log config (absent fields: OFF, NONE); its router and targets follow.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/LogConfig"
+                        }
+                    ]
                 },
                 "retention": {
                     "$ref": "#/definitions/RetentionPatch"
@@ -9327,6 +9673,43 @@ const docTemplate = `{
                 }
             }
         },
+        "EventTrace": {
+            "type": "object",
+            "properties": {
+                "deadLetters": {
+                    "description": "DeadLetters are the event's dead letters in the account's dead-letter stream.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/DeadLetter"
+                    }
+                },
+                "event": {
+                    "$ref": "#/definitions/StoredEvent"
+                },
+                "log": {
+                    "description": "Log are the bus log's records of the event, oldest first: every attempt per target with its outcome (none\nwhen the bus did not log then).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/BusLogRecord"
+                    }
+                },
+                "matchedFrom": {
+                    "description": "MatchedFrom says where the rules' verdicts come from: \"log\" (what the router recorded when it routed the\nevent; a rule it did not route to has match false) or \"current-rules\" (recomputed now against the bus's\ncurrent rules, which may differ from those the router had then).",
+                    "type": "string",
+                    "enum": [
+                        "log",
+                        "current-rules"
+                    ],
+                    "example": "log"
+                },
+                "rules": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/RuleVerdict"
+                    }
+                }
+            }
+        },
         "EventType": {
             "type": "object",
             "properties": {
@@ -9392,6 +9775,29 @@ const docTemplate = `{
                     "description": "InputTemplate (at most 8 KiB) holds \u003cvariable\u003e placeholders; \u003cce.id\u003e, \u003cce.type\u003e, \u003cce.source\u003e,\n\u003cce.subject\u003e, \u003cce.time\u003e, \u003cce.specversion\u003e, \u003cce.datacontenttype\u003e, \u003cce.dataschema\u003e and \u003cce.event.json\u003e (the\nwhole event) need no declaring. In a JSON template a string is inserted as a JSON string (escaped inside a\nstring literal) and a missing value as null; a template that is not JSON is text, where strings are\ninserted as they are and missing values as nothing.",
                     "type": "string",
                     "example": "{\"order\": \u003cid\u003e, \"text\": \"Order \u003cid\u003e created\"}"
+                }
+            }
+        },
+        "LogConfig": {
+            "type": "object",
+            "properties": {
+                "includeDetail": {
+                    "type": "string",
+                    "enum": [
+                        "NONE",
+                        "FULL"
+                    ],
+                    "example": "NONE"
+                },
+                "level": {
+                    "type": "string",
+                    "enum": [
+                        "OFF",
+                        "ERROR",
+                        "INFO",
+                        "TRACE"
+                    ],
+                    "example": "INFO"
                 }
             }
         },

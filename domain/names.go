@@ -65,3 +65,18 @@ func (c Clock) Now() time.Time {
 	}
 	return t.UTC().Truncate(time.Microsecond)
 }
+
+// TargetConnector reads the names of a target's connector of the account: eb.<account>.<bus>.<rule>.<target>. A
+// dot never occurs in a name, so the name is unambiguous; ok is false for any other connector.
+func TargetConnector(accountID, connector string) (busName, ruleName, targetName string, ok bool) {
+	parts := strings.Split(connector, ".")
+	if len(parts) != 5 || parts[0] != "eb" || parts[1] != accountID {
+		return "", "", "", false
+	}
+	for _, p := range parts[2:] {
+		if ValidateName("name", p) != nil {
+			return "", "", "", false
+		}
+	}
+	return parts[2], parts[3], parts[4], true
+}

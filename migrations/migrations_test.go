@@ -86,7 +86,7 @@ func TestBothDialectsGiveTheSameSchema(t *testing.T) {
 	want := map[string][]string{
 		"accounts": {"id", "created_at", "put_events_per_second"},
 		"buses": {"id", "account_id", "name", "description", "retention_max_age_seconds", "retention_max_bytes",
-			"created_at", "updated_at"},
+			"created_at", "updated_at", "log_level", "log_include_detail"},
 		"rules": {"id", "account_id", "bus_id", "name", "description", "event_pattern", "state", "created_at", "updated_at",
 			"layout"},
 		"targets": {"id", "account_id", "bus_id", "rule_id", "name", "type", "config", "retry_max_attempts",

@@ -19,6 +19,8 @@ type busRow struct {
 	Description            string    `gorm:"column:description"`
 	RetentionMaxAgeSeconds int64     `gorm:"column:retention_max_age_seconds"`
 	RetentionMaxBytes      int64     `gorm:"column:retention_max_bytes"`
+	LogLevel               string    `gorm:"column:log_level"`
+	LogIncludeDetail       string    `gorm:"column:log_include_detail"`
 	CreatedAt              time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt              time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 }
@@ -30,13 +32,15 @@ func busToRow(b *bus.Bus) busRow {
 	return busRow{
 		ID: b.ID(), AccountID: b.AccountID(), Name: b.Name(), Description: b.Description(),
 		RetentionMaxAgeSeconds: int64(b.Retention().MaxAge / time.Second), RetentionMaxBytes: b.Retention().MaxBytes,
+		LogLevel: b.Log().Level, LogIncludeDetail: b.Log().IncludeDetail,
 		CreatedAt: created, UpdatedAt: created,
 	}
 }
 
 func busFromRow(row busRow) *bus.Bus {
 	retention := bus.Retention{MaxAge: time.Duration(row.RetentionMaxAgeSeconds) * time.Second, MaxBytes: row.RetentionMaxBytes}
-	return bus.UnmarshalFromDatabase(row.ID, row.AccountID, row.Name, row.Description, retention, fromDB(row.CreatedAt))
+	return bus.UnmarshalFromDatabase(row.ID, row.AccountID, row.Name, row.Description, retention, fromDB(row.CreatedAt)).
+		WithLog(bus.LogConfig{Level: row.LogLevel, IncludeDetail: row.LogIncludeDetail})
 }
 
 // BusRepository stores buses in the buses table. Names are unique per account and case-sensitive. The retention's
@@ -119,6 +123,8 @@ func (r *BusRepository) Update(ctx context.Context, accountID, name string, fn f
 			"description":               stored.Description,
 			"retention_max_age_seconds": stored.RetentionMaxAgeSeconds,
 			"retention_max_bytes":       stored.RetentionMaxBytes,
+			"log_level":                 stored.LogLevel,
+			"log_include_detail":        stored.LogIncludeDetail,
 			"updated_at":                stored.UpdatedAt,
 		}).Error
 	})

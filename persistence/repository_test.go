@@ -171,6 +171,7 @@ func assertSameBus(t *testing.T, want, got *bus.Bus) {
 	assert.Equal(t, want.Name(), got.Name())
 	assert.Equal(t, want.Description(), got.Description())
 	assert.Equal(t, want.Retention(), got.Retention())
+	assert.Equal(t, want.Log(), got.Log())
 	assert.Equal(t, stored(want.CreatedAt()), got.CreatedAt())
 }
 
@@ -272,6 +273,16 @@ func testBusCreateGet(t *testing.T, r repos) {
 	got, err = r.buses.GetByID(ctx, b.ID())
 	require.NoError(t, err)
 	assertSameBus(t, b, got)
+	assert.Equal(t, bus.LogConfig{Level: bus.LogOff, IncludeDetail: bus.LogDetailNone}, got.Log(), "a new bus does not log")
+
+	// The log config is stored with the rest of the bus.
+	trace := bus.LogConfig{Level: bus.LogTrace, IncludeDetail: bus.LogDetailFull}
+	updated, err := r.buses.Update(ctx, acc, "orders", func(b *bus.Bus) error { return b.Apply(bus.Patch{Log: &trace}) })
+	require.NoError(t, err)
+	assert.Equal(t, trace, updated.Log())
+	got, err = r.buses.Get(ctx, acc, "orders")
+	require.NoError(t, err)
+	assert.Equal(t, trace, got.Log())
 }
 
 func testBusNames(t *testing.T, r repos) {

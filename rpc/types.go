@@ -85,7 +85,7 @@ func (c TaskCounters) Add(d TaskCounters) TaskCounters {
 		Dropped: c.Dropped + d.Dropped, Failed: c.Failed + d.Failed, Undecodable: c.Undecodable + d.Undecodable,
 		Filtered: c.Filtered + d.Filtered, TransformFailed: c.TransformFailed + d.TransformFailed,
 		DeadLettered: c.DeadLettered + d.DeadLettered, Matched: c.Matched + d.Matched, Unmatched: c.Unmatched + d.Unmatched,
-		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo)}
+		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo), LogDropped: c.LogDropped + d.LogDropped}
 }
 
 // addRoutes returns the sum of two counts per rule (nil when both are empty); it changes neither.
@@ -151,6 +151,8 @@ type TaskCounters struct {
 	Routed    uint64 `json:"routed"`
 	// RoutedTo splits Routed by rule id (a rule's matched events); absent for sinks that do not route.
 	RoutedTo map[string]uint64 `json:"routed_to,omitempty"`
+	// LogDropped counts the task's bus-log records that could not be written (the log stream full or gone).
+	LogDropped uint64 `json:"log_dropped,omitempty"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.

@@ -14,9 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 )
@@ -180,6 +182,8 @@ var isolationCases = []isolationCase{
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/events", name: "search", url: v1Bus + "/events", notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/tail", name: "tail", url: v1Bus + "/tail", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/log", name: "log", url: v1Bus + "/log", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/events/:id/trace", name: "trace", url: v1Bus + "/events/b1/trace?source=" + sourceOfB, notFound: "BusNotFound"},
 	{route: "POST /api/v1/buses/:bus/test-event", name: "test an event", url: v1Bus + "/test-event",
 		body: map[string]any{"event": ce("e9", sourceOfA, "order.created", map[string]any{"id": 9})}, notFound: "BusNotFound"},
 
@@ -389,6 +393,8 @@ var isolationShadowCases = []isolationCase{
 	{route: "DELETE /api/v1/buses/:bus/rules/:rule/targets/:target", name: "delete", url: v1Target, notFound: "RuleNotFound"},
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", list: true},
 	{route: "GET /api/v1/buses/:bus/events", name: "search a's bus", url: v1Bus + "/events", list: true},
+	{route: "GET /api/v1/buses/:bus/log", name: "log of a's bus", url: v1Bus + "/log", list: true},
+	{route: "GET /api/v1/buses/:bus/events/:id/trace", name: "trace b's event on a's bus", url: v1Bus + "/events/b1/trace?source=" + sourceOfB, notFound: "EventNotFound"},
 	{route: "POST /api/v1/buses/:bus/test-event", name: "test against a's rules", url: v1Bus + "/test-event",
 		body: map[string]any{"event": ce("e9", sourceOfA, "order.created", map[string]any{"id": 9})}, list: true, own: ruleOfA},
 	{route: "POST /api/v1/buses/:bus/events", name: "put events on a's bus", url: v1Bus + "/events", headers: map[string]string{"Content-Type": batch},
@@ -579,6 +585,13 @@ func seedIsolation(t *testing.T, e *env) {
 	put(isoB, busOfB, "b1", sourceOfB, typeOfB)
 	put(isoA, busOfA, "a1", sourceOfA, "type-of-a")
 	require.NoError(t, e.recorder.Flush(context.Background()))
+
+	// b's bus logs, and its log has a record of b's event.
+	as(isoB, http.MethodPatch, "/api/v1/buses/"+busOfB, map[string]any{"logConfig": map[string]any{"level": "INFO"}}, http.StatusOK)
+	b, err := e.buses.Get(context.Background(), isoB, busOfB)
+	require.NoError(t, err)
+	require.NoError(t, eventstore.NewBusLog(e.js, e.names.Cluster).WriteRecord(context.Background(), b, stream.LogRecord{
+		Time: time.Now(), Type: stream.LogRuleMatch, EventID: "b1", EventSource: sourceOfB, Rule: ruleOfB}))
 }
 
 // snapshotOfB reads everything of b as b: every resource through /api/v1 and the number of events on b's bus.
@@ -593,7 +606,7 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + apiTargetOfB,
 		"/api/v1/connections", "/api/v1/connections/" + connOfB, "/api/v1/api-destinations", "/api/v1/api-destinations/" + destOfB,
 		"/api/v1/buses/" + busOfB + "/sources", v1Src,
-		"/api/v1/dead-letters",
+		"/api/v1/dead-letters", "/api/v1/buses/" + busOfB + "/log",
 	} {
 		resp := e.do(t, http.MethodGet, url, e.as(isoB), nil)
 		require.Equalf(t, http.StatusOK, resp.Status, "as b: GET %s answered %s", url, resp.Body)

@@ -148,7 +148,7 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Targets: destinations},
 	}
 	srcRT, sources := newFakeSourceRuntime(), persistence.NewSourceRepository(db)
-	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, cluster), Tails: inspect.NewTails(2), TailRate: 50}
+	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, cluster), Logs: eventstore.NewBusLog(js, cluster), DeadLetters: eventstore.NewDeadLetters(js, cluster), Tails: inspect.NewTails(2), TailRate: 50}
 	services.Sources = &source.Service{Sources: sources, Buses: buses, Runtime: srcRT, Statuses: srcRT, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sources

@@ -43,6 +43,26 @@ type Physical interface {
 	TargetConsumer(ruleID, targetID string) string
 	// DLQSubject is the subject of an account's dead letters.
 	DLQSubject(accountID string) string
+	// LogSubject is the subject of a bus's log records.
+	LogSubject(accountID, busID string) string
+}
+
+// Keys of the bus log in the router's and the targets' connectors (worker/connector's eventlog.*).
+const (
+	keyLogTopic  = "eventlog.topic.name"
+	keyLogLevel  = "eventlog.level"
+	keyLogDetail = "eventlog.include.detail"
+)
+
+// withLog adds the keys of the bus's log to a connector's config when the bus logs anything; a bus that does not
+// log has none, so its connectors' configs are those of a version without the log.
+func (a *Adapter) withLog(b *bus.Bus, cfg map[string]string) map[string]string {
+	if l := b.Log(); l.On() {
+		cfg[keyLogTopic] = a.cfg.Physical.LogSubject(b.AccountID(), b.ID())
+		cfg[keyLogLevel] = l.Level
+		cfg[keyLogDetail] = l.IncludeDetail
+	}
+	return cfg
 }
 
 // Config wires an Adapter.
@@ -218,6 +238,7 @@ type Desired struct {
 // routeEntry is one rule in the router's rule table (the `router.rules` config key).
 type routeEntry struct {
 	ID           string          `json:"id"`
+	Name         string          `json:"name,omitempty"`
 	Subject      string          `json:"subject"`
 	Pattern      json.RawMessage `json:"pattern"`
 	FromSequence uint64          `json:"fromSequence"`
@@ -453,7 +474,7 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 		if !r.Enabled() {
 			continue
 		}
-		e := routeEntry{ID: r.ID(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.EventPattern()}
+		e := routeEntry{ID: r.ID(), Name: r.Name(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.EventPattern()}
 		if prev, ok := old[r.ID()]; ok {
 			e.FromSequence = prev.FromSequence
 		} else {
@@ -472,7 +493,7 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{
+	return a.withLog(b, map[string]string{
 		rpc.ConfigConnectorClass:   "router",
 		rpc.ConfigTasksMax:         "1",
 		rpc.ConfigTopics:           a.cfg.Physical.BusIn(b.ID()),
@@ -486,7 +507,7 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 		// retried as any sink's record, then dead-lettered.
 		"errors.tolerance":                  "all",
 		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
-	}, nil
+	}), nil
 }
 
 // Keys of the input transformer of a target connector: one transform, named input, of the worker's

@@ -66,6 +66,7 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		dlq = a.cfg.Physical.BusIn(d.ID())
 	}
 	cfg["errors.deadletterqueue.topic.name"] = dlq
+	a.withLog(b, cfg)
 
 	switch t.Type() {
 	case target.HTTP:

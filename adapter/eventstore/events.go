@@ -150,3 +150,26 @@ func (s *Events) Tail(ctx context.Context, b *bus.Bus, ready func(), fn func(ins
 		}
 	}
 }
+
+// Get returns the event stored on the bus's .in subject at seq; inspect.ErrEventNotFound when there is none.
+func (s *Events) Get(ctx context.Context, b *bus.Bus, seq uint64) (*inspect.Stored, error) {
+	st, err := s.js.Stream(ctx, s.names.BusStream(b.ID()))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, inspect.ErrEventNotFound.With("bus %q holds no event %d", b.Name(), seq)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the stream of bus %s: %w", b.Name(), err)
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && m.Subject != s.names.BusIn(b.ID())) {
+		return nil, inspect.ErrEventNotFound.With("bus %q holds no event %d", b.Name(), seq)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading event %d of bus %s: %w", seq, b.Name(), err)
+	}
+	ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	if err != nil {
+		return nil, fmt.Errorf("event %d of bus %s: %w", seq, b.Name(), err)
+	}
+	return &inspect.Stored{Sequence: seq, Time: m.Time, Event: ev}, nil
+}

@@ -29,6 +29,8 @@ type Store struct {
 	AckTimeout time.Duration
 	// DLQ bounds every account's dead-letter stream (zero: stream.DLQRetention and stream.DLQMaxBytes).
 	DLQ stream.DLQLimits
+	// Log bounds every account's bus-log stream (zero: stream.LogRetention and stream.LogMaxBytes).
+	Log stream.LogLimits
 	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
 	subjectsEnsured sync.Map
 }
@@ -46,6 +48,11 @@ func New(js jetstream.JetStream, cluster string, replicas int) *Store {
 func (s *Store) CreateStream(ctx context.Context, b *bus.Bus) error {
 	if err := s.EnsureDLQStream(ctx, b.AccountID()); err != nil {
 		return storageError(err, "the account's dead letters")
+	}
+	if b.Log().On() {
+		if err := s.EnsureLogStream(ctx, b.AccountID()); err != nil {
+			return storageError(err, "the account's bus log")
+		}
 	}
 	return s.EnsureBusLimits(ctx, b)
 }
@@ -109,8 +116,16 @@ func (s *Store) EnsureDLQStream(ctx context.Context, accountID string) error {
 	return s.names.EnsureDLQStream(ctx, s.js, accountID, s.replicas, s.DLQ)
 }
 
-// PurgeAccount deletes the account's dead-letter stream (account.Purger), once its buses are gone.
+// EnsureLogStream creates or updates the bus-log stream of an account. Idempotent.
+func (s *Store) EnsureLogStream(ctx context.Context, accountID string) error {
+	return s.names.EnsureLogStream(ctx, s.js, accountID, s.replicas, s.Log)
+}
+
+// PurgeAccount deletes the account's dead-letter and bus-log streams (account.Purger), once its buses are gone.
 func (s *Store) PurgeAccount(ctx context.Context, accountID string) error {
+	if err := s.names.DeleteLogStream(ctx, s.js, accountID); err != nil {
+		return err
+	}
 	return s.names.DeleteDLQStream(ctx, s.js, accountID)
 }
 

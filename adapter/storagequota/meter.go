@@ -211,7 +211,7 @@ func (m *Meter) store(uses []streamUse, accounts map[string]Footprint, total Foo
 
 // read lists every stream of the event store, with the account it belongs to ("" for the installation's own).
 func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
-	busPrefix, dlqPrefix := m.Names.BusStream(""), m.Names.DLQStream("")
+	busPrefix, dlqPrefix, logPrefix := m.Names.BusStream(""), m.Names.DLQStream(""), m.Names.LogStream("")
 	var uses []streamUse
 	lister := m.JS.ListStreams(ctx)
 	for info := range lister.Info() {
@@ -225,6 +225,8 @@ func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
 			u.account, u.bus, u.busID = acc, true, strings.TrimPrefix(u.name, busPrefix)
 		case strings.HasPrefix(u.name, dlqPrefix):
 			u.account = strings.TrimPrefix(u.name, dlqPrefix)
+		case strings.HasPrefix(u.name, logPrefix):
+			u.account = strings.TrimPrefix(u.name, logPrefix)
 		default:
 			// the installation's own (worker state, audit records): in the budget, in no account's quota
 		}

@@ -18,11 +18,36 @@ import (
 // (one rule of two matching) → rule subject → HTTP target on loopback. It reports events put per second and
 // events delivered per second (the clock stops when the last matching event arrived).
 func BenchmarkDelivery(b *testing.B) {
+	m := benchMain(b)
+	defer m.Close()
+	deliver(b, m, "bench", nil)
+}
+
+// BenchmarkBusLog is BenchmarkDelivery on buses whose log records at each level, side by side in one process:
+// what PutEvents and delivery cost when the router and the target write their records (INFO: two of the router
+// and one of the target per matching event; TRACE: also one explanation per event for the rule it did not match).
+func BenchmarkBusLog(b *testing.B) {
+	m := benchMain(b)
+	defer m.Close()
+	for _, level := range []string{"OFF", "ERROR", "INFO", "TRACE"} {
+		b.Run(level, func(b *testing.B) {
+			deliver(b, m, "log-"+strings.ToLower(level)+"-"+fmt.Sprint(b.N), map[string]any{"level": level})
+		})
+	}
+}
+
+// benchMain starts the control plane for a benchmark, with logs at error level and no PutEvents rate.
+func benchMain(b *testing.B) *Main {
 	m := NewMain()
 	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
 		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"}, func(string) string { return "" }))
 	require.NoError(b, m.Run(b.Context()))
-	defer m.Close()
+	return m
+}
+
+// deliver makes a bus with a rule matching half its events and an http target, puts b.N batches of 100 events and
+// waits for the matching ones to arrive.
+func deliver(b *testing.B, m *Main, busName string, logConfig map[string]any) {
 	var got atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -31,12 +56,16 @@ func BenchmarkDelivery(b *testing.B) {
 	}))
 	defer srv.Close()
 	a := apiOf(b, m)
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
-	a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
+	bus := map[string]any{"name": busName}
+	if logConfig != nil {
+		bus["logConfig"] = logConfig
+	}
+	a.must("POST", "/api/v1/buses", bus, 201)
+	a.must("POST", "/api/v1/buses/"+busName+"/rules", map[string]any{"name": "half",
 		"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
-	a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "none",
+	a.must("POST", "/api/v1/buses/"+busName+"/rules", map[string]any{"name": "none",
 		"eventPattern": map[string]any{"type": []any{"never"}}}, 201)
-	a.must("PUT", "/api/v1/buses/bench/rules/half/targets/t", httpTarget(srv.URL), 201)
+	a.must("PUT", "/api/v1/buses/"+busName+"/rules/half/targets/t", httpTarget(srv.URL), 201)
 
 	const batch = 100
 	n := b.N * batch
@@ -50,7 +79,7 @@ func BenchmarkDelivery(b *testing.B) {
 		}
 		batchEvents = append(batchEvents, event(fmt.Sprintf("b-%d", i), "bench", typ, map[string]any{"i": i, "pad": "0123456789abcdef"}))
 		if len(batchEvents) == batch {
-			a.putBatch("bench", batchEvents)
+			a.putBatch(busName, batchEvents)
 			batchEvents = batchEvents[:0]
 		}
 	}

@@ -105,6 +105,9 @@ type Config struct {
 	// DeadLetterMaxBytes and DeadLetterRetention bound every account's dead letters: when full, the oldest go.
 	DeadLetterMaxBytes  int64
 	DeadLetterRetention time.Duration
+	// BusLogMaxBytes and BusLogRetention bound every account's bus log: when full, the oldest records go.
+	BusLogMaxBytes  int64
+	BusLogRetention time.Duration
 	// Listener holds the timeouts, header limit and connection cap of the HTTP API's listener and the embedded
 	// worker's REST listener.
 	Listener listener.Limits
@@ -337,6 +340,12 @@ func (c Config) Validate() error {
 	if c.DeadLetterRetention < time.Hour {
 		return fmt.Errorf("--dead-letter-retention %s is shorter than an hour", c.DeadLetterRetention)
 	}
+	if c.BusLogMaxBytes < 1<<20 {
+		return fmt.Errorf("--bus-log-max-mib must be at least 1")
+	}
+	if c.BusLogRetention < time.Minute {
+		return fmt.Errorf("--bus-log-retention %s is shorter than a minute", c.BusLogRetention)
+	}
 	if c.PutEventsRate < 1 || c.PutEventsRate > account.MaxPutEventsPerSecond {
 		return fmt.Errorf("--put-events-rate %d must be between 1 and %d", c.PutEventsRate, account.MaxPutEventsPerSecond)
 	}
@@ -439,6 +448,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.Health.FailingAfter, "health-failing-after", "EB_HEALTH_FAILING_AFTER", hr.FailingAfter, "a target or source whose records wait for another attempt and that has not succeeded for so long is FAILING")
 	dur(&c.Health.DeadLetterWindow, "health-dead-letter-window", "EB_HEALTH_DEAD_LETTER_WINDOW", hr.DeadLetterWindow, "a target or source is DEAD_LETTERING for so long after it gave a record up to the dead letters")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
+	dur(&c.BusLogRetention, "bus-log-retention", "EB_BUS_LOG_RETENTION", stream.LogRetention, "how long the records of an account's bus logs are kept")
 	lim := listener.Defaults
 	dur(&c.Listener.ReadHeaderTimeout, "http-read-header-timeout", "EB_HTTP_READ_HEADER_TIMEOUT", lim.ReadHeaderTimeout, "how long a client may take to send a request's headers (0: no limit)")
 	dur(&c.Listener.ReadTimeout, "http-read-timeout", "EB_HTTP_READ_TIMEOUT", lim.ReadTimeout, "how long a client may take to send a whole request, body included (0: no limit)")
@@ -467,6 +477,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	quota(&budgetMiB, "storage-budget-mib", "EB_STORAGE_BUDGET_MIB", budgetMiB, "MiB the event store may keep in all (0: three quarters of the free disk space of the embedded store)")
 	dlqMiB := int(stream.DLQMaxBytes >> 20)
 	quota(&dlqMiB, "dead-letter-max-mib", "EB_DEAD_LETTER_MAX_MIB", dlqMiB, "MiB of dead letters each account keeps; when full, the oldest are deleted to make room")
+	logMiB := int(stream.LogMaxBytes >> 20)
+	quota(&logMiB, "bus-log-max-mib", "EB_BUS_LOG_MAX_MIB", logMiB, "MiB of bus-log records each account whose buses log keeps (reserved in its storage quota); when full, the oldest are deleted to make room")
 	quota(&c.PutEventsRate, "put-events-rate", "EB_PUT_EVENTS_RATE", throttle.DefaultPutEventsPerSecond, "events per second an account may put (every dialect and webhook; per replica) unless it has its own limit (PATCH /api/v1/accounts/{account})")
 	failingAttempts := int(hr.FailingAttempts)
 	quota(&failingAttempts, "health-failing-attempts", "EB_HEALTH_FAILING_ATTEMPTS", failingAttempts, "a target or source whose records wait for another attempt is FAILING after so many failed attempts without a success")
@@ -478,6 +490,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, err
 	}
 	c.DeadLetterMaxBytes = int64(dlqMiB) << 20
+	c.BusLogMaxBytes = int64(logMiB) << 20
 	c.Health.FailingAttempts = uint64(max(failingAttempts, 0))
 	c.AccountStorageQuota, c.StorageBudget = int64(quotaMiB)<<20, int64(budgetMiB)<<20
 	c.MaxBusRetention.MaxBytes = int64(busMiB) << 20

@@ -323,6 +323,7 @@ func (m *Main) Run(ctx context.Context) error {
 	names := stream.Names{Cluster: c.ClusterID}
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
 	store.DLQ = stream.DLQLimits{MaxAge: c.DeadLetterRetention, MaxBytes: c.DeadLetterMaxBytes}
+	store.Log = stream.LogLimits{MaxAge: c.BusLogRetention, MaxBytes: c.BusLogMaxBytes}
 	if err := names.EnsureReadyStream(ctx, js, c.Replicas); err != nil {
 		return err
 	}
@@ -455,9 +456,10 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Buses.Observer = recorder
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
 	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
-	services.DeadLetters = &deadletter.Service{Store: eventstore.NewDeadLetters(js, c.ClusterID), Buses: buses, Rules: rules,
-		Targets: targets, Logger: log.With("component", "dead-letters")}
-	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, c.ClusterID),
+	busLog, deadLetters := eventstore.NewBusLog(js, c.ClusterID), eventstore.NewDeadLetters(js, c.ClusterID)
+	services.DeadLetters = &deadletter.Service{Store: deadLetters, Buses: buses, Rules: rules,
+		Targets: targets, Logger: log.With("component", "dead-letters"), Log: busLog}
+	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, c.ClusterID), Logs: busLog, DeadLetters: deadLetters,
 		Tails: inspect.NewTails(inspect.DefaultTailsPerAccount), Logger: log.With("component", "inspect")}
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
@@ -622,12 +624,19 @@ func ensureDLQStreams(ctx context.Context, buses bus.Repository, store *eventsto
 		log.Warn("listing buses to ensure dead-letter streams", "err", err)
 		return
 	}
-	seen := map[string]bool{}
+	seen, logged := map[string]bool{}, map[string]bool{}
 	for _, b := range all {
 		if !seen[b.AccountID()] {
 			seen[b.AccountID()] = true
 			if err := store.EnsureDLQStream(ctx, b.AccountID()); err != nil {
 				log.Warn("ensuring a dead-letter stream", "account", b.AccountID(), "err", err)
+			}
+		}
+		// The log stream of an account with a bus that logs gets this start's limits (--bus-log-*).
+		if b.Log().On() && !logged[b.AccountID()] {
+			logged[b.AccountID()] = true
+			if err := store.EnsureLogStream(ctx, b.AccountID()); err != nil {
+				log.Warn("ensuring a bus-log stream", "account", b.AccountID(), "err", err)
 			}
 		}
 		// A stream made by an earlier version gets the limits of its bus's retention as this version keeps them (no

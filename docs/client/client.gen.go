@@ -151,6 +151,27 @@ func (e AuditEntryOutcome) Valid() bool {
 	}
 }
 
+// Defines values for BusLogRecordLevel.
+const (
+	BusLogRecordLevelERROR BusLogRecordLevel = "ERROR"
+	BusLogRecordLevelINFO  BusLogRecordLevel = "INFO"
+	BusLogRecordLevelTRACE BusLogRecordLevel = "TRACE"
+)
+
+// Valid indicates whether the value is a known member of the BusLogRecordLevel enum.
+func (e BusLogRecordLevel) Valid() bool {
+	switch e {
+	case BusLogRecordLevelERROR:
+		return true
+	case BusLogRecordLevelINFO:
+		return true
+	case BusLogRecordLevelTRACE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectionAuthorizationType.
 const (
 	ConnectionAuthorizationTypeAPIKEY                 ConnectionAuthorizationType = "API_KEY"
@@ -208,6 +229,66 @@ func (e DeadLetterErrorClass) Valid() bool {
 	case RetriesExhausted:
 		return true
 	case Transform:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventTraceMatchedFrom.
+const (
+	EventTraceMatchedFromCurrentRules EventTraceMatchedFrom = "current-rules"
+	EventTraceMatchedFromLog          EventTraceMatchedFrom = "log"
+)
+
+// Valid indicates whether the value is a known member of the EventTraceMatchedFrom enum.
+func (e EventTraceMatchedFrom) Valid() bool {
+	switch e {
+	case EventTraceMatchedFromCurrentRules:
+		return true
+	case EventTraceMatchedFromLog:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogConfigIncludeDetail.
+const (
+	LogConfigIncludeDetailFULL LogConfigIncludeDetail = "FULL"
+	LogConfigIncludeDetailNONE LogConfigIncludeDetail = "NONE"
+)
+
+// Valid indicates whether the value is a known member of the LogConfigIncludeDetail enum.
+func (e LogConfigIncludeDetail) Valid() bool {
+	switch e {
+	case LogConfigIncludeDetailFULL:
+		return true
+	case LogConfigIncludeDetailNONE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogConfigLevel.
+const (
+	LogConfigLevelERROR LogConfigLevel = "ERROR"
+	LogConfigLevelINFO  LogConfigLevel = "INFO"
+	LogConfigLevelOFF   LogConfigLevel = "OFF"
+	LogConfigLevelTRACE LogConfigLevel = "TRACE"
+)
+
+// Valid indicates whether the value is a known member of the LogConfigLevel enum.
+func (e LogConfigLevel) Valid() bool {
+	switch e {
+	case LogConfigLevelERROR:
+		return true
+	case LogConfigLevelINFO:
+		return true
+	case LogConfigLevelOFF:
+		return true
+	case LogConfigLevelTRACE:
 		return true
 	default:
 		return false
@@ -459,16 +540,16 @@ func (e RocketMQRetryStrategyPushRetryStrategy) Valid() bool {
 
 // Defines values for RocketMQRunOptionsErrorsTolerance.
 const (
-	ALL  RocketMQRunOptionsErrorsTolerance = "ALL"
-	NONE RocketMQRunOptionsErrorsTolerance = "NONE"
+	RocketMQRunOptionsErrorsToleranceALL  RocketMQRunOptionsErrorsTolerance = "ALL"
+	RocketMQRunOptionsErrorsToleranceNONE RocketMQRunOptionsErrorsTolerance = "NONE"
 )
 
 // Valid indicates whether the value is a known member of the RocketMQRunOptionsErrorsTolerance enum.
 func (e RocketMQRunOptionsErrorsTolerance) Valid() bool {
 	switch e {
-	case ALL:
+	case RocketMQRunOptionsErrorsToleranceALL:
 		return true
-	case NONE:
+	case RocketMQRunOptionsErrorsToleranceNONE:
 		return true
 	default:
 		return false
@@ -643,6 +724,27 @@ func (e TransformParamForm) Valid() bool {
 	case ORIGINAL:
 		return true
 	case TEMPLATE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetApiV1BusesBusLogParamsLevel.
+const (
+	GetApiV1BusesBusLogParamsLevelERROR GetApiV1BusesBusLogParamsLevel = "ERROR"
+	GetApiV1BusesBusLogParamsLevelINFO  GetApiV1BusesBusLogParamsLevel = "INFO"
+	GetApiV1BusesBusLogParamsLevelTRACE GetApiV1BusesBusLogParamsLevel = "TRACE"
+)
+
+// Valid indicates whether the value is a known member of the GetApiV1BusesBusLogParamsLevel enum.
+func (e GetApiV1BusesBusLogParamsLevel) Valid() bool {
+	switch e {
+	case GetApiV1BusesBusLogParamsLevelERROR:
+		return true
+	case GetApiV1BusesBusLogParamsLevelINFO:
+		return true
+	case GetApiV1BusesBusLogParamsLevelTRACE:
 		return true
 	default:
 		return false
@@ -896,6 +998,9 @@ type Bus struct {
 	// Description Example: shop orders
 	Description *string `json:"description,omitempty"`
 
+	// LogConfig LogConfig is what the bus's log records (GET /api/v1/buses/{bus}/log); absent: OFF.
+	LogConfig *LogConfig `json:"logConfig,omitempty"`
+
 	// Name Example: orders
 	Name      *string    `json:"name,omitempty"`
 	Retention *Retention `json:"retention,omitempty"`
@@ -909,11 +1014,98 @@ type BusList struct {
 	NextToken *string `json:"nextToken,omitempty"`
 }
 
+// BusLogPage defines model for BusLogPage.
+type BusLogPage struct {
+	// NextToken NextToken asks for the next page; absent on the last page. A page reads at most 10,000 records.
+	NextToken *string         `json:"nextToken,omitempty"`
+	Records   *[]BusLogRecord `json:"records,omitempty"`
+}
+
+// BusLogRecord defines model for BusLogRecord.
+type BusLogRecord struct {
+	// Attempt Example: 1
+	Attempt *int `json:"attempt,omitempty"`
+
+	// Connector Connector is the runtime connector that wrote the record.
+	//
+	// Example: eb.default.orders.created.hook
+	Connector *string `json:"connector,omitempty"`
+
+	// ErrorClass Example: http-5xx
+	ErrorClass *string `json:"errorClass,omitempty"`
+
+	// Event Event is the event (includeDetail FULL, EVENT_RECEIPT).
+	Event *map[string]interface{} `json:"event,omitempty"`
+
+	// EventId Example: 42
+	EventId *string `json:"eventId,omitempty"`
+
+	// EventSource Example: shop.web
+	EventSource *string `json:"eventSource,omitempty"`
+
+	// EventType Example: order.created
+	EventType *string `json:"eventType,omitempty"`
+
+	// Explanation Explanation is why the event does not match the rule (RULE_NO_MATCH).
+	Explanation *map[string]interface{} `json:"explanation,omitempty"`
+
+	// HttpStatus Example: 503
+	HttpStatus *int `json:"httpStatus,omitempty"`
+
+	// Id ID is the record's place in its account's log.
+	//
+	// Example: 1042
+	Id *string `json:"id,omitempty"`
+
+	// LatencyMs Example: 12.5
+	LatencyMs *float32 `json:"latencyMs,omitempty"`
+
+	// Level Example: ERROR
+	Level   *BusLogRecordLevel `json:"level,omitempty"`
+	Message *string            `json:"message,omitempty"`
+
+	// Omitted Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).
+	Omitted *int `json:"omitted,omitempty"`
+
+	// Rule Example: created
+	Rule *string `json:"rule,omitempty"`
+
+	// Sequence Example: 7
+	Sequence *int `json:"sequence,omitempty"`
+
+	// Snippet Snippet is the start of a failed attempt's answer (includeDetail FULL).
+	Snippet *string `json:"snippet,omitempty"`
+
+	// StoredAt StoredAt and Sequence are when and where the bus stored what the step read: the event for the router's
+	// records, its copy for the rule (or its redrive) for a target's.
+	StoredAt *string `json:"storedAt,omitempty"`
+
+	// Target Example: hook
+	Target *string `json:"target,omitempty"`
+
+	// Time Example: 2026-12-01T12:00:00.120Z
+	Time *string `json:"time,omitempty"`
+
+	// Type Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
+	// RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
+	// INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
+	// EVENT_REDRIVEN (docs/events.md).
+	//
+	// Example: INVOCATION_ATTEMPT_RETRYABLE_FAILURE
+	Type *string `json:"type,omitempty"`
+}
+
+// BusLogRecordLevel Example: ERROR
+type BusLogRecordLevel string
+
 // BusPatch defines model for BusPatch.
 type BusPatch struct {
 	// Description Example: orders of the shop
-	Description *string         `json:"description,omitempty"`
-	Retention   *RetentionPatch `json:"retention,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// LogConfig LogConfig replaces the bus's log config (absent fields: OFF, NONE); its router and targets follow.
+	LogConfig *LogConfig      `json:"logConfig,omitempty"`
+	Retention *RetentionPatch `json:"retention,omitempty"`
 }
 
 // CloudEvent defines model for CloudEvent.
@@ -1158,6 +1350,32 @@ type DiscardResult struct {
 	FailedCount *int `json:"failedCount,omitempty"`
 }
 
+// EventTrace defines model for EventTrace.
+type EventTrace struct {
+	// DeadLetters DeadLetters are the event's dead letters in the account's dead-letter stream.
+	DeadLetters *[]DeadLetter `json:"deadLetters,omitempty"`
+	Event       *StoredEvent  `json:"event,omitempty"`
+
+	// Log Log are the bus log's records of the event, oldest first: every attempt per target with its outcome (none
+	// when the bus did not log then).
+	Log *[]BusLogRecord `json:"log,omitempty"`
+
+	// MatchedFrom MatchedFrom says where the rules' verdicts come from: "log" (what the router recorded when it routed the
+	// event; a rule it did not route to has match false) or "current-rules" (recomputed now against the bus's
+	// current rules, which may differ from those the router had then).
+	//
+	// Example: log
+	MatchedFrom *EventTraceMatchedFrom `json:"matchedFrom,omitempty"`
+	Rules       *[]RuleVerdict         `json:"rules,omitempty"`
+}
+
+// EventTraceMatchedFrom MatchedFrom says where the rules' verdicts come from: "log" (what the router recorded when it routed the
+// event; a rule it did not route to has match false) or "current-rules" (recomputed now against the bus's
+// current rules, which may differ from those the router had then).
+//
+// Example: log
+type EventTraceMatchedFrom string
+
 // EventType defines model for EventType.
 type EventType struct {
 	// Count Example: 1042
@@ -1204,6 +1422,21 @@ type InputTransformer struct {
 	// Example: {"order": <id>, "text": "Order <id> created"}
 	InputTemplate *string `json:"inputTemplate,omitempty"`
 }
+
+// LogConfig defines model for LogConfig.
+type LogConfig struct {
+	// IncludeDetail Example: NONE
+	IncludeDetail *LogConfigIncludeDetail `json:"includeDetail,omitempty"`
+
+	// Level Example: INFO
+	Level *LogConfigLevel `json:"level,omitempty"`
+}
+
+// LogConfigIncludeDetail Example: NONE
+type LogConfigIncludeDetail string
+
+// LogConfigLevel Example: INFO
+type LogConfigLevel string
 
 // Me defines model for Me.
 type Me struct {
@@ -3265,6 +3498,9 @@ type GetApiV1BusesBusEventsParams struct {
 	// Subject the event's subject
 	Subject *string `form:"subject,omitempty" json:"subject,omitempty"`
 
+	// Id the event's id
+	Id *string `form:"id,omitempty" json:"id,omitempty"`
+
 	// Pattern an event pattern (JSON), as a rule's
 	Pattern *string `form:"pattern,omitempty" json:"pattern,omitempty"`
 
@@ -3295,6 +3531,57 @@ type PostApiV1BusesBusEventsParams struct {
 	// CeType binary mode: event type
 	CeType *string `json:"ce-type,omitempty"`
 }
+
+// GetApiV1BusesBusEventsIdTraceParams defines parameters for GetApiV1BusesBusEventsIdTrace.
+type GetApiV1BusesBusEventsIdTraceParams struct {
+	// Source the event's source
+	Source string `form:"source" json:"source"`
+
+	// From stored at or after this RFC 3339 time (where the scan starts)
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1BusesBusLogParams defines parameters for GetApiV1BusesBusLog.
+type GetApiV1BusesBusLogParams struct {
+	// From written at or after this RFC 3339 time
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To written at or before this RFC 3339 time
+	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// Level ERROR: failures only; INFO: also successes; TRACE: all (default)
+	Level *GetApiV1BusesBusLogParamsLevel `form:"level,omitempty" json:"level,omitempty"`
+
+	// Rule records about this rule
+	Rule *string `form:"rule,omitempty" json:"rule,omitempty"`
+
+	// Target records about this target
+	Target *string `form:"target,omitempty" json:"target,omitempty"`
+
+	// Type records of this type
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// EventSource records of events of this source
+	EventSource *string `form:"eventSource,omitempty" json:"eventSource,omitempty"`
+
+	// EventId records of the event with this id
+	EventId *string `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1BusesBusLogParamsLevel defines parameters for GetApiV1BusesBusLog.
+type GetApiV1BusesBusLogParamsLevel string
 
 // GetApiV1BusesBusRulesParams defines parameters for GetApiV1BusesBusRules.
 type GetApiV1BusesBusRulesParams struct {
@@ -4479,6 +4766,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/buses/{bus}/events (the `PostApiV1BusesBusEvents` operationId).
 	PostApiV1BusesBusEvents(ctx context.Context, bus string, params *PostApiV1BusesBusEventsParams, body PostApiV1BusesBusEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusEventsIdTrace Trace one event
+	//
+	// The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+	// the bus log's records of the event (the router's matches, every attempt of every target with its
+	// outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+	// where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+	// it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/events/{id}/trace (the `GetApiV1BusesBusEventsIdTrace` operationId).
+	GetApiV1BusesBusEventsIdTrace(ctx context.Context, bus string, id string, params *GetApiV1BusesBusEventsIdTraceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusLog Read a bus's log
+	//
+	// The records of what happened to the bus's events, oldest first, as its logConfig.level
+	// records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+	// every attempt per target with its outcome, latency and error class, dead letters, redrives.
+	// Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+	// limit, even none, and a nextToken. docs/events.md lists the record types.
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/log (the `GetApiV1BusesBusLog` operationId).
+	GetApiV1BusesBusLog(ctx context.Context, bus string, params *GetApiV1BusesBusLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1BusesBusRules List the rules of a bus
 	//
@@ -6459,6 +6768,48 @@ func (c *Client) PostApiV1BusesBusEventsWithApplicationCloudeventsBatchPlusJSONB
 // Corresponds with POST /api/v1/buses/{bus}/events (the `PostApiV1BusesBusEvents` operationId).
 func (c *Client) PostApiV1BusesBusEvents(ctx context.Context, bus string, params *PostApiV1BusesBusEventsParams, body PostApiV1BusesBusEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostApiV1BusesBusEventsRequest(c.Server, bus, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusEventsIdTrace Trace one event
+//
+// The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+// the bus log's records of the event (the router's matches, every attempt of every target with its
+// outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+// where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+// it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+//
+// Corresponds with GET /api/v1/buses/{bus}/events/{id}/trace (the `GetApiV1BusesBusEventsIdTrace` operationId).
+func (c *Client) GetApiV1BusesBusEventsIdTrace(ctx context.Context, bus string, id string, params *GetApiV1BusesBusEventsIdTraceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusEventsIdTraceRequest(c.Server, bus, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusLog Read a bus's log
+//
+// The records of what happened to the bus's events, oldest first, as its logConfig.level
+// records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+// every attempt per target with its outcome, latency and error class, dead letters, redrives.
+// Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+// limit, even none, and a nextToken. docs/events.md lists the record types.
+//
+// Corresponds with GET /api/v1/buses/{bus}/log (the `GetApiV1BusesBusLog` operationId).
+func (c *Client) GetApiV1BusesBusLog(ctx context.Context, bus string, params *GetApiV1BusesBusLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusLogRequest(c.Server, bus, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10927,6 +11278,18 @@ func NewGetApiV1BusesBusEventsRequest(server string, bus string, params *GetApiV
 
 		}
 
+		if params.Id != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "id", *params.Id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Pattern != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pattern", *params.Pattern, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -11113,6 +11476,281 @@ func NewPostApiV1BusesBusEventsRequestWithBody(server string, bus string, params
 			}
 
 			req.Header.Set("ce-type", headerParam4)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusEventsIdTraceRequest constructs an http.Request for the GetApiV1BusesBusEventsIdTrace method
+func NewGetApiV1BusesBusEventsIdTraceRequest(server string, bus string, id string, params *GetApiV1BusesBusEventsIdTraceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/events/%s/trace", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "source", params.Source, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusLogRequest constructs an http.Request for the GetApiV1BusesBusLog method
+func NewGetApiV1BusesBusLogRequest(server string, bus string, params *GetApiV1BusesBusLogParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/log", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Level != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "level", *params.Level, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rule != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rule", *params.Rule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Target != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target", *params.Target, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventSource != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventSource", *params.EventSource, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventId", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
 		}
 
 	}
@@ -16803,6 +17441,32 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/buses/{bus}/events (the `PostApiV1BusesBusEvents` operationId).
 	PostApiV1BusesBusEventsWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusEventsParams, body PostApiV1BusesBusEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusEventsResponse, error)
 
+	// GetApiV1BusesBusEventsIdTraceWithResponse Trace one event
+	//
+	// The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+	// the bus log's records of the event (the router's matches, every attempt of every target with its
+	// outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+	// where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+	// it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/events/{id}/trace (the `GetApiV1BusesBusEventsIdTrace` operationId).
+	GetApiV1BusesBusEventsIdTraceWithResponse(ctx context.Context, bus string, id string, params *GetApiV1BusesBusEventsIdTraceParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusEventsIdTraceResponse, error)
+
+	// GetApiV1BusesBusLogWithResponse Read a bus's log
+	//
+	// The records of what happened to the bus's events, oldest first, as its logConfig.level
+	// records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+	// every attempt per target with its outcome, latency and error class, dead letters, redrives.
+	// Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+	// limit, even none, and a nextToken. docs/events.md lists the record types.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/log (the `GetApiV1BusesBusLog` operationId).
+	GetApiV1BusesBusLogWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusLogParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusLogResponse, error)
+
 	// GetApiV1BusesBusRulesWithResponse List the rules of a bus
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20182,6 +20846,144 @@ func (r PostApiV1BusesBusEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostApiV1BusesBusEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusEventsIdTraceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventTrace
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetJSON200() *EventTrace {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusEventsIdTraceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusEventsIdTraceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusEventsIdTraceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusEventsIdTraceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BusLogPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusLogResponse) GetJSON200() *BusLogPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1BusesBusLogResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusLogResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusLogResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusLogResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusLogResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27393,6 +28195,44 @@ func (c *ClientWithResponses) PostApiV1BusesBusEventsWithResponse(ctx context.Co
 	return ParsePostApiV1BusesBusEventsResponse(rsp)
 }
 
+// GetApiV1BusesBusEventsIdTraceWithResponse Trace one event
+//
+// The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+// the bus log's records of the event (the router's matches, every attempt of every target with its
+// outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+// where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+// it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/events/{id}/trace (the `GetApiV1BusesBusEventsIdTrace` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusEventsIdTraceWithResponse(ctx context.Context, bus string, id string, params *GetApiV1BusesBusEventsIdTraceParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusEventsIdTraceResponse, error) {
+	rsp, err := c.GetApiV1BusesBusEventsIdTrace(ctx, bus, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusEventsIdTraceResponse(rsp)
+}
+
+// GetApiV1BusesBusLogWithResponse Read a bus's log
+//
+// The records of what happened to the bus's events, oldest first, as its logConfig.level
+// records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+// every attempt per target with its outcome, latency and error class, dead letters, redrives.
+// Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+// limit, even none, and a nextToken. docs/events.md lists the record types.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/log (the `GetApiV1BusesBusLog` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusLogWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusLogParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusLogResponse, error) {
+	rsp, err := c.GetApiV1BusesBusLog(ctx, bus, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusLogResponse(rsp)
+}
+
 // GetApiV1BusesBusRulesWithResponse List the rules of a bus
 //
 // Returns a wrapper object for the known response body format(s).
@@ -31164,6 +32004,114 @@ func ParsePostApiV1BusesBusEventsResponse(rsp *http.Response) (*PostApiV1BusesBu
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusEventsIdTraceResponse parses an HTTP response from a GetApiV1BusesBusEventsIdTraceWithResponse call
+func ParseGetApiV1BusesBusEventsIdTraceResponse(rsp *http.Response) (*GetApiV1BusesBusEventsIdTraceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusEventsIdTraceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventTrace
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusLogResponse parses an HTTP response from a GetApiV1BusesBusLogWithResponse call
+func ParseGetApiV1BusesBusLogResponse(rsp *http.Response) (*GetApiV1BusesBusLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BusLogPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

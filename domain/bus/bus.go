@@ -53,6 +53,50 @@ func (r Retention) Above(max Retention) error {
 	return nil
 }
 
+// LogConfig is what a bus's log records (Amazon EventBridge's LogConfig): Level OFF records nothing, ERROR the
+// failures (failed attempts, dead letters, drops), INFO also what succeeds (events read by the router, rules
+// matched, attempts that succeed, redrives), TRACE also the rules an event did not match, with why. IncludeDetail
+// FULL adds the event to the record of its receipt and the start of the answer to failed attempts.
+type LogConfig struct {
+	Level         string
+	IncludeDetail string
+}
+
+// Log levels and details.
+const (
+	LogOff   = "OFF"
+	LogError = "ERROR"
+	LogInfo  = "INFO"
+	LogTrace = "TRACE"
+
+	LogDetailNone = "NONE"
+	LogDetailFull = "FULL"
+)
+
+// normalize fills empty fields with OFF and NONE and validates.
+func (l LogConfig) normalize() (LogConfig, error) {
+	if l.Level == "" {
+		l.Level = LogOff
+	}
+	if l.IncludeDetail == "" {
+		l.IncludeDetail = LogDetailNone
+	}
+	switch l.Level {
+	case LogOff, LogError, LogInfo, LogTrace:
+	default:
+		return l, domain.Invalid("logConfig.level", "logConfig.level %q is not a level; one of OFF, ERROR, INFO, TRACE", l.Level)
+	}
+	switch l.IncludeDetail {
+	case LogDetailNone, LogDetailFull:
+	default:
+		return l, domain.Invalid("logConfig.includeDetail", "logConfig.includeDetail %q is not NONE or FULL", l.IncludeDetail)
+	}
+	return l, nil
+}
+
+// On reports whether the log records anything.
+func (l LogConfig) On() bool { return l.Level != "" && l.Level != LogOff }
+
 // Bus is an event bus of an account. Its internal id names its stream, so the name is free to change.
 type Bus struct {
 	id          string
@@ -60,6 +104,7 @@ type Bus struct {
 	name        string
 	description string
 	retention   Retention
+	log         LogConfig
 	createdAt   time.Time
 }
 
@@ -80,7 +125,7 @@ func New(accountID, name, description string, retention Retention, now time.Time
 	}
 	return &Bus{
 		id: domain.NewID(), accountID: accountID, name: name, description: description,
-		retention: retention, createdAt: now.UTC(),
+		retention: retention, log: LogConfig{Level: LogOff, IncludeDetail: LogDetailNone}, createdAt: now.UTC(),
 	}, nil
 }
 
@@ -105,6 +150,8 @@ type Patch struct {
 	// own).
 	MaxAge   *time.Duration
 	MaxBytes *int64
+	// Log replaces the log config; its empty fields take OFF and NONE.
+	Log *LogConfig
 }
 
 // Apply validates p and changes b; b is unchanged when p is invalid.
@@ -126,7 +173,13 @@ func (b *Bus) Apply(p Patch) error {
 	if err != nil {
 		return err
 	}
-	b.description, b.retention = desc, r
+	log := b.log
+	if p.Log != nil {
+		if log, err = p.Log.normalize(); err != nil {
+			return err
+		}
+	}
+	b.description, b.retention, b.log = desc, r, log
 	return nil
 }
 
@@ -135,11 +188,27 @@ func UnmarshalFromDatabase(id, accountID, name, description string, retention Re
 	return &Bus{id: id, accountID: accountID, name: name, description: description, retention: retention, createdAt: createdAt}
 }
 
+// WithLog returns b with the stored log config l (storage; empty fields read as OFF and NONE).
+func (b *Bus) WithLog(l LogConfig) *Bus {
+	if n, err := l.normalize(); err == nil {
+		b.log = n
+	} else {
+		b.log = LogConfig{Level: LogOff, IncludeDetail: LogDetailNone}
+	}
+	return b
+}
+
 func (b *Bus) ID() string           { return b.id }
 func (b *Bus) AccountID() string    { return b.accountID }
 func (b *Bus) Name() string         { return b.name }
 func (b *Bus) Description() string  { return b.description }
 func (b *Bus) Retention() Retention { return b.retention }
+func (b *Bus) Log() LogConfig {
+	if b.log.Level == "" {
+		return LogConfig{Level: LogOff, IncludeDetail: LogDetailNone}
+	}
+	return b.log
+}
 func (b *Bus) CreatedAt() time.Time { return b.createdAt }
 
 // Repository stores buses. Names are unique per account.

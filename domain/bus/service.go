@@ -33,7 +33,8 @@ var (
 
 // EventStore is where events put on a bus are stored (a stream per bus).
 type EventStore interface {
-	// CreateStream creates (or updates the limits of) the bus's stream. Idempotent.
+	// CreateStream creates (or updates the limits of) the bus's stream, and its account's log stream when the
+	// bus's log records anything. Idempotent.
 	CreateStream(ctx context.Context, b *Bus) error
 	// DeleteStream deletes the bus's stream and everything in it. Idempotent.
 	DeleteStream(ctx context.Context, b *Bus) error
@@ -131,8 +132,17 @@ type Observer interface {
 
 // Create creates a bus, its stream and its router. Errors: validation, ErrAlreadyExists.
 func (s *Service) Create(ctx context.Context, accountID, name, description string, retention Retention) (*Bus, error) {
+	return s.CreateWithLog(ctx, accountID, name, description, retention, LogConfig{})
+}
+
+// CreateWithLog creates a bus whose log records what log says (its account's log stream is made when it records
+// anything), its stream and its router. Errors: validation, ErrAlreadyExists.
+func (s *Service) CreateWithLog(ctx context.Context, accountID, name, description string, retention Retention, log LogConfig) (*Bus, error) {
 	b, err := New(accountID, name, description, retention, s.Clock.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := b.Apply(Patch{Log: &log}); err != nil {
 		return nil, err
 	}
 	if err := b.Retention().Above(s.MaxRetention); err != nil {
@@ -241,8 +251,9 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 // ErrRetentionAboveMaximum, ErrInsufficientStorage.
 func (s *Service) Update(ctx context.Context, accountID, name string, p Patch) (*Bus, error) {
 	var before Retention
+	var logBefore LogConfig
 	b, err := s.Buses.Update(ctx, accountID, name, func(b *Bus) error {
-		before = b.Retention()
+		before, logBefore = b.Retention(), b.Log()
 		if err := b.Apply(p); err != nil {
 			return err
 		}
@@ -257,15 +268,20 @@ func (s *Service) Update(ctx context.Context, accountID, name string, p Patch) (
 	if err != nil {
 		return nil, err
 	}
-	if p.MaxAge != nil || p.MaxBytes != nil {
+	logChanged := b.Log() != logBefore
+	if p.MaxAge != nil || p.MaxBytes != nil || (logChanged && b.Log().On()) {
 		if err := s.Store.CreateStream(ctx, b); err != nil {
 			s.unreserve(b)
-			back := Patch{MaxAge: &before.MaxAge, MaxBytes: &before.MaxBytes}
+			back := Patch{MaxAge: &before.MaxAge, MaxBytes: &before.MaxBytes, Log: &logBefore}
 			if _, rerr := s.Buses.Update(context.WithoutCancel(ctx), accountID, b.Name(), func(b *Bus) error { return b.Apply(back) }); rerr != nil {
 				s.Logger.Error("restoring the retention of a bus whose stream kept the old one", "bus", b.ID(), "err", rerr)
 			}
 			return nil, fmt.Errorf("updating the stream of bus %s: %w", b.Name(), err)
 		}
+	}
+	if logChanged {
+		s.putBuses.Forget(putKey(accountID, name))
+		s.sync(ctx, b) // the router and the targets write what the new level records
 	}
 	return b, nil
 }

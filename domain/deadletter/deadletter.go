@@ -9,7 +9,6 @@ package deadletter
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -49,23 +48,8 @@ type Record struct {
 func Rebuild(accountID string, r Record) *DeadLetter {
 	d := &DeadLetter{id: r.Sequence, time: r.Time.UTC(), connector: r.Connector, reason: r.Reason,
 		errorClass: r.ErrorClass, attempts: r.Attempts, event: r.Event}
-	d.busName, d.ruleName, d.name, _ = targetOf(accountID, r.Connector)
+	d.busName, d.ruleName, d.name, _ = domain.TargetConnector(accountID, r.Connector)
 	return d
-}
-
-// targetOf reads the names of a target connector of the account: eb.<account>.<bus>.<rule>.<target>. A dot never
-// occurs in a name, so the name is unambiguous.
-func targetOf(accountID, connector string) (busName, ruleName, targetName string, ok bool) {
-	parts := strings.Split(connector, ".")
-	if len(parts) != 5 || parts[0] != "eb" || parts[1] != accountID {
-		return "", "", "", false
-	}
-	for _, p := range parts[2:] {
-		if domain.ValidateName("name", p) != nil {
-			return "", "", "", false
-		}
-	}
-	return parts[2], parts[3], parts[4], true
 }
 
 // ID is the dead letter's sequence in the account's dead-letter stream, in decimal.
@@ -156,7 +140,7 @@ func (f Filter) SelectsConnector(accountID, connector string) bool {
 	if f.Bus == "" {
 		return true
 	}
-	b, r, t, ok := targetOf(accountID, connector)
+	b, r, t, ok := domain.TargetConnector(accountID, connector)
 	return ok && b == f.Bus && (f.Rule == "" || r == f.Rule) && (f.Target == "" || t == f.Target)
 }
 

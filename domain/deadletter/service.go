@@ -21,6 +21,14 @@ type Service struct {
 	Targets target.Repository
 	// Logger receives the internal errors that per-entry results do not return; nil discards them.
 	Logger *slog.Logger
+	// Log, when set, records each redrive in the log of the target's bus when that bus logs at INFO or TRACE.
+	Log RedriveLog
+}
+
+// RedriveLog records redrives in bus logs.
+type RedriveLog interface {
+	// Redriven records that dl was redriven to its target on bus b.
+	Redriven(ctx context.Context, b *bus.Bus, dl *DeadLetter) error
 }
 
 // MaxIDs is the number of ids one redrive or discard names at most.
@@ -157,6 +165,7 @@ func (s *Service) Redrive(ctx context.Context, accountID string, sel Selection) 
 		err := s.Store.Redrive(ctx, accountID, dl.Sequence(), dest)
 		switch {
 		case err == nil:
+			s.logRedrive(ctx, r.bus(dl), dl)
 			return nil
 		case errors.Is(err, ErrNotFound):
 			return ErrNotFound.With("dead letter %s no longer exists (redriven or discarded meanwhile)", dl.ID())
@@ -164,6 +173,17 @@ func (s *Service) Redrive(ctx context.Context, accountID string, sel Selection) 
 		s.log().Error("redriving a dead letter", "account", accountID, "id", dl.ID(), "err", err)
 		return ErrRedriveFailed.With("dead letter %s could not be redriven now; it stays in the list (the error has been logged)", dl.ID())
 	})
+}
+
+// logRedrive records a redrive in the log of the target's bus when it logs at INFO or TRACE; a failure is logged,
+// not returned: the redrive happened.
+func (s *Service) logRedrive(ctx context.Context, b *bus.Bus, dl *DeadLetter) {
+	if s.Log == nil || b == nil || (b.Log().Level != bus.LogInfo && b.Log().Level != bus.LogTrace) {
+		return
+	}
+	if err := s.Log.Redriven(ctx, b, dl); err != nil {
+		s.log().Warn("recording a redrive in the bus log", "bus", b.Name(), "id", dl.ID(), "err", err)
+	}
 }
 
 // Delete discards the selected dead letters, with the selection rules of Redrive. Errors: ErrNotFound; the store's
@@ -242,7 +262,13 @@ type resolver struct {
 
 type resolved struct {
 	dest Destination
+	b    *bus.Bus
 	err  *domain.Error
+}
+
+// bus returns the bus of the target dl names, once resolved (nil before or when it is gone).
+func (r *resolver) bus(dl *DeadLetter) *bus.Bus {
+	return r.done[dl.Bus()+"."+dl.Rule()+"."+dl.Target()].b
 }
 
 // destination returns where dl goes back to, or why it cannot.
@@ -255,7 +281,7 @@ func (r *resolver) destination(ctx context.Context, dl *DeadLetter) (Destination
 	if v, ok := r.done[key]; ok {
 		return v.dest, v.err
 	}
-	dest, err := r.lookup(ctx, dl)
+	dest, b, err := r.lookup(ctx, dl)
 	var derr *domain.Error
 	if err != nil {
 		if !errors.Is(err, bus.ErrNotFound) && !errors.Is(err, rule.ErrNotFound) && !errors.Is(err, target.ErrNotFound) {
@@ -265,24 +291,24 @@ func (r *resolver) destination(ctx context.Context, dl *DeadLetter) (Destination
 		derr = target.ErrNotFound.With("target %q of rule %q on bus %q no longer exists (%s); dead letter %s stays in the list",
 			dl.Target(), dl.Rule(), dl.Bus(), notFoundWhat(err, dl), dl.ID())
 	}
-	r.done[key] = resolved{dest: dest, err: derr}
+	r.done[key] = resolved{dest: dest, b: b, err: derr}
 	return dest, derr
 }
 
-func (r *resolver) lookup(ctx context.Context, dl *DeadLetter) (Destination, error) {
+func (r *resolver) lookup(ctx context.Context, dl *DeadLetter) (Destination, *bus.Bus, error) {
 	b, err := r.s.Buses.Get(ctx, r.accountID, dl.Bus())
 	if err != nil {
-		return Destination{}, err
+		return Destination{}, nil, err
 	}
 	ru, err := r.s.Rules.Get(ctx, b.ID(), dl.Rule())
 	if err != nil {
-		return Destination{}, err
+		return Destination{}, nil, err
 	}
 	t, err := r.s.Targets.Get(ctx, ru.ID(), dl.Target())
 	if err != nil {
-		return Destination{}, err
+		return Destination{}, nil, err
 	}
-	return Destination{BusID: b.ID(), RuleID: ru.ID(), TargetID: t.ID()}, nil
+	return Destination{BusID: b.ID(), RuleID: ru.ID(), TargetID: t.ID()}, b, nil
 }
 
 // notFoundWhat says which of the bus, rule and target is gone.

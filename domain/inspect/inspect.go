@@ -16,6 +16,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 )
@@ -28,17 +29,17 @@ type Stored struct {
 }
 
 // Filter selects events by the time they were stored (both ends included, zero unbounded), by their type,
-// source and subject (exact values, empty selects all) and by an event pattern (nil selects all).
+// source, subject and id (exact values, empty selects all) and by an event pattern (nil selects all).
 type Filter struct {
-	From, To              time.Time
-	Type, Source, Subject string
-	Pattern               *pattern.Pattern
+	From, To                  time.Time
+	Type, Source, Subject, ID string
+	Pattern                   *pattern.Pattern
 }
 
 // NewFilter validates a filter: From is not after To, the pattern compiles with a rule's checks. Errors name the
 // parameter (from, to, pattern).
-func NewFilter(from, to time.Time, typ, source, subject string, eventPattern []byte) (Filter, error) {
-	f := Filter{From: from, To: to, Type: typ, Source: source, Subject: subject}
+func NewFilter(from, to time.Time, typ, source, subject, id string, eventPattern []byte) (Filter, error) {
+	f := Filter{From: from, To: to, Type: typ, Source: source, Subject: subject, ID: id}
 	if !from.IsZero() && !to.IsZero() && from.After(to) {
 		return Filter{}, domain.Invalid("from", "from (%s) is after to (%s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
 	}
@@ -71,7 +72,7 @@ func (f Filter) Matches(at time.Time, ev *event.Event) bool {
 	case !f.From.IsZero() && at.Before(f.From), !f.To.IsZero() && at.After(f.To):
 		return false
 	case f.Type != "" && ev.Type() != f.Type, f.Source != "" && ev.Source() != f.Source,
-		f.Subject != "" && ev.Subject() != f.Subject:
+		f.Subject != "" && ev.Subject() != f.Subject, f.ID != "" && ev.ID() != f.ID:
 		return false
 	case f.Pattern == nil:
 		return true
@@ -105,6 +106,8 @@ type Store interface {
 	// stored and returns those q.Filter selects, at most q.Limit, and the sequence of the last one read when more
 	// may follow (0 at the end). It reads at most q.MaxScan events.
 	Events(ctx context.Context, b *bus.Bus, q Query) ([]Stored, uint64, error)
+	// Get returns the event the bus stored at seq; ErrEventNotFound when it holds none there.
+	Get(ctx context.Context, b *bus.Bus, seq uint64) (*Stored, error)
 	// Tail calls fn with every event stored on the bus from the moment it is listening, in order, until ctx ends
 	// (nil) or fn returns an error (returned). ready, when not nil, is called once it listens.
 	Tail(ctx context.Context, b *bus.Bus, ready func(), fn func(Stored) error) error
@@ -115,6 +118,10 @@ type Service struct {
 	Buses bus.Repository
 	Rules rule.Repository
 	Store Store
+	// Logs reads the bus logs.
+	Logs Log
+	// DeadLetters reads the accounts' dead letters (for traces).
+	DeadLetters deadletter.Store
 	// Tails bounds the live tails (nil: none bounded).
 	Tails *Tails
 	// TailRate is how many events per second one tail sends at most (0: DefaultTailRate); beyond it, events are
@@ -158,6 +165,11 @@ func (s *Service) TestEvent(ctx context.Context, accountID, busName string, raw 
 	if err != nil {
 		return nil, bus.ErrInvalidEvent.With("event: %s", err)
 	}
+	return s.verdicts(ctx, b, body)
+}
+
+// verdicts matches the JSON form of an event against every rule of the bus, in the order of their names.
+func (s *Service) verdicts(ctx context.Context, b *bus.Bus, body []byte) ([]Verdict, error) {
 	rules, err := s.Rules.ListByBus(ctx, b.ID())
 	if err != nil {
 		return nil, err
@@ -166,7 +178,7 @@ func (s *Service) TestEvent(ctx context.Context, accountID, busName string, raw 
 	for _, r := range sortedByName(rules) {
 		p, err := pattern.Compile(r.EventPattern())
 		if err != nil { // stored patterns compiled when they were stored
-			return nil, fmt.Errorf("rule %s of bus %s: %w", r.Name(), busName, err)
+			return nil, fmt.Errorf("rule %s of bus %s: %w", r.Name(), b.Name(), err)
 		}
 		x, err := pattern.Explain(p, body)
 		if err != nil {

@@ -88,7 +88,7 @@ func TestFilter(t *testing.T) {
 		if c.pattern != "" {
 			p = []byte(c.pattern)
 		}
-		f, err := NewFilter(c.from, c.to, c.typ, c.source, c.subject, p)
+		f, err := NewFilter(c.from, c.to, c.typ, c.source, c.subject, "", p)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -96,10 +96,10 @@ func TestFilter(t *testing.T) {
 			t.Errorf("%s: Matches = %v, want %v", name, got, c.want)
 		}
 	}
-	if _, err := NewFilter(at, at.Add(-time.Second), "", "", "", nil); !errors.Is(err, domain.ErrValidation) {
+	if _, err := NewFilter(at, at.Add(-time.Second), "", "", "", "", nil); !errors.Is(err, domain.ErrValidation) {
 		t.Errorf("from after to: want a validation error, got %v", err)
 	}
-	if _, err := NewFilter(time.Time{}, time.Time{}, "", "", "", []byte(`{"a":1}`)); err == nil {
+	if _, err := NewFilter(time.Time{}, time.Time{}, "", "", "", "", []byte(`{"a":1}`)); err == nil {
 		t.Error("a pattern that is not one is refused")
 	}
 }

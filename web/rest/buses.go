@@ -16,8 +16,20 @@ type Bus struct {
 	Name        string    `json:"name" example:"orders"`
 	Description string    `json:"description" example:"shop orders"`
 	Retention   Retention `json:"retention"`
-	CreatedAt   time.Time `json:"createdAt" readonly:"true"`
+	// LogConfig is what the bus's log records (GET /api/v1/buses/{bus}/log); absent: OFF.
+	LogConfig *LogConfig `json:"logConfig,omitempty"`
+	CreatedAt time.Time  `json:"createdAt" readonly:"true"`
 } //@name Bus
+
+// LogConfig is what a bus's log records, as Amazon EventBridge's LogConfig: level OFF (nothing, the default),
+// ERROR (failed attempts, dead letters, drops), INFO (also events read by the router, rules matched, attempts that
+// succeed, redrives) or TRACE (also the rules an event did not match, with why, 20 at most per event);
+// includeDetail FULL adds the event and the start of failed answers, NONE (the default) does not. Records are
+// kept --bus-log-retention (24h) and --bus-log-max-mib (256) per account.
+type LogConfig struct {
+	Level         string `json:"level,omitempty" example:"INFO" enums:"OFF,ERROR,INFO,TRACE"`
+	IncludeDetail string `json:"includeDetail,omitempty" example:"NONE" enums:"NONE,FULL"`
+} //@name LogConfig
 
 // Retention bounds how long and how much of a bus's events are kept; a zero or absent field takes its default.
 type Retention struct {
@@ -42,8 +54,17 @@ func busOf(b *bus.Bus) Bus {
 		Name:        b.Name(),
 		Description: b.Description(),
 		Retention:   Retention{MaxAge: r.MaxAge.String(), MaxBytes: r.MaxBytes},
+		LogConfig:   &LogConfig{Level: b.Log().Level, IncludeDetail: b.Log().IncludeDetail},
 		CreatedAt:   b.CreatedAt(),
 	}
+}
+
+// logConfig returns the domain form of l (nil: OFF).
+func (l *LogConfig) logConfig() bus.LogConfig {
+	if l == nil {
+		return bus.LogConfig{}
+	}
+	return bus.LogConfig{Level: l.Level, IncludeDetail: l.IncludeDetail}
 }
 
 // retention returns the domain form of the retention; a malformed maxAge is a validation error.
@@ -116,7 +137,7 @@ func (a *api) createBus(c *gin.Context, in *Bus) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, ret)
+	b, err := a.s.Buses.CreateWithLog(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, ret, in.LogConfig.logConfig())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -148,6 +169,8 @@ func (a *api) getBus(c *gin.Context) (int, any, error) {
 type BusPatch struct {
 	Description *string         `json:"description,omitempty" example:"orders of the shop"`
 	Retention   *RetentionPatch `json:"retention,omitempty"`
+	// LogConfig replaces the bus's log config (absent fields: OFF, NONE); its router and targets follow.
+	LogConfig *LogConfig `json:"logConfig,omitempty"`
 } //@name BusPatch
 
 // RetentionPatch changes a bus's retention: the fields given are replaced ("0" or 0 restores the default).
@@ -159,6 +182,10 @@ type RetentionPatch struct {
 // patch returns the domain form of p.
 func (p BusPatch) patch() (bus.Patch, error) {
 	out := bus.Patch{Description: p.Description}
+	if p.LogConfig != nil {
+		l := p.LogConfig.logConfig()
+		out.Log = &l
+	}
 	if p.Retention == nil {
 		return out, nil
 	}
@@ -178,7 +205,7 @@ func (p BusPatch) patch() (bus.Patch, error) {
 	return out, nil
 }
 
-// patchBus changes a bus's description or retention; the stream's limits follow at once.
+// patchBus changes a bus's description, retention or log config; the stream's limits follow at once.
 //
 //	@Summary	Change a bus
 //	@Tags		buses

@@ -85,33 +85,18 @@ func (a *api) testBusEvent(c *gin.Context, in *TestBusEventInput) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	out := TestBusEventOutput{Rules: make([]RuleVerdict, 0, len(verdicts))}
+	out := TestBusEventOutput{Rules: verdictsOf(verdicts)}
 	for _, v := range verdicts {
-		rv := RuleVerdict{Rule: v.Rule.Name(), State: string(v.Rule.State()), Match: v.Match}
 		if v.Match {
 			out.MatchedCount++
 		}
-		if v.Explanation != nil {
-			rv.Explanation = explanationOf(v.Explanation)
-		}
-		out.Rules = append(out.Rules, rv)
 	}
 	return http.StatusOK, out, nil
 }
 
 // eventFilterOf reads the filter of a search or a tail from the query.
 func eventFilterOf(c *gin.Context) (inspect.Filter, error) {
-	parse := func(field string) (time.Time, error) {
-		v := c.Query(field)
-		if v == "" {
-			return time.Time{}, nil
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return time.Time{}, domain.Invalid(field, "%s %q is not an RFC 3339 time such as 2026-11-30T12:00:00Z", field, v)
-		}
-		return t, nil
-	}
+	parse := func(field string) (time.Time, error) { return queryTime(c, field) }
 	from, err := parse("from")
 	if err != nil {
 		return inspect.Filter{}, err
@@ -124,7 +109,7 @@ func eventFilterOf(c *gin.Context) (inspect.Filter, error) {
 	if v := c.Query("pattern"); v != "" {
 		p = []byte(v)
 	}
-	f, err := inspect.NewFilter(from, to, c.Query("type"), c.Query("source"), c.Query("subject"), p)
+	f, err := inspect.NewFilter(from, to, c.Query("type"), c.Query("source"), c.Query("subject"), c.Query("id"), p)
 	if de, ok := domain.As(err); ok && de.Field == "" {
 		return inspect.Filter{}, de.WithField("pattern")
 	}
@@ -155,6 +140,7 @@ func storedEventOf(s inspect.Stored) StoredEvent {
 //	@Param			type			query		string	false	"the event's type"
 //	@Param			source			query		string	false	"the event's source"
 //	@Param			subject			query		string	false	"the event's subject"
+//	@Param			id				query		string	false	"the event's id"
 //	@Param			pattern			query		string	false	"an event pattern (JSON), as a rule's"
 //	@Param			limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
@@ -289,4 +275,204 @@ func (a *api) tailEvents(c *gin.Context) {
 	if err != nil && !started {
 		a.writeError(c, err)
 	}
+}
+
+// BusLogRecord is one step of what happened to one event of a bus.
+type BusLogRecord struct {
+	// ID is the record's place in its account's log.
+	ID    string    `json:"id" example:"1042"`
+	Time  time.Time `json:"time" example:"2026-12-01T12:00:00.120Z"`
+	Level string    `json:"level" example:"ERROR" enums:"ERROR,INFO,TRACE"`
+	// Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
+	// RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
+	// INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
+	// EVENT_REDRIVEN (docs/events.md).
+	Type        string `json:"type" example:"INVOCATION_ATTEMPT_RETRYABLE_FAILURE"`
+	EventID     string `json:"eventId" example:"42"`
+	EventSource string `json:"eventSource" example:"shop.web"`
+	EventType   string `json:"eventType,omitempty" example:"order.created"`
+	// StoredAt and Sequence are when and where the bus stored what the step read: the event for the router's
+	// records, its copy for the rule (or its redrive) for a target's.
+	StoredAt *time.Time `json:"storedAt,omitempty"`
+	Sequence uint64     `json:"sequence,omitempty" example:"7"`
+	Rule     string     `json:"rule,omitempty" example:"created"`
+	Target   string     `json:"target,omitempty" example:"hook"`
+	// Connector is the runtime connector that wrote the record.
+	Connector  string  `json:"connector,omitempty" example:"eb.default.orders.created.hook"`
+	Attempt    uint64  `json:"attempt,omitempty" example:"1"`
+	LatencyMs  float64 `json:"latencyMs,omitempty" example:"12.5"`
+	ErrorClass string  `json:"errorClass,omitempty" example:"http-5xx"`
+	HTTPStatus int     `json:"httpStatus,omitempty" example:"503"`
+	Message    string  `json:"message,omitempty"`
+	// Snippet is the start of a failed attempt's answer (includeDetail FULL).
+	Snippet string `json:"snippet,omitempty"`
+	// Explanation is why the event does not match the rule (RULE_NO_MATCH).
+	Explanation json.RawMessage `json:"explanation,omitempty" swaggertype:"object"`
+	// Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).
+	Omitted int `json:"omitted,omitempty"`
+	// Event is the event (includeDetail FULL, EVENT_RECEIPT).
+	Event json.RawMessage `json:"event,omitempty" swaggertype:"object"`
+} //@name BusLogRecord
+
+// BusLogPage is one page of a bus's log, oldest first.
+type BusLogPage struct {
+	Records []BusLogRecord `json:"records"`
+	// NextToken asks for the next page; absent on the last page. A page reads at most 10,000 records.
+	NextToken string `json:"nextToken,omitempty"`
+} //@name BusLogPage
+
+func busLogRecordOf(r inspect.LogRecord) BusLogRecord {
+	out := BusLogRecord{
+		ID: fmt.Sprint(r.ID), Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
+		EventType: r.EventType, Sequence: r.Sequence, Rule: r.Rule, Target: r.Target, Connector: r.Connector,
+		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Event: r.Event,
+	}
+	if !r.StoredAt.IsZero() {
+		at := r.StoredAt
+		out.StoredAt = &at
+	}
+	return out
+}
+
+// readBusLog answers a page of a bus's log.
+//
+//	@Summary		Read a bus's log
+//	@Description	The records of what happened to the bus's events, oldest first, as its logConfig.level
+//	@Description	records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+//	@Description	every attempt per target with its outcome, latency and error class, dead letters, redrives.
+//	@Description	Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+//	@Description	limit, even none, and a nextToken. docs/events.md lists the record types.
+//	@Tags			events
+//	@Produce		json
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
+//	@Param			bus				path		string	true	"bus name"
+//	@Param			from			query		string	false	"written at or after this RFC 3339 time"
+//	@Param			to				query		string	false	"written at or before this RFC 3339 time"
+//	@Param			level			query		string	false	"ERROR: failures only; INFO: also successes; TRACE: all (default)"	Enums(ERROR, INFO, TRACE)
+//	@Param			rule			query		string	false	"records about this rule"
+//	@Param			target			query		string	false	"records about this target"
+//	@Param			type			query		string	false	"records of this type"
+//	@Param			eventSource		query		string	false	"records of events of this source"
+//	@Param			eventId			query		string	false	"records of the event with this id"
+//	@Param			limit			query		int		false	"page size, 1 to 500 (default 50)"
+//	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
+//	@Success		200				{object}	BusLogPage
+//	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter"
+//	@Failure		404				{object}	web.Problem	"BusNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
+//	@Router			/api/v1/buses/{bus}/log [get]
+func (a *api) readBusLog(c *gin.Context) (int, any, error) {
+	page, err := web.PageOf(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	parse := func(field string) (time.Time, error) { return queryTime(c, field) }
+	from, err := parse("from")
+	if err != nil {
+		return 0, nil, err
+	}
+	to, err := parse("to")
+	if err != nil {
+		return 0, nil, err
+	}
+	f, err := inspect.NewLogFilter(inspect.LogFilter{From: from, To: to, Level: c.Query("level"), Rule: c.Query("rule"),
+		Target: c.Query("target"), Type: c.Query("type"), EventSource: c.Query("eventSource"), EventID: c.Query("eventId")})
+	if err != nil {
+		return 0, nil, err
+	}
+	recs, next, err := a.s.Inspect.Log(c.Request.Context(), web.AccountOf(c), c.Param("bus"), f, page)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := BusLogPage{Records: make([]BusLogRecord, 0, len(recs)), NextToken: next}
+	for _, r := range recs {
+		out.Records = append(out.Records, busLogRecordOf(r))
+	}
+	return http.StatusOK, out, nil
+}
+
+// queryTime reads the RFC 3339 time of a query parameter (zero when absent); a malformed one names the parameter.
+func queryTime(c *gin.Context, field string) (time.Time, error) {
+	v := c.Query(field)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, domain.Invalid(field, "%s %q is not an RFC 3339 time such as 2026-11-30T12:00:00Z", field, v)
+	}
+	return t, nil
+}
+
+// EventTrace is what happened to one event of a bus.
+type EventTrace struct {
+	Event StoredEvent `json:"event"`
+	// MatchedFrom says where the rules' verdicts come from: "log" (what the router recorded when it routed the
+	// event; a rule it did not route to has match false) or "current-rules" (recomputed now against the bus's
+	// current rules, which may differ from those the router had then).
+	MatchedFrom string        `json:"matchedFrom" example:"log" enums:"log,current-rules"`
+	Rules       []RuleVerdict `json:"rules"`
+	// Log are the bus log's records of the event, oldest first: every attempt per target with its outcome (none
+	// when the bus did not log then).
+	Log []BusLogRecord `json:"log"`
+	// DeadLetters are the event's dead letters in the account's dead-letter stream.
+	DeadLetters []DeadLetter `json:"deadLetters"`
+} //@name EventTrace
+
+// traceEvent answers what happened to one event of a bus.
+//
+//	@Summary		Trace one event
+//	@Description	The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+//	@Description	the bus log's records of the event (the router's matches, every attempt of every target with its
+//	@Description	outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+//	@Description	where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+//	@Description	it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+//	@Tags			events
+//	@Produce		json
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
+//	@Param			bus				path		string	true	"bus name"
+//	@Param			id				path		string	true	"the event's id"
+//	@Param			source			query		string	true	"the event's source"
+//	@Param			from			query		string	false	"stored at or after this RFC 3339 time (where the scan starts)"
+//	@Success		200				{object}	EventTrace
+//	@Failure		400				{object}	web.Problem	"ValidationError naming the parameter"
+//	@Failure		404				{object}	web.Problem	"BusNotFound, EventNotFound"
+//	@Failure	401	{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure	403	{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security			BearerAuth
+//	@Router			/api/v1/buses/{bus}/events/{id}/trace [get]
+func (a *api) traceEvent(c *gin.Context) (int, any, error) {
+	from, err := queryTime(c, "from")
+	if err != nil {
+		return 0, nil, err
+	}
+	tr, err := a.s.Inspect.TraceOf(c.Request.Context(), web.AccountOf(c), c.Param("bus"), c.Query("source"), c.Param("id"), from)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := EventTrace{Event: storedEventOf(tr.Event), MatchedFrom: tr.MatchedFrom, Rules: verdictsOf(tr.Rules),
+		Log: make([]BusLogRecord, 0, len(tr.Log)), DeadLetters: make([]DeadLetter, 0, len(tr.DeadLetters))}
+	for _, r := range tr.Log {
+		out.Log = append(out.Log, busLogRecordOf(r))
+	}
+	for _, d := range tr.DeadLetters {
+		out.DeadLetters = append(out.DeadLetters, deadLetterOf(d))
+	}
+	return http.StatusOK, out, nil
+}
+
+// verdictsOf answers rules' verdicts.
+func verdictsOf(vs []inspect.Verdict) []RuleVerdict {
+	out := make([]RuleVerdict, 0, len(vs))
+	for _, v := range vs {
+		rv := RuleVerdict{Rule: v.Rule.Name(), State: string(v.Rule.State()), Match: v.Match}
+		if v.Explanation != nil {
+			rv.Explanation = explanationOf(v.Explanation)
+		}
+		out = append(out, rv)
+	}
+	return out
 }

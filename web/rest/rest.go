@@ -60,6 +60,8 @@ func (a *api) operations() []web.Operation {
 			Audit: web.AuditNever},
 		{Name: "events.search", Method: get, Path: v1 + "/buses/:bus/events", Handler: answer(a, a.searchEvents), Permission: read},
 		{Name: "events.tail", Method: get, Path: v1 + "/buses/:bus/tail", Handler: a.tailEvents, Permission: read},
+		{Name: "events.trace", Method: get, Path: v1 + "/buses/:bus/events/:id/trace", Handler: answer(a, a.traceEvent), Permission: read},
+		{Name: "busLog.read", Method: get, Path: v1 + "/buses/:bus/log", Handler: answer(a, a.readBusLog), Permission: read},
 		{Name: "events.test", Method: post, Path: v1 + "/buses/:bus/test-event", Handler: withBody(a, a.testBusEvent), Permission: read},
 		{Name: "eventTypes.list", Method: get, Path: v1 + "/buses/:bus/event-types", Handler: answer(a, a.listEventTypes), Permission: read},
 

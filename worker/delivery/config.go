@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,8 @@ type Config struct {
 	Tolerance string
 	// DLQSubject is the subject of dead letters (errors.deadletterqueue.topic.name); "" drops them.
 	DLQSubject string
+	// Log is the task's bus log (eventlog.*): the records of its attempts (TaskConfig.EventLog).
+	Log connector.LogConfig
 }
 
 // ParseConfig reads the common keys of a config that passed connector.SinkSpec validation.
@@ -55,6 +58,7 @@ func ParseConfig(v connector.Values) Config {
 		Tasks:         int(v.Int(connector.KeyTasksMax)),
 		Tolerance:     v.String(connector.KeyErrorsTolerance),
 		DLQSubject:    v.String(connector.KeyDLQTopic),
+		Log:           connector.ParseLogConfig(v),
 		Retry: RetryPolicy{
 			MaxRetries:   int(v.Int(connector.KeyRetryMaxAttempts)),
 			MaxAge:       time.Duration(v.Int(connector.KeyRetryTimeout)) * time.Millisecond,
@@ -72,6 +76,12 @@ func ParseConfig(v connector.Values) Config {
 		c.Retry.MaxAge = -1
 	}
 	return c
+}
+
+// EventLog returns the writer of c's bus-log records on behalf of connectorName, published by pub (nil when c.Log
+// writes none): TaskConfig.EventLog.
+func (c Config) EventLog(pub connector.LogPublisher, connectorName string, log *slog.Logger) *connector.EventLog {
+	return connector.NewEventLog(pub, c.Log, connectorName, log)
 }
 
 // PullExpiry is how long one pull request of a task lives. Under CPU load a pull request sometimes vanishes while

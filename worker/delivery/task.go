@@ -53,8 +53,12 @@ type TaskConfig struct {
 	Gate Gate
 	// Failed, when set, is called (once, without blocking) when the task fails.
 	Failed func()
-	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure.
+	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure
+	// and from the bus-log records.
 	Redact func(string) string
+	// EventLog, when set, writes the bus-log records of every attempt (Config.EventLog): failures at ERROR,
+	// successes and filtered records at INFO, unless Sink writes those itself (connector.SelfLogging).
+	EventLog *connector.EventLog
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -84,6 +88,9 @@ type Counters struct {
 	Matched   uint64
 	Unmatched uint64
 	Routed    uint64
+	// LogDropped counts the bus-log records of the task (TaskConfig.EventLog) and of its sink (connector.SelfLogging)
+	// that could not be published.
+	LogDropped uint64
 }
 
 type counters struct {
@@ -123,6 +130,9 @@ type Task struct {
 
 	routesMu sync.Mutex
 	routedTo map[string]uint64 // copies routed per rule (connector.ReportRoutedTo)
+
+	// selfLog is the sink when it writes its own bus-log records (connector.SelfLogging), else nil.
+	selfLog connector.SelfLogging
 }
 
 // Start connects the sink and starts reading. It returns once the task reads; an error means the sink did not
@@ -168,6 +178,9 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		held:       map[uint64]bool{},
 		hl:         health{redact: cfg.Redact},
 	}
+	if sl, ok := cfg.Sink.(connector.SelfLogging); ok && sl.LogsOwnRecords() {
+		t.selfLog = sl
+	}
 	t.writeCtx, t.cancelWrites = context.WithCancel(context.Background())
 	go t.read(cfg.MaxInFlight)
 	return t, nil
@@ -197,8 +210,17 @@ func (t *Task) Counters() Counters {
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
 		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(), Redelivered: t.n.redelivered.Load(),
 		DeadLettered: t.n.deadLettered.Load(), Matched: t.n.matched.Load(), Unmatched: t.n.unmatched.Load(),
-		Routed: t.n.routed.Load(), Parked: t.n.parked.Load(),
+		Routed: t.n.routed.Load(), Parked: t.n.parked.Load(), LogDropped: t.logDropped(),
 	}
+}
+
+// logDropped counts the bus-log records of the task and of its sink that could not be published.
+func (t *Task) logDropped() uint64 {
+	n := t.cfg.EventLog.Dropped()
+	if t.selfLog != nil {
+		n += t.selfLog.LogDropped()
+	}
+	return n
 }
 
 // Stop stops reading, hands back the records received but not started (nak), lets the records being handled
@@ -479,6 +501,10 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
 	report := new(connector.Report)
 	stopProgress := t.keepAlive(msg)
+	var began time.Time
+	if t.cfg.EventLog != nil {
+		began = time.Now()
+	}
 	o := t.cfg.Handler(connector.WithReport(connector.WithMeta(t.writeCtx, meta), report), e)
 	stopProgress()
 	if o.Action != Ack && t.writeCtx.Err() != nil {
@@ -496,7 +522,10 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		t.n.transformFailed.Add(1)
 	}
 	t.settle(md, meta.Attempt, o.Action == Retry)
-	t.follow(o, meta.Attempt)
+	f := t.follow(o, meta.Attempt)
+	if t.cfg.EventLog != nil {
+		t.logOutcome(e, meta, o, f, time.Since(began))
+	}
 	switch o.Action {
 	case Ack:
 		t.n.written.Add(1)
@@ -559,8 +588,9 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 }
 
 // follow records the outcome of an attempt in the task's health, and logs, at info level, when writes start to
-// fail and when they succeed again: once per change, not per attempt.
-func (t *Task) follow(o Outcome, attempt uint64) {
+// fail and when they succeed again: once per change, not per attempt. It returns the failure of a failed attempt
+// as the health shows it (redacted), the zero Failure otherwise.
+func (t *Task) follow(o Outcome, attempt uint64) Failure {
 	now := time.Now()
 	switch o.Action {
 	case Ack:
@@ -573,7 +603,9 @@ func (t *Task) follow(o Outcome, attempt uint64) {
 			t.log.Info("writing a record failed; the task's health shows the failure until a record is written",
 				"class", f.Class, "status", f.Status, "attempt", f.Attempt, "outcome", o.Action.String(), "err", f.Message)
 		}
+		return f
 	}
+	return Failure{}
 }
 
 // keepAlive sends in-progress acks for msg every third of AckWait until the returned func is called, so that a

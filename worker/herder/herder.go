@@ -724,7 +724,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
 			Reconnects: h.reconnects, Gate: h.gate,
 			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
-			Redact: h.redactor(pr.cfg),
+			Redact: h.redactor(pr.cfg), EventLog: pr.dc.EventLog(h.cfg.JetStream, name, log),
 		})
 	}
 	if err != nil {

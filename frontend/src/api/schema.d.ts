@@ -2186,6 +2186,8 @@ export interface paths {
                     source?: string;
                     /** @description the event's subject */
                     subject?: string;
+                    /** @description the event's id */
+                    id?: string;
                     /** @description an event pattern (JSON), as a rule's */
                     pattern?: string;
                     /** @description page size, 1 to 500 (default 50) */
@@ -2378,6 +2380,204 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/buses/{bus}/events/{id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trace one event
+         * @description The event as the bus stored it, every rule of the bus with whether it matched the event and why not,
+         *     the bus log's records of the event (the router's matches, every attempt of every target with its
+         *     outcome) and its dead letters. Ids are unique per source: source is required. The event is found
+         *     where the log's EVENT_RECEIPT says, else by scanning the bus from `from` (default: the oldest event
+         *     it keeps), at most 100,000 events: give `from` near the time it was put on a busy bus.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the event's source */
+                    source: string;
+                    /** @description stored at or after this RFC 3339 time (where the scan starts) */
+                    from?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description the event's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EventTrace"];
+                    };
+                };
+                /** @description ValidationError naming the parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound, EventNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/buses/{bus}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a bus's log
+         * @description The records of what happened to the bus's events, oldest first, as its logConfig.level
+         *     records them: events read by the router, rules matched (and, at TRACE, not matched, with why),
+         *     every attempt per target with its outcome, latency and error class, dead letters, redrives.
+         *     Filters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than
+         *     limit, even none, and a nextToken. docs/events.md lists the record types.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description written at or after this RFC 3339 time */
+                    from?: string;
+                    /** @description written at or before this RFC 3339 time */
+                    to?: string;
+                    /** @description ERROR: failures only; INFO: also successes; TRACE: all (default) */
+                    level?: "ERROR" | "INFO" | "TRACE";
+                    /** @description records about this rule */
+                    rule?: string;
+                    /** @description records about this target */
+                    target?: string;
+                    /** @description records of this type */
+                    type?: string;
+                    /** @description records of events of this source */
+                    eventSource?: string;
+                    /** @description records of the event with this id */
+                    eventId?: string;
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BusLogPage"];
+                    };
+                };
+                /** @description ValidationError naming the parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9938,6 +10138,8 @@ export interface components {
             readonly createdAt?: string;
             /** @example shop orders */
             description?: string;
+            /** @description LogConfig is what the bus's log records (GET /api/v1/buses/{bus}/log); absent: OFF. */
+            logConfig?: components["schemas"]["LogConfig"];
             /** @example orders */
             name?: string;
             retention?: components["schemas"]["Retention"];
@@ -9947,9 +10149,77 @@ export interface components {
             /** @description NextToken asks for the next page; absent on the last page. */
             nextToken?: string;
         };
+        BusLogPage: {
+            /** @description NextToken asks for the next page; absent on the last page. A page reads at most 10,000 records. */
+            nextToken?: string;
+            records?: components["schemas"]["BusLogRecord"][];
+        };
+        BusLogRecord: {
+            /** @example 1 */
+            attempt?: number;
+            /**
+             * @description Connector is the runtime connector that wrote the record.
+             * @example eb.default.orders.created.hook
+             */
+            connector?: string;
+            /** @example http-5xx */
+            errorClass?: string;
+            /** @description Event is the event (includeDetail FULL, EVENT_RECEIPT). */
+            event?: Record<string, never>;
+            /** @example 42 */
+            eventId?: string;
+            /** @example shop.web */
+            eventSource?: string;
+            /** @example order.created */
+            eventType?: string;
+            /** @description Explanation is why the event does not match the rule (RULE_NO_MATCH). */
+            explanation?: Record<string, never>;
+            /** @example 503 */
+            httpStatus?: number;
+            /**
+             * @description ID is the record's place in its account's log.
+             * @example 1042
+             */
+            id?: string;
+            /** @example 12.5 */
+            latencyMs?: number;
+            /**
+             * @example ERROR
+             * @enum {string}
+             */
+            level?: "ERROR" | "INFO" | "TRACE";
+            message?: string;
+            /** @description Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED). */
+            omitted?: number;
+            /** @example created */
+            rule?: string;
+            /** @example 7 */
+            sequence?: number;
+            /** @description Snippet is the start of a failed attempt's answer (includeDetail FULL). */
+            snippet?: string;
+            /**
+             * @description StoredAt and Sequence are when and where the bus stored what the step read: the event for the router's
+             *     records, its copy for the rule (or its redrive) for a target's.
+             */
+            storedAt?: string;
+            /** @example hook */
+            target?: string;
+            /** @example 2026-12-01T12:00:00.120Z */
+            time?: string;
+            /**
+             * @description Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
+             *     RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
+             *     INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
+             *     EVENT_REDRIVEN (docs/events.md).
+             * @example INVOCATION_ATTEMPT_RETRYABLE_FAILURE
+             */
+            type?: string;
+        };
         BusPatch: {
             /** @example orders of the shop */
             description?: string;
+            /** @description LogConfig replaces the bus's log config (absent fields: OFF, NONE); its router and targets follow. */
+            logConfig?: components["schemas"]["LogConfig"];
             retention?: components["schemas"]["RetentionPatch"];
         };
         CloudEvent: {
@@ -10138,6 +10408,25 @@ export interface components {
             /** @example 0 */
             failedCount?: number;
         };
+        EventTrace: {
+            /** @description DeadLetters are the event's dead letters in the account's dead-letter stream. */
+            deadLetters?: components["schemas"]["DeadLetter"][];
+            event?: components["schemas"]["StoredEvent"];
+            /**
+             * @description Log are the bus log's records of the event, oldest first: every attempt per target with its outcome (none
+             *     when the bus did not log then).
+             */
+            log?: components["schemas"]["BusLogRecord"][];
+            /**
+             * @description MatchedFrom says where the rules' verdicts come from: "log" (what the router recorded when it routed the
+             *     event; a rule it did not route to has match false) or "current-rules" (recomputed now against the bus's
+             *     current rules, which may differ from those the router had then).
+             * @example log
+             * @enum {string}
+             */
+            matchedFrom?: "log" | "current-rules";
+            rules?: components["schemas"]["RuleVerdict"][];
+        };
         EventType: {
             /** @example 1042 */
             count?: number;
@@ -10176,6 +10465,18 @@ export interface components {
              * @example {"order": <id>, "text": "Order <id> created"}
              */
             inputTemplate?: string;
+        };
+        LogConfig: {
+            /**
+             * @example NONE
+             * @enum {string}
+             */
+            includeDetail?: "NONE" | "FULL";
+            /**
+             * @example INFO
+             * @enum {string}
+             */
+            level?: "OFF" | "ERROR" | "INFO" | "TRACE";
         };
         Me: {
             /**

@@ -4,10 +4,12 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +58,7 @@ func Plugin() connector.Plugin {
 		Doc:     "Matches the events of a bus against its rules in one pass and stores one copy per matched rule.",
 		Spec: connector.Spec{
 			{Name: KeyRules, Type: connector.TypeJSON, Default: "[]",
-				Doc: `Rule table: [{"id": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}].`},
+				Doc: `Rule table: [{"id": "...", "name": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}]; name (the id when absent) names the rule in the bus log.`},
 		},
 		NewSink: New,
 	}
@@ -66,22 +68,36 @@ func Plugin() connector.Plugin {
 type Sink struct {
 	js      jetstream.JetStream
 	matcher *pattern.Matcher
-	rules   map[string]Rule
+	rules   map[string]Rule // by id; Name is the id when the table gives none
+
+	// log writes the bus-log records of what the router matched (eventlog.*); nil when the bus's log is OFF.
+	log *connector.EventLog
+	// patterns (by rule id) and byName (rule ids in the order of their names) explain, at TRACE only, why an event
+	// did not match a rule: the matcher is one index of every pattern.
+	patterns map[string]*pattern.Pattern
+	byName   []string
 }
 
 var (
 	_ connector.Sink           = (*Sink)(nil)
 	_ connector.WriteTimeouter = (*Sink)(nil)
+	_ connector.SelfLogging    = (*Sink)(nil)
 )
 
 // New compiles the rule table into one matcher. Problems of the table are connector.FieldErrors of router.rules,
-// one per problem.
+// one per problem. The bus-log keys (connector.KeyLogTopic, KeyLogLevel, KeyLogDetail) say which records Write
+// writes, published through env.JetStream on behalf of env.Connector.
 func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 	var rules []Rule
 	if err := cfg.JSON(KeyRules, &rules); err != nil {
 		return nil, err
 	}
 	s := &Sink{js: env.JetStream, matcher: pattern.NewMatcher(), rules: make(map[string]Rule, len(rules))}
+	s.log = connector.NewEventLog(env.JetStream, connector.ParseLogConfig(cfg), env.Connector, env.Log())
+	trace := s.log.Enabled(stream.LogTrace)
+	if trace {
+		s.patterns = make(map[string]*pattern.Pattern, len(rules))
+	}
 	var errs connector.FieldErrors
 	bad := func(i int, r Rule, format string, args ...any) {
 		errs = append(errs, connector.FieldError{Key: KeyRules,
@@ -112,11 +128,21 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 			bad(i, r, "pattern: %v", err)
 			continue
 		}
+		if r.Name == "" {
+			r.Name = r.ID
+		}
 		s.rules[r.ID] = r
+		if trace {
+			s.patterns[r.ID] = p
+			s.byName = append(s.byName, r.ID)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	slices.SortFunc(s.byName, func(a, b string) int {
+		return cmp.Or(strings.Compare(s.rules[a].Name, s.rules[b].Name), strings.Compare(a, b))
+	})
 	// Build the matcher's index now, when the configuration loads, rather than on the first event (about 9 ms
 	// for 10,000 rules).
 	if _, err := s.matcher.Match([]byte("{}")); err != nil {
@@ -140,6 +166,8 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // record is retried. Once every copy is stored, it reports their rules to the task (connector.ReportRoutedTo):
 // 0 when no rule matched, or only rules whose FromSequence excludes the record. A record without JetStream
 // metadata, or whose JSON form cannot be built, is a permanent error; a copy that was not stored is a retryable one.
+// Then, when the bus's log is at INFO or TRACE, it writes the records of what it matched (logRouted) without
+// waiting for them to be stored.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	meta, ok := connector.MetaFrom(ctx)
 	if !ok {
@@ -195,6 +223,15 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	for i, p := range futures {
 		routed[i] = p.rule
 	}
+	if s.log.Enabled(stream.LogInfo) {
+		s.logRouted(meta, e, body, matched, routed)
+	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
 }
+
+// LogsOwnRecords is true: the router writes the records of the events it routed (connector.SelfLogging).
+func (s *Sink) LogsOwnRecords() bool { return true }
+
+// LogDropped counts the router's bus-log records that could not be published.
+func (s *Sink) LogDropped() uint64 { return s.log.Dropped() }

@@ -1,0 +1,156 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/deadletter"
+	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/stream"
+)
+
+// BusLog reads the bus logs: each account's log stream (<cluster>_LOG_<account>), one subject per bus, scanned
+// with short-lived consumers that acknowledge nothing.
+type BusLog struct {
+	js    jetstream.JetStream
+	names stream.Names
+}
+
+var (
+	_ inspect.Log           = (*BusLog)(nil)
+	_ deadletter.RedriveLog = (*BusLog)(nil)
+)
+
+// NewBusLog returns the reader of the bus logs of the installation named cluster on the JetStream context js.
+func NewBusLog(js jetstream.JetStream, cluster string) *BusLog {
+	return &BusLog{js: js, names: stream.Names{Cluster: cluster}}
+}
+
+// Records scans the bus's subject of its account's log stream from q.After+1 (or from q.Filter.From's time on a
+// first page), keeps what q.Filter selects and stops at q.Limit matches, after q.MaxScan records read, at the
+// first record written after q.Filter.To, or at the end; it returns the id of the last record read when more may
+// follow, else 0.
+func (l *BusLog) Records(ctx context.Context, b *bus.Bus, q inspect.LogQuery) ([]inspect.LogRecord, uint64, error) {
+	st, err := l.js.Stream(ctx, l.names.LogStream(b.AccountID()))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading the log stream of account %s: %w", b.AccountID(), err)
+	}
+	state := st.CachedInfo().State
+	end := state.LastSeq
+	if state.Msgs == 0 || q.After >= end || q.Limit <= 0 {
+		return nil, 0, nil
+	}
+	maxScan := q.MaxScan
+	if maxScan <= 0 {
+		maxScan = inspect.LogScanLimit
+	}
+	cc := jetstream.ConsumerConfig{
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       max(q.After+1, state.FirstSeq),
+		AckPolicy:         jetstream.AckNonePolicy,
+		FilterSubject:     l.names.LogSubject(b.AccountID(), b.ID()),
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+		Replicas:          1,
+	}
+	if q.After == 0 && !q.Filter.From.IsZero() {
+		from := q.Filter.From
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
+	}
+	cons, err := st.CreateConsumer(ctx, cc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	var out []inspect.LogRecord
+	scanned := 0
+	for {
+		batch, err := cons.FetchNoWait(min(fetchBatch, maxScan-scanned))
+		if err != nil {
+			return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			seq := md.Sequence.Stream
+			if seq > end || (!q.Filter.To.IsZero() && md.Timestamp.After(q.Filter.To)) {
+				return out, 0, nil
+			}
+			scanned++
+			if r, err := stream.DecodeLogRecord(m.Data()); err == nil {
+				rec := logRecordOf(b.AccountID(), seq, r)
+				if q.Filter.Matches(&rec) {
+					out = append(out, rec)
+				}
+			}
+			switch {
+			case seq >= end || md.NumPending == 0:
+				return out, 0, nil
+			case len(out) >= q.Limit || scanned >= maxScan:
+				return out, seq, nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+			return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
+		}
+		if got == 0 {
+			return out, 0, nil
+		}
+	}
+}
+
+// logRecordOf is the domain's form of a stored record: the rule and target of a target's records are read from
+// its connector's name.
+func logRecordOf(accountID string, id uint64, r stream.LogRecord) inspect.LogRecord {
+	out := inspect.LogRecord{
+		ID: id, Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
+		EventType: r.EventType, StoredAt: r.StoredAt, Sequence: r.Sequence, Rule: r.Rule, Connector: r.Connector,
+		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Event: r.Event,
+	}
+	if _, ruleName, targetName, ok := domain.TargetConnector(accountID, r.Connector); ok {
+		out.Rule, out.Target = ruleName, targetName
+	}
+	return out
+}
+
+// WriteRecord stores one record in the log of bus b, waiting for JetStream's acknowledgement (the control
+// plane's own records: redrives).
+func (l *BusLog) WriteRecord(ctx context.Context, b *bus.Bus, r stream.LogRecord) error {
+	m, err := stream.EncodeLogRecord(l.names.LogSubject(b.AccountID(), b.ID()), r)
+	if err != nil {
+		return err
+	}
+	if _, err := l.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("writing a record to the log of bus %s: %w", b.Name(), err)
+	}
+	return nil
+}
+
+// Redriven records EVENT_REDRIVEN in the log of bus b: the dead letter dl went back to its target.
+func (l *BusLog) Redriven(ctx context.Context, b *bus.Bus, dl *deadletter.DeadLetter) error {
+	ev := dl.Event()
+	return l.WriteRecord(ctx, b, stream.LogRecord{
+		Time: time.Now().UTC(), Type: stream.LogEventRedriven, EventID: ev.ID(), EventSource: ev.Source(), EventType: ev.Type(),
+		Connector: dl.Connector(), Attempt: dl.Attempts(),
+		Message: fmt.Sprintf("dead letter %s (%s after %d attempts: %s) redriven to its target", dl.ID(), dl.ErrorClass(), dl.Attempts(), dl.Reason()),
+	})
+}
