@@ -23,7 +23,7 @@ import (
 func TestSlowTwoThousandBuses(t *testing.T) {
 	dir := t.TempDir()
 	// The test waits for the embedded NATS server to stop (thousands of consumers) before removing its directory.
-	m := startMain(t, dir, "--storage-budget-mib", "50", "--nats-stop-timeout", "5m", "--account-storage-quota-mib", "10", "--dead-letter-max-mib", "1",
+	m := startMain(t, dir, "--storage-budget-mib", "50", "--nats-stop-timeout", "5m", "--account-storage-quota-mib", "10", "--dead-letter-max-mib", "1", "--bus-log-max-mib", "1",
 		"--storage-check-interval", "500ms")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)

@@ -308,9 +308,9 @@ func (c Config) Validate() error {
 	if c.MaxBusRetention.MaxBytes < bus.MinMaxBytes {
 		return fmt.Errorf("--max-bus-retention-mib must be at least %d", bus.MinMaxBytes>>20)
 	}
-	if c.AccountStorageQuota < c.DeadLetterMaxBytes+bus.MinMaxBytes {
-		return fmt.Errorf("--account-storage-quota-mib must hold an account's dead letters (--dead-letter-max-mib %d) and a bus of %d MiB",
-			c.DeadLetterMaxBytes>>20, bus.MinMaxBytes>>20)
+	if c.AccountStorageQuota < c.DeadLetterMaxBytes+c.BusLogMaxBytes+bus.MinMaxBytes {
+		return fmt.Errorf("--account-storage-quota-mib must hold an account's dead letters (--dead-letter-max-mib %d), its bus log (--bus-log-max-mib %d) and a bus of %d MiB",
+			c.DeadLetterMaxBytes>>20, c.BusLogMaxBytes>>20, bus.MinMaxBytes>>20)
 	}
 	if c.NATSStopTimeout <= 0 || c.NATSStopTimeout > 10*time.Minute {
 		return fmt.Errorf("--nats-stop-timeout must be positive and at most 10m")

@@ -17,7 +17,7 @@ import (
 // after resume every acknowledged event is delivered, what was delivered is trimmed, and the account puts again
 // without a restart.
 func TestAccountStorageQuotaEndToEnd(t *testing.T) {
-	m := startMain(t, t.TempDir(), "--account-storage-quota-mib", "6", "--dead-letter-max-mib", "1",
+	m := startMain(t, t.TempDir(), "--account-storage-quota-mib", "6", "--dead-letter-max-mib", "1", "--bus-log-max-mib", "1",
 		"--storage-check-interval", "100ms")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)
