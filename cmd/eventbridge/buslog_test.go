@@ -352,3 +352,52 @@ func TestTraceEvent(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "%s", body)
 	assert.Contains(t, string(body), "EventNotFound")
 }
+
+// TestTailOutlivesWriteTimeout: a tail through the real listener keeps streaming past --http-write-timeout.
+func TestTailOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir(), "--http-write-timeout", "1s")
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "live"}, 201)
+	req, err := http.NewRequestWithContext(t.Context(), "GET", a.base+"/api/v1/buses/live/tail?source=shop", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				lines <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case l := <-lines:
+		require.Contains(t, l, "event: ready")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no ready event")
+	}
+	time.Sleep(2500 * time.Millisecond) // past the write timeout
+	a.putBatch("live", []map[string]any{event("late", "shop", "t", map[string]any{})})
+	got := ""
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(got, `"id":"late"`) {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the tail was cut: %q", got)
+			got += l
+		case <-deadline:
+			t.Fatalf("the event put after the write timeout never came: %q", got)
+		}
+	}
+}

@@ -290,6 +290,28 @@ func TestReadmeWalkthrough(t *testing.T) {
 		20*time.Millisecond, "the target received %v", printer.received())
 	assert.Equal(t, []string{"1", "3", "7"}, printer.received(), "only events matching an enabled rule are delivered")
 
+	// The bus log: switched on, it records what the router matched and every attempt of the target.
+	level := client.LogConfigLevel("INFO")
+	logged, err := eb.PatchApiV1BusesBusWithResponse(ctx, "orders", nil, client.BusPatch{LogConfig: &client.LogConfig{Level: &level}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, logged.StatusCode(), string(logged.Body))
+	logEvent, err := eb.PostApiV1BusesBusEventsWithApplicationCloudeventsPlusJSONBodyWithResponse(ctx, "orders", nil,
+		client.CloudEvent{Specversion: ptr("1.0"), Id: ptr("8"), Source: ptr("shop.web"), Type: ptr("order.created")})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, logEvent.StatusCode(), string(logEvent.Body))
+	var steps []string
+	require.Eventually(t, func() bool {
+		page, err := eb.GetApiV1BusesBusLogWithResponse(ctx, "orders", &client.GetApiV1BusesBusLogParams{EventId: ptr("8")})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, page.StatusCode(), string(page.Body))
+		steps = steps[:0]
+		for _, r := range *page.JSON200.Records {
+			steps = append(steps, *r.Type)
+		}
+		return len(steps) == 3
+	}, 30*time.Second, 50*time.Millisecond, "the log of event 8: %v", steps)
+	assert.Equal(t, []string{"EVENT_RECEIPT", "RULE_MATCH", "INVOCATION_ATTEMPT_SUCCESS"}, steps)
+
 	// ... lists are paged ...
 	list, err := eb.GetApiV1BusesWithResponse(ctx, &client.GetApiV1BusesParams{Limit: ptr(10)})
 	require.NoError(t, err)
