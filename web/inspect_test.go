@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/persistence"
+	"github.com/eventbridge-go/eventbridge/web"
 )
 
 type ruleVerdict struct {
@@ -341,4 +343,42 @@ func mustDo(t *testing.T, e *env, method, url string, body any, status int) *res
 	resp := e.do(t, method, url, nil, body)
 	require.Equalf(t, status, resp.Status, "%s %s: %s", method, url, resp.Body)
 	return resp
+}
+
+// TestTailWithSessionCookie: a viewer signed in to the console tails a bus with the session cookie alone, as the
+// browser's EventSource does.
+func TestTailWithSessionCookie(t *testing.T) {
+	t.Parallel()
+	e := newSessionEnv(t, persistence.SQLite, web.Config{})
+	e.user(t, "vera", access.Viewer)
+	b := e.browser(t)
+	require.Equal(t, http.StatusCreated, b.signIn("vera", "password-vera").Code)
+	mustDo(t, e.env, http.MethodPost, "/api/v1/buses", map[string]any{"name": "orders"}, http.StatusCreated)
+	srv := httptest.NewServer(e.router)
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/buses/orders/tail", nil)
+	require.NoError(t, err)
+	req.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: b.cookie})
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s := &sse{resp: resp, r: bufio.NewReader(resp.Body)}
+	kind, _ := s.next(t)
+	require.Equal(t, "ready", kind)
+	r := e.do(t, http.MethodPost, "/api/v1/buses/orders/events", map[string]string{"Content-Type": batch},
+		[]map[string]any{ce("v1", "shop", "order.created", map[string]any{})})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	kind, data := s.next(t)
+	assert.Equal(t, "event", kind)
+	assert.Contains(t, data, `"id":"v1"`)
+
+	// Without a credential: 401, before anything streams.
+	anon, err := http.Get(srv.URL + "/api/v1/buses/orders/tail")
+	require.NoError(t, err)
+	defer anon.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, anon.StatusCode)
 }

@@ -84,10 +84,13 @@ func (s *Service) TraceOf(ctx context.Context, accountID, busName, source, id st
 		found = &evs[0]
 	}
 	tr.Event = *found
-	// The log's records of the event from when it was stored.
-	for _, r := range recs {
-		if !r.Time.Before(found.Time.Add(-time.Second)) {
-			tr.Log = append(tr.Log, r)
+	// The log's records of the event, read again from when it was stored (the first read started at from, which
+	// may be long before: its 10,000 records may not have reached them all).
+	if s.Logs != nil {
+		tr.Log, _, err = s.Logs.Records(ctx, b, LogQuery{Filter: LogFilter{From: found.Time.Add(-time.Second), EventSource: source, EventID: id},
+			Limit: domain.MaxPageLimit, MaxScan: LogScanLimit})
+		if err != nil {
+			return nil, fmt.Errorf("reading the log of bus %s: %w", busName, err)
 		}
 	}
 	if err := s.traceRules(ctx, b, tr); err != nil {
