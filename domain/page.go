@@ -88,3 +88,28 @@ func (p Page) AfterKey() []string {
 	key, _ := DecodeKeyToken(p.Token)
 	return key
 }
+
+// AfterSequence reads the stream sequence a page of a scan starts after (0 for the first page), from a token made
+// by SequenceToken; a token that is not one is a validation error naming nextToken.
+func (p Page) AfterSequence() (uint64, error) {
+	if p.Token == "" {
+		return 0, nil
+	}
+	s, err := DecodePageToken(p.Token)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, Invalid("nextToken", "nextToken is not a token this API returned")
+	}
+	return n, nil
+}
+
+// SequenceToken is the token of the page of a scan that starts after the stream sequence n ("" for 0: the end).
+func SequenceToken(n uint64) string {
+	if n == 0 {
+		return ""
+	}
+	return EncodePageToken(strconv.FormatUint(n, 10))
+}

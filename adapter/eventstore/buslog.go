@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -45,76 +44,29 @@ func (l *BusLog) Records(ctx context.Context, b *bus.Bus, q inspect.LogQuery) ([
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the log stream of account %s: %w", b.AccountID(), err)
 	}
-	state := st.CachedInfo().State
-	end := state.LastSeq
-	if state.Msgs == 0 || q.After >= end || q.Limit <= 0 {
-		return nil, 0, nil
-	}
 	maxScan := q.MaxScan
 	if maxScan <= 0 {
 		maxScan = inspect.LogScanLimit
 	}
-	cc := jetstream.ConsumerConfig{
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       max(q.After+1, state.FirstSeq),
-		AckPolicy:         jetstream.AckNonePolicy,
-		FilterSubject:     l.names.LogSubject(b.AccountID(), b.ID()),
-		InactiveThreshold: time.Minute,
-		MemoryStorage:     true,
-		Replicas:          1,
-	}
-	if q.After == 0 && !q.Filter.From.IsZero() {
-		from := q.Filter.From
-		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
-	}
-	cons, err := st.CreateConsumer(ctx, cc)
-	if err != nil {
-		return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
-	}()
 	var out []inspect.LogRecord
-	scanned := 0
-	for {
-		batch, err := cons.FetchNoWait(min(fetchBatch, maxScan-scanned))
-		if err != nil {
-			return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			md, err := m.Metadata()
+	next, err := scan(ctx, st, scanQuery{subject: l.names.LogSubject(b.AccountID(), b.ID()), after: q.After, from: q.Filter.From,
+		to: q.Filter.To, limit: q.Limit, maxScan: maxScan, what: "the log of bus " + b.Name()},
+		func(seq uint64, _ time.Time, m jetstream.Msg) bool {
+			r, err := stream.DecodeLogRecord(m.Data())
 			if err != nil {
-				continue
+				return false
 			}
-			seq := md.Sequence.Stream
-			if seq > end || (!q.Filter.To.IsZero() && md.Timestamp.After(q.Filter.To)) {
-				return out, 0, nil
+			rec := logRecordOf(b.AccountID(), seq, r)
+			if !q.Filter.Matches(&rec) {
+				return false
 			}
-			scanned++
-			if r, err := stream.DecodeLogRecord(m.Data()); err == nil {
-				rec := logRecordOf(b.AccountID(), seq, r)
-				if q.Filter.Matches(&rec) {
-					out = append(out, rec)
-				}
-			}
-			switch {
-			case seq >= end || md.NumPending == 0:
-				return out, 0, nil
-			case len(out) >= q.Limit || scanned >= maxScan:
-				return out, seq, nil
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, 0, fmt.Errorf("scanning the log of bus %s: %w", b.Name(), err)
-		}
-		if got == 0 {
-			return out, 0, nil
-		}
+			out = append(out, rec)
+			return true
+		})
+	if err != nil {
+		return nil, 0, err
 	}
+	return out, next, nil
 }
 
 // logRecordOf is the domain's form of a stored record: the rule and target of a target's records are read from

@@ -73,83 +73,29 @@ func (d *DeadLetters) List(ctx context.Context, accountID string, q deadletter.Q
 	if s == nil || err != nil {
 		return nil, 0, err
 	}
-	st := s.CachedInfo().State
-	end := st.LastSeq
-	if q.Until != 0 && q.Until < end {
-		end = q.Until
-	}
-	if st.Msgs == 0 || q.After >= end || q.Limit <= 0 {
-		return nil, 0, nil
-	}
 	maxScan := q.MaxScan
 	if maxScan <= 0 {
 		maxScan = deadletter.ScanLimit
 	}
-	cc := jetstream.ConsumerConfig{
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       max(q.After+1, st.FirstSeq),
-		AckPolicy:         jetstream.AckNonePolicy,
-		FilterSubject:     d.names.DLQSubject(accountID),
-		InactiveThreshold: time.Minute,
-		MemoryStorage:     true,
-		Replicas:          1,
-	}
-	if q.After == 0 && !q.Filter.From.IsZero() {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartTimePolicy, 0
-		from := q.Filter.From
-		cc.OptStartTime = &from
-	}
-	cons, err := s.CreateConsumer(ctx, cc)
-	if err != nil {
-		return nil, 0, fmt.Errorf("scanning the dead-letter stream of account %s: %w", accountID, err)
-	}
-	defer func() {
-		// The server removes it after InactiveThreshold anyway.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.Timeout)
-		defer cancel()
-		_ = s.DeleteConsumer(dctx, cons.CachedInfo().Name)
-	}()
-
 	var out []*deadletter.DeadLetter
-	scanned := 0
-	for {
-		batch, err := cons.FetchNoWait(min(fetchBatch, maxScan-scanned))
-		if err != nil {
-			return nil, 0, fmt.Errorf("scanning the dead-letter stream of account %s: %w", accountID, err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			md, err := m.Metadata()
-			if err != nil {
-				continue
-			}
-			seq := md.Sequence.Stream
-			if seq > end || (!q.Filter.To.IsZero() && md.Timestamp.After(q.Filter.To)) {
-				return out, 0, nil
-			}
-			scanned++
+	next, err := scan(ctx, s, scanQuery{subject: d.names.DLQSubject(accountID), after: q.After, from: q.Filter.From, to: q.Filter.To,
+		until: q.Until, limit: q.Limit, maxScan: maxScan, what: "the dead-letter stream of account " + accountID},
+		func(seq uint64, at time.Time, m jetstream.Msg) bool {
 			// The connector header rules most dead letters out before the event is decoded.
-			if q.Filter.SelectsConnector(accountID, m.Headers().Get(stream.HeaderDLQConnector)) {
-				if dl, err := d.decode(accountID, seq, md.Timestamp, m.Headers(), m.Data()); err == nil && q.Filter.Matches(dl) {
-					out = append(out, dl)
-				}
+			if !q.Filter.SelectsConnector(accountID, m.Headers().Get(stream.HeaderDLQConnector)) {
+				return false
 			}
-			last := seq >= end || md.NumPending == 0
-			switch {
-			case last:
-				return out, 0, nil
-			case len(out) >= q.Limit || scanned >= maxScan:
-				return out, seq, nil
+			dl, err := d.decode(accountID, seq, at, m.Headers(), m.Data())
+			if err != nil || !q.Filter.Matches(dl) {
+				return false
 			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, 0, fmt.Errorf("scanning the dead-letter stream of account %s: %w", accountID, err)
-		}
-		if got == 0 {
-			return out, 0, nil // what was pending was deleted meanwhile
-		}
+			out = append(out, dl)
+			return true
+		})
+	if err != nil {
+		return nil, 0, err
 	}
+	return out, next, nil
 }
 
 // decode reads a stored dead letter.

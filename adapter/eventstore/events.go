@@ -39,74 +39,25 @@ func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]ins
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the stream of bus %s: %w", b.Name(), err)
 	}
-	state := st.CachedInfo().State
-	end := state.LastSeq
-	if state.Msgs == 0 || q.After >= end || q.Limit <= 0 {
-		return nil, 0, nil
-	}
 	maxScan := q.MaxScan
 	if maxScan <= 0 {
 		maxScan = inspect.ScanLimit
 	}
-	cc := jetstream.ConsumerConfig{
-		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:       max(q.After+1, state.FirstSeq),
-		AckPolicy:         jetstream.AckNonePolicy,
-		FilterSubject:     s.names.BusIn(b.ID()),
-		InactiveThreshold: time.Minute,
-		MemoryStorage:     true,
-		Replicas:          1,
-	}
-	if q.After == 0 && !q.Filter.From.IsZero() {
-		from := q.Filter.From
-		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, 0, &from
-	}
-	cons, err := st.CreateConsumer(ctx, cc)
-	if err != nil {
-		return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
-	}()
 	var out []inspect.Stored
-	scanned := 0
-	for {
-		batch, err := cons.FetchNoWait(min(fetchBatch, maxScan-scanned))
-		if err != nil {
-			return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
-		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			md, err := m.Metadata()
-			if err != nil {
-				continue
+	next, err := scan(ctx, st, scanQuery{subject: s.names.BusIn(b.ID()), after: q.After, from: q.Filter.From, to: q.Filter.To,
+		limit: q.Limit, maxScan: maxScan, what: "the stream of bus " + b.Name()},
+		func(seq uint64, at time.Time, m jetstream.Msg) bool {
+			ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+			if err != nil || !q.Filter.Matches(at, ev) {
+				return false
 			}
-			seq := md.Sequence.Stream
-			if seq > end || (!q.Filter.To.IsZero() && md.Timestamp.After(q.Filter.To)) {
-				return out, 0, nil
-			}
-			scanned++
-			if ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}); err == nil &&
-				q.Filter.Matches(md.Timestamp, ev) {
-				out = append(out, inspect.Stored{Sequence: seq, Time: md.Timestamp, Event: ev})
-			}
-			switch {
-			case seq >= end || md.NumPending == 0:
-				return out, 0, nil
-			case len(out) >= q.Limit || scanned >= maxScan:
-				return out, seq, nil
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, 0, fmt.Errorf("scanning the stream of bus %s: %w", b.Name(), err)
-		}
-		if got == 0 {
-			return out, 0, nil // what was pending was deleted meanwhile
-		}
+			out = append(out, inspect.Stored{Sequence: seq, Time: at, Event: ev})
+			return true
+		})
+	if err != nil {
+		return nil, 0, err
 	}
+	return out, next, nil
 }
 
 // Tail reads the bus's .in subject from the next event stored, through an ordered consumer (in memory, removed

@@ -114,7 +114,7 @@ func (s *Service) log() *slog.Logger {
 // ("" at the end). A page reads at most ScanLimit dead letters, so a selective filter may answer fewer than the
 // page's limit, even none, with a next token. Errors: domain.ErrValidation (nextToken); the store's errors.
 func (s *Service) List(ctx context.Context, accountID string, f Filter, page domain.Page) ([]*DeadLetter, string, error) {
-	after, err := afterOf(page)
+	after, err := page.AfterSequence()
 	if err != nil {
 		return nil, "", err
 	}
@@ -126,27 +126,8 @@ func (s *Service) List(ctx context.Context, accountID string, f Filter, page dom
 	if err != nil {
 		return nil, "", fmt.Errorf("listing the dead letters of account %s: %w", accountID, err)
 	}
-	token := ""
-	if next != 0 {
-		token = domain.EncodePageToken(strconv.FormatUint(next, 10))
-	}
+	token := domain.SequenceToken(next)
 	return dls, token, nil
-}
-
-// afterOf reads the sequence a page starts after.
-func afterOf(page domain.Page) (uint64, error) {
-	if page.Token == "" {
-		return 0, nil
-	}
-	s, err := domain.DecodePageToken(page.Token)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, domain.Invalid("nextToken", "nextToken is not a token this API returned")
-	}
-	return n, nil
 }
 
 // Redrive sends the selected dead letters back to the target that gave each up, through the target's redrive

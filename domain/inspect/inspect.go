@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -197,7 +196,7 @@ func (s *Service) Search(ctx context.Context, accountID, busName string, f Filte
 	if err != nil {
 		return nil, "", err
 	}
-	after, err := afterOf(page)
+	after, err := page.AfterSequence()
 	if err != nil {
 		return nil, "", err
 	}
@@ -209,27 +208,8 @@ func (s *Service) Search(ctx context.Context, accountID, busName string, f Filte
 	if err != nil {
 		return nil, "", fmt.Errorf("searching the events of bus %s: %w", busName, err)
 	}
-	token := ""
-	if next != 0 {
-		token = domain.EncodePageToken(strconv.FormatUint(next, 10))
-	}
+	token := domain.SequenceToken(next)
 	return evs, token, nil
-}
-
-// afterOf reads the sequence a page starts after.
-func afterOf(page domain.Page) (uint64, error) {
-	if page.Token == "" {
-		return 0, nil
-	}
-	t, err := domain.DecodePageToken(page.Token)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(t, 10, 64)
-	if err != nil {
-		return 0, domain.Invalid("nextToken", "nextToken is not a token this API returned")
-	}
-	return n, nil
 }
 
 // DefaultTailRate is how many events per second a tail sends at most unless Service.TailRate says otherwise.

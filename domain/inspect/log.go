@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -121,7 +120,7 @@ func (s *Service) Log(ctx context.Context, accountID, busName string, f LogFilte
 	if err != nil {
 		return nil, "", err
 	}
-	after, err := afterOf(page)
+	after, err := page.AfterSequence()
 	if err != nil {
 		return nil, "", err
 	}
@@ -133,9 +132,6 @@ func (s *Service) Log(ctx context.Context, accountID, busName string, f LogFilte
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the log of bus %s: %w", busName, err)
 	}
-	token := ""
-	if next != 0 {
-		token = domain.EncodePageToken(strconv.FormatUint(next, 10))
-	}
+	token := domain.SequenceToken(next)
 	return recs, token, nil
 }
