@@ -9723,9 +9723,24 @@ const docTemplate = `{
                 "lastSeen": {
                     "type": "string"
                 },
+                "previousSchemas": {
+                    "description": "PreviousSchemas are the schemas it had before, oldest first (at most 20).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/EventTypeSchema"
+                    }
+                },
                 "schema": {
                     "description": "Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data.",
                     "type": "object"
+                },
+                "schemaSince": {
+                    "type": "string"
+                },
+                "schemaVersion": {
+                    "description": "SchemaVersion counts the schemas the type had: 1 for the first, one more each time the inferred schema\nchanged; SchemaSince is when the current one was first seen (absent for the first).",
+                    "type": "integer",
+                    "example": 2
                 },
                 "source": {
                     "type": "string",
@@ -9749,6 +9764,24 @@ const docTemplate = `{
                 "nextToken": {
                     "description": "NextToken asks for the next page; absent on the last page.",
                     "type": "string"
+                }
+            }
+        },
+        "EventTypeSchema": {
+            "type": "object",
+            "properties": {
+                "firstSeen": {
+                    "type": "string"
+                },
+                "lastSeen": {
+                    "type": "string"
+                },
+                "schema": {
+                    "type": "object"
+                },
+                "version": {
+                    "type": "integer",
+                    "example": 1
                 }
             }
         },

@@ -49,6 +49,27 @@ func TestEventTypes(t *testing.T) {
 			s, _ := json.Marshal(created.Schema)
 			assert.JSONEq(t, `{"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"},
 				"sku": {"type": "string"}, "note": {"type": "string"}}}`, string(s), "schemas merge")
+			// The schema changed with the second observation: the first is kept as version 1.
+			assert.Equal(t, 2, created.SchemaVersion)
+			assert.Equal(t, t0.Add(-time.Hour), created.SchemaSince)
+			require.Len(t, created.Previous, 1)
+			v1 := created.Previous[0]
+			assert.Equal(t, 1, v1.Version)
+			s, _ = json.Marshal(v1.Schema)
+			assert.JSONEq(t, `{"type": "object", "required": ["id", "sku"], "properties": {"id": {"type": "integer"},
+				"sku": {"type": "string"}}}`, string(s), "the schema before")
+			assert.Equal(t, t0, v1.FirstSeen)
+			paid := got[1]
+			assert.Equal(t, 1, paid.SchemaVersion, "a schema that never changed is the first")
+			assert.Empty(t, paid.Previous)
+
+			// The same data again changes nothing: no new version.
+			require.NoError(t, types.Merge(ctx, []*eventtype.EventType{
+				obs("shop", "order.created", t0.Add(2*time.Hour), t0.Add(2*time.Hour), 1, `{"id": 3, "sku": "b", "note": "y"}`),
+			}))
+			again, _, err := types.ListByBus(ctx, b.ID(), domain.Page{})
+			require.NoError(t, err)
+			assert.Equal(t, 2, again[0].SchemaVersion, "a schema that did not change is not a new version")
 
 			// Paging by source, then type.
 			var all []string

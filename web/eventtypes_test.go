@@ -34,9 +34,9 @@ func TestEventTypes(t *testing.T) {
 		got = e.must(t, http.MethodGet, "/api/v1/buses/orders/event-types", nil, http.StatusOK)
 		assert.JSONEq(t, `{"eventTypes": [
 			{"source": "shop/app", "type": "order.paid", "count": 1, "schema": {"type": "object", "required": ["amount", "id"],
-				"properties": {"amount": {"type": "number"}, "id": {"type": "integer"}}}},
+				"properties": {"amount": {"type": "number"}, "id": {"type": "integer"}}}, "schemaVersion": 1},
 			{"source": "shop/web", "type": "order.created", "count": 2, "schema": {"type": "object", "required": ["id"],
-				"properties": {"id": {"type": "integer"}, "sku": {"type": "string"}}}}]}`,
+				"properties": {"id": {"type": "integer"}, "sku": {"type": "string"}}}, "schemaVersion": 1}]}`,
 			withoutTimes(t, got.Body))
 		assert.Contains(t, string(got.Body), `"firstSeen":"`)
 

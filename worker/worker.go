@@ -239,8 +239,9 @@ func metricsOnly(m http.Handler) http.Handler {
 	})
 }
 
-// Start ensures the worker's KV buckets, starts the persisted connectors and then serves REST on RESTAddr (and the
-// metrics on MetricsAddr). It returns once the API answers; errors are JetStream errors and listen errors.
+// Start ensures the worker's KV buckets and streams (audit, event types), starts the persisted connectors and then
+// serves REST on RESTAddr (and the metrics on MetricsAddr). It returns once the API answers; errors are JetStream
+// errors and listen errors.
 func (w *Worker) Start(ctx context.Context) error {
 	var ln, mln net.Listener
 	closeAll := func() {
@@ -265,6 +266,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}
 	if err := (stream.Names{Cluster: w.cfg.ClusterID}).EnsureAuditStream(ctx, w.js, w.cfg.Replicas); err != nil {
+		closeAll()
+		return fmt.Errorf("worker: %w", err)
+	}
+	// The routers publish the event types they see to this stream; the control plane ensures it too, but a router
+	// may report before a control plane ever started.
+	if err := (stream.Names{Cluster: w.cfg.ClusterID}).EnsureEventTypesStream(ctx, w.js, w.cfg.Replicas); err != nil {
 		closeAll()
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ type Physical interface {
 	DLQSubject(accountID string) string
 	// LogSubject is the subject of a bus's log records.
 	LogSubject(accountID, busID string) string
+	// EventTypesSubject is the subject of the reports of the event types a bus's router sees.
+	EventTypesSubject(busID string) string
 }
 
 // Keys of the bus log in the router's and the targets' connectors (worker/connector's eventlog.*).
@@ -102,6 +105,9 @@ type Config struct {
 	// Health holds the thresholds with which reconciliation judges the health of targets and sources, to log
 	// its changes (zero fields: the defaults).
 	Health health.Rules
+	// EventTypesInterval is how often routers report the event types they routed (zero: the router's default,
+	// 5 s).
+	EventTypesInterval time.Duration
 }
 
 // cluster is the cluster id the secrets of connector configs are bound to.
@@ -493,21 +499,26 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 	if err != nil {
 		return nil, err
 	}
-	return a.withLog(b, map[string]string{
-		rpc.ConfigConnectorClass:   "router",
-		rpc.ConfigTasksMax:         "1",
-		rpc.ConfigTopics:           a.cfg.Physical.BusIn(b.ID()),
-		"jetstream.stream":         a.cfg.Physical.BusStream(b.ID()),
-		"jetstream.durable":        a.cfg.Physical.RouterConsumer(b.ID()),
-		"jetstream.deliver.policy": "all",
-		"router.rules":             string(table),
-		"eb.bus.id":                b.ID(),
+	cfg := map[string]string{
+		rpc.ConfigConnectorClass:    "router",
+		rpc.ConfigTasksMax:          "1",
+		rpc.ConfigTopics:            a.cfg.Physical.BusIn(b.ID()),
+		"jetstream.stream":          a.cfg.Physical.BusStream(b.ID()),
+		"jetstream.durable":         a.cfg.Physical.RouterConsumer(b.ID()),
+		"jetstream.deliver.policy":  "all",
+		"router.rules":              string(table),
+		"router.eventtypes.subject": a.cfg.Physical.EventTypesSubject(b.ID()),
+		"eb.bus.id":                 b.ID(),
 		// What the router cannot route (an event stored by an earlier version that no longer passes the store's
 		// checks) goes to the account's dead letters with its reason, never dropped; a copy it could not store is
 		// retried as any sink's record, then dead-lettered.
 		"errors.tolerance":                  "all",
 		"errors.deadletterqueue.topic.name": a.cfg.Physical.DLQSubject(b.AccountID()),
-	}), nil
+	}
+	if d := a.cfg.EventTypesInterval; d > 0 {
+		cfg["router.eventtypes.interval.ms"] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	return a.withLog(b, cfg), nil
 }
 
 // Keys of the input transformer of a target connector: one transform, named input, of the worker's

@@ -31,6 +31,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/auditlog"
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
+	"github.com/eventbridge-go/eventbridge/adapter/eventtypes"
 	"github.com/eventbridge-go/eventbridge/adapter/metrics"
 	"github.com/eventbridge-go/eventbridge/adapter/password"
 	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
@@ -390,6 +391,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
 		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled, Health: c.Health,
+		EventTypesInterval: c.EventTypesInterval,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
@@ -452,8 +454,16 @@ func (m *Main) Run(ctx context.Context) error {
 	services.APIDestinations = &apidestination.Service{Destinations: destinations, Connections: connections,
 		Targets: destinations, MaxPerAccount: c.QuotaAPIDestinations}
 	eventTypes := persistence.NewEventTypeRepository(db)
-	recorder := &eventtype.Recorder{Repo: eventTypes, Logger: log.With("component", "event-types")}
-	services.Buses.Observer = recorder
+	// Event types are learned from what the buses' routers report (every way in: PutEvents, webhooks, sources),
+	// not from PutEvents, which would count its events twice.
+	recorder := &eventtype.Recorder{Repo: eventTypes, Interval: c.EventTypesInterval, Logger: log.With("component", "event-types")}
+	typesMerger := &eventtypes.Merger{JS: js, Names: names, Replicas: c.Replicas, Recorder: recorder,
+		Logger: log.With("component", "event-types")}
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		typesMerger.Run(runCtx) // the routers' reports, from the event-types stream
+	}()
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
 	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
 	busLog, deadLetters := eventstore.NewBusLog(js, c.ClusterID), eventstore.NewDeadLetters(js, c.ClusterID)

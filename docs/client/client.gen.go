@@ -1383,8 +1383,18 @@ type EventType struct {
 	FirstSeen *string `json:"firstSeen,omitempty"`
 	LastSeen  *string `json:"lastSeen,omitempty"`
 
+	// PreviousSchemas PreviousSchemas are the schemas it had before, oldest first (at most 20).
+	PreviousSchemas *[]EventTypeSchema `json:"previousSchemas,omitempty"`
+
 	// Schema Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data.
-	Schema *map[string]interface{} `json:"schema,omitempty"`
+	Schema      *map[string]interface{} `json:"schema,omitempty"`
+	SchemaSince *string                 `json:"schemaSince,omitempty"`
+
+	// SchemaVersion SchemaVersion counts the schemas the type had: 1 for the first, one more each time the inferred schema
+	// changed; SchemaSince is when the current one was first seen (absent for the first).
+	//
+	// Example: 2
+	SchemaVersion *int `json:"schemaVersion,omitempty"`
 
 	// Source Example: shop/web
 	Source *string `json:"source,omitempty"`
@@ -1399,6 +1409,16 @@ type EventTypeList struct {
 
 	// NextToken NextToken asks for the next page; absent on the last page.
 	NextToken *string `json:"nextToken,omitempty"`
+}
+
+// EventTypeSchema defines model for EventTypeSchema.
+type EventTypeSchema struct {
+	FirstSeen *string                 `json:"firstSeen,omitempty"`
+	LastSeen  *string                 `json:"lastSeen,omitempty"`
+	Schema    *map[string]interface{} `json:"schema,omitempty"`
+
+	// Version Example: 1
+	Version *int `json:"version,omitempty"`
 }
 
 // Health defines model for Health.

@@ -26,7 +26,24 @@ type EventType struct {
 	Count     int64
 	// Schema describes the JSON data of the samples; nil when no sample had JSON data.
 	Schema *Schema
+	// SchemaVersion counts the schemas the type had: 1 for the first, one more each time the inferred schema
+	// changed. SchemaSince is when the current one was first seen (zero for the first).
+	SchemaVersion int
+	SchemaSince   time.Time
+	// Previous are the schemas the type had before, oldest first, at most MaxSchemaVersions.
+	Previous []SchemaVersion
 }
+
+// SchemaVersion is a schema an event type had, with the first and last time events of the type were seen while it
+// was the type's schema.
+type SchemaVersion struct {
+	Version             int
+	Schema              *Schema
+	FirstSeen, LastSeen time.Time
+}
+
+// MaxSchemaVersions is how many previous schemas of a type are kept; older ones are deleted.
+const MaxSchemaVersions = 20
 
 // Key identifies an event type.
 type Key struct {
@@ -77,7 +94,27 @@ type pending struct {
 // Samples events of its type in the interval.
 func (r *Recorder) Observe(busID string, e *event.Event) {
 	now := r.now()
-	k := Key{BusID: busID, Source: e.Source(), Type: e.Type()}
+	o := Observation{BusID: busID, Source: e.Source(), Type: e.Type(), Count: 1, FirstSeen: now, LastSeen: now}
+	if isJSON(e.DataContentType()) && len(e.Data()) > 0 {
+		o.Samples = [][]byte{e.Data()}
+	}
+	r.Add(o)
+}
+
+// Observation is what was seen of one event type on a bus: how many events, when the first and the last were
+// stored, and the JSON data of some of them.
+type Observation struct {
+	BusID, Source, Type string
+	Count               int64
+	FirstSeen, LastSeen time.Time
+	// Samples are JSON data of some of the events.
+	Samples [][]byte
+}
+
+// Add records an observation (a router's report, or one event): counts add up, first and last seen widen, and the
+// schema of the first Samples samples of the type in the interval is inferred and merged.
+func (r *Recorder) Add(o Observation) {
+	k := Key{BusID: o.BusID, Source: o.Source, Type: o.Type}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending == nil {
@@ -86,21 +123,31 @@ func (r *Recorder) Observe(busID string, e *event.Event) {
 	p, ok := r.pending[k]
 	if !ok {
 		if len(r.pending) >= MaxPending {
-			r.dropped++
+			r.dropped += o.Count
 			return
 		}
-		p = &pending{et: EventType{BusID: busID, Source: k.Source, Type: k.Type, FirstSeen: now}}
+		p = &pending{et: EventType{BusID: o.BusID, Source: o.Source, Type: o.Type, FirstSeen: o.FirstSeen, LastSeen: o.LastSeen}}
 		r.pending[k] = p
 	}
-	p.et.LastSeen = now
-	p.et.Count++
+	if o.FirstSeen.Before(p.et.FirstSeen) {
+		p.et.FirstSeen = o.FirstSeen
+	}
+	if o.LastSeen.After(p.et.LastSeen) {
+		p.et.LastSeen = o.LastSeen
+	}
+	p.et.Count += o.Count
 	samples := r.Samples
 	if samples <= 0 {
 		samples = DefaultSamples
 	}
-	if p.sampled < samples && isJSON(e.DataContentType()) && len(e.Data()) > 0 {
-		p.sampled++
-		p.et.Schema = Merge(p.et.Schema, Infer(e.Data()))
+	for _, data := range o.Samples {
+		if p.sampled >= samples {
+			break
+		}
+		if len(data) > 0 {
+			p.sampled++
+			p.et.Schema = Merge(p.et.Schema, Infer(data))
+		}
 	}
 }
 

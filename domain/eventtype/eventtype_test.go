@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/stretchr/testify/assert"
@@ -135,7 +136,29 @@ func TestRecorderAggregatesAndWritesPeriodically(t *testing.T) {
 	assert.Len(t, repo.merged, 2, "an empty interval writes nothing")
 }
 
-// BenchmarkObserve is the cost PutEvents pays per stored event for event types: after the first Samples events
+// TestRecorderAddsReports: a router's report adds its count, widens first and last seen, and has its samples
+// inferred up to Samples per type and interval, with those of other reports.
+func TestRecorderAddsReports(t *testing.T) {
+	t.Parallel()
+	repo := &memRepo{}
+	r := &eventtype.Recorder{Repo: repo, Samples: 3}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	r.Add(eventtype.Observation{BusID: "b1", Source: "hook", Type: "t", Count: 40, FirstSeen: t0, LastSeen: t0.Add(time.Second),
+		Samples: [][]byte{[]byte(`{"a": 1}`), []byte(`{"a": 2}`)}})
+	r.Add(eventtype.Observation{BusID: "b1", Source: "hook", Type: "t", Count: 2, FirstSeen: t0.Add(-time.Second), LastSeen: t0,
+		Samples: [][]byte{[]byte(`{"a": 3, "b": true}`), []byte(`{"late": 1}`)}})
+	require.NoError(t, r.Flush(context.Background()))
+	require.Len(t, repo.merged, 1)
+	et := repo.merged[0][0]
+	assert.Equal(t, int64(42), et.Count)
+	assert.Equal(t, t0.Add(-time.Second), et.FirstSeen)
+	assert.Equal(t, t0.Add(time.Second), et.LastSeen)
+	s := schemaJSON(t, et.Schema)
+	assert.Contains(t, s, `"b"`, "the third sample is inferred")
+	assert.NotContains(t, s, "late", "the fourth is not")
+}
+
+// BenchmarkObserve is the cost of recording one event for event types: after the first Samples events
 // of a type in an interval, a map lookup under a lock.
 func BenchmarkObserve(b *testing.B) {
 	r := &eventtype.Recorder{Repo: &memRepo{}}

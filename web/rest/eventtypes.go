@@ -20,7 +20,22 @@ type EventType struct {
 	Count     int64     `json:"count" example:"1042"`
 	// Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data.
 	Schema json.RawMessage `json:"schema,omitempty" swaggertype:"object"`
+	// SchemaVersion counts the schemas the type had: 1 for the first, one more each time the inferred schema
+	// changed; SchemaSince is when the current one was first seen (absent for the first).
+	SchemaVersion int        `json:"schemaVersion" example:"2"`
+	SchemaSince   *time.Time `json:"schemaSince,omitempty"`
+	// PreviousSchemas are the schemas it had before, oldest first (at most 20).
+	PreviousSchemas []EventTypeSchema `json:"previousSchemas,omitempty"`
 } //@name EventType
+
+// EventTypeSchema is a schema an event type had, with the first and last time events of the type were seen while
+// it was the type's schema.
+type EventTypeSchema struct {
+	Version   int             `json:"version" example:"1"`
+	Schema    json.RawMessage `json:"schema,omitempty" swaggertype:"object"`
+	FirstSeen time.Time       `json:"firstSeen"`
+	LastSeen  time.Time       `json:"lastSeen"`
+} //@name EventTypeSchema
 
 // EventTypeList is one page of a bus's event types, ordered by source then type.
 type EventTypeList struct {
@@ -31,17 +46,33 @@ type EventTypeList struct {
 
 // EventTypeOf is the answer about an event type.
 func EventTypeOf(et *eventtype.EventType) EventType {
-	out := EventType{Source: et.Source, Type: et.Type, FirstSeen: et.FirstSeen, LastSeen: et.LastSeen, Count: et.Count}
-	if et.Schema != nil {
-		if b, err := json.Marshal(et.Schema); err == nil {
-			out.Schema = b
-		}
+	out := EventType{Source: et.Source, Type: et.Type, FirstSeen: et.FirstSeen, LastSeen: et.LastSeen, Count: et.Count,
+		Schema: schemaJSON(et.Schema), SchemaVersion: max(et.SchemaVersion, 1)}
+	if !et.SchemaSince.IsZero() {
+		since := et.SchemaSince
+		out.SchemaSince = &since
+	}
+	for _, v := range et.Previous {
+		out.PreviousSchemas = append(out.PreviousSchemas, EventTypeSchema{Version: v.Version, Schema: schemaJSON(v.Schema),
+			FirstSeen: v.FirstSeen, LastSeen: v.LastSeen})
 	}
 	return out
 }
 
-// listEventTypes answers a page of the event types seen on a bus: recorded from the events put on it, written
-// every few seconds (not at once).
+// schemaJSON is a schema's JSON (nil for none).
+func schemaJSON(s *eventtype.Schema) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// listEventTypes answers a page of the event types seen on a bus: recorded from the events its router routes
+// (whatever way they came in: PutEvents, webhooks, sources), written every few seconds (not at once).
 //
 //	@Summary	List the event types seen on a bus
 //	@Tags		buses

@@ -10432,8 +10432,17 @@ export interface components {
             count?: number;
             firstSeen?: string;
             lastSeen?: string;
+            /** @description PreviousSchemas are the schemas it had before, oldest first (at most 20). */
+            previousSchemas?: components["schemas"]["EventTypeSchema"][];
             /** @description Schema is a JSON Schema (2020-12) of the data, inferred from samples; absent when no sample had JSON data. */
             schema?: Record<string, never>;
+            schemaSince?: string;
+            /**
+             * @description SchemaVersion counts the schemas the type had: 1 for the first, one more each time the inferred schema
+             *     changed; SchemaSince is when the current one was first seen (absent for the first).
+             * @example 2
+             */
+            schemaVersion?: number;
             /** @example shop/web */
             source?: string;
             /** @example order.created */
@@ -10443,6 +10452,13 @@ export interface components {
             eventTypes?: components["schemas"]["EventType"][];
             /** @description NextToken asks for the next page; absent on the last page. */
             nextToken?: string;
+        };
+        EventTypeSchema: {
+            firstSeen?: string;
+            lastSeen?: string;
+            schema?: Record<string, never>;
+            /** @example 1 */
+            version?: number;
         };
         Health: {
             /** @example ok */

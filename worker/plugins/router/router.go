@@ -27,8 +27,22 @@ import (
 // Name is the plugin's connector.class.
 const Name = "router"
 
-// KeyRules is the config key of the rule table: a JSON array of Rule.
-const KeyRules = "router.rules"
+// Config keys of the router.
+const (
+	// KeyRules is the rule table: a JSON array of Rule.
+	KeyRules = "router.rules"
+	// KeyEventTypesSubject is where the router reports the event types it routes (stream.EventTypesReport):
+	// <cluster>.eventtypes.<busId>. Empty: it reports nothing.
+	KeyEventTypesSubject = "router.eventtypes.subject"
+	// KeyEventTypesInterval is how often, in milliseconds, the router reports (when it routed something).
+	KeyEventTypesInterval = "router.eventtypes.interval.ms"
+	// KeyBusID is the id of the router's bus, which its reports name. Absent: the last token of
+	// router.eventtypes.subject.
+	KeyBusID = "eb.bus.id"
+)
+
+// DefaultEventTypesInterval is the default of router.eventtypes.interval.ms.
+const DefaultEventTypesInterval = 5 * time.Second
 
 // PublishTimeout bounds the wait for JetStream to store the copies of one event.
 const PublishTimeout = 10 * time.Second
@@ -59,6 +73,17 @@ func Plugin() connector.Plugin {
 		Spec: connector.Spec{
 			{Name: KeyRules, Type: connector.TypeJSON, Default: "[]",
 				Doc: `Rule table: [{"id": "...", "name": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}]; name (the id when absent) names the rule in the bus log.`},
+			{Name: KeyEventTypesSubject, Type: connector.TypeString, Check: checkSubject,
+				Doc: "Subject the router reports the event types it routed to (<cluster>.eventtypes.<busId>, on the " +
+					"event-types stream): the (source, type) pairs of the events, with counts, when they were first and " +
+					"last stored, and samples of their JSON data. Empty: none."},
+			{Name: KeyEventTypesInterval, Type: connector.TypeInt, Default: strconv.FormatInt(DefaultEventTypesInterval.Milliseconds(), 10),
+				Min: connector.Min(100),
+				Doc: "Interval in milliseconds between two reports of event types; nothing is published for an interval " +
+					"in which nothing was routed."},
+			{Name: KeyBusID, Type: connector.TypeString,
+				Doc: "Id of the router's bus, which its reports of event types name. Empty: the last token of " +
+					KeyEventTypesSubject + "."},
 		},
 		NewSink: New,
 	}
@@ -76,6 +101,11 @@ type Sink struct {
 	// did not match a rule: the matcher is one index of every pattern.
 	patterns map[string]*pattern.Pattern
 	byName   []string
+
+	// types counts the event types routed and report publishes them (router.eventtypes.*); both nil without a
+	// subject.
+	types  *eventTypes
+	report *reporter
 }
 
 var (
@@ -86,13 +116,27 @@ var (
 
 // New compiles the rule table into one matcher. Problems of the table are connector.FieldErrors of router.rules,
 // one per problem. The bus-log keys (connector.KeyLogTopic, KeyLogLevel, KeyLogDetail) say which records Write
-// writes, published through env.JetStream on behalf of env.Connector.
+// writes, published through env.JetStream on behalf of env.Connector; router.eventtypes.subject, where the reports
+// of event types go (through env.JetStream too, from Connect on).
 func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 	var rules []Rule
 	if err := cfg.JSON(KeyRules, &rules); err != nil {
 		return nil, err
 	}
 	s := &Sink{js: env.JetStream, matcher: pattern.NewMatcher(), rules: make(map[string]Rule, len(rules))}
+	if subject := cfg.String(KeyEventTypesSubject); subject != "" {
+		busID := cfg.String(KeyBusID)
+		if busID == "" {
+			busID = subject[strings.LastIndexByte(subject, '.')+1:]
+		}
+		interval := time.Duration(cfg.Int(KeyEventTypesInterval)) * time.Millisecond
+		if interval <= 0 { // a config New was given without validating it
+			interval = DefaultEventTypesInterval
+		}
+		s.types = newEventTypes()
+		s.report = &reporter{pub: env.JetStream, subject: subject, busID: busID, interval: interval, types: s.types,
+			log: env.Log()}
+	}
 	s.log = connector.NewEventLog(env.JetStream, connector.ParseLogConfig(cfg), env.Connector, env.Log())
 	trace := s.log.Enabled(stream.LogTrace)
 	if trace {
@@ -114,8 +158,7 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 			continue
 		}
 		seen[r.ID] = true
-		if r.Subject == "" || strings.ContainsAny(r.Subject, "*> \t\r\n") || strings.Contains(r.Subject, "..") ||
-			strings.HasPrefix(r.Subject, ".") || strings.HasSuffix(r.Subject, ".") {
+		if !literalSubject(r.Subject) {
 			bad(i, r, "subject %q is not a literal NATS subject", r.Subject)
 			continue
 		}
@@ -151,11 +194,38 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 	return s, nil
 }
 
-// Connect does nothing: the router publishes on the worker's JetStream context.
-func (s *Sink) Connect(context.Context) error { return nil }
+// literalSubject reports whether subject is a NATS subject without wildcards.
+func literalSubject(subject string) bool {
+	return subject != "" && !strings.ContainsAny(subject, "*> \t\r\n") && !strings.Contains(subject, "..") &&
+		!strings.HasPrefix(subject, ".") && !strings.HasSuffix(subject, ".")
+}
 
-// Close does nothing.
-func (s *Sink) Close() error { return nil }
+// checkSubject accepts a literal NATS subject (router.eventtypes.subject).
+func checkSubject(v string) error {
+	if !literalSubject(v) {
+		return errors.New("is not a literal NATS subject")
+	}
+	return nil
+}
+
+// Connect starts reporting the event types the router routes, when its config has router.eventtypes.subject: a
+// goroutine publishes a report every router.eventtypes.interval.ms, until Close. The router publishes on the
+// worker's JetStream context: there is nothing to open, and Connect never fails.
+func (s *Sink) Connect(context.Context) error {
+	if s.report != nil {
+		s.report.start()
+	}
+	return nil
+}
+
+// Close stops reporting the event types and publishes what was counted since the last report, waiting at most
+// ReportCloseTimeout (what it could not publish is logged and lost). It returns nil.
+func (s *Sink) Close() error {
+	if s.report != nil {
+		s.report.stop()
+	}
+	return nil
+}
 
 // WriteTimeout is how long a Write may wait for JetStream to store its copies.
 func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
@@ -163,7 +233,8 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // Write matches e once and stores a copy on the subject of every matched rule whose FromSequence is below the
 // record's stream sequence, publishing them together and returning once JetStream acknowledged every one. A copy's
 // Nats-Msg-Id hashes the record's id with the rule, so copies stored before a crash are not stored twice when the
-// record is retried. Once every copy is stored, it reports their rules to the task (connector.ReportRoutedTo):
+// record is retried. Once every copy is stored, it counts the event's type for the report of event types (when the
+// router reports them) and reports the copies' rules to the task (connector.ReportRoutedTo):
 // 0 when no rule matched, or only rules whose FromSequence excludes the record. A record without JetStream
 // metadata, or whose JSON form cannot be built, is a permanent error; a copy that was not stored is a retryable one.
 // Then, when the bus's log is at INFO or TRACE, it writes the records of what it matched (logRouted) without
@@ -222,6 +293,14 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	routed := make([]string, len(futures))
 	for i, p := range futures {
 		routed[i] = p.rule
+	}
+	if s.types != nil {
+		// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
+		at := meta.Timestamp
+		if at.IsZero() {
+			at = time.Now().UTC()
+		}
+		s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
 	}
 	if s.log.Enabled(stream.LogInfo) {
 		s.logRouted(meta, e, body, matched, routed)

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	pahomqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/domain"
+)
+
+// listedType is the part of an event type these tests read.
+type listedType struct {
+	Source          string          `json:"source"`
+	Type            string          `json:"type"`
+	Count           int64           `json:"count"`
+	Schema          json.RawMessage `json:"schema"`
+	SchemaVersion   int             `json:"schemaVersion"`
+	PreviousSchemas []struct {
+		Version int             `json:"version"`
+		Schema  json.RawMessage `json:"schema"`
+	} `json:"previousSchemas"`
+}
+
+// TestEventTypesFromAllTraffic: event types are learned from what the bus's router routes, whatever way the
+// events came in: a webhook source, an MQTT source (the machine's Mosquitto) and PutEvents, each counted once; a
+// change of a type's inferred schema keeps the one before as a version.
+func TestEventTypesFromAllTraffic(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir(), "--event-types-interval", "300ms")
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "all"}, 201)
+	hook := decodeSource(t, a.must("POST", "/api/v1/buses/all/sources", map[string]any{"name": "hook", "type": "http"}, 201))
+	require.NotNil(t, hook.Webhook)
+	topic := "eb-types-test/" + domain.NewID()
+	a.must("POST", "/api/v1/buses/all/sources", map[string]any{"name": "mq", "type": "mqtt",
+		"config": map[string]any{"mqtt.url": "tcp://127.0.0.1:1883", "mqtt.topics": topic}}, 201)
+	list := func() map[string]listedType {
+		var out struct{ EventTypes []listedType }
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/all/event-types", nil, 200), &out))
+		byType := map[string]listedType{}
+		for _, et := range out.EventTypes {
+			byType[et.Type] = et
+		}
+		return byType
+	}
+	waitType := func(typ string, ok func(listedType) bool, why string) listedType {
+		t.Helper()
+		var et listedType
+		require.Eventuallyf(t, func() bool {
+			var found bool
+			et, found = list()[typ]
+			return found && ok(et)
+		}, 30*time.Second, 100*time.Millisecond, "%s: %v", why, list())
+		return et
+	}
+
+	// A webhook request.
+	require.Eventually(t, func() bool {
+		resp, err := http.Post(hook.Webhook.URLs[0], "application/json", bytes.NewReader([]byte(`{"ref": "main"}`)))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 100*time.Millisecond, "the webhook takes a request")
+	web := waitType("eventbridge:Events:HTTPEvent", func(et listedType) bool { return et.Count >= 1 }, "the webhook's event type")
+	assert.Equal(t, "eventbridge:webhook:hook", web.Source)
+	assert.EqualValues(t, 1, web.Count, "counted once")
+
+	// An MQTT message (the source subscribes once it runs: publish until one arrives).
+	c := pahomqtt.NewClient(pahomqtt.NewClientOptions().AddBroker("tcp://127.0.0.1:1883").SetClientID("pub-" + domain.NewID()))
+	tok := c.Connect()
+	require.True(t, tok.WaitTimeout(10*time.Second))
+	require.NoError(t, tok.Error())
+	t.Cleanup(func() { c.Disconnect(100) })
+	require.Eventually(t, func() bool {
+		pt := c.Publish(topic, 1, false, []byte(`{"temperature": 21.5}`))
+		pt.WaitTimeout(5 * time.Second)
+		_, ok := list()["eventbridge:Events:MQTTMessage"]
+		return ok
+	}, 30*time.Second, time.Second, "the MQTT source's event type")
+	mq := list()["eventbridge:Events:MQTTMessage"]
+	assert.Contains(t, mq.Source, "mqtt://127.0.0.1:1883/"+topic)
+	assert.Contains(t, string(mq.Schema), "temperature")
+
+	// PutEvents, then data of another shape: a new schema version.
+	a.putBatch("all", []map[string]any{event("o1", "shop", "order.created", map[string]any{"id": 1})})
+	v1 := waitType("order.created", func(et listedType) bool { return et.Count == 1 }, "the put event's type")
+	assert.Equal(t, 1, v1.SchemaVersion)
+	assert.Empty(t, v1.PreviousSchemas)
+	a.putBatch("all", []map[string]any{event("o2", "shop", "order.created", map[string]any{"id": 2, "note": "gift"})})
+	v2 := waitType("order.created", func(et listedType) bool { return et.Count == 2 }, "the second event")
+	assert.Equal(t, 2, v2.SchemaVersion, "the schema changed")
+	require.Len(t, v2.PreviousSchemas, 1)
+	assert.Equal(t, 1, v2.PreviousSchemas[0].Version)
+	assert.JSONEq(t, string(v1.Schema), string(v2.PreviousSchemas[0].Schema), "the schema before is kept")
+	assert.Contains(t, string(v2.Schema), "note")
+}
