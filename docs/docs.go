@@ -4978,6 +4978,85 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/metrics": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's\nbuses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day\n(range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one\ncontrol-plane replica at a time into the event store, so every replica answers the same.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "metrics"
+                ],
+                "summary": "Metrics history",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "enum": [
+                            "1h",
+                            "1d"
+                        ],
+                        "type": "string",
+                        "description": "1h (default) or 1d",
+                        "name": "range",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the series of this bus only",
+                        "name": "bus",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "of this rule (needs bus)",
+                        "name": "rule",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "of this target (needs rule)",
+                        "name": "target",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/MetricsHistory"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the parameter",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/runtime/connectors": {
             "get": {
                 "security": [
@@ -9929,6 +10008,77 @@ const docTemplate = `{
                 },
                 "nextToken": {
                     "type": "string"
+                }
+            }
+        },
+        "MetricsHistory": {
+            "type": "object",
+            "properties": {
+                "range": {
+                    "type": "string",
+                    "enum": [
+                        "1h",
+                        "1d"
+                    ],
+                    "example": "1h"
+                },
+                "series": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/MetricsSeries"
+                    }
+                },
+                "step": {
+                    "description": "Step is the time between two points (a Go duration): 10s over the last hour, 5m0s over the last day.",
+                    "type": "string",
+                    "example": "10s"
+                }
+            }
+        },
+        "MetricsPoint": {
+            "type": "object",
+            "properties": {
+                "t": {
+                    "type": "string"
+                },
+                "v": {
+                    "type": "number"
+                }
+            }
+        },
+        "MetricsSeries": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "type": "string",
+                    "example": "orders"
+                },
+                "metric": {
+                    "description": "Metric is in (a bus's events read by its router, a target's events read), matched (a bus's events that\nmatched a rule, a rule's events routed to it), delivered, failed, deadLettered (a target's) or latencyMs\n(a target's mean delivery latency, from the event's storing to its acceptance, retries included).",
+                    "type": "string",
+                    "enum": [
+                        "in",
+                        "matched",
+                        "delivered",
+                        "failed",
+                        "deadLettered",
+                        "latencyMs"
+                    ],
+                    "example": "delivered"
+                },
+                "points": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/MetricsPoint"
+                    }
+                },
+                "rule": {
+                    "type": "string",
+                    "example": "created"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "hook"
                 }
             }
         },

@@ -85,7 +85,8 @@ func (c TaskCounters) Add(d TaskCounters) TaskCounters {
 		Dropped: c.Dropped + d.Dropped, Failed: c.Failed + d.Failed, Undecodable: c.Undecodable + d.Undecodable,
 		Filtered: c.Filtered + d.Filtered, TransformFailed: c.TransformFailed + d.TransformFailed,
 		DeadLettered: c.DeadLettered + d.DeadLettered, Matched: c.Matched + d.Matched, Unmatched: c.Unmatched + d.Unmatched,
-		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo), LogDropped: c.LogDropped + d.LogDropped}
+		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo), LogDropped: c.LogDropped + d.LogDropped,
+		LatencyMicros: c.LatencyMicros + d.LatencyMicros}
 }
 
 // addRoutes returns the sum of two counts per rule (nil when both are empty); it changes neither.
@@ -153,6 +154,9 @@ type TaskCounters struct {
 	RoutedTo map[string]uint64 `json:"routed_to,omitempty"`
 	// LogDropped counts the task's bus-log records that could not be written (the log stream full or gone).
 	LogDropped uint64 `json:"log_dropped,omitempty"`
+	// LatencyMicros sums the delivery latency of the records Written (from their storing to their acceptance),
+	// in microseconds.
+	LatencyMicros uint64 `json:"latency_us,omitempty"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.

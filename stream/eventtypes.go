@@ -38,9 +38,10 @@ func (n Names) EventTypesStreamConfig(replicas int) jetstream.StreamConfig {
 		Retention: jetstream.WorkQueuePolicy,
 		Storage:   jetstream.FileStorage,
 		MaxAge:    EventTypesStreamMaxAge,
-		MaxBytes:  64 << 20,
-		Discard:   jetstream.DiscardOld,
-		Replicas:  replicas,
+		// No MaxBytes: it would be reserved in the store's budget (small installations start with 50 MiB); the
+		// stream is emptied as the control plane merges, and bounded by MaxAge while none does.
+		Discard:  jetstream.DiscardOld,
+		Replicas: replicas,
 	}
 }
 

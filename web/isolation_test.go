@@ -18,6 +18,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
@@ -181,6 +182,8 @@ var isolationCases = []isolationCase{
 		body: []any{ce("e1", sourceOfA, "order.created", map[string]any{"id": 1})}, notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/events", name: "search", url: v1Bus + "/events", notFound: "BusNotFound"},
+	{route: "GET /api/v1/metrics", name: "metrics history", url: "/api/v1/metrics", list: true, own: busOfA},
+	{route: "GET /api/v1/metrics", name: "metrics history of b's bus", url: "/api/v1/metrics?bus=" + busOfB, list: true},
 	{route: "GET /api/v1/buses/:bus/tail", name: "tail", url: v1Bus + "/tail", notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/log", name: "log", url: v1Bus + "/log", notFound: "BusNotFound"},
 	{route: "GET /api/v1/buses/:bus/events/:id/trace", name: "trace", url: v1Bus + "/events/b1/trace?source=" + sourceOfB, notFound: "BusNotFound"},
@@ -585,6 +588,15 @@ func seedIsolation(t *testing.T, e *env) {
 	put(isoB, busOfB, "b1", sourceOfB, typeOfB)
 	put(isoA, busOfA, "a1", sourceOfA, "type-of-a")
 	require.NoError(t, e.recorder.Flush(context.Background()))
+
+	// Both accounts have a metrics history.
+	hist := eventstore.NewHistory(e.js, e.names.Cluster, 1)
+	for _, acc := range []struct{ id, bus, rule string }{{isoB, busOfB, ruleOfB}, {isoA, busOfA, ruleOfA}} {
+		for i, at := range []time.Time{time.Now().Add(-20 * time.Second), time.Now().Add(-10 * time.Second)} {
+			require.NoError(t, hist.Append(context.Background(), acc.id, history.Hour, history.Sample{At: at, Series: []history.Counters{
+				{Bus: acc.bus, In: uint64(10 * i), Matched: uint64(5 * i)}, {Bus: acc.bus, Rule: acc.rule, Matched: uint64(5 * i)}}}))
+		}
+	}
 
 	// b's bus logs, and its log has a record of b's event.
 	as(isoB, http.MethodPatch, "/api/v1/buses/"+busOfB, map[string]any{"logConfig": map[string]any{"level": "INFO"}}, http.StatusOK)

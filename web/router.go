@@ -34,6 +34,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
@@ -79,6 +80,8 @@ type Services struct {
 	Sources *source.Service
 	// Inspect tests events against a bus's rules, searches a bus's events and tails them.
 	Inspect *inspect.Service
+	// History answers the metrics history of an account's buses, rules and targets.
+	History *history.Service
 
 	// Accounts, Users and APIKeys are the identities.
 	Accounts *account.Service

@@ -30,6 +30,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/source"
@@ -148,6 +149,7 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 		APIDestinations: &apidestination.Service{Destinations: destinations, Connections: connections, Targets: destinations},
 	}
 	srcRT, sources := newFakeSourceRuntime(), persistence.NewSourceRepository(db)
+	services.History = &history.Service{Store: eventstore.NewHistory(js, cluster, 1)}
 	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, cluster), Logs: eventstore.NewBusLog(js, cluster), DeadLetters: eventstore.NewDeadLetters(js, cluster), Tails: inspect.NewTails(2), TailRate: 50}
 	services.Sources = &source.Service{Sources: sources, Buses: buses, Runtime: srcRT, Statuses: srcRT, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}

@@ -1,12 +1,16 @@
 package connect
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
@@ -129,4 +133,68 @@ func addCounts(into, counts map[string]uint64) map[string]uint64 {
 		into[k] += n
 	}
 	return into
+}
+
+// Counters reads the cumulative counters of every bus, rule and target of every account from the runtime, in one
+// call (history.Source): a bus's from its router's totals, a rule's from what its router routed to it, a
+// target's from its connector's totals.
+func (a *Adapter) Counters(ctx context.Context) (map[string][]history.Counters, error) {
+	all, err := a.cfg.Runtime.ListConnectors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return countersOf(all), nil
+}
+
+// countersOf builds the counters of every account from the runtime's connectors.
+func countersOf(all map[string]rpc.ConnectorExpanded) map[string][]history.Counters {
+	out := map[string][]history.Counters{}
+	for name, c := range all {
+		parts := strings.Split(name, ".")
+		if c.Status == nil || c.Status.Type != rpc.TypeSink || len(parts) < 4 || parts[0] != "eb" {
+			continue
+		}
+		var n rpc.TaskCounters
+		for _, ts := range c.Status.Tasks {
+			if ts.Totals != nil {
+				n = n.Add(*ts.Totals)
+			}
+		}
+		account, busName := parts[1], parts[2]
+		switch {
+		case len(parts) == 4 && parts[3] == "router":
+			out[account] = append(out[account], history.Counters{Bus: busName, In: n.Read, Matched: n.Matched})
+			names := ruleNames(c.Info)
+			for id, k := range n.RoutedTo {
+				if rn := names[id]; rn != "" {
+					out[account] = append(out[account], history.Counters{Bus: busName, Rule: rn, Matched: k})
+				}
+			}
+		case len(parts) == 5:
+			out[account] = append(out[account], history.Counters{Bus: busName, Rule: parts[3], Target: parts[4], In: n.Read,
+				Delivered: n.Written, Failed: n.Failed + n.Dropped, DeadLettered: n.DeadLettered, LatencyMicros: n.LatencyMicros})
+		}
+	}
+	for acc := range out {
+		slices.SortFunc(out[acc], func(x, y history.Counters) int {
+			return cmp.Or(cmp.Compare(x.Bus, y.Bus), cmp.Compare(x.Rule, y.Rule), cmp.Compare(x.Target, y.Target))
+		})
+	}
+	return out
+}
+
+// ruleNames reads the names of the rules of a router's table by id.
+func ruleNames(info *rpc.ConnectorInfo) map[string]string {
+	if info == nil {
+		return nil
+	}
+	var entries []routeEntry
+	if json.Unmarshal([]byte(info.Config["router.rules"]), &entries) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		out[e.ID] = e.Name
+	}
+	return out
 }

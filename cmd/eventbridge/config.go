@@ -23,6 +23,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/listener"
@@ -109,6 +110,8 @@ type Config struct {
 	// EventTypesInterval is how often routers report the event types they routed and the control plane writes
 	// them.
 	EventTypesInterval time.Duration
+	// MetricsHistoryInterval is the step of the metrics history over the last hour (the day's is 30 of them).
+	MetricsHistoryInterval time.Duration
 	// BusLogMaxBytes and BusLogRetention bound every account's bus log: when full, the oldest records go.
 	BusLogMaxBytes  int64
 	BusLogRetention time.Duration
@@ -344,6 +347,9 @@ func (c Config) Validate() error {
 	if c.DeadLetterRetention < time.Hour {
 		return fmt.Errorf("--dead-letter-retention %s is shorter than an hour", c.DeadLetterRetention)
 	}
+	if c.MetricsHistoryInterval < 100*time.Millisecond || c.MetricsHistoryInterval > time.Minute {
+		return fmt.Errorf("--metrics-history-interval must be between 100ms and 1m")
+	}
 	if c.EventTypesInterval < 100*time.Millisecond || c.EventTypesInterval > 10*time.Minute {
 		return fmt.Errorf("--event-types-interval must be between 100ms and 10m")
 	}
@@ -455,6 +461,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.Health.FailingAfter, "health-failing-after", "EB_HEALTH_FAILING_AFTER", hr.FailingAfter, "a target or source whose records wait for another attempt and that has not succeeded for so long is FAILING")
 	dur(&c.Health.DeadLetterWindow, "health-dead-letter-window", "EB_HEALTH_DEAD_LETTER_WINDOW", hr.DeadLetterWindow, "a target or source is DEAD_LETTERING for so long after it gave a record up to the dead letters")
 	dur(&c.DeadLetterRetention, "dead-letter-retention", "EB_DEAD_LETTER_RETENTION", stream.DLQRetention, "how long an account's dead letters are kept (336h: 14 days)")
+	dur(&c.MetricsHistoryInterval, "metrics-history-interval", "EB_METRICS_HISTORY_INTERVAL", history.Hour.Step, "the step of the metrics history over the last hour (the last day's is 30 of them)")
 	dur(&c.EventTypesInterval, "event-types-interval", "EB_EVENT_TYPES_INTERVAL", eventtype.DefaultFlushInterval, "how often routers report the event types they routed and the control plane writes them")
 	dur(&c.BusLogRetention, "bus-log-retention", "EB_BUS_LOG_RETENTION", stream.LogRetention, "how long the records of an account's bus logs are kept")
 	lim := listener.Defaults

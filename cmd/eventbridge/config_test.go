@@ -22,7 +22,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
 		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
-		BusLogMaxBytes: 256 << 20, BusLogRetention: 24 * time.Hour, EventTypesInterval: 5 * time.Second,
+		BusLogMaxBytes: 256 << 20, BusLogRetention: 24 * time.Hour, EventTypesInterval: 5 * time.Second, MetricsHistoryInterval: 10 * time.Second,
 		MaxBusRetention:     bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour},
 		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second, NATSStopTimeout: 5 * time.Second,
 		Health: health.DefaultRules()}, c)
@@ -46,7 +46,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_STORAGE_CHECK_INTERVAL":  "5s",
 		"EB_NATS_STOP_TIMEOUT":       "20s",
 		"EB_HEALTH_FAILING_ATTEMPTS": "3", "EB_HEALTH_FAILING_AFTER": "1m", "EB_HEALTH_DEAD_LETTER_WINDOW": "10m",
-		"EB_BUS_LOG_MAX_MIB": "32", "EB_BUS_LOG_RETENTION": "2h", "EB_EVENT_TYPES_INTERVAL": "1s",
+		"EB_BUS_LOG_MAX_MIB": "32", "EB_BUS_LOG_RETENTION": "2h", "EB_EVENT_TYPES_INTERVAL": "1s", "EB_METRICS_HISTORY_INTERVAL": "2s",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour, AuditRetention: 720 * time.Hour,
 		Listener: listener.Limits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second,
 			IdleTimeout: 5 * time.Second, MaxHeaderBytes: 4096, MaxConnections: 64}, PutEventsRate: 500,
-		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour, BusLogMaxBytes: 32 << 20, BusLogRetention: 2 * time.Hour, EventTypesInterval: time.Second,
+		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour, BusLogMaxBytes: 32 << 20, BusLogRetention: 2 * time.Hour, EventTypesInterval: time.Second, MetricsHistoryInterval: 2 * time.Second,
 		MaxBusRetention:     bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour},
 		AccountStorageQuota: 4 << 30, StorageBudget: 20 << 30, StorageCheckInterval: 5 * time.Second, NATSStopTimeout: 20 * time.Second,
 		Health: health.Rules{FailingAttempts: 3, FailingAfter: time.Minute, DeadLetterWindow: 10 * time.Minute}}, c)
@@ -109,6 +109,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bus log under 1 MiB", []string{"--bus-log-max-mib", "0"}, nil, "--bus-log-max-mib"},
 		{"bus log kept under a minute", []string{"--bus-log-retention", "10s"}, nil, "--bus-log-retention"},
 		{"event types reported every millisecond", []string{"--event-types-interval", "1ms"}, nil, "--event-types-interval"},
+		{"metrics history every millisecond", []string{"--metrics-history-interval", "1ms"}, nil, "--metrics-history-interval"},
 		{"budget under a quota", []string{"--storage-budget-mib", "1024"}, nil, "--storage-budget-mib"},
 		{"budget env not a number", nil, map[string]string{"EB_STORAGE_BUDGET_MIB": "lots"}, "--storage-budget-mib"},
 		{"storage checked every millisecond", []string{"--storage-check-interval", "1ms"}, nil, "--storage-check-interval"},

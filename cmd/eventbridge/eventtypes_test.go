@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -102,4 +104,89 @@ func TestEventTypesFromAllTraffic(t *testing.T) {
 	assert.Equal(t, 1, v2.PreviousSchemas[0].Version)
 	assert.JSONEq(t, string(v1.Schema), string(v2.PreviousSchemas[0].Schema), "the schema before is kept")
 	assert.Contains(t, string(v2.Schema), "note")
+}
+
+// TestMetricsHistoryMoves: the metrics history of a bus, its rule and its target move as events flow: the sums of
+// their points count the events put, matched and delivered.
+func TestMetricsHistoryMoves(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir(), "--metrics-history-interval", "200ms")
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	got := make(chan string, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("ce-id")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "m"}, 201)
+	a.must("POST", "/api/v1/buses/m/rules", map[string]any{"name": "even", "eventPattern": map[string]any{"type": []any{"even"}}}, 201)
+	a.must("PUT", "/api/v1/buses/m/rules/even/targets/t", httpTarget(srv.URL), 201)
+	var events []map[string]any
+	for i := range 10 {
+		typ := "odd"
+		if i%2 == 0 {
+			typ = "even"
+		}
+		events = append(events, event(fmt.Sprintf("e%d", i), "shop", typ, map[string]any{"i": i}))
+	}
+	type history struct {
+		Range, Step string
+		Series      []struct {
+			Bus, Rule, Target, Metric string
+			Points                    []struct {
+				T time.Time
+				V *float64
+			}
+		}
+	}
+	sums := func(query string) map[string]float64 {
+		var h history
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/metrics?"+query, nil, 200), &h))
+		out := map[string]float64{}
+		for _, s := range h.Series {
+			for _, p := range s.Points {
+				if p.V != nil && s.Metric != "latencyMs" {
+					out[s.Rule+"/"+s.Target+":"+s.Metric] += *p.V
+				}
+			}
+		}
+		return out
+	}
+	// The history begins with the first sample: put once the target's series are there (two samples taken).
+	require.Eventually(t, func() bool { _, ok := sums("bus=m&rule=even&target=t")["even/t:in"]; return ok }, 30*time.Second,
+		100*time.Millisecond, "the target's series")
+	a.putBatch("m", events)
+	require.Eventually(t, func() bool {
+		s := sums("bus=m")
+		return s["/:in"] == 10 && s["/:matched"] == 5 && s["even/:matched"] == 5 && s["even/t:delivered"] == 5
+	}, 30*time.Second, 200*time.Millisecond, "the series count the events")
+	var h history
+	require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/metrics?bus=m&rule=even&target=t", nil, 200), &h))
+	assert.Equal(t, "1h", h.Range)
+	assert.Equal(t, "200ms", h.Step)
+	metrics := map[string]bool{}
+	for _, s := range h.Series {
+		metrics[s.Metric] = true
+		assert.Equal(t, "t", s.Target)
+	}
+	assert.Equal(t, map[string]bool{"in": true, "delivered": true, "failed": true, "deadLettered": true, "latencyMs": true}, metrics)
+	var lat []float64
+	for _, s := range h.Series {
+		if s.Metric == "latencyMs" {
+			for _, p := range s.Points {
+				if p.V != nil {
+					lat = append(lat, *p.V)
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, lat, "a step with deliveries has a latency")
+	assert.Greater(t, lat[0], 0.0)
+	a.must("GET", "/api/v1/metrics?range=1d", nil, 200)
+	status, body := a.do("GET", "/api/v1/metrics?range=1w", "", nil)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, string(body), "range")
+	status, _ = a.do("GET", "/api/v1/metrics?rule=even", "", nil)
+	assert.Equal(t, http.StatusBadRequest, status, "a rule needs its bus")
 }

@@ -45,6 +45,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
@@ -469,6 +470,18 @@ func (m *Main) Run(ctx context.Context) error {
 	busLog, deadLetters := eventstore.NewBusLog(js, c.ClusterID), eventstore.NewDeadLetters(js, c.ClusterID)
 	services.DeadLetters = &deadletter.Service{Store: deadLetters, Buses: buses, Rules: rules,
 		Targets: targets, Logger: log.With("component", "dead-letters"), Log: busLog}
+	// The metrics history: one replica at a time (a lease) samples the runtime's counters into the event store.
+	hourRes, dayRes := history.Resolutions(c.MetricsHistoryInterval)
+	historyStore := eventstore.NewHistory(js, c.ClusterID, c.Replicas)
+	services.History = &history.Service{Store: historyStore, Hour: hourRes, Day: dayRes}
+	sampler := &history.Sampler{Source: m.adapter, Store: historyStore, Every: c.MetricsHistoryInterval,
+		Lease:  persistence.NewLease(db, "metrics-history", replicaID(c.HTTPAddr), 3*c.MetricsHistoryInterval+5*time.Second),
+		Logger: log.With("component", "metrics-history")}
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		sampler.Run(runCtx)
+	}()
 	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, c.ClusterID), Logs: busLog, DeadLetters: deadLetters,
 		Tails: inspect.NewTails(inspect.DefaultTailsPerAccount), Logger: log.With("component", "inspect")}
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,

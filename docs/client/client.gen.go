@@ -340,6 +340,54 @@ func (e MemberRole) Valid() bool {
 	}
 }
 
+// Defines values for MetricsHistoryRange.
+const (
+	MetricsHistoryRangeN1d MetricsHistoryRange = "1d"
+	MetricsHistoryRangeN1h MetricsHistoryRange = "1h"
+)
+
+// Valid indicates whether the value is a known member of the MetricsHistoryRange enum.
+func (e MetricsHistoryRange) Valid() bool {
+	switch e {
+	case MetricsHistoryRangeN1d:
+		return true
+	case MetricsHistoryRangeN1h:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MetricsSeriesMetric.
+const (
+	DeadLettered MetricsSeriesMetric = "deadLettered"
+	Delivered    MetricsSeriesMetric = "delivered"
+	Failed       MetricsSeriesMetric = "failed"
+	In           MetricsSeriesMetric = "in"
+	LatencyMs    MetricsSeriesMetric = "latencyMs"
+	Matched      MetricsSeriesMetric = "matched"
+)
+
+// Valid indicates whether the value is a known member of the MetricsSeriesMetric enum.
+func (e MetricsSeriesMetric) Valid() bool {
+	switch e {
+	case DeadLettered:
+		return true
+	case Delivered:
+		return true
+	case Failed:
+		return true
+	case In:
+		return true
+	case LatencyMs:
+		return true
+	case Matched:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OAuthParametersHttpMethod.
 const (
 	OAuthParametersHttpMethodGET  OAuthParametersHttpMethod = "GET"
@@ -745,6 +793,24 @@ func (e GetApiV1BusesBusLogParamsLevel) Valid() bool {
 	case GetApiV1BusesBusLogParamsLevelINFO:
 		return true
 	case GetApiV1BusesBusLogParamsLevelTRACE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetApiV1MetricsParamsRange.
+const (
+	GetApiV1MetricsParamsRangeN1d GetApiV1MetricsParamsRange = "1d"
+	GetApiV1MetricsParamsRangeN1h GetApiV1MetricsParamsRange = "1h"
+)
+
+// Valid indicates whether the value is a known member of the GetApiV1MetricsParamsRange enum.
+func (e GetApiV1MetricsParamsRange) Valid() bool {
+	switch e {
+	case GetApiV1MetricsParamsRangeN1d:
+		return true
+	case GetApiV1MetricsParamsRangeN1h:
 		return true
 	default:
 		return false
@@ -1520,6 +1586,54 @@ type MemberList struct {
 	Members   *[]Member `json:"members,omitempty"`
 	NextToken *string   `json:"nextToken,omitempty"`
 }
+
+// MetricsHistory defines model for MetricsHistory.
+type MetricsHistory struct {
+	// Range Example: 1h
+	Range  *MetricsHistoryRange `json:"range,omitempty"`
+	Series *[]MetricsSeries     `json:"series,omitempty"`
+
+	// Step Step is the time between two points (a Go duration): 10s over the last hour, 5m0s over the last day.
+	//
+	// Example: 10s
+	Step *string `json:"step,omitempty"`
+}
+
+// MetricsHistoryRange Example: 1h
+type MetricsHistoryRange string
+
+// MetricsPoint defines model for MetricsPoint.
+type MetricsPoint struct {
+	T *string  `json:"t,omitempty"`
+	V *float32 `json:"v,omitempty"`
+}
+
+// MetricsSeries defines model for MetricsSeries.
+type MetricsSeries struct {
+	// Bus Example: orders
+	Bus *string `json:"bus,omitempty"`
+
+	// Metric Metric is in (a bus's events read by its router, a target's events read), matched (a bus's events that
+	// matched a rule, a rule's events routed to it), delivered, failed, deadLettered (a target's) or latencyMs
+	// (a target's mean delivery latency, from the event's storing to its acceptance, retries included).
+	//
+	// Example: delivered
+	Metric *MetricsSeriesMetric `json:"metric,omitempty"`
+	Points *[]MetricsPoint      `json:"points,omitempty"`
+
+	// Rule Example: created
+	Rule *string `json:"rule,omitempty"`
+
+	// Target Example: hook
+	Target *string `json:"target,omitempty"`
+}
+
+// MetricsSeriesMetric Metric is in (a bus's events read by its router, a target's events read), matched (a bus's events that
+// matched a rule, a rule's events routed to it), delivered, failed, deadLettered (a target's) or latencyMs
+// (a target's mean delivery latency, from the event's storing to its acceptance, retries included).
+//
+// Example: delivered
+type MetricsSeriesMetric string
 
 // OAuthClientParameters defines model for OAuthClientParameters.
 type OAuthClientParameters struct {
@@ -3852,6 +3966,27 @@ type PostApiV1DeadLettersRedriveParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1MetricsParams defines parameters for GetApiV1Metrics.
+type GetApiV1MetricsParams struct {
+	// Range 1h (default) or 1d
+	Range *GetApiV1MetricsParamsRange `form:"range,omitempty" json:"range,omitempty"`
+
+	// Bus the series of this bus only
+	Bus *string `form:"bus,omitempty" json:"bus,omitempty"`
+
+	// Rule of this rule (needs bus)
+	Rule *string `form:"rule,omitempty" json:"rule,omitempty"`
+
+	// Target of this target (needs rule)
+	Target *string `form:"target,omitempty" json:"target,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1MetricsParamsRange defines parameters for GetApiV1Metrics.
+type GetApiV1MetricsParamsRange string
+
 // GetApiV1RuntimeConnectorsParams defines parameters for GetApiV1RuntimeConnectors.
 type GetApiV1RuntimeConnectorsParams struct {
 	// XAccountId account (default: the caller's own)
@@ -5186,6 +5321,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
 	DeleteApiV1MeSessionsSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1Metrics Metrics history
+	//
+	// Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's
+	// buses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day
+	// (range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one
+	// control-plane replica at a time into the event store, so every replica answers the same.
+	//
+	// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
+	GetApiV1Metrics(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
 	//
@@ -7708,6 +7853,26 @@ func (c *Client) GetApiV1MeSessions(ctx context.Context, reqEditors ...RequestEd
 // Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
 func (c *Client) DeleteApiV1MeSessionsSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteApiV1MeSessionsSessionRequest(c.Server, session)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1Metrics Metrics history
+//
+// Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's
+// buses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day
+// (range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one
+// control-plane replica at a time into the event store, so every replica answers the same.
+//
+// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
+func (c *Client) GetApiV1Metrics(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1MetricsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14051,6 +14216,111 @@ func NewDeleteApiV1MeSessionsSessionRequest(server string, session string) (*htt
 	return req, nil
 }
 
+// NewGetApiV1MetricsRequest constructs an http.Request for the GetApiV1Metrics method
+func NewGetApiV1MetricsRequest(server string, params *GetApiV1MetricsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Range != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "range", *params.Range, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Bus != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "bus", *params.Bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rule != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rule", *params.Rule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Target != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target", *params.Target, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetApiV1RuntimeConnectorsRequest constructs an http.Request for the GetApiV1RuntimeConnectors method
 func NewGetApiV1RuntimeConnectorsRequest(server string, params *GetApiV1RuntimeConnectorsParams) (*http.Request, error) {
 	var err error
@@ -17908,6 +18178,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/me/sessions/{session} (the `DeleteApiV1MeSessionsSession` operationId).
 	DeleteApiV1MeSessionsSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*DeleteApiV1MeSessionsSessionResponse, error)
+
+	// GetApiV1MetricsWithResponse Metrics history
+	//
+	// Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's
+	// buses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day
+	// (range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one
+	// control-plane replica at a time into the event store, so every replica answers the same.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
+	GetApiV1MetricsWithResponse(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*GetApiV1MetricsResponse, error)
 
 	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 	//
@@ -23376,6 +23658,68 @@ func (r DeleteApiV1MeSessionsSessionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteApiV1MeSessionsSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1MetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MetricsHistory
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1MetricsResponse) GetJSON200() *MetricsHistory {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1MetricsResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1MetricsResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1MetricsResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1MetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1MetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1MetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1MetricsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28975,6 +29319,24 @@ func (c *ClientWithResponses) DeleteApiV1MeSessionsSessionWithResponse(ctx conte
 	return ParseDeleteApiV1MeSessionsSessionResponse(rsp)
 }
 
+// GetApiV1MetricsWithResponse Metrics history
+//
+// Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's
+// buses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day
+// (range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one
+// control-plane replica at a time into the event store, so every replica answers the same.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
+func (c *ClientWithResponses) GetApiV1MetricsWithResponse(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*GetApiV1MetricsResponse, error) {
+	rsp, err := c.GetApiV1Metrics(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1MetricsResponse(rsp)
+}
+
 // GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 //
 // Returns a wrapper object for the known response body format(s).
@@ -33979,6 +34341,53 @@ func ParseDeleteApiV1MeSessionsSessionResponse(rsp *http.Response) (*DeleteApiV1
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1MetricsResponse parses an HTTP response from a GetApiV1MetricsWithResponse call
+func ParseGetApiV1MetricsResponse(rsp *http.Response) (*GetApiV1MetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1MetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MetricsHistory
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 

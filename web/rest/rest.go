@@ -106,6 +106,8 @@ func (a *api) operations() []web.Operation {
 		{Name: "plugins.list", Method: get, Path: v1 + "/runtime/plugins", Handler: answer(a, a.listRuntimePlugins), Permission: read},
 		{Name: "plugins.schema", Method: get, Path: v1 + "/runtime/plugins/:plugin/schema", Handler: answer(a, a.runtimePluginSchema), Permission: read},
 
+		{Name: "metricsHistory.read", Method: get, Path: v1 + "/metrics", Handler: answer(a, a.readMetricsHistory), Permission: read},
+
 		{Name: "deadLetters.list", Method: get, Path: v1 + "/dead-letters", Handler: answer(a, a.listDeadLetters), Permission: read},
 		{Name: "deadLetters.redrive", Method: post, Path: v1 + "/dead-letters/redrive", Handler: answer(a, a.redriveDeadLetters), Permission: operate},
 		{Name: "deadLetters.discard", Method: del, Path: v1 + "/dead-letters", Handler: answer(a, a.deleteDeadLetters), Permission: operate},

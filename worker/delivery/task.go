@@ -91,12 +91,15 @@ type Counters struct {
 	// LogDropped counts the bus-log records of the task (TaskConfig.EventLog) and of its sink (connector.SelfLogging)
 	// that could not be published.
 	LogDropped uint64
+	// LatencyMicros sums, over the records Written, the time from their storing to their acceptance by the sink
+	// (retries included), in microseconds: with Written, the mean delivery latency of any interval.
+	LatencyMicros uint64
 }
 
 type counters struct {
 	read, written, retried, dropped, failed, undecodable, nacked, filtered, transformFailed, deadLettered atomic.Uint64
 	redelivered, parked                                                                                   atomic.Uint64
-	matched, unmatched, routed                                                                            atomic.Uint64
+	matched, unmatched, routed, latencyMicros                                                             atomic.Uint64
 }
 
 // Task reads a durable consumer and delivers its records to a sink. It is RUNNING from Start until it fails
@@ -210,7 +213,7 @@ func (t *Task) Counters() Counters {
 		Failed: t.n.failed.Load(), Undecodable: t.n.undecodable.Load(), Nacked: t.n.nacked.Load(),
 		Filtered: t.n.filtered.Load(), TransformFailed: t.n.transformFailed.Load(), Redelivered: t.n.redelivered.Load(),
 		DeadLettered: t.n.deadLettered.Load(), Matched: t.n.matched.Load(), Unmatched: t.n.unmatched.Load(),
-		Routed: t.n.routed.Load(), Parked: t.n.parked.Load(), LogDropped: t.logDropped(),
+		Routed: t.n.routed.Load(), Parked: t.n.parked.Load(), LogDropped: t.logDropped(), LatencyMicros: t.n.latencyMicros.Load(),
 	}
 }
 
@@ -543,8 +546,10 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 			}
 			t.routesMu.Unlock()
 		}
+		latency := time.Since(meta.Timestamp)
+		t.n.latencyMicros.Add(uint64(max(latency.Microseconds(), 0)))
 		if t.cfg.Delivered != nil {
-			t.cfg.Delivered(time.Since(meta.Timestamp))
+			t.cfg.Delivered(latency)
 		}
 		if err := msg.Ack(); err != nil {
 			t.log.Warn("ack", "err", err)

@@ -5281,6 +5281,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics history
+         * @description Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's
+         *     buses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day
+         *     (range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one
+         *     control-plane replica at a time into the event store, so every replica answers the same.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1h (default) or 1d */
+                    range?: "1h" | "1d";
+                    /** @description the series of this bus only */
+                    bus?: string;
+                    /** @description of this rule (needs bus) */
+                    rule?: string;
+                    /** @description of this target (needs rule) */
+                    target?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MetricsHistory"];
+                    };
+                };
+                /** @description ValidationError naming the parameter */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runtime/connectors": {
         parameters: {
             query?: never;
@@ -10541,6 +10622,40 @@ export interface components {
         MemberList: {
             members?: components["schemas"]["Member"][];
             nextToken?: string;
+        };
+        MetricsHistory: {
+            /**
+             * @example 1h
+             * @enum {string}
+             */
+            range?: "1h" | "1d";
+            series?: components["schemas"]["MetricsSeries"][];
+            /**
+             * @description Step is the time between two points (a Go duration): 10s over the last hour, 5m0s over the last day.
+             * @example 10s
+             */
+            step?: string;
+        };
+        MetricsPoint: {
+            t?: string;
+            v?: number;
+        };
+        MetricsSeries: {
+            /** @example orders */
+            bus?: string;
+            /**
+             * @description Metric is in (a bus's events read by its router, a target's events read), matched (a bus's events that
+             *     matched a rule, a rule's events routed to it), delivered, failed, deadLettered (a target's) or latencyMs
+             *     (a target's mean delivery latency, from the event's storing to its acceptance, retries included).
+             * @example delivered
+             * @enum {string}
+             */
+            metric?: "in" | "matched" | "delivered" | "failed" | "deadLettered" | "latencyMs";
+            points?: components["schemas"]["MetricsPoint"][];
+            /** @example created */
+            rule?: string;
+            /** @example hook */
+            target?: string;
         };
         OAuthClientParameters: {
             /** @example shop-client */
