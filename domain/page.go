@@ -89,6 +89,14 @@ func (p Page) AfterKey() []string {
 	return key
 }
 
+// Size is the page's limit, or DefaultPageLimit when it has none.
+func (p Page) Size() int {
+	if p.Limit <= 0 {
+		return DefaultPageLimit
+	}
+	return p.Limit
+}
+
 // AfterSequence reads the stream sequence a page of a scan starts after (0 for the first page), from a token made
 // by SequenceToken; a token that is not one is a validation error naming nextToken.
 func (p Page) AfterSequence() (uint64, error) {

@@ -105,7 +105,12 @@ func TestTargetHealthFollowsDeliveries(t *testing.T) {
 	require.NotNil(t, th.Status.LastFailure)
 	assert.Equal(t, "connection-refused", th.Status.LastFailure.ErrorClass)
 
-	th = a.waitHealth(dns, "RETRYING", 10*time.Second)
+	// By now the name that does not resolve may have failed its third attempt too (FAILING with
+	// --health-failing-attempts 3): on a loaded machine the waits above take seconds.
+	require.Eventuallyf(t, func() bool {
+		th = a.health(dns)
+		return th.Status.Health == "RETRYING" || th.Status.Health == "FAILING"
+	}, 10*time.Second, 50*time.Millisecond, "%s never left HEALTHY", dns)
 	require.NotNil(t, th.Status.LastFailure)
 	assert.Equal(t, "dns", th.Status.LastFailure.ErrorClass)
 

@@ -84,7 +84,9 @@ type Service struct {
 	Clock   domain.Clock
 	// MaxPerAccount is the quota of buses per account (DefaultMaxPerAccount when 0).
 	MaxPerAccount int
-	// Observer, when set, sees every event stored on a bus (the event types recorder).
+	// Observer, when set, sees every event stored through PutEvents. cmd/eventbridge sets none: event types are
+	// learned from what the buses' routers report, which includes webhooks and sources (adapter/eventtypes); the web
+	// tests, which run no router, record through it.
 	Observer Observer
 	// Throttle, when set, admits the events of each PutEvents at the account's rate.
 	Throttle account.Throttle

@@ -118,11 +118,7 @@ func (s *Service) List(ctx context.Context, accountID string, f Filter, page dom
 	if err != nil {
 		return nil, "", err
 	}
-	limit := page.Limit
-	if limit <= 0 {
-		limit = domain.DefaultPageLimit
-	}
-	dls, next, err := s.Store.List(ctx, accountID, Query{Filter: f, After: after, Limit: limit, MaxScan: ScanLimit})
+	dls, next, err := s.Store.List(ctx, accountID, Query{Filter: f, After: after, Limit: page.Size(), MaxScan: ScanLimit})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing the dead letters of account %s: %w", accountID, err)
 	}

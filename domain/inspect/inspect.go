@@ -200,16 +200,11 @@ func (s *Service) Search(ctx context.Context, accountID, busName string, f Filte
 	if err != nil {
 		return nil, "", err
 	}
-	limit := page.Limit
-	if limit <= 0 {
-		limit = domain.DefaultPageLimit
-	}
-	evs, next, err := s.Store.Events(ctx, b, Query{Filter: f, After: after, Limit: limit, MaxScan: ScanLimit})
+	evs, next, err := s.Store.Events(ctx, b, Query{Filter: f, After: after, Limit: page.Size(), MaxScan: ScanLimit})
 	if err != nil {
 		return nil, "", fmt.Errorf("searching the events of bus %s: %w", busName, err)
 	}
-	token := domain.SequenceToken(next)
-	return evs, token, nil
+	return evs, domain.SequenceToken(next), nil
 }
 
 // DefaultTailRate is how many events per second a tail sends at most unless Service.TailRate says otherwise.

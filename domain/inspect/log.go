@@ -124,14 +124,9 @@ func (s *Service) Log(ctx context.Context, accountID, busName string, f LogFilte
 	if err != nil {
 		return nil, "", err
 	}
-	limit := page.Limit
-	if limit <= 0 {
-		limit = domain.DefaultPageLimit
-	}
-	recs, next, err := s.Logs.Records(ctx, b, LogQuery{Filter: f, After: after, Limit: limit, MaxScan: LogScanLimit})
+	recs, next, err := s.Logs.Records(ctx, b, LogQuery{Filter: f, After: after, Limit: page.Size(), MaxScan: LogScanLimit})
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the log of bus %s: %w", busName, err)
 	}
-	token := domain.SequenceToken(next)
-	return recs, token, nil
+	return recs, domain.SequenceToken(next), nil
 }
