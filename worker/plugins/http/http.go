@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -436,6 +437,7 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
 	percentEncode(req.Header)
+	propagateTraceContext(e, req.Header)
 	if !s.structured && req.Body != nil {
 		body, err = io.ReadAll(req.Body)
 		_ = req.Body.Close()
@@ -576,4 +578,38 @@ func percentEncode(h http.Header) {
 			vs[i] = b.String()
 		}
 	}
+}
+
+// traceparentRe is a W3C trace context traceparent: version, trace id, parent id, flags, in lowercase hex.
+var traceparentRe = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
+
+// maxTracestate bounds the tracestate propagated (W3C: 32 list members of at most 256 characters; receivers may
+// drop more than 512 characters).
+const maxTracestate = 512
+
+// propagateTraceContext sends the event's trace context (the CloudEvents distributed-tracing extension's
+// traceparent and tracestate) as the W3C Trace Context headers, so that a receiver that traces continues the
+// producer's trace; they replace configured headers of those names. A traceparent that is not one (W3C's format,
+// version ff, an all-zero trace or parent id) is not propagated, and then neither is tracestate. The event itself
+// is unchanged (in binary mode it also travels as ce-traceparent).
+func propagateTraceContext(e *event.Event, h http.Header) {
+	tp, ok := e.Extensions()["traceparent"].(string)
+	if !ok || !traceparentRe.MatchString(tp) || strings.HasPrefix(tp, "ff-") ||
+		tp[3:35] == strings.Repeat("0", 32) || tp[36:52] == strings.Repeat("0", 16) {
+		return
+	}
+	h.Set("Traceparent", tp)
+	h.Del("Tracestate")
+	if ts, ok := e.Extensions()["tracestate"].(string); ok && ts != "" && len(ts) <= maxTracestate && isPrintableASCII(ts) {
+		h.Set("Tracestate", ts)
+	}
+}
+
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
