@@ -50,9 +50,28 @@ type eventTypes struct {
 	mu      sync.Mutex
 	types   map[typeKey]*seenType
 	dropped int64
+	// wake is signalled when the aggregate stops being empty: the reporter waits on it while idle, with no timer.
+	wake chan struct{}
 }
 
-func newEventTypes() *eventTypes { return &eventTypes{types: map[typeKey]*seenType{}} }
+func newEventTypes() *eventTypes {
+	return &eventTypes{types: map[typeKey]*seenType{}, wake: make(chan struct{}, 1)}
+}
+
+// signal wakes the reporter (never blocks). Called with a.mu held, when the aggregate was empty.
+func (a *eventTypes) signal() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// empty reports whether nothing was counted since the last take.
+func (a *eventTypes) empty() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.types) == 0 && a.dropped == 0
+}
 
 // observe counts one event of (source, typ) stored at, whose data is data of datacontenttype contentType. Write
 // calls it once the event was routed. For a type already counted in this report it costs a map update under the
@@ -63,6 +82,9 @@ func newEventTypes() *eventTypes { return &eventTypes{types: map[typeKey]*seenTy
 func (a *eventTypes) observe(source, typ, contentType string, data []byte, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.types) == 0 && a.dropped == 0 {
+		a.signal()
+	}
 	t, ok := a.types[typeKey{source, typ}]
 	if !ok {
 		if len(a.types) >= stream.EventTypesPerReport {
@@ -127,6 +149,9 @@ func (a *eventTypes) take() (types []stream.ObservedType, dropped int64) {
 func (a *eventTypes) restore(types []stream.ObservedType, dropped int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(types) > 0 || dropped > 0 {
+		a.signal()
+	}
 	a.dropped += dropped
 	for _, o := range types {
 		k := typeKey{o.Source, o.Type}
@@ -157,8 +182,9 @@ type reportPublisher interface {
 	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 }
 
-// reporter publishes a router's event types to its bus's subject of the event-types stream every interval, from a
-// goroutine started by start and stopped by stop.
+// reporter publishes a router's event types to its bus's subject of the event-types stream every interval while
+// the router routes, from a goroutine started by start and stopped by stop. An idle router's reporter waits for the
+// next event counted with no timer: idle buses cost nothing per second.
 type reporter struct {
 	pub      reportPublisher
 	subject  string
@@ -183,32 +209,43 @@ func (r *reporter) start() {
 
 func (r *reporter) run(ctx context.Context) {
 	defer close(r.done)
-	tick := time.NewTicker(r.interval)
-	defer tick.Stop()
 	for {
+		// Idle: nothing counted, no timer; the first event counted wakes the reporter.
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-r.types.wake:
 		}
-		_, _, err := r.flush(ctx, ReportPublishTimeout)
-		switch {
-		case ctx.Err() != nil: // stop interrupted the report; it publishes what was kept
-		case err != nil:
-			if r.failures == 0 {
-				r.log.Warn("event types: publishing the router's report failed; its counts go with the next one",
-					"subject", r.subject, "err", err)
+		// Busy: a report every interval until an interval in which nothing was counted.
+		for {
+			timer := time.NewTimer(r.interval)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
 			}
-			r.failures++
-		case r.failures > 0:
-			r.log.Info("event types: the router's reports are published again", "subject", r.subject,
-				"failed_reports", r.failures)
-			r.failures = 0
+			if r.types.empty() {
+				break // an event counted from now on signals wake again
+			}
+			_, _, err := r.flush(ctx, ReportPublishTimeout)
+			switch {
+			case ctx.Err() != nil: // stop interrupted the report; it publishes what was kept
+			case err != nil:
+				if r.failures == 0 {
+					r.log.Warn("event types: publishing the router's report failed; its counts go with the next one",
+						"subject", r.subject, "err", err)
+				}
+				r.failures++
+			case r.failures > 0:
+				r.log.Info("event types: the router's reports are published again", "subject", r.subject,
+					"failed_reports", r.failures)
+				r.failures = 0
+			}
 		}
 	}
 }
 
-// stop ends the reporting goroutine (a report being published is interrupted and kept), then publishes what is
 // left, waiting at most ReportCloseTimeout: what it cannot publish then is lost, and logged. It blocks until done.
 func (r *reporter) stop() {
 	if r.cancel != nil {

@@ -1,12 +1,17 @@
 package router
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +167,40 @@ func TestSplitReport(t *testing.T) {
 	assert.Empty(t, got[10].Samples)
 
 	assert.Equal(t, [][]stream.ObservedType{nil}, splitReport("b1", nil), "a report of dropped events only")
+}
+
+// countingPublisher records the reports published.
+type countingPublisher struct {
+	mu   sync.Mutex
+	msgs []*nats.Msg
+}
+
+func (p *countingPublisher) PublishMsg(_ context.Context, m *nats.Msg, _ ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, m)
+	return &jetstream.PubAck{}, nil
+}
+
+func (p *countingPublisher) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.msgs)
+}
+
+// TestReporterWakesOnTheFirstEventAfterIdling: the reporter of an idle router waits with no timer, and the first
+// event counted after a quiet spell is reported within an interval, each time.
+func TestReporterWakesOnTheFirstEventAfterIdling(t *testing.T) {
+	pub := &countingPublisher{}
+	r := &reporter{pub: pub, subject: "t.eventtypes.b", busID: "b", interval: 20 * time.Millisecond, types: newEventTypes(),
+		log: slog.New(slog.DiscardHandler)}
+	r.start()
+	defer r.stop()
+	for round := 1; round <= 3; round++ {
+		time.Sleep(100 * time.Millisecond) // idle: several intervals with nothing
+		require.Equal(t, round-1, pub.count(), "nothing is published while idle")
+		r.types.observe("shop", "t", "application/json", []byte(`{}`), at)
+		require.Eventually(t, func() bool { return pub.count() == round }, 2*time.Second, 5*time.Millisecond,
+			"round %d: the event is reported", round)
+	}
 }
