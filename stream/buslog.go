@@ -178,25 +178,8 @@ type LogLimits struct {
 
 // LogStreamConfig is the log stream of an account.
 func (n Names) LogStreamConfig(accountID string, replicas int, limits LogLimits) jetstream.StreamConfig {
-	if replicas < 1 {
-		replicas = 1
-	}
-	if limits.MaxAge <= 0 {
-		limits.MaxAge = LogRetention
-	}
-	if limits.MaxBytes <= 0 {
-		limits.MaxBytes = LogMaxBytes
-	}
-	return jetstream.StreamConfig{
-		Name:      n.LogStream(accountID),
-		Subjects:  []string{n.LogSubjects(accountID)},
-		Retention: jetstream.LimitsPolicy,
-		Storage:   jetstream.FileStorage,
-		MaxAge:    limits.MaxAge,
-		MaxBytes:  limits.MaxBytes,
-		Discard:   jetstream.DiscardOld,
-		Replicas:  replicas,
-	}
+	return boundedStream(n.LogStream(accountID), n.LogSubjects(accountID), replicas, limits.MaxAge, limits.MaxBytes,
+		LogRetention, LogMaxBytes)
 }
 
 // EnsureLogStream creates the log stream of an account, or updates its limits. Idempotent.

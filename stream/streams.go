@@ -138,22 +138,30 @@ type DLQLimits struct {
 
 // DLQStreamConfig is the dead-letter stream of an account.
 func (n Names) DLQStreamConfig(accountID string, replicas int, limits DLQLimits) jetstream.StreamConfig {
+	return boundedStream(n.DLQStream(accountID), n.DLQSubject(accountID), replicas, limits.MaxAge, limits.MaxBytes,
+		DLQRetention, DLQMaxBytes)
+}
+
+// boundedStream is a file stream of an account's records bounded by age and size, whose oldest records go when it
+// is full (DiscardOld); zero bounds take the defaults, fewer than one replica is one.
+func boundedStream(name, subject string, replicas int, maxAge time.Duration, maxBytes int64,
+	defaultAge time.Duration, defaultBytes int64) jetstream.StreamConfig {
 	if replicas < 1 {
 		replicas = 1
 	}
-	if limits.MaxAge <= 0 {
-		limits.MaxAge = DLQRetention
+	if maxAge <= 0 {
+		maxAge = defaultAge
 	}
-	if limits.MaxBytes <= 0 {
-		limits.MaxBytes = DLQMaxBytes
+	if maxBytes <= 0 {
+		maxBytes = defaultBytes
 	}
 	return jetstream.StreamConfig{
-		Name:       n.DLQStream(accountID),
-		Subjects:   []string{n.DLQSubject(accountID)},
+		Name:       name,
+		Subjects:   []string{subject},
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    jetstream.FileStorage,
-		MaxAge:     limits.MaxAge,
-		MaxBytes:   limits.MaxBytes,
+		MaxAge:     maxAge,
+		MaxBytes:   maxBytes,
 		Discard:    jetstream.DiscardOld,
 		Duplicates: DuplicateWindow,
 		Replicas:   replicas,

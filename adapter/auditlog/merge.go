@@ -4,12 +4,10 @@ package auditlog
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -53,53 +51,36 @@ func (m *Merger) log() *slog.Logger {
 	return m.Logger
 }
 
-// merge ensures the stream and the consumer and merges batches until ctx ends or something fails.
+// merge ensures the stream and merges batches until ctx ends or something fails.
 func (m *Merger) merge(ctx context.Context) error {
 	if err := m.Names.EnsureAuditStream(ctx, m.JS, m.Replicas); err != nil {
 		return err
 	}
-	cons, err := m.JS.CreateOrUpdateConsumer(ctx, m.Names.AuditStream(), jetstream.ConsumerConfig{
-		Durable: m.Names.AuditConsumer(), AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second,
-	})
-	if err != nil {
-		return err
-	}
-	batch := m.Batch
-	if batch <= 0 {
-		batch = 100
-	}
-	for ctx.Err() == nil {
-		msgs, err := cons.Fetch(batch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return err
-		}
-		var got []jetstream.Msg
-		var entries []audit.Entry
-		for msg := range msgs.Messages() {
-			rec, err := stream.DecodeAuditRecord(msg.Data())
-			if err != nil {
-				m.log().Warn("dropping a malformed record of the audit stream", "subject", msg.Subject(), "err", err)
-				_ = msg.Term()
-				continue
+	return stream.DrainWorkQueue(ctx, m.JS, m.Names.AuditStream(), m.Names.AuditConsumer(), m.Batch,
+		func(ctx context.Context, msgs []jetstream.Msg) error {
+			var got []jetstream.Msg
+			var entries []audit.Entry
+			for _, msg := range msgs {
+				rec, err := stream.DecodeAuditRecord(msg.Data())
+				if err != nil {
+					m.log().Warn("dropping a malformed record of the audit stream", "subject", msg.Subject(), "err", err)
+					_ = msg.Term()
+					continue
+				}
+				got = append(got, msg)
+				entries = append(entries, EntryOf(rec))
 			}
-			got = append(got, msg)
-			entries = append(entries, EntryOf(rec))
-		}
-		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
-			!errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		if len(entries) == 0 {
-			continue
-		}
-		if err := m.Entries.Append(ctx, entries); err != nil {
-			return err // not acknowledged: redelivered after AckWait
-		}
-		for _, msg := range got {
-			_ = msg.Ack()
-		}
-	}
-	return ctx.Err()
+			if len(entries) == 0 {
+				return nil
+			}
+			if err := m.Entries.Append(ctx, entries); err != nil {
+				return err // not acknowledged: redelivered after AckWait
+			}
+			for _, msg := range got {
+				_ = msg.Ack()
+			}
+			return nil
+		})
 }
 
 // EntryOf is the audit entry of a worker's record: by the cluster token (or anonymous when the call carried none),

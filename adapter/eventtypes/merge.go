@@ -4,11 +4,9 @@ package eventtypes
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
@@ -52,42 +50,25 @@ func (m *Merger) log() *slog.Logger {
 	return m.Logger
 }
 
-// merge ensures the stream and the consumer and merges batches until ctx ends or something fails.
+// merge ensures the stream and merges reports until ctx ends or something fails.
 func (m *Merger) merge(ctx context.Context) error {
 	if err := m.Names.EnsureEventTypesStream(ctx, m.JS, m.Replicas); err != nil {
 		return err
 	}
-	cons, err := m.JS.CreateOrUpdateConsumer(ctx, m.Names.EventTypesStream(), jetstream.ConsumerConfig{
-		Durable: m.Names.EventTypesConsumer(), AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second,
-	})
-	if err != nil {
-		return err
-	}
-	batch := m.Batch
-	if batch <= 0 {
-		batch = 100
-	}
-	for ctx.Err() == nil {
-		msgs, err := cons.Fetch(batch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return err
-		}
-		for msg := range msgs.Messages() {
-			rep, err := stream.DecodeEventTypesReport(msg.Data())
-			if err != nil {
-				m.log().Warn("dropping a malformed report of the event-types stream", "subject", msg.Subject(), "err", err)
-				_ = msg.Term()
-				continue
+	return stream.DrainWorkQueue(ctx, m.JS, m.Names.EventTypesStream(), m.Names.EventTypesConsumer(), m.Batch,
+		func(_ context.Context, msgs []jetstream.Msg) error {
+			for _, msg := range msgs {
+				rep, err := stream.DecodeEventTypesReport(msg.Data())
+				if err != nil {
+					m.log().Warn("dropping a malformed report of the event-types stream", "subject", msg.Subject(), "err", err)
+					_ = msg.Term()
+					continue
+				}
+				m.add(rep)
+				_ = msg.Ack()
 			}
-			m.add(rep)
-			_ = msg.Ack()
-		}
-		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
-			!errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-	}
-	return ctx.Err()
+			return nil
+		})
 }
 
 // add gives the recorder what one report says.
