@@ -21,11 +21,6 @@ const docTemplate = `{
     "paths": {
         "/api-destination/createApiDestination": {
             "post": {
-                "security": [
-                    {
-                        "BearerAuth": []
-                    }
-                ],
                 "description": "httpApiParameters.endpoint is an absolute http or https URL whose \"*\" path segments are filled from the\nevent; apiParameters is not supported. connectionName names a connection of the account.",
                 "consumes": [
                     "application/json"
@@ -85,16 +80,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/api-destination/deleteApiDestination": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api-destination/deleteApiDestination": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -153,16 +148,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/api-destination/getApiDestination": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api-destination/getApiDestination": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -221,16 +216,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/api-destination/listApiDestinations": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api-destination/listApiDestinations": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -289,16 +284,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/api-destination/updateApiDestination": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api-destination/updateApiDestination": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -357,16 +352,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/accounts": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/accounts": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -413,14 +408,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -473,16 +468,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/accounts/{account}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/accounts/{account}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -524,14 +519,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "description": "The confirm parameter must repeat the account's id. Deleting cannot be undone.",
                 "produces": [
                     "application/json"
@@ -584,14 +579,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "description": "limits.putEventsPerSecond: the events per second the account may put (0: the installation's default). Each replica of the control plane believes an account's limits for 5 seconds after reading them.",
                 "consumes": [
                     "application/json"
@@ -652,16 +647,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/accounts/{account}/members": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/accounts/{account}/members": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -709,16 +704,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/accounts/{account}/members/{user}": {
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/accounts/{account}/members/{user}": {
+            "put": {
                 "consumes": [
                     "application/json"
                 ],
@@ -791,14 +786,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "identity"
                 ],
@@ -841,16 +836,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/api-destinations": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/api-destinations": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -903,14 +898,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -981,16 +976,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/api-destinations/{destination}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/api-destinations/{destination}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1038,14 +1033,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "put": {
                 "consumes": [
                     "application/json"
                 ],
@@ -1129,14 +1124,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "api-destinations"
                 ],
@@ -1184,14 +1179,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "consumes": [
                     "application/json"
                 ],
@@ -1263,16 +1258,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/api-keys": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/api-keys": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1319,14 +1314,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "description": "The answer holds the secret, which is never shown again: store it. Two live keys may share a name,\nto rotate one: create the new one, move the clients, revoke the old one.",
                 "consumes": [
                     "application/json"
@@ -1386,16 +1381,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/api-keys/{key}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/api-keys/{key}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1443,14 +1438,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "identity"
                 ],
@@ -1492,16 +1487,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/audit-log": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/audit-log": {
+            "get": {
                 "description": "One entry per control operation of every API (not PutEvents or webhook intake, which metrics\ncount), and per call of the worker REST API: who, account, operation, resource, outcome, time and\nclient address; never a credential. Account administrators read their account's entries; an\ninstance administrator may add allAccounts=true for every account's and the instance's. Entries\nare kept for --audit-retention (90 days by default).",
                 "produces": [
                     "application/json"
@@ -1591,16 +1586,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1653,14 +1648,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -1725,16 +1720,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1782,14 +1777,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "buses"
                 ],
@@ -1837,14 +1832,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "consumes": [
                     "application/json"
                 ],
@@ -1916,16 +1911,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/event-types": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/event-types": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -1991,16 +1986,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/events": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/events": {
+            "get": {
                 "description": "The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within\nthe bus's retention, selected by the time they were stored, their type, source and subject (exact\nvalues) and an event pattern. The search scans the bus's stream: a page reads at most 10,000\nevents, so it may hold fewer than limit, even none, and a nextToken.",
                 "produces": [
                     "application/json"
@@ -2109,14 +2104,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "description": "Takes CloudEvents in the HTTP binding's binary mode (ce-* headers, the body is the data), structured\nmode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an array).\nEach event is validated alone: an invalid one or one over 256 KiB fails with its errorCode\n(InvalidEvent, EventTooLarge) while the others are stored. The answer lists the outcome of every\nevent in request order, with status 200 even when some failed. An event put again with the same\nsource and id within 2 minutes is stored once and answered with the same eventId and\n\"duplicate\": true. A body over 1 MiB is refused whole (413); a single event that is refused is\nanswered with its status (400, 413, or 503 with Retry-After when the store did not acknowledge it). An\nempty batch is answered with no entries. Every failure: docs/putevents-errors.md.",
                 "consumes": [
                     "application/cloudevents+json",
@@ -2233,16 +2228,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/events/{id}/trace": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/events/{id}/trace": {
+            "get": {
                 "description": "The event as the bus stored it, every rule of the bus with whether it matched the event and why not,\nthe bus log's records of the event (the router's matches, every attempt of every target with its\noutcome) and its dead letters. Ids are unique per source: source is required. The event is found\nwhere the log's EVENT_RECEIPT says, else by scanning the bus from ` + "`" + `from` + "`" + ` (default: the oldest event\nit keeps), at most 100,000 events: give ` + "`" + `from` + "`" + ` near the time it was put on a busy bus.",
                 "produces": [
                     "application/json"
@@ -2317,16 +2312,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/log": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/log": {
+            "get": {
                 "description": "The records of what happened to the bus's events, oldest first, as its logConfig.level\nrecords them: events read by the router, rules matched (and, at TRACE, not matched, with why),\nevery attempt per target with its outcome, latency and error class, dead letters, redrives.\nFilters scan the account's log: a page reads at most 10,000 records, so it may hold fewer than\nlimit, even none, and a nextToken. docs/events.md lists the record types.",
                 "produces": [
                     "application/json"
@@ -2446,16 +2441,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -2527,14 +2522,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -2606,16 +2601,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules/{rule}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules/{rule}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -2670,14 +2665,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "put": {
                 "consumes": [
                     "application/json"
                 ],
@@ -2756,14 +2751,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "rules"
                 ],
@@ -2812,14 +2807,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "consumes": [
                     "application/json"
                 ],
@@ -2892,16 +2887,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules/{rule}/disable": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules/{rule}/disable": {
+            "post": {
                 "description": "Events put while the rule is disabled are never delivered to its targets.",
                 "produces": [
                     "application/json"
@@ -2957,16 +2952,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules/{rule}/enable": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules/{rule}/enable": {
+            "post": {
                 "description": "The rule receives every matching event stored after the call answered, none stored while it was disabled.",
                 "produces": [
                     "application/json"
@@ -3022,16 +3017,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules/{rule}/targets": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules/{rule}/targets": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -3086,16 +3081,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/rules/{rule}/targets/{target}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/rules/{rule}/targets/{target}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -3157,14 +3152,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "put": {
                 "description": "A new target receives every event routed to its rule after the call answered. A rule has at most 5 targets.\nAn input transformer (one of inputTransformer, input, inputPath and transform) shapes the data the\ntarget receives, and attributes sets CloudEvent attributes (subject, type, source, dataschema,\nextensions) of the event it receives; try them with POST /api/v1/test-input-transformer.",
                 "consumes": [
                     "application/json"
@@ -3257,14 +3252,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "targets"
                 ],
@@ -3320,16 +3315,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/sources": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/sources": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -3401,14 +3396,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "description": "The config is checked by the plugin of the type (every problem is named); secret keys are sealed\nunder the master key and answered as \"***\". A source of type http gets a webhook token and URLs.",
                 "consumes": [
                     "application/json"
@@ -3487,16 +3482,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/sources/{source}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -3551,14 +3546,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "put": {
                 "description": "The type of an existing source cannot change. A secret value sent as \"***\" keeps the stored one.",
                 "consumes": [
                     "application/json"
@@ -3650,14 +3645,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "sources"
                 ],
@@ -3706,14 +3701,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "consumes": [
                     "application/json"
                 ],
@@ -3792,16 +3787,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/sources/{source}/disable": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/disable": {
+            "post": {
                 "description": "Its connector is stopped, keeping its offsets; a webhook answers 404.",
                 "produces": [
                     "application/json"
@@ -3857,16 +3852,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/sources/{source}/enable": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/enable": {
+            "post": {
                 "description": "Its connector resumes from its offsets; a webhook accepts requests again.",
                 "produces": [
                     "application/json"
@@ -3922,16 +3917,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/sources/{source}/rotate-token": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/sources/{source}/rotate-token": {
+            "post": {
                 "description": "The former token answers 404 from then on.",
                 "produces": [
                     "application/json"
@@ -3993,16 +3988,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/tail": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/tail": {
+            "get": {
                 "description": "A Server-Sent Events stream of the events stored on the bus from now on that match the filter\n(type, source, subject, pattern), in order. It starts with an event \"ready\" once it listens; each\nevent is an SSE event \"event\" with the id of its sequence and a StoredEvent as data. A tail sends\nat most 100 events a second: matching events beyond are not sent, and an SSE event \"skipped\"\n(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per\nreplica (429 TooManyTails). A comment is sent every 15 s while quiet.",
                 "produces": [
                     "text/event-stream"
@@ -4087,16 +4082,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/buses/{bus}/test-event": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/test-event": {
+            "post": {
                 "description": "Matches a CloudEvent (JSON format) against every rule of the bus, enabled or not, in the order of\ntheir names, as the bus's router matches it once stored, and explains each rule that does not\nmatch: the first condition of its pattern that fails, with the field's path, the pattern's\nalternatives, the event's value and the reason. Nothing is stored.",
                 "consumes": [
                     "application/json"
@@ -4163,16 +4158,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/connections": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/connections": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -4225,14 +4220,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -4297,16 +4292,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/connections/{connection}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/connections/{connection}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -4354,14 +4349,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "put": {
                 "consumes": [
                     "application/json"
                 ],
@@ -4439,14 +4434,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "connections"
                 ],
@@ -4494,14 +4489,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "consumes": [
                     "application/json"
                 ],
@@ -4573,16 +4568,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/dead-letters": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/dead-letters": {
+            "get": {
                 "description": "The events the account's targets gave up, with the reason, the attempts, the connector and the\noriginal CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead\nletters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter\nbus send their dead letters to that bus instead; they are not listed here.",
                 "produces": [
                     "application/json"
@@ -4666,14 +4661,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);\nselected by filter, every matching dead letter stored when the call starts is discarded\n({\"filter\": {}} discards them all). Each is reported in entries, in order.",
                 "consumes": [
                     "application/json"
@@ -4739,16 +4734,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/dead-letters/redrive": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/dead-letters/redrive": {
+            "post": {
                 "description": "Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is redriven);\nselected by filter, every matching dead letter stored when the call starts is redriven. Each is\nreported in entries, in order: a dead letter whose target no longer exists fails alone\n(TargetNotFound) and stays in the list. The redriven event is the original one; the target's\nretry policy applies to it afresh, its age counted from the redrive.",
                 "consumes": [
                     "application/json"
@@ -4814,16 +4809,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/me": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/me": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -4850,16 +4845,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/me/password": {
-            "put": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/me/password": {
+            "put": {
                 "consumes": [
                     "application/json"
                 ],
@@ -4906,16 +4901,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/me/sessions": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/me/sessions": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -4936,16 +4931,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/me/sessions/{session}": {
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/me/sessions/{session}": {
+            "delete": {
                 "tags": [
                     "sessions"
                 ],
@@ -4975,16 +4970,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/metrics": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/metrics": {
+            "get": {
                 "description": "Events in, matched, delivered, failed, dead-lettered and the mean delivery latency of the account's\nbuses, rules and targets, over the last hour (range=1h, a point every 10 s) or the last day\n(range=1d, every 5 min). Derived from the runtime's cumulative counters, sampled by one\ncontrol-plane replica at a time into the event store, so every replica answers the same.",
                 "produces": [
                     "application/json"
@@ -5054,16 +5049,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5110,16 +5105,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors/{connector}/pause": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/pause": {
+            "post": {
                 "produces": [
                     "application/json"
                 ],
@@ -5170,16 +5165,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors/{connector}/restart": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/restart": {
+            "post": {
                 "produces": [
                     "application/json"
                 ],
@@ -5248,16 +5243,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors/{connector}/resume": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/resume": {
+            "post": {
                 "produces": [
                     "application/json"
                 ],
@@ -5308,16 +5303,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors/{connector}/stop": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/stop": {
+            "post": {
                 "produces": [
                     "application/json"
                 ],
@@ -5368,16 +5363,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/connectors/{connector}/tasks/{task}/restart": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/connectors/{connector}/tasks/{task}/restart": {
+            "post": {
                 "produces": [
                     "application/json"
                 ],
@@ -5441,16 +5436,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/plugins": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/plugins": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5491,16 +5486,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/plugins/{plugin}/schema": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/plugins/{plugin}/schema": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5554,16 +5549,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/runtime/workers": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/runtime/workers": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5604,16 +5599,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/session": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/session": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5640,7 +5635,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
             },
             "post": {
                 "description": "Checks the user name and password and sets the session cookie (eb_session: HttpOnly, SameSite=Lax,\nSecure on an https public URL). The cookie authenticates the requests of the console like an\nAPI key; those that change something must also send the answer's csrfToken in X-CSRF-Token and\ncome from this server's origin. An unknown user, a wrong password and a disabled user answer alike\n(401); after three failures from one address, attempts on that user name must wait, twice as long\nafter each failure (429 with Retry-After).",
@@ -5705,11 +5705,6 @@ const docTemplate = `{
                 }
             },
             "delete": {
-                "security": [
-                    {
-                        "BearerAuth": []
-                    }
-                ],
                 "tags": [
                     "sessions"
                 ],
@@ -5736,16 +5731,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/test-event-pattern": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/test-event-pattern": {
+            "post": {
                 "description": "Compiles the pattern as a rule's is (an invalid one is a 400 InvalidEventPattern naming the\nproblem) and matches the event. On a mismatch, explanation names the first condition that fails:\nits path, the pattern's alternatives, the event's value and the reason.",
                 "consumes": [
                     "application/json"
@@ -5799,16 +5794,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/test-input-transformer": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/test-input-transformer": {
+            "post": {
                 "description": "Answers the data a target with this input transformer would receive for the event, its content\ntype, and the attributes the transformer sets. The transformer is validated as a target's is: an\ninvalid one is a 400 naming its field (attributes.\u003cname\u003e for an attribute); an event the\ntransformer cannot be applied to (an empty type, ...) is a 400 on event.",
                 "consumes": [
                     "application/json"
@@ -5862,16 +5857,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/users": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/users": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -5912,14 +5907,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -5972,16 +5967,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/api/v1/users/{user}": {
-            "get": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/api/v1/users/{user}": {
+            "get": {
                 "produces": [
                     "application/json"
                 ],
@@ -6023,14 +6018,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "delete": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "delete": {
                 "tags": [
                     "identity"
                 ],
@@ -6072,14 +6067,14 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            },
-            "patch": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            },
+            "patch": {
                 "description": "The last enabled instance administrator cannot be disabled or demoted (LastInstanceAdmin).",
                 "consumes": [
                     "application/json"
@@ -6146,7 +6141,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
             }
         },
         "/api/v1/webhooks/{token}": {
@@ -6513,11 +6513,6 @@ const docTemplate = `{
         },
         "/bus/createEventBus": {
             "post": {
-                "security": [
-                    {
-                        "BearerAuth": []
-                    }
-                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -6576,16 +6571,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/bus/deleteEventBus": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/bus/deleteEventBus": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -6644,16 +6639,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/bus/getEventBus": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/bus/getEventBus": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -6712,16 +6707,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/bus/listEventBuses": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/bus/listEventBuses": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -6780,16 +6775,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/connection/createConnection": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/connection/createConnection": {
+            "post": {
                 "description": "Creates a connection; authParameters.authorizationType BASIC_AUTH, API_KEY_AUTH or OAUTH_AUTH selects the\nmember of authParameters that is required. Secrets are stored encrypted and never answered.",
                 "consumes": [
                     "application/json"
@@ -6849,16 +6844,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/connection/deleteConnection": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/connection/deleteConnection": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -6917,16 +6912,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/connection/getConnection": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/connection/getConnection": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -6985,16 +6980,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/connection/listConnections": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/connection/listConnections": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7053,16 +7048,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/connection/updateConnection": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/connection/updateConnection": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7121,7 +7116,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
             }
         },
         "/healthz": {
@@ -7145,11 +7145,6 @@ const docTemplate = `{
         },
         "/metrics": {
             "get": {
-                "security": [
-                    {
-                        "BearerAuth": []
-                    }
-                ],
                 "produces": [
                     "text/plain"
                 ],
@@ -7182,16 +7177,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/Problem"
                         }
                     }
-                }
-            }
-        },
-        "/putEvents": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/putEvents": {
+            "post": {
                 "description": "Takes CloudEvents in binary mode (ce-* headers, the body is the data; the bus in ce-eventbusname),\nstructured mode (application/cloudevents+json) or batch mode (application/cloudevents-batch+json: an\narray). Each event names its bus with the extension eventbusname (aliyuneventbusname is read too); all\nthe events of a request must name the same bus. Each event is validated alone: an invalid one, one\nwithout eventbusname or one over 256 KiB fails with its errorCode while the others are stored. The\nanswer lists the outcome of every event in request order, with status 200 even when some failed; a\nsingle invalid event in binary or structured mode is answered 400.",
                 "consumes": [
                     "application/cloudevents+json",
@@ -7289,7 +7284,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
             }
         },
         "/readyz": {
@@ -7319,11 +7319,6 @@ const docTemplate = `{
         },
         "/rule/createEventRule": {
             "post": {
-                "security": [
-                    {
-                        "BearerAuth": []
-                    }
-                ],
                 "consumes": [
                     "application/json"
                 ],
@@ -7382,16 +7377,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/deleteEventRule": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/deleteEventRule": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7450,16 +7445,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/disableEventRule": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/disableEventRule": {
+            "post": {
                 "description": "Events put while the rule is disabled are never delivered to its targets.",
                 "consumes": [
                     "application/json"
@@ -7519,16 +7514,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/enableEventRule": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/enableEventRule": {
+            "post": {
                 "description": "The rule receives every matching event stored after the call answered, none stored while it was disabled.",
                 "consumes": [
                     "application/json"
@@ -7588,16 +7583,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/getEventRule": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/getEventRule": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7656,16 +7651,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/listEventRules": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/listEventRules": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7724,16 +7719,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/rule/updateEventRule": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/rule/updateEventRule": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7792,16 +7787,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/source/createEventSource": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/source/createEventSource": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7866,16 +7861,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/source/deleteEventSource": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/source/deleteEventSource": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -7934,16 +7929,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/source/getEventSource": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/source/getEventSource": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -8002,16 +7997,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/source/listEventSources": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/source/listEventSources": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -8070,16 +8065,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/source/updateEventSource": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/source/updateEventSource": {
+            "post": {
                 "description": "The className must stay the source's type; a secret value sent as \"***\" keeps the stored one.",
                 "consumes": [
                     "application/json"
@@ -8145,16 +8140,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/target/createEventTargets": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/target/createEventTargets": {
+            "post": {
                 "description": "Adds targets to a rule; none may exist already. className is the target type: http (config: url,\nmethod, headers, mode, timeout), api-destination or acs.api.destination (config.apiDestination), bus or\nacs.eventbridge (config.bus, another bus of the account) or log; config also holds an input transformer\n(inputTransformer, input, inputPath, transform, attributes). runOptions.retryStrategy sets the retry\npolicy, runOptions.deadLetterQueue {type: bus, config: {bus}} the dead-letter bus. Other classNames are\nEventTargetClassNotExist. A new target receives every event routed to its rule after the call answered.",
                 "consumes": [
                     "application/json"
@@ -8214,16 +8209,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/target/deleteEventTargets": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/target/deleteEventTargets": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -8282,16 +8277,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/target/listEventTargets": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/target/listEventTargets": {
+            "post": {
                 "consumes": [
                     "application/json"
                 ],
@@ -8350,16 +8345,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/target/updateEventTargets": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/target/updateEventTargets": {
+            "post": {
                 "description": "Replaces the className, config and runOptions of existing targets of a rule (see createEventTargets).",
                 "consumes": [
                     "application/json"
@@ -8419,16 +8414,16 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
-            }
-        },
-        "/type/listEventTypes": {
-            "post": {
+                },
                 "security": [
                     {
                         "BearerAuth": []
                     }
-                ],
+                ]
+            }
+        },
+        "/type/listEventTypes": {
+            "post": {
                 "description": "The (source, type) pairs seen on a bus (eventBusName) or on every bus of the account, optionally of one\nCloudEvents source (eventSourceName); recorded from the events put, written every few seconds.",
                 "consumes": [
                     "application/json"
@@ -8488,7 +8483,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/RocketMQError"
                         }
                     }
-                }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
             }
         },
         "/webhook/putEvents": {

@@ -22,6 +22,7 @@ import (
 	"github.com/gin-gonic/gin"
 	swaggerFiles "github.com/swaggo/files"
 	ginSwagger "github.com/swaggo/gin-swagger"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/docs"
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -123,6 +124,8 @@ type Config struct {
 	// Metrics is told what the API answers and stores, and serves GET /metrics (instance administrators); nil
 	// counts nothing and /metrics answers 404.
 	Metrics Metrics
+	// Tracer, when set, makes a server span of every operation called (traced); nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // Metrics is the control plane's metrics as the API feeds and serves them.
@@ -239,8 +242,12 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	}
 	for _, d := range all {
 		for _, op := range d.Operations {
-			r.Handle(op.Method, op.Path, handlersOf(d, op, guard{d: d, perm: op.Permission, auth: s.Auth, sessions: sessions,
-				accounts: accounts, anyBody: op.AnyBody}, s.Audit)...)
+			chain := handlersOf(d, op, guard{d: d, perm: op.Permission, auth: s.Auth, sessions: sessions,
+				accounts: accounts, anyBody: op.AnyBody}, s.Audit)
+			if cfg.Tracer != nil {
+				chain = append([]gin.HandlerFunc{traced(cfg.Tracer, op)}, chain...)
+			}
+			r.Handle(op.Method, op.Path, chain...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -63,6 +64,10 @@ type Config struct {
 	// "eventbridge.plugin.<connector.class>", whose levels /admin/loggers changes. Without, the worker makes its own
 	// over Logger's handler, which cannot log below Logger's level.
 	Loggers *loggers.Levels
+	// Tracer, when set, makes a span of every attempt of every sink task (the router's "route", a target's
+	// "deliver") and of every record a source task stores, continuing the trace context of the records' headers
+	// (tracing.Tracer); nil traces nothing.
+	Tracer trace.Tracer
 	// Registry holds the plugins (default connector.Default(): every linked worker/plugins package).
 	Registry *connector.Registry
 	// Replicas of the KV buckets (default 1).
@@ -205,6 +210,7 @@ func New(cfg Config) (*Worker, error) {
 		Replicas:    cfg.Replicas,
 		StopTimeout: cfg.StopTimeout,
 		MasterKey:   cfg.MasterKey,
+		Tracer:      cfg.Tracer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

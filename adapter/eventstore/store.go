@@ -14,10 +14,14 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/tracing"
 )
 
 // Store stores events on bus streams.
@@ -31,6 +35,9 @@ type Store struct {
 	DLQ stream.DLQLimits
 	// Log bounds every account's bus-log stream (zero: stream.LogRetention and stream.LogMaxBytes).
 	Log stream.LogLimits
+	// Tracer, when set, makes a span of every event stored (tracing.Tracer; nil: tracing off, events stored as
+	// they came).
+	Tracer trace.Tracer
 	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
 	subjectsEnsured sync.Map
 }
@@ -148,19 +155,45 @@ func (s *Store) LastSequence(ctx context.Context, busID string) (uint64, error) 
 // the field, never published), publishes the others without waiting between them, then waits for every
 // acknowledgement. An event is reported stored only once JetStream acknowledged it; a duplicate inside the window
 // is acknowledged too, reported with Duplicate, so a retried PutEvents answers success with the same ids and says
-// that nothing was stored again.
+// that nothing was stored again. With a Tracer, each event stored has a span (store) whose context travels in the
+// message's headers to the router, and an event without a traceparent extension gets that span's.
 func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bus.PutResult {
 	results := make([]bus.PutResult, len(events))
 	futures := make([]jetstream.PubAckFuture, len(events))
+	var spans []trace.Span
+	if s.Tracer != nil {
+		spans = make([]trace.Span, len(events))
+		defer func() {
+			for i, span := range spans {
+				if span == nil {
+					continue
+				}
+				if err := results[i].Err; err != nil {
+					span.SetStatus(codes.Error, err.Error())
+				} else if results[i].Duplicate {
+					span.SetAttributes(attribute.Bool("eventbridge.duplicate", true))
+				}
+				span.End()
+			}
+		}()
+	}
 	subject := s.names.BusIn(b.ID())
 	for i, e := range events {
 		if err := stream.Check(e, 0); err != nil {
 			results[i].Err = refused(err)
 			continue
 		}
+		var span trace.Span
+		if s.Tracer != nil {
+			span = s.startStore(ctx, b, e)
+			spans[i] = span
+		}
 		m := stream.Encode(e)
 		m.Subject = subject
 		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		if span != nil {
+			tracing.Inject(trace.ContextWithSpan(ctx, span), m.Header)
+		}
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
 			results[i].Err = fmt.Errorf("publishing: %w", err)
@@ -187,6 +220,33 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 		}
 	}
 	return results
+}
+
+// startStore starts the span of storing e on b. Its parent is the trace e started in (its traceparent extension,
+// linked to the request that put it) or else the request's span in ctx; an event without a traceparent gets the
+// span's, unless that would take it over the store's limits (stream.Check), e already checked.
+func (s *Store) startStore(ctx context.Context, b *bus.Bus, e *event.Event) trace.Span {
+	parent := ctx
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(append(tracing.EventAttributes(e),
+			attribute.String("messaging.system", "eventbridge"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.destination.name", b.Name()),
+			attribute.String("eventbridge.account", b.AccountID()))...)}
+	if pctx, ok := tracing.FromEvent(ctx, e); ok {
+		if rc := trace.SpanContextFromContext(ctx); rc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: rc}))
+		}
+		parent = pctx
+	}
+	_, span := s.Tracer.Start(parent, "store "+b.Name(), opts...)
+	if !tracing.HasTraceParent(e) {
+		tracing.Mark(e, span.SpanContext())
+		if stream.Check(e, 0) != nil {
+			tracing.Unmark(e)
+		}
+	}
+	return span
 }
 
 // refused is the domain error of an event that stream.Check refused.
@@ -217,6 +277,15 @@ func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *e
 			return err
 		}
 		s.subjectsEnsured.Store(busID, true)
+	}
+	if s.Tracer != nil && !tracing.HasTraceParent(e) {
+		// The trace of a webhook's event starts at the request's span; the source's connector continues it.
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			tracing.Mark(e, sc)
+			if stream.Check(e, 0) != nil {
+				tracing.Unmark(e)
+			}
+		}
 	}
 	m := stream.Encode(e)
 	m.Subject = s.names.SourceSubject(busID, sourceID)

@@ -37,11 +37,43 @@ func BenchmarkBusLog(b *testing.B) {
 	}
 }
 
+// BenchmarkTracing is BenchmarkDelivery with tracing off (the default) and on, side by side in one run, each in a
+// process of its own: on, every event has a store span, a route span and a deliver span, exported in batches by
+// OTLP/HTTP (protobuf) to a collector on loopback that reads and discards them.
+func BenchmarkTracing(b *testing.B) {
+	b.Run("off", func(b *testing.B) {
+		m := benchMain(b)
+		defer m.Close()
+		deliver(b, m, "bench", nil)
+	})
+	b.Run("on", func(b *testing.B) {
+		var exported atomic.Int64
+		collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, _ := io.Copy(io.Discard, r.Body)
+			exported.Add(n)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		defer collector.Close()
+		m := benchMainWith(b, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL})
+		defer m.Close()
+		deliver(b, m, "bench", nil)
+		b.StopTimer()
+		_ = m.Close()
+		if exported.Load() == 0 {
+			b.Fatal("no span was exported")
+		}
+	})
+}
+
 // benchMain starts the control plane for a benchmark, with logs at error level and no PutEvents rate.
-func benchMain(b *testing.B) *Main {
+func benchMain(b *testing.B) *Main { return benchMainWith(b, nil) }
+
+// benchMainWith is benchMain with the environment variables env.
+func benchMainWith(b *testing.B, env map[string]string) *Main {
 	m := NewMain()
 	require.NoError(b, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--worker-addr", "127.0.0.1:0",
-		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"}, func(string) string { return "" }))
+		"--data-dir", b.TempDir(), "--allow-private-targets", "--log-level", "error", "--put-events-rate", "1000000"},
+		func(k string) string { return env[k] }))
 	require.NoError(b, m.Run(b.Context()))
 	return m
 }

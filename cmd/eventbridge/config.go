@@ -28,12 +28,15 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
 // Config is the whole configuration of the control plane, read once from flags and EB_* variables.
 type Config struct {
+	// Tracing is read from the standard OTEL_* variables (tracing.ConfigFromEnv), not from flags.
+	Tracing             tracing.Config
 	HTTPAddr            string
 	DataDir             string
 	DB                  string
@@ -514,6 +517,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if c.Tracing, err = tracing.ConfigFromEnv(getenv, "eventbridge"); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }

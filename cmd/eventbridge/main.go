@@ -27,6 +27,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/adapter/auditlog"
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
@@ -58,6 +59,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/web"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
@@ -130,6 +132,11 @@ func Version() string { return worker.BuildVersion(version) }
 type Main struct {
 	Config Config
 	Logger *slog.Logger
+	// TracerProvider, when set before Run, traces the API, the event store and the embedded worker with it
+	// instead of what Config.Tracing says (tests set an in-memory one).
+	TracerProvider trace.TracerProvider
+	// tracing is the provider Run started from Config.Tracing (nil when off), shut down by Close.
+	tracing *tracing.Provider
 	// levels are the named loggers of the process (nil until ParseFlags).
 	levels *loggers.Levels
 
@@ -235,6 +242,17 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.readSecrets(); err != nil {
 		return err
 	}
+	if m.TracerProvider == nil {
+		if m.tracing, err = tracing.Start(ctx, c.Tracing); err != nil {
+			return fmt.Errorf("tracing: %w", err)
+		}
+		m.TracerProvider = m.tracing.TracerProvider()
+		if m.tracing != nil {
+			log.Info("tracing: spans exported by OTLP", "endpoint", c.Tracing.Endpoint, "protocol", c.Tracing.Protocol,
+				"service", c.Tracing.ServiceName)
+		}
+	}
+	tracer := tracing.Tracer(m.TracerProvider)
 	var serverTLS *tls.Config
 	if c.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
@@ -326,6 +344,7 @@ func (m *Main) Run(ctx context.Context) error {
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
 	store.DLQ = stream.DLQLimits{MaxAge: c.DeadLetterRetention, MaxBytes: c.DeadLetterMaxBytes}
 	store.Log = stream.LogLimits{MaxAge: c.BusLogRetention, MaxBytes: c.BusLogMaxBytes}
+	store.Tracer = tracer
 	if err := names.EnsureReadyStream(ctx, js, c.Replicas); err != nil {
 		return err
 	}
@@ -362,6 +381,7 @@ func (m *Main) Run(ctx context.Context) error {
 			Limits:              c.Listener,
 			Logger:              log.With("component", "worker"),
 			Loggers:             m.levels,
+			Tracer:              tracer,
 		})
 		if err != nil {
 			return err
@@ -519,7 +539,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
 		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList(), PublicURLs: c.PublicURLList(),
-		WebhookBaseURL: c.WebhookBaseURL(), Metrics: mx}, services, rest.New, rocketmq.New)
+		WebhookBaseURL: c.WebhookBaseURL(), Metrics: mx, Tracer: tracer}, services, rest.New, rocketmq.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)
@@ -840,6 +860,9 @@ func (m *Main) Close() error {
 		if err := m.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("database: %w", err))
 		}
+	}
+	if err := m.tracing.Shutdown(ctx); err != nil {
+		m.Logger.Warn("tracing: exporting the last spans", "err", err)
 	}
 	return errors.Join(errs...)
 }

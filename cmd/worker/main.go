@@ -35,9 +35,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
@@ -143,6 +145,10 @@ type Main struct {
 	TLSCertFile, TLSKeyFile string
 	TLS                     *tls.Config
 	LogLevel                slog.Level
+	// Tracing is read from the standard OTEL_* variables by ParseFlags (tracing.ConfigFromEnv); TracerProvider,
+	// when set before Run, is used instead (tests).
+	Tracing        tracing.Config
+	TracerProvider trace.TracerProvider
 	// CloseTimeout bounds a clean stop (default 60s).
 	CloseTimeout time.Duration
 
@@ -152,7 +158,9 @@ type Main struct {
 
 	// nc is the worker's connection, leaseNC that of its lease and membership heartbeat.
 	nc, leaseNC *nats.Conn
-	worker      *worker.Worker
+	// tracing is the provider Run started from Tracing (nil when off).
+	tracing *tracing.Provider
+	worker  *worker.Worker
 	// rest serves the REST API on restLn when AdvertisedURL is set (else the worker serves it itself).
 	rest   *http.Server
 	restLn net.Listener
@@ -328,6 +336,9 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := worker.CheckWorkerID(m.WorkerID); err != nil {
 		return fmt.Errorf("--worker-id: %w", err)
 	}
+	if m.Tracing, err = tracing.ConfigFromEnv(m.Getenv, "eventbridge-worker"); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -337,6 +348,17 @@ func (m *Main) Run(ctx context.Context) error {
 	// Every logger writes through levels, which /admin/loggers changes at run time; --log-level is root's.
 	levels := loggers.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: loggers.LevelTrace}), m.LogLevel)
 	log := levels.Logger(loggers.Root)
+	if m.TracerProvider == nil {
+		var err error
+		if m.tracing, err = tracing.Start(ctx, m.Tracing); err != nil {
+			return fmt.Errorf("tracing: %w", err)
+		}
+		m.TracerProvider = m.tracing.TracerProvider()
+		if m.tracing != nil {
+			log.Info("tracing: spans exported by OTLP", "endpoint", m.Tracing.Endpoint, "protocol", m.Tracing.Protocol,
+				"service", m.Tracing.ServiceName)
+		}
+	}
 	var creds []nats.Option
 	if m.NATSCredentials != nil {
 		creds = append(creds, m.NATSCredentials.Option())
@@ -403,6 +425,7 @@ func (m *Main) Run(ctx context.Context) error {
 		MasterKey:           m.MasterKey,
 		Logger:              log,
 		Loggers:             levels,
+		Tracer:              tracing.Tracer(m.TracerProvider),
 	})
 	if err != nil {
 		return err
@@ -566,5 +589,9 @@ func (m *Main) Close() error {
 		m.leaseNC.Close() // after the worker's Close released its lease
 		m.leaseNC = nil
 	}
+	if err := m.tracing.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tracing: exporting the last spans: %w", err))
+	}
+	m.tracing = nil
 	return errors.Join(errs...)
 }

@@ -39,6 +39,14 @@ type WriteTimeouter interface {
 	WriteTimeout() time.Duration
 }
 
+// SpanNamer is implemented by sinks whose writes are not deliveries to a target: SpanName is the verb of the span
+// of each attempt when the worker traces ("route" for the router); other sinks' are "deliver". When tracing is on,
+// ctx of Write holds the attempt's span (trace.SpanFromContext): a sink that writes on carries its context (the
+// router into its copies' headers, the http sink into the request's traceparent).
+type SpanNamer interface {
+	SpanName() string
+}
+
 // DefaultWriteTimeout is the write timeout assumed of a sink that does not say.
 const DefaultWriteTimeout = 30 * time.Second
 

@@ -12,9 +12,11 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
@@ -53,6 +55,8 @@ type SourceTaskConfig struct {
 	Failed func()
 	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure.
 	Redact func(string) string
+	// Tracer, when set, makes a span of storing every record (storeSpans); nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
@@ -254,13 +258,25 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 		}
 		events = append(events, made...)
 	}
-	for _, e := range events {
+	spans := t.storeSpans(events, func(e *event.Event) bool { return stream.Check(e, 0) == nil })
+	for i, e := range events {
 		m := stream.Encode(e)
 		m.Subject = t.cfg.Subject
 		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		if spans != nil {
+			tracing.Inject(trace.ContextWithSpan(context.Background(), spans[i]), m.Header)
+		}
 		out = append(out, m)
 	}
-	if !t.retrying(func() error { return t.store(out, t.cfg.Stream) }) {
+	stored := t.retrying(func() error { return t.store(out, t.cfg.Stream) })
+	if spans != nil {
+		var err error
+		if !stored {
+			err = errors.New("not stored: the task stopped or failed first")
+		}
+		endSpans(spans, err)
+	}
+	if !stored {
 		return false
 	}
 	t.written.Add(uint64(len(out)))

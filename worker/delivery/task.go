@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
@@ -59,6 +61,9 @@ type TaskConfig struct {
 	// EventLog, when set, writes the bus-log records of every attempt (Config.EventLog): failures at ERROR,
 	// successes and filtered records at INFO, unless Sink writes those itself (connector.SelfLogging).
 	EventLog *connector.EventLog
+	// Tracer, when set, makes a span named SpanName of every attempt (startSpan); nil traces nothing.
+	Tracer   trace.Tracer
+	SpanName string
 }
 
 // Counters count what a task did with records. A record retried three times counts three Retried.
@@ -508,10 +513,19 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	if t.cfg.EventLog != nil {
 		began = time.Now()
 	}
-	o := t.cfg.Handler(connector.WithReport(connector.WithMeta(t.writeCtx, meta), report), e)
+	ctx := connector.WithReport(connector.WithMeta(t.writeCtx, meta), report)
+	var span trace.Span
+	if t.cfg.Tracer != nil {
+		ctx, span = t.startSpan(ctx, msg, meta, e)
+	}
+	o := t.cfg.Handler(ctx, e)
 	stopProgress()
 	if o.Action != Ack && t.writeCtx.Err() != nil {
 		// Stopped while writing: hand the record back at once; it was not a failure of the target.
+		if span != nil {
+			span.SetAttributes(attribute.String("eventbridge.outcome", "handed back: the task stopped"))
+			span.End()
+		}
 		t.nak(msg)
 		return
 	}
@@ -526,6 +540,9 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	}
 	t.settle(md, meta.Attempt, o.Action == Retry)
 	f := t.follow(o, meta.Attempt)
+	if span != nil {
+		endSpan(span, o, f)
+	}
 	if t.cfg.EventLog != nil {
 		t.logOutcome(e, meta, o, f, time.Since(began))
 	}

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
@@ -98,6 +99,8 @@ type Config struct {
 	RestartResetAfter     time.Duration
 	// ObserveDelivery, when set, receives the put-to-delivery latency of every record a task writes.
 	ObserveDelivery func(connector string, task int, latency time.Duration)
+	// Tracer, when set, is given to every task (delivery.TaskConfig.Tracer, SourceTaskConfig.Tracer).
+	Tracer trace.Tracer
 	// MasterKey (32 bytes) encrypts the secret values of configs (rpc.EncryptSecret) before they are stored or
 	// returned, and decrypts them when a task starts. Without it, a config with a plaintext secret is refused.
 	MasterKey []byte
@@ -725,6 +728,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 			Reconnects: h.reconnects, Gate: h.gate,
 			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
 			Redact: h.redactor(pr.cfg), EventLog: pr.dc.EventLog(h.cfg.JetStream, name, log),
+			Tracer: h.cfg.Tracer, SpanName: spanName(sink, name),
 		})
 	}
 	if err != nil {
@@ -748,4 +752,14 @@ func (h *Herder) liveIDs() map[string]bool {
 		out[m.ID] = true
 	}
 	return out
+}
+
+// spanName names the span of each attempt of a sink task: "<verb> <connector>", the verb the sink gives
+// (connector.SpanNamer: the router's is "route"), else "deliver".
+func spanName(s connector.Sink, connectorName string) string {
+	verb := "deliver"
+	if n, ok := s.(connector.SpanNamer); ok {
+		verb = n.SpanName()
+	}
+	return verb + " " + connectorName
 }

@@ -26,7 +26,7 @@ func (h *Herder) startSourceTask(ctx context.Context, name string, pr prepared, 
 			Subject: pr.values.String(connector.KeyOutputSubject), Stream: pr.values.String(connector.KeyOutputStream),
 			Tolerance: pr.values.String(connector.KeyErrorsTolerance), DLQSubject: pr.values.String(connector.KeyDLQTopic),
 			Connector: name, Offsets: offsets, Logger: env.Log(), Used: h.topicUsed(name), Failed: h.taskFailed,
-			Redact: h.redactor(pr.cfg),
+			Redact: h.redactor(pr.cfg), Tracer: h.cfg.Tracer,
 		})
 	}
 	if err != nil {

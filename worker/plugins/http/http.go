@@ -24,6 +24,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/transform"
@@ -437,7 +439,7 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
 	percentEncode(req.Header)
-	propagateTraceContext(e, req.Header)
+	propagateTraceContext(ctx, e, req.Header)
 	if !s.structured && req.Body != nil {
 		body, err = io.ReadAll(req.Body)
 		_ = req.Body.Close()
@@ -591,8 +593,15 @@ const maxTracestate = 512
 // traceparent and tracestate) as the W3C Trace Context headers, so that a receiver that traces continues the
 // producer's trace; they replace configured headers of those names. A traceparent that is not one (W3C's format,
 // version ff, an all-zero trace or parent id) is not propagated, and then neither is tracestate. The event itself
-// is unchanged (in binary mode it also travels as ce-traceparent).
-func propagateTraceContext(e *event.Event, h http.Header) {
+// is unchanged (in binary mode it also travels as ce-traceparent). When the worker traces, ctx holds the span of
+// this attempt, and the headers carry that span's context instead: the hop to the target is its child, in the
+// trace the event started in.
+func propagateTraceContext(ctx context.Context, e *event.Event, h http.Header) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		h.Del("Tracestate")
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+		return
+	}
 	tp, ok := e.Extensions()["traceparent"].(string)
 	if !ok || !traceparentRe.MatchString(tp) || strings.HasPrefix(tp, "ff-") ||
 		tp[3:35] == strings.Repeat("0", 32) || tp[36:52] == strings.Repeat("0", 16) {

@@ -21,6 +21,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
@@ -266,6 +267,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		m := stream.Encode(e)
 		m.Subject = r.Subject
 		m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(meta.ID(), "route", r.ID))
+		tracing.Inject(ctx, m.Header) // the route span's context, when the worker traces
 		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(meta.Stream))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))
@@ -308,6 +310,9 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
 }
+
+// SpanName is the verb of the router's spans when the worker traces (connector.SpanNamer).
+func (s *Sink) SpanName() string { return "route" }
 
 // LogsOwnRecords is true: the router writes the records of the events it routed (connector.SelfLogging).
 func (s *Sink) LogsOwnRecords() bool { return true }
