@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-contrib/cors"
@@ -124,7 +125,8 @@ type Config struct {
 	// Metrics is told what the API answers and stores, and serves GET /metrics (instance administrators); nil
 	// counts nothing and /metrics answers 404.
 	Metrics Metrics
-	// Tracer, when set, makes a server span of every operation called (traced); nil traces nothing.
+	// Tracer, when set, makes a server span of every operation called but the health probes (traced); nil traces
+	// nothing.
 	Tracer trace.Tracer
 }
 
@@ -244,7 +246,7 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 		for _, op := range d.Operations {
 			chain := handlersOf(d, op, guard{d: d, perm: op.Permission, auth: s.Auth, sessions: sessions,
 				accounts: accounts, anyBody: op.AnyBody}, s.Audit)
-			if cfg.Tracer != nil {
+			if cfg.Tracer != nil && !strings.HasPrefix(op.Name, "health.") { // probes every few seconds are noise
 				chain = append([]gin.HandlerFunc{traced(cfg.Tracer, op)}, chain...)
 			}
 			r.Handle(op.Method, op.Path, chain...)

@@ -11,13 +11,14 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/listener"
+	"github.com/eventbridge-go/eventbridge/tracing"
 )
 
 func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	t.Parallel()
 	c, err := ParseConfig(nil, func(string) string { return "" })
 	require.NoError(t, err)
-	require.Equal(t, Config{HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
+	require.Equal(t, Config{Tracing: tracing.Config{ServiceName: "eventbridge"}, HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
 		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
@@ -50,7 +51,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
-	require.Equal(t, Config{HTTPAddr: "0.0.0.0:9000", DataDir: "/var/eb", DB: "mysql://root@tcp(db:3306)/eb",
+	require.Equal(t, Config{Tracing: tracing.Config{ServiceName: "eventbridge"}, HTTPAddr: "0.0.0.0:9000", DataDir: "/var/eb", DB: "mysql://root@tcp(db:3306)/eb",
 		NATS: "nats://n:4222", NATSListen: "127.0.0.1:4333", Fsync: "always", Runtime: "http://w1:8083, http://w2:8083",
 		WorkerAddr: "127.0.0.1:9083", WorkerID: "cp1", ClusterID: "prod", MasterKey: "/etc/eb/key", AllowPrivateTargets: true,
 		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
