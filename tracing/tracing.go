@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -126,9 +127,10 @@ type Provider struct {
 	tp *sdktrace.TracerProvider
 }
 
-// Start returns the provider c asks for, exporting in batches to c.Endpoint; nil when c is not Enabled. It does
-// no I/O: an endpoint that does not answer costs dropped spans, logged by the SDK, never a failed start.
-func Start(ctx context.Context, c Config) (*Provider, error) {
+// Start returns the provider c asks for, exporting in batches to c.Endpoint, and says so on log; nil when c is
+// not Enabled. It does no I/O: an endpoint that does not answer costs dropped spans, logged by the SDK, never a
+// failed start.
+func Start(ctx context.Context, c Config, log *slog.Logger) (*Provider, error) {
 	if !c.Enabled {
 		return nil, nil
 	}
@@ -145,6 +147,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("the resource of the spans: %w", err)
 	}
+	log.Info("tracing: spans exported by OTLP", "endpoint", c.Endpoint, "protocol", c.Protocol, "service", c.ServiceName)
 	return &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))}, nil
 }
 

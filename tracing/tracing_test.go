@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -69,7 +70,7 @@ func TestConfigFromEnv(t *testing.T) {
 
 func TestStartOffIsNil(t *testing.T) {
 	t.Parallel()
-	p, err := tracing.Start(context.Background(), tracing.Config{})
+	p, err := tracing.Start(context.Background(), tracing.Config{}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	assert.Nil(t, p)
 	assert.Nil(t, p.TracerProvider())

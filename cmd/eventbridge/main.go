@@ -243,14 +243,10 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.TracerProvider == nil {
-		if m.tracing, err = tracing.Start(ctx, c.Tracing); err != nil {
+		if m.tracing, err = tracing.Start(ctx, c.Tracing, log); err != nil {
 			return fmt.Errorf("tracing: %w", err)
 		}
 		m.TracerProvider = m.tracing.TracerProvider()
-		if m.tracing != nil {
-			log.Info("tracing: spans exported by OTLP", "endpoint", c.Tracing.Endpoint, "protocol", c.Tracing.Protocol,
-				"service", c.Tracing.ServiceName)
-		}
 	}
 	tracer := tracing.Tracer(m.TracerProvider)
 	var serverTLS *tls.Config

@@ -350,14 +350,10 @@ func (m *Main) Run(ctx context.Context) error {
 	log := levels.Logger(loggers.Root)
 	if m.TracerProvider == nil {
 		var err error
-		if m.tracing, err = tracing.Start(ctx, m.Tracing); err != nil {
+		if m.tracing, err = tracing.Start(ctx, m.Tracing, log); err != nil {
 			return fmt.Errorf("tracing: %w", err)
 		}
 		m.TracerProvider = m.tracing.TracerProvider()
-		if m.tracing != nil {
-			log.Info("tracing: spans exported by OTLP", "endpoint", m.Tracing.Endpoint, "protocol", m.Tracing.Protocol,
-				"service", m.Tracing.ServiceName)
-		}
 	}
 	var creds []nats.Option
 	if m.NATSCredentials != nil {
