@@ -1919,6 +1919,360 @@ const docTemplate = `{
                 ]
             }
         },
+        "/api/v1/buses/{bus}/archives": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "archives"
+                ],
+                "summary": "List the archives of a bus",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ArchiveList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "archives"
+                ],
+                "summary": "Create an archive",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the archive (name, description, eventPattern, retentionDays)",
+                        "name": "archive",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Archive"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/Archive"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, InvalidEventPattern, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ArchiveAlreadyExists (names are unique per account), ArchiveQuotaExceeded, InsufficientStorage",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
+        "/api/v1/buses/{bus}/archives/{archive}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "archives"
+                ],
+                "summary": "Get an archive",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "archive name",
+                        "name": "archive",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Archive"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, ArchiveNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "delete": {
+                "tags": [
+                    "archives"
+                ],
+                "summary": "Delete an archive",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "archive name",
+                        "name": "archive",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, ArchiveNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "patch": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "archives"
+                ],
+                "summary": "Change an archive",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "archive name",
+                        "name": "archive",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the fields to change",
+                        "name": "patch",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/ArchivePatch"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Archive"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError, InvalidEventPattern, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, ArchiveNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
         "/api/v1/buses/{bus}/event-types": {
             "get": {
                 "produces": [
@@ -5045,6 +5399,286 @@ const docTemplate = `{
                     },
                     "403": {
                         "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
+        "/api/v1/replays": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "replays"
+                ],
+                "summary": "List replays",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "enum": [
+                            "STARTING",
+                            "RUNNING",
+                            "CANCELLING",
+                            "COMPLETED",
+                            "CANCELLED",
+                            "FAILED"
+                        ],
+                        "type": "string",
+                        "description": "only replays in this state",
+                        "name": "state",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only replays of this archive",
+                        "name": "archive",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only replays whose name starts with this",
+                        "name": "namePrefix",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/ReplayList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "replays"
+                ],
+                "summary": "Start a replay",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "the replay (name, description, archive, eventStartTime, eventEndTime, destination, rate)",
+                        "name": "replay",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Replay"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/Replay"
+                        }
+                    },
+                    "400": {
+                        "description": "invalid input (ValidationError naming the field, MalformedRequest)",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ArchiveNotFound, RuleNotFound, TargetNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ReplayAlreadyExists, ReplayQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
+        "/api/v1/replays/{replay}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "replays"
+                ],
+                "summary": "Get a replay",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "replay name",
+                        "name": "replay",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Replay"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ReplayNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
+        "/api/v1/replays/{replay}/cancel": {
+            "post": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "replays"
+                ],
+                "summary": "Cancel a replay",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "replay name",
+                        "name": "replay",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "CANCELLED, or CANCELLING while its connector is removed",
+                        "schema": {
+                            "$ref": "#/definitions/Replay"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ReplayNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "IllegalReplayState: the replay ended",
                         "schema": {
                             "$ref": "#/definitions/Problem"
                         }
@@ -9106,6 +9740,87 @@ const docTemplate = `{
                 }
             }
         },
+        "Archive": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "description": "Bus is the archive's bus.",
+                    "type": "string",
+                    "readOnly": true
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "description": {
+                    "type": "string",
+                    "example": "every order"
+                },
+                "eventCount": {
+                    "description": "EventCount and SizeBytes are what the archive holds now.",
+                    "type": "integer",
+                    "readOnly": true
+                },
+                "eventPattern": {
+                    "description": "EventPattern selects the events archived (a JSON object, or a string holding one); absent or null: every\nevent of the bus.",
+                    "type": "object"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "orders-2026"
+                },
+                "retentionDays": {
+                    "description": "RetentionDays is how long events are kept, in days; 0 (default) keeps them indefinitely.",
+                    "type": "integer",
+                    "example": 30
+                },
+                "sizeBytes": {
+                    "type": "integer",
+                    "readOnly": true
+                },
+                "state": {
+                    "description": "State is ENABLED: the bus's router archives what matches.",
+                    "type": "string",
+                    "enum": [
+                        "ENABLED"
+                    ],
+                    "readOnly": true
+                },
+                "updatedAt": {
+                    "type": "string",
+                    "readOnly": true
+                }
+            }
+        },
+        "ArchiveList": {
+            "type": "object",
+            "properties": {
+                "archives": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Archive"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
+                }
+            }
+        },
+        "ArchivePatch": {
+            "type": "object",
+            "properties": {
+                "description": {
+                    "type": "string"
+                },
+                "eventPattern": {
+                    "description": "EventPattern replaces the pattern for the events stored from then on; null archives every event.",
+                    "type": "object"
+                },
+                "retentionDays": {
+                    "type": "integer"
+                }
+            }
+        },
         "AuditActor": {
             "type": "object",
             "properties": {
@@ -10250,6 +10965,132 @@ const docTemplate = `{
                 "redrivenCount": {
                     "type": "integer",
                     "example": 1
+                }
+            }
+        },
+        "Replay": {
+            "type": "object",
+            "properties": {
+                "archive": {
+                    "description": "Archive names the archive (of the caller's account) to replay.",
+                    "type": "string",
+                    "example": "orders-2026"
+                },
+                "description": {
+                    "type": "string"
+                },
+                "destination": {
+                    "description": "Destination is the archive's bus; rules or target narrow it.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/ReplayDestination"
+                        }
+                    ]
+                },
+                "duplicates": {
+                    "type": "integer",
+                    "readOnly": true
+                },
+                "eventEndTime": {
+                    "type": "string"
+                },
+                "eventLastReplayedTime": {
+                    "description": "EventLastReplayedTime is when the bus had stored the last event replayed.",
+                    "type": "string",
+                    "readOnly": true
+                },
+                "eventStartTime": {
+                    "description": "EventStartTime and EventEndTime bound the window [start, end) of when the bus stored the events (not the\nevents' own time attribute); the end may not be in the future.",
+                    "type": "string"
+                },
+                "eventsReplayed": {
+                    "description": "EventsReplayed counts the events put on the bus so far; Duplicates those stored once already (replayed\nagain after a crash, within the bus's duplicate window).",
+                    "type": "integer",
+                    "readOnly": true
+                },
+                "name": {
+                    "type": "string",
+                    "example": "fix-1234"
+                },
+                "rate": {
+                    "description": "Rate bounds the events per second the replay puts on the bus (default 1000), so live traffic keeps flowing.",
+                    "type": "integer",
+                    "example": 1000
+                },
+                "replayEndTime": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "replayStartTime": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "state": {
+                    "description": "State is STARTING, RUNNING, CANCELLING, COMPLETED, CANCELLED or FAILED; StateReason says why it FAILED.",
+                    "type": "string",
+                    "enum": [
+                        "STARTING",
+                        "RUNNING",
+                        "CANCELLING",
+                        "COMPLETED",
+                        "CANCELLED",
+                        "FAILED"
+                    ],
+                    "readOnly": true
+                },
+                "stateReason": {
+                    "type": "string",
+                    "readOnly": true
+                }
+            }
+        },
+        "ReplayDestination": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "description": "Bus is the archive's bus (answers only).",
+                    "type": "string",
+                    "readOnly": true
+                },
+                "rules": {
+                    "description": "Rules names rules of the bus (Amazon EventBridge's FilterArns); absent: every rule.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "target": {
+                    "description": "Target names one target of one rule instead.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/ReplayTarget"
+                        }
+                    ]
+                }
+            }
+        },
+        "ReplayList": {
+            "type": "object",
+            "properties": {
+                "nextToken": {
+                    "type": "string"
+                },
+                "replays": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Replay"
+                    }
+                }
+            }
+        },
+        "ReplayTarget": {
+            "type": "object",
+            "properties": {
+                "rule": {
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
                 }
             }
         },

@@ -86,7 +86,7 @@ func (c TaskCounters) Add(d TaskCounters) TaskCounters {
 		Filtered: c.Filtered + d.Filtered, TransformFailed: c.TransformFailed + d.TransformFailed,
 		DeadLettered: c.DeadLettered + d.DeadLettered, Matched: c.Matched + d.Matched, Unmatched: c.Unmatched + d.Unmatched,
 		Routed: c.Routed + d.Routed, RoutedTo: addRoutes(c.RoutedTo, d.RoutedTo), LogDropped: c.LogDropped + d.LogDropped,
-		LatencyMicros: c.LatencyMicros + d.LatencyMicros}
+		LatencyMicros: c.LatencyMicros + d.LatencyMicros, Duplicates: c.Duplicates + d.Duplicates}
 }
 
 // addRoutes returns the sum of two counts per rule (nil when both are empty); it changes neither.
@@ -157,6 +157,9 @@ type TaskCounters struct {
 	// LatencyMicros sums the delivery latency of the records Written (from their storing to their acceptance),
 	// in microseconds.
 	LatencyMicros uint64 `json:"latency_us,omitempty"`
+	// Duplicates counts the records a source task stored that JetStream had stored already within the stream's
+	// duplicate window (a batch read again after a crash or a handover): stored once, counted here.
+	Duplicates uint64 `json:"duplicates,omitempty"`
 }
 
 // ConnectorStatus is the answer of GET /connectors/{c}/status.

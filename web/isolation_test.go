@@ -38,6 +38,7 @@ const (
 
 	busOfB, dlqOfB, ruleOfB, targetOfB, apiTargetOfB = "bus-of-b", "dlq-of-b", "rule-of-b", "target-of-b", "apitarget-of-b"
 	connOfB, destOfB, sourceOfB, typeOfB             = "conn-of-b", "dest-of-b", "source-of-b", "type-of-b"
+	archiveOfB, replayOfB, archiveOfA, replayOfA     = "archive-of-b", "replay-of-b", "archive-of-a", "replay-of-a"
 
 	busOfA, ruleOfA, connOfA, destOfA, sourceOfA = "bus-of-a", "rule-of-a", "conn-of-a", "dest-of-a", "source-of-a"
 	// nowhere is a name no account has: a reference to b's resource must fail exactly as one to it.
@@ -165,6 +166,8 @@ const (
 	v1OwnTgt = "/api/v1/buses/" + busOfA + "/rules/" + ruleOfA + "/targets/t"
 	v1Src    = v1Bus + "/sources/" + sourceOfB
 	v1OwnSrc = "/api/v1/buses/" + busOfA + "/sources"
+	v1Arch   = v1Bus + "/archives/" + archiveOfB
+	v1OwnArc = "/api/v1/buses/" + busOfA + "/archives"
 	// v1Conn is the router connector of b's bus in the runtime.
 	v1Conn = "/api/v1/runtime/connectors/eb." + isoB + "." + busOfB + ".router"
 )
@@ -189,6 +192,27 @@ var isolationCases = []isolationCase{
 	{route: "GET /api/v1/buses/:bus/events/:id/trace", name: "trace", url: v1Bus + "/events/b1/trace?source=" + sourceOfB, notFound: "BusNotFound"},
 	{route: "POST /api/v1/buses/:bus/test-event", name: "test an event", url: v1Bus + "/test-event",
 		body: map[string]any{"event": ce("e9", sourceOfA, "order.created", map[string]any{"id": 9})}, notFound: "BusNotFound"},
+
+	// Archives and replays.
+	{route: "GET /api/v1/buses/:bus/archives", name: "list b's", url: v1Bus + "/archives", notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/archives", name: "list a's", url: v1OwnArc, list: true, own: archiveOfA},
+	{route: "POST /api/v1/buses/:bus/archives", name: "create on b's bus", url: v1Bus + "/archives", body: map[string]any{"name": "new"},
+		notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/archives/:archive", name: "get", url: v1Arch, notFound: "BusNotFound"},
+	{route: "GET /api/v1/buses/:bus/archives/:archive", name: "get b's name on a's bus", url: v1OwnArc + "/" + archiveOfB, notFound: "ArchiveNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/archives/:archive", name: "patch", url: v1Arch, body: map[string]any{"description": "changed by a"},
+		notFound: "BusNotFound"},
+	{route: "PATCH /api/v1/buses/:bus/archives/:archive", name: "patch b's name on a's bus", url: v1OwnArc + "/" + archiveOfB,
+		body: map[string]any{"description": "changed by a"}, notFound: "ArchiveNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/archives/:archive", name: "delete", url: v1Arch, notFound: "BusNotFound"},
+	{route: "DELETE /api/v1/buses/:bus/archives/:archive", name: "delete b's name on a's bus", url: v1OwnArc + "/" + archiveOfB, notFound: "ArchiveNotFound"},
+	{route: "POST /api/v1/buses/:bus/archives", name: "create a's archive with b's name", url: v1OwnArc, body: map[string]any{"name": archiveOfB},
+		create: true, undo: deleteAsA(v1OwnArc + "/" + archiveOfB)},
+	{route: "GET /api/v1/replays", name: "list", list: true, own: replayOfA},
+	{route: "GET /api/v1/replays/:replay", name: "get", url: "/api/v1/replays/" + replayOfB, notFound: "ReplayNotFound"},
+	{route: "POST /api/v1/replays/:replay/cancel", name: "cancel", url: "/api/v1/replays/" + replayOfB + "/cancel", notFound: "ReplayNotFound"},
+	{route: "POST /api/v1/replays", name: "replay b's archive", body: map[string]any{"name": "new", "archive": archiveOfB,
+		"eventStartTime": "2026-01-01T00:00:00Z", "eventEndTime": "2026-01-02T00:00:00Z"}, notFound: "ArchiveNotFound"},
 
 	// Rules.
 	{route: "GET /api/v1/buses/:bus/rules", name: "list", url: v1Bus + "/rules", notFound: "BusNotFound"},
@@ -395,6 +419,8 @@ var isolationShadowCases = []isolationCase{
 		body: map[string]any{"type": "http", "config": map[string]any{"url": "https://a.example.com/"}}, notFound: "RuleNotFound"},
 	{route: "DELETE /api/v1/buses/:bus/rules/:rule/targets/:target", name: "delete", url: v1Target, notFound: "RuleNotFound"},
 	{route: "GET /api/v1/buses/:bus/event-types", name: "event types", url: v1Bus + "/event-types", list: true},
+	{route: "GET /api/v1/buses/:bus/archives", name: "archives of a's bus", url: v1Bus + "/archives", list: true},
+	{route: "GET /api/v1/buses/:bus/archives/:archive", name: "b's archive through a's bus", url: v1Arch, notFound: "ArchiveNotFound"},
 	{route: "GET /api/v1/buses/:bus/events", name: "search a's bus", url: v1Bus + "/events", list: true},
 	{route: "GET /api/v1/buses/:bus/log", name: "log of a's bus", url: v1Bus + "/log", list: true},
 	{route: "GET /api/v1/buses/:bus/events/:id/trace", name: "trace b's event on a's bus", url: v1Bus + "/events/b1/trace?source=" + sourceOfB, notFound: "EventNotFound"},
@@ -573,6 +599,13 @@ func seedIsolation(t *testing.T, e *env) {
 			"config": map[string]any{"schedule.expression": "rate(5 minutes)"}}, http.StatusCreated)
 	}
 
+	for _, acc := range []struct{ id, bus, archive, replay string }{{isoB, busOfB, archiveOfB, replayOfB}, {isoA, busOfA, archiveOfA, replayOfA}} {
+		as(acc.id, http.MethodPost, "/api/v1/buses/"+acc.bus+"/archives", map[string]any{"name": acc.archive}, http.StatusCreated)
+		time.Sleep(2 * time.Millisecond) // the window ends after the archive's creation
+		as(acc.id, http.MethodPost, "/api/v1/replays", map[string]any{"name": acc.replay, "archive": acc.archive,
+			"eventStartTime": time.Now().Add(-time.Hour), "eventEndTime": time.Now()}, http.StatusCreated)
+	}
+
 	put := func(account, bus, id, source, typ string) {
 		t.Helper()
 		resp := e.do(t, http.MethodPost, "/api/v1/buses/"+bus+"/events",
@@ -617,7 +650,8 @@ func snapshotOfB(t *testing.T, e *env) map[string]string {
 		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + targetOfB,
 		"/api/v1/buses/" + busOfB + "/rules/" + ruleOfB + "/targets/" + apiTargetOfB,
 		"/api/v1/connections", "/api/v1/connections/" + connOfB, "/api/v1/api-destinations", "/api/v1/api-destinations/" + destOfB,
-		"/api/v1/buses/" + busOfB + "/sources", v1Src,
+		"/api/v1/buses/" + busOfB + "/sources", v1Src, "/api/v1/buses/" + busOfB + "/archives", v1Arch,
+		"/api/v1/replays", "/api/v1/replays/" + replayOfB,
 		"/api/v1/dead-letters", "/api/v1/buses/" + busOfB + "/log",
 	} {
 		resp := e.do(t, http.MethodGet, url, e.as(isoB), nil)

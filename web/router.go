@@ -31,6 +31,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
@@ -38,6 +39,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/domain/replay"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
@@ -66,9 +68,12 @@ import (
 
 // Services are the domain services the dialects' handlers call.
 type Services struct {
-	Buses   *bus.Service
-	Rules   *rule.Service
-	Targets *target.Service
+	Buses *bus.Service
+	Rules *rule.Service
+	// Archives keeps the archives of buses; Replays replays them.
+	Archives *archive.Service
+	Replays  *replay.Service
+	Targets  *target.Service
 	// EventTypes lists the event types seen on buses.
 	EventTypes *eventtype.Service
 

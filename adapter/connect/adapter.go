@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
@@ -48,6 +49,14 @@ type Physical interface {
 	LogSubject(accountID, busID string) string
 	// EventTypesSubject is the subject of the reports of the event types a bus's router sees.
 	EventTypesSubject(busID string) string
+	// ArchiveStream and ArchiveSubject are where an archive's events are stored.
+	ArchiveStream(accountID, archiveID string) string
+	ArchiveSubject(accountID, archiveID string) string
+}
+
+// Archives lists the archives of a bus, each a pseudo-rule of its router.
+type Archives interface {
+	ListByBus(ctx context.Context, busID string) ([]*archive.Archive, error)
 }
 
 // Keys of the bus log in the router's and the targets' connectors (worker/connector's eventlog.*).
@@ -108,6 +117,10 @@ type Config struct {
 	// EventTypesInterval is how often routers report the event types they routed (zero: the router's default,
 	// 5 s).
 	EventTypesInterval time.Duration
+	// Archives are the archives of buses, each a pseudo-rule of its bus's router; nil archives nothing.
+	Archives Archives
+	// Replays are the replays of buses, each a source connector of its bus while it runs; nil runs none.
+	Replays Replays
 }
 
 // cluster is the cluster id the secrets of connector configs are bound to.
@@ -248,7 +261,14 @@ type routeEntry struct {
 	Subject      string          `json:"subject"`
 	Pattern      json.RawMessage `json:"pattern"`
 	FromSequence uint64          `json:"fromSequence"`
+	// Stream and Archive make the entry an archive's: its copies go to the archive's own stream, and events put by
+	// a replay are not archived again.
+	Stream  string `json:"stream,omitempty"`
+	Archive bool   `json:"archive,omitempty"`
 }
+
+// everyEvent is the pattern of an archive that has none: every CloudEvent has a specversion.
+var everyEvent = json.RawMessage(`{"specversion":[{"exists":true}]}`)
 
 // SyncBus applies the bus's declared state to the runtime and returns once the runtime applied it: target
 // connectors (and their consumers) first, then the router's rule table, then removal of what no longer belongs.
@@ -321,9 +341,20 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 		return nil, err
 	}
 	maps.Copy(desired, sources)
+	replays, err := a.desiredReplays(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(desired, replays)
 	routerName := RouterName(b.AccountID(), b.Name())
 	oldTable := routerTable(actual[routerName])
-	routerCfg, err := a.routerConfig(ctx, b, rules, oldTable)
+	var archives []*archive.Archive
+	if a.cfg.Archives != nil {
+		if archives, err = a.cfg.Archives.ListByBus(ctx, b.ID()); err != nil {
+			return nil, err
+		}
+	}
+	routerCfg, err := a.routerConfig(ctx, b, rules, archives, oldTable)
 	if err != nil {
 		return nil, err
 	}
@@ -472,26 +503,43 @@ func routerTable(c rpc.ConnectorExpanded) map[string]routeEntry {
 
 // routerConfig builds the router of a bus. An enabled rule already in the router keeps its start sequence; a rule
 // newly created or enabled starts after the last event stored now, so it receives every matching event stored
-// after this call answers and none before.
-func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Rule, old map[string]routeEntry) (map[string]string, error) {
+// after this call answers and none before. Archives are entries of the same table, with the same start.
+func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Rule, archives []*archive.Archive, old map[string]routeEntry) (map[string]string, error) {
 	entries := []routeEntry{}
 	var last *uint64
+	start := func(e *routeEntry) error {
+		if prev, ok := old[e.ID]; ok {
+			e.FromSequence = prev.FromSequence
+			return nil
+		}
+		if last == nil {
+			seq, err := a.cfg.Streams.LastSequence(ctx, b.ID())
+			if err != nil {
+				return err
+			}
+			last = &seq
+		}
+		e.FromSequence = *last
+		return nil
+	}
 	for _, r := range rules {
 		if !r.Enabled() {
 			continue
 		}
 		e := routeEntry{ID: r.ID(), Name: r.Name(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.EventPattern()}
-		if prev, ok := old[r.ID()]; ok {
-			e.FromSequence = prev.FromSequence
-		} else {
-			if last == nil {
-				seq, err := a.cfg.Streams.LastSequence(ctx, b.ID())
-				if err != nil {
-					return nil, err
-				}
-				last = &seq
-			}
-			e.FromSequence = *last
+		if err := start(&e); err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	for _, ar := range archives {
+		e := routeEntry{ID: ar.ID(), Name: "archive:" + ar.Name(), Pattern: ar.EventPattern(), Archive: true,
+			Subject: a.cfg.Physical.ArchiveSubject(ar.AccountID(), ar.ID()), Stream: a.cfg.Physical.ArchiveStream(ar.AccountID(), ar.ID())}
+		if e.Pattern == nil {
+			e.Pattern = everyEvent
+		}
+		if err := start(&e); err != nil {
+			return nil, err
 		}
 		entries = append(entries, e)
 	}

@@ -4,7 +4,7 @@
 //
 // What an account keeps is its footprint: the retention.maxBytes of each of its streams that has a size of its own
 // (a bus with its own maxBytes, its dead letters), reserved whole whatever they hold, plus the bytes its streams
-// without a size hold (buses with no maxBytes of their own). The installation's footprint adds its own streams
+// without a size hold (buses with no maxBytes of their own, its archives: history kept on purpose, never trimmed). The installation's footprint adds its own streams
 // (worker state, audit records) to every account's. The meter reads every stream's size and limits from JetStream
 // every Interval; a reservation (Reserve) counts at once, and until a reading shows the bus's stream with that size,
 // so two buses created in a row are both counted.
@@ -212,6 +212,7 @@ func (m *Meter) store(uses []streamUse, accounts map[string]Footprint, total Foo
 // read lists every stream of the event store, with the account it belongs to ("" for the installation's own).
 func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
 	busPrefix, dlqPrefix, logPrefix := m.Names.BusStream(""), m.Names.DLQStream(""), m.Names.LogStream("")
+	archivePrefix := m.Names.ArchivePrefix()
 	var uses []streamUse
 	lister := m.JS.ListStreams(ctx)
 	for info := range lister.Info() {
@@ -227,6 +228,9 @@ func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
 			u.account = strings.TrimPrefix(u.name, dlqPrefix)
 		case strings.HasPrefix(u.name, logPrefix):
 			u.account = strings.TrimPrefix(u.name, logPrefix)
+		case strings.HasPrefix(u.name, archivePrefix):
+			// <cluster>_ARCHIVE_<account>_<archive>: history kept on purpose, counted, never trimmed
+			u.account, _, _ = strings.Cut(strings.TrimPrefix(u.name, archivePrefix), "_")
 		default:
 			// the installation's own (worker state, audit records): in the budget, in no account's quota
 		}

@@ -92,3 +92,27 @@ func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
 	require.NoError(t, m.Check(ctx))
 	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "an event stored: the next reading lists every stream")
 }
+
+// TestArchivesCountInTheirAccount: what an archive's stream holds counts in its account's footprint (from the
+// account id in the stream's name), and archives are never trimmed to make room: they are history kept on purpose.
+func TestArchivesCountInTheirAccount(t *testing.T) {
+	ctx := context.Background()
+	env := jetstreamtest.Start(t)
+	buses := persistence.NewBusRepository(persistencetest.Open(t, persistence.SQLite))
+	names := stream.Names{Cluster: "t"}
+	require.NoError(t, names.EnsureArchiveStream(ctx, env.JS, "acme", "arch1", 0, 1))
+	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 1 << 10, TrimAt: 0.5}
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Bytes())
+
+	for i := range 20 {
+		env.Publish(t, names.ArchiveSubject("acme", "arch1"), jetstreamtest.Event("e"+string(rune('a'+i)), "t", nil))
+	}
+	require.NoError(t, m.Check(ctx))
+	used := m.Footprint("acme").Used
+	assert.Positive(t, used, "the archive's bytes are the account's")
+	assert.Zero(t, m.Footprint("other").Bytes())
+	require.ErrorIs(t, m.AdmitPut("acme"), account.ErrStorageQuotaExceeded, "over its 1 KiB quota")
+	require.NoError(t, m.Check(ctx))
+	assert.Equal(t, used, m.Footprint("acme").Used, "nothing trimmed from an archive")
+}

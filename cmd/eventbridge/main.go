@@ -40,6 +40,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
+	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
@@ -48,6 +49,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/domain/replay"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
@@ -73,6 +75,7 @@ import (
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/mqtt"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/replay"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/schedule"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/webhook"
@@ -394,6 +397,7 @@ func (m *Main) Run(ctx context.Context) error {
 	targets := persistence.NewTargetRepository(db)
 	connections, destinations := persistence.NewConnectionRepository(db), persistence.NewAPIDestinationRepository(db)
 	sourceRepo := persistence.NewSourceRepository(db)
+	archives, replays := persistence.NewArchiveRepository(db), persistence.NewReplayRepository(db)
 	connectorStates := persistence.NewConnectorStateRepository(db)
 	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
 	// The control plane's metrics read the health and counters of targets and sources from the runtime when
@@ -408,7 +412,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
 		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled, Health: c.Health,
-		EventTypesInterval: c.EventTypesInterval,
+		EventTypesInterval: c.EventTypesInterval, Archives: archives, Replays: replays,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
@@ -457,8 +461,11 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	services := web.Services{
-		Buses: &bus.Service{Buses: buses, Rules: rules, Store: store, Runtime: m.adapter, Logger: log,
+		Buses: &bus.Service{Buses: buses, Rules: rules, Archives: archives, Store: store, Runtime: m.adapter, Logger: log,
 			MaxPerAccount: c.QuotaBuses, MaxRetention: c.MaxBusRetention},
+		Archives: &archive.Service{Archives: archives, Buses: buses, Store: store, Runtime: m.adapter, Logger: log},
+		Replays: &replay.Service{Replays: replays, Archives: archives, Store: store, Buses: buses, Rules: rules, Targets: targets,
+			Runtime: m.adapter, Logger: log.With("component", "replays")},
 		Rules: &rule.Service{Rules: rules, Buses: buses, Runtime: m.adapter, Logger: log, MaxPerBus: c.QuotaRulesPerBus,
 			Counters: m.adapter},
 		Targets: &target.Service{Targets: targets, Rules: rules, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Logger: log,
@@ -520,12 +527,16 @@ func (m *Main) Run(ctx context.Context) error {
 	meter := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: c.AccountStorageQuota, Budget: budget,
 		Interval: c.StorageCheckInterval, Logger: log.With("component", "storage")}
 	services.Buses.Storage, services.Sources.Storage = meter, meter
-	m.background.Add(1)
+	m.background.Add(2)
 	go func() {
 		defer m.background.Done()
 		meter.Run(runCtx)
 	}()
-	id.accounts.Purgers = []account.Purger{services.Sources, services.Rules, services.Buses, services.APIDestinations,
+	go func() {
+		defer m.background.Done()
+		services.Replays.Watch(runCtx, replayWatchInterval)
+	}()
+	id.accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
 		services.Connections, store, connectorStates, id.users, id.keys, putThrottle}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
@@ -559,6 +570,9 @@ func (m *Main) Run(ctx context.Context) error {
 // HousekeepingInterval spaces the deletion of ended sessions, old counts of failed sign-ins and audit entries
 // past their retention.
 const HousekeepingInterval = 10 * time.Minute
+
+// replayWatchInterval is how often the progress of running replays is read from the runtime.
+const replayWatchInterval = time.Second
 
 // housekeeping runs each of jobs at once and then every HousekeepingInterval until ctx ends; a failure is
 // logged and tried again next time.

@@ -50,6 +50,7 @@ import (
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/inputtransformer"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/log"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/mqtt"
+	_ "github.com/eventbridge-go/eventbridge/worker/plugins/replay"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/router"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/schedule"
 	_ "github.com/eventbridge-go/eventbridge/worker/plugins/webhook"

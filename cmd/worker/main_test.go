@@ -206,7 +206,7 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 		classes = append(classes, p.Class+" "+p.Type)
 	}
 	assert.Equal(t, []string{"eventbus sink", "eventbus-source source", "http sink", "http-source source",
-		"log sink", "mqtt sink", "mqtt-source source", "router sink", "schedule-source source"}, classes,
+		"log sink", "mqtt sink", "mqtt-source source", "replay source", "router sink", "schedule-source source"}, classes,
 		"the binary links the built-in plugins")
 	require.NoError(t, m.Close())
 	assert.Contains(t, log.String(), "worker started")

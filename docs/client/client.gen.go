@@ -109,6 +109,21 @@ func (e ApiKeyRole) Valid() bool {
 	}
 }
 
+// Defines values for ArchiveState.
+const (
+	ArchiveStateENABLED ArchiveState = "ENABLED"
+)
+
+// Valid indicates whether the value is a known member of the ArchiveState enum.
+func (e ArchiveState) Valid() bool {
+	switch e {
+	case ArchiveStateENABLED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuditActorKind.
 const (
 	AuditActorKindAnonymous    AuditActorKind = "anonymous"
@@ -403,6 +418,36 @@ func (e OAuthParametersHttpMethod) Valid() bool {
 	case OAuthParametersHttpMethodPOST:
 		return true
 	case OAuthParametersHttpMethodPUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayState.
+const (
+	ReplayStateCANCELLED  ReplayState = "CANCELLED"
+	ReplayStateCANCELLING ReplayState = "CANCELLING"
+	ReplayStateCOMPLETED  ReplayState = "COMPLETED"
+	ReplayStateFAILED     ReplayState = "FAILED"
+	ReplayStateRUNNING    ReplayState = "RUNNING"
+	ReplayStateSTARTING   ReplayState = "STARTING"
+)
+
+// Valid indicates whether the value is a known member of the ReplayState enum.
+func (e ReplayState) Valid() bool {
+	switch e {
+	case ReplayStateCANCELLED:
+		return true
+	case ReplayStateCANCELLING:
+		return true
+	case ReplayStateCOMPLETED:
+		return true
+	case ReplayStateFAILED:
+		return true
+	case ReplayStateRUNNING:
+		return true
+	case ReplayStateSTARTING:
 		return true
 	default:
 		return false
@@ -817,6 +862,36 @@ func (e GetApiV1MetricsParamsRange) Valid() bool {
 	}
 }
 
+// Defines values for GetApiV1ReplaysParamsState.
+const (
+	GetApiV1ReplaysParamsStateCANCELLED  GetApiV1ReplaysParamsState = "CANCELLED"
+	GetApiV1ReplaysParamsStateCANCELLING GetApiV1ReplaysParamsState = "CANCELLING"
+	GetApiV1ReplaysParamsStateCOMPLETED  GetApiV1ReplaysParamsState = "COMPLETED"
+	GetApiV1ReplaysParamsStateFAILED     GetApiV1ReplaysParamsState = "FAILED"
+	GetApiV1ReplaysParamsStateRUNNING    GetApiV1ReplaysParamsState = "RUNNING"
+	GetApiV1ReplaysParamsStateSTARTING   GetApiV1ReplaysParamsState = "STARTING"
+)
+
+// Valid indicates whether the value is a known member of the GetApiV1ReplaysParamsState enum.
+func (e GetApiV1ReplaysParamsState) Valid() bool {
+	switch e {
+	case GetApiV1ReplaysParamsStateCANCELLED:
+		return true
+	case GetApiV1ReplaysParamsStateCANCELLING:
+		return true
+	case GetApiV1ReplaysParamsStateCOMPLETED:
+		return true
+	case GetApiV1ReplaysParamsStateFAILED:
+		return true
+	case GetApiV1ReplaysParamsStateRUNNING:
+		return true
+	case GetApiV1ReplaysParamsStateSTARTING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	CreatedAt *string `json:"createdAt,omitempty"`
@@ -974,6 +1049,54 @@ type ApiKeyAuthParameters struct {
 type ApiKeyList struct {
 	ApiKeys   *[]ApiKey `json:"apiKeys,omitempty"`
 	NextToken *string   `json:"nextToken,omitempty"`
+}
+
+// Archive defines model for Archive.
+type Archive struct {
+	// Bus Bus is the archive's bus.
+	Bus       *string `json:"bus,omitempty"`
+	CreatedAt *string `json:"createdAt,omitempty"`
+
+	// Description Example: every order
+	Description *string `json:"description,omitempty"`
+
+	// EventCount EventCount and SizeBytes are what the archive holds now.
+	EventCount *int `json:"eventCount,omitempty"`
+
+	// EventPattern EventPattern selects the events archived (a JSON object, or a string holding one); absent or null: every
+	// event of the bus.
+	EventPattern *map[string]interface{} `json:"eventPattern,omitempty"`
+
+	// Name Example: orders-2026
+	Name *string `json:"name,omitempty"`
+
+	// RetentionDays RetentionDays is how long events are kept, in days; 0 (default) keeps them indefinitely.
+	//
+	// Example: 30
+	RetentionDays *int `json:"retentionDays,omitempty"`
+	SizeBytes     *int `json:"sizeBytes,omitempty"`
+
+	// State State is ENABLED: the bus's router archives what matches.
+	State     *ArchiveState `json:"state,omitempty"`
+	UpdatedAt *string       `json:"updatedAt,omitempty"`
+}
+
+// ArchiveState State is ENABLED: the bus's router archives what matches.
+type ArchiveState string
+
+// ArchiveList defines model for ArchiveList.
+type ArchiveList struct {
+	Archives  *[]Archive `json:"archives,omitempty"`
+	NextToken *string    `json:"nextToken,omitempty"`
+}
+
+// ArchivePatch defines model for ArchivePatch.
+type ArchivePatch struct {
+	Description *string `json:"description,omitempty"`
+
+	// EventPattern EventPattern replaces the pattern for the events stored from then on; null archives every event.
+	EventPattern  *map[string]interface{} `json:"eventPattern,omitempty"`
+	RetentionDays *int                    `json:"retentionDays,omitempty"`
 }
 
 // AuditActor defines model for AuditActor.
@@ -1754,6 +1877,72 @@ type RedriveResult struct {
 
 	// RedrivenCount Example: 1
 	RedrivenCount *int `json:"redrivenCount,omitempty"`
+}
+
+// Replay defines model for Replay.
+type Replay struct {
+	// Archive Archive names the archive (of the caller's account) to replay.
+	//
+	// Example: orders-2026
+	Archive     *string `json:"archive,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// Destination Destination is the archive's bus; rules or target narrow it.
+	Destination  *ReplayDestination `json:"destination,omitempty"`
+	Duplicates   *int               `json:"duplicates,omitempty"`
+	EventEndTime *string            `json:"eventEndTime,omitempty"`
+
+	// EventLastReplayedTime EventLastReplayedTime is when the bus had stored the last event replayed.
+	EventLastReplayedTime *string `json:"eventLastReplayedTime,omitempty"`
+
+	// EventStartTime EventStartTime and EventEndTime bound the window [start, end) of when the bus stored the events (not the
+	// events' own time attribute); the end may not be in the future.
+	EventStartTime *string `json:"eventStartTime,omitempty"`
+
+	// EventsReplayed EventsReplayed counts the events put on the bus so far; Duplicates those stored once already (replayed
+	// again after a crash, within the bus's duplicate window).
+	EventsReplayed *int `json:"eventsReplayed,omitempty"`
+
+	// Name Example: fix-1234
+	Name *string `json:"name,omitempty"`
+
+	// Rate Rate bounds the events per second the replay puts on the bus (default 1000), so live traffic keeps flowing.
+	//
+	// Example: 1000
+	Rate            *int    `json:"rate,omitempty"`
+	ReplayEndTime   *string `json:"replayEndTime,omitempty"`
+	ReplayStartTime *string `json:"replayStartTime,omitempty"`
+
+	// State State is STARTING, RUNNING, CANCELLING, COMPLETED, CANCELLED or FAILED; StateReason says why it FAILED.
+	State       *ReplayState `json:"state,omitempty"`
+	StateReason *string      `json:"stateReason,omitempty"`
+}
+
+// ReplayState State is STARTING, RUNNING, CANCELLING, COMPLETED, CANCELLED or FAILED; StateReason says why it FAILED.
+type ReplayState string
+
+// ReplayDestination defines model for ReplayDestination.
+type ReplayDestination struct {
+	// Bus Bus is the archive's bus (answers only).
+	Bus *string `json:"bus,omitempty"`
+
+	// Rules Rules names rules of the bus (Amazon EventBridge's FilterArns); absent: every rule.
+	Rules *[]string `json:"rules,omitempty"`
+
+	// Target Target names one target of one rule instead.
+	Target *ReplayTarget `json:"target,omitempty"`
+}
+
+// ReplayList defines model for ReplayList.
+type ReplayList struct {
+	NextToken *string   `json:"nextToken,omitempty"`
+	Replays   *[]Replay `json:"replays,omitempty"`
+}
+
+// ReplayTarget defines model for ReplayTarget.
+type ReplayTarget struct {
+	Rule   *string `json:"rule,omitempty"`
+	Target *string `json:"target,omitempty"`
 }
 
 // Retention defines model for Retention.
@@ -3603,6 +3792,42 @@ type PatchApiV1BusesBusParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1BusesBusArchivesParams defines parameters for GetApiV1BusesBusArchives.
+type GetApiV1BusesBusArchivesParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1BusesBusArchivesParams defines parameters for PostApiV1BusesBusArchives.
+type PostApiV1BusesBusArchivesParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// DeleteApiV1BusesBusArchivesArchiveParams defines parameters for DeleteApiV1BusesBusArchivesArchive.
+type DeleteApiV1BusesBusArchivesArchiveParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1BusesBusArchivesArchiveParams defines parameters for GetApiV1BusesBusArchivesArchive.
+type GetApiV1BusesBusArchivesArchiveParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PatchApiV1BusesBusArchivesArchiveParams defines parameters for PatchApiV1BusesBusArchivesArchive.
+type PatchApiV1BusesBusArchivesArchiveParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // GetApiV1BusesBusEventTypesParams defines parameters for GetApiV1BusesBusEventTypes.
 type GetApiV1BusesBusEventTypesParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -3987,6 +4212,48 @@ type GetApiV1MetricsParams struct {
 // GetApiV1MetricsParamsRange defines parameters for GetApiV1Metrics.
 type GetApiV1MetricsParamsRange string
 
+// GetApiV1ReplaysParams defines parameters for GetApiV1Replays.
+type GetApiV1ReplaysParams struct {
+	// State only replays in this state
+	State *GetApiV1ReplaysParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// Archive only replays of this archive
+	Archive *string `form:"archive,omitempty" json:"archive,omitempty"`
+
+	// NamePrefix only replays whose name starts with this
+	NamePrefix *string `form:"namePrefix,omitempty" json:"namePrefix,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1ReplaysParamsState defines parameters for GetApiV1Replays.
+type GetApiV1ReplaysParamsState string
+
+// PostApiV1ReplaysParams defines parameters for PostApiV1Replays.
+type PostApiV1ReplaysParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1ReplaysReplayParams defines parameters for GetApiV1ReplaysReplay.
+type GetApiV1ReplaysReplayParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1ReplaysReplayCancelParams defines parameters for PostApiV1ReplaysReplayCancel.
+type PostApiV1ReplaysReplayCancelParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // GetApiV1RuntimeConnectorsParams defines parameters for GetApiV1RuntimeConnectors.
 type GetApiV1RuntimeConnectorsParams struct {
 	// XAccountId account (default: the caller's own)
@@ -4317,6 +4584,12 @@ type PostApiV1BusesJSONRequestBody = Bus
 // PatchApiV1BusesBusJSONRequestBody defines body for PatchApiV1BusesBus for application/json ContentType.
 type PatchApiV1BusesBusJSONRequestBody = BusPatch
 
+// PostApiV1BusesBusArchivesJSONRequestBody defines body for PostApiV1BusesBusArchives for application/json ContentType.
+type PostApiV1BusesBusArchivesJSONRequestBody = Archive
+
+// PatchApiV1BusesBusArchivesArchiveJSONRequestBody defines body for PatchApiV1BusesBusArchivesArchive for application/json ContentType.
+type PatchApiV1BusesBusArchivesArchiveJSONRequestBody = ArchivePatch
+
 // PostApiV1BusesBusEventsApplicationCloudeventsPlusJSONRequestBody defines body for PostApiV1BusesBusEvents for application/cloudevents+json ContentType.
 type PostApiV1BusesBusEventsApplicationCloudeventsPlusJSONRequestBody = CloudEvent
 
@@ -4367,6 +4640,9 @@ type PostApiV1DeadLettersRedriveJSONRequestBody = DeadLetterSelection
 
 // PutApiV1MePasswordJSONRequestBody defines body for PutApiV1MePassword for application/json ContentType.
 type PutApiV1MePasswordJSONRequestBody = PasswordChange
+
+// PostApiV1ReplaysJSONRequestBody defines body for PostApiV1Replays for application/json ContentType.
+type PostApiV1ReplaysJSONRequestBody = Replay
 
 // PostApiV1SessionJSONRequestBody defines body for PostApiV1Session for application/json ContentType.
 type PostApiV1SessionJSONRequestBody = SignIn
@@ -4838,6 +5114,49 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/buses/{bus} (the `PatchApiV1BusesBus` operationId).
 	PatchApiV1BusesBus(ctx context.Context, bus string, params *PatchApiV1BusesBusParams, body PatchApiV1BusesBusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusArchives List the archives of a bus
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/archives (the `GetApiV1BusesBusArchives` operationId).
+	GetApiV1BusesBusArchives(ctx context.Context, bus string, params *GetApiV1BusesBusArchivesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusArchivesWithBody Create an archive
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+	PostApiV1BusesBusArchivesWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1BusesBusArchives Create an archive
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+	PostApiV1BusesBusArchives(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, body PostApiV1BusesBusArchivesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1BusesBusArchivesArchive Delete an archive
+	//
+	// Corresponds with DELETE /api/v1/buses/{bus}/archives/{archive} (the `DeleteApiV1BusesBusArchivesArchive` operationId).
+	DeleteApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *DeleteApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusArchivesArchive Get an archive
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/archives/{archive} (the `GetApiV1BusesBusArchivesArchive` operationId).
+	GetApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *GetApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1BusesBusArchivesArchiveWithBody Change an archive
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+	PatchApiV1BusesBusArchivesArchiveWithBody(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchApiV1BusesBusArchivesArchive Change an archive
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+	PatchApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1BusesBusEventTypes List the event types seen on a bus
 	//
@@ -5331,6 +5650,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
 	GetApiV1Metrics(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1Replays List replays
+	//
+	// Corresponds with GET /api/v1/replays (the `GetApiV1Replays` operationId).
+	GetApiV1Replays(ctx context.Context, params *GetApiV1ReplaysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1ReplaysWithBody Start a replay
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+	PostApiV1ReplaysWithBody(ctx context.Context, params *PostApiV1ReplaysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1Replays Start a replay
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+	PostApiV1Replays(ctx context.Context, params *PostApiV1ReplaysParams, body PostApiV1ReplaysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1ReplaysReplay Get a replay
+	//
+	// Corresponds with GET /api/v1/replays/{replay} (the `GetApiV1ReplaysReplay` operationId).
+	GetApiV1ReplaysReplay(ctx context.Context, replay string, params *GetApiV1ReplaysReplayParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1ReplaysReplayCancel Cancel a replay
+	//
+	// Corresponds with POST /api/v1/replays/{replay}/cancel (the `PostApiV1ReplaysReplayCancel` operationId).
+	PostApiV1ReplaysReplayCancel(ctx context.Context, replay string, params *PostApiV1ReplaysReplayCancelParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1RuntimeConnectors List the account's connectors in the runtime
 	//
@@ -6800,6 +7148,119 @@ func (c *Client) PatchApiV1BusesBus(ctx context.Context, bus string, params *Pat
 	return c.Client.Do(req)
 }
 
+// GetApiV1BusesBusArchives List the archives of a bus
+//
+// Corresponds with GET /api/v1/buses/{bus}/archives (the `GetApiV1BusesBusArchives` operationId).
+func (c *Client) GetApiV1BusesBusArchives(ctx context.Context, bus string, params *GetApiV1BusesBusArchivesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusArchivesRequest(c.Server, bus, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusArchivesWithBody Create an archive
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+func (c *Client) PostApiV1BusesBusArchivesWithBody(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusArchivesRequestWithBody(c.Server, bus, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1BusesBusArchives Create an archive
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+func (c *Client) PostApiV1BusesBusArchives(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, body PostApiV1BusesBusArchivesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1BusesBusArchivesRequest(c.Server, bus, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1BusesBusArchivesArchive Delete an archive
+//
+// Corresponds with DELETE /api/v1/buses/{bus}/archives/{archive} (the `DeleteApiV1BusesBusArchivesArchive` operationId).
+func (c *Client) DeleteApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *DeleteApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1BusesBusArchivesArchiveRequest(c.Server, bus, archive, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusArchivesArchive Get an archive
+//
+// Corresponds with GET /api/v1/buses/{bus}/archives/{archive} (the `GetApiV1BusesBusArchivesArchive` operationId).
+func (c *Client) GetApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *GetApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusArchivesArchiveRequest(c.Server, bus, archive, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1BusesBusArchivesArchiveWithBody Change an archive
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+func (c *Client) PatchApiV1BusesBusArchivesArchiveWithBody(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1BusesBusArchivesArchiveRequestWithBody(c.Server, bus, archive, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchApiV1BusesBusArchivesArchive Change an archive
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+func (c *Client) PatchApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchApiV1BusesBusArchivesArchiveRequest(c.Server, bus, archive, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetApiV1BusesBusEventTypes List the event types seen on a bus
 //
 // Corresponds with GET /api/v1/buses/{bus}/event-types (the `GetApiV1BusesBusEventTypes` operationId).
@@ -7873,6 +8334,85 @@ func (c *Client) DeleteApiV1MeSessionsSession(ctx context.Context, session strin
 // Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
 func (c *Client) GetApiV1Metrics(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetApiV1MetricsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1Replays List replays
+//
+// Corresponds with GET /api/v1/replays (the `GetApiV1Replays` operationId).
+func (c *Client) GetApiV1Replays(ctx context.Context, params *GetApiV1ReplaysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1ReplaysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1ReplaysWithBody Start a replay
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+func (c *Client) PostApiV1ReplaysWithBody(ctx context.Context, params *PostApiV1ReplaysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ReplaysRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1Replays Start a replay
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+func (c *Client) PostApiV1Replays(ctx context.Context, params *PostApiV1ReplaysParams, body PostApiV1ReplaysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ReplaysRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1ReplaysReplay Get a replay
+//
+// Corresponds with GET /api/v1/replays/{replay} (the `GetApiV1ReplaysReplay` operationId).
+func (c *Client) GetApiV1ReplaysReplay(ctx context.Context, replay string, params *GetApiV1ReplaysReplayParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1ReplaysReplayRequest(c.Server, replay, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1ReplaysReplayCancel Cancel a replay
+//
+// Corresponds with POST /api/v1/replays/{replay}/cancel (the `PostApiV1ReplaysReplayCancel` operationId).
+func (c *Client) PostApiV1ReplaysReplayCancel(ctx context.Context, replay string, params *PostApiV1ReplaysReplayCancelParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ReplaysReplayCancelRequest(c.Server, replay, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11280,6 +11820,337 @@ func NewPatchApiV1BusesBusRequestWithBody(server string, bus string, params *Pat
 	return req, nil
 }
 
+// NewGetApiV1BusesBusArchivesRequest constructs an http.Request for the GetApiV1BusesBusArchives method
+func NewGetApiV1BusesBusArchivesRequest(server string, bus string, params *GetApiV1BusesBusArchivesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/archives", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1BusesBusArchivesRequest calls the generic PostApiV1BusesBusArchives builder with application/json body
+func NewPostApiV1BusesBusArchivesRequest(server string, bus string, params *PostApiV1BusesBusArchivesParams, body PostApiV1BusesBusArchivesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1BusesBusArchivesRequestWithBody(server, bus, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1BusesBusArchivesRequestWithBody constructs an http.Request for the PostApiV1BusesBusArchives method, with any body, and a specified content type
+func NewPostApiV1BusesBusArchivesRequestWithBody(server string, bus string, params *PostApiV1BusesBusArchivesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/archives", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1BusesBusArchivesArchiveRequest constructs an http.Request for the DeleteApiV1BusesBusArchivesArchive method
+func NewDeleteApiV1BusesBusArchivesArchiveRequest(server string, bus string, archive string, params *DeleteApiV1BusesBusArchivesArchiveParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "archive", archive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/archives/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusArchivesArchiveRequest constructs an http.Request for the GetApiV1BusesBusArchivesArchive method
+func NewGetApiV1BusesBusArchivesArchiveRequest(server string, bus string, archive string, params *GetApiV1BusesBusArchivesArchiveParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "archive", archive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/archives/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchApiV1BusesBusArchivesArchiveRequest calls the generic PatchApiV1BusesBusArchivesArchive builder with application/json body
+func NewPatchApiV1BusesBusArchivesArchiveRequest(server string, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchApiV1BusesBusArchivesArchiveRequestWithBody(server, bus, archive, params, "application/json", bodyReader)
+}
+
+// NewPatchApiV1BusesBusArchivesArchiveRequestWithBody constructs an http.Request for the PatchApiV1BusesBusArchivesArchive method, with any body, and a specified content type
+func NewPatchApiV1BusesBusArchivesArchiveRequestWithBody(server string, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "archive", archive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/archives/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetApiV1BusesBusEventTypesRequest constructs an http.Request for the GetApiV1BusesBusEventTypes method
 func NewGetApiV1BusesBusEventTypesRequest(server string, bus string, params *GetApiV1BusesBusEventTypesParams) (*http.Request, error) {
 	var err error
@@ -14299,6 +15170,276 @@ func NewGetApiV1MetricsRequest(server string, params *GetApiV1MetricsParams) (*h
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1ReplaysRequest constructs an http.Request for the GetApiV1Replays method
+func NewGetApiV1ReplaysRequest(server string, params *GetApiV1ReplaysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/replays")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Archive != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "archive", *params.Archive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NamePrefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "namePrefix", *params.NamePrefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1ReplaysRequest calls the generic PostApiV1Replays builder with application/json body
+func NewPostApiV1ReplaysRequest(server string, params *PostApiV1ReplaysParams, body PostApiV1ReplaysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1ReplaysRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1ReplaysRequestWithBody constructs an http.Request for the PostApiV1Replays method, with any body, and a specified content type
+func NewPostApiV1ReplaysRequestWithBody(server string, params *PostApiV1ReplaysParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/replays")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1ReplaysReplayRequest constructs an http.Request for the GetApiV1ReplaysReplay method
+func NewGetApiV1ReplaysReplayRequest(server string, replay string, params *GetApiV1ReplaysReplayParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "replay", replay, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/replays/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1ReplaysReplayCancelRequest constructs an http.Request for the PostApiV1ReplaysReplayCancel method
+func NewPostApiV1ReplaysReplayCancelRequest(server string, replay string, params *PostApiV1ReplaysReplayCancelParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "replay", replay, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/replays/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -17644,6 +18785,55 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/buses/{bus} (the `PatchApiV1BusesBus` operationId).
 	PatchApiV1BusesBusWithResponse(ctx context.Context, bus string, params *PatchApiV1BusesBusParams, body PatchApiV1BusesBusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusResponse, error)
 
+	// GetApiV1BusesBusArchivesWithResponse List the archives of a bus
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/archives (the `GetApiV1BusesBusArchives` operationId).
+	GetApiV1BusesBusArchivesWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusArchivesParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusArchivesResponse, error)
+
+	// PostApiV1BusesBusArchivesWithBodyWithResponse Create an archive
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+	PostApiV1BusesBusArchivesWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusArchivesResponse, error)
+
+	// PostApiV1BusesBusArchivesWithResponse Create an archive
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+	PostApiV1BusesBusArchivesWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, body PostApiV1BusesBusArchivesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusArchivesResponse, error)
+
+	// DeleteApiV1BusesBusArchivesArchiveWithResponse Delete an archive
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/buses/{bus}/archives/{archive} (the `DeleteApiV1BusesBusArchivesArchive` operationId).
+	DeleteApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *DeleteApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*DeleteApiV1BusesBusArchivesArchiveResponse, error)
+
+	// GetApiV1BusesBusArchivesArchiveWithResponse Get an archive
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/archives/{archive} (the `GetApiV1BusesBusArchivesArchive` operationId).
+	GetApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *GetApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusArchivesArchiveResponse, error)
+
+	// PatchApiV1BusesBusArchivesArchiveWithBodyWithResponse Change an archive
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+	PatchApiV1BusesBusArchivesArchiveWithBodyWithResponse(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusArchivesArchiveResponse, error)
+
+	// PatchApiV1BusesBusArchivesArchiveWithResponse Change an archive
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+	PatchApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusArchivesArchiveResponse, error)
+
 	// GetApiV1BusesBusEventTypesWithResponse List the event types seen on a bus
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18190,6 +19380,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/metrics (the `GetApiV1Metrics` operationId).
 	GetApiV1MetricsWithResponse(ctx context.Context, params *GetApiV1MetricsParams, reqEditors ...RequestEditorFn) (*GetApiV1MetricsResponse, error)
+
+	// GetApiV1ReplaysWithResponse List replays
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/replays (the `GetApiV1Replays` operationId).
+	GetApiV1ReplaysWithResponse(ctx context.Context, params *GetApiV1ReplaysParams, reqEditors ...RequestEditorFn) (*GetApiV1ReplaysResponse, error)
+
+	// PostApiV1ReplaysWithBodyWithResponse Start a replay
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+	PostApiV1ReplaysWithBodyWithResponse(ctx context.Context, params *PostApiV1ReplaysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysResponse, error)
+
+	// PostApiV1ReplaysWithResponse Start a replay
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+	PostApiV1ReplaysWithResponse(ctx context.Context, params *PostApiV1ReplaysParams, body PostApiV1ReplaysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysResponse, error)
+
+	// GetApiV1ReplaysReplayWithResponse Get a replay
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/replays/{replay} (the `GetApiV1ReplaysReplay` operationId).
+	GetApiV1ReplaysReplayWithResponse(ctx context.Context, replay string, params *GetApiV1ReplaysReplayParams, reqEditors ...RequestEditorFn) (*GetApiV1ReplaysReplayResponse, error)
+
+	// PostApiV1ReplaysReplayCancelWithResponse Cancel a replay
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/replays/{replay}/cancel (the `PostApiV1ReplaysReplayCancel` operationId).
+	PostApiV1ReplaysReplayCancelWithResponse(ctx context.Context, replay string, params *PostApiV1ReplaysReplayCancelParams, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysReplayCancelResponse, error)
 
 	// GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
 	//
@@ -20913,6 +22138,337 @@ func (r PatchApiV1BusesBusResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchApiV1BusesBusResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusArchivesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ArchiveList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusArchivesResponse) GetJSON200() *ArchiveList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1BusesBusArchivesResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusArchivesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusArchivesResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusArchivesResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusArchivesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusArchivesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusArchivesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusArchivesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1BusesBusArchivesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Archive
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON201() *Archive {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1BusesBusArchivesResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1BusesBusArchivesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1BusesBusArchivesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1BusesBusArchivesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1BusesBusArchivesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1BusesBusArchivesArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1BusesBusArchivesArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusArchivesArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Archive
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusArchivesArchiveResponse) GetJSON200() *Archive {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusArchivesArchiveResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusArchivesArchiveResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusArchivesArchiveResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusArchivesArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusArchivesArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusArchivesArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusArchivesArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchApiV1BusesBusArchivesArchiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Archive
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetJSON200() *Archive {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchApiV1BusesBusArchivesArchiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchApiV1BusesBusArchivesArchiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchApiV1BusesBusArchivesArchiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchApiV1BusesBusArchivesArchiveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23720,6 +25276,275 @@ func (r GetApiV1MetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetApiV1MetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1ReplaysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReplayList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1ReplaysResponse) GetJSON200() *ReplayList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiV1ReplaysResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ReplaysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ReplaysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1ReplaysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1ReplaysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1ReplaysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1ReplaysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1ReplaysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Replay
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON201() *Replay {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1ReplaysResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1ReplaysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1ReplaysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1ReplaysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1ReplaysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1ReplaysReplayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Replay
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1ReplaysReplayResponse) GetJSON200() *Replay {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1ReplaysReplayResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1ReplaysReplayResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1ReplaysReplayResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1ReplaysReplayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1ReplaysReplayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1ReplaysReplayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1ReplaysReplayResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1ReplaysReplayCancelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Replay
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1ReplaysReplayCancelResponse) GetJSON200() *Replay {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ReplaysReplayCancelResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ReplaysReplayCancelResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1ReplaysReplayCancelResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1ReplaysReplayCancelResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1ReplaysReplayCancelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1ReplaysReplayCancelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1ReplaysReplayCancelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1ReplaysReplayCancelResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28436,6 +30261,97 @@ func (c *ClientWithResponses) PatchApiV1BusesBusWithResponse(ctx context.Context
 	return ParsePatchApiV1BusesBusResponse(rsp)
 }
 
+// GetApiV1BusesBusArchivesWithResponse List the archives of a bus
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/archives (the `GetApiV1BusesBusArchives` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusArchivesWithResponse(ctx context.Context, bus string, params *GetApiV1BusesBusArchivesParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusArchivesResponse, error) {
+	rsp, err := c.GetApiV1BusesBusArchives(ctx, bus, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusArchivesResponse(rsp)
+}
+
+// PostApiV1BusesBusArchivesWithBodyWithResponse Create an archive
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusArchivesWithBodyWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusArchivesResponse, error) {
+	rsp, err := c.PostApiV1BusesBusArchivesWithBody(ctx, bus, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusArchivesResponse(rsp)
+}
+
+// PostApiV1BusesBusArchivesWithResponse Create an archive
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/buses/{bus}/archives (the `PostApiV1BusesBusArchives` operationId).
+func (c *ClientWithResponses) PostApiV1BusesBusArchivesWithResponse(ctx context.Context, bus string, params *PostApiV1BusesBusArchivesParams, body PostApiV1BusesBusArchivesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1BusesBusArchivesResponse, error) {
+	rsp, err := c.PostApiV1BusesBusArchives(ctx, bus, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1BusesBusArchivesResponse(rsp)
+}
+
+// DeleteApiV1BusesBusArchivesArchiveWithResponse Delete an archive
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/buses/{bus}/archives/{archive} (the `DeleteApiV1BusesBusArchivesArchive` operationId).
+func (c *ClientWithResponses) DeleteApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *DeleteApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*DeleteApiV1BusesBusArchivesArchiveResponse, error) {
+	rsp, err := c.DeleteApiV1BusesBusArchivesArchive(ctx, bus, archive, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1BusesBusArchivesArchiveResponse(rsp)
+}
+
+// GetApiV1BusesBusArchivesArchiveWithResponse Get an archive
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/archives/{archive} (the `GetApiV1BusesBusArchivesArchive` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *GetApiV1BusesBusArchivesArchiveParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusArchivesArchiveResponse, error) {
+	rsp, err := c.GetApiV1BusesBusArchivesArchive(ctx, bus, archive, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusArchivesArchiveResponse(rsp)
+}
+
+// PatchApiV1BusesBusArchivesArchiveWithBodyWithResponse Change an archive
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+func (c *ClientWithResponses) PatchApiV1BusesBusArchivesArchiveWithBodyWithResponse(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusArchivesArchiveResponse, error) {
+	rsp, err := c.PatchApiV1BusesBusArchivesArchiveWithBody(ctx, bus, archive, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1BusesBusArchivesArchiveResponse(rsp)
+}
+
+// PatchApiV1BusesBusArchivesArchiveWithResponse Change an archive
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
+func (c *ClientWithResponses) PatchApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusArchivesArchiveResponse, error) {
+	rsp, err := c.PatchApiV1BusesBusArchivesArchive(ctx, bus, archive, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchApiV1BusesBusArchivesArchiveResponse(rsp)
+}
+
 // GetApiV1BusesBusEventTypesWithResponse List the event types seen on a bus
 //
 // Returns a wrapper object for the known response body format(s).
@@ -29335,6 +31251,71 @@ func (c *ClientWithResponses) GetApiV1MetricsWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseGetApiV1MetricsResponse(rsp)
+}
+
+// GetApiV1ReplaysWithResponse List replays
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/replays (the `GetApiV1Replays` operationId).
+func (c *ClientWithResponses) GetApiV1ReplaysWithResponse(ctx context.Context, params *GetApiV1ReplaysParams, reqEditors ...RequestEditorFn) (*GetApiV1ReplaysResponse, error) {
+	rsp, err := c.GetApiV1Replays(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1ReplaysResponse(rsp)
+}
+
+// PostApiV1ReplaysWithBodyWithResponse Start a replay
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+func (c *ClientWithResponses) PostApiV1ReplaysWithBodyWithResponse(ctx context.Context, params *PostApiV1ReplaysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysResponse, error) {
+	rsp, err := c.PostApiV1ReplaysWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ReplaysResponse(rsp)
+}
+
+// PostApiV1ReplaysWithResponse Start a replay
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/replays (the `PostApiV1Replays` operationId).
+func (c *ClientWithResponses) PostApiV1ReplaysWithResponse(ctx context.Context, params *PostApiV1ReplaysParams, body PostApiV1ReplaysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysResponse, error) {
+	rsp, err := c.PostApiV1Replays(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ReplaysResponse(rsp)
+}
+
+// GetApiV1ReplaysReplayWithResponse Get a replay
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/replays/{replay} (the `GetApiV1ReplaysReplay` operationId).
+func (c *ClientWithResponses) GetApiV1ReplaysReplayWithResponse(ctx context.Context, replay string, params *GetApiV1ReplaysReplayParams, reqEditors ...RequestEditorFn) (*GetApiV1ReplaysReplayResponse, error) {
+	rsp, err := c.GetApiV1ReplaysReplay(ctx, replay, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1ReplaysReplayResponse(rsp)
+}
+
+// PostApiV1ReplaysReplayCancelWithResponse Cancel a replay
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/replays/{replay}/cancel (the `PostApiV1ReplaysReplayCancel` operationId).
+func (c *ClientWithResponses) PostApiV1ReplaysReplayCancelWithResponse(ctx context.Context, replay string, params *PostApiV1ReplaysReplayCancelParams, reqEditors ...RequestEditorFn) (*PostApiV1ReplaysReplayCancelResponse, error) {
+	rsp, err := c.PostApiV1ReplaysReplayCancel(ctx, replay, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ReplaysReplayCancelResponse(rsp)
 }
 
 // GetApiV1RuntimeConnectorsWithResponse List the account's connectors in the runtime
@@ -32202,6 +34183,265 @@ func ParsePatchApiV1BusesBusResponse(rsp *http.Response) (*PatchApiV1BusesBusRes
 	return response, nil
 }
 
+// ParseGetApiV1BusesBusArchivesResponse parses an HTTP response from a GetApiV1BusesBusArchivesWithResponse call
+func ParseGetApiV1BusesBusArchivesResponse(rsp *http.Response) (*GetApiV1BusesBusArchivesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusArchivesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ArchiveList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1BusesBusArchivesResponse parses an HTTP response from a PostApiV1BusesBusArchivesWithResponse call
+func ParsePostApiV1BusesBusArchivesResponse(rsp *http.Response) (*PostApiV1BusesBusArchivesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1BusesBusArchivesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Archive
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1BusesBusArchivesArchiveResponse parses an HTTP response from a DeleteApiV1BusesBusArchivesArchiveWithResponse call
+func ParseDeleteApiV1BusesBusArchivesArchiveResponse(rsp *http.Response) (*DeleteApiV1BusesBusArchivesArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1BusesBusArchivesArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusArchivesArchiveResponse parses an HTTP response from a GetApiV1BusesBusArchivesArchiveWithResponse call
+func ParseGetApiV1BusesBusArchivesArchiveResponse(rsp *http.Response) (*GetApiV1BusesBusArchivesArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusArchivesArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Archive
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchApiV1BusesBusArchivesArchiveResponse parses an HTTP response from a PatchApiV1BusesBusArchivesArchiveWithResponse call
+func ParsePatchApiV1BusesBusArchivesArchiveResponse(rsp *http.Response) (*PatchApiV1BusesBusArchivesArchiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchApiV1BusesBusArchivesArchiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Archive
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetApiV1BusesBusEventTypesResponse parses an HTTP response from a GetApiV1BusesBusEventTypesWithResponse call
 func ParseGetApiV1BusesBusEventTypesResponse(rsp *http.Response) (*GetApiV1BusesBusEventTypesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34388,6 +36628,215 @@ func ParseGetApiV1MetricsResponse(rsp *http.Response) (*GetApiV1MetricsResponse,
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1ReplaysResponse parses an HTTP response from a GetApiV1ReplaysWithResponse call
+func ParseGetApiV1ReplaysResponse(rsp *http.Response) (*GetApiV1ReplaysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1ReplaysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReplayList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1ReplaysResponse parses an HTTP response from a PostApiV1ReplaysWithResponse call
+func ParsePostApiV1ReplaysResponse(rsp *http.Response) (*PostApiV1ReplaysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1ReplaysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Replay
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1ReplaysReplayResponse parses an HTTP response from a GetApiV1ReplaysReplayWithResponse call
+func ParseGetApiV1ReplaysReplayResponse(rsp *http.Response) (*GetApiV1ReplaysReplayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1ReplaysReplayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Replay
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1ReplaysReplayCancelResponse parses an HTTP response from a PostApiV1ReplaysReplayCancelWithResponse call
+func ParsePostApiV1ReplaysReplayCancelResponse(rsp *http.Response) (*PostApiV1ReplaysReplayCancelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1ReplaysReplayCancelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Replay
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	}
 

@@ -69,6 +69,11 @@ type SourceCounter interface {
 	NamesByBus(ctx context.Context, busID string) ([]string, error)
 }
 
+// ArchiveCounter tells which archives a bus has (deleting a bus with archives is refused, naming them).
+type ArchiveCounter interface {
+	NamesByBus(ctx context.Context, busID string) ([]string, error)
+}
+
 // DefaultMaxPerAccount is the default quota of buses per account.
 const DefaultMaxPerAccount = 100
 
@@ -78,10 +83,12 @@ type Service struct {
 	Rules RuleCounter
 	// Sources, when set, refuses deleting a bus that sources feed.
 	Sources SourceCounter
-	Store   EventStore
-	Runtime Runtime
-	Logger  *slog.Logger
-	Clock   domain.Clock
+	// Archives, when set, refuses deleting a bus that has archives.
+	Archives ArchiveCounter
+	Store    EventStore
+	Runtime  Runtime
+	Logger   *slog.Logger
+	Clock    domain.Clock
 	// MaxPerAccount is the quota of buses per account (DefaultMaxPerAccount when 0).
 	MaxPerAccount int
 	// Observer, when set, sees every event stored through PutEvents. cmd/eventbridge sets none: event types are
@@ -232,6 +239,15 @@ func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 		}
 		if len(sources) > 0 {
 			return ErrNotEmpty.With("bus %q still has %d source(s): %s; delete them first", name, len(sources), strings.Join(sources, ", "))
+		}
+	}
+	if s.Archives != nil {
+		archives, err := s.Archives.NamesByBus(ctx, b.ID())
+		if err != nil {
+			return err
+		}
+		if len(archives) > 0 {
+			return ErrNotEmpty.With("bus %q still has %d archive(s): %s; delete them first", name, len(archives), strings.Join(archives, ", "))
 		}
 	}
 	if err := s.Buses.Delete(ctx, b.ID()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/eventbridge-go/eventbridge/stream"
@@ -112,6 +113,9 @@ type Meta struct {
 	Timestamp time.Time
 	// MsgID is the record's Nats-Msg-Id header ("" when it has none).
 	MsgID string
+	// Header holds the record's NATS headers (the router reads stream.HeaderReplay and its kin there). Read-only:
+	// it is the message's own map.
+	Header nats.Header
 }
 
 // ID returns an id of the record that is stable across redeliveries: its Nats-Msg-Id, else stream:sequence.

@@ -33,7 +33,9 @@ type Source interface {
 // SourceRecord is one record a source read.
 type SourceRecord struct {
 	// Event is the record as a CloudEvent; its source and id identify it, so the same record read twice is
-	// stored once within the bus's duplicate window.
+	// stored once within the bus's duplicate window. nil: the record only moves its partition's offset (the
+	// source skipped what it read): nothing is stored, the offset is stored in its turn, and the record is
+	// committed with the others.
 	Event *event.Event
 	// Partition names the part of the external system the record comes from (a stream, a topic, a file) and
 	// Offset is the record's position in it, both as JSON objects, as in Kafka Connect. Once the record is
@@ -41,6 +43,15 @@ type SourceRecord struct {
 	// gives it back to the next task. Both nil: the external system keeps the position (acked in Commit).
 	Partition map[string]any
 	Offset    map[string]any
+	// Header holds NATS headers the runtime adds to the stored message, besides the event's own (a replay's
+	// stream.HeaderReplay). Names the event's encoding uses (ce-*, content-type, stream.HeaderTypes,
+	// stream.HeaderDataEncoding) and Nats-Msg-Id are not overwritten.
+	Header map[string]string
+	// MsgID, when set, is the Nats-Msg-Id the runtime stores the record under, instead of stream.PutMsgID of its
+	// source and id: a source whose records are copies of stored events (a replay) names each copy so that it is
+	// stored once when read twice, while two legitimate copies of one event are both stored. When a transform
+	// makes several events of the record, each is stored under stream.HopMsgID(MsgID, PutMsgID of the event).
+	MsgID string
 }
 
 // NewSourceFunc builds one source for one task. It must not do I/O (Connect does) and must be cheap enough to be

@@ -1,10 +1,12 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,9 +62,10 @@ type SourceTaskConfig struct {
 }
 
 // SourceTask reads a source and stores its records on a bus: each batch of Read is transformed, stored (every
-// record acknowledged by JetStream, under a Nats-Msg-Id made of its source and id, so a record read twice is
-// stored once within the duplicate window), then its offsets are stored, then the source is told to Commit.
-// It is RUNNING from StartSource until it fails (FAILED) or is stopped.
+// record acknowledged by JetStream, under a Nats-Msg-Id made of its source and id or the record's own MsgID, so a
+// record read twice is stored once within the duplicate window), then its offsets are stored, then the source is
+// told to Commit. A record without an event moves its partition's offset only. It is RUNNING from StartSource
+// until it fails (FAILED) or is stopped.
 type SourceTask struct {
 	cfg SourceTaskConfig
 	log *slog.Logger
@@ -81,6 +84,7 @@ type SourceTask struct {
 	lastErr string // the last read or store error while RUNNING, cleared by a success
 
 	read, written, retried, dropped, failed, filtered, transformFailed, deadLettered atomic.Uint64
+	duplicates                                                                       atomic.Uint64
 	hl                                                                               health
 }
 
@@ -115,14 +119,21 @@ func (t *SourceTask) State() (state, trace string) {
 	return t.state, t.trace
 }
 
-// Counters returns what the task did so far: Read records read, Written records stored (a record a transform
-// made into several counts once per stored record), Retried failed reads and stores, Filtered and Dropped records
-// not stored.
+// Counters returns what the task did so far: Read records read (those with an event), Written records stored (a
+// record a transform made into several counts once per stored record), Retried failed reads and stores, Filtered
+// and Dropped records not stored. Duplicates has the rest.
 func (t *SourceTask) Counters() Counters {
 	return Counters{Read: t.read.Load(), Written: t.written.Load(), Retried: t.retried.Load(), Dropped: t.dropped.Load(),
 		Failed: t.failed.Load(), Filtered: t.filtered.Load(), TransformFailed: t.transformFailed.Load(),
-		DeadLettered: t.deadLettered.Load()}
+		DeadLettered: t.deadLettered.Load(), Duplicates: t.duplicates.Load()}
 }
+
+// Duplicates counts, among the records Written, those JetStream had already stored under the same Nats-Msg-Id
+// within its duplicate window (the PubAck said Duplicate), so were not stored again: records read twice (after a
+// restart or failover of the task, or a source that repeats itself). A record retried after a store that failed
+// only in part is published again only where it was not acknowledged, so the task's own retries add little to it.
+// Safe to call at any time.
+func (t *SourceTask) Duplicates() uint64 { return t.duplicates.Load() }
 
 // Stop stops reading and lets the batch being stored finish; when ctx ends first, that batch is abandoned
 // uncommitted (read again by the next task). Then the source is closed; its Close error is returned.
@@ -221,7 +232,11 @@ func (t *SourceTask) run() {
 		if len(records) == 0 {
 			continue
 		}
-		t.read.Add(uint64(len(records)))
+		for _, r := range records {
+			if r.Event != nil { // the others only move an offset
+				t.read.Add(1)
+			}
+		}
 		if !t.handle(records) {
 			return
 		}
@@ -229,18 +244,23 @@ func (t *SourceTask) run() {
 	}
 }
 
-// handle stores a batch, then its offsets, then commits it; false when the task stops or fails before.
+// handle stores a batch, then its offsets, then commits it; false when the task stops or fails before. Records
+// without an event are not stored; their offsets are, in their turn.
 func (t *SourceTask) handle(records []connector.SourceRecord) bool {
-	var out, refused []*nats.Msg
+	var refused []*nats.Msg
 	var events []*event.Event
+	var from []made // of each event
 	for _, r := range records {
-		made, err := t.transform(r.Event)
+		if r.Event == nil {
+			continue
+		}
+		out, err := t.transform(r.Event)
 		if err != nil {
 			if IsTransformError(err) {
 				t.transformFailed.Add(1)
 			}
 			if t.cfg.Tolerance == connector.ToleranceAll && t.cfg.DLQSubject != "" {
-				refused = append(refused, t.deadLetter(r.Event, err))
+				refused = append(refused, t.deadLetter(r, err))
 				t.log.Warn("record dead-lettered: it may not be stored", "id", r.Event.ID(), "source", r.Event.Source(), "err", err)
 				continue
 			}
@@ -253,20 +273,25 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 			t.fail(fmt.Errorf("record %s from %s: %w", r.Event.ID(), r.Event.Source(), err))
 			return false
 		}
-		if len(made) == 0 {
+		if len(out) == 0 {
 			t.filtered.Add(1)
 		}
-		events = append(events, made...)
+		for _, e := range out {
+			events = append(events, e)
+			from = append(from, made{record: r, of: len(out)})
+		}
 	}
 	spans := t.storeSpans(events, func(e *event.Event) bool { return stream.Check(e, 0) == nil })
+	out := &outbox{msgs: make([]*nats.Msg, 0, len(events))}
 	for i, e := range events {
 		m := stream.Encode(e)
 		m.Subject = t.cfg.Subject
-		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		addHeaders(m.Header, from[i].record.Header)
+		m.Header.Set(nats.MsgIdHdr, from[i].msgID(e))
 		if spans != nil {
 			tracing.Inject(trace.ContextWithSpan(context.Background(), spans[i]), m.Header)
 		}
-		out = append(out, m)
+		out.msgs = append(out.msgs, m)
 	}
 	stored := t.retrying(func() error { return t.store(out, t.cfg.Stream) })
 	if spans != nil {
@@ -279,13 +304,14 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 	if !stored {
 		return false
 	}
-	t.written.Add(uint64(len(out)))
-	if len(out) > 0 && t.cfg.Used != nil {
+	t.written.Add(uint64(len(out.msgs)))
+	t.duplicates.Add(out.duplicates)
+	if len(out.msgs) > 0 && t.cfg.Used != nil {
 		t.cfg.Used(t.cfg.Subject)
 	}
 	// The dead letters are stored before the offsets, as the records are: a record read again after a crash is
 	// dead-lettered again under the same message id, so stored once.
-	if !t.retrying(func() error { return t.store(refused, "") }) {
+	if !t.retrying(func() error { return t.store(&outbox{msgs: refused}, "") }) {
 		return false
 	}
 	t.deadLettered.Add(uint64(len(refused)))
@@ -301,6 +327,40 @@ func (t *SourceTask) handle(records []connector.SourceRecord) bool {
 		t.log.Warn("committing records to the source", "err", err)
 	}
 	return true
+}
+
+// made says which record an event to store was made from, and how many events its transforms made of it.
+type made struct {
+	record connector.SourceRecord
+	of     int
+}
+
+// msgID is the Nats-Msg-Id of e: stream.PutMsgID of its source and id, or the record's MsgID when it has one
+// (hashed with PutMsgID of e when the record made several events, which then have distinct ids).
+func (m made) msgID(e *event.Event) string {
+	switch {
+	case m.record.MsgID == "":
+		return stream.PutMsgID(e.Source(), e.ID())
+	case m.of == 1:
+		return m.record.MsgID
+	}
+	return stream.HopMsgID(m.record.MsgID, stream.PutMsgID(e.Source(), e.ID()))
+}
+
+// addHeaders adds a record's extra headers (connector.SourceRecord.Header) to the message h, leaving out the names
+// of the event's encoding (ce-*, content-type, stream.HeaderTypes, stream.HeaderDataEncoding), NATS's own (Nats-*)
+// and names or values a NATS header cannot carry.
+func addHeaders(h nats.Header, extra map[string]string) {
+	for k, v := range extra {
+		lk := strings.ToLower(k)
+		switch {
+		case k == "", strings.ContainsAny(k, ": \t\r\n"), strings.ContainsAny(v, "\r\n"),
+			strings.HasPrefix(lk, "ce-"), strings.HasPrefix(lk, "nats-"), lk == "content-type",
+			lk == strings.ToLower(stream.HeaderTypes), lk == strings.ToLower(stream.HeaderDataEncoding):
+			continue
+		}
+		h.Set(k, v)
+	}
 }
 
 // retrying runs f until it succeeds, backing off between failures; false when the task stops or fails first. An
@@ -351,34 +411,60 @@ func (t *SourceTask) transform(e *event.Event) ([]*event.Event, error) {
 	return records, nil
 }
 
-// store publishes every message and waits until JetStream stored each one, in expectStream when it is not "".
-func (t *SourceTask) store(msgs []*nats.Msg, expectStream string) error {
+// outbox is a batch of messages being stored, over the attempts of store.
+type outbox struct {
+	msgs []*nats.Msg
+	// acked[i] once JetStream acknowledged msgs[i]; nil until store first ran.
+	acked []bool
+	// duplicates counts the acknowledgements that said JetStream had the message already (PubAck.Duplicate).
+	duplicates uint64
+}
+
+// store publishes every message of out not yet acknowledged and waits until JetStream stored each one, in
+// expectStream when it is not "". It notes each acknowledgement in out, so a call after a failure publishes the
+// rest only.
+func (t *SourceTask) store(out *outbox, expectStream string) error {
+	msgs := out.msgs
 	if len(msgs) == 0 {
 		return nil
 	}
+	if out.acked == nil {
+		out.acked = make([]bool, len(msgs))
+	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, SourcePublishTimeout)
 	defer cancel()
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	type pending struct {
+		i int
+		f jetstream.PubAckFuture
+	}
+	futures := make([]pending, 0, len(msgs))
 	var opts []jetstream.PublishOpt
 	if expectStream != "" {
 		opts = append(opts, jetstream.WithExpectStream(expectStream))
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if out.acked[i] {
+			continue
+		}
 		f, err := t.cfg.JetStream.PublishMsgAsync(m, opts...)
 		if err != nil {
 			return fmt.Errorf("storing record %s on %s: %w", m.Header.Get("ce-id"), m.Subject, err)
 		}
-		futures = append(futures, f)
+		futures = append(futures, pending{i: i, f: f})
 	}
 	var errs []error
-	for i, f := range futures {
+	for _, p := range futures {
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-				err = fmt.Errorf("no stream stores %s (yet): %w", msgs[i].Subject, err)
+		case ack := <-p.f.Ok():
+			out.acked[p.i] = true
+			if ack != nil && ack.Duplicate {
+				out.duplicates++
 			}
-			errs = append(errs, fmt.Errorf("record %s: %w", msgs[i].Header.Get("ce-id"), err))
+		case err := <-p.f.Err():
+			if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+				err = fmt.Errorf("no stream stores %s (yet): %w", msgs[p.i].Subject, err)
+			}
+			errs = append(errs, fmt.Errorf("record %s: %w", msgs[p.i].Header.Get("ce-id"), err))
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for records to be stored on %s: %w", msgs[0].Subject, ctx.Err())
 		}
@@ -389,17 +475,18 @@ func (t *SourceTask) store(msgs []*nats.Msg, expectStream string) error {
 	return nil
 }
 
-// deadLetter is the dead letter of a record that may not be stored (err says why): the record as it was read
+// deadLetter is the dead letter of a record r that may not be stored (err says why): the record as it was read
 // when the store's invariant allows it in the dead-letter stream, else a stand-in carrying it in the JSON format as
 // its data (attributes too large or with characters a header cannot carry), under the record's id, source and type
-// where those are fit to keep.
-func (t *SourceTask) deadLetter(e *event.Event, err error) *nats.Msg {
+// where those are fit to keep. Its message id derives from the record's MsgID, else from its source and id.
+func (t *SourceTask) deadLetter(r connector.SourceRecord, err error) *nats.Msg {
+	e := r.Event
 	class := stream.DLQClassPermanent
 	if IsTransformError(err) {
 		class = stream.DLQClassTransform
 	}
 	d := stream.DeadLetter{Reason: err.Error(), Attempts: 1, Connector: t.cfg.Connector, ErrorClass: class,
-		Subject: t.cfg.Subject, MsgID: stream.PutMsgID(e.Source(), e.ID())}
+		Subject: t.cfg.Subject, MsgID: cmp.Or(r.MsgID, stream.PutMsgID(e.Source(), e.ID()))}
 	if stream.Check(e, 0) == nil {
 		return stream.EncodeDeadLetter(t.cfg.DLQSubject, e, d)
 	}

@@ -99,6 +99,9 @@ type Counters struct {
 	// LatencyMicros sums, over the records Written, the time from their storing to their acceptance by the sink
 	// (retries included), in microseconds: with Written, the mean delivery latency of any interval.
 	LatencyMicros uint64
+	// Duplicates counts, for a source task, the records Written that JetStream had stored already within its
+	// duplicate window (SourceTask.Duplicates); 0 for sink tasks.
+	Duplicates uint64
 }
 
 type counters struct {
@@ -495,6 +498,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		Attempt:   t.attempt(md),
 		Timestamp: md.Timestamp,
 		MsgID:     msg.Headers().Get(nats.MsgIdHdr),
+		Header:    msg.Headers(),
 	}
 	e, err := stream.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 	if err != nil {

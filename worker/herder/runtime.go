@@ -122,7 +122,7 @@ func counters(n delivery.Counters) *rpc.TaskCounters {
 	return &rpc.TaskCounters{Read: n.Read, Written: n.Written, Retried: n.Retried, Dropped: n.Dropped,
 		Failed: n.Failed, Undecodable: n.Undecodable, Filtered: n.Filtered, TransformFailed: n.TransformFailed,
 		DeadLettered: n.DeadLettered, Matched: n.Matched, Unmatched: n.Unmatched, Routed: n.Routed, LogDropped: n.LogDropped,
-		LatencyMicros: n.LatencyMicros}
+		LatencyMicros: n.LatencyMicros, Duplicates: n.Duplicates}
 }
 
 // healthOf is the wire form of a task's health.

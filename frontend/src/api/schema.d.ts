@@ -2076,6 +2076,358 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/buses/{bus}/archives": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the archives of a bus */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ArchiveList"];
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an archive */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                };
+                cookie?: never;
+            };
+            /** @description the archive (name, description, eventPattern, retentionDays) */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Archive"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Archive"];
+                    };
+                };
+                /** @description invalid input (ValidationError, InvalidEventPattern, MalformedRequest) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ArchiveAlreadyExists (names are unique per account), ArchiveQuotaExceeded, InsufficientStorage */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/buses/{bus}/archives/{archive}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an archive */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description archive name */
+                    archive: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Archive"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound, ArchiveNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete an archive */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description archive name */
+                    archive: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound, ArchiveNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change an archive */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description archive name */
+                    archive: string;
+                };
+                cookie?: never;
+            };
+            /** @description the fields to change */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ArchivePatch"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Archive"];
+                    };
+                };
+                /** @description invalid input (ValidationError, InvalidEventPattern, MalformedRequest) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound, ArchiveNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/api/v1/buses/{bus}/event-types": {
         parameters: {
             query?: never;
@@ -5356,6 +5708,303 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List replays */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only replays in this state */
+                    state?: "STARTING" | "RUNNING" | "CANCELLING" | "COMPLETED" | "CANCELLED" | "FAILED";
+                    /** @description only replays of this archive */
+                    archive?: string;
+                    /** @description only replays whose name starts with this */
+                    namePrefix?: string;
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReplayList"];
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Start a replay */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description the replay (name, description, archive, eventStartTime, eventEndTime, destination, rate) */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Replay"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                /** @description invalid input (ValidationError naming the field, MalformedRequest) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ArchiveNotFound, RuleNotFound, TargetNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ReplayAlreadyExists, ReplayQuotaExceeded */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replays/{replay}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a replay */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description replay name */
+                    replay: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ReplayNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/replays/{replay}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a replay */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description replay name */
+                    replay: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description CANCELLED, or CANCELLING while its connector is removed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ReplayNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description IllegalReplayState: the replay ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -10152,6 +10801,44 @@ export interface components {
             apiKeys?: components["schemas"]["ApiKey"][];
             nextToken?: string;
         };
+        Archive: {
+            /** @description Bus is the archive's bus. */
+            readonly bus?: string;
+            readonly createdAt?: string;
+            /** @example every order */
+            description?: string;
+            /** @description EventCount and SizeBytes are what the archive holds now. */
+            readonly eventCount?: number;
+            /**
+             * @description EventPattern selects the events archived (a JSON object, or a string holding one); absent or null: every
+             *     event of the bus.
+             */
+            eventPattern?: Record<string, never>;
+            /** @example orders-2026 */
+            name?: string;
+            /**
+             * @description RetentionDays is how long events are kept, in days; 0 (default) keeps them indefinitely.
+             * @example 30
+             */
+            retentionDays?: number;
+            readonly sizeBytes?: number;
+            /**
+             * @description State is ENABLED: the bus's router archives what matches.
+             * @enum {string}
+             */
+            readonly state?: "ENABLED";
+            readonly updatedAt?: string;
+        };
+        ArchiveList: {
+            archives?: components["schemas"]["Archive"][];
+            nextToken?: string;
+        };
+        ArchivePatch: {
+            description?: string;
+            /** @description EventPattern replaces the pattern for the events stored from then on; null archives every event. */
+            eventPattern?: Record<string, never>;
+            retentionDays?: number;
+        };
         AuditActor: {
             /** @example u7fa4d5ek3mbwq2x */
             id?: string;
@@ -10759,6 +11446,61 @@ export interface components {
             failedCount?: number;
             /** @example 1 */
             redrivenCount?: number;
+        };
+        Replay: {
+            /**
+             * @description Archive names the archive (of the caller's account) to replay.
+             * @example orders-2026
+             */
+            archive?: string;
+            description?: string;
+            /** @description Destination is the archive's bus; rules or target narrow it. */
+            destination?: components["schemas"]["ReplayDestination"];
+            readonly duplicates?: number;
+            eventEndTime?: string;
+            /** @description EventLastReplayedTime is when the bus had stored the last event replayed. */
+            readonly eventLastReplayedTime?: string;
+            /**
+             * @description EventStartTime and EventEndTime bound the window [start, end) of when the bus stored the events (not the
+             *     events' own time attribute); the end may not be in the future.
+             */
+            eventStartTime?: string;
+            /**
+             * @description EventsReplayed counts the events put on the bus so far; Duplicates those stored once already (replayed
+             *     again after a crash, within the bus's duplicate window).
+             */
+            readonly eventsReplayed?: number;
+            /** @example fix-1234 */
+            name?: string;
+            /**
+             * @description Rate bounds the events per second the replay puts on the bus (default 1000), so live traffic keeps flowing.
+             * @example 1000
+             */
+            rate?: number;
+            readonly replayEndTime?: string;
+            readonly replayStartTime?: string;
+            /**
+             * @description State is STARTING, RUNNING, CANCELLING, COMPLETED, CANCELLED or FAILED; StateReason says why it FAILED.
+             * @enum {string}
+             */
+            readonly state?: "STARTING" | "RUNNING" | "CANCELLING" | "COMPLETED" | "CANCELLED" | "FAILED";
+            readonly stateReason?: string;
+        };
+        ReplayDestination: {
+            /** @description Bus is the archive's bus (answers only). */
+            readonly bus?: string;
+            /** @description Rules names rules of the bus (Amazon EventBridge's FilterArns); absent: every rule. */
+            rules?: string[];
+            /** @description Target names one target of one rule instead. */
+            target?: components["schemas"]["ReplayTarget"];
+        };
+        ReplayList: {
+            nextToken?: string;
+            replays?: components["schemas"]["Replay"][];
+        };
+        ReplayTarget: {
+            rule?: string;
+            target?: string;
         };
         Retention: {
             /**

@@ -142,7 +142,9 @@ type recorder struct {
 func (c recorder) Commit(ctx context.Context, records []connector.SourceRecord) error {
 	c.r.mu.Lock()
 	for _, rec := range records {
-		c.r.done = append(c.r.done, rec.Event.ID())
+		if rec.Event != nil { // a record without an event moves its offset only
+			c.r.done = append(c.r.done, rec.Event.ID())
+		}
 	}
 	c.r.mu.Unlock()
 	return c.Source.Commit(ctx, records)

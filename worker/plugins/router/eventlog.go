@@ -14,9 +14,14 @@ import (
 // enabledAfter explains why a rule whose pattern matches an event did not get it: its FromSequence.
 var enabledAfter = json.RawMessage(`{"reason":"the rule was enabled after the event was stored"}`)
 
+// notReplayed explains why a rule did not get an event a replay stored: the replay names other rules or a target
+// of another rule.
+var notReplayed = json.RawMessage(`{"reason":"the replay that stored the event does not replay to the rule"}`)
+
 // logRouted writes the bus-log records of an event e (JSON form body, stored as meta says) whose copies were
 // stored for the rules routed; matched are the rules whose pattern it matched (routed and those its FromSequence
-// excludes). Write calls it at INFO or above, once every copy was stored:
+// excludes) among those sel allows; archives are in neither. Write calls it at INFO or above, once every copy was
+// stored:
 //
 //	EVENT_RECEIPT (with the event at FULL)
 //	RULE_MATCH per rule routed, or NO_STANDARD_RULES_MATCHED when none
@@ -24,7 +29,7 @@ var enabledAfter = json.RawMessage(`{"reason":"the rule was enabled after the ev
 //	order of their names, then RULE_NO_MATCH_OMITTED with the number of the others, if any.
 //
 // The records are published asynchronously; it does not wait for them.
-func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, matched, routed []string) {
+func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, matched, routed []string, sel selection) {
 	base := stream.LogRecord{
 		EventID: e.ID(), EventSource: e.Source(), EventType: e.Type(), StoredAt: meta.Timestamp, Sequence: meta.Sequence,
 	}
@@ -58,7 +63,7 @@ func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, match
 		}
 		listed++
 		r = base
-		r.Type, r.Rule, r.Explanation = stream.LogRuleNoMatch, s.rules[id].Name, s.explain(id, body, matched)
+		r.Type, r.Rule, r.Explanation = stream.LogRuleNoMatch, s.rules[id].Name, s.explain(id, body, matched, sel)
 		s.log.Write(r)
 	}
 	if omitted := len(s.byName) - len(routed) - listed; omitted > 0 {
@@ -68,9 +73,13 @@ func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, match
 	}
 }
 
-// explain says, as JSON, why the event (body) did not get a copy for rule id: pattern.Explain of its pattern, or
-// enabledAfter when the pattern matches (matched) and the rule's FromSequence excluded the event.
-func (s *Sink) explain(id string, body []byte, matched []string) json.RawMessage {
+// explain says, as JSON, why the event (body) did not get a copy for rule id: notReplayed when the replay that
+// stored it (sel) leaves the rule out, pattern.Explain of its pattern, or enabledAfter when the pattern matches
+// (matched) and the rule's FromSequence excluded the event.
+func (s *Sink) explain(id string, body []byte, matched []string, sel selection) json.RawMessage {
+	if !sel.allows(s.rules[id]) {
+		return notReplayed
+	}
 	if slices.Contains(matched, id) {
 		return enabledAfter
 	}

@@ -1,6 +1,11 @@
 // Package router is the router sink plugin: it reads the events put on a bus, matches each of them once against
 // every enabled rule of the bus (one pattern.Matcher), and stores one copy per matched rule on the rule's subject.
 // The input record is accepted only after every copy was stored, so nothing is lost between the two.
+//
+// Archives are pseudo-rules of the table (Rule.Archive): their copies go to the archive's stream with the time the
+// bus stored the event (stream.HeaderStoredAt). Events a replay put back on the bus (stream.HeaderReplay) are
+// never archived again, and go only to the rules, or the one target, the replay names (stream.HeaderReplayRules,
+// stream.HeaderReplayTarget).
 package router
 
 import (
@@ -58,8 +63,16 @@ type Rule struct {
 	// Pattern is the rule's event pattern (domain/pattern).
 	Pattern json.RawMessage `json:"pattern"`
 	// FromSequence gives exact start semantics: the rule receives the events whose stream sequence is greater,
-	// i.e. those stored after the rule was enabled.
+	// i.e. those stored after the rule was enabled. A replayed event is stored anew, after it: it is routed.
 	FromSequence uint64 `json:"fromSequence"`
+	// Stream is the stream expected to store Subject (an archive's stream); empty: the stream of the record read
+	// (the bus's).
+	Stream string `json:"stream,omitempty"`
+	// Archive marks an archive's pseudo-rule: its copies carry stream.HeaderStoredAt, it gets no copy of a
+	// replayed record (stream.HeaderReplay, HeaderReplayRules or HeaderReplayTarget), and its copies are neither
+	// reported as routed (connector.ReportRoutedTo: an event that matched only archives is unmatched) nor written
+	// to the bus log.
+	Archive bool `json:"archive,omitempty"`
 }
 
 func init() { connector.Register(Plugin()) }
@@ -73,7 +86,8 @@ func Plugin() connector.Plugin {
 		Doc:     "Matches the events of a bus against its rules in one pass and stores one copy per matched rule.",
 		Spec: connector.Spec{
 			{Name: KeyRules, Type: connector.TypeJSON, Default: "[]",
-				Doc: `Rule table: [{"id": "...", "name": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}]; name (the id when absent) names the rule in the bus log.`},
+				Doc: `Rule table: [{"id": "...", "name": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}]; name (the id when absent) names the rule in the bus log. ` +
+					`An archive is an entry with "archive": true, "subject": "<cluster>.archive.<accountId>.<archiveId>" and "stream": "<cluster>_ARCHIVE_<accountId>_<archiveId>" (the stream expected to store subject; absent: the bus's).`},
 			{Name: KeyEventTypesSubject, Type: connector.TypeString, Check: checkSubject,
 				Doc: "Subject the router reports the event types it routed to (<cluster>.eventtypes.<busId>, on the " +
 					"event-types stream): the (source, type) pairs of the events, with counts, when they were first and " +
@@ -83,8 +97,8 @@ func Plugin() connector.Plugin {
 				Doc: "Interval in milliseconds between two reports of event types; nothing is published for an interval " +
 					"in which nothing was routed."},
 			{Name: KeyBusID, Type: connector.TypeString,
-				Doc: "Id of the router's bus, which its reports of event types name. Empty: the last token of " +
-					KeyEventTypesSubject + "."},
+				Doc: "Id of the router's bus, which its reports of event types and the subjects of replays to one " +
+					"target name. Empty: the last token of " + KeyEventTypesSubject + ", else the bus of the subject read."},
 		},
 		NewSink: New,
 	}
@@ -93,13 +107,15 @@ func Plugin() connector.Plugin {
 // Sink is the router. Safe for concurrent Write.
 type Sink struct {
 	js      jetstream.JetStream
+	names   stream.Names
+	busID   string // eb.bus.id, else the last token of router.eventtypes.subject; "" when neither
 	matcher *pattern.Matcher
-	rules   map[string]Rule // by id; Name is the id when the table gives none
+	rules   map[string]Rule // by id, archives too; Name is the id when the table gives none
 
 	// log writes the bus-log records of what the router matched (eventlog.*); nil when the bus's log is OFF.
 	log *connector.EventLog
-	// patterns (by rule id) and byName (rule ids in the order of their names) explain, at TRACE only, why an event
-	// did not match a rule: the matcher is one index of every pattern.
+	// patterns (by rule id) and byName (rule ids in the order of their names, archives left out) explain, at TRACE
+	// only, why an event did not match a rule: the matcher is one index of every pattern.
 	patterns map[string]*pattern.Pattern
 	byName   []string
 
@@ -124,18 +140,18 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 	if err := cfg.JSON(KeyRules, &rules); err != nil {
 		return nil, err
 	}
-	s := &Sink{js: env.JetStream, matcher: pattern.NewMatcher(), rules: make(map[string]Rule, len(rules))}
+	s := &Sink{js: env.JetStream, names: env.Names, busID: cfg.String(KeyBusID), matcher: pattern.NewMatcher(),
+		rules: make(map[string]Rule, len(rules))}
 	if subject := cfg.String(KeyEventTypesSubject); subject != "" {
-		busID := cfg.String(KeyBusID)
-		if busID == "" {
-			busID = subject[strings.LastIndexByte(subject, '.')+1:]
+		if s.busID == "" {
+			s.busID = subject[strings.LastIndexByte(subject, '.')+1:]
 		}
 		interval := time.Duration(cfg.Int(KeyEventTypesInterval)) * time.Millisecond
 		if interval <= 0 { // a config New was given without validating it
 			interval = DefaultEventTypesInterval
 		}
 		s.types = newEventTypes()
-		s.report = &reporter{pub: env.JetStream, subject: subject, busID: busID, interval: interval, types: s.types,
+		s.report = &reporter{pub: env.JetStream, subject: subject, busID: s.busID, interval: interval, types: s.types,
 			log: env.Log()}
 	}
 	s.log = connector.NewEventLog(env.JetStream, connector.ParseLogConfig(cfg), env.Connector, env.Log())
@@ -163,6 +179,10 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 			bad(i, r, "subject %q is not a literal NATS subject", r.Subject)
 			continue
 		}
+		if r.Stream != "" && !streamName(r.Stream) {
+			bad(i, r, "stream %q is not a stream name", r.Stream)
+			continue
+		}
 		p, err := pattern.Compile(r.Pattern)
 		if err != nil {
 			bad(i, r, "pattern: %v", err)
@@ -176,7 +196,7 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 			r.Name = r.ID
 		}
 		s.rules[r.ID] = r
-		if trace {
+		if trace && !r.Archive {
 			s.patterns[r.ID] = p
 			s.byName = append(s.byName, r.ID)
 		}
@@ -199,6 +219,11 @@ func New(cfg connector.Values, env connector.Env) (connector.Sink, error) {
 func literalSubject(subject string) bool {
 	return subject != "" && !strings.ContainsAny(subject, "*> \t\r\n") && !strings.Contains(subject, "..") &&
 		!strings.HasPrefix(subject, ".") && !strings.HasSuffix(subject, ".")
+}
+
+// streamName reports whether name can name a JetStream stream.
+func streamName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, ".*> \t\r\n/\\")
 }
 
 // checkSubject accepts a literal NATS subject (router.eventtypes.subject).
@@ -234,46 +259,76 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // Write matches e once and stores a copy on the subject of every matched rule whose FromSequence is below the
 // record's stream sequence, publishing them together and returning once JetStream acknowledged every one. A copy's
 // Nats-Msg-Id hashes the record's id with the rule, so copies stored before a crash are not stored twice when the
-// record is retried. Once every copy is stored, it counts the event's type for the report of event types (when the
-// router reports them) and reports the copies' rules to the task (connector.ReportRoutedTo):
-// 0 when no rule matched, or only rules whose FromSequence excludes the record. A record without JetStream
-// metadata, or whose JSON form cannot be built, is a permanent error; a copy that was not stored is a retryable one.
-// Then, when the bus's log is at INFO or TRACE, it writes the records of what it matched (logRouted) without
-// waiting for them to be stored.
+// record is retried. An archive's copy (Rule.Archive) is stored the same way, in Rule.Stream, with
+// stream.HeaderStoredAt the record's stored time.
+//
+// The record's headers (connector.Meta.Header) restrict what it is routed to (replaySelection): a record a replay
+// stored (stream.HeaderReplay) is never archived; with stream.HeaderReplayRules it goes only to those rules; with
+// stream.HeaderReplayTarget <ruleId>.<targetId> only to that rule, and its copy goes to the target's redrive subject
+// (stream.Names.RedriveSubject of eb.bus.id) instead of the rule's. Rule ids the table does not have are ignored.
+//
+// Once every copy is stored, it counts the event's type for the report of event types (when the router reports
+// them) and reports the copies' rules to the task (connector.ReportRoutedTo), archives left out: 0 when no rule
+// matched, or only archives, or only rules whose FromSequence excludes the record. A record without JetStream
+// metadata, whose JSON form cannot be built, or whose replay headers cannot be read, is a permanent error; a copy
+// that was not stored is a retryable one. Then, when the bus's log is at INFO or TRACE, it writes the records of
+// what it matched (logRouted), archives left out, without waiting for them to be stored.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	meta, ok := connector.MetaFrom(ctx)
 	if !ok {
 		return connector.Permanent(errors.New("router: record without JetStream metadata"))
 	}
+	sel, err := s.replaySelection(meta)
+	if err != nil {
+		return connector.Permanent(err)
+	}
 	body, err := cloudevent.Marshal(e)
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: JSON form of the event: %w", err))
 	}
-	matched, err := s.matcher.Match(body)
+	all, err := s.matcher.Match(body)
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: matching: %w", err))
 	}
 	type pending struct {
-		rule string
-		f    jetstream.PubAckFuture
+		rule    string
+		archive bool
+		f       jetstream.PubAckFuture
 	}
 	var futures []pending
 	var errs []error
-	for _, id := range matched {
+	matched := make([]string, 0, len(all)) // rules, not archives, the record may go to
+	storedAt := meta.Timestamp
+	if storedAt.IsZero() {
+		storedAt = time.Now()
+	}
+	for _, id := range all {
 		r := s.rules[id]
+		if !sel.allows(r) {
+			continue
+		}
+		if !r.Archive {
+			matched = append(matched, id)
+		}
 		if r.FromSequence >= meta.Sequence {
 			continue
 		}
 		m := stream.Encode(e)
 		m.Subject = r.Subject
+		if sel.target != "" {
+			m.Subject = s.names.RedriveSubject(sel.busID, r.ID, sel.target)
+		}
 		m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(meta.ID(), "route", r.ID))
+		if r.Archive {
+			m.Header.Set(stream.HeaderStoredAt, stream.FormatStoredAt(storedAt))
+		}
 		tracing.Inject(ctx, m.Header) // the route span's context, when the worker traces
-		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(meta.Stream))
+		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(cmp.Or(r.Stream, meta.Stream)))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))
 			continue
 		}
-		futures = append(futures, pending{rule: r.ID, f: f})
+		futures = append(futures, pending{rule: r.ID, archive: r.Archive, f: f})
 	}
 	timer := time.NewTimer(PublishTimeout)
 	defer timer.Stop()
@@ -292,9 +347,11 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
 			strconv.FormatUint(meta.Sequence, 10), errors.Join(errs...))
 	}
-	routed := make([]string, len(futures))
-	for i, p := range futures {
-		routed[i] = p.rule
+	routed := make([]string, 0, len(futures))
+	for _, p := range futures {
+		if !p.archive {
+			routed = append(routed, p.rule)
+		}
 	}
 	if s.types != nil {
 		// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
@@ -305,11 +362,77 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
 	}
 	if s.log.Enabled(stream.LogInfo) {
-		s.logRouted(meta, e, body, matched, routed)
+		s.logRouted(meta, e, body, matched, routed, sel)
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
 }
+
+// selection is what a record's replay headers let it be routed to.
+type selection struct {
+	replayed bool            // stored by a replay (or restricted by one): archives get no copy
+	rules    map[string]bool // the only rules allowed; nil: every rule
+	// target, when set, is the one target of the one rule in rules that the copy goes to, on busID's redrive
+	// subject of that rule and target.
+	target, busID string
+}
+
+// allows reports whether r may get a copy of the record.
+func (sel selection) allows(r Rule) bool {
+	if r.Archive {
+		return !sel.replayed
+	}
+	return sel.rules == nil || sel.rules[r.ID]
+}
+
+// replaySelection reads the replay headers of the record meta describes: stream.HeaderReplay, HeaderReplayRules
+// (comma-separated rule ids) and HeaderReplayTarget (<ruleId>.<targetId>, which wins over HeaderReplayRules). A
+// record without them may go to every rule and archive. An error says the headers cannot be followed: a target
+// that is not <ruleId>.<targetId> of NATS tokens, or a bus that is not known for its redrive subject.
+func (s *Sink) replaySelection(meta connector.Meta) (selection, error) {
+	h := meta.Header
+	target, rules := h.Get(stream.HeaderReplayTarget), h.Get(stream.HeaderReplayRules)
+	sel := selection{replayed: h.Get(stream.HeaderReplay) != "" || target != "" || rules != ""}
+	switch {
+	case target != "":
+		ruleID, targetID, ok := strings.Cut(target, ".")
+		if !ok || !token(ruleID) || !token(targetID) {
+			return selection{}, fmt.Errorf("router: header %s: %q is not <ruleId>.<targetId>", stream.HeaderReplayTarget, target)
+		}
+		sel.busID = s.busID
+		if sel.busID == "" {
+			sel.busID = s.busOf(meta.Subject)
+		}
+		if sel.busID == "" {
+			return selection{}, fmt.Errorf("router: header %s: the bus is unknown (%s is not set)", stream.HeaderReplayTarget, KeyBusID)
+		}
+		sel.rules, sel.target = map[string]bool{ruleID: true}, targetID
+	case rules != "":
+		sel.rules = map[string]bool{}
+		for id := range strings.SplitSeq(rules, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				sel.rules[id] = true
+			}
+		}
+	}
+	return sel, nil
+}
+
+// busOf returns the bus whose .in subject subject is, or "".
+func (s *Sink) busOf(subject string) string {
+	prefix := s.names.Cluster + ".bus."
+	if !strings.HasPrefix(subject, prefix) || !strings.HasSuffix(subject, ".in") {
+		return ""
+	}
+	bus := strings.TrimSuffix(strings.TrimPrefix(subject, prefix), ".in")
+	if !token(bus) {
+		return ""
+	}
+	return bus
+}
+
+// token reports whether v is one token of a literal NATS subject.
+func token(v string) bool { return v != "" && !strings.Contains(v, ".") && literalSubject(v) }
 
 // SpanName is the verb of the router's spans when the worker traces (connector.SpanNamer).
 func (s *Sink) SpanName() string { return "route" }
