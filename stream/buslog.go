@@ -92,6 +92,13 @@ const (
 	LogEventFiltered = "EVENT_FILTERED"
 	// LogEventRedriven (INFO): a dead letter of the event was redriven to the target.
 	LogEventRedriven = "EVENT_REDRIVEN"
+	// LogReplayStarted (INFO), LogReplayCompleted (INFO), LogReplayCancelled (INFO) and LogReplayFailed (ERROR):
+	// a replay of an archive of the bus started or ended; Replay names it, Message says its window, destination and
+	// count (and for a failure, why). No event: EventID and EventSource are empty.
+	LogReplayStarted   = "REPLAY_STARTED"
+	LogReplayCompleted = "REPLAY_COMPLETED"
+	LogReplayCancelled = "REPLAY_CANCELLED"
+	LogReplayFailed    = "REPLAY_FAILED"
 )
 
 // LogTraceRules is how many rules that did not match an event a TRACE log explains, at most, per event.
@@ -127,6 +134,8 @@ type LogRecord struct {
 	Explanation json.RawMessage `json:"explanation,omitempty"`
 	// Omitted is the number of rules not listed (LogRuleNoMatchOmitted).
 	Omitted int `json:"omitted,omitempty"`
+	// Replay is the replay's name (the LogReplay* records).
+	Replay string `json:"replay,omitempty"`
 	// Event is the event in the CloudEvents JSON format (FULL only, EVENT_RECEIPT).
 	Event json.RawMessage `json:"event,omitempty"`
 }
@@ -136,7 +145,8 @@ func LogLevelOf(typ string) string {
 	switch typ {
 	case LogRuleNoMatch, LogRuleNoMatchOmitted:
 		return LogTrace
-	case LogAttemptRetryableFailure, LogAttemptPermanentFailure, LogInvocationDLQ, LogInvocationDropped, LogInvocationFailure:
+	case LogAttemptRetryableFailure, LogAttemptPermanentFailure, LogInvocationDLQ, LogInvocationDropped, LogInvocationFailure,
+		LogReplayFailed:
 		return LogError
 	}
 	return LogInfo

@@ -63,7 +63,7 @@ func (n Names) ArchiveSubject(accountID, archiveID string) string {
 
 // ArchiveStreamConfig is the stream of an archive: file storage, its one subject, kept maxAge (0 or less: for
 // ever), no size limit (nothing reserved; the control plane meters it against its account's quota), the oldest
-// discarded first, and the duplicate window of bus streams, so that a router's copy retried after a crash is
+// discarded first, and the duplicate window of bus streams (at most maxAge), so that a router's copy retried after a crash is
 // stored once. Fewer than one replica is one.
 func (n Names) ArchiveStreamConfig(accountID, archiveID string, maxAge time.Duration, replicas int) jetstream.StreamConfig {
 	if replicas < 1 {
@@ -71,6 +71,10 @@ func (n Names) ArchiveStreamConfig(accountID, archiveID string, maxAge time.Dura
 	}
 	if maxAge < 0 {
 		maxAge = 0
+	}
+	dup := DuplicateWindow
+	if maxAge > 0 && maxAge < dup {
+		dup = maxAge // JetStream refuses a window longer than the age limit
 	}
 	return jetstream.StreamConfig{
 		Name:       n.ArchiveStream(accountID, archiveID),
@@ -80,7 +84,7 @@ func (n Names) ArchiveStreamConfig(accountID, archiveID string, maxAge time.Dura
 		MaxAge:     maxAge,
 		MaxBytes:   -1,
 		Discard:    jetstream.DiscardOld,
-		Duplicates: DuplicateWindow,
+		Duplicates: dup,
 		Replicas:   replicas,
 	}
 }

@@ -84,3 +84,27 @@ func TestArchiveStreamLifecycle(t *testing.T) {
 	_, err = env.JS.Stream(ctx, n.ArchiveStream("a1", "arc"))
 	assert.ErrorIs(t, err, jetstream.ErrStreamNotFound)
 }
+
+// TestArchiveRetentionExpires: events older than an archive stream's age limit are gone (JetStream enforces it;
+// the control plane sets it from retentionDays, which TestArchives checks); an age of 0 keeps them.
+func TestArchiveRetentionExpires(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	n := stream.Names{Cluster: "eb"}
+	require.NoError(t, n.EnsureArchiveStream(ctx, env.JS, "a1", "short", time.Second, 1))
+	require.NoError(t, n.EnsureArchiveStream(ctx, env.JS, "a1", "forever", 0, 1))
+	for _, arc := range []string{"short", "forever"} {
+		m := nats.NewMsg(n.ArchiveSubject("a1", arc))
+		m.Data = []byte("{}")
+		_, err := env.JS.PublishMsg(ctx, m)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		events, _, _, err := n.ArchiveInfo(ctx, env.JS, "a1", "short")
+		return err == nil && events == 0
+	}, 10*time.Second, 100*time.Millisecond, "the event older than the retention is gone")
+	events, _, _, err := n.ArchiveInfo(ctx, env.JS, "a1", "forever")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, events, "retention 0 keeps it")
+}

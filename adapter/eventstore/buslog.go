@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,6 +13,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
+	"github.com/eventbridge-go/eventbridge/domain/replay"
 	"github.com/eventbridge-go/eventbridge/stream"
 )
 
@@ -76,7 +78,7 @@ func logRecordOf(accountID string, id uint64, r stream.LogRecord) inspect.LogRec
 		ID: id, Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
 		EventType: r.EventType, StoredAt: r.StoredAt, Sequence: r.Sequence, Rule: r.Rule, Connector: r.Connector,
 		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
-		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Event: r.Event,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, Event: r.Event,
 	}
 	if _, ruleName, targetName, ok := domain.TargetConnector(accountID, r.Connector); ok {
 		out.Rule, out.Target = ruleName, targetName
@@ -95,6 +97,33 @@ func (l *BusLog) WriteRecord(ctx context.Context, b *bus.Bus, r stream.LogRecord
 		return fmt.Errorf("writing a record to the log of bus %s: %w", b.Name(), err)
 	}
 	return nil
+}
+
+// Replayed records a replay's start or end in the log of its bus b (the REPLAY_* record types): typ is one of
+// stream.LogReplayStarted, LogReplayCompleted, LogReplayCancelled, LogReplayFailed.
+func (l *BusLog) Replayed(ctx context.Context, b *bus.Bus, r *replay.Replay, ended replay.State) error {
+	typ, msg := stream.LogReplayStarted, fmt.Sprintf("replay of archive %s, events the bus stored in [%s, %s), to %s, at most %d per second",
+		r.ArchiveName, r.EventStartTime.Format(time.RFC3339Nano), r.EventEndTime.Format(time.RFC3339Nano), destinationOf(r), r.Rate)
+	switch ended {
+	case replay.Completed:
+		typ, msg = stream.LogReplayCompleted, fmt.Sprintf("replay completed: %d events replayed, %d duplicates", r.Progress.Replayed, r.Progress.Duplicates)
+	case replay.Cancelled:
+		typ, msg = stream.LogReplayCancelled, fmt.Sprintf("replay cancelled after %d events replayed", r.Progress.Replayed)
+	case replay.Failed:
+		typ, msg = stream.LogReplayFailed, fmt.Sprintf("replay failed after %d events replayed: %s", r.Progress.Replayed, r.StateReason)
+	}
+	return l.WriteRecord(ctx, b, stream.LogRecord{Time: time.Now().UTC(), Type: typ, Replay: r.Name, Message: msg})
+}
+
+// destinationOf says where a replay puts its events.
+func destinationOf(r *replay.Replay) string {
+	switch d := r.Destination; {
+	case d.TargetID != "":
+		return "target " + d.TargetName + " of rule " + d.TargetRuleName
+	case len(d.RuleNames) > 0:
+		return "rules " + strings.Join(d.RuleNames, ", ")
+	}
+	return "every rule"
 }
 
 // Redriven records EVENT_REDRIVEN in the log of bus b: the dead letter dl went back to its target.

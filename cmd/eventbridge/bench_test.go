@@ -207,3 +207,68 @@ func BenchmarkWebhook(b *testing.B) {
 	b.ReportMetric(float64(sent.Load())/answered.Seconds(), "answered/s")
 	b.ReportMetric(float64(sent.Load())/total.Seconds(), "delivered/s")
 }
+
+// BenchmarkReplay measures a replay against live delivery of the same events, side by side in one process:
+// b.N batches of 100 events are put on a bus with one rule, an HTTP target on loopback and an archive, and
+// delivered live (live/s: from the first put to the last delivery); then a replay of the window at its highest rate
+// (100,000/s) puts them on the bus again for the same rule (replayed/s: from the start call to the last replayed
+// delivery).
+func BenchmarkReplay(b *testing.B) {
+	m := benchMain(b)
+	defer m.Close()
+	var live, replayed atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("ce-replayname") != "" {
+			replayed.Add(1)
+		} else {
+			live.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a := apiOf(b, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "rb"}, 201)
+	a.must("POST", "/api/v1/buses/rb/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"bench"}}}, 201)
+	a.must("PUT", "/api/v1/buses/rb/rules/all/targets/t", httpTarget(srv.URL), 201)
+	a.must("POST", "/api/v1/buses/rb/archives", map[string]any{"name": "ra"}, 201)
+	n := int64(b.N * 100)
+	wait := func(c *atomic.Int64, since time.Time) time.Duration {
+		for c.Load() < n {
+			if time.Since(since) > 5*time.Minute {
+				b.Fatalf("delivered %d of %d", c.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return time.Since(since)
+	}
+	b.ResetTimer()
+	windowStart := time.Now().UTC()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		batch := make([]map[string]any, 100)
+		for j := range batch {
+			batch[j] = event(fmt.Sprintf("r-%d-%d", i, j), "bench", "t", map[string]any{"i": j, "pad": "0123456789abcdef"})
+		}
+		a.putBatch("rb", batch)
+	}
+	liveTook := wait(&live, start)
+	for {
+		var arch struct {
+			EventCount int64 `json:"eventCount"`
+		}
+		require.NoError(b, json.Unmarshal(a.must("GET", "/api/v1/buses/rb/archives/ra", nil, 200), &arch))
+		if arch.EventCount >= n {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	start = time.Now()
+	a.must("POST", "/api/v1/replays", map[string]any{"name": fmt.Sprintf("bench-%d", b.N), "archive": "ra",
+		"eventStartTime": windowStart.Add(-time.Second), "eventEndTime": time.Now().UTC(), "rate": 100000}, 201)
+	replayTook := wait(&replayed, start)
+	b.StopTimer()
+	b.ReportMetric(float64(n)/liveTook.Seconds(), "live/s")
+	b.ReportMetric(float64(n)/replayTook.Seconds(), "replayed/s")
+}

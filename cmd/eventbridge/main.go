@@ -491,6 +491,7 @@ func (m *Main) Run(ctx context.Context) error {
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
 	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
 	busLog, deadLetters := eventstore.NewBusLog(js, c.ClusterID), eventstore.NewDeadLetters(js, c.ClusterID)
+	services.Replays.Log = busLog
 	services.DeadLetters = &deadletter.Service{Store: deadLetters, Buses: buses, Rules: rules,
 		Targets: targets, Logger: log.With("component", "dead-letters"), Log: busLog}
 	// The metrics history: one replica at a time (a lease) samples the runtime's counters into the event store.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestReplays(t *testing.T) {
 	t.Cleanup(func() { _ = m.Close() })
 	a := apiOf(t, m)
 	all, liveOnly, other := newReplayReceiver(t), newReplayReceiver(t), newReplayReceiver(t)
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "rp"}, 201)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "rp", "logConfig": map[string]any{"level": "INFO"}}, 201)
 	a.must("POST", "/api/v1/buses/rp/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"shop"}}}, 201)
 	a.must("PUT", "/api/v1/buses/rp/rules/all/targets/t", httpTarget(all.srv.URL), 201)
 	a.must("POST", "/api/v1/buses/rp/rules", map[string]any{"name": "live-only", "eventPattern": map[string]any{
@@ -172,7 +173,84 @@ func TestReplays(t *testing.T) {
 	status, out := a.do("POST", "/api/v1/replays/slow/cancel", "", nil)
 	assert.Equal(t, 409, status, "an ended replay cannot be cancelled: %s", out)
 
+	// The bus log records each replay's start and end.
+	require.Eventually(t, func() bool {
+		started := string(a.must("GET", "/api/v1/buses/rp/log?type=REPLAY_STARTED", nil, 200))
+		completed := string(a.must("GET", "/api/v1/buses/rp/log?type=REPLAY_COMPLETED", nil, 200))
+		cancelledLog := string(a.must("GET", "/api/v1/buses/rp/log?type=REPLAY_CANCELLED", nil, 200))
+		return strings.Contains(started, `"replay":"r1"`) && strings.Contains(started, "rules all, live-only") &&
+			strings.Contains(completed, `"replay":"r1"`) && strings.Contains(completed, "20 events replayed") &&
+			strings.Contains(cancelledLog, `"replay":"slow"`)
+	}, 10*time.Second, 100*time.Millisecond, "REPLAY_STARTED, REPLAY_COMPLETED and REPLAY_CANCELLED in the bus log")
+
 	list := a.must("GET", "/api/v1/replays?state=COMPLETED", nil, 200)
 	assert.Contains(t, string(list), `"name":"r1"`)
 	assert.NotContains(t, string(list), `"name":"slow"`)
+}
+
+// TestReplayFailsWithItsArchive: deleting the archive of a running replay fails the replay, with a reason, and its
+// connector is removed; starting a replay validates its window and destination, naming the field.
+func TestReplayFailsWithItsArchive(t *testing.T) {
+	t.Parallel()
+	m := startMain(t, t.TempDir())
+	t.Cleanup(func() { _ = m.Close() })
+	a := apiOf(t, m)
+	recv := newReplayReceiver(t)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "rf"}, 201)
+	a.must("POST", "/api/v1/buses/rf/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"shop"}}}, 201)
+	a.must("PUT", "/api/v1/buses/rf/rules/all/targets/t", httpTarget(recv.srv.URL), 201)
+	a.must("POST", "/api/v1/buses/rf/archives", map[string]any{"name": "gone"}, 201)
+	start := time.Now().UTC()
+	var batch []map[string]any
+	for i := range 50 {
+		batch = append(batch, event(fmt.Sprintf("f%d", i), "shop", "t", map[string]any{"i": i}))
+	}
+	a.putBatch("rf", batch)
+	require.Eventually(t, func() bool {
+		return decodeArchive(t, a.must("GET", "/api/v1/buses/rf/archives/gone", nil, 200)).EventCount == 50
+	}, 20*time.Second, 50*time.Millisecond)
+	end := time.Now().UTC()
+
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "archive": "gone", "eventStartTime": end, "eventEndTime": start}, "eventEndTime"},
+		{map[string]any{"name": "x", "archive": "gone", "eventStartTime": start, "eventEndTime": end.Add(time.Hour)}, "eventEndTime"},
+		{map[string]any{"name": "x", "archive": "gone", "eventStartTime": start, "eventEndTime": end, "rate": -1}, "rate"},
+		{map[string]any{"name": "x", "archive": "gone", "eventEndTime": end}, "eventStartTime"},
+		{map[string]any{"name": "x.y", "archive": "gone", "eventStartTime": start, "eventEndTime": end}, "name"},
+		{map[string]any{"name": "x", "eventStartTime": start, "eventEndTime": end}, "archive"},
+	} {
+		status, out := a.do("POST", "/api/v1/replays", "application/json", jsonBody(t, bad.body))
+		assert.Equal(t, 400, status, "%v: %s", bad.body, out)
+		assert.Contains(t, string(out), `"field":"`+bad.field+`"`, "%v: %s", bad.body, out)
+	}
+	status, out := a.do("POST", "/api/v1/replays", "application/json", jsonBody(t, map[string]any{"name": "x", "archive": "gone",
+		"eventStartTime": start, "eventEndTime": end, "destination": map[string]any{"rules": []any{"nope"}}}))
+	assert.Equal(t, 404, status, string(out))
+	assert.Contains(t, string(out), "RuleNotFound")
+	status, out = a.do("POST", "/api/v1/replays", "application/json", jsonBody(t, map[string]any{"name": "x", "archive": "gone",
+		"eventStartTime": start, "eventEndTime": end, "destination": map[string]any{"target": map[string]any{"rule": "all", "target": "nope"}}}))
+	assert.Equal(t, 404, status, string(out))
+	assert.Contains(t, string(out), "TargetNotFound")
+
+	a.must("POST", "/api/v1/replays", map[string]any{"name": "doomed", "archive": "gone", "eventStartTime": start.Add(-time.Second),
+		"eventEndTime": end, "rate": 5}, 201)
+	waitReplay(t, a, "doomed", "RUNNING")
+	a.must("DELETE", "/api/v1/buses/rf/archives/gone", nil, 204)
+	failed := waitReplay(t, a, "doomed", "FAILED")
+	assert.NotEmpty(t, failed.StateReason, "a failed replay says why")
+	n, _ := recv.count("doomed")
+	assert.Less(t, n, 50)
+	require.Eventually(t, func() bool {
+		return !strings.Contains(string(a.must("GET", "/api/v1/runtime/connectors", nil, 200)), "=replay.doomed")
+	}, 20*time.Second, 100*time.Millisecond, "the failed replay's connector is removed")
+}
+
+func jsonBody(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
 }

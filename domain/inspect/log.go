@@ -32,6 +32,8 @@ type LogRecord struct {
 	// Explanation is why the event did not match Rule (a pattern explanation as JSON).
 	Explanation json.RawMessage
 	Omitted     int
+	// Replay names the replay of a REPLAY_* record.
+	Replay string
 	// Event is the event in the CloudEvents JSON format (FULL detail only).
 	Event json.RawMessage
 }

@@ -37,6 +37,12 @@ type Runtime interface {
 	ReplayReport(ctx context.Context, r *Replay) (Report, error)
 }
 
+// Log records replays in the log of their bus (when it logs).
+type Log interface {
+	// Replayed records that r started (ended "") or ended in state ended.
+	Replayed(ctx context.Context, b *bus.Bus, r *Replay, ended State) error
+}
+
 // Archives reads the archives replays replay.
 type Archives interface {
 	Get(ctx context.Context, accountID, name string) (*archive.Archive, error)
@@ -56,7 +62,10 @@ type Service struct {
 	Rules    rule.Repository
 	Targets  target.Repository
 	Runtime  Runtime
-	Logger   *slog.Logger
+	// Log, when set, records each replay's start and end in its bus's log: at INFO and TRACE, and a failure at
+	// ERROR too.
+	Log    Log
+	Logger *slog.Logger
 	Clock    domain.Clock
 	// MaxUnfinished is the quota of replays per account that have not ended; 0 means DefaultMaxUnfinished.
 	MaxUnfinished int
@@ -116,6 +125,7 @@ func (s *Service) Start(ctx context.Context, accountID string, spec Spec) (*Repl
 	if err := s.Replays.Create(ctx, r); err != nil {
 		return nil, err
 	}
+	s.log(ctx, r, "")
 	s.sync(ctx, b)
 	return r, nil
 }
@@ -204,8 +214,10 @@ func (s *Service) settleCancel(ctx context.Context, r *Replay) *Replay {
 	return s.end(ctx, r, Cancelled, "", nil)
 }
 
-// end puts a replay in a final state (with its last progress when p is set).
+// end puts a replay in a final state (with its last progress when p is set), and records it in the bus's log when
+// this call ended it.
 func (s *Service) end(ctx context.Context, r *Replay, st State, reason string, p *Progress) *Replay {
+	ended := false
 	out, err := s.Replays.Update(ctx, r.AccountID, r.Name, func(cur *Replay) error {
 		if cur.State.Ended() {
 			return nil
@@ -214,18 +226,46 @@ func (s *Service) end(ctx context.Context, r *Replay, st State, reason string, p
 			cur.Progress = *p
 		}
 		cur.End(st, reason, s.Clock.Now())
+		ended = true
 		return nil
 	})
 	if err != nil {
 		s.Logger.Warn("recording the end of a replay", "replay", r.ID, "state", st, "err", err)
 		return r
 	}
+	if ended {
+		s.log(ctx, out, st)
+	}
 	return out
+}
+
+// log records a replay's start (ended "") or end in its bus's log when the bus logs at that record's level; a
+// failure is logged, not returned.
+func (s *Service) log(ctx context.Context, r *Replay, ended State) {
+	if s.Log == nil {
+		return
+	}
+	b, err := s.Buses.GetByID(ctx, r.BusID)
+	if err != nil {
+		return
+	}
+	switch b.Log().Level {
+	case bus.LogInfo, bus.LogTrace:
+	case bus.LogError:
+		if ended != Failed {
+			return
+		}
+	default:
+		return
+	}
+	if err := s.Log.Replayed(ctx, b, r, ended); err != nil {
+		s.Logger.Warn("recording a replay in the bus log", "replay", r.ID, "err", err)
+	}
 }
 
 // Watch follows every replay that has not ended until ctx ends, every interval: it records their progress, marks
 // them RUNNING, COMPLETED (their connector replayed the whole window; it is removed) or FAILED (their task failed,
-// or their bus is gone), and finishes cancelling those a cancel could not. Every replica may watch: what it writes
+// or their archive or bus is gone), and finishes cancelling those a cancel could not. Every replica may watch: what it writes
 // is what the runtime says.
 func (s *Service) Watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -260,6 +300,11 @@ func (s *Service) Check(ctx context.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if a, err := s.Archives.Get(ctx, r.AccountID, r.ArchiveName); errors.Is(err, archive.ErrNotFound) || (err == nil && a.ID() != r.ArchiveID) {
+			s.end(ctx, r, Failed, "the archive "+r.ArchiveName+" was deleted", nil)
+			s.sync(ctx, b)
+			continue
 		}
 		rep, err := s.Runtime.ReplayReport(ctx, r)
 		if err != nil {

@@ -286,7 +286,7 @@ type BusLogRecord struct {
 	// Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
 	// RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
 	// INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
-	// EVENT_REDRIVEN (docs/events.md).
+	// EVENT_REDRIVEN, REPLAY_STARTED, REPLAY_COMPLETED, REPLAY_CANCELLED, REPLAY_FAILED (docs/events.md).
 	Type        string `json:"type" example:"INVOCATION_ATTEMPT_RETRYABLE_FAILURE"`
 	EventID     string `json:"eventId" example:"42"`
 	EventSource string `json:"eventSource" example:"shop.web"`
@@ -310,6 +310,8 @@ type BusLogRecord struct {
 	Explanation json.RawMessage `json:"explanation,omitempty" swaggertype:"object"`
 	// Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).
 	Omitted int `json:"omitted,omitempty"`
+	// Replay names the replay of a REPLAY_* record.
+	Replay string `json:"replay,omitempty"`
 	// Event is the event (includeDetail FULL, EVENT_RECEIPT).
 	Event json.RawMessage `json:"event,omitempty" swaggertype:"object"`
 } //@name BusLogRecord
@@ -326,7 +328,7 @@ func busLogRecordOf(r inspect.LogRecord) BusLogRecord {
 		ID: fmt.Sprint(r.ID), Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
 		EventType: r.EventType, Sequence: r.Sequence, Rule: r.Rule, Target: r.Target, Connector: r.Connector,
 		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
-		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Event: r.Event,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, Event: r.Event,
 	}
 	if !r.StoredAt.IsZero() {
 		at := r.StoredAt
