@@ -10056,6 +10056,10 @@ const docTemplate = `{
                     "description": "Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).",
                     "type": "integer"
                 },
+                "replay": {
+                    "description": "Replay names the replay of a REPLAY_* record.",
+                    "type": "string"
+                },
                 "rule": {
                     "type": "string",
                     "example": "created"
@@ -10081,7 +10085,7 @@ const docTemplate = `{
                     "example": "2026-12-01T12:00:00.120Z"
                 },
                 "type": {
-                    "description": "Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,\nRULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,\nINVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,\nEVENT_REDRIVEN (docs/events.md).",
+                    "description": "Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,\nRULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,\nINVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,\nEVENT_REDRIVEN, REPLAY_STARTED, REPLAY_COMPLETED, REPLAY_CANCELLED, REPLAY_FAILED (docs/events.md).",
                     "type": "string",
                     "example": "INVOCATION_ATTEMPT_RETRYABLE_FAILURE"
                 }

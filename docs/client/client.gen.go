@@ -1256,6 +1256,9 @@ type BusLogRecord struct {
 	// Omitted Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED).
 	Omitted *int `json:"omitted,omitempty"`
 
+	// Replay Replay names the replay of a REPLAY_* record.
+	Replay *string `json:"replay,omitempty"`
+
 	// Rule Example: created
 	Rule *string `json:"rule,omitempty"`
 
@@ -1278,7 +1281,7 @@ type BusLogRecord struct {
 	// Type Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
 	// RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
 	// INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
-	// EVENT_REDRIVEN (docs/events.md).
+	// EVENT_REDRIVEN, REPLAY_STARTED, REPLAY_COMPLETED, REPLAY_CANCELLED, REPLAY_FAILED (docs/events.md).
 	//
 	// Example: INVOCATION_ATTEMPT_RETRYABLE_FAILURE
 	Type *string `json:"type,omitempty"`

@@ -10959,6 +10959,8 @@ export interface components {
             message?: string;
             /** @description Omitted is how many more rules did not match (RULE_NO_MATCH_OMITTED). */
             omitted?: number;
+            /** @description Replay names the replay of a REPLAY_* record. */
+            replay?: string;
             /** @example created */
             rule?: string;
             /** @example 7 */
@@ -10978,7 +10980,7 @@ export interface components {
              * @description Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
              *     RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
              *     INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,
-             *     EVENT_REDRIVEN (docs/events.md).
+             *     EVENT_REDRIVEN, REPLAY_STARTED, REPLAY_COMPLETED, REPLAY_CANCELLED, REPLAY_FAILED (docs/events.md).
              * @example INVOCATION_ATTEMPT_RETRYABLE_FAILURE
              */
             type?: string;
