@@ -360,6 +360,234 @@ const docTemplate = `{
                 ]
             }
         },
+        "/api/v1/access-keys": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "List access keys (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size, 1 to 500 (default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "token of the next page from the previous answer",
+                        "name": "nextToken",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/AccessKeyList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "post": {
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Create an access key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "description": "name, role, and optionally expiresAt",
+                        "name": "key",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/AccessKey"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/AccessKey"
+                        }
+                    },
+                    "400": {
+                        "description": "ValidationError naming the field",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "AccessKeyNameInUse: two live keys of that name already",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
+        "/api/v1/access-keys/{key}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Get an access key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "access key id",
+                        "name": "key",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/AccessKey"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "AccessKeyNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "delete": {
+                "tags": [
+                    "identity"
+                ],
+                "summary": "Revoke an access key (account administrators)",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "access key id",
+                        "name": "key",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthenticated",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "AccessKeyNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
         "/api/v1/accounts": {
             "get": {
                 "produces": [
@@ -9489,6 +9717,69 @@ const docTemplate = `{
         }
     },
     "definitions": {
+        "AccessKey": {
+            "type": "object",
+            "properties": {
+                "accessKeyId": {
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "AKIAMZQWXKD3TRBE7YHA"
+                },
+                "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "createdBy": {
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "apiKey admin (k3mbwq2x7yfa4d5e)"
+                },
+                "expiresAt": {
+                    "description": "ExpiresAt ends the key's validity (RFC 3339); absent: never.",
+                    "type": "string"
+                },
+                "lastUsedAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "name": {
+                    "type": "string",
+                    "example": "terraform"
+                },
+                "role": {
+                    "description": "Role is the key's role in its account.",
+                    "type": "string",
+                    "enum": [
+                        "admin",
+                        "editor",
+                        "operator",
+                        "viewer",
+                        "publisher"
+                    ],
+                    "example": "editor"
+                },
+                "secretAccessKey": {
+                    "description": "SecretAccessKey is in the answer of the key's creation only: keep it then (aws configure).",
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+                }
+            }
+        },
+        "AccessKeyList": {
+            "type": "object",
+            "properties": {
+                "accessKeys": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/AccessKey"
+                    }
+                },
+                "nextToken": {
+                    "type": "string"
+                }
+            }
+        },
         "Account": {
             "type": "object",
             "properties": {

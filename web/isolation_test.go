@@ -58,6 +58,10 @@ var isolationExempt = map[string]string{
 	"GET /api/v1/runtime/plugins/:plugin/schema": "the runtime's plugins are shared by every account",
 
 	"GET /api/v1/me":                                 "answers the caller itself",
+	"GET /api/v1/access-keys":                        "lists the selected account's keys only (TestAccessKeyAPI: another account's are not listed)",
+	"POST /api/v1/access-keys":                       "creates a key of the selected account",
+	"GET /api/v1/access-keys/:key":                   "another account's key is AccessKeyNotFound (TestAccessKeyAPI)",
+	"DELETE /api/v1/access-keys/:key":                "another account's key is AccessKeyNotFound (TestAccessKeyAPI)",
 	"PUT /api/v1/me/password":                        "changes the caller's own password",
 	"GET /api/v1/audit-log":                          "lists the selected account's entries only, as X-Account-Id selects it (TestAuditLogAPI: another account's are not listed)",
 	"POST /api/v1/session":                           "signs a user in: no account",

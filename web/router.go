@@ -28,6 +28,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/docs"
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/accesskey"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
@@ -94,6 +95,8 @@ type Services struct {
 	Accounts *account.Service
 	Users    *user.Service
 	APIKeys  *apikey.Service
+	// AccessKeys are the AWS-style access keys of accounts (the Amazon EventBridge API's credentials).
+	AccessKeys *accesskey.Service
 	// Auth authenticates the requests that send an API key; without it they answer 401.
 	Auth Authenticator
 	// Sessions signs users in and out and authenticates the requests that send the session cookie; without it

@@ -24,6 +24,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/accesskey"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/archive"
@@ -166,8 +167,10 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 	services.Audit = &audit.Recorder{Entries: auditRepo} // no Run: every entry is written before the answer
 	services.AuditLog = &audit.Service{Entries: auditRepo}
 	// As cmd/eventbridge wires it.
+	services.AccessKeys = &accesskey.Service{Keys: persistence.NewAccessKeyRepository(db), Accounts: services.Accounts.Accounts,
+		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
-		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys}
+		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys, services.AccessKeys}
 	e := &env{
 		db:       db,
 		adminKey: adminKey,

@@ -37,6 +37,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/password"
 	"github.com/eventbridge-go/eventbridge/adapter/storagequota"
 	"github.com/eventbridge-go/eventbridge/adapter/throttle"
+	"github.com/eventbridge-go/eventbridge/domain/accesskey"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
@@ -512,6 +513,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
+	services.AccessKeys = &accesskey.Service{Keys: persistence.NewAccessKeyRepository(db), Accounts: accounts, Sealer: sealer,
+		Opener: sealer, Logger: log.With("component", "access-keys")}
 	services.Sessions = sessions
 	services.Audit, services.AuditLog = auditRecorder, auditLog
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
@@ -538,7 +541,7 @@ func (m *Main) Run(ctx context.Context) error {
 		services.Replays.Watch(runCtx, replayWatchInterval)
 	}()
 	id.accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
-		services.Connections, store, connectorStates, id.users, id.keys, putThrottle}
+		services.Connections, store, connectorStates, id.users, id.keys, services.AccessKeys, putThrottle}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {

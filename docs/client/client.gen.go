@@ -16,6 +16,33 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AccessKeyRole.
+const (
+	AccessKeyRoleAdmin     AccessKeyRole = "admin"
+	AccessKeyRoleEditor    AccessKeyRole = "editor"
+	AccessKeyRoleOperator  AccessKeyRole = "operator"
+	AccessKeyRolePublisher AccessKeyRole = "publisher"
+	AccessKeyRoleViewer    AccessKeyRole = "viewer"
+)
+
+// Valid indicates whether the value is a known member of the AccessKeyRole enum.
+func (e AccessKeyRole) Valid() bool {
+	switch e {
+	case AccessKeyRoleAdmin:
+		return true
+	case AccessKeyRoleEditor:
+		return true
+	case AccessKeyRoleOperator:
+		return true
+	case AccessKeyRolePublisher:
+		return true
+	case AccessKeyRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiDestinationHttpMethod.
 const (
 	ApiDestinationHttpMethodDELETE  ApiDestinationHttpMethod = "DELETE"
@@ -890,6 +917,44 @@ func (e GetApiV1ReplaysParamsState) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AccessKey defines model for AccessKey.
+type AccessKey struct {
+	// AccessKeyId Example: AKIAMZQWXKD3TRBE7YHA
+	AccessKeyId *string `json:"accessKeyId,omitempty"`
+	CreatedAt   *string `json:"createdAt,omitempty"`
+
+	// CreatedBy Example: apiKey admin (k3mbwq2x7yfa4d5e)
+	CreatedBy *string `json:"createdBy,omitempty"`
+
+	// ExpiresAt ExpiresAt ends the key's validity (RFC 3339); absent: never.
+	ExpiresAt  *string `json:"expiresAt,omitempty"`
+	LastUsedAt *string `json:"lastUsedAt,omitempty"`
+
+	// Name Example: terraform
+	Name *string `json:"name,omitempty"`
+
+	// Role Role is the key's role in its account.
+	//
+	// Example: editor
+	Role *AccessKeyRole `json:"role,omitempty"`
+
+	// SecretAccessKey SecretAccessKey is in the answer of the key's creation only: keep it then (aws configure).
+	//
+	// Example: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+	SecretAccessKey *string `json:"secretAccessKey,omitempty"`
+}
+
+// AccessKeyRole Role is the key's role in its account.
+//
+// Example: editor
+type AccessKeyRole string
+
+// AccessKeyList defines model for AccessKeyList.
+type AccessKeyList struct {
+	AccessKeys *[]AccessKey `json:"accessKeys,omitempty"`
+	NextToken  *string      `json:"nextToken,omitempty"`
 }
 
 // Account defines model for Account.
@@ -3633,6 +3698,36 @@ type PostApiDestinationUpdateApiDestinationParams struct {
 	ResourceOwnerAccountId *string `json:"resourceOwnerAccountId,omitempty"`
 }
 
+// GetApiV1AccessKeysParams defines parameters for GetApiV1AccessKeys.
+type GetApiV1AccessKeysParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// NextToken token of the next page from the previous answer
+	NextToken *string `form:"nextToken,omitempty" json:"nextToken,omitempty"`
+
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1AccessKeysParams defines parameters for PostApiV1AccessKeys.
+type PostApiV1AccessKeysParams struct {
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// DeleteApiV1AccessKeysKeyParams defines parameters for DeleteApiV1AccessKeysKey.
+type DeleteApiV1AccessKeysKeyParams struct {
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// GetApiV1AccessKeysKeyParams defines parameters for GetApiV1AccessKeysKey.
+type GetApiV1AccessKeysKeyParams struct {
+	// XAccountId account (default: the caller's)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // GetApiV1AccountsParams defines parameters for GetApiV1Accounts.
 type GetApiV1AccountsParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -4560,6 +4655,9 @@ type PostApiDestinationListApiDestinationsJSONRequestBody = RocketMQListApiDesti
 // PostApiDestinationUpdateApiDestinationJSONRequestBody defines body for PostApiDestinationUpdateApiDestination for application/json ContentType.
 type PostApiDestinationUpdateApiDestinationJSONRequestBody = RocketMQApiDestinationRequest
 
+// PostApiV1AccessKeysJSONRequestBody defines body for PostApiV1AccessKeys for application/json ContentType.
+type PostApiV1AccessKeysJSONRequestBody = AccessKey
+
 // PostApiV1AccountsJSONRequestBody defines body for PostApiV1Accounts for application/json ContentType.
 type PostApiV1AccountsJSONRequestBody = Account
 
@@ -4898,6 +4996,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api-destination/updateApiDestination (the `PostApiDestinationUpdateApiDestination` operationId).
 	PostApiDestinationUpdateApiDestination(ctx context.Context, params *PostApiDestinationUpdateApiDestinationParams, body PostApiDestinationUpdateApiDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1AccessKeys List access keys (account administrators)
+	//
+	// Corresponds with GET /api/v1/access-keys (the `GetApiV1AccessKeys` operationId).
+	GetApiV1AccessKeys(ctx context.Context, params *GetApiV1AccessKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1AccessKeysWithBody Create an access key (account administrators)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+	PostApiV1AccessKeysWithBody(ctx context.Context, params *PostApiV1AccessKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1AccessKeys Create an access key (account administrators)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+	PostApiV1AccessKeys(ctx context.Context, params *PostApiV1AccessKeysParams, body PostApiV1AccessKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteApiV1AccessKeysKey Revoke an access key (account administrators)
+	//
+	// Corresponds with DELETE /api/v1/access-keys/{key} (the `DeleteApiV1AccessKeysKey` operationId).
+	DeleteApiV1AccessKeysKey(ctx context.Context, key string, params *DeleteApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1AccessKeysKey Get an access key (account administrators)
+	//
+	// Corresponds with GET /api/v1/access-keys/{key} (the `GetApiV1AccessKeysKey` operationId).
+	GetApiV1AccessKeysKey(ctx context.Context, key string, params *GetApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1Accounts List accounts (instance administrators)
 	//
@@ -6592,6 +6719,85 @@ func (c *Client) PostApiDestinationUpdateApiDestinationWithBody(ctx context.Cont
 // Corresponds with POST /api-destination/updateApiDestination (the `PostApiDestinationUpdateApiDestination` operationId).
 func (c *Client) PostApiDestinationUpdateApiDestination(ctx context.Context, params *PostApiDestinationUpdateApiDestinationParams, body PostApiDestinationUpdateApiDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostApiDestinationUpdateApiDestinationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1AccessKeys List access keys (account administrators)
+//
+// Corresponds with GET /api/v1/access-keys (the `GetApiV1AccessKeys` operationId).
+func (c *Client) GetApiV1AccessKeys(ctx context.Context, params *GetApiV1AccessKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AccessKeysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1AccessKeysWithBody Create an access key (account administrators)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+func (c *Client) PostApiV1AccessKeysWithBody(ctx context.Context, params *PostApiV1AccessKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1AccessKeysRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1AccessKeys Create an access key (account administrators)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+func (c *Client) PostApiV1AccessKeys(ctx context.Context, params *PostApiV1AccessKeysParams, body PostApiV1AccessKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1AccessKeysRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteApiV1AccessKeysKey Revoke an access key (account administrators)
+//
+// Corresponds with DELETE /api/v1/access-keys/{key} (the `DeleteApiV1AccessKeysKey` operationId).
+func (c *Client) DeleteApiV1AccessKeysKey(ctx context.Context, key string, params *DeleteApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteApiV1AccessKeysKeyRequest(c.Server, key, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1AccessKeysKey Get an access key (account administrators)
+//
+// Corresponds with GET /api/v1/access-keys/{key} (the `GetApiV1AccessKeysKey` operationId).
+func (c *Client) GetApiV1AccessKeysKey(ctx context.Context, key string, params *GetApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1AccessKeysKeyRequest(c.Server, key, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10366,6 +10572,240 @@ func NewPostApiDestinationUpdateApiDestinationRequestWithBody(server string, par
 			}
 
 			req.Header.Set("resourceOwnerAccountId", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1AccessKeysRequest constructs an http.Request for the GetApiV1AccessKeys method
+func NewGetApiV1AccessKeysRequest(server string, params *GetApiV1AccessKeysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/access-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.NextToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nextToken", *params.NextToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostApiV1AccessKeysRequest calls the generic PostApiV1AccessKeys builder with application/json body
+func NewPostApiV1AccessKeysRequest(server string, params *PostApiV1AccessKeysParams, body PostApiV1AccessKeysJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostApiV1AccessKeysRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostApiV1AccessKeysRequestWithBody constructs an http.Request for the PostApiV1AccessKeys method, with any body, and a specified content type
+func NewPostApiV1AccessKeysRequestWithBody(server string, params *PostApiV1AccessKeysParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/access-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteApiV1AccessKeysKeyRequest constructs an http.Request for the DeleteApiV1AccessKeysKey method
+func NewDeleteApiV1AccessKeysKeyRequest(server string, key string, params *DeleteApiV1AccessKeysKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/access-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1AccessKeysKeyRequest constructs an http.Request for the GetApiV1AccessKeysKey method
+func NewGetApiV1AccessKeysKeyRequest(server string, key string, params *GetApiV1AccessKeysKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/access-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
 		}
 
 	}
@@ -18539,6 +18979,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api-destination/updateApiDestination (the `PostApiDestinationUpdateApiDestination` operationId).
 	PostApiDestinationUpdateApiDestinationWithResponse(ctx context.Context, params *PostApiDestinationUpdateApiDestinationParams, body PostApiDestinationUpdateApiDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiDestinationUpdateApiDestinationResponse, error)
 
+	// GetApiV1AccessKeysWithResponse List access keys (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/access-keys (the `GetApiV1AccessKeys` operationId).
+	GetApiV1AccessKeysWithResponse(ctx context.Context, params *GetApiV1AccessKeysParams, reqEditors ...RequestEditorFn) (*GetApiV1AccessKeysResponse, error)
+
+	// PostApiV1AccessKeysWithBodyWithResponse Create an access key (account administrators)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+	PostApiV1AccessKeysWithBodyWithResponse(ctx context.Context, params *PostApiV1AccessKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1AccessKeysResponse, error)
+
+	// PostApiV1AccessKeysWithResponse Create an access key (account administrators)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+	PostApiV1AccessKeysWithResponse(ctx context.Context, params *PostApiV1AccessKeysParams, body PostApiV1AccessKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1AccessKeysResponse, error)
+
+	// DeleteApiV1AccessKeysKeyWithResponse Revoke an access key (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/access-keys/{key} (the `DeleteApiV1AccessKeysKey` operationId).
+	DeleteApiV1AccessKeysKeyWithResponse(ctx context.Context, key string, params *DeleteApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*DeleteApiV1AccessKeysKeyResponse, error)
+
+	// GetApiV1AccessKeysKeyWithResponse Get an access key (account administrators)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/access-keys/{key} (the `GetApiV1AccessKeysKey` operationId).
+	GetApiV1AccessKeysKeyWithResponse(ctx context.Context, key string, params *GetApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*GetApiV1AccessKeysKeyResponse, error)
+
 	// GetApiV1AccountsWithResponse List accounts (instance administrators)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20555,6 +21030,247 @@ func (r PostApiDestinationUpdateApiDestinationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostApiDestinationUpdateApiDestinationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1AccessKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccessKeyList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AccessKeysResponse) GetJSON200() *AccessKeyList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AccessKeysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AccessKeysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AccessKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AccessKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AccessKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AccessKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1AccessKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AccessKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostApiV1AccessKeysResponse) GetJSON201() *AccessKey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostApiV1AccessKeysResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1AccessKeysResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1AccessKeysResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiV1AccessKeysResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1AccessKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1AccessKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1AccessKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1AccessKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteApiV1AccessKeysKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteApiV1AccessKeysKeyResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteApiV1AccessKeysKeyResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteApiV1AccessKeysKeyResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteApiV1AccessKeysKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteApiV1AccessKeysKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteApiV1AccessKeysKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteApiV1AccessKeysKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1AccessKeysKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccessKey
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1AccessKeysKeyResponse) GetJSON200() *AccessKey {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1AccessKeysKeyResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1AccessKeysKeyResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1AccessKeysKeyResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1AccessKeysKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1AccessKeysKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1AccessKeysKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1AccessKeysKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29817,6 +30533,71 @@ func (c *ClientWithResponses) PostApiDestinationUpdateApiDestinationWithResponse
 	return ParsePostApiDestinationUpdateApiDestinationResponse(rsp)
 }
 
+// GetApiV1AccessKeysWithResponse List access keys (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/access-keys (the `GetApiV1AccessKeys` operationId).
+func (c *ClientWithResponses) GetApiV1AccessKeysWithResponse(ctx context.Context, params *GetApiV1AccessKeysParams, reqEditors ...RequestEditorFn) (*GetApiV1AccessKeysResponse, error) {
+	rsp, err := c.GetApiV1AccessKeys(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AccessKeysResponse(rsp)
+}
+
+// PostApiV1AccessKeysWithBodyWithResponse Create an access key (account administrators)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+func (c *ClientWithResponses) PostApiV1AccessKeysWithBodyWithResponse(ctx context.Context, params *PostApiV1AccessKeysParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostApiV1AccessKeysResponse, error) {
+	rsp, err := c.PostApiV1AccessKeysWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1AccessKeysResponse(rsp)
+}
+
+// PostApiV1AccessKeysWithResponse Create an access key (account administrators)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/access-keys (the `PostApiV1AccessKeys` operationId).
+func (c *ClientWithResponses) PostApiV1AccessKeysWithResponse(ctx context.Context, params *PostApiV1AccessKeysParams, body PostApiV1AccessKeysJSONRequestBody, reqEditors ...RequestEditorFn) (*PostApiV1AccessKeysResponse, error) {
+	rsp, err := c.PostApiV1AccessKeys(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1AccessKeysResponse(rsp)
+}
+
+// DeleteApiV1AccessKeysKeyWithResponse Revoke an access key (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/access-keys/{key} (the `DeleteApiV1AccessKeysKey` operationId).
+func (c *ClientWithResponses) DeleteApiV1AccessKeysKeyWithResponse(ctx context.Context, key string, params *DeleteApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*DeleteApiV1AccessKeysKeyResponse, error) {
+	rsp, err := c.DeleteApiV1AccessKeysKey(ctx, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteApiV1AccessKeysKeyResponse(rsp)
+}
+
+// GetApiV1AccessKeysKeyWithResponse Get an access key (account administrators)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/access-keys/{key} (the `GetApiV1AccessKeysKey` operationId).
+func (c *ClientWithResponses) GetApiV1AccessKeysKeyWithResponse(ctx context.Context, key string, params *GetApiV1AccessKeysKeyParams, reqEditors ...RequestEditorFn) (*GetApiV1AccessKeysKeyResponse, error) {
+	rsp, err := c.GetApiV1AccessKeysKey(ctx, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1AccessKeysKeyResponse(rsp)
+}
+
 // GetApiV1AccountsWithResponse List accounts (instance administrators)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32939,6 +33720,190 @@ func ParsePostApiDestinationUpdateApiDestinationResponse(rsp *http.Response) (*P
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AccessKeysResponse parses an HTTP response from a GetApiV1AccessKeysWithResponse call
+func ParseGetApiV1AccessKeysResponse(rsp *http.Response) (*GetApiV1AccessKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AccessKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccessKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1AccessKeysResponse parses an HTTP response from a PostApiV1AccessKeysWithResponse call
+func ParsePostApiV1AccessKeysResponse(rsp *http.Response) (*PostApiV1AccessKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1AccessKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AccessKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteApiV1AccessKeysKeyResponse parses an HTTP response from a DeleteApiV1AccessKeysKeyWithResponse call
+func ParseDeleteApiV1AccessKeysKeyResponse(rsp *http.Response) (*DeleteApiV1AccessKeysKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteApiV1AccessKeysKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1AccessKeysKeyResponse parses an HTTP response from a GetApiV1AccessKeysKeyWithResponse call
+func ParseGetApiV1AccessKeysKeyResponse(rsp *http.Response) (*GetApiV1AccessKeysKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1AccessKeysKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccessKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

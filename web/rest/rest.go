@@ -158,6 +158,10 @@ func (a *api) operations() []web.Operation {
 		{Name: "users.patch", Method: patch, Path: v1 + "/users/:user", Handler: withBody(a, a.patchUser), Permission: instance},
 		{Name: "users.delete", Method: del, Path: v1 + "/users/:user", Handler: answer(a, a.deleteUser), Permission: instance},
 
+		{Name: "accessKeys.list", Method: get, Path: v1 + "/access-keys", Handler: answer(a, a.listAccessKeys), Permission: manage},
+		{Name: "accessKeys.create", Method: post, Path: v1 + "/access-keys", Handler: withBody(a, a.createAccessKey), Permission: manage},
+		{Name: "accessKeys.get", Method: get, Path: v1 + "/access-keys/:key", Handler: answer(a, a.getAccessKey), Permission: manage},
+		{Name: "accessKeys.delete", Method: del, Path: v1 + "/access-keys/:key", Handler: answer(a, a.deleteAccessKey), Permission: manage},
 		{Name: "apiKeys.list", Method: get, Path: v1 + "/api-keys", Handler: answer(a, a.listAPIKeys), Permission: manage},
 		{Name: "apiKeys.create", Method: post, Path: v1 + "/api-keys", Handler: withBody(a, a.createAPIKey), Permission: manage},
 		{Name: "apiKeys.get", Method: get, Path: v1 + "/api-keys/:key", Handler: answer(a, a.getAPIKey), Permission: manage},

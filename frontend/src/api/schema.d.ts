@@ -408,6 +408,252 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/access-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List access keys (account administrators) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, 1 to 500 (default 50) */
+                    limit?: number;
+                    /** @description token of the next page from the previous answer */
+                    nextToken?: string;
+                };
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AccessKeyList"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an access key (account administrators) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description name, role, and optionally expiresAt */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AccessKey"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AccessKey"];
+                    };
+                };
+                /** @description ValidationError naming the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccessKeyNameInUse: two live keys of that name already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/access-keys/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an access key (account administrators) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description access key id */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AccessKey"];
+                    };
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccessKeyNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Revoke an access key (account administrators) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description access key id */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Unauthenticated */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description AccessKeyNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/accounts": {
         parameters: {
             query?: never;
@@ -10671,6 +10917,33 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessKey: {
+            /** @example AKIAMZQWXKD3TRBE7YHA */
+            readonly accessKeyId?: string;
+            readonly createdAt?: string;
+            /** @example apiKey admin (k3mbwq2x7yfa4d5e) */
+            readonly createdBy?: string;
+            /** @description ExpiresAt ends the key's validity (RFC 3339); absent: never. */
+            expiresAt?: string;
+            readonly lastUsedAt?: string;
+            /** @example terraform */
+            name?: string;
+            /**
+             * @description Role is the key's role in its account.
+             * @example editor
+             * @enum {string}
+             */
+            role?: "admin" | "editor" | "operator" | "viewer" | "publisher";
+            /**
+             * @description SecretAccessKey is in the answer of the key's creation only: keep it then (aws configure).
+             * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+             */
+            readonly secretAccessKey?: string;
+        };
+        AccessKeyList: {
+            accessKeys?: components["schemas"]["AccessKey"][];
+            nextToken?: string;
+        };
         Account: {
             readonly createdAt?: string;
             /**
