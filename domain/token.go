@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"strings"
+	"time"
 )
 
 // Bearer tokens of the product (API keys, console sessions) are "<prefix>_<id>_<secret>": the prefix names the kind
@@ -35,4 +36,22 @@ func ParseToken(prefix, token string) (id, secret string, ok bool) {
 		return "", "", false
 	}
 	return id, secret, true
+}
+
+// MaxCredentialLifetime bounds the expiry of a credential (an API key, an access key).
+const MaxCredentialLifetime = 10 * 365 * 24 * time.Hour
+
+// ValidateExpiry checks the expiry of a credential created at now: zero (never) or in the future and at most
+// MaxCredentialLifetime away. Errors are validation errors of field expiresAt.
+func ValidateExpiry(expiresAt, now time.Time) error {
+	if expiresAt.IsZero() {
+		return nil
+	}
+	if !expiresAt.After(now) {
+		return Invalid("expiresAt", "expiresAt %s is not in the future", expiresAt.UTC().Format(time.RFC3339))
+	}
+	if expiresAt.Sub(now) > MaxCredentialLifetime {
+		return Invalid("expiresAt", "expiresAt is more than 10 years away")
+	}
+	return nil
 }

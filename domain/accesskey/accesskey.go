@@ -22,7 +22,7 @@ import (
 const IDPrefix = "AKIA"
 
 // MaxLifetime bounds an expiry.
-const MaxLifetime = 10 * 365 * 24 * time.Hour
+const MaxLifetime = domain.MaxCredentialLifetime
 
 // MaxLiveWithName is how many live access keys of one name an account may hold: two, to rotate one without
 // downtime.
@@ -76,13 +76,8 @@ func New(accountID string, spec Spec, createdBy string, sealer domain.Sealer, no
 		return nil, "", err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	if !spec.ExpiresAt.IsZero() {
-		if !spec.ExpiresAt.After(now) {
-			return nil, "", domain.Invalid("expiresAt", "expiresAt %s is not in the future", spec.ExpiresAt.UTC().Format(time.RFC3339))
-		}
-		if spec.ExpiresAt.Sub(now) > MaxLifetime {
-			return nil, "", domain.Invalid("expiresAt", "expiresAt is more than 10 years away")
-		}
+	if err := domain.ValidateExpiry(spec.ExpiresAt, now); err != nil {
+		return nil, "", err
 	}
 	raw := make([]byte, 10+30)
 	if _, err := rand.Read(raw); err != nil {

@@ -24,7 +24,7 @@ const Prefix = "ebk"
 const MaxLiveWithName = 2
 
 // MaxLifetime bounds an expiry.
-const MaxLifetime = 10 * 365 * 24 * time.Hour
+const MaxLifetime = domain.MaxCredentialLifetime
 
 // Key is an API key without its secret.
 type Key struct {
@@ -87,13 +87,8 @@ func build(id, accountID string, spec Spec, secret, createdBy string, now time.T
 		return nil, err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	if !spec.ExpiresAt.IsZero() {
-		if !spec.ExpiresAt.After(now) {
-			return nil, domain.Invalid("expiresAt", "expiresAt %s is not in the future", spec.ExpiresAt.UTC().Format(time.RFC3339))
-		}
-		if spec.ExpiresAt.Sub(now) > MaxLifetime {
-			return nil, domain.Invalid("expiresAt", "expiresAt is more than 10 years away")
-		}
+	if err := domain.ValidateExpiry(spec.ExpiresAt, now); err != nil {
+		return nil, err
 	}
 	if spec.InstanceAdmin && spec.Role != access.Admin {
 		return nil, domain.Invalid("role", "an instance administrator's key has role admin")
