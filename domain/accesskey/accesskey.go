@@ -21,9 +21,6 @@ import (
 // IDPrefix starts every access key id, as AWS's long-term keys' (AKIA...): 20 upper-case characters in all.
 const IDPrefix = "AKIA"
 
-// MaxLifetime bounds an expiry.
-const MaxLifetime = domain.MaxCredentialLifetime
-
 // MaxLiveWithName is how many live access keys of one name an account may hold: two, to rotate one without
 // downtime.
 const MaxLiveWithName = 2

@@ -23,9 +23,6 @@ const Prefix = "ebk"
 // MaxLiveWithName is how many live keys of one name an account may hold: two, to rotate one without downtime.
 const MaxLiveWithName = 2
 
-// MaxLifetime bounds an expiry.
-const MaxLifetime = domain.MaxCredentialLifetime
-
 // Key is an API key without its secret.
 type Key struct {
 	id            string
