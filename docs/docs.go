@@ -10375,6 +10375,11 @@ const docTemplate = `{
                     "type": "string",
                     "example": "2026-12-01T12:00:00.120Z"
                 },
+                "traceId": {
+                    "description": "TraceID is the OpenTelemetry trace (hex) of the step when the worker traces (docs/tracing.md): look it up\nin the tracing backend.",
+                    "type": "string",
+                    "example": "0af7651916cd43dd8448eb211c80319c"
+                },
                 "type": {
                     "description": "Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,\nRULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,\nINVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,\nEVENT_REDRIVEN, REPLAY_STARTED, REPLAY_COMPLETED, REPLAY_CANCELLED, REPLAY_FAILED (docs/events.md).",
                     "type": "string",

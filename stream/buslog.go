@@ -136,6 +136,9 @@ type LogRecord struct {
 	Omitted int `json:"omitted,omitempty"`
 	// Replay is the replay's name (the LogReplay* records).
 	Replay string `json:"replay,omitempty"`
+	// TraceID is the OpenTelemetry trace of the step (hex) when the worker traces: where to find it in the
+	// tracing backend.
+	TraceID string `json:"traceId,omitempty"`
 	// Event is the event in the CloudEvents JSON format (FULL only, EVENT_RECEIPT).
 	Event json.RawMessage `json:"event,omitempty"`
 }

@@ -78,7 +78,7 @@ func logRecordOf(accountID string, id uint64, r stream.LogRecord) inspect.LogRec
 		ID: id, Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
 		EventType: r.EventType, StoredAt: r.StoredAt, Sequence: r.Sequence, Rule: r.Rule, Connector: r.Connector,
 		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
-		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, Event: r.Event,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, TraceID: r.TraceID, Event: r.Event,
 	}
 	if _, ruleName, targetName, ok := domain.TargetConnector(accountID, r.Connector); ok {
 		out.Rule, out.Target = ruleName, targetName

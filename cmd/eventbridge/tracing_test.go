@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -90,7 +91,7 @@ func TestTracingAcrossProcesses(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	a := apiOf(t, m)
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "tr"}, 201)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "tr", "logConfig": map[string]any{"level": "INFO"}}, 201)
 	a.must("POST", "/api/v1/buses/tr/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"shop"}}}, 201)
 	a.must("PUT", "/api/v1/buses/tr/rules/all/targets/t", httpTarget(srv.URL), 201)
 
@@ -156,6 +157,25 @@ func TestTracingAcrossProcesses(t *testing.T) {
 	assert.Equal(t, "00-"+clientTrace+"-"+second.SpanContext.SpanID().String()+"-01", requests[1].traceparent)
 	assert.Equal(t, clientTP, requests[0].ceTraceparent)
 	assert.Equal(t, clientTP, requests[1].ceTraceparent)
+
+	// The bus log names the trace of each step, to find it in the tracing backend.
+	require.Eventually(t, func() bool {
+		var page struct {
+			Records []struct {
+				Type    string `json:"type"`
+				EventID string `json:"eventId"`
+				TraceID string `json:"traceId"`
+			} `json:"records"`
+		}
+		require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/buses/tr/log?eventId=traced", nil, 200), &page))
+		types := map[string]bool{}
+		for _, r := range page.Records {
+			if r.TraceID == clientTrace {
+				types[r.Type] = true
+			}
+		}
+		return types["RULE_MATCH"] && types["INVOCATION_ATTEMPT_RETRYABLE_FAILURE"] && types["INVOCATION_ATTEMPT_SUCCESS"]
+	}, 10*time.Second, 50*time.Millisecond, "RULE_MATCH and both attempts carry the client's trace id")
 
 	// An event without a traceparent: its trace starts at the request, and it gets the store span's.
 	a.putBatch("tr", []map[string]any{event("plain", "shop", "order.created", map[string]any{"n": 2})})

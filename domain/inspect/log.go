@@ -34,6 +34,8 @@ type LogRecord struct {
 	Omitted     int
 	// Replay names the replay of a REPLAY_* record.
 	Replay string
+	// TraceID is the OpenTelemetry trace of the step when the worker traces.
+	TraceID string
 	// Event is the event in the CloudEvents JSON format (FULL detail only).
 	Event json.RawMessage
 }

@@ -312,6 +312,9 @@ type BusLogRecord struct {
 	Omitted int `json:"omitted,omitempty"`
 	// Replay names the replay of a REPLAY_* record.
 	Replay string `json:"replay,omitempty"`
+	// TraceID is the OpenTelemetry trace (hex) of the step when the worker traces (docs/tracing.md): look it up
+	// in the tracing backend.
+	TraceID string `json:"traceId,omitempty" example:"0af7651916cd43dd8448eb211c80319c"`
 	// Event is the event (includeDetail FULL, EVENT_RECEIPT).
 	Event json.RawMessage `json:"event,omitempty" swaggertype:"object"`
 } //@name BusLogRecord
@@ -328,7 +331,7 @@ func busLogRecordOf(r inspect.LogRecord) BusLogRecord {
 		ID: fmt.Sprint(r.ID), Time: r.Time, Level: r.Level, Type: r.Type, EventID: r.EventID, EventSource: r.EventSource,
 		EventType: r.EventType, Sequence: r.Sequence, Rule: r.Rule, Target: r.Target, Connector: r.Connector,
 		Attempt: r.Attempt, LatencyMs: r.LatencyMs, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus,
-		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, Event: r.Event,
+		Message: r.Message, Snippet: r.Snippet, Explanation: r.Explanation, Omitted: r.Omitted, Replay: r.Replay, TraceID: r.TraceID, Event: r.Event,
 	}
 	if !r.StoredAt.IsZero() {
 		at := r.StoredAt

@@ -21,7 +21,7 @@ import (
 //	Fail, GiveUp  INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_FAILURE (ERROR)
 //
 // It does not block: the records are published asynchronously (connector.EventLog.Write).
-func (t *Task) logOutcome(e *event.Event, meta connector.Meta, o Outcome, f Failure, took time.Duration) {
+func (t *Task) logOutcome(e *event.Event, meta connector.Meta, o Outcome, f Failure, took time.Duration, traceID string) {
 	lg := t.cfg.EventLog
 	var typ string
 	switch o.Action {
@@ -40,7 +40,7 @@ func (t *Task) logOutcome(e *event.Event, meta connector.Meta, o Outcome, f Fail
 	r := stream.LogRecord{
 		Type: typ, EventID: e.ID(), EventSource: e.Source(), EventType: e.Type(),
 		StoredAt: meta.Timestamp, Sequence: meta.Sequence, Attempt: meta.Attempt,
-		LatencyMs: float64(took) / float64(time.Millisecond),
+		LatencyMs: float64(took) / float64(time.Millisecond), TraceID: traceID,
 	}
 	if typ == stream.LogAttemptSuccess || typ == stream.LogEventFiltered {
 		lg.Write(r)

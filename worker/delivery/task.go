@@ -548,7 +548,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		endSpan(span, o, f)
 	}
 	if t.cfg.EventLog != nil {
-		t.logOutcome(e, meta, o, f, time.Since(began))
+		t.logOutcome(e, meta, o, f, time.Since(began), traceIDOf(span))
 	}
 	switch o.Action {
 	case Ack:

@@ -31,6 +31,17 @@ func (t *Task) startSpan(ctx context.Context, msg jetstream.Msg, meta connector.
 			attribute.Int64("eventbridge.attempt", int64(meta.Attempt)))...))
 }
 
+// traceIDOf is the trace id of span in hex, "" without one (the task does not trace).
+func traceIDOf(span trace.Span) string {
+	if span == nil {
+		return ""
+	}
+	if sc := span.SpanContext(); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
 // endSpan ends an attempt's span with its outcome (ack, retry, dead-lettered, ...) and, for a failed attempt, the
 // failure as task health shows it (redacted of the config's secrets).
 func endSpan(span trace.Span, o Outcome, f Failure) {

@@ -11250,6 +11250,12 @@ export interface components {
             /** @example 2026-12-01T12:00:00.120Z */
             time?: string;
             /**
+             * @description TraceID is the OpenTelemetry trace (hex) of the step when the worker traces (docs/tracing.md): look it up
+             *     in the tracing backend.
+             * @example 0af7651916cd43dd8448eb211c80319c
+             */
+            traceId?: string;
+            /**
              * @description Type is the step: EVENT_RECEIPT, RULE_MATCH, NO_STANDARD_RULES_MATCHED, RULE_NO_MATCH,
              *     RULE_NO_MATCH_OMITTED, INVOCATION_ATTEMPT_SUCCESS, INVOCATION_ATTEMPT_RETRYABLE_FAILURE,
              *     INVOCATION_ATTEMPT_PERMANENT_FAILURE, INVOCATION_DLQ, INVOCATION_DROPPED, INVOCATION_FAILURE, EVENT_FILTERED,

@@ -1,10 +1,12 @@
 package router
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 	"github.com/eventbridge-go/eventbridge/stream"
@@ -29,9 +31,10 @@ var notReplayed = json.RawMessage(`{"reason":"the replay that stored the event d
 //	order of their names, then RULE_NO_MATCH_OMITTED with the number of the others, if any.
 //
 // The records are published asynchronously; it does not wait for them.
-func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, matched, routed []string, sel selection) {
+func (s *Sink) logRouted(meta connector.Meta, e *event.Event, body []byte, matched, routed []string, sel selection, traceID string) {
 	base := stream.LogRecord{
 		EventID: e.ID(), EventSource: e.Source(), EventType: e.Type(), StoredAt: meta.Timestamp, Sequence: meta.Sequence,
+		TraceID: traceID,
 	}
 	r := base
 	r.Type = stream.LogEventReceipt
@@ -104,4 +107,12 @@ func reason(text string) json.RawMessage {
 		Reason string `json:"reason"`
 	}{text})
 	return b
+}
+
+// traceIDOf is the trace id (hex) of the route span in ctx, "" when the worker does not trace.
+func traceIDOf(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
 }

@@ -362,7 +362,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
 	}
 	if s.log.Enabled(stream.LogInfo) {
-		s.logRouted(meta, e, body, matched, routed, sel)
+		s.logRouted(meta, e, body, matched, routed, sel, traceIDOf(ctx))
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
