@@ -272,3 +272,81 @@ func BenchmarkReplay(b *testing.B) {
 	b.ReportMetric(float64(n)/liveTook.Seconds(), "live/s")
 	b.ReportMetric(float64(n)/replayTook.Seconds(), "replayed/s")
 }
+
+// BenchmarkReplayBesideLive measures what a replay at its default rate (1,000 events/s) takes from live traffic,
+// side by side in one process: a bus with one rule, an HTTP target on loopback and an archive holding 20,000 events;
+// b.N batches of 100 live events are put and delivered alone (live-alone/s), then again while a replay of the
+// archive runs (live-beside-replay/s, with the replay's own rate over the same time, replayed/s).
+func BenchmarkReplayBesideLive(b *testing.B) {
+	m := benchMain(b)
+	defer m.Close()
+	var live, replayed atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("ce-replayname") != "" {
+			replayed.Add(1)
+		} else {
+			live.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	a := apiOf(b, m)
+	a.must("POST", "/api/v1/buses", map[string]any{"name": "rl"}, 201)
+	a.must("POST", "/api/v1/buses/rl/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"bench"}}}, 201)
+	a.must("PUT", "/api/v1/buses/rl/rules/all/targets/t", httpTarget(srv.URL), 201)
+	a.must("POST", "/api/v1/buses/rl/archives", map[string]any{"name": "rla"}, 201)
+	put := func(prefix string, batches int) {
+		for i := 0; i < batches; i++ {
+			batch := make([]map[string]any, 100)
+			for j := range batch {
+				batch[j] = event(fmt.Sprintf("%s-%d-%d", prefix, i, j), "bench", "t", map[string]any{"i": j, "pad": "0123456789abcdef"})
+			}
+			a.putBatch("rl", batch)
+		}
+	}
+	waitLive := func(want int64, since time.Time) time.Duration {
+		for live.Load() < want {
+			if time.Since(since) > 5*time.Minute {
+				b.Fatalf("delivered %d of %d", live.Load(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return time.Since(since)
+	}
+	const seeded = 20000
+	seedStart := time.Now().UTC()
+	put("seed", seeded/100)
+	waitLive(seeded, seedStart)
+	for {
+		var arch struct {
+			EventCount int64 `json:"eventCount"`
+		}
+		require.NoError(b, json.Unmarshal(a.must("GET", "/api/v1/buses/rl/archives/rla", nil, 200), &arch))
+		if arch.EventCount >= seeded {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	windowEnd := time.Now().UTC()
+	n := int64(b.N * 100)
+
+	b.ResetTimer()
+	start := time.Now()
+	put("alone", b.N)
+	alone := waitLive(seeded+n, start)
+
+	a.must("POST", "/api/v1/replays", map[string]any{"name": fmt.Sprintf("beside-%d", b.N), "archive": "rla",
+		"eventStartTime": seedStart.Add(-time.Second), "eventEndTime": windowEnd}, 201)
+	for replayed.Load() == 0 {
+		time.Sleep(time.Millisecond) // the replay runs
+	}
+	start, before := time.Now(), replayed.Load()
+	put("beside", b.N)
+	beside := waitLive(seeded+2*n, start)
+	during := replayed.Load() - before
+	b.StopTimer()
+	b.ReportMetric(float64(n)/alone.Seconds(), "live-alone/s")
+	b.ReportMetric(float64(n)/beside.Seconds(), "live-beside-replay/s")
+	b.ReportMetric(float64(during)/beside.Seconds(), "replayed/s")
+}

@@ -72,8 +72,10 @@ func TestSlowReplayResumesAfterKill(t *testing.T) {
 	assert.GreaterOrEqual(t, int(r.EventsReplayed), total, "the replay counted every event")
 	t.Logf("replay completed after the kill: %d events, %d deliveries (%d twice at the target), replay duplicates %d, eventsReplayed %d",
 		events, deliveries, deliveries-events, r.Duplicates, r.EventsReplayed)
-	// Bounded: what the target had in flight (64 per task) and one batch of the replay (at most 100) when killed.
-	assert.LessOrEqual(t, deliveries-events+int(r.Duplicates), 64+100, "duplicates are bounded by what was in flight")
+	// Bounded: what the target's task had in flight (64) and delivered without its acknowledgement reaching the
+	// server yet (acks are not awaited: at most as many again), and one read of the replay (half a second at 250/s)
+	// when killed.
+	assert.LessOrEqual(t, deliveries-events+int(r.Duplicates), 2*64+125, "duplicates are bounded by what was in flight")
 	live, _ := recv.count("")
 	assert.Equal(t, total, live, "and the live events were delivered once each at least")
 }
