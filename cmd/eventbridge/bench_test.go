@@ -208,66 +208,98 @@ func BenchmarkWebhook(b *testing.B) {
 	b.ReportMetric(float64(sent.Load())/total.Seconds(), "delivered/s")
 }
 
+// replayBench is a control plane for the replay benchmarks: bus rb with rule all, an HTTP target on loopback that
+// counts live and replayed deliveries apart, and archive ra of every event.
+type replayBench struct {
+	b              *testing.B
+	a              api
+	live, replayed atomic.Int64
+}
+
+func newReplayBench(b *testing.B) *replayBench {
+	m := benchMain(b)
+	b.Cleanup(func() { _ = m.Close() })
+	rb := &replayBench{b: b, a: apiOf(b, m)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("ce-replayname") != "" {
+			rb.replayed.Add(1)
+		} else {
+			rb.live.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(srv.Close)
+	rb.a.must("POST", "/api/v1/buses", map[string]any{"name": "rb"}, 201)
+	rb.a.must("POST", "/api/v1/buses/rb/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"bench"}}}, 201)
+	rb.a.must("PUT", "/api/v1/buses/rb/rules/all/targets/t", httpTarget(srv.URL), 201)
+	rb.a.must("POST", "/api/v1/buses/rb/archives", map[string]any{"name": "ra"}, 201)
+	return rb
+}
+
+// put puts batches of 100 events whose ids start with prefix.
+func (rb *replayBench) put(prefix string, batches int) {
+	for i := 0; i < batches; i++ {
+		batch := make([]map[string]any, 100)
+		for j := range batch {
+			batch[j] = event(fmt.Sprintf("%s-%d-%d", prefix, i, j), "bench", "t", map[string]any{"i": j, "pad": "0123456789abcdef"})
+		}
+		rb.a.putBatch("rb", batch)
+	}
+}
+
+// wait waits until c counts want deliveries and returns the time since since.
+func (rb *replayBench) wait(c *atomic.Int64, want int64, since time.Time) time.Duration {
+	for c.Load() < want {
+		if time.Since(since) > 5*time.Minute {
+			rb.b.Fatalf("delivered %d of %d", c.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return time.Since(since)
+}
+
+// archived waits until the archive holds want events.
+func (rb *replayBench) archived(want int64) {
+	for {
+		var arch struct {
+			EventCount int64 `json:"eventCount"`
+		}
+		require.NoError(rb.b, json.Unmarshal(rb.a.must("GET", "/api/v1/buses/rb/archives/ra", nil, 200), &arch))
+		if arch.EventCount >= want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// replay starts a replay of ra's window [start, end) at rate (0: the default).
+func (rb *replayBench) replay(name string, start, end time.Time, rate int) {
+	body := map[string]any{"name": name, "archive": "ra", "eventStartTime": start, "eventEndTime": end}
+	if rate > 0 {
+		body["rate"] = rate
+	}
+	rb.a.must("POST", "/api/v1/replays", body, 201)
+}
+
 // BenchmarkReplay measures a replay against live delivery of the same events, side by side in one process:
 // b.N batches of 100 events are put on a bus with one rule, an HTTP target on loopback and an archive, and
 // delivered live (live/s: from the first put to the last delivery); then a replay of the window at its highest rate
 // (100,000/s) puts them on the bus again for the same rule (replayed/s: from the start call to the last replayed
 // delivery).
 func BenchmarkReplay(b *testing.B) {
-	m := benchMain(b)
-	defer m.Close()
-	var live, replayed atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Header.Get("ce-replayname") != "" {
-			replayed.Add(1)
-		} else {
-			live.Add(1)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer srv.Close()
-	a := apiOf(b, m)
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "rb"}, 201)
-	a.must("POST", "/api/v1/buses/rb/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"bench"}}}, 201)
-	a.must("PUT", "/api/v1/buses/rb/rules/all/targets/t", httpTarget(srv.URL), 201)
-	a.must("POST", "/api/v1/buses/rb/archives", map[string]any{"name": "ra"}, 201)
+	rb := newReplayBench(b)
 	n := int64(b.N * 100)
-	wait := func(c *atomic.Int64, since time.Time) time.Duration {
-		for c.Load() < n {
-			if time.Since(since) > 5*time.Minute {
-				b.Fatalf("delivered %d of %d", c.Load(), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return time.Since(since)
-	}
 	b.ResetTimer()
 	windowStart := time.Now().UTC()
 	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		batch := make([]map[string]any, 100)
-		for j := range batch {
-			batch[j] = event(fmt.Sprintf("r-%d-%d", i, j), "bench", "t", map[string]any{"i": j, "pad": "0123456789abcdef"})
-		}
-		a.putBatch("rb", batch)
-	}
-	liveTook := wait(&live, start)
-	for {
-		var arch struct {
-			EventCount int64 `json:"eventCount"`
-		}
-		require.NoError(b, json.Unmarshal(a.must("GET", "/api/v1/buses/rb/archives/ra", nil, 200), &arch))
-		if arch.EventCount >= n {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	rb.put("r", b.N)
+	liveTook := rb.wait(&rb.live, n, start)
+	rb.archived(n)
 	time.Sleep(5 * time.Millisecond)
 	start = time.Now()
-	a.must("POST", "/api/v1/replays", map[string]any{"name": fmt.Sprintf("bench-%d", b.N), "archive": "ra",
-		"eventStartTime": windowStart.Add(-time.Second), "eventEndTime": time.Now().UTC(), "rate": 100000}, 201)
-	replayTook := wait(&replayed, start)
+	rb.replay(fmt.Sprintf("bench-%d", b.N), windowStart.Add(-time.Second), time.Now().UTC(), 100000)
+	replayTook := rb.wait(&rb.replayed, n, start)
 	b.StopTimer()
 	b.ReportMetric(float64(n)/liveTook.Seconds(), "live/s")
 	b.ReportMetric(float64(n)/replayTook.Seconds(), "replayed/s")
@@ -278,73 +310,28 @@ func BenchmarkReplay(b *testing.B) {
 // b.N batches of 100 live events are put and delivered alone (live-alone/s), then again while a replay of the
 // archive runs (live-beside-replay/s, with the replay's own rate over the same time, replayed/s).
 func BenchmarkReplayBesideLive(b *testing.B) {
-	m := benchMain(b)
-	defer m.Close()
-	var live, replayed atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Header.Get("ce-replayname") != "" {
-			replayed.Add(1)
-		} else {
-			live.Add(1)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer srv.Close()
-	a := apiOf(b, m)
-	a.must("POST", "/api/v1/buses", map[string]any{"name": "rl"}, 201)
-	a.must("POST", "/api/v1/buses/rl/rules", map[string]any{"name": "all", "eventPattern": map[string]any{"source": []any{"bench"}}}, 201)
-	a.must("PUT", "/api/v1/buses/rl/rules/all/targets/t", httpTarget(srv.URL), 201)
-	a.must("POST", "/api/v1/buses/rl/archives", map[string]any{"name": "rla"}, 201)
-	put := func(prefix string, batches int) {
-		for i := 0; i < batches; i++ {
-			batch := make([]map[string]any, 100)
-			for j := range batch {
-				batch[j] = event(fmt.Sprintf("%s-%d-%d", prefix, i, j), "bench", "t", map[string]any{"i": j, "pad": "0123456789abcdef"})
-			}
-			a.putBatch("rl", batch)
-		}
-	}
-	waitLive := func(want int64, since time.Time) time.Duration {
-		for live.Load() < want {
-			if time.Since(since) > 5*time.Minute {
-				b.Fatalf("delivered %d of %d", live.Load(), want)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		return time.Since(since)
-	}
+	rb := newReplayBench(b)
 	const seeded = 20000
 	seedStart := time.Now().UTC()
-	put("seed", seeded/100)
-	waitLive(seeded, seedStart)
-	for {
-		var arch struct {
-			EventCount int64 `json:"eventCount"`
-		}
-		require.NoError(b, json.Unmarshal(a.must("GET", "/api/v1/buses/rl/archives/rla", nil, 200), &arch))
-		if arch.EventCount >= seeded {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	rb.put("seed", seeded/100)
+	rb.wait(&rb.live, seeded, seedStart)
+	rb.archived(seeded)
 	windowEnd := time.Now().UTC()
 	n := int64(b.N * 100)
 
 	b.ResetTimer()
 	start := time.Now()
-	put("alone", b.N)
-	alone := waitLive(seeded+n, start)
+	rb.put("alone", b.N)
+	alone := rb.wait(&rb.live, seeded+n, start)
 
-	a.must("POST", "/api/v1/replays", map[string]any{"name": fmt.Sprintf("beside-%d", b.N), "archive": "rla",
-		"eventStartTime": seedStart.Add(-time.Second), "eventEndTime": windowEnd}, 201)
-	for replayed.Load() == 0 {
+	rb.replay(fmt.Sprintf("beside-%d", b.N), seedStart.Add(-time.Second), windowEnd, 0)
+	for rb.replayed.Load() == 0 {
 		time.Sleep(time.Millisecond) // the replay runs
 	}
-	start, before := time.Now(), replayed.Load()
-	put("beside", b.N)
-	beside := waitLive(seeded+2*n, start)
-	during := replayed.Load() - before
+	start, before := time.Now(), rb.replayed.Load()
+	rb.put("beside", b.N)
+	beside := rb.wait(&rb.live, seeded+2*n, start)
+	during := rb.replayed.Load() - before
 	b.StopTimer()
 	b.ReportMetric(float64(n)/alone.Seconds(), "live-alone/s")
 	b.ReportMetric(float64(n)/beside.Seconds(), "live-beside-replay/s")

@@ -66,7 +66,7 @@ type Service struct {
 	// ERROR too.
 	Log    Log
 	Logger *slog.Logger
-	Clock    domain.Clock
+	Clock  domain.Clock
 	// MaxUnfinished is the quota of replays per account that have not ended; 0 means DefaultMaxUnfinished.
 	MaxUnfinished int
 }
