@@ -10123,6 +10123,7 @@ const docTemplate = `{
                     "type": "string",
                     "enum": [
                         "apiKey",
+                        "accessKey",
                         "user",
                         "anonymous",
                         "clusterToken"
@@ -13471,6 +13472,15 @@ const docTemplate = `{
                             "$ref": "#/definitions/DeadLetterConfig"
                         }
                     ]
+                },
+                "format": {
+                    "description": "Format is what the target receives of each event: cloudevents (the CloudEvent, the default here) or aws\n(Amazon EventBridge's envelope as the data, {\"version\": \"0\", \"id\": ..., \"detail-type\": ..., \"detail\": ...}, the\ndefault of targets made through the AWS API); with aws, the input transformer sees that envelope\n($.detail...). A bus target forwards the event itself: cloudevents.",
+                    "type": "string",
+                    "enum": [
+                        "cloudevents",
+                        "aws"
+                    ],
+                    "example": "cloudevents"
                 },
                 "input": {
                     "description": "Input is constant JSON text that replaces the data of every event.",

@@ -31,6 +31,7 @@ var importRules = map[string][]string{
 	"web":             {"domain/...", "docs"},
 	"web/rest":        {"web", "domain/..."},
 	"web/rocketmq":    {"web", "web/rest", "domain/..."},
+	"web/aws":         {"web", "domain/...", "adapter/sigv4"},
 	"worker":          {"worker/...", "rpc", "stream", "domain/pattern", "domain/transform", "domain/cloudevent", "listener", "tracing"},
 	"cmd/worker":      {"worker/...", "rpc", "stream", "listener", "tracing"},
 	"cmd/eventbridge": {"..."},

@@ -108,7 +108,7 @@ func createBus(t *testing.T, r repos, accountID, name string) *bus.Bus {
 
 func createRule(t *testing.T, r repos, b *bus.Bus, name string) *rule.Rule {
 	t.Helper()
-	ru, err := rule.New(b.AccountID(), b.ID(), name, "rule "+name, []byte(`{"type": ["order.created"]}`), "", time.Now())
+	ru, err := rule.New(b.AccountID(), b.ID(), name, "rule "+name, []byte(`{"type": ["order.created"]}`), rule.CloudEvents, "", time.Now())
 	require.NoError(t, err)
 	require.NoError(t, r.rules.Create(ctx, ru))
 	return ru
@@ -408,7 +408,7 @@ func testRuleCreateGetList(t *testing.T, r repos) {
 	b := createBus(t, r, newAccount(), "orders")
 	other := createBus(t, r, b.AccountID(), "payments")
 	ru, err := rule.New(b.AccountID(), b.ID(), "big", "big orders",
-		[]byte(`{"type": ["order.created"], "data": {"size": ["big"]}}`), rule.Disabled, time.Now())
+		[]byte(`{"type": ["order.created"], "data": {"size": ["big"]}}`), rule.CloudEvents, rule.Disabled, time.Now())
 	require.NoError(t, err)
 	require.NoError(t, r.rules.Create(ctx, ru))
 	small := createRule(t, r, b, "small")
@@ -442,7 +442,7 @@ func testRuleNames(t *testing.T, r repos) {
 	createRule(t, r, b, "created")
 	createRule(t, r, other, "created")
 
-	dup, err := rule.New(b.AccountID(), b.ID(), "created", "", []byte(`{"type": ["x"]}`), "", time.Now())
+	dup, err := rule.New(b.AccountID(), b.ID(), "created", "", []byte(`{"type": ["x"]}`), rule.CloudEvents, "", time.Now())
 	require.NoError(t, err)
 	err = r.rules.Create(ctx, dup)
 	require.True(t, errors.Is(err, rule.ErrAlreadyExists), "got %v", err)
@@ -455,7 +455,7 @@ func testRuleNames(t *testing.T, r repos) {
 
 func testRuleUnknownBus(t *testing.T, r repos) {
 	missing := domain.NewID()
-	ru, err := rule.New(newAccount(), missing, "created", "", []byte(`{"type": ["x"]}`), "", time.Now())
+	ru, err := rule.New(newAccount(), missing, "created", "", []byte(`{"type": ["x"]}`), rule.CloudEvents, "", time.Now())
 	require.NoError(t, err)
 	err = r.rules.Create(ctx, ru)
 	require.True(t, errors.Is(err, bus.ErrNotFound), "got %v", err)
@@ -503,7 +503,7 @@ func testRuleUpdate(t *testing.T, r repos) {
 	later := time.Now().Add(time.Minute)
 
 	updated, err := r.rules.Update(ctx, b.ID(), "created", func(ru *rule.Rule) error {
-		return ru.Change("changed", []byte(`{"source": ["shop"]}`), rule.Disabled, later)
+		return ru.Change("changed", []byte(`{"source": ["shop"]}`), rule.CloudEvents, rule.Disabled, later)
 	})
 	require.NoError(t, err)
 	assert.Equal(t, "changed", updated.Description())
@@ -530,7 +530,7 @@ func testRuleUpdateRollback(t *testing.T, r repos) {
 
 	// A domain error from fn comes back as is too.
 	_, err = r.rules.Update(ctx, b.ID(), "created", func(ru *rule.Rule) error {
-		return ru.Change("", []byte(`not json`), "", time.Now())
+		return ru.Change("", []byte(`not json`), rule.CloudEvents, "", time.Now())
 	})
 	require.True(t, errors.Is(err, rule.ErrInvalidEventPattern), "got %v", err)
 
@@ -625,7 +625,7 @@ func testTargetNames(t *testing.T, r repos) {
 
 func testTargetUnknownRule(t *testing.T, r repos) {
 	b := createBus(t, r, newAccount(), "orders")
-	ru, err := rule.New(b.AccountID(), b.ID(), "never-stored", "", []byte(`{"type": ["x"]}`), "", time.Now())
+	ru, err := rule.New(b.AccountID(), b.ID(), "never-stored", "", []byte(`{"type": ["x"]}`), rule.CloudEvents, "", time.Now())
 	require.NoError(t, err)
 	err = r.targets.Create(ctx, newTarget(t, ru, "hook"))
 	require.True(t, errors.Is(err, rule.ErrNotFound), "got %v", err)
@@ -818,7 +818,7 @@ func testTimesRoundTrip(t *testing.T, r repos) {
 	gotBus, err := r.buses.Get(ctx, acc, "orders")
 	require.NoError(t, err)
 
-	ru, err := rule.New(acc, b.ID(), "created", "", []byte(`{"type": ["x"]}`), "", at)
+	ru, err := rule.New(acc, b.ID(), "created", "", []byte(`{"type": ["x"]}`), rule.CloudEvents, "", at)
 	require.NoError(t, err)
 	require.NoError(t, r.rules.Create(ctx, ru))
 	gotRule, err := r.rules.Get(ctx, b.ID(), "created")

@@ -20,7 +20,9 @@ type ruleRow struct {
 	Name         string `gorm:"column:name"`
 	Description  string `gorm:"column:description"`
 	EventPattern string `gorm:"column:event_pattern"`
-	State        string `gorm:"column:state"`
+	// PatternSyntax is the syntax of the pattern: '' (CloudEvents) or 'aws'.
+	PatternSyntax string `gorm:"column:pattern_syntax"`
+	State         string `gorm:"column:state"`
 	// Layout is the rule's layout (a JSON object); NULL when it has none.
 	Layout    *string   `gorm:"column:layout"`
 	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
@@ -32,7 +34,7 @@ func (ruleRow) TableName() string { return "rules" }
 func ruleToRow(r *rule.Rule) ruleRow {
 	row := ruleRow{
 		ID: r.ID(), AccountID: r.AccountID(), BusID: r.BusID(), Name: r.Name(), Description: r.Description(),
-		EventPattern: string(r.EventPattern()), State: string(r.State()),
+		EventPattern: string(r.EventPattern()), PatternSyntax: string(r.Syntax()), State: string(r.State()),
 		CreatedAt: toDB(r.CreatedAt()), UpdatedAt: toDB(r.UpdatedAt()),
 	}
 	if l := r.Layout(); l != nil {
@@ -44,7 +46,7 @@ func ruleToRow(r *rule.Rule) ruleRow {
 
 func ruleFromRow(row ruleRow) *rule.Rule {
 	r := rule.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.Name, row.Description,
-		[]byte(row.EventPattern), rule.State(row.State), fromDB(row.CreatedAt), fromDB(row.UpdatedAt))
+		[]byte(row.EventPattern), rule.Syntax(row.PatternSyntax), rule.State(row.State), fromDB(row.CreatedAt), fromDB(row.UpdatedAt))
 	if row.Layout != nil {
 		r.WithLayout([]byte(*row.Layout))
 	}
@@ -125,7 +127,7 @@ func (r *RuleRepository) CountByBus(ctx context.Context, busID string) (int, err
 	return int(n), nil
 }
 
-// Update loads the rule with its row locked, lets fn change it and stores its description, pattern, state and
+// Update loads the rule with its row locked, lets fn change it and stores its description, pattern and its syntax, state and
 // update time, in one transaction. rule.ErrNotFound when it does not exist; fn's error is returned as is and
 // nothing is stored. It returns the rule as stored.
 func (r *RuleRepository) Update(ctx context.Context, busID, name string, fn func(*rule.Rule) error) (*rule.Rule, error) {
@@ -144,11 +146,12 @@ func (r *RuleRepository) Update(ctx context.Context, busID, name string, fn func
 		}
 		stored = ruleToRow(ru)
 		return tx.Model(&ruleRow{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"description":   stored.Description,
-			"event_pattern": stored.EventPattern,
-			"state":         stored.State,
-			"layout":        stored.Layout,
-			"updated_at":    stored.UpdatedAt,
+			"description":    stored.Description,
+			"event_pattern":  stored.EventPattern,
+			"pattern_syntax": stored.PatternSyntax,
+			"state":          stored.State,
+			"layout":         stored.Layout,
+			"updated_at":     stored.UpdatedAt,
 		}).Error
 	})
 	if fnErr != nil {

@@ -31,6 +31,8 @@ type targetRow struct {
 	InputTransformer *string `gorm:"column:input_transformer"`
 	// APIDestination is the name of the API destination of an api-destination target; NULL for other types.
 	APIDestination *string `gorm:"column:api_destination"`
+	// Format is what the target receives: cloudevents or aws ('' before there were formats: cloudevents).
+	Format string `gorm:"column:format"`
 }
 
 func (targetRow) TableName() string { return "targets" }
@@ -102,7 +104,7 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	}
 	return targetRow{
 		ID: t.ID(), AccountID: t.AccountID(), BusID: t.BusID(), RuleID: t.RuleID(), Name: t.Name(),
-		Type: string(t.Type()), Config: string(config), InputTransformer: transformer, APIDestination: dest,
+		Type: string(t.Type()), Config: string(config), InputTransformer: transformer, APIDestination: dest, Format: string(t.Format()),
 		RetryMaxAttempts: t.RetryPolicy().MaximumRetryAttempts, RetryMaxEventAgeSeconds: t.RetryPolicy().MaximumEventAgeInSeconds,
 		CreatedAt: toDB(t.CreatedAt()), UpdatedAt: toDB(t.UpdatedAt()),
 	}, nil
@@ -154,7 +156,7 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 	}
 	retry := target.RetryPolicy{MaximumRetryAttempts: row.RetryMaxAttempts, MaximumEventAgeInSeconds: row.RetryMaxEventAgeSeconds}
 	return target.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.RuleID, row.Name, target.Type(row.Type),
-		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)).WithRefs(refs), nil
+		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)).WithRefs(refs).WithFormat(target.Format(row.Format)), nil
 }
 
 func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
@@ -262,6 +264,7 @@ func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn f
 			"config":                      stored.Config,
 			"input_transformer":           stored.InputTransformer,
 			"api_destination":             stored.APIDestination,
+			"format":                      stored.Format,
 			"retry_max_attempts":          stored.RetryMaxAttempts,
 			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
 			"updated_at":                  stored.UpdatedAt,

@@ -20,11 +20,14 @@ import (
 )
 
 // notControlOperations are the only operations without an audit entry: health, the API's documentation,
-// PutEvents and webhook intake (metrics count those two), and the scrapes of the metrics (a reader every few
-// seconds; they count themselves). Any other operation that writes none fails TestEveryControlOperationIsAudited.
+// PutEvents and webhook intake (metrics count those two), the scrapes of the metrics (a reader every few
+// seconds; they count themselves), and the Amazon EventBridge API's answer to a request that names none of its
+// operations (public: no caller, nothing done). Any other operation that writes none fails
+// TestEveryControlOperationIsAudited.
 var notControlOperations = map[string]bool{
 	"health.live": true, "health.ready": true, "docs.swagger": true,
-	"events.put": true, "rocketmq.putEvents": true, "webhooks.receive": true, "metrics.read": true,
+	"events.put": true, "rocketmq.putEvents": true, "aws.putEvents": true, "webhooks.receive": true, "metrics.read": true,
+	"aws.unknownOperation": true,
 }
 
 // auditEntries returns every entry of the audit log whose operation is op ("" for all), newest first.
@@ -45,21 +48,29 @@ func (e *env) auditEntries(t *testing.T, op string) []audit.Entry {
 
 // TestEveryControlOperationIsAudited: every operation of every dialect, called once, writes exactly one audit
 // entry naming it, its caller, account, resource and outcome; but the operations of notControlOperations, which
-// write none.
+// write none. The calls are an instance administrator's, but on the Amazon EventBridge API, where an instance
+// administrator has no credential: those are signed by an access key of matrixAccount with role admin.
 func TestEveryControlOperationIsAudited(t *testing.T) {
 	t.Parallel()
 	e := withDeadLetters(withRuntime(newEnv(t, natsServer(t), persistence.SQLite)))
 	e.exactAccounts = true
-	ensureAccount(t, e.services, matrixAccount)
+	awsCaller := keyOf(t, e.services, matrixAccount, access.Admin)
+	awsKey, ok := e.accessKeyOf(t, awsCaller)
+	require.True(t, ok)
+	require.NotNil(t, awsKey, "an account's API key has an access key")
 	audited := 0
 	for _, d := range allDialects() {
 		for _, op := range d.Operations {
-			t.Run(op.Name+" "+op.Method+" "+op.Path, func(t *testing.T) {
+			t.Run(op.Name+" "+op.Method+" "+op.Route(), func(t *testing.T) {
 				require.Equalf(t, !notControlOperations[op.Name], op.Audited(),
 					"%s is a control operation exactly when it is audited", op.Name)
 				before := len(e.auditEntries(t, op.Name))
 				method, url := requestOf(op)
-				resp := e.do(t, method, url, map[string]string{"Content-Type": "application/json", "X-Account-Id": ""}, "{}")
+				headers := map[string]string{"Content-Type": "application/json", "X-Account-Id": ""}
+				if d.Name == "aws" {
+					headers["Authorization"] = "Bearer " + awsCaller // signed by awsKey
+				}
+				resp := e.do(t, method, url, headers, "{}")
 				after := e.auditEntries(t, op.Name)
 				if !op.Audited() {
 					assert.Len(t, after, before, "%s writes no entry", op.Name)
@@ -82,6 +93,17 @@ func TestEveryControlOperationIsAudited(t *testing.T) {
 				}
 				if op.Public {
 					assert.Equal(t, audit.ActorAnonymous, got.ActorKind, "signing in with no valid name")
+					return
+				}
+				if d.Name == "aws" {
+					// The access key is the actor: its principal is a key's, of its account.
+					assert.NotEqualf(t, http.StatusForbidden, resp.Status, "%s is authenticated: %s", op.Name, resp.Body)
+					assert.Equal(t, string(access.KindAccessKey), got.ActorKind)
+					assert.Equal(t, awsKey.key.ID(), got.ActorID)
+					assert.Equal(t, awsKey.key.Name(), got.ActorName)
+					assert.Equal(t, matrixAccount, got.AccountID)
+					assert.NotContains(t, got.Resource, "#", "the resource is named, not the routed path")
+					assert.NotEmpty(t, got.Resource)
 					return
 				}
 				assert.Equal(t, string(access.KindAPIKey), got.ActorKind)

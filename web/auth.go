@@ -126,9 +126,13 @@ func (g guard) handle(c *gin.Context) {
 	c.Next()
 }
 
-// authenticate authenticates the request by its API key (Authorization: Bearer), else by its session cookie; a
-// state-changing request that the cookie authenticates must also pass the CSRF check.
+// authenticate authenticates the request in the dialect's own way when it has one (Dialect.Authenticate), else by
+// its API key (Authorization: Bearer), else by its session cookie; a state-changing request that the cookie
+// authenticates must also pass the CSRF check.
 func (g guard) authenticate(c *gin.Context) (*access.Principal, error) {
+	if g.d.Authenticate != nil {
+		return g.d.Authenticate(c)
+	}
 	if token := bearer(c); token != "" {
 		if g.auth == nil {
 			return nil, access.Unauthenticated()
@@ -190,7 +194,7 @@ func (g guard) selectAccount(c *gin.Context, p *access.Principal) (string, error
 
 // fail answers err in the dialect's shape; a 401 carries the challenge.
 func (g guard) fail(c *gin.Context, err error) {
-	if errors.Is(err, access.ErrUnauthenticated) {
+	if errors.Is(err, access.ErrUnauthenticated) && g.d.Authenticate == nil {
 		c.Header("WWW-Authenticate", `Bearer realm="`+Realm+`"`)
 	}
 	g.d.WriteError(c, err)

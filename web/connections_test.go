@@ -445,7 +445,7 @@ func withTargetUsing(busName, ruleName, targetName, dest string) func(t *testing
 		}
 		r, err := rules.Get(ctx, b.ID(), ruleName)
 		if err != nil {
-			r, err = rule.New("default", b.ID(), ruleName, "", []byte(`{"source": ["shop"]}`), "", time.Now())
+			r, err = rule.New("default", b.ID(), ruleName, "", []byte(`{"source": ["shop"]}`), rule.CloudEvents, "", time.Now())
 			require.NoError(t, err)
 			require.NoError(t, rules.Create(ctx, r))
 		}

@@ -18,9 +18,11 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/accesskey"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 )
@@ -33,9 +35,10 @@ var pathParam = regexp.MustCompile(`[:*][A-Za-z]+`)
 
 // requestOf is a request for op with every path parameter filled in: the account is matrixAccount, the rest
 // names that exist nowhere (an operation the caller may call answers what it answers, 404 included, never 401 or
-// 403).
+// 403). An operation of the Amazon EventBridge API is "/#AWSEvents.<Operation>" (Operation.Route), which env.do
+// sends as that API's request.
 func requestOf(op web.Operation) (method, url string) {
-	url = pathParam.ReplaceAllStringFunc(op.Path, func(p string) string {
+	url = pathParam.ReplaceAllStringFunc(op.Route(), func(p string) string {
 		switch p {
 		case ":account":
 			return matrixAccount
@@ -49,7 +52,8 @@ func requestOf(op web.Operation) (method, url string) {
 
 // TestPermissionMatrix: every operation of every dialect, called with a key of every role, is let through exactly
 // when the role has the operation's permission (docs/identity.md); otherwise it is answered 403 Forbidden naming
-// the permission, before the handler runs. An instance administrator's key passes everything.
+// the permission, before the handler runs (on the Amazon EventBridge API: 400 AccessDeniedException, as AWS
+// answers). An instance administrator's key passes everything.
 func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
 	e := withDeadLetters(withRuntime(newEnv(t, natsServer(t), persistence.SQLite)))
@@ -71,6 +75,11 @@ func TestPermissionMatrix(t *testing.T) {
 				callers[string(r)] = k
 			}
 			for who, key := range callers {
+				if d.Name == "aws" && who == "instance administrator" {
+					// Access keys, the Amazon EventBridge API's only credential, belong to one account with one role:
+					// an instance administrator has none (env.do sends its requests unsigned).
+					continue
+				}
 				allowed := who == "instance administrator"
 				if !allowed {
 					role := access.Role(who)
@@ -83,6 +92,10 @@ func TestPermissionMatrix(t *testing.T) {
 				}
 				resp := e.do(t, method, url, map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"}, "{}")
 				tried++
+				if d.Name == "aws" {
+					checkAWSPermission(t, op, who, allowed, resp)
+					continue
+				}
 				assert.NotEqualf(t, http.StatusUnauthorized, resp.Status, "%s %s as %s: %s", op.Name, url, who, resp.Body)
 				if allowed {
 					assert.NotEqualf(t, http.StatusForbidden, resp.Status, "%s (%s) as %s is allowed: %s", op.Name, op.Permission, who, resp.Body)
@@ -96,6 +109,28 @@ func TestPermissionMatrix(t *testing.T) {
 		}
 	}
 	assert.Greater(t, tried, 6*100, "every operation was tried with every role")
+}
+
+// awsAuthenticationFailures are the exceptions of the Amazon EventBridge API for a request that its signature does
+// not authenticate.
+var awsAuthenticationFailures = []string{"MissingAuthenticationTokenException", "IncompleteSignatureException",
+	"InvalidSignatureException", "UnrecognizedClientException"}
+
+// checkAWSPermission checks the answer of the Amazon EventBridge API to a signed call of op by who: authenticated,
+// and refused with 400 AccessDeniedException naming the permission exactly when allowed is false.
+func checkAWSPermission(t *testing.T, op web.Operation, who string, allowed bool, resp *response) {
+	t.Helper()
+	typ := awsTypeOf(t, resp)
+	assert.NotContainsf(t, awsAuthenticationFailures, typ, "%s as %s is authenticated: %s", op.Name, who, resp.Body)
+	assert.NotEqualf(t, http.StatusForbidden, resp.Status, "%s as %s is authenticated: %s", op.Name, who, resp.Body)
+	if allowed {
+		assert.NotEqualf(t, "AccessDeniedException", typ, "%s (%s) as %s is allowed: %s", op.Name, op.Permission, who, resp.Body)
+		return
+	}
+	if assert.Equalf(t, http.StatusBadRequest, resp.Status, "%s (%s) as %s is refused: %s", op.Name, op.Permission, who, resp.Body) {
+		assert.Equal(t, "AccessDeniedException", typ)
+		assert.Contains(t, string(resp.Body), string(op.Permission), "the answer names the permission")
+	}
 }
 
 // TestOperationWithoutPermissionPanics: an operation that is not public and names no permission cannot be served:
@@ -120,6 +155,11 @@ func TestOperationWithoutPermissionPanics(t *testing.T) {
 // TestUnauthenticated: every operation that is not public answers 401 with a Bearer challenge to a request
 // without a key, with a key that does not exist, with a wrong secret, with a malformed key, with an expired key
 // and with a revoked one; the answers are identical whichever it was (the RocketMQ API's requestId aside).
+// The Amazon EventBridge API, whose only credential is a signature by an access key, answers as AWS does, with no
+// challenge: 403 MissingAuthenticationTokenException without an Authorization header, 400
+// IncompleteSignatureException for any other scheme (an API key included), 400 InvalidSignatureException for a
+// signature by a wrong secret, and 403 UnrecognizedClientException for an access key that does not exist, is
+// revoked or has expired, alike.
 func TestUnauthenticated(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, natsServer(t), persistence.SQLite)
@@ -136,6 +176,21 @@ func TestUnauthenticated(t *testing.T) {
 	_, expiring, err := e.services.APIKeys.Create(context.Background(), nil, matrixAccount,
 		apikey.Spec{Name: "expiring", Role: access.Admin, ExpiresAt: now.Add(time.Hour)})
 	require.NoError(t, err)
+
+	// Access keys: a live one, one revoked after it worked, one that expires within the hour.
+	e.services.AccessKeys.Clock = clock.Now
+	live := accessKeyIn(t, e, matrixAccount, "live", time.Time{})
+	revokedAK := accessKeyIn(t, e, matrixAccount, "revoked", time.Time{})
+	expiringAK := accessKeyIn(t, e, matrixAccount, "expiring", now.Add(time.Hour))
+	signed := func(id, secret string) func(*http.Request, []byte) {
+		return func(req *http.Request, body []byte) { signAWS(t, req, body, id, secret) }
+	}
+	listBuses := func(auth func(*http.Request, []byte)) *response {
+		return e.doAWS(t, aws.TargetPrefix+"ListEventBuses", "{}", auth)
+	}
+	resp := listBuses(signed(revokedAK.key.ID(), revokedAK.secret))
+	require.Equal(t, http.StatusOK, resp.Status, "the access key works before its revocation: %s", resp.Body)
+	require.NoError(t, e.services.AccessKeys.Revoke(context.Background(), matrixAccount, revokedAK.key.ID()))
 	clock.set(now.Add(2 * time.Hour))
 
 	credentials := map[string]string{
@@ -149,11 +204,55 @@ func TestUnauthenticated(t *testing.T) {
 		"empty bearer":  "Bearer ",
 		"key in header": real,
 	}
+	type awsRefusal struct {
+		status int
+		typ    string
+		auth   func(req *http.Request, body []byte) // nil sends no Authorization header
+	}
+	awsRefusals := map[string]awsRefusal{
+		"no Authorization": {http.StatusForbidden, "MissingAuthenticationTokenException", nil},
+		"unknown access key": {http.StatusForbidden, "UnrecognizedClientException",
+			signed(accesskey.IDPrefix+strings.Repeat("A", 16), live.secret)},
+		"wrong secret":       {http.StatusBadRequest, "InvalidSignatureException", signed(live.key.ID(), strings.Repeat("x", 40))},
+		"revoked access key": {http.StatusForbidden, "UnrecognizedClientException", signed(revokedAK.key.ID(), revokedAK.secret)},
+		"expired access key": {http.StatusForbidden, "UnrecognizedClientException", signed(expiringAK.key.ID(), expiringAK.secret)},
+	}
+	// Any other Authorization header is not a signature: the API-key credentials above, and a live API key.
+	authorization := func(v string) func(*http.Request, []byte) {
+		return func(req *http.Request, _ []byte) { req.Header.Set("Authorization", v) }
+	}
+	for what, cred := range credentials {
+		if cred != "" {
+			awsRefusals["API key: "+what] = awsRefusal{http.StatusBadRequest, "IncompleteSignatureException", authorization(cred)}
+		}
+	}
+	awsRefusals["a live API key"] = awsRefusal{http.StatusBadRequest, "IncompleteSignatureException", authorization("Bearer " + real)}
+	// awsAnswers is the first answer of each exception: every other answer with it is the same, whatever the
+	// operation and whatever was wrong.
+	awsAnswers := map[string]string{}
+
 	requestID := regexp.MustCompile(`"requestId":"[^"]*"`)
 	tried := 0
 	for _, d := range allDialects() {
 		for _, op := range d.Operations {
 			if op.Public {
+				continue
+			}
+			if d.Name == "aws" {
+				for what, r := range awsRefusals {
+					resp := e.doAWS(t, op.Target, "{}", r.auth)
+					tried++
+					if !assert.Equalf(t, r.status, resp.Status, "%s with %s: %s", op.Target, what, resp.Body) {
+						continue
+					}
+					assert.Equalf(t, r.typ, awsTypeOf(t, resp), "%s with %s", op.Target, what)
+					assert.Emptyf(t, resp.Header.Get("WWW-Authenticate"), "%s with %s: no Bearer challenge", op.Target, what)
+					if first, ok := awsAnswers[r.typ]; ok {
+						assert.Equalf(t, first, string(resp.Body), "%s: the answer with %s is the same as every other %s", op.Target, what, r.typ)
+					} else {
+						awsAnswers[r.typ] = string(resp.Body)
+					}
+				}
 				continue
 			}
 			method, url := requestOf(op)
@@ -175,10 +274,25 @@ func TestUnauthenticated(t *testing.T) {
 		}
 	}
 	assert.Greater(t, tried, 9*100)
-	// With the clock back, the expired key works again: it was refused for its expiry, not for anything else.
-	clock.set(now)
-	resp := e.do(t, http.MethodGet, "/api/v1/buses", map[string]string{"Authorization": "Bearer " + expiring}, nil)
+	assert.Len(t, awsAnswers, 4, "every refusal of the Amazon EventBridge API was seen")
+	// The live access key, whose id signed with a wrong secret, works with its own.
+	resp = listBuses(signed(live.key.ID(), live.secret))
 	assert.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	// With the clock back, the expired keys work again: they were refused for their expiry, not for anything else.
+	clock.set(now)
+	resp = e.do(t, http.MethodGet, "/api/v1/buses", map[string]string{"Authorization": "Bearer " + expiring}, nil)
+	assert.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	resp = listBuses(signed(expiringAK.key.ID(), expiringAK.secret))
+	assert.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+}
+
+// accessKeyIn creates an access key of account, with role admin, named name, expiring at expiresAt (zero: never).
+func accessKeyIn(t *testing.T, e *env, account, name string, expiresAt time.Time) *awsCredential {
+	t.Helper()
+	k, secret, err := e.services.AccessKeys.Create(context.Background(), nil, account,
+		accesskey.Spec{Name: name, Role: access.Admin, ExpiresAt: expiresAt})
+	require.NoError(t, err)
+	return &awsCredential{key: k, secret: secret}
 }
 
 // TestAccountSelection: X-Account-Id (and the RocketMQ API's resourceOwnerAccountId, and the account of a path)

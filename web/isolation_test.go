@@ -17,18 +17,21 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/access"
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apikey"
 	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 )
 
 // Account isolation: account a, with an administrator's API key of its own, can neither see nor change anything of
-// account b (whose resources b's own key made), on any route of either API.
+// account b (whose resources b's own key made), on any route of any API.
 // Whatever a names of b's answers exactly as a name that exists nowhere: 404 with a *NotFound problem on /api/v1,
-// 409 with a *NotExist code on the RocketMQ EventBridge API; never 403 (which would confirm the name exists), never
-// a conflict that names b's resources (BusNotEmpty, ConnectionInUse, ...).
+// 409 with a *NotExist code on the RocketMQ EventBridge API, 400 ResourceNotFoundException on the Amazon EventBridge
+// API (whose requests of a env.do signs with an access key of a); never 403 or AccessDeniedException (which would
+// confirm the name exists), never a conflict that names b's resources (BusNotEmpty, ConnectionInUse, ...).
 
 // Names of the resources of the accounts; every name of b ends in "-of-b", so an answer that holds that suffix
 // shows something of b.
@@ -72,6 +75,9 @@ var isolationExempt = map[string]string{
 	"GET /api/v1/accounts/:account/members":          "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
 	"PUT /api/v1/accounts/:account/members/:user":    "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
 	"DELETE /api/v1/accounts/:account/members/:user": "the account in the path is selected as X-Account-Id is: 403 for a non-member (TestAccountSelection)",
+
+	"POST /#" + web.TargetOther:  "the Amazon EventBridge API's answer to a request naming no operation: names no resource",
+	awsRoute("TestEventPattern"): "matches a pattern against an event given in the body; reads no stored resource",
 }
 
 // The operations of instance administrators name no account's resource: every account's key is refused them
@@ -115,7 +121,10 @@ type isolationCase struct {
 	//  - create: a resource of a named like one of b's is created (a conflict would confirm b's name), and undone
 	//    by undo, so later cases do not see it;
 	//  - sameAs: the answer equals (status and code) that of the same request with every name of b replaced by
-	//    nowhere, a name no account has (references from a's resources to b's).
+	//    nowhere, a name no account has (references from a's resources to b's). On the Amazon EventBridge API, which
+	//    answers some of those with success (deleting a bus that does not exist) or per entry (PutEvents), the whole
+	//    answers are equal but for the name.
+	// On the Amazon EventBridge API the code is the exception (__type), a notFound is 400 and a create 200.
 	notFound string
 	list     bool
 	own      string
@@ -124,9 +133,23 @@ type isolationCase struct {
 	status int
 	undo   func(t *testing.T, e *env)
 	sameAs bool
+	// json maps dotted paths of the answer to the values they must hold, besides the above (PutEvents' entries).
+	json map[string]any
 }
 
-func (c isolationCase) rocketMQ() bool { return !strings.Contains(c.route, " /api/v1/") }
+func (c isolationCase) rocketMQ() bool { return !strings.Contains(c.route, " /api/v1/") && !c.aws() }
+
+// aws tells a case of the Amazon EventBridge API, whose routes are "POST /#AWSEvents.<Operation>" (awsRoute).
+func (c isolationCase) aws() bool { return strings.Contains(c.route, " /#") }
+
+// code is the error code of an answer to c: the exception on the Amazon EventBridge API.
+func (c isolationCase) code(t *testing.T, resp *response) string {
+	t.Helper()
+	if c.aws() {
+		return awsTypeOf(t, resp)
+	}
+	return codeOf(t, resp)
+}
 
 func (c isolationCase) method() string { return strings.SplitN(c.route, " ", 2)[0] }
 
@@ -174,6 +197,28 @@ const (
 	v1OwnArc = "/api/v1/buses/" + busOfA + "/archives"
 	// v1Conn is the router connector of b's bus in the runtime.
 	v1Conn = "/api/v1/runtime/connectors/eb." + isoB + "." + busOfB + ".router"
+)
+
+// awsRoute is the route of an operation of the Amazon EventBridge API ("ListEventBuses"), as the router lists it; its
+// path is the URL env.do sends that operation's request to.
+func awsRoute(operation string) string { return "POST /#" + aws.TargetPrefix + operation }
+
+// awsNotFound is the exception of the Amazon EventBridge API for what does not exist.
+const awsNotFound = "ResourceNotFoundException"
+
+// Names of the Amazon EventBridge API: b's bus by its ARN; ARNs in a's account (awsBusInA, followed by a bus's name;
+// a's log target; b's http target as if it were a's).
+var (
+	awsBusOfB    = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoB) + ":event-bus/" + busOfB
+	awsBusInA    = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoA) + ":event-bus/"
+	awsLogOfA    = "arn:aws:" + aws.OwnService + ":" + aws.DefaultRegion + ":" + account.AWSAccountID(isoA) + ":log"
+	awsTargetOfB = "arn:aws:" + aws.OwnService + ":" + aws.DefaultRegion + ":" + account.AWSAccountID(isoA) + ":http/https://b.example.com/hook"
+	awsRuleOfB   = map[string]any{"Name": ruleOfB, "EventBusName": busOfB}
+	awsPattern   = `{"source":["x"]}`
+	awsEventsOnB = map[string]any{"Entries": []any{map[string]any{"Source": sourceOfA, "DetailType": "order.created",
+		"Detail": `{"id":5}`, "EventBusName": busOfB}}}
+	// awsEntryNotFound is a PutEvents answer whose one entry failed for its bus.
+	awsEntryNotFound = map[string]any{"FailedEntryCount": 1, "Entries.0.ErrorCode": awsNotFound}
 )
 
 // isolationCases covers every route of the router but isolationExempt (TestAccountIsolationCoversEveryRoute).
@@ -362,6 +407,48 @@ var isolationCases = []isolationCase{
 	{route: "POST /api-destination/deleteApiDestination", name: "delete one in use", body: map[string]any{"apiDestinationName": destOfB},
 		notFound: "ApiDestinationNotExist"},
 
+	// Amazon EventBridge API.
+	{route: awsRoute("ListEventBuses"), name: "list", body: map[string]any{}, list: true, own: busOfA},
+	{route: awsRoute("DescribeEventBus"), name: "describe", body: map[string]any{"Name": busOfB}, notFound: awsNotFound},
+	{route: awsRoute("DescribeEventBus"), name: "describe b's bus by its ARN", body: map[string]any{"Name": awsBusOfB}, notFound: awsNotFound},
+	{route: awsRoute("UpdateEventBus"), name: "update", body: map[string]any{"Name": busOfB, "Description": "changed by a"}, notFound: awsNotFound},
+	{route: awsRoute("UpdateEventBus"), name: "update b's bus by its ARN", body: map[string]any{"Name": awsBusOfB, "Description": "changed by a"},
+		notFound: awsNotFound},
+	// Deleting a bus that does not exist succeeds, as in AWS: b's buses stay (snapshotOfB).
+	{route: awsRoute("DeleteEventBus"), name: "delete", body: map[string]any{"Name": busOfB}, sameAs: true},
+	{route: awsRoute("DeleteEventBus"), name: "delete a dead-letter bus", body: map[string]any{"Name": dlqOfB}, sameAs: true},
+	{route: awsRoute("PutRule"), name: "create on b's bus", body: map[string]any{"Name": "r", "EventBusName": busOfB, "EventPattern": awsPattern},
+		notFound: awsNotFound},
+	{route: awsRoute("PutRule"), name: "create on b's bus by its ARN", body: map[string]any{"Name": "r", "EventBusName": awsBusOfB,
+		"EventPattern": awsPattern}, notFound: awsNotFound},
+	{route: awsRoute("PutRule"), name: "replace", body: map[string]any{"Name": ruleOfB, "EventBusName": busOfB, "EventPattern": awsPattern},
+		notFound: awsNotFound},
+	{route: awsRoute("DescribeRule"), name: "describe", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("EnableRule"), name: "enable", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("DisableRule"), name: "disable", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("DeleteRule"), name: "delete", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("DeleteRule"), name: "delete with its targets", body: map[string]any{"Name": ruleOfB, "EventBusName": busOfB, "Force": true},
+		notFound: awsNotFound},
+	{route: awsRoute("ListRules"), name: "list", body: map[string]any{"EventBusName": busOfB}, notFound: awsNotFound},
+	{route: awsRoute("ListRules"), name: "list a's", body: map[string]any{"EventBusName": busOfA}, list: true, own: ruleOfA},
+	{route: awsRoute("ListRuleNamesByTarget"), name: "of b's bus", body: map[string]any{"TargetArn": awsTargetOfB, "EventBusName": busOfB},
+		notFound: awsNotFound},
+	{route: awsRoute("ListTargetsByRule"), name: "list", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB}, notFound: awsNotFound},
+	{route: awsRoute("PutTargets"), name: "put on b's rule", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB,
+		"Targets": []any{map[string]any{"Id": "new", "Arn": awsLogOfA}}}, notFound: awsNotFound},
+	{route: awsRoute("PutTargets"), name: "replace", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB,
+		"Targets": []any{map[string]any{"Id": targetOfB, "Arn": awsLogOfA}}}, notFound: awsNotFound},
+	{route: awsRoute("PutTargets"), name: "a's bus target to b's bus", body: map[string]any{"Rule": ruleOfA, "EventBusName": busOfA,
+		"Targets": []any{map[string]any{"Id": "t", "Arn": awsBusInA + busOfB}}}, sameAs: true},
+	{route: awsRoute("PutTargets"), name: "a's target dead-lettering to b's bus", body: map[string]any{"Rule": ruleOfA, "EventBusName": busOfA,
+		"Targets": []any{map[string]any{"Id": "t", "Arn": awsLogOfA, "DeadLetterConfig": map[string]any{"Arn": awsBusInA + dlqOfB}}}}, sameAs: true},
+	{route: awsRoute("RemoveTargets"), name: "remove", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB, "Ids": []string{targetOfB}},
+		notFound: awsNotFound},
+	// PutEvents answers 200, with the entry failed.
+	{route: awsRoute("PutEvents"), name: "on b's bus", body: awsEventsOnB, sameAs: true, json: awsEntryNotFound},
+	{route: awsRoute("PutEvents"), name: "on b's bus by its ARN", body: map[string]any{"Entries": []any{map[string]any{"Source": sourceOfA,
+		"DetailType": "order.created", "Detail": `{"id":6}`, "EventBusName": awsBusOfB}}}, sameAs: true, json: awsEntryNotFound},
+
 	// Last: a creates resources named like b's in its own namespace, and deletes them again.
 	{route: "POST /api/v1/buses", name: "create with b's name", body: map[string]any{"name": busOfB}, create: true,
 		undo: deleteAsA("/api/v1/buses/" + busOfB)},
@@ -379,6 +466,8 @@ var isolationCases = []isolationCase{
 		undo: deleteAsA("/api/v1/connections/" + connOfB)},
 	{route: "POST /api-destination/createApiDestination", name: "create with b's name", body: rmqDestination(destOfB, connOfA), create: true,
 		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+	{route: awsRoute("CreateEventBus"), name: "create with b's name", body: map[string]any{"Name": busOfB}, create: true,
+		undo: deleteAsA("/api/v1/buses/" + busOfB)},
 
 	{route: "GET /api/v1/api-keys", name: "list", list: true, own: "k-admin"},
 	{route: "GET /api/v1/api-keys/:key", name: "get b's key", url: "/api/v1/api-keys/" + keyIDOfB, notFound: "ApiKeyNotFound"},
@@ -434,6 +523,21 @@ var isolationShadowCases = []isolationCase{
 		body: []any{ce("e3", sourceOfA, "order.created", map[string]any{"id": 3})}, create: true, status: http.StatusOK},
 	{route: "PUT /api/v1/buses/:bus/rules/:rule", name: "create a's rule with b's name", url: v1Rule,
 		body: map[string]any{"eventPattern": map[string]any{"source": []any{"x"}}}, create: true, undo: deleteAsA(v1Rule)},
+
+	{route: awsRoute("ListRules"), name: "list", body: map[string]any{"EventBusName": busOfB}, list: true, own: ruleOfA},
+	{route: awsRoute("DescribeRule"), name: "describe", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("EnableRule"), name: "enable", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("DisableRule"), name: "disable", body: awsRuleOfB, notFound: awsNotFound},
+	{route: awsRoute("ListTargetsByRule"), name: "list", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB}, notFound: awsNotFound},
+	{route: awsRoute("PutTargets"), name: "put on b's rule", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB,
+		"Targets": []any{map[string]any{"Id": targetOfB, "Arn": awsLogOfA}}}, notFound: awsNotFound},
+	{route: awsRoute("RemoveTargets"), name: "remove", body: map[string]any{"Rule": ruleOfB, "EventBusName": busOfB, "Ids": []string{targetOfB}},
+		notFound: awsNotFound},
+	{route: awsRoute("ListRuleNamesByTarget"), name: "b's target through a's bus", body: map[string]any{"TargetArn": awsTargetOfB,
+		"EventBusName": busOfB}, list: true, json: map[string]any{"RuleNames": []any{}}},
+	{route: awsRoute("PutEvents"), name: "put events on a's bus", body: awsEventsOnB, create: true, json: map[string]any{"FailedEntryCount": 0}},
+	{route: awsRoute("PutRule"), name: "create a's rule with b's name", body: map[string]any{"Name": ruleOfB, "EventBusName": busOfB,
+		"EventPattern": awsPattern}, create: true, undo: deleteAsA(v1Rule)},
 
 	{route: "POST /rule/listEventRules", name: "list", body: busReq(busOfB), list: true, own: ruleOfA},
 	{route: "POST /rule/getEventRule", name: "get", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},
@@ -501,26 +605,34 @@ func TestAccountIsolation(t *testing.T) {
 			resp := c.asA(t, e, "")
 			t.Logf("as a: %s %s -> %d %s", c.method(), c.target(), resp.Status, truncate(resp.Body, 400))
 			assert.NotEqual(t, http.StatusForbidden, resp.Status, "never 403: it would confirm that the name exists")
+			if c.aws() {
+				assert.NotEqual(t, "AccessDeniedException", awsTypeOf(t, resp), "never denied: it would confirm that the name exists")
+			}
 			switch {
 			case c.notFound != "":
 				want := http.StatusNotFound
-				if c.rocketMQ() {
+				switch {
+				case c.rocketMQ():
 					want = http.StatusConflict
+				case c.aws():
+					want = http.StatusBadRequest
 				}
 				assert.Equal(t, want, resp.Status)
-				assert.Equal(t, c.notFound, codeOf(t, resp), "error code")
+				assert.Equal(t, c.notFound, c.code(t, resp), "error code")
 			case c.list:
 				require.Equal(t, http.StatusOK, resp.Status)
 				assert.Contains(t, string(resp.Body), c.own, "a's own resources are listed")
 				listed := string(resp.Body)
 				if ownB != "" {
 					listed = strings.ReplaceAll(listed, `"`+ownB+`"`, `"(a's own)"`)
+					listed = strings.ReplaceAll(listed, "/"+ownB+"/", "/(a's own)/") // in the ARNs of a's rules
 				}
 				assert.NotContains(t, listed, ofB, "nothing of b is listed")
 				assert.NotContains(t, string(resp.Body), sourceOfB, "nothing of b is listed")
+				assert.NotContains(t, string(resp.Body), account.AWSAccountID(isoB), "nothing of b is listed")
 			case c.create:
 				want := http.StatusCreated
-				if c.rocketMQ() {
+				if c.rocketMQ() || c.aws() {
 					want = http.StatusOK
 				}
 				if c.status != 0 {
@@ -533,11 +645,22 @@ func TestAccountIsolation(t *testing.T) {
 			case c.sameAs:
 				ref := c.asA(t, e, nowhere)
 				t.Logf("as a, naming %q: %d %s", nowhere, ref.Status, truncate(ref.Body, 400))
-				assert.GreaterOrEqual(t, ref.Status, 400, "the reference to a name that exists nowhere fails")
+				if c.aws() {
+					assert.Equal(t, string(ref.Body), replaceNamesOfB(string(resp.Body), nowhere),
+						"b's name is answered as a name that exists nowhere")
+				} else {
+					assert.GreaterOrEqual(t, ref.Status, 400, "the reference to a name that exists nowhere fails")
+				}
 				assert.Equal(t, ref.Status, resp.Status, "b's name is answered as a name that exists nowhere")
-				assert.Equal(t, codeOf(t, ref), codeOf(t, resp), "b's name is answered as a name that exists nowhere")
+				assert.Equal(t, c.code(t, ref), c.code(t, resp), "b's name is answered as a name that exists nowhere")
 			default:
 				t.Fatalf("the case says nothing of its answer")
+			}
+			if len(c.json) > 0 {
+				v := resp.JSON(t)
+				for path, want := range c.json {
+					assertJSONPath(t, v, path, want)
+				}
 			}
 			assert.NotContains(t, string(resp.Body), "account "+isoB, "answers do not speak of b")
 		}
@@ -701,6 +824,16 @@ func codeOf(t *testing.T, resp *response) string {
 	var v struct{ Code string }
 	require.NoErrorf(t, json.Unmarshal(resp.Body, &v), "answer: %s", resp.Body)
 	return v.Code
+}
+
+// awsTypeOf is the exception that an answer of the Amazon EventBridge API names (its __type; "" when none).
+func awsTypeOf(t *testing.T, resp *response) string {
+	t.Helper()
+	var v struct {
+		Type string `json:"__type"`
+	}
+	require.NoErrorf(t, json.Unmarshal(resp.Body, &v), "answer: %s", resp.Body)
+	return v.Type
 }
 
 // without returns a copy of m without key.

@@ -69,6 +69,11 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		if strings.HasPrefix(r.Path, "/swagger/") {
 			continue
 		}
+		if strings.Contains(r.Path, "#") {
+			// Operation.Route of the Amazon EventBridge API (POST / selected by X-Amz-Target): AWS's JSON 1.1
+			// protocol, which is not in the OpenAPI document; docs/aws-api.md documents it.
+			continue
+		}
 		path := param.ReplaceAllString(r.Path, "{$1}")
 		method := strings.ToLower(r.Method)
 		routes[method+" "+path] = true

@@ -20,6 +20,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	workerrest "github.com/eventbridge-go/eventbridge/worker/rest"
@@ -29,20 +30,20 @@ var update = flag.Bool("update", false, "rewrite docs/operations.md from the ope
 
 // allDialects are the operation tables of the control plane, the router's own first, as cmd/eventbridge builds them.
 func allDialects() []web.Dialect {
-	return web.Dialects(web.Config{}, web.Services{}, rest.New, rocketmq.New)
+	return web.Dialects(web.Config{}, web.Services{}, rest.New, rocketmq.New, aws.New)
 }
 
 var operationName = regexp.MustCompile(`^[a-z][A-Za-z]*(\.[a-z][A-Za-z]*)+$`)
 
 // undeclaredRoutes lists the routes of r that no operation of dialects declares, and the operations declared twice
 // or badly named.
-func undeclaredRoutes(r *gin.Engine, dialects []web.Dialect) []string {
+func undeclaredRoutes(r *web.Router, dialects []web.Dialect) []string {
 	var out []string
 	declared := map[string]string{}
 	dialectOf := map[string]string{}
 	for _, d := range dialects {
 		for _, op := range d.Operations {
-			route := op.Method + " " + op.Path
+			route := op.Method + " " + op.Route()
 			if prev, ok := declared[route]; ok {
 				out = append(out, fmt.Sprintf("%s is declared twice: %s and %s", route, prev, op.Name))
 			}
@@ -78,7 +79,7 @@ func TestOperationTablesCoverEveryRoute(t *testing.T) {
 		assert.NotEmptyf(t, d.Operations, "dialect %s declares no operation", d.Name)
 		assert.NotNilf(t, d.WriteError, "dialect %s has no error shape", d.Name)
 	}
-	assert.Equal(t, []string{"web", "rest", "rocketmq"}, names)
+	assert.Equal(t, []string{"web", "rest", "rocketmq", "aws"}, names)
 	r := newRouter(web.Config{}, web.Services{})
 	assert.Empty(t, undeclaredRoutes(r, dialects))
 	assert.Greater(t, len(r.Routes()), 80, "the router has its routes")
@@ -136,6 +137,10 @@ func TestDialectsAnswerErrorsInTheirShape(t *testing.T) {
 			var body map[string]any
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
 			switch d.Name {
+			case "aws":
+				assert.Equal(t, http.StatusBadRequest, rec.Code)
+				assert.Equal(t, aws.ContentType, rec.Header().Get("Content-Type"))
+				assert.Equal(t, "ResourceNotFoundException", body["__type"])
 			case "rocketmq":
 				assert.Equal(t, http.StatusConflict, rec.Code)
 				assert.Equal(t, "EventBusNotExist", body["code"])
@@ -148,6 +153,18 @@ func TestDialectsAnswerErrorsInTheirShape(t *testing.T) {
 			assert.Equal(t, `bus "orders" does not exist`, firstOf(body, "detail", "message"))
 		})
 	}
+}
+
+// docPath is how docs/operations.md shows the path of op: its Path, and for an operation that its dialect's
+// TargetHeader selects (the Amazon EventBridge API's POST /), the header's value.
+func docPath(d web.Dialect, op web.Operation) string {
+	switch op.Target {
+	case "":
+		return "`" + op.Path + "`"
+	case web.TargetOther:
+		return "`" + op.Path + "` (any other `" + d.TargetHeader + "`)"
+	}
+	return "`" + op.Path + "` (`" + d.TargetHeader + ": " + op.Target + "`)"
 }
 
 func firstOf(m map[string]any, keys ...string) any {
@@ -179,7 +196,7 @@ func TestOperationsDocUpToDate(t *testing.T) {
 			if _, ok := rows[op.Name]; !ok {
 				order = append(order, op.Name)
 			}
-			rows[op.Name] = append(rows[op.Name], op.Method+" `"+op.Path+"`")
+			rows[op.Name] = append(rows[op.Name], op.Method+" "+docPath(d, op))
 		}
 		for _, name := range order {
 			public, audited := "", "no"

@@ -133,6 +133,9 @@ type Config struct {
 	// Metrics is told what the API answers and stores, and serves GET /metrics (instance administrators); nil
 	// counts nothing and /metrics answers 404.
 	Metrics Metrics
+	// AWSRegion is the region the Amazon EventBridge API answers for (its requests must be signed for it, its ARNs
+	// name it); empty is us-east-1.
+	AWSRegion string
 	// Tracer, when set, makes a server span of every operation called but the health probes (traced); nil traces
 	// nothing.
 	Tracer trace.Tracer
@@ -176,6 +179,24 @@ type Operation struct {
 	// AnyHost is answered whatever the Host header (health, webhooks); every other operation answers 421 for a
 	// Host that is not one of Config.PublicURLs', a loopback name or an IP address (DNS rebinding).
 	AnyHost bool
+	// Target, when set, selects the operation among those of its dialect on the same Method and Path by the value
+	// of the dialect's TargetHeader (AWS's JSON protocols: every operation is POST / with X-Amz-Target naming it).
+	// TargetOther is the operation that answers the requests whose header names none of them, or is absent.
+	Target string
+}
+
+// TargetOther is the Target of the operation that answers, at a Method and Path served by targeted operations,
+// the requests whose target header names none of them.
+const TargetOther = "?"
+
+// Route is the path the router registers the operation on: Path, or for a targeted operation Path followed by
+// "#" and its Target. No request reaches such a path by itself (Router.ServeHTTP sends those whose path holds a
+// "#" nowhere); Router.ServeHTTP routes a request to it by its target header.
+func (op Operation) Route() string {
+	if op.Target == "" {
+		return op.Path
+	}
+	return op.Path + "#" + op.Target
 }
 
 // Dialect is one API the control plane speaks.
@@ -189,7 +210,14 @@ type Dialect struct {
 	Account func(c *gin.Context) (string, error)
 	// WriteError answers err in the dialect's error shape and stops the handler chain.
 	WriteError func(c *gin.Context, err error)
-	Operations []Operation
+	// Authenticate, when set, authenticates the dialect's requests in its own way (AWS's Signature Version 4)
+	// instead of API keys and session cookies; its errors are as Authenticator's, or the dialect's own, answered
+	// through WriteError.
+	Authenticate func(c *gin.Context) (*access.Principal, error)
+	// TargetHeader names the request header whose value selects among the dialect's operations that share a
+	// Method and Path (Operation.Target).
+	TargetHeader string
+	Operations   []Operation
 }
 
 // NewDialect makes a dialect from the configuration and the services; rest.New and rocketmq.New are ones.
@@ -207,11 +235,65 @@ const operationKey = "eventbridge.operation"
 // OperationOf returns the name of the operation that serves the request ("" when no route matched).
 func OperationOf(c *gin.Context) string { return c.GetString(operationKey) }
 
+// Router is the control plane's HTTP handler: the gin engine that serves every operation, and in front of it the
+// selection of targeted operations (Operation.Target) by their header.
+type Router struct {
+	*gin.Engine
+	// targeted holds, for each "<method> <path>" served by targeted operations, the header that selects them and
+	// their targets.
+	targeted map[string]targetedRoute
+}
+
+type targetedRoute struct {
+	header  string
+	targets map[string]bool
+}
+
+type originalURLKey struct{}
+
+// OriginalURL is a copy of the request's URL as the client sent it: a targeted operation's request is routed on
+// Operation.Route, which the request's URL then holds; a verifier of a signature over the path needs this.
+func OriginalURL(c *gin.Context) *url.URL {
+	u, ok := c.Request.Context().Value(originalURLKey{}).(*url.URL)
+	if !ok {
+		u = c.Request.URL
+	}
+	out := *u
+	return &out
+}
+
+// ServeHTTP routes a request for a path that targeted operations serve to the operation its header names (or to
+// the dialect's TargetOther operation), then serves it through the engine. A request whose own path holds "#"
+// (which only a raw request line can send) is served as one for a path nothing serves.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if len(r.targeted) > 0 {
+		if t, ok := r.targeted[req.Method+" "+req.URL.Path]; ok {
+			target := req.Header.Get(t.header)
+			if !t.targets[target] {
+				target = TargetOther
+			}
+			req = routed(req, req.URL.Path+"#"+target)
+		} else if strings.Contains(req.URL.Path, "#") {
+			req = routed(req, "/#")
+		}
+	}
+	r.Engine.ServeHTTP(w, req)
+}
+
+// routed is a shallow copy of req for path, that remembers the URL it was sent to (OriginalURL).
+func routed(req *http.Request, path string) *http.Request {
+	u := *req.URL
+	u.Path, u.RawPath = path, ""
+	out := req.WithContext(context.WithValue(req.Context(), originalURLKey{}, req.URL))
+	out.URL = &u
+	return out
+}
+
 // NewRouter returns the control plane's HTTP handler: the router's own operations (/healthz, /readyz,
 // Swagger UI at /swagger/index.html), the operations of every dialect that dialects make, and the console at / for
 // the paths no route serves (console.go). A route is registered only from an operation table. Every error the
 // router raises itself is answered as a problem document; a panic in a handler is logged and answered 500.
-func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
+func NewRouter(cfg Config, s Services, dialects ...NewDialect) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -222,11 +304,25 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	all := rt.dialects(cfg, s, dialects)
 	anyHost := map[string]bool{}
+	out := &Router{Engine: r, targeted: map[string]targetedRoute{}}
 	for _, d := range all {
 		for _, op := range d.Operations {
 			if op.AnyHost {
-				anyHost[op.Path] = true
+				anyHost[op.Route()] = true
 			}
+			if op.Target == "" {
+				continue
+			}
+			if d.TargetHeader == "" {
+				panic(fmt.Sprintf("web: operation %s has a target, but dialect %s names no TargetHeader", op.Name, d.Name))
+			}
+			key := op.Method + " " + op.Path
+			t, ok := out.targeted[key]
+			if !ok {
+				t = targetedRoute{header: d.TargetHeader, targets: map[string]bool{}}
+				out.targeted[key] = t
+			}
+			t.targets[op.Target] = true
 		}
 	}
 	r.Use(rt.logRequests, rt.recovery, requestContext(cfg), checkHost(newHosts(cfg.PublicURLs), anyHost))
@@ -257,11 +353,11 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *gin.Engine {
 			if cfg.Tracer != nil && !strings.HasPrefix(op.Name, "health.") { // probes every few seconds are noise
 				chain = append([]gin.HandlerFunc{traced(cfg.Tracer, op)}, chain...)
 			}
-			r.Handle(op.Method, op.Path, chain...)
+			r.Handle(op.Method, op.Route(), chain...)
 		}
 	}
 	consoleRoutes(r, cfg.Logger, cfg.Console)
-	return r
+	return out
 }
 
 // Dialects returns the dialects that NewRouter builds from cfg, s and dialects, the router's own first: the

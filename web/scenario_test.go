@@ -3,7 +3,10 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,8 +17,9 @@ import (
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/gin-gonic/gin"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -24,6 +28,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/adapter/connect"
 	"github.com/eventbridge-go/eventbridge/adapter/eventstore"
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/access"
 	"github.com/eventbridge-go/eventbridge/domain/accesskey"
 	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
@@ -43,6 +48,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -108,6 +114,11 @@ type env struct {
 	accountKeys map[string]string
 	// exactAccounts turns off do's creation of the accounts that requests name (identity tests).
 	exactAccounts bool
+
+	// awsKeysMu guards awsKeys: the access keys that sign, on the Amazon EventBridge API, the requests that send an
+	// API key (by API key; see accessKeyOf). Subtests may run in parallel.
+	awsKeysMu sync.Mutex
+	awsKeys   map[string]*awsCredential
 }
 
 // natsServer starts an embedded NATS server for one test and returns a JetStream context on it.
@@ -317,23 +328,34 @@ func checkProblem(t *testing.T, resp *response) {
 	}
 }
 
-// do sends one request to the router.
+// do sends one request to the router. A URL with a fragment is a request of the Amazon EventBridge API for the
+// operation it names (Operation.Route: "/#AWSEvents.ListEventBuses"): it is sent to the path without the fragment,
+// with X-Amz-Target naming the operation, in AWS JSON 1.1 unless headers give a Content-Type, and its API key, if
+// any, turned into that API's credential (signAsAPIKey).
 func (e *env) do(t testing.TB, method, url string, headers map[string]string, body any) *response {
 	t.Helper()
-	var r io.Reader
+	var raw []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		r = strings.NewReader(b)
+		raw = []byte(b)
 	case []byte:
-		r = bytes.NewReader(b)
+		raw = b
 	default:
 		j, err := json.Marshal(b)
 		require.NoError(t, err)
-		r = bytes.NewReader(j)
+		raw = j
 	}
-	req := localRequest(method, url, r)
+	var r io.Reader
 	if body != nil {
+		r = bytes.NewReader(raw)
+	}
+	url, target, _ := strings.Cut(url, "#") // httptest would keep "#..." in the path
+	req := localRequest(method, url, r)
+	switch {
+	case target != "":
+		req.Header.Set("Content-Type", aws.ContentType)
+	case body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if e.adminKey != "" {
@@ -346,6 +368,10 @@ func (e *env) do(t testing.TB, method, url string, headers map[string]string, bo
 		}
 		req.Header.Set(k, v)
 	}
+	if target != "" {
+		req.Header.Set(aws.TargetHeader, target)
+		e.signAsAPIKey(t, req, raw)
+	}
 	// Accounts are created by an instance administrator; the scenarios that name one get it made first.
 	if !e.exactAccounts && e.services.Accounts != nil {
 		for _, h := range []string{rest.AccountHeader, rocketmq.AccountHeader} {
@@ -357,6 +383,75 @@ func (e *env) do(t testing.TB, method, url string, headers map[string]string, bo
 	rec := httptest.NewRecorder()
 	e.router.ServeHTTP(rec, req)
 	return &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// awsCredential is an access key and its secret.
+type awsCredential struct {
+	key    *accesskey.Key
+	secret string
+}
+
+// signAsAPIKey turns the API key that req sends (Authorization: Bearer) into the credential of the Amazon
+// EventBridge API, whose requests are authenticated by Signature Version 4 only: req is signed with the access key
+// of the same account and role (accessKeyOf). An instance administrator's key has no access key: req is sent
+// unsigned (answered MissingAuthenticationTokenException). A bearer token that authenticates nothing is sent as it
+// is (answered IncompleteSignatureException), as a client that sends one would.
+func (e *env) signAsAPIKey(t testing.TB, req *http.Request, body []byte) {
+	t.Helper()
+	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok || e.services.APIKeys == nil || e.services.AccessKeys == nil {
+		return
+	}
+	cred, ok := e.accessKeyOf(t, token)
+	switch {
+	case !ok:
+	case cred == nil:
+		req.Header.Del("Authorization")
+	default:
+		signAWS(t, req, body, cred.key.ID(), cred.secret)
+	}
+}
+
+// accessKeyOf returns the access key of the account and role of the API key token, created at its first use and
+// kept in e (one per API key). It is nil for an instance administrator's key: access keys belong to one account
+// with one role, an instance administrator has none. ok is false when token authenticates no API key.
+func (e *env) accessKeyOf(t testing.TB, token string) (cred *awsCredential, ok bool) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := e.services.APIKeys.Authenticate(ctx, token)
+	if errors.Is(err, access.ErrUnauthenticated) {
+		return nil, false
+	}
+	require.NoError(t, err)
+	home := p.HomeAccount()
+	role, member := p.RoleIn(home)
+	if p.InstanceAdmin() || !member {
+		return nil, true
+	}
+	require.Emptyf(t, p.Buses(), "API key %s is restricted to buses; an access key cannot be", p.Name())
+	e.awsKeysMu.Lock()
+	defer e.awsKeysMu.Unlock()
+	if c, ok := e.awsKeys[token]; ok {
+		return c, true
+	}
+	k, secret, err := e.services.AccessKeys.Create(ctx, nil, home, accesskey.Spec{Name: "ak-" + p.ID(), Role: role})
+	require.NoError(t, err)
+	if e.awsKeys == nil {
+		e.awsKeys = map[string]*awsCredential{}
+	}
+	c := &awsCredential{key: k, secret: secret}
+	e.awsKeys[token] = c
+	return c, true
+}
+
+// signAWS signs req, whose body is body, with Signature Version 4 by the access key id and its secret, for the
+// Amazon EventBridge API in the router's default region, as the AWS SDKs sign (their v4 signer, now).
+func signAWS(t testing.TB, req *http.Request, body []byte, id, secret string) {
+	t.Helper()
+	req.Header.Del("Authorization")
+	sum := sha256.Sum256(body)
+	require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), awssdk.Credentials{AccessKeyID: id, SecretAccessKey: secret},
+		req, hex.EncodeToString(sum[:]), aws.Service, aws.DefaultRegion, time.Now()))
 }
 
 // must sends a JSON request and requires the status.
@@ -552,8 +647,8 @@ func truncate(b []byte, n int) string {
 }
 
 // newRouter is the control plane's router with every dialect, as cmd/eventbridge builds it.
-func newRouter(cfg web.Config, s web.Services) *gin.Engine {
-	return web.NewRouter(cfg, s, rest.New, rocketmq.New)
+func newRouter(cfg web.Config, s web.Services) *web.Router {
+	return web.NewRouter(cfg, s, rest.New, rocketmq.New, aws.New)
 }
 
 // localRequest is httptest.NewRequest on the host localhost, which the router answers (httptest's example.com is
@@ -562,4 +657,20 @@ func localRequest(method, target string, body io.Reader) *http.Request {
 	r := httptest.NewRequest(method, target, body)
 	r.Host = "localhost"
 	return r
+}
+
+// doAWS sends a request of the Amazon EventBridge API for the operation target ("AWSEvents.ListEventBuses") with
+// body to the router, with the credential that auth gives it (a signature, another Authorization header; nil
+// sends none). Unlike do, it adds nothing of its own.
+func (e *env) doAWS(t testing.TB, target, body string, auth func(req *http.Request, body []byte)) *response {
+	t.Helper()
+	req := localRequest(http.MethodPost, "/", strings.NewReader(body))
+	req.Header.Set("Content-Type", aws.ContentType)
+	req.Header.Set(aws.TargetHeader, target)
+	if auth != nil {
+		auth(req, []byte(body))
+	}
+	rec := httptest.NewRecorder()
+	e.router.ServeHTTP(rec, req)
+	return &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }

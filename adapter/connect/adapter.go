@@ -121,6 +121,9 @@ type Config struct {
 	Archives Archives
 	// Replays are the replays of buses, each a source connector of its bus while it runs; nil runs none.
 	Replays Replays
+	// AWSRegion is the region of the Amazon EventBridge API (--aws-region): the region of the envelope and of the
+	// rule ARNs that targets in AWS's format receive; empty is us-east-1.
+	AWSRegion string
 }
 
 // cluster is the cluster id the secrets of connector configs are bound to.
@@ -526,7 +529,7 @@ func (a *Adapter) routerConfig(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 		if !r.Enabled() {
 			continue
 		}
-		e := routeEntry{ID: r.ID(), Name: r.Name(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.EventPattern()}
+		e := routeEntry{ID: r.ID(), Name: r.Name(), Subject: a.cfg.Physical.RuleSubject(b.ID(), r.ID()), Pattern: r.MatchPattern()}
 		if err := start(&e); err != nil {
 			return nil, err
 		}
@@ -575,9 +578,18 @@ const (
 	transformInput        = "input"
 	transformInputType    = "input-transformer"
 	keyTransforms         = "transforms"
-	keyTransformInputType = keyTransforms + "." + transformInput + ".type"
-	keyTransformInputSpec = keyTransforms + "." + transformInput + ".spec"
+	keyTransformInput     = keyTransforms + "." + transformInput + "."
+	keyTransformInputType = keyTransformInput + "type"
+	keyTransformInputSpec = keyTransformInput + "spec"
 )
+
+// awsRegion is the region of the AWS envelope and ARNs of targets in AWS's format.
+func (a *Adapter) awsRegion() string {
+	if a.cfg.AWSRegion == "" {
+		return "us-east-1"
+	}
+	return a.cfg.AWSRegion
+}
 
 // ruleOfTopic returns the rule id of a target connector's topics on bus b: its rule subject, alone or first of a
 // comma-separated list (the target's redrive subject follows it); "" when topics is not that.
@@ -650,7 +662,7 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	known := map[string]bool{}
 	wanted := map[string]bool{}
 	for _, b := range buses {
-		known[b.AccountID()+"."+b.Name()] = true
+		known[b.AccountID()+"."+namePart(b.Name())] = true
 		// Each bus under its own lock: changes of other buses go on meanwhile. A bus changed since the listing
 		// above has its connectors read again, so that none of its changes is undone.
 		desired, err := a.reconcileBus(ctx, b, actual, listed, states)
@@ -669,8 +681,8 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	}
 	a.mu.Unlock()
 	for name := range actual {
-		acc, busName, ok := ownerOf(name)
-		if !ok || known[acc+"."+busName] {
+		acc, busPart, ok := ownerOf(name)
+		if !ok || known[acc+"."+busPart] {
 			continue
 		}
 		if err := a.cfg.Runtime.DeleteConnector(ctx, name); err != nil && !rpc.IsNotFound(err) {

@@ -21,7 +21,7 @@ type Replays interface {
 // ReplayName is the connector of a replay: eb.<account>.<bus>.=replay.<replay>. No rule is named =replay (rule
 // names are [A-Za-z0-9_-]), so it collides with no target's connector.
 func ReplayName(accountID, busName, replayName string) string {
-	return busPrefix(accountID, busName) + "=replay." + replayName
+	return busPrefix(accountID, busName) + "=replay." + namePart(replayName)
 }
 
 // Keys of the replay plugin (worker/plugins/replay).

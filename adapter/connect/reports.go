@@ -100,7 +100,7 @@ func (a *Adapter) RuleCounters(ctx context.Context, b *bus.Bus, rules []*rule.Ru
 	for _, r := range rules {
 		c, seen := rule.Counters{Matched: routed[r.ID()]}, routed[r.ID()] > 0
 		for name, conn := range all {
-			rest, ok := strings.CutPrefix(name, prefix+r.Name()+".")
+			rest, ok := strings.CutPrefix(name, prefix+namePart(r.Name())+".")
 			if !ok || strings.Contains(rest, ".") || conn.Status == nil || conn.Status.Type != rpc.TypeSink {
 				continue
 			}

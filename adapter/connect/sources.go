@@ -40,7 +40,7 @@ type SourcePhysical interface {
 
 // SourceName is the source connector of a source: eb.<account>.<bus>.source.<source>.
 func SourceName(accountID, busName, sourceName string) string {
-	return busPrefix(accountID, busName) + "source." + sourceName
+	return busPrefix(accountID, busName) + "source." + namePart(sourceName)
 }
 
 // sourcePlugin finds the source plugin of type t among the runtime's plugins: ErrUnknownType naming the source

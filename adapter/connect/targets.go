@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eventbridge-go/eventbridge/domain/account"
 	"github.com/eventbridge-go/eventbridge/domain/apidestination"
+	"github.com/eventbridge-go/eventbridge/domain/awsevent"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
@@ -120,7 +122,8 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		maps.Copy(cfg, pc)
 		cfg[rpc.ConfigConnectorClass] = string(t.Type())
 	}
-	if tr := t.Transformer(); !tr.IsZero() {
+	inAWSFormat := t.Format() == target.FormatAWS
+	if tr := t.Transformer(); !tr.IsZero() || inAWSFormat {
 		// Templates hold < and >: written as they are (not \u003c), so the config reads as the target declares it.
 		var spec bytes.Buffer
 		enc := json.NewEncoder(&spec)
@@ -129,6 +132,15 @@ func (a *Adapter) targetConfig(ctx context.Context, b *bus.Bus, r *rule.Rule, t 
 		cfg[keyTransforms] = transformInput
 		cfg[keyTransformInputType] = transformInputType
 		cfg[keyTransformInputSpec] = strings.TrimSuffix(spec.String(), "\n")
+		if inAWSFormat {
+			// The transform delivers AWS's envelope (or sees it), with the rule and the account's AWS identity.
+			region, number := a.awsRegion(), account.AWSAccountID(b.AccountID())
+			cfg[keyTransformInput+"format"] = string(target.FormatAWS)
+			cfg[keyTransformInput+"rule.name"] = r.Name()
+			cfg[keyTransformInput+"rule.arn"] = awsevent.RuleARN(region, number, b.Name(), r.Name())
+			cfg[keyTransformInput+"aws.account"] = number
+			cfg[keyTransformInput+"aws.region"] = region
+		}
 	}
 	return a.sealFor(TargetName(b.AccountID(), b.Name(), r.Name(), t.Name()), cfg, secretKeys)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/tracing"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/worker"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
@@ -85,6 +86,8 @@ type Config struct {
 	// PublicURLs are the URLs clients reach the API on (scheme://host[:port], comma-separated): the Host headers
 	// answered besides loopback names and IP addresses, the webhook URLs' base (the first), Secure cookies (https).
 	PublicURLs string
+	// AWSRegion is the region the Amazon EventBridge API answers for.
+	AWSRegion string
 	// SessionIdleTimeout and SessionMaxAge end console sessions not used for so long, and so long after sign-in.
 	SessionIdleTimeout time.Duration
 	SessionMaxAge      time.Duration
@@ -309,6 +312,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--public-url: %q is not a URL such as https://eventbridge.example.com", o)
 		}
 	}
+	if err := aws.ValidateRegion(c.AWSRegion); err != nil {
+		return fmt.Errorf("--aws-region: %w", err)
+	}
 	if err := (session.Config{IdleTimeout: c.SessionIdleTimeout, MaxAge: c.SessionMaxAge}).Validate(); err != nil {
 		return fmt.Errorf("--session-idle-timeout/--session-max-age: %w", err)
 	}
@@ -454,6 +460,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	dur(&c.ReconcileInterval, "reconcile-interval", "EB_RECONCILE_INTERVAL", 30*time.Second, "how often the runtime adapter compares the declared channels with the worker runtime")
 	str(&c.PublicURLs, "public-url", "EB_PUBLIC_URL", "", "URLs clients reach the API on, comma-separated (https://eventbridge.example.com): the Host headers answered besides loopback names and IP addresses, the base of webhook URLs, Secure session cookies when https")
+	str(&c.AWSRegion, "aws-region", "EB_AWS_REGION", aws.DefaultRegion, "the region the Amazon EventBridge API answers for: its requests are signed for it, its ARNs name it (docs/aws-api.md)")
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")

@@ -20,7 +20,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{Tracing: tracing.Config{ServiceName: "eventbridge"}, HTTPAddr: "127.0.0.1:8080", DataDir: "./data", Fsync: "1s", WorkerAddr: "127.0.0.1:8083",
 		WorkerID: "embedded", ClusterID: "eb", LogLevel: "info", QuotaBuses: 100, QuotaRulesPerBus: 300,
-		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1,
+		QuotaConnections: 100, QuotaAPIDestinations: 100, ReconcileInterval: 30 * time.Second, Replicas: 1, AWSRegion: "us-east-1",
 		SessionIdleTimeout: time.Hour, SessionMaxAge: 12 * time.Hour, AuditRetention: 90 * 24 * time.Hour,
 		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
 		BusLogMaxBytes: 256 << 20, BusLogRetention: 24 * time.Hour, EventTypesInterval: 5 * time.Second, MetricsHistoryInterval: 10 * time.Second,
@@ -47,7 +47,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_STORAGE_CHECK_INTERVAL":  "5s",
 		"EB_NATS_STOP_TIMEOUT":       "20s",
 		"EB_HEALTH_FAILING_ATTEMPTS": "3", "EB_HEALTH_FAILING_AFTER": "1m", "EB_HEALTH_DEAD_LETTER_WINDOW": "10m",
-		"EB_BUS_LOG_MAX_MIB": "32", "EB_BUS_LOG_RETENTION": "2h", "EB_EVENT_TYPES_INTERVAL": "1s", "EB_METRICS_HISTORY_INTERVAL": "2s",
+		"EB_BUS_LOG_MAX_MIB": "32", "EB_BUS_LOG_RETENTION": "2h", "EB_EVENT_TYPES_INTERVAL": "1s", "EB_METRICS_HISTORY_INTERVAL": "2s", "EB_AWS_REGION": "eu-central-1",
 	}
 	c, err = ParseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		LogLevel: "debug", QuotaBuses: 5, QuotaRulesPerBus: 6, QuotaConnections: 7, QuotaAPIDestinations: 8,
 		ReconcileInterval: 5 * time.Second, Replicas: 3, ClusterTokenFile: "/etc/eb/token", NATSCredentialsFile: "/etc/eb/nats",
 		TLSCert: "/etc/eb/cert.pem", TLSKey: "/etc/eb/key.pem", RuntimeCAFile: "/etc/eb/ca.pem",
-		EgressAllow: "10.0.0.0/8, broker.internal", PublicURLs: "https://eb.example.com/, http://eb.internal:8080",
+		EgressAllow: "10.0.0.0/8, broker.internal", PublicURLs: "https://eb.example.com/, http://eb.internal:8080", AWSRegion: "eu-central-1",
 		SessionIdleTimeout: 15 * time.Minute, SessionMaxAge: 8 * time.Hour, AuditRetention: 720 * time.Hour,
 		Listener: listener.Limits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 4 * time.Second,
 			IdleTimeout: 5 * time.Second, MaxHeaderBytes: 4096, MaxConnections: 64}, PutEventsRate: 500,
@@ -100,6 +100,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad bool env", nil, map[string]string{"EB_ALLOW_PRIVATE_TARGETS": "maybe"}, "EB_ALLOW_PRIVATE_TARGETS"},
 		{"public URL without a scheme", []string{"--public-url", "eb.example.com"}, nil, "--public-url"},
 		{"public URL with a query", []string{"--public-url", "https://eb.example.com/?a=b"}, nil, "--public-url"},
+		{"AWS region of another form", []string{"--aws-region", "US East"}, nil, "--aws-region"},
+		{"AWS region by environment", nil, map[string]string{"EB_AWS_REGION": "useast1"}, "--aws-region"},
 		{"idle timeout under a minute", []string{"--session-idle-timeout", "10s"}, nil, "--session-idle-timeout"},
 		{"idle timeout over the maximum age", []string{"--session-idle-timeout", "2h", "--session-max-age", "1h"}, nil, "--session-idle-timeout"},
 		{"audit retention under an hour", []string{"--audit-retention", "10m"}, nil, "--audit-retention"},

@@ -64,6 +64,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/web"
+	"github.com/eventbridge-go/eventbridge/web/aws"
 	"github.com/eventbridge-go/eventbridge/web/rest"
 	"github.com/eventbridge-go/eventbridge/web/rocketmq"
 	"github.com/eventbridge-go/eventbridge/worker"
@@ -413,7 +414,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Streams: store, Physical: names, Logger: log.With("component", "adapter"),
 		Sources:  sourceRepo,
 		Interval: c.ReconcileInterval, States: connectorStates, Lease: m.lease, Passes: mx.Reconciled, Health: c.Health,
-		EventTypesInterval: c.EventTypesInterval, Archives: archives, Replays: replays,
+		EventTypesInterval: c.EventTypesInterval, Archives: archives, Replays: replays, AWSRegion: c.AWSRegion,
 	})
 	ensureDLQStreams(ctx, buses, store, log)
 	ensureConnectorAccounts(ctx, m.adapter, accounts, log)
@@ -550,7 +551,8 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	handler := web.NewRouter(web.Config{Logger: log, Ready: m.ready, TrustedProxies: c.TrustedProxyPrefixes(),
 		Console: frontend.Dist(), CORSOrigins: c.CORSOriginList(), PublicURLs: c.PublicURLList(),
-		WebhookBaseURL: c.WebhookBaseURL(), Metrics: mx, Tracer: tracer}, services, rest.New, rocketmq.New)
+		WebhookBaseURL: c.WebhookBaseURL(), Metrics: mx, Tracer: tracer, AWSRegion: c.AWSRegion}, services,
+		rest.New, rocketmq.New, aws.New)
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", c.HTTPAddr, err)

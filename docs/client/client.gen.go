@@ -153,6 +153,7 @@ func (e ArchiveState) Valid() bool {
 
 // Defines values for AuditActorKind.
 const (
+	AuditActorKindAccessKey    AuditActorKind = "accessKey"
 	AuditActorKindAnonymous    AuditActorKind = "anonymous"
 	AuditActorKindApiKey       AuditActorKind = "apiKey"
 	AuditActorKindClusterToken AuditActorKind = "clusterToken"
@@ -162,6 +163,8 @@ const (
 // Valid indicates whether the value is a known member of the AuditActorKind enum.
 func (e AuditActorKind) Valid() bool {
 	switch e {
+	case AuditActorKindAccessKey:
+		return true
 	case AuditActorKindAnonymous:
 		return true
 	case AuditActorKindApiKey:
@@ -751,6 +754,24 @@ func (e RuleVerdictState) Valid() bool {
 	case RuleVerdictStateDISABLED:
 		return true
 	case RuleVerdictStateENABLED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TargetFormat.
+const (
+	Aws         TargetFormat = "aws"
+	Cloudevents TargetFormat = "cloudevents"
+)
+
+// Valid indicates whether the value is a known member of the TargetFormat enum.
+func (e TargetFormat) Valid() bool {
+	switch e {
+	case Aws:
+		return true
+	case Cloudevents:
 		return true
 	default:
 		return false
@@ -3382,6 +3403,14 @@ type Target struct {
 	// the attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.
 	DeadLetterConfig *DeadLetterConfig `json:"deadLetterConfig,omitempty"`
 
+	// Format Format is what the target receives of each event: cloudevents (the CloudEvent, the default here) or aws
+	// (Amazon EventBridge's envelope as the data, {"version": "0", "id": ..., "detail-type": ..., "detail": ...}, the
+	// default of targets made through the AWS API); with aws, the input transformer sees that envelope
+	// ($.detail...). A bus target forwards the event itself: cloudevents.
+	//
+	// Example: cloudevents
+	Format *TargetFormat `json:"format,omitempty"`
+
 	// Input Input is constant JSON text that replaces the data of every event.
 	//
 	// Example: {"status": "created"}
@@ -3417,6 +3446,14 @@ type Target struct {
 	Type      *TargetType `json:"type,omitempty"`
 	UpdatedAt *string     `json:"updatedAt,omitempty"`
 }
+
+// TargetFormat Format is what the target receives of each event: cloudevents (the CloudEvent, the default here) or aws
+// (Amazon EventBridge's envelope as the data, {"version": "0", "id": ..., "detail-type": ..., "detail": ...}, the
+// default of targets made through the AWS API); with aws, the input transformer sees that envelope
+// ($.detail...). A bus target forwards the event itself: cloudevents.
+//
+// Example: cloudevents
+type TargetFormat string
 
 // TargetType Type selects the sink that delivers: http (a URL), api-destination (an API destination of the account),
 // bus (another bus of the account) or log (the worker's log).

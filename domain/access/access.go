@@ -131,6 +131,8 @@ const (
 	KindAPIKey Kind = "apiKey"
 	// KindUser is a user (a console session): roles by membership.
 	KindUser Kind = "user"
+	// KindAccessKey is an access key of the Amazon EventBridge API: one account, one role.
+	KindAccessKey Kind = "accessKey"
 )
 
 // Principal is the authenticated caller of a request: an API key or a user. It is immutable once built.
@@ -159,6 +161,12 @@ func KeyPrincipal(id, name, account string, role Role, instanceAdmin bool, buses
 		p.buses = slices.Clone(buses)
 	}
 	return p
+}
+
+// AccessKeyPrincipal is the principal of an access key of account with role.
+func AccessKeyPrincipal(id, name, account string, role Role, expiresAt time.Time) *Principal {
+	return &Principal{kind: KindAccessKey, id: id, name: name, roles: map[string]Role{account: role}, home: account,
+		expiresAt: expiresAt}
 }
 
 // UserPrincipal is the principal of a user with its memberships (account → role).
@@ -260,8 +268,11 @@ func Denied(p *Principal, account string, perm Permission) error {
 }
 
 func (p *Principal) what() string {
-	if p.kind == KindAPIKey {
+	switch p.kind {
+	case KindAPIKey:
 		return fmt.Sprintf("API key %q", p.name)
+	case KindAccessKey:
+		return fmt.Sprintf("access key %q", p.name)
 	}
 	return fmt.Sprintf("user %q", p.name)
 }

@@ -122,7 +122,7 @@ func (k *Key) Live(now time.Time) bool {
 
 // Principal is the caller the key authenticates.
 func (k *Key) Principal() *access.Principal {
-	return access.KeyPrincipal(k.id, k.name, k.accountID, k.role, false, nil, k.expiresAt)
+	return access.AccessKeyPrincipal(k.id, k.name, k.accountID, k.role, k.expiresAt)
 }
 
 // Repository stores access keys.

@@ -19,7 +19,7 @@ const (
 	Failure = "failure"
 )
 
-// Kinds of actors besides access.KindAPIKey and access.KindUser.
+// Kinds of actors besides access.KindAPIKey, access.KindAccessKey and access.KindUser.
 const (
 	// ActorAnonymous made a request without valid credentials (a failed sign-in, a 401).
 	ActorAnonymous = "anonymous"
@@ -53,8 +53,8 @@ type Entry struct {
 	// AccountID is the account the operation acted in; "" for operations of the instance (accounts, users) and the
 	// worker's calls that name no account's connector.
 	AccountID string
-	// ActorKind is access.KindAPIKey, access.KindUser, ActorAnonymous or ActorClusterToken; ActorID the key's or
-	// the user's id; ActorName its name (a user's login name, a key's name).
+	// ActorKind is access.KindAPIKey, access.KindAccessKey, access.KindUser, ActorAnonymous or ActorClusterToken;
+	// ActorID the key's or the user's id; ActorName its name (a user's login name, a key's name).
 	ActorKind string
 	ActorID   string
 	ActorName string

@@ -2,12 +2,16 @@ package cloudevent_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+	"github.com/eventbridge-go/eventbridge/domain/pattern"
 )
 
 func TestIsJSONMedia(t *testing.T) {
@@ -155,4 +159,108 @@ func TestUnmarshalBatch(t *testing.T) {
 			t.Errorf("UnmarshalBatch(%s) = %v, want %q", in, err, want)
 		}
 	}
+}
+
+// TestMatchView: the form patterns see is Marshal's, but for a resources extension holding a JSON array of strings,
+// which appears as that array; anything else in that extension stays the string it is.
+func TestMatchView(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		resources any    // the extension's value; nil for none
+		want      string // the resources member of the view; "" when the view is Marshal's bytes
+	}{
+		{"no extension", nil, ""},
+		{"two ARNs", `["arn:a","arn:b"]`, `"resources":["arn:a","arn:b"]`},
+		{"white space around and inside", " [ \"arn:a\" ,\n\"arn:b\" ] ", `"resources":[ "arn:a" ,` + "\n" + `"arn:b" ]`},
+		{"escapes kept", `["arn:\u00e9\"q\""]`, `"resources":["arn:\u00e9\"q\""]`},
+		{"empty array", `[]`, `"resources":[]`},
+		{"a plain string", `arn:a`, ""},
+		{"an array of numbers", `[1,2]`, ""},
+		{"a mixed array", `["a",1]`, ""},
+		{"an object", `{"a":"b"}`, ""},
+		{"not JSON", `["arn:a"`, ""},
+		{"not a string extension", int32(7), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := event.New()
+			e.SetID("1")
+			e.SetSource("/s")
+			e.SetType("t")
+			e.SetExtension("account", "123456789012")
+			e.SetExtension("zone", "eu")
+			if c.resources != nil {
+				e.SetExtension("resources", c.resources)
+			}
+			e.SetDataContentType("application/json")
+			e.DataEncoded = []byte(`{"resources":"in data"}`)
+			stored, err := cloudevent.Marshal(&e)
+			require.NoError(t, err)
+			view, err := cloudevent.MatchView(&e)
+			require.NoError(t, err)
+			require.True(t, json.Valid(view), "%s", view)
+			if c.want == "" {
+				assert.Equal(t, string(stored), string(view))
+				return
+			}
+			assert.Contains(t, string(view), c.want)
+			// Nothing else changes: the view is the stored form with the member's string replaced by the array.
+			var sv, vv map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(stored, &sv))
+			require.NoError(t, json.Unmarshal(view, &vv))
+			delete(sv, "resources")
+			delete(vv, "resources")
+			assert.Equal(t, sv, vv)
+			assert.JSONEq(t, `{"resources":"in data"}`, string(vv["data"]))
+		})
+	}
+}
+
+// TestMatchViewMatchesElements: an AWS pattern on resources matches an element of the view's array, and not the
+// stored form's string.
+func TestMatchViewMatchesElements(t *testing.T) {
+	t.Parallel()
+	e := event.New()
+	e.SetID("1")
+	e.SetSource("/s")
+	e.SetType("t")
+	e.SetExtension("resources", `["arn:a","arn:b"]`)
+	stored, err := cloudevent.Marshal(&e)
+	require.NoError(t, err)
+	view, err := cloudevent.MatchView(&e)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		pattern      string
+		view, stored bool
+	}{
+		{`{"resources":["arn:b"]}`, true, false},
+		{`{"resources":["arn:a","arn:c"]}`, true, false},
+		{`{"resources":[{"prefix":"arn:"}]}`, true, false},
+		{`{"resources":["arn:c"]}`, false, false},
+		{`{"resources":["[\"arn:a\",\"arn:b\"]"]}`, false, true},
+	} {
+		p, err := pattern.Compile([]byte(c.pattern))
+		require.NoError(t, err, c.pattern)
+		got, err := p.Match(view)
+		require.NoError(t, err)
+		assert.Equal(t, c.view, got, "%s on the view %s", c.pattern, view)
+		got, err = p.Match(stored)
+		require.NoError(t, err)
+		assert.Equal(t, c.stored, got, "%s on the stored form %s", c.pattern, stored)
+	}
+}
+
+// TestMatchViewCostsMarshal: without a resources array, MatchView allocates what Marshal does, no more.
+func TestMatchViewCostsMarshal(t *testing.T) {
+	e := event.New()
+	e.SetID("1")
+	e.SetSource("/s")
+	e.SetType("t")
+	e.SetExtension("region", "eu")
+	e.SetDataContentType("application/json")
+	e.DataEncoded = []byte(`{"a":1}`)
+	marshal := testing.AllocsPerRun(100, func() { _, _ = cloudevent.Marshal(&e) })
+	view := testing.AllocsPerRun(100, func() { _, _ = cloudevent.MatchView(&e) })
+	assert.Equal(t, marshal, view)
 }

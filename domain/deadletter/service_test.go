@@ -164,7 +164,7 @@ func newFixture(t *testing.T) *fixture {
 	now := time.Now()
 	b, err := bus.New("acme", "orders", "", bus.Retention{}, now)
 	require.NoError(t, err)
-	r, err := rule.New("acme", b.ID(), "created", "", []byte(`{"source":["shop"]}`), rule.Enabled, now)
+	r, err := rule.New("acme", b.ID(), "created", "", []byte(`{"source":["shop"]}`), rule.CloudEvents, rule.Enabled, now)
 	require.NoError(t, err)
 	tg, err := target.New("acme", b.ID(), r.ID(), target.Spec{Name: "hook", Type: target.Log, RetryPolicy: target.DefaultRetryPolicy()}, nil, now)
 	require.NoError(t, err)

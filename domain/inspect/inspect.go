@@ -76,7 +76,7 @@ func (f Filter) Matches(at time.Time, ev *event.Event) bool {
 	case f.Pattern == nil:
 		return true
 	}
-	body, err := cloudevent.Marshal(ev)
+	body, err := cloudevent.MatchView(ev)
 	if err != nil {
 		return false
 	}
@@ -160,14 +160,15 @@ func (s *Service) TestEvent(ctx context.Context, accountID, busName string, raw 
 	if err := ev.Validate(); err != nil {
 		return nil, bus.ErrInvalidEvent.With("event: %s", err)
 	}
-	body, err := cloudevent.Marshal(ev)
+	body, err := cloudevent.MatchView(ev)
 	if err != nil {
 		return nil, bus.ErrInvalidEvent.With("event: %s", err)
 	}
 	return s.verdicts(ctx, b, body)
 }
 
-// verdicts matches the JSON form of an event against every rule of the bus, in the order of their names.
+// verdicts matches the JSON form of an event that the matcher sees (cloudevent.MatchView) against every rule of the
+// bus, in the order of their names.
 func (s *Service) verdicts(ctx context.Context, b *bus.Bus, body []byte) ([]Verdict, error) {
 	rules, err := s.Rules.ListByBus(ctx, b.ID())
 	if err != nil {
@@ -175,7 +176,7 @@ func (s *Service) verdicts(ctx context.Context, b *bus.Bus, body []byte) ([]Verd
 	}
 	out := make([]Verdict, 0, len(rules))
 	for _, r := range sortedByName(rules) {
-		p, err := pattern.Compile(r.EventPattern())
+		p, err := pattern.Compile(r.MatchPattern())
 		if err != nil { // stored patterns compiled when they were stored
 			return nil, fmt.Errorf("rule %s of bus %s: %w", r.Name(), b.Name(), err)
 		}

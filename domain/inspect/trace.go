@@ -123,7 +123,7 @@ const (
 // traceRules gives the trace every rule's verdict against the current rules, and, when the log recorded what the
 // router matched, the router's matches instead.
 func (s *Service) traceRules(ctx context.Context, b *bus.Bus, tr *Trace) error {
-	body, err := cloudevent.Marshal(tr.Event.Event)
+	body, err := cloudevent.MatchView(tr.Event.Event)
 	if err != nil {
 		return fmt.Errorf("the JSON form of event %s: %w", tr.Event.Event.ID(), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/awsevent"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
 )
 
@@ -17,6 +18,19 @@ type State string
 const (
 	Enabled  State = "ENABLED"
 	Disabled State = "DISABLED"
+)
+
+// Syntax is the form an event pattern is written in.
+type Syntax string
+
+const (
+	// CloudEvents patterns match the CloudEvents JSON form of events (attributes at the top level, the payload
+	// under data): the rules of /api/v1 and RocketMQ EventBridge's API.
+	CloudEvents Syntax = ""
+	// AWS patterns are written for Amazon EventBridge's event envelope (source, detail-type, detail, account,
+	// region, resources): the rules of the AWS API. They are kept as written and matched in the form
+	// awsevent.RewritePattern makes of them, so they match every event of the bus, whichever API put it.
+	AWS Syntax = "aws"
 )
 
 // MaxPatternSize is the largest event pattern accepted, in bytes.
@@ -46,6 +60,9 @@ type Rule struct {
 	name         string
 	description  string
 	eventPattern []byte
+	syntax       Syntax
+	// matchPattern is eventPattern in the CloudEvents form the matcher sees (eventPattern itself for CloudEvents).
+	matchPattern []byte
 	state        State
 	layout       []byte
 	createdAt    time.Time
@@ -87,7 +104,7 @@ func (r *Rule) WithLayout(layout []byte) *Rule {
 }
 
 // New validates and returns a new rule with a fresh id. An empty state means ENABLED.
-func New(accountID, busID, name, description string, eventPattern []byte, state State, now time.Time) (*Rule, error) {
+func New(accountID, busID, name, description string, eventPattern []byte, syntax Syntax, state State, now time.Time) (*Rule, error) {
 	r := &Rule{id: domain.NewID(), accountID: accountID, busID: busID, createdAt: now.UTC(), updatedAt: now.UTC()}
 	if err := domain.ValidateName("name", name); err != nil {
 		return nil, err
@@ -97,24 +114,34 @@ func New(accountID, busID, name, description string, eventPattern []byte, state 
 			"eb.<account>.<bus>.source.<source>, which a target of a rule of that name would collide with", name)
 	}
 	r.name = name
-	if err := r.Change(description, eventPattern, state, now); err != nil {
+	if err := r.Change(description, eventPattern, syntax, state, now); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// UnmarshalFromDatabase rebuilds a rule from storage without validation.
-func UnmarshalFromDatabase(id, accountID, busID, name, description string, eventPattern []byte, state State, createdAt, updatedAt time.Time) *Rule {
-	return &Rule{id: id, accountID: accountID, busID: busID, name: name, description: description,
-		eventPattern: eventPattern, state: state, createdAt: createdAt, updatedAt: updatedAt}
+// UnmarshalFromDatabase rebuilds a rule from storage without validation. An AWS pattern that no longer rewrites
+// (it did when stored) matches as it is written.
+func UnmarshalFromDatabase(id, accountID, busID, name, description string, eventPattern []byte, syntax Syntax, state State,
+	createdAt, updatedAt time.Time) *Rule {
+	r := &Rule{id: id, accountID: accountID, busID: busID, name: name, description: description,
+		eventPattern: eventPattern, syntax: syntax, matchPattern: eventPattern, state: state, createdAt: createdAt, updatedAt: updatedAt}
+	if syntax == AWS {
+		if p, err := awsevent.RewritePattern(eventPattern); err == nil {
+			r.matchPattern = p
+		}
+	}
+	return r
 }
 
-// Change replaces the description, the pattern and the state (empty means ENABLED) after validating them.
-func (r *Rule) Change(description string, eventPattern []byte, state State, now time.Time) error {
+// Change replaces the description, the pattern and its syntax, and the state (empty means ENABLED) after
+// validating them. A CloudEvents pattern is kept in compact form; an AWS one as written (AWS's clients compare
+// what they read back with what they wrote).
+func (r *Rule) Change(description string, eventPattern []byte, syntax Syntax, state State, now time.Time) error {
 	if err := domain.ValidateDescription(description); err != nil {
 		return err
 	}
-	p, err := CompilePattern(eventPattern)
+	p, match, err := compileAs(eventPattern, syntax)
 	if err != nil {
 		return err
 	}
@@ -124,8 +151,30 @@ func (r *Rule) Change(description string, eventPattern []byte, state State, now 
 	if state != Enabled && state != Disabled {
 		return domain.Invalid("state", "state must be ENABLED or DISABLED, not %q", state)
 	}
-	r.description, r.eventPattern, r.state, r.updatedAt = description, p, state, now.UTC()
+	r.description, r.eventPattern, r.syntax, r.matchPattern, r.state, r.updatedAt = description, p, syntax, match, state, now.UTC()
 	return nil
+}
+
+// compileAs checks a pattern of the syntax and returns the form to keep and the form to match.
+func compileAs(eventPattern []byte, syntax Syntax) (kept, match []byte, err error) {
+	switch syntax {
+	case CloudEvents:
+		p, err := CompilePattern(eventPattern)
+		return p, p, err
+	case AWS:
+		if len(bytes.TrimSpace(eventPattern)) == 0 {
+			return nil, nil, ErrInvalidEventPattern.With("EventPattern is required")
+		}
+		if len(eventPattern) > MaxPatternSize {
+			return nil, nil, ErrInvalidEventPattern.With("EventPattern is %d bytes; at most %d are allowed", len(eventPattern), MaxPatternSize)
+		}
+		m, err := awsevent.RewritePattern(eventPattern)
+		if err != nil {
+			return nil, nil, ErrInvalidEventPattern.With("Event pattern is not valid. Reason: %s", err.Error())
+		}
+		return bytes.Clone(eventPattern), m, nil
+	}
+	return nil, nil, domain.Invalid("syntax", "a pattern's syntax is CloudEvents or aws, not %q", syntax)
 }
 
 // SetState enables or disables the rule.
@@ -153,7 +202,7 @@ func CompilePattern(eventPattern []byte) ([]byte, error) {
 }
 
 // UsesWildcard reports whether the rule's pattern has a wildcard or an anything-but wildcard.
-func (r *Rule) UsesWildcard() bool { return usesWildcard(r.eventPattern) }
+func (r *Rule) UsesWildcard() bool { return usesWildcard(r.matchPattern) }
 
 func usesWildcard(eventPattern []byte) bool {
 	p, err := pattern.Compile(eventPattern)
@@ -182,6 +231,13 @@ func (r *Rule) BusID() string        { return r.busID }
 func (r *Rule) Name() string         { return r.name }
 func (r *Rule) Description() string  { return r.description }
 func (r *Rule) EventPattern() []byte { return r.eventPattern }
+
+// Syntax is the syntax the pattern is written in.
+func (r *Rule) Syntax() Syntax { return r.syntax }
+
+// MatchPattern is the pattern in the CloudEvents form the matcher sees: EventPattern for a CloudEvents pattern, its
+// rewriting for an AWS one. The router and every test of events against rules use it.
+func (r *Rule) MatchPattern() []byte { return r.matchPattern }
 func (r *Rule) State() State         { return r.state }
 func (r *Rule) Enabled() bool        { return r.state == Enabled }
 func (r *Rule) CreatedAt() time.Time { return r.createdAt }

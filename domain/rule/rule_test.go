@@ -28,7 +28,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := New("default", "bus1", tc.rname, "", []byte(tc.pattern), tc.state, now)
+			r, err := New("default", "bus1", tc.rname, "", []byte(tc.pattern), CloudEvents, tc.state, now)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("want %v, got %v", tc.want, err)

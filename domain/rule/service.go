@@ -36,9 +36,11 @@ const DefaultMaxPerBus = 300
 // Patch is a change of a rule: the fields that are set are replaced.
 type Patch struct {
 	Description  *string
-	EventPattern []byte // nil keeps the pattern
-	State        *State
-	Layout       []byte // nil keeps the layout; JSON null removes it
+	EventPattern []byte // nil keeps the pattern and its syntax
+	// Syntax is the syntax of EventPattern when it is set.
+	Syntax Syntax
+	State  *State
+	Layout []byte // nil keeps the layout; JSON null removes it
 }
 
 // Spec is what a caller declares about a rule.
@@ -46,7 +48,9 @@ type Spec struct {
 	Name         string
 	Description  string
 	EventPattern []byte
-	State        State
+	// Syntax is the syntax EventPattern is written in (CloudEvents when empty).
+	Syntax Syntax
+	State  State
 	// Layout is what a client stores about how the rule is drawn (see Rule.SetLayout); nil for none.
 	Layout []byte
 }
@@ -59,14 +63,14 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
+	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.Syntax, spec.State, s.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
 	if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
 		return nil, err
 	}
-	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.EventPattern()); err != nil {
+	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
 		return nil, err
 	}
 	quota := s.MaxPerBus
@@ -95,17 +99,17 @@ func (s *Service) Patch(ctx context.Context, accountID, busName, name string, p 
 		return nil, err
 	}
 	if p.EventPattern != nil {
-		if err := s.checkWildcards(ctx, b.ID(), name, p.EventPattern); err != nil {
+		if err := s.checkWildcardsAs(ctx, b.ID(), name, p.EventPattern, p.Syntax); err != nil {
 			return nil, err
 		}
 	}
 	r, err := s.Rules.Update(ctx, b.ID(), name, func(r *Rule) error {
-		desc, pattern, state := r.Description(), r.EventPattern(), r.State()
+		desc, pattern, syntax, state := r.Description(), r.EventPattern(), r.Syntax(), r.State()
 		if p.Description != nil {
 			desc = *p.Description
 		}
 		if p.EventPattern != nil {
-			pattern = p.EventPattern
+			pattern, syntax = p.EventPattern, p.Syntax
 		}
 		if p.State != nil {
 			state = *p.State
@@ -118,7 +122,7 @@ func (s *Service) Patch(ctx context.Context, accountID, busName, name string, p 
 				return err
 			}
 		}
-		return r.Change(desc, pattern, state, s.Clock.Now())
+		return r.Change(desc, pattern, syntax, state, s.Clock.Now())
 	})
 	if err != nil {
 		return nil, err
@@ -136,14 +140,14 @@ func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec)
 	if err := domain.ValidateName("name", spec.Name); err != nil {
 		return nil, false, err
 	}
-	if err := s.checkWildcards(ctx, b.ID(), spec.Name, spec.EventPattern); err != nil {
+	if err := s.checkWildcardsAs(ctx, b.ID(), spec.Name, spec.EventPattern, spec.Syntax); err != nil {
 		return nil, false, err
 	}
 	r, err = s.Rules.Update(ctx, b.ID(), spec.Name, func(r *Rule) error {
 		if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
 			return err
 		}
-		return r.Change(spec.Description, spec.EventPattern, spec.State, s.Clock.Now())
+		return r.Change(spec.Description, spec.EventPattern, spec.Syntax, spec.State, s.Clock.Now())
 	})
 	if errors.Is(err, ErrNotFound) {
 		r, err = s.Create(ctx, accountID, busName, spec)
@@ -209,7 +213,7 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkWildcards(ctx, b.ID(), name, r.EventPattern()); err != nil {
+		if err := s.checkWildcards(ctx, b.ID(), name, r.MatchPattern()); err != nil {
 			return nil, err
 		}
 	}
@@ -224,9 +228,19 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 	return r, nil
 }
 
-// checkWildcards enforces MaxWildcardRules for a rule of the bus named name with eventPattern: the bus's other
-// rules with wildcards, enabled or not, and this one must not be more than the limit. Two requests racing on the
-// bus's last free place may both pass.
+// checkWildcardsAs is checkWildcards for a pattern of the syntax; a pattern that does not compile is left to the
+// rule's own validation.
+func (s *Service) checkWildcardsAs(ctx context.Context, busID, name string, eventPattern []byte, syntax Syntax) error {
+	_, match, err := compileAs(eventPattern, syntax)
+	if err != nil {
+		return nil
+	}
+	return s.checkWildcards(ctx, busID, name, match)
+}
+
+// checkWildcards enforces MaxWildcardRules for a rule of the bus named name with eventPattern (CloudEvents
+// form): the bus's other rules with wildcards, enabled or not, and this one must not be more than the limit. Two
+// requests racing on the bus's last free place may both pass.
 func (s *Service) checkWildcards(ctx context.Context, busID, name string, eventPattern []byte) error {
 	if !usesWildcard(eventPattern) {
 		return nil

@@ -209,7 +209,7 @@ func TestWildcardRulesDefaultLimit(t *testing.T) {
 func TestUsesWildcard(t *testing.T) {
 	t.Parallel()
 	for p, want := range map[string]bool{wildcard: true, abWildcard: true, notWildcard: false} {
-		r, err := rule.New("acct", "bus", "r", "", []byte(p), "", time.Now())
+		r, err := rule.New("acct", "bus", "r", "", []byte(p), rule.CloudEvents, "", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

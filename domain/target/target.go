@@ -110,6 +110,20 @@ var (
 	ErrLimitExceeded = &domain.Error{Kind: domain.KindLimitExceeded, Code: "LimitExceeded"}
 )
 
+// Format is what a target receives of an event.
+type Format string
+
+const (
+	// FormatCloudEvents delivers the CloudEvent, and its transformer sees the CloudEvent's JSON form: the default of
+	// targets made through /api/v1 and the RocketMQ EventBridge API.
+	FormatCloudEvents Format = "cloudevents"
+	// FormatAWS delivers the event as Amazon EventBridge does, its envelope (version, id, detail-type, source,
+	// account, time, region, resources, detail) as the data, and its transformer sees that envelope ($.detail...):
+	// the default of targets made through the AWS API. A bus target forwards the event itself and has no format of
+	// its own.
+	FormatAWS Format = "aws"
+)
+
 // Mode is how an HTTP target encodes the CloudEvent.
 type Mode string
 
@@ -409,6 +423,7 @@ type Target struct {
 	typ         Type
 	http        HTTPConfig
 	transformer transform.Spec
+	format      Format
 	retryPolicy RetryPolicy
 	createdAt   time.Time
 	updatedAt   time.Time
@@ -425,6 +440,8 @@ type Spec struct {
 	Name string
 	Type Type
 	HTTP HTTPConfig
+	// Format is what the target receives of an event; empty is FormatCloudEvents.
+	Format Format
 	// Transformer is what the target makes of an event before delivering it: at most one of inputTransformer,
 	// input, inputPath and transform for the data, and attributes to set, validated by compiling it. The zero
 	// Spec delivers the event as it is.
@@ -523,8 +540,17 @@ func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 			return err
 		}
 	}
+	format := spec.Format
+	switch {
+	case format == "":
+		format = FormatCloudEvents
+	case format != FormatCloudEvents && format != FormatAWS:
+		return domain.Invalid("format", "format must be %s or %s, not %q", FormatCloudEvents, FormatAWS, format)
+	case format == FormatAWS && spec.Type == Bus:
+		return domain.Invalid("format", "a bus target forwards the event itself: its format is %s", FormatCloudEvents)
+	}
 	if !spec.Transformer.IsZero() {
-		if _, err := transform.Compile(spec.Transformer); err != nil {
+		if _, err := transform.CompileWith(spec.Transformer, transform.Options{Envelope: format == FormatAWS}); err != nil {
 			return err
 		}
 	}
@@ -532,6 +558,7 @@ func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 		return err
 	}
 	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
+	t.format = format
 	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams, t.config = "", "", spec.DeadLetterBus, nil, cfg
 	switch spec.Type {
 	case APIDestination:
@@ -574,6 +601,20 @@ func (t *Target) Bus() string { return t.bus }
 
 // DeadLetterBus names the bus that receives the events the target gives up ("": the account's dead-letter stream).
 func (t *Target) DeadLetterBus() string { return t.deadLetterBus }
+
+// Format is what the target receives of an event.
+func (t *Target) Format() Format {
+	if t.format == "" {
+		return FormatCloudEvents
+	}
+	return t.format
+}
+
+// WithFormat sets the format of a target read from storage ("" is FormatCloudEvents).
+func (t *Target) WithFormat(f Format) *Target {
+	t.format = f
+	return t
+}
 
 // Config is the plugin config of a plugin target, secret values sealed (nil for built-in types).
 func (t *Target) Config() map[string]string { return maps.Clone(t.config) }

@@ -3,6 +3,10 @@
 // under "data") and, where configured, sets some of its attributes (subject, type, source, dataschema and
 // extensions) from text templates; the other attributes stay as they are.
 //
+// A transformer sees the CloudEvent's JSON form, or with Options.Envelope the event as Amazon EventBridge delivers it
+// (awsevent.Envelope: $.detail, $.detail-type, $.resources), the view of targets in AWS's format; Amazon
+// EventBridge's predefined variables (<aws.events.rule-name>, <aws.events.event.json>, ...) are known in both.
+//
 // It accepts Amazon EventBridge's forms (inputTransformer with inputPathsMap and inputTemplate, input, inputPath)
 // and Apache RocketMQ EventBridge's TransformParam forms ({"form": "ORIGINAL" | "CONSTANT" | "JSONPATH" |
 // "TEMPLATE", "value": ..., "template": ...}). It imports the standard library, the domain's error model, the
@@ -34,6 +38,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/awsevent"
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
@@ -79,7 +84,30 @@ const (
 	VarEventJSON = "ce.event.json"
 )
 
-var reserved = []string{VarID, VarType, VarSource, VarSubject, VarTime, VarSpecVersion, VarDataContentType, VarDataSchema, VarEventJSON}
+// Amazon EventBridge's predefined variables, reserved in every template: the rule (Options.RuleName, RuleARN;
+// missing when not given), the event in AWS's envelope (awsevent.Envelope with Options.Account and Region) with and
+// without its detail, and when EventBridge received it (here: the event's time).
+const (
+	VarAWSRuleARN       = "aws.events.rule-arn"
+	VarAWSRuleName      = "aws.events.rule-name"
+	VarAWSIngestionTime = "aws.events.event.ingestion-time"
+	VarAWSEvent         = "aws.events.event"
+	VarAWSEventJSON     = "aws.events.event.json"
+)
+
+var reserved = []string{VarID, VarType, VarSource, VarSubject, VarTime, VarSpecVersion, VarDataContentType, VarDataSchema,
+	VarEventJSON, VarAWSRuleARN, VarAWSRuleName, VarAWSIngestionTime, VarAWSEvent, VarAWSEventJSON}
+
+// Options are what a transformer knows besides its spec and the event: the rule that routed the event, the
+// account and region of AWS's envelope for events that carry none, and whether it sees events in that envelope.
+type Options struct {
+	RuleName, RuleARN string
+	Account, Region   string
+	// Envelope makes the transformer see every event as AWS delivers it (awsevent.Envelope): its paths ($.detail,
+	// $.detail-type, $.resources[0]), $, and the ORIGINAL form are over the envelope, and a spec with no data form
+	// delivers the envelope. It is the view of targets in AWS's format.
+	Envelope bool
+}
 
 // variableRe is the form of a variable that a user declares; reserved names have a dot, user names cannot.
 var variableRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -183,6 +211,7 @@ const (
 
 // Transformer is a compiled Spec. It is immutable and safe for concurrent use.
 type Transformer struct {
+	opts     Options
 	mode     mode
 	constant Output
 	path     *path
@@ -226,11 +255,18 @@ func (o Output) IsJSON() bool {
 // offending input as the API writes it: inputTransformer.inputTemplate, inputTransformer.inputPathsMap.<name>,
 // input, inputPath, transform.form, transform.value, transform.template, attributes, attributes.<name>. A zero
 // Spec is an error too.
-func Compile(spec Spec) (*Transformer, error) {
+func Compile(spec Spec) (*Transformer, error) { return CompileWith(spec, Options{}) }
+
+// CompileWith is Compile with options. With Options.Envelope a zero Spec is valid: it delivers the envelope.
+func CompileWith(spec Spec, opts Options) (*Transformer, error) {
+	if opts.Envelope && spec.IsZero() {
+		spec.Transform = &Param{Form: Original}
+	}
 	t, err := compileData(spec)
 	if err != nil {
 		return nil, err
 	}
+	t.opts = opts
 	syn := angle
 	if spec.Transform != nil {
 		syn = dollar
@@ -568,7 +604,7 @@ func (t *Transformer) apply(e *event.Event) (*event.Event, Output, error) {
 	if e == nil || e.Context == nil {
 		return nil, Output{}, errors.New("transform: no event")
 	}
-	ev := &evaluation{e: e}
+	ev := &evaluation{e: e, opts: &t.opts}
 	c := e.Clone()
 	var out Output
 	if t.mode == modeKeep {
@@ -661,12 +697,16 @@ func (t *Transformer) data(ev *evaluation) (Output, error) {
 // variable once.
 type evaluation struct {
 	e       *event.Event
+	opts    *Options
 	raw     []byte
 	doc     any
 	err     error
 	encoded bool
 	decoded bool
 	vars    map[string]value
+	// envRaw is the event in AWS's envelope, built once when needed.
+	envRaw []byte
+	envErr error
 }
 
 // values returns the values of the variables names, declared in vars or reserved.
@@ -688,6 +728,9 @@ func (ev *evaluation) values(names []string, vars map[string]*path) (map[string]
 }
 
 func (ev *evaluation) eventJSON() ([]byte, error) {
+	if ev.opts.Envelope {
+		return ev.envelope()
+	}
 	if !ev.encoded {
 		ev.encoded = true
 		ev.raw, ev.err = cloudevent.Marshal(ev.e)
@@ -699,6 +742,17 @@ func (ev *evaluation) eventJSON() ([]byte, error) {
 		}
 	}
 	return ev.raw, ev.err
+}
+
+// envelope is the event in AWS's envelope.
+func (ev *evaluation) envelope() ([]byte, error) {
+	if ev.envRaw == nil && ev.envErr == nil {
+		ev.envRaw, ev.envErr = awsevent.Envelope(ev.e, ev.opts.Account, ev.opts.Region)
+		if ev.envErr != nil {
+			ev.envErr = fmt.Errorf("transform: the event's envelope cannot be built: %w", ev.envErr)
+		}
+	}
+	return ev.envRaw, ev.envErr
 }
 
 func (ev *evaluation) document() (any, error) {
@@ -775,6 +829,29 @@ func (ev *evaluation) variable(name string, p *path) (value, error) {
 	case VarEventJSON:
 		raw, err := ev.eventJSON()
 		return value{found: true, raw: raw}, err
+	case VarAWSRuleName:
+		return str(ev.opts.RuleName)
+	case VarAWSRuleARN:
+		return str(ev.opts.RuleARN)
+	case VarAWSIngestionTime:
+		if e.Time().IsZero() {
+			return value{}, nil
+		}
+		return str(e.Time().UTC().Format(time.RFC3339))
+	case VarAWSEventJSON:
+		raw, err := ev.envelope()
+		return value{found: true, raw: raw}, err
+	case VarAWSEvent:
+		raw, err := ev.envelope()
+		if err != nil {
+			return value{}, err
+		}
+		// The envelope's last member is detail; a string of the members before it cannot hold `,"detail":`
+		// unescaped.
+		if i := bytes.Index(raw, []byte(`,"detail":`)); i >= 0 {
+			raw = append(raw[:i:i], '}')
+		}
+		return value{found: true, raw: raw}, nil
 	}
 	return value{}, nil
 }

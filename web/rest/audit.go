@@ -45,7 +45,7 @@ type AuditEntry struct {
 
 // AuditActor is who made an audited call.
 type AuditActor struct {
-	Kind string `json:"kind" example:"user" enums:"apiKey,user,anonymous,clusterToken"`
+	Kind string `json:"kind" example:"user" enums:"apiKey,accessKey,user,anonymous,clusterToken"`
 	ID   string `json:"id,omitempty" example:"u7fa4d5ek3mbwq2x"`
 	Name string `json:"name,omitempty" example:"alice"`
 } //@name AuditActor

@@ -25,6 +25,11 @@ type Target struct {
 	// bus (another bus of the account) or log (the worker's log).
 	Type   string       `json:"type" enums:"http,api-destination,bus,log" example:"http"`
 	Config TargetConfig `json:"config"`
+	// Format is what the target receives of each event: cloudevents (the CloudEvent, the default here) or aws
+	// (Amazon EventBridge's envelope as the data, {"version": "0", "id": ..., "detail-type": ..., "detail": ...}, the
+	// default of targets made through the AWS API); with aws, the input transformer sees that envelope
+	// ($.detail...). A bus target forwards the event itself: cloudevents.
+	Format string `json:"format,omitempty" enums:"cloudevents,aws" example:"cloudevents"`
 	// DeadLetterConfig names a bus of the account that receives the events the target gives up, with the reason,
 	// the attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.
 	DeadLetterConfig *DeadLetterConfig `json:"deadLetterConfig,omitempty"`
@@ -280,6 +285,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 	out := Target{
 		Name:        t.Name(),
 		Type:        string(t.Type()),
+		Format:      string(t.Format()),
 		Config:      TargetConfig{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(), Bus: t.Bus()},
 		RetryPolicy: RetryPolicy{MaximumRetryAttempts: &rp.MaximumRetryAttempts, MaximumEventAgeInSeconds: &rp.MaximumEventAgeInSeconds},
 		Status:      targetStatusOf(a.s.Targets.Status(c.Request.Context(), t)),
@@ -316,8 +322,9 @@ func targetStatusOf(st *target.Status) TargetStatus {
 // Spec returns the domain form of the target; absent retry policy fields take their defaults.
 func (t Target) Spec() (target.Spec, error) {
 	spec := target.Spec{
-		Name: t.Name,
-		Type: target.Type(t.Type),
+		Name:   t.Name,
+		Type:   target.Type(t.Type),
+		Format: target.Format(t.Format),
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, SecretHeaders: t.Config.SecretHeaders,
 			Mode: target.Mode(t.Config.Mode),

@@ -11119,7 +11119,7 @@ export interface components {
              * @example user
              * @enum {string}
              */
-            kind?: "apiKey" | "user" | "anonymous" | "clusterToken";
+            kind?: "apiKey" | "accessKey" | "user" | "anonymous" | "clusterToken";
             /** @example alice */
             name?: string;
         };
@@ -12886,6 +12886,15 @@ export interface components {
              *     the attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.
              */
             deadLetterConfig?: components["schemas"]["DeadLetterConfig"];
+            /**
+             * @description Format is what the target receives of each event: cloudevents (the CloudEvent, the default here) or aws
+             *     (Amazon EventBridge's envelope as the data, {"version": "0", "id": ..., "detail-type": ..., "detail": ...}, the
+             *     default of targets made through the AWS API); with aws, the input transformer sees that envelope
+             *     ($.detail...). A bus target forwards the event itself: cloudevents.
+             * @example cloudevents
+             * @enum {string}
+             */
+            format?: "cloudevents" | "aws";
             /**
              * @description Input is constant JSON text that replaces the data of every event.
              * @example {"status": "created"}

@@ -27,6 +27,24 @@ const Name = "input-transformer"
 // KeySpec is the key of the transformer: the JSON form of a transform.Spec.
 const KeySpec = "spec"
 
+// Keys of what the transformer knows besides the event (transform.Options): the format of the target (FormatAWS
+// makes it see AWS's envelope, and deliver the envelope when the spec has no data form), the rule's name and ARN
+// (<aws.events.rule-name>, <aws.events.rule-arn>), the account and region of the envelope for events that carry
+// none.
+const (
+	KeyFormat   = "format"
+	KeyRuleName = "rule.name"
+	KeyRuleARN  = "rule.arn"
+	KeyAccount  = "aws.account"
+	KeyRegion   = "aws.region"
+)
+
+// Formats of KeyFormat.
+const (
+	FormatCloudEvents = "cloudevents"
+	FormatAWS         = "aws"
+)
+
 func init() { connector.RegisterTransform(Plugin()) }
 
 // Plugin returns the input-transformer plugin.
@@ -39,7 +57,13 @@ func Plugin() connector.TransformPlugin {
 			{Name: KeySpec, Type: connector.TypeJSON, Required: true,
 				Doc: `The transformer, one of: {"inputTransformer": {"inputPathsMap": {...}, "inputTemplate": "..."}}, ` +
 					`{"input": "<JSON text>"}, {"inputPath": "$.data"}, {"transform": {"form": "ORIGINAL|CONSTANT|JSONPATH|TEMPLATE", "value": "...", "template": "..."}}; ` +
-					`each may have, or be only, "attributes": {"<attribute>": "<text template>", ...}.`},
+					`each may have, or be only, "attributes": {"<attribute>": "<text template>", ...}. With format aws, {} delivers AWS's envelope.`},
+			{Name: KeyFormat, Type: connector.TypeEnum, Default: FormatCloudEvents, Enum: []string{FormatCloudEvents, FormatAWS},
+				Doc: "What the transformer sees: the CloudEvent's JSON form, or the event in Amazon EventBridge's envelope (aws)."},
+			{Name: KeyRuleName, Type: connector.TypeString, Doc: "The rule's name: <aws.events.rule-name>."},
+			{Name: KeyRuleARN, Type: connector.TypeString, Doc: "The rule's ARN: <aws.events.rule-arn>."},
+			{Name: KeyAccount, Type: connector.TypeString, Doc: "The account of the envelope of events that carry none."},
+			{Name: KeyRegion, Type: connector.TypeString, Doc: "The region of the envelope of events that carry none."},
 		},
 		New: New,
 	}
@@ -59,7 +83,8 @@ func New(cfg connector.Values, _ connector.Env) (connector.Transform, error) {
 	if err != nil {
 		return nil, connector.FieldErrors{{Key: KeySpec, Message: err.Error()}}
 	}
-	t, err := transform.Compile(spec)
+	t, err := transform.CompileWith(spec, transform.Options{RuleName: cfg.String(KeyRuleName), RuleARN: cfg.String(KeyRuleARN),
+		Account: cfg.String(KeyAccount), Region: cfg.String(KeyRegion), Envelope: cfg.String(KeyFormat) == FormatAWS})
 	if err != nil {
 		// Compile's messages name the field of the spec at fault (inputTransformer.inputTemplate, ...).
 		return nil, connector.FieldErrors{{Key: KeySpec, Message: err.Error()}}

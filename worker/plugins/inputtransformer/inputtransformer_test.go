@@ -2,6 +2,7 @@ package inputtransformer_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,4 +117,38 @@ func TestApplySetsAttributes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tr.Apply(context.Background(), in)
 	require.ErrorContains(t, err, "attributes.type")
+}
+
+// With format aws the transformer sees AWS's envelope, knows the rule, and {} delivers the envelope itself.
+func TestApplyInAWSFormat(t *testing.T) {
+	t.Parallel()
+	p := inputtransformer.Plugin()
+	values := func(spec string) connector.Values {
+		return p.Spec.Values(map[string]string{inputtransformer.KeySpec: spec, inputtransformer.KeyFormat: inputtransformer.FormatAWS,
+			inputtransformer.KeyRuleName: "big", inputtransformer.KeyRuleARN: "arn:aws:events:us-east-1:123456789012:rule/big",
+			inputtransformer.KeyAccount: "123456789012", inputtransformer.KeyRegion: "us-east-1"})
+	}
+	in := jetstreamtest.Event("e1", "order.created", map[string]any{"orderId": "o-1"})
+	tr, err := inputtransformer.New(values(`{}`), connector.Env{})
+	require.NoError(t, err)
+	out, err := tr.Apply(context.Background(), in)
+	require.NoError(t, err)
+	var env map[string]any
+	require.NoError(t, json.Unmarshal(out[0].Data(), &env))
+	assert.Equal(t, "0", env["version"])
+	assert.Equal(t, "order.created", env["detail-type"])
+	assert.Equal(t, "123456789012", env["account"])
+	assert.Equal(t, "us-east-1", env["region"])
+	assert.Equal(t, map[string]any{"orderId": "o-1"}, env["detail"])
+	assert.Equal(t, "application/json", out[0].DataContentType())
+
+	tr, err = inputtransformer.New(values(`{"inputTransformer": {"inputPathsMap": {"id": "$.detail.orderId"}, `+
+		`"inputTemplate": "{\"order\": <id>, \"rule\": <aws.events.rule-name>}"}}`), connector.Env{})
+	require.NoError(t, err)
+	out, err = tr.Apply(context.Background(), in)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"order": "o-1", "rule": "big"}`, string(out[0].Data()))
+
+	assert.NotEmpty(t, p.Spec.Validate(map[string]string{inputtransformer.KeySpec: "{}", inputtransformer.KeyFormat: "xml"}),
+		"the format is one of cloudevents and aws")
 }

@@ -282,11 +282,12 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	if err != nil {
 		return connector.Permanent(err)
 	}
-	body, err := cloudevent.Marshal(e)
+	// Rules match the view (a resources extension as its array); the copies are the event itself (stream.Encode).
+	view, err := cloudevent.MatchView(e)
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: JSON form of the event: %w", err))
 	}
-	all, err := s.matcher.Match(body)
+	all, err := s.matcher.Match(view)
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: matching: %w", err))
 	}
@@ -362,7 +363,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
 	}
 	if s.log.Enabled(stream.LogInfo) {
-		s.logRouted(meta, e, body, matched, routed, sel, traceIDOf(ctx))
+		s.logRouted(meta, e, view, matched, routed, sel, traceIDOf(ctx))
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil

@@ -264,3 +264,67 @@ func TestRouterCopiesAreDeduplicated(t *testing.T) {
 	err := s.Write(context.Background(), e)
 	assert.True(t, connector.IsPermanent(err), "a record without metadata cannot be routed: %v", err)
 }
+
+// An AWS pattern on resources matches one element of the array the resources extension holds (as Amazon
+// EventBridge matches its events' resources), while the copies keep the extension as it was stored: a string.
+func TestRouterMatchesResourcesElements(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "b", Subject: names.RuleSubject(bus, "b"), Pattern: json.RawMessage(`{"resources": ["arn:b"]}`)},
+		router.Rule{ID: "prefix", Subject: names.RuleSubject(bus, "prefix"), Pattern: json.RawMessage(`{"resources": [{"prefix": "arn:a"}]}`)},
+		router.Rule{ID: "c", Subject: names.RuleSubject(bus, "c"), Pattern: json.RawMessage(`{"resources": ["arn:c"]}`)},
+		router.Rule{ID: "text", Subject: names.RuleSubject(bus, "text"), Pattern: json.RawMessage(`{"resources": ["[\"arn:a\",\"arn:b\"]"]}`)},
+	)
+	r := startRouter(t, env, rules)
+	in := names.BusIn(bus)
+	both := newEvent("both", "t", "shop", map[string]any{"resources": "in data"})
+	both.SetExtension("resources", `["arn:a","arn:b"]`)
+	env.Publish(t, in, both)
+	plain := newEvent("plain", "t", "shop", nil) // no extension: matches none
+	env.Publish(t, in, plain)
+	other := newEvent("other", "t", "shop", nil)
+	other.SetExtension("resources", "arn:b") // not an array: matched as the string it is
+	env.Publish(t, in, other)
+
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
+	busStream := names.BusStream(bus)
+	copies := env.Messages(t, busStream, names.RuleSubject(bus, "b"))
+	assert.ElementsMatch(t, []string{"both", "other"}, ids(copies))
+	assert.Equal(t, []string{"both"}, ids(env.Messages(t, busStream, names.RuleSubject(bus, "prefix"))))
+	assert.Empty(t, ids(env.Messages(t, busStream, names.RuleSubject(bus, "c"))))
+	assert.Empty(t, ids(env.Messages(t, busStream, names.RuleSubject(bus, "text"))), "the view is matched, not the string")
+	require.Len(t, copies, 2)
+	c := copies[0]
+	if c.Event.ID() != "both" {
+		c = copies[1]
+	}
+	assert.Equal(t, `["arn:a","arn:b"]`, c.Event.Extensions()["resources"], "the copy is the event as stored")
+	assert.JSONEq(t, `{"resources":"in data"}`, string(c.Event.Data()))
+}
+
+// The bus log explains a rule on resources against the array the rule saw, and carries the event at FULL as
+// stored, its resources extension a string.
+func TestRouterLogsResourcesAsStored(t *testing.T) {
+	t.Parallel()
+	env := logEnv(t)
+	rules := []router.Rule{
+		{ID: "c", Name: "c", Subject: names.RuleSubject(bus, "c"), Pattern: json.RawMessage(`{"resources": ["arn:c"]}`)},
+	}
+	s := newLoggingRouter(t, env, rules, stream.LogTrace, stream.LogDetailFull)
+	e := newEvent("e1", "t", "shop", nil)
+	e.SetExtension("resources", `["arn:a","arn:b"]`)
+	write(t, env, s, e)
+	got := waitRecords(t, env.JS, 3)
+	require.Equal(t, []string{stream.LogEventReceipt, stream.LogNoRulesMatched, stream.LogRuleNoMatch}, recordTypes(got))
+	var stored map[string]any
+	require.NoError(t, json.Unmarshal(got[0].Event, &stored))
+	assert.Equal(t, `["arn:a","arn:b"]`, stored["resources"])
+	var x struct {
+		Path   string
+		Actual json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(got[2].Explanation, &x), "%s", got[2].Explanation)
+	assert.Equal(t, "resources", x.Path)
+	assert.JSONEq(t, `["arn:a","arn:b"]`, string(x.Actual))
+}
