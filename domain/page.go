@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -57,7 +58,7 @@ func DecodePageToken(token string) (string, error) {
 		return "", nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || ValidateName("nextToken", string(b)) != nil {
+	if err != nil || ValidateBusName("nextToken", string(b)) != nil { // the widest alphabet of names
 		return "", Invalid("nextToken", "nextToken is not a token this API returned")
 	}
 	return string(b), nil
@@ -120,4 +121,22 @@ func SequenceToken(n uint64) string {
 		return ""
 	}
 	return EncodePageToken(strconv.FormatUint(n, 10))
+}
+
+// AllPages collects every item of a list that list pages by name, page after page of MaxPageLimit (the dialects
+// whose clients page by offset, or filter by prefix, read the whole list).
+func AllPages[T any](ctx context.Context, list func(ctx context.Context, page Page) ([]T, string, error)) ([]T, error) {
+	var all []T
+	page := Page{Limit: MaxPageLimit}
+	for {
+		items, next, err := list(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == "" || len(items) == 0 {
+			return all, nil
+		}
+		page.Token = next
+	}
 }

@@ -43,13 +43,26 @@ func TestBuses(t *testing.T) {
 			json:   map[string]any{"retention": map[string]any{"maxAge": "24h0m0s", "maxBytes": 2097152}},
 		},
 		{
-			name: "name with a dot", method: http.MethodPost, url: "/api/v1/buses",
-			body:   map[string]any{"name": "orders.eu"},
+			name: "name with a space", method: http.MethodPost, url: "/api/v1/buses",
+			body:   map[string]any{"name": "orders eu"},
 			status: http.StatusBadRequest, json: map[string]any{"code": "ValidationError", "field": "name"},
 		},
 		{
+			name: "name with dots and slashes, as AWS allows", method: http.MethodPost, url: "/api/v1/buses",
+			body:   map[string]any{"name": "org.shop/orders.eu"},
+			status: http.StatusCreated, json: map[string]any{"name": "org.shop/orders.eu"},
+			after: func(t *testing.T, e *env, _ *response) {
+				e.must(t, http.MethodGet, "/api/v1/buses/org.shop%2Forders.eu", nil, http.StatusOK)
+				e.must(t, http.MethodPost, "/api/v1/buses/org.shop%2Forders.eu/rules", map[string]any{"name": "created.v1",
+					"eventPattern": map[string]any{"type": []any{"x"}}}, http.StatusCreated)
+				e.must(t, http.MethodGet, "/api/v1/buses/org.shop%2Forders.eu/rules/created.v1", nil, http.StatusOK)
+				e.must(t, http.MethodDelete, "/api/v1/buses/org.shop%2Forders.eu/rules/created.v1", nil, http.StatusNoContent)
+				e.must(t, http.MethodDelete, "/api/v1/buses/org.shop%2Forders.eu", nil, http.StatusNoContent)
+			},
+		},
+		{
 			name: "name too long", method: http.MethodPost, url: "/api/v1/buses",
-			body:   map[string]any{"name": strings.Repeat("a", 65)},
+			body:   map[string]any{"name": strings.Repeat("a", 257)},
 			status: http.StatusBadRequest, json: map[string]any{"field": "name"},
 		},
 		{

@@ -302,6 +302,9 @@ func NewRouter(cfg Config, s Services, dialects ...NewDialect) *Router {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// A bus's name may hold slashes (AWS's names), sent escaped (%2F) in a path: routes match the escaped path and
+	// parameters are unescaped.
+	r.UseRawPath = true
 	all := rt.dialects(cfg, s, dialects)
 	anyHost := map[string]bool{}
 	out := &Router{Engine: r, targeted: map[string]targetedRoute{}}

@@ -2,37 +2,17 @@ package connect
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strings"
+
+	"github.com/eventbridge-go/eventbridge/domain"
 )
 
-// Connector names are for people and built from names, each name a part of its own (namePart): a name's dots and
-// slashes (which AWS's bus, rule and target names may hold) are escaped as =2E and =2F, and '=' occurs in no name, so
-// the parts of a connector name are unambiguous and it stays a KV key and a URL path segment
-// ([-_=.a-zA-Z0-9], at most 255 characters).
-
-// maxNamePart bounds a part so that eb.<account>.<bus>.<rule>.<target> stays within 255 characters; a longer part
-// keeps its beginning and ends with =<16 hex characters of the name's SHA-256>.
-const maxNamePart = 70
+// Connector names are for people and built from names, each a part of its own (domain.ConnectorPart: dots and
+// slashes escaped), so they are unambiguous.
 
 // namePart is name as a part of a connector name.
-func namePart(name string) string {
-	if !strings.ContainsAny(name, "./") && len(name) <= maxNamePart {
-		return name
-	}
-	p := strings.NewReplacer(".", "=2E", "/", "=2F").Replace(name)
-	if len(p) > maxNamePart {
-		sum := sha256.Sum256([]byte(name))
-		p = p[:maxNamePart-17]
-		if i := strings.LastIndexByte(p, '='); i >= len(p)-2 {
-			p = p[:i] // never half an escape
-		}
-		p += "=" + hex.EncodeToString(sum[:8])
-	}
-	return p
-}
+func namePart(name string) string { return domain.ConnectorPart(name) }
 
 func busPrefix(accountID, busName string) string {
 	return "eb." + accountID + "." + namePart(busName) + "."

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/eventbridge-go/eventbridge/domain"
 )
 
 // connectorNameRe is what the worker accepts as a connector name (worker/herder checkName).
@@ -33,6 +35,11 @@ func TestNameParts(t *testing.T) {
 		assert.Equal(t, namePart(bus), part)
 	}
 	assert.Len(t, names, 3, "long names that differ make different connector names")
-	assert.LessOrEqual(t, len(namePart(long)), maxNamePart)
+	b, r, tg, ok := domain.TargetConnector("acme", TargetName("acme", "my.org/bus", "rule.v2", "t.1"))
+	assert.True(t, ok)
+	assert.Equal(t, []string{"my.org/bus", "rule.v2", "t.1"}, []string{b, r, tg}, "dead letters read the names back")
+	_, _, _, ok = domain.TargetConnector("acme", TargetName("acme", long, "r", "t"))
+	assert.False(t, ok, "a shortened name does not read back")
+	assert.LessOrEqual(t, len(namePart(long)), domain.MaxConnectorPart)
 	assert.NotContains(t, namePart(strings.Repeat(".", 30)), "==", "never half an escape")
 }

@@ -58,7 +58,7 @@ func apiErrorCode(err error) string {
 	return ""
 }
 
-// awsReceiver records the bodies an http target of the AWS API delivers.
+// awsReceiver records the bodies an http target of the AWS API delivers, by path; it fails what is sent to /fail.
 type awsReceiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -72,6 +72,10 @@ func newAWSReceiver(t *testing.T) *awsReceiver {
 		r.mu.Lock()
 		r.bodies[req.URL.Path] = append(r.bodies[req.URL.Path], string(b))
 		r.mu.Unlock()
+		if req.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(r.srv.Close)
@@ -319,6 +323,98 @@ func TestAWSAPI(t *testing.T) {
 		}
 		_, err = eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: awssdk.String("orders")})
 		require.NoError(t, err)
+	})
+
+	t.Run("names with dots and slashes", func(t *testing.T) {
+		const busName, ruleName = "org.shop/orders", "created.v1"
+		out, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: awssdk.String(busName)})
+		require.NoError(t, err)
+		busARN := awssdk.ToString(out.EventBusArn)
+		assert.Equal(t, "arn:aws:events:us-east-1:"+number+":event-bus/"+busName, busARN)
+		_, err = eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String(ruleName), EventBusName: out.EventBusArn,
+			EventPattern: awssdk.String(`{"detail-type": ["created"]}`)})
+		require.NoError(t, err)
+		ok, fail := rcv.srv.URL+"/dots", rcv.srv.URL+"/fail"
+		pt, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: awssdk.String(ruleName), EventBusName: awssdk.String(busName),
+			Targets: []types.Target{
+				{Id: awssdk.String("hook.1"), Arn: awssdk.String("arn:aws:eventbridge-go:us-east-1:" + number + ":http/" + ok),
+					InputPath: awssdk.String("$.detail")},
+				{Id: awssdk.String("fail.1"), Arn: awssdk.String("arn:aws:eventbridge-go:us-east-1:" + number + ":http/" + fail),
+					RetryPolicy: &types.RetryPolicy{MaximumRetryAttempts: awssdk.Int32(0)}},
+			}})
+		require.NoError(t, err)
+		require.Zero(t, pt.FailedEntryCount, "%+v", pt.FailedEntries)
+
+		// /api/v1 takes the same names, the slash escaped in paths.
+		const v1 = "/api/v1/buses/org.shop%2Forders"
+		a.must("GET", v1+"/rules/created.v1/targets/hook.1", nil, 200)
+		a.putBatch("org.shop%2Forders", []map[string]any{
+			{"specversion": "1.0", "id": "dots-1", "source": "shop", "type": "created", "data": map[string]any{"n": 1}}})
+		_, err = eb.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{EventBusName: awssdk.String(busARN),
+			Source: awssdk.String("shop"), DetailType: awssdk.String("created"), Detail: awssdk.String(`{"n": 2}`)}}})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return len(rcv.received("/dots")) == 2 }, 30*time.Second, 50*time.Millisecond)
+		assert.ElementsMatch(t, []string{`{"n":1}`, `{"n":2}`}, rcv.received("/dots"))
+
+		// The failing target's dead letters name the bus, the rule and the target as they are.
+		var dl struct {
+			DeadLetters []struct{ Bus, Rule, Target string } `json:"deadLetters"`
+		}
+		require.Eventually(t, func() bool {
+			require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/dead-letters?bus=org.shop%2Forders", nil, 200), &dl))
+			return len(dl.DeadLetters) == 2
+		}, 30*time.Second, 100*time.Millisecond)
+		for _, d := range dl.DeadLetters {
+			assert.Equal(t, []string{busName, ruleName, "fail.1"}, []string{d.Bus, d.Rule, d.Target})
+		}
+	})
+
+	t.Run("API destination and bus targets by their ARNs", func(t *testing.T) {
+		a.must("POST", "/api/v1/connections", map[string]any{"name": "rcv", "authorizationType": "API_KEY",
+			"authParameters": map[string]any{"apiKeyAuthParameters": map[string]any{"apiKeyName": "X-Api-Key", "apiKeyValue": "k-1"}}}, 201)
+		a.must("POST", "/api/v1/api-destinations", map[string]any{"name": "orders-api", "connection": "rcv",
+			"invocationEndpoint": rcv.srv.URL + "/dest/*", "httpMethod": "POST"}, 201)
+		for _, n := range []string{"fwd-in", "fwd-out"} {
+			_, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: awssdk.String(n)})
+			require.NoError(t, err)
+		}
+		_, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String("all"), EventBusName: awssdk.String("fwd-in"),
+			EventPattern: awssdk.String(`{"source": ["fwd"]}`)})
+		require.NoError(t, err)
+		_, err = eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: awssdk.String("all"), EventBusName: awssdk.String("fwd-out"),
+			EventPattern: awssdk.String(`{"source": ["fwd"]}`)})
+		require.NoError(t, err)
+		pt, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: awssdk.String("all"), EventBusName: awssdk.String("fwd-in"),
+			Targets: []types.Target{{Id: awssdk.String("to-bus"), Arn: awssdk.String("arn:aws:events:us-east-1:" + number + ":event-bus/fwd-out")}}})
+		require.NoError(t, err)
+		require.Zero(t, pt.FailedEntryCount, "%+v", pt.FailedEntries)
+		pt, err = eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: awssdk.String("all"), EventBusName: awssdk.String("fwd-out"),
+			Targets: []types.Target{{Id: awssdk.String("to-api"),
+				Arn:            awssdk.String("arn:aws:events:us-east-1:" + number + ":api-destination/orders-api/0b6e2e8a-1d0c-4d3a-9f0e-7a1b2c3d4e5f"),
+				HttpParameters: &types.HttpParameters{PathParameterValues: []string{"$.detail.id"}}}}})
+		require.NoError(t, err)
+		require.Zero(t, pt.FailedEntryCount, "%+v", pt.FailedEntries)
+		lt, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: awssdk.String("all"), EventBusName: awssdk.String("fwd-out")})
+		require.NoError(t, err)
+		require.Len(t, lt.Targets, 1)
+		assert.Equal(t, []string{"$.detail.id"}, lt.Targets[0].HttpParameters.PathParameterValues)
+
+		_, err = eb.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []types.PutEventsRequestEntry{{EventBusName: awssdk.String("fwd-in"),
+			Source: awssdk.String("fwd"), DetailType: awssdk.String("t"), Detail: awssdk.String(`{"id": "o-7"}`)}}})
+		require.NoError(t, err)
+		if !assert.Eventually(t, func() bool { return len(rcv.received("/dest/o-7")) == 1 }, 30*time.Second, 50*time.Millisecond,
+			"forwarded by the bus target, then delivered by the API destination to its endpoint with the path parameter") {
+			rcv.mu.Lock()
+			t.Logf("received: %v", rcv.bodies)
+			rcv.mu.Unlock()
+			t.Logf("dead letters: %s", a.must("GET", "/api/v1/dead-letters", nil, 200))
+			t.Logf("targets: %s", a.must("GET", "/api/v1/buses/fwd-out/rules/all/targets", nil, 200))
+			t.Logf("targets: %s", a.must("GET", "/api/v1/buses/fwd-in/rules/all/targets", nil, 200))
+			t.FailNow()
+		}
+		var env map[string]any
+		require.NoError(t, json.Unmarshal([]byte(rcv.received("/dest/o-7")[0]), &env))
+		assert.Equal(t, map[string]any{"id": "o-7"}, env["detail"], "in AWS's envelope")
 	})
 
 	t.Run("isolation and roles", func(t *testing.T) {

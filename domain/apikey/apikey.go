@@ -99,7 +99,7 @@ func build(id, accountID string, spec Spec, secret, createdBy string, now time.T
 			return nil, domain.Invalid("buses", "a key names at most 100 buses")
 		}
 		for _, b := range spec.Buses {
-			if err := domain.ValidateName("buses", b); err != nil {
+			if err := domain.ValidateBusName("buses", b); err != nil {
 				return nil, err
 			}
 			if !slices.Contains(buses, b) {

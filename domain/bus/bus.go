@@ -113,7 +113,7 @@ func New(accountID, name, description string, retention Retention, now time.Time
 	if err := domain.ValidateAccountID(accountID); err != nil {
 		return nil, err
 	}
-	if err := domain.ValidateName("name", name); err != nil {
+	if err := domain.ValidateBusName("name", name); err != nil {
 		return nil, err
 	}
 	if err := domain.ValidateDescription(description); err != nil {

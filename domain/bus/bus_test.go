@@ -21,9 +21,10 @@ func TestNew(t *testing.T) {
 		wantField string
 	}{
 		{"valid", "default", "orders", Retention{}, ""},
-		{"max name", "a1", strings.Repeat("x", 64), Retention{MaxAge: time.Hour, MaxBytes: 1 << 20}, ""},
-		{"long name", "a1", strings.Repeat("x", 65), Retention{}, "name"},
-		{"dot in name", "a1", "a.b", Retention{}, "name"},
+		{"max name", "a1", strings.Repeat("x", 256), Retention{MaxAge: time.Hour, MaxBytes: 1 << 20}, ""},
+		{"long name", "a1", strings.Repeat("x", 257), Retention{}, "name"},
+		{"dots and slashes in name", "a1", "org.shop/a.b", Retention{}, ""},
+		{"space in name", "a1", "a b", Retention{}, "name"},
 		{"empty name", "a1", "", Retention{}, "name"},
 		{"bad account", "A1", "orders", Retention{}, "accountId"},
 		{"short age", "a1", "orders", Retention{MaxAge: time.Second}, "retention.maxAge"},

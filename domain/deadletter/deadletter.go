@@ -105,7 +105,7 @@ func NewFilter(busName, ruleName, targetName string, from, to time.Time) (Filter
 		if p.v == "" {
 			continue
 		}
-		if err := domain.ValidateName(p.field, p.v); err != nil {
+		if err := domain.ValidateNameOf(p.field, p.v); err != nil {
 			return Filter{}, err
 		}
 	}

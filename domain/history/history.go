@@ -91,7 +91,7 @@ type Filter struct {
 func NewFilter(busName, ruleName, targetName string) (Filter, error) {
 	for _, p := range []struct{ field, v string }{{"bus", busName}, {"rule", ruleName}, {"target", targetName}} {
 		if p.v != "" {
-			if err := domain.ValidateName(p.field, p.v); err != nil {
+			if err := domain.ValidateNameOf(p.field, p.v); err != nil {
 				return Filter{}, err
 			}
 		}

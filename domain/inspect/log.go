@@ -74,7 +74,7 @@ func NewLogFilter(f LogFilter) (LogFilter, error) {
 	}
 	for _, p := range []struct{ field, v string }{{"rule", f.Rule}, {"target", f.Target}} {
 		if p.v != "" {
-			if err := domain.ValidateName(p.field, p.v); err != nil {
+			if err := domain.ValidateNameOf(p.field, p.v); err != nil {
 				return LogFilter{}, err
 			}
 		}

@@ -106,7 +106,7 @@ func (r *Rule) WithLayout(layout []byte) *Rule {
 // New validates and returns a new rule with a fresh id. An empty state means ENABLED.
 func New(accountID, busID, name, description string, eventPattern []byte, syntax Syntax, state State, now time.Time) (*Rule, error) {
 	r := &Rule{id: domain.NewID(), accountID: accountID, busID: busID, createdAt: now.UTC(), updatedAt: now.UTC()}
-	if err := domain.ValidateName("name", name); err != nil {
+	if err := domain.ValidateRuleName("name", name); err != nil {
 		return nil, err
 	}
 	if name == ReservedName {

@@ -137,7 +137,7 @@ func (s *Service) Put(ctx context.Context, accountID, busName string, spec Spec)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := domain.ValidateName("name", spec.Name); err != nil {
+	if err := domain.ValidateRuleName("name", spec.Name); err != nil {
 		return nil, false, err
 	}
 	if err := s.checkWildcardsAs(ctx, b.ID(), spec.Name, spec.EventPattern, spec.Syntax); err != nil {

@@ -466,7 +466,7 @@ type Spec struct {
 
 // New validates and returns a new target of a rule with a fresh id.
 func New(accountID, busID, ruleID string, spec Spec, sealer domain.Sealer, now time.Time) (*Target, error) {
-	if err := domain.ValidateName("name", spec.Name); err != nil {
+	if err := domain.ValidateTargetName("name", spec.Name); err != nil {
 		return nil, err
 	}
 	t := &Target{id: domain.NewID(), accountID: accountID, busID: busID, ruleID: ruleID, name: spec.Name, createdAt: now.UTC()}
@@ -497,7 +497,7 @@ func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 			return domain.Invalid("config.pathParameterValues", "config.pathParameterValues: %s", err.Error())
 		}
 	case Bus:
-		if err := domain.ValidateName("config.bus", spec.Bus); err != nil {
+		if err := domain.ValidateBusName("config.bus", spec.Bus); err != nil {
 			return err
 		}
 	case Log:
@@ -536,7 +536,7 @@ func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 		}
 	}
 	if spec.DeadLetterBus != "" {
-		if err := domain.ValidateName("deadLetterConfig.bus", spec.DeadLetterBus); err != nil {
+		if err := domain.ValidateBusName("deadLetterConfig.bus", spec.DeadLetterBus); err != nil {
 			return err
 		}
 	}

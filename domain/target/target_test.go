@@ -22,7 +22,7 @@ func TestNewValidates(t *testing.T) {
 		wantField string
 	}{
 		{"valid with defaults", Spec{Name: "hook", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, ""},
-		{"bad name", Spec{Name: "a.b", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "name"},
+		{"bad name", Spec{Name: "a/b", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "name"},
 		{"no type", Spec{Name: "t", HTTP: ok, RetryPolicy: DefaultRetryPolicy()}, "type"},
 		{"type that cannot name a plugin", Spec{Name: "t", Type: "SQS!", RetryPolicy: DefaultRetryPolicy()}, "type"},
 		{"source plugin as a target", Spec{Name: "t", Type: "mqtt-source", RetryPolicy: DefaultRetryPolicy()}, "type"},

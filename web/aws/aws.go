@@ -11,7 +11,6 @@ package aws
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -360,18 +359,9 @@ func requestID(c *gin.Context) string {
 	if id := c.GetString(requestIDKey); id != "" {
 		return id
 	}
-	id := newUUID()
+	id := domain.NewUUID()
 	c.Set(requestIDKey, id)
 	return id
-}
-
-// newUUID is a random (version 4) UUID: the form of AWS's request ids and event ids.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // errorOf is the status and the AWS error of any error: the signature's and this dialect's errors as they are,

@@ -119,7 +119,7 @@ type listIn struct {
 }
 
 func (a *api) listEventBuses(c *gin.Context, in *listIn) (any, error) {
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
 		return a.s.Buses.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
@@ -175,23 +175,6 @@ func (a *api) updateEventBus(c *gin.Context, in *updateEventBusIn) (any, error) 
 // Paging as AWS does it: Limit from 1 to 100 (all when absent), NextToken opaque; here the decimal offset of the
 // page's first item in the list sorted by name.
 const maxLimit = 100
-
-// listAll collects every item of a list that the domain pages.
-func listAll[T any](ctx context.Context, list func(ctx context.Context, page domain.Page) ([]T, string, error)) ([]T, error) {
-	var all []T
-	page := domain.Page{Limit: domain.MaxPageLimit}
-	for {
-		items, next, err := list(ctx, page)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-		if next == "" || len(items) == 0 {
-			return all, nil
-		}
-		page.Token = next
-	}
-}
 
 // prefixed keeps the items whose name starts with prefix.
 func prefixed[T any](all []T, prefix string, name func(T) string) []T {

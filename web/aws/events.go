@@ -9,6 +9,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/gin-gonic/gin"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/awsevent"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
@@ -89,7 +90,7 @@ func (a *api) putEvents(c *gin.Context, in *putEventsIn) (any, error) {
 			t := time.Time(*e.Time)
 			entry.Time = &t
 		}
-		ev, err := awsevent.FromEntry(entry, newUUID(), number, a.region, now)
+		ev, err := awsevent.FromEntry(entry, domain.NewUUID(), number, a.region, now)
 		var ee *awsevent.EntryError
 		switch {
 		case errors.As(err, &ee):

@@ -189,20 +189,20 @@ type listRulesIn struct {
 	Limit        *int
 }
 
-// busRules is every rule of the named bus, sorted by name.
-func (a *api) busRules(c *gin.Context, busName string) ([]*rule.Rule, error) {
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
+// busRules resolves the bus a request names (EventBusName) and reads every rule of it, sorted by name.
+func (a *api) busRules(c *gin.Context, ref string) (string, []*rule.Rule, error) {
+	busName, err := a.busName(c, "EventBusName", ref)
+	if err != nil {
+		return "", nil, err
+	}
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
 		return a.s.Rules.List(ctx, web.AccountOf(c), busName, p)
 	})
-	return all, a.ruleError(busName, "", err)
+	return busName, all, a.ruleError(busName, "", err)
 }
 
 func (a *api) listRules(c *gin.Context, in *listRulesIn) (any, error) {
-	busName, err := a.busName(c, "EventBusName", in.EventBusName)
-	if err != nil {
-		return nil, err
-	}
-	all, err := a.busRules(c, busName)
+	busName, all, err := a.busRules(c, in.EventBusName)
 	if err != nil {
 		return nil, err
 	}
@@ -232,11 +232,7 @@ func (a *api) listRuleNamesByTarget(c *gin.Context, in *listRuleNamesByTargetIn)
 	if in.TargetArn == "" {
 		return nil, validation("Parameter TargetArn is required.")
 	}
-	busName, err := a.busName(c, "EventBusName", in.EventBusName)
-	if err != nil {
-		return nil, err
-	}
-	all, err := a.busRules(c, busName)
+	busName, all, err := a.busRules(c, in.EventBusName)
 	if err != nil {
 		return nil, err
 	}

@@ -152,7 +152,7 @@ func (a *api) specOf(c *gin.Context, t Target) (target.Spec, error) {
 		name, _, _ := strings.Cut(rest, "/") // AWS's ARN ends in the destination's id
 		spec.Type, spec.APIDestination = target.APIDestination, name
 		for _, v := range hp.PathParameterValues {
-			spec.PathParameterValues = append(spec.PathParameterValues, awsevent.RewritePath(v))
+			spec.PathParameterValues = append(spec.PathParameterValues, deliveredPath(v))
 		}
 	case n.service == Service && kind == "event-bus" && rest != "":
 		spec.Type, spec.Bus = target.Bus, rest
@@ -167,6 +167,11 @@ func (a *api) specOf(c *gin.Context, t Target) (target.Spec, error) {
 	}
 	if len(hp.PathParameterValues) > 0 && spec.Type != target.APIDestination {
 		return spec, validation("Parameter HttpParameters.PathParameterValues applies to API destination targets only.")
+	}
+	if len(hp.PathParameterValues) > 0 && (t.Input != nil || t.InputPath != nil || t.InputTransformer != nil) {
+		// Path parameters are read from the event the target delivers; AWS reads them from the event before.
+		return spec, refuseUnsupported("HttpParameters.PathParameterValues", "with an input transformer, they would "+
+			"be read from the transformed event; give them without one")
 	}
 	if len(hp.HeaderParameters) > 0 && spec.Type != target.HTTP {
 		return spec, refuseUnsupported("HttpParameters.HeaderParameters", "headers are set on http targets here, "+
@@ -194,6 +199,23 @@ func (a *api) specOf(c *gin.Context, t Target) (target.Spec, error) {
 	tr, err := transformerOf(t)
 	spec.Transformer = tr
 	return spec, err
+}
+
+// deliveredPath is a path over AWS's envelope ($.detail.id) as a path over the event an API destination target in
+// AWS's format delivers, whose data is that envelope ($.data.detail.id): the http sink reads path parameters there.
+func deliveredPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "$"); ok {
+		return "$.data" + rest
+	}
+	return p
+}
+
+// writtenPath is deliveredPath the other way round.
+func writtenPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "$.data"); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+		return "$" + rest
+	}
+	return p
 }
 
 // transformerOf is the input transformer of Input, InputPath or InputTransformer, kept as written: a target in
@@ -248,7 +270,12 @@ func (a *api) targetOut(c *gin.Context, t *target.Target) Target {
 		if pv := t.PathParameterValues(); len(pv) > 0 {
 			out.HTTPParameters = &HTTPParameters{}
 			for _, v := range pv {
-				out.HTTPParameters.PathParameterValues = append(out.HTTPParameters.PathParameterValues, awsevent.PathForAWS(v))
+				if t.Format() == target.FormatAWS {
+					v = writtenPath(v)
+				} else {
+					v = awsevent.PathForAWS(v)
+				}
+				out.HTTPParameters.PathParameterValues = append(out.HTTPParameters.PathParameterValues, v)
 			}
 		}
 	case target.HTTP:

@@ -163,7 +163,7 @@ func (a *api) listRules(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	if prefix := c.Query("namePrefix"); prefix != "" {
-		if err := domain.ValidateName("namePrefix", prefix); err != nil {
+		if err := domain.ValidateRuleName("namePrefix", prefix); err != nil {
 			return 0, nil, err
 		}
 		page.Prefix = prefix

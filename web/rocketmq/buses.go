@@ -165,7 +165,7 @@ func (a *api) rmqListEventBuses(c *gin.Context, in *RocketMQListEventBusesReques
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
 		return a.s.Buses.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {

@@ -505,7 +505,7 @@ func (a *api) rmqListConnections(c *gin.Context, in *RocketMQListConnectionsRequ
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*connection.Connection, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*connection.Connection, string, error) {
 		return a.s.Connections.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {
@@ -786,7 +786,7 @@ func (a *api) rmqListAPIDestinations(c *gin.Context, in *RocketMQListAPIDestinat
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*apidestination.APIDestination, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*apidestination.APIDestination, string, error) {
 		return a.s.APIDestinations.List(ctx, web.AccountOf(c), p)
 	})
 	if err != nil {

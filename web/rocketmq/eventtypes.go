@@ -91,7 +91,7 @@ func (a *api) rmqListEventTypes(c *gin.Context, in *RocketMQListEventTypesReques
 	ctx := c.Request.Context()
 	busNames := []string{in.EventBusName}
 	if in.EventBusName == "" {
-		buses, err := listAll(ctx, func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
+		buses, err := domain.AllPages(ctx, func(ctx context.Context, p domain.Page) ([]*bus.Bus, string, error) {
 			return a.s.Buses.List(ctx, web.AccountOf(c), p)
 		})
 		if err != nil {
@@ -104,7 +104,7 @@ func (a *api) rmqListEventTypes(c *gin.Context, in *RocketMQListEventTypesReques
 	}
 	var all []RocketMQEventType
 	for _, name := range busNames {
-		ets, err := listAll(ctx, func(ctx context.Context, p domain.Page) ([]*eventtype.EventType, string, error) {
+		ets, err := domain.AllPages(ctx, func(ctx context.Context, p domain.Page) ([]*eventtype.EventType, string, error) {
 			return a.s.EventTypes.List(ctx, web.AccountOf(c), name, p)
 		})
 		if err != nil {

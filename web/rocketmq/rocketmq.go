@@ -21,11 +21,8 @@ package rocketmq
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"github.com/eventbridge-go/eventbridge/web"
 	"io"
 	"log/slog"
@@ -210,18 +207,9 @@ func requestIDOf(c *gin.Context) string {
 	if id := c.GetString(requestIDKey); id != "" {
 		return id
 	}
-	id := newRequestID()
+	id := domain.NewUUID()
 	c.Set(requestIDKey, id)
 	return id
-}
-
-// newRequestID returns a random (version 4) UUID, the form of RocketMQ EventBridge's requestId.
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // rocketMQErrorOf turns any error into the status and the answer of a failed RocketMQ EventBridge call:
@@ -390,24 +378,6 @@ func rmqPage(nextToken string, maxResults int) (offset, limit int, err error) {
 		offset = n
 	}
 	return offset, limit, nil
-}
-
-// listAll collects every item of a list that the domain pages by name (the RocketMQ EventBridge API pages by
-// offset and answers the total).
-func listAll[T any](ctx context.Context, list func(ctx context.Context, page domain.Page) ([]T, string, error)) ([]T, error) {
-	var all []T
-	page := domain.Page{Limit: domain.MaxPageLimit}
-	for {
-		items, next, err := list(ctx, page)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-		if next == "" || len(items) == 0 {
-			return all, nil
-		}
-		page.Token = next
-	}
 }
 
 // pageOfAll returns the page of all that starts at offset with at most limit items, and the nextToken of the

@@ -306,7 +306,7 @@ func (a *api) rmqListEventRules(c *gin.Context, in *RocketMQListEventRulesReques
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*rule.Rule, string, error) {
 		return a.s.Rules.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {

@@ -318,7 +318,7 @@ func (a *api) rmqListEventSources(c *gin.Context, in *RocketMQListEventSourcesRe
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*source.Source, string, error) {
+	all, err := domain.AllPages(c.Request.Context(), func(ctx context.Context, p domain.Page) ([]*source.Source, string, error) {
 		return a.s.Sources.List(ctx, web.AccountOf(c), in.EventBusName, p)
 	})
 	if err != nil {
