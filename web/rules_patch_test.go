@@ -60,7 +60,7 @@ func TestRulePatchPrefixAndTargetsOnCreate(t *testing.T) {
 			},
 		},
 		{
-			name: "list with a bad prefix", method: http.MethodGet, url: "/api/v1/buses/orders/rules?namePrefix=a.b",
+			name: "list with a bad prefix", method: http.MethodGet, url: "/api/v1/buses/orders/rules?namePrefix=a%2Fb",
 			setup: orders, status: http.StatusBadRequest, json: map[string]any{"field": "namePrefix"},
 		},
 		{

@@ -202,7 +202,7 @@ func TestBusLogLevels(t *testing.T) {
 	assert.Len(t, a.busLog("info", "type=RULE_MATCH"), 1)
 	assert.Empty(t, a.busLog("info", "eventSource=crm"))
 	assert.Len(t, a.busLog("info", "limit=1"), 4, "paged one by one")
-	for _, q := range []string{"level=DEBUG", "from=yesterday", "rule=a.b", "limit=0"} {
+	for _, q := range []string{"level=DEBUG", "from=yesterday", "rule=a%20b", "limit=0"} {
 		status, body := a.do("GET", "/api/v1/buses/info/log?"+q, "", nil)
 		assert.Equalf(t, http.StatusBadRequest, status, "%s: %s", q, body)
 	}

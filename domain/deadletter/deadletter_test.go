@@ -34,7 +34,7 @@ func TestNewFilter(t *testing.T) {
 		{name: "rule without bus", rule: "created", wantField: "rule", wantMessageContains: "needs its bus"},
 		{name: "target without rule", bus: "orders", target: "hook", wantField: "target", wantMessageContains: "needs its rule"},
 		{name: "from after to", from: t0.Add(time.Second), to: t0, wantField: "from", wantMessageContains: "after"},
-		{name: "bad bus name", bus: "a.b", wantField: "bus"},
+		{name: "bad bus name", bus: "a b", wantField: "bus"},
 		{name: "bad rule name", bus: "orders", rule: "a b", wantField: "rule"},
 		{name: "bad target name", bus: "orders", rule: "r", target: strings.Repeat("x", 65), wantField: "target"},
 	}

@@ -69,7 +69,7 @@ func TestDerive(t *testing.T) {
 }
 
 func TestNewFilter(t *testing.T) {
-	for _, c := range []struct{ bus, rule, target string }{{"", "r", ""}, {"b", "", "t"}, {"b.c", "", ""}} {
+	for _, c := range []struct{ bus, rule, target string }{{"", "r", ""}, {"b", "", "t"}, {"b c", "", ""}, {"b", "r/s", ""}} {
 		if _, err := NewFilter(c.bus, c.rule, c.target); err == nil {
 			t.Errorf("%v: want an error", c)
 		}
