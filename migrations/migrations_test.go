@@ -98,6 +98,7 @@ func TestBothDialectsGiveTheSameSchema(t *testing.T) {
 			"invocation_rate_limit_per_second", "created_at", "updated_at"},
 		"connector_states": {"connector", "account_id", "state", "updated_at"},
 		"leases":           {"name", "holder", "expires_at"},
+		"tags":             {"account_id", "resource_id", "tag_key", "tag_value"},
 	}
 	liteSchema, mySchema := sqliteSchema(t, lite.SQL()), mysqlSchema(t, my)
 	assert.Equal(t, liteSchema, mySchema, "sqlite and mysql schemas differ")

@@ -219,7 +219,30 @@ var (
 		"Detail": `{"id":5}`, "EventBusName": busOfB}}}
 	// awsEntryNotFound is a PutEvents answer whose one entry failed for its bus.
 	awsEntryNotFound = map[string]any{"FailedEntryCount": 1, "Entries.0.ErrorCode": awsNotFound}
+
+	// Part 2: ARNs of b's connection and archive in b's account, and ARNs in a's account (followed by a name).
+	awsConnOfB    = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoB) + ":connection/" + connOfB
+	awsConnInA    = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoA) + ":connection/"
+	awsArchiveOfB = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoB) + ":archive/" + archiveOfB
+	awsArchiveInA = "arn:aws:events:" + aws.DefaultRegion + ":" + account.AWSAccountID(isoA) + ":archive/"
+	// awsDestination is an API destination of CreateApiDestination on the connection whose ARN is conn.
+	awsDestination = func(name, conn string) map[string]any {
+		return map[string]any{"Name": name, "ConnectionArn": conn, "InvocationEndpoint": "https://api.example.com/orders/*", "HttpMethod": "POST"}
+	}
+	// awsReplay is a StartReplay of the last hour of the archive whose ARN is archive, to the bus whose ARN is dest.
+	awsReplay = func(name, archive, dest string) map[string]any {
+		return map[string]any{"ReplayName": name, "EventSourceArn": archive, "EventStartTime": awsNow(-time.Hour),
+			"EventEndTime": awsNow(0), "Destination": map[string]any{"Arn": dest}}
+	}
 )
+
+// awsNow is a time of the Amazon EventBridge API, seconds since the epoch as AWS's SDKs send it: the time at which it
+// is encoded, plus itself.
+type awsNow time.Duration
+
+func (d awsNow) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(float64(time.Now().Add(time.Duration(d)).UnixMilli())/1000, 'f', 3, 64)), nil
+}
 
 // isolationCases covers every route of the router but isolationExempt (TestAccountIsolationCoversEveryRoute).
 // Cases run in order, but the ones that create resources of a run last and undo what they made.
@@ -448,6 +471,60 @@ var isolationCases = []isolationCase{
 	{route: awsRoute("PutEvents"), name: "on b's bus", body: awsEventsOnB, sameAs: true, json: awsEntryNotFound},
 	{route: awsRoute("PutEvents"), name: "on b's bus by its ARN", body: map[string]any{"Entries": []any{map[string]any{"Source": sourceOfA,
 		"DetailType": "order.created", "Detail": `{"id":6}`, "EventBusName": awsBusOfB}}}, sameAs: true, json: awsEntryNotFound},
+	{route: awsRoute("ListConnections"), name: "list", body: map[string]any{}, list: true, own: connOfA},
+	{route: awsRoute("DescribeConnection"), name: "describe", body: map[string]any{"Name": connOfB}, notFound: awsNotFound},
+	{route: awsRoute("UpdateConnection"), name: "update", body: map[string]any{"Name": connOfB, "Description": "changed by a"}, notFound: awsNotFound},
+	{route: awsRoute("DeleteConnection"), name: "delete one in use", body: map[string]any{"Name": connOfB}, notFound: awsNotFound},
+	{route: awsRoute("DeauthorizeConnection"), name: "deauthorize", body: map[string]any{"Name": connOfB}, notFound: awsNotFound},
+	{route: awsRoute("ListApiDestinations"), name: "list", body: map[string]any{}, list: true, own: destOfA},
+	{route: awsRoute("ListApiDestinations"), name: "of b's connection by its ARN", body: map[string]any{"ConnectionArn": awsConnOfB},
+		notFound: awsNotFound},
+	{route: awsRoute("DescribeApiDestination"), name: "describe", body: map[string]any{"Name": destOfB}, notFound: awsNotFound},
+	{route: awsRoute("UpdateApiDestination"), name: "update", body: map[string]any{"Name": destOfB, "Description": "changed by a"},
+		notFound: awsNotFound},
+	{route: awsRoute("UpdateApiDestination"), name: "move a's to b's connection", body: map[string]any{"Name": destOfA,
+		"ConnectionArn": awsConnInA + connOfB}, sameAs: true},
+	{route: awsRoute("UpdateApiDestination"), name: "move a's to b's connection by its ARN", body: map[string]any{"Name": destOfA,
+		"ConnectionArn": awsConnOfB}, notFound: awsNotFound},
+	{route: awsRoute("DeleteApiDestination"), name: "delete one in use", body: map[string]any{"Name": destOfB}, notFound: awsNotFound},
+	{route: awsRoute("CreateApiDestination"), name: "create on b's connection", body: awsDestination("new", awsConnInA+connOfB), sameAs: true},
+	{route: awsRoute("CreateApiDestination"), name: "create on b's connection by its ARN", body: awsDestination("new", awsConnOfB),
+		notFound: awsNotFound},
+	{route: awsRoute("ListArchives"), name: "list", body: map[string]any{}, list: true, own: archiveOfA},
+	{route: awsRoute("ListArchives"), name: "of b's bus", body: map[string]any{"EventSourceArn": awsBusOfB}, notFound: awsNotFound},
+	{route: awsRoute("CreateArchive"), name: "create on b's bus", body: map[string]any{"ArchiveName": "new", "EventSourceArn": awsBusOfB},
+		notFound: awsNotFound},
+	{route: awsRoute("CreateArchive"), name: "create on b's bus by its name", body: map[string]any{"ArchiveName": "new", "EventSourceArn": busOfB},
+		notFound: awsNotFound},
+	{route: awsRoute("DescribeArchive"), name: "describe", body: map[string]any{"ArchiveName": archiveOfB}, notFound: awsNotFound},
+	{route: awsRoute("UpdateArchive"), name: "update", body: map[string]any{"ArchiveName": archiveOfB, "Description": "changed by a"},
+		notFound: awsNotFound},
+	{route: awsRoute("DeleteArchive"), name: "delete", body: map[string]any{"ArchiveName": archiveOfB}, notFound: awsNotFound},
+	{route: awsRoute("ListReplays"), name: "list", body: map[string]any{}, list: true, own: replayOfA},
+	{route: awsRoute("ListReplays"), name: "of b's archive by its ARN", body: map[string]any{"EventSourceArn": awsArchiveOfB}, list: true,
+		json: map[string]any{"Replays": []any{}}},
+	{route: awsRoute("ListReplays"), name: "of b's archive's name", body: map[string]any{"EventSourceArn": awsArchiveInA + archiveOfB}, list: true,
+		json: map[string]any{"Replays": []any{}}},
+	{route: awsRoute("DescribeReplay"), name: "describe", body: map[string]any{"ReplayName": replayOfB}, notFound: awsNotFound},
+	{route: awsRoute("CancelReplay"), name: "cancel", body: map[string]any{"ReplayName": replayOfB}, notFound: awsNotFound},
+	{route: awsRoute("StartReplay"), name: "replay b's archive", body: awsReplay("new", awsArchiveOfB, awsBusOfB), notFound: awsNotFound},
+	{route: awsRoute("StartReplay"), name: "replay b's archive's name", body: awsReplay("new", awsArchiveInA+archiveOfB, awsBusInA+busOfA),
+		notFound: awsNotFound},
+	{route: awsRoute("StartReplay"), name: "replay a's archive to b's bus", body: awsReplay("new", awsArchiveInA+archiveOfA, awsBusOfB),
+		notFound: awsNotFound},
+
+	{route: awsRoute("TagResource"), name: "tag b's bus", body: map[string]any{"ResourceARN": awsBusOfB,
+		"Tags": []any{map[string]any{"Key": "k", "Value": "v"}}}, notFound: awsNotFound},
+	{route: awsRoute("TagResource"), name: "tag b's connection", body: map[string]any{"ResourceARN": awsConnOfB,
+		"Tags": []any{map[string]any{"Key": "k", "Value": "v"}}}, notFound: awsNotFound},
+	{route: awsRoute("TagResource"), name: "tag b's bus's name in a's ARN", body: map[string]any{"ResourceARN": awsBusInA + busOfB,
+		"Tags": []any{map[string]any{"Key": "k", "Value": "v"}}}, notFound: awsNotFound},
+	{route: awsRoute("UntagResource"), name: "untag b's archive", body: map[string]any{"ResourceARN": awsArchiveOfB, "TagKeys": []any{"k"}},
+		notFound: awsNotFound},
+	{route: awsRoute("ListTagsForResource"), name: "b's rule", body: map[string]any{"ResourceARN": "arn:aws:events:" + aws.DefaultRegion + ":" +
+		account.AWSAccountID(isoB) + ":rule/" + busOfB + "/" + ruleOfB}, notFound: awsNotFound},
+	{route: awsRoute("ListTagsForResource"), name: "b's archive's name in a's ARN", body: map[string]any{"ResourceARN": awsArchiveInA + archiveOfB},
+		notFound: awsNotFound},
 
 	// Last: a creates resources named like b's in its own namespace, and deletes them again.
 	{route: "POST /api/v1/buses", name: "create with b's name", body: map[string]any{"name": busOfB}, create: true,
@@ -468,6 +545,16 @@ var isolationCases = []isolationCase{
 		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
 	{route: awsRoute("CreateEventBus"), name: "create with b's name", body: map[string]any{"Name": busOfB}, create: true,
 		undo: deleteAsA("/api/v1/buses/" + busOfB)},
+	{route: awsRoute("CreateConnection"), name: "create with b's name", body: map[string]any{"Name": connOfB, "AuthorizationType": "BASIC",
+		"AuthParameters": map[string]any{"BasicAuthParameters": map[string]any{"Username": "shop", "Password": "basic-password-1"}}},
+		create: true, undo: deleteAsA("/api/v1/connections/" + connOfB)},
+	{route: awsRoute("CreateApiDestination"), name: "create with b's name", body: awsDestination(destOfB, awsConnInA+connOfA), create: true,
+		undo: deleteAsA("/api/v1/api-destinations/" + destOfB)},
+	{route: awsRoute("CreateArchive"), name: "create with b's name", body: map[string]any{"ArchiveName": archiveOfB,
+		"EventSourceArn": awsBusInA + busOfA}, create: true, undo: deleteAsA(v1OwnArc + "/" + archiveOfB)},
+	// A replay is not deleted: a's replay named like b's stays, in a's account.
+	{route: awsRoute("StartReplay"), name: "create with b's name", body: awsReplay(replayOfB, awsArchiveInA+archiveOfA, awsBusInA+busOfA),
+		create: true},
 
 	{route: "GET /api/v1/api-keys", name: "list", list: true, own: "k-admin"},
 	{route: "GET /api/v1/api-keys/:key", name: "get b's key", url: "/api/v1/api-keys/" + keyIDOfB, notFound: "ApiKeyNotFound"},
@@ -538,6 +625,11 @@ var isolationShadowCases = []isolationCase{
 	{route: awsRoute("PutEvents"), name: "put events on a's bus", body: awsEventsOnB, create: true, json: map[string]any{"FailedEntryCount": 0}},
 	{route: awsRoute("PutRule"), name: "create a's rule with b's name", body: map[string]any{"Name": ruleOfB, "EventBusName": busOfB,
 		"EventPattern": awsPattern}, create: true, undo: deleteAsA(v1Rule)},
+	{route: awsRoute("ListArchives"), name: "archives of a's bus", body: map[string]any{"EventSourceArn": awsBusInA + busOfB}, list: true,
+		json: map[string]any{"Archives": []any{}}},
+	{route: awsRoute("DescribeArchive"), name: "b's archive", body: map[string]any{"ArchiveName": archiveOfB}, notFound: awsNotFound},
+	{route: awsRoute("CreateArchive"), name: "create a's archive with b's name on a's bus", body: map[string]any{"ArchiveName": archiveOfB,
+		"EventSourceArn": busOfB}, create: true, undo: deleteAsA(v1Arch)},
 
 	{route: "POST /rule/listEventRules", name: "list", body: busReq(busOfB), list: true, own: ruleOfA},
 	{route: "POST /rule/getEventRule", name: "get", body: ruleReq(busOfB, ruleOfB), notFound: "EventRuleNotExist"},

@@ -45,6 +45,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/domain/tag"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/user"
 )
@@ -97,6 +98,8 @@ type Services struct {
 	APIKeys  *apikey.Service
 	// AccessKeys are the AWS-style access keys of accounts (the Amazon EventBridge API's credentials).
 	AccessKeys *accesskey.Service
+	// Tags are the tags of buses, rules, connections, API destinations and archives (the AWS API's TagResource).
+	Tags *tag.Service
 	// Auth authenticates the requests that send an API key; without it they answer 401.
 	Auth Authenticator
 	// Sessions signs users in and out and authenticates the requests that send the session cookie; without it

@@ -42,6 +42,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/replay"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/domain/tag"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
@@ -180,8 +181,9 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 	// As cmd/eventbridge wires it.
 	services.AccessKeys = &accesskey.Service{Keys: persistence.NewAccessKeyRepository(db), Accounts: services.Accounts.Accounts,
 		Sealer: sealer, Opener: sealer, Logger: log}
+	services.Tags = &tag.Service{Tags: persistence.NewTagRepository(db)}
 	services.Accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
-		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys, services.AccessKeys}
+		services.Connections, store, persistence.NewConnectorStateRepository(db), services.Users, services.APIKeys, services.AccessKeys, services.Tags}
 	e := &env{
 		db:       db,
 		adminKey: adminKey,

@@ -159,8 +159,8 @@ func TestAWSAPI(t *testing.T) {
 		}
 		_, err = eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: awssdk.String("default")})
 		assert.Equal(t, "ValidationException", apiErrorCode(err))
-		_, err = eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: awssdk.String("tagged"),
-			Tags: []types.Tag{{Key: awssdk.String("k"), Value: awssdk.String("v")}}})
+		_, err = eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: awssdk.String("encrypted"),
+			KmsKeyIdentifier: awssdk.String("arn:aws:kms:us-east-1:" + number + ":key/1")})
 		assert.Equal(t, "ValidationException", apiErrorCode(err), "what is not supported is refused, never ignored")
 	})
 

@@ -55,6 +55,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/domain/tag"
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/user"
 	"github.com/eventbridge-go/eventbridge/frontend"
@@ -516,6 +517,7 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
 	services.AccessKeys = &accesskey.Service{Keys: persistence.NewAccessKeyRepository(db), Accounts: accounts, Sealer: sealer,
 		Opener: sealer, Logger: log.With("component", "access-keys")}
+	services.Tags = &tag.Service{Tags: persistence.NewTagRepository(db)}
 	services.Sessions = sessions
 	services.Audit, services.AuditLog = auditRecorder, auditLog
 	// Deleting an account deletes what it owns, the dependent first: sources and rules (with their targets and
@@ -542,7 +544,7 @@ func (m *Main) Run(ctx context.Context) error {
 		services.Replays.Watch(runCtx, replayWatchInterval)
 	}()
 	id.accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
-		services.Connections, store, connectorStates, id.users, id.keys, services.AccessKeys, putThrottle}
+		services.Connections, store, connectorStates, id.users, id.keys, services.AccessKeys, services.Tags, putThrottle}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	m.stopRecorder, m.recorderDone = stopRecorder, make(chan struct{})
 	go func() {

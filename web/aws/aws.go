@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -123,7 +124,7 @@ func (a *api) operations() []web.Operation {
 		return web.Operation{Name: "aws." + strings.ToLower(name[:1]) + name[1:], Method: http.MethodPost, Path: "/",
 			Target: TargetPrefix + name, Handler: h, Permission: perm, AnyBody: true, Audit: audit}
 	}
-	const read, write, publish, test = access.Read, access.Write, access.PutEvents, access.Test
+	const read, write, operate, publish, test = access.Read, access.Write, access.Operate, access.PutEvents, access.Test
 	return []web.Operation{
 		op("CreateEventBus", write, call(a, a.createEventBus)),
 		op("DeleteEventBus", write, call(a, a.deleteEventBus)),
@@ -146,6 +147,34 @@ func (a *api) operations() []web.Operation {
 		op("PutEvents", publish, call(a, a.putEvents)),
 		op("TestEventPattern", test, call(a, a.testEventPattern)),
 
+		op("CreateConnection", write, about("connections", "Name", call(a, a.createConnection))),
+		op("DeleteConnection", write, about("connections", "Name", call(a, a.deleteConnection))),
+		op("DescribeConnection", read, about("connections", "Name", call(a, a.describeConnection))),
+		op("ListConnections", read, about("connections", "", call(a, a.listConnections))),
+		op("UpdateConnection", write, about("connections", "Name", call(a, a.updateConnection))),
+		op("DeauthorizeConnection", write, about("connections", "Name", call(a, a.deauthorizeConnection))),
+
+		op("CreateApiDestination", write, about("api-destinations", "Name", call(a, a.createAPIDestination))),
+		op("DeleteApiDestination", write, about("api-destinations", "Name", call(a, a.deleteAPIDestination))),
+		op("DescribeApiDestination", read, about("api-destinations", "Name", call(a, a.describeAPIDestination))),
+		op("ListApiDestinations", read, about("api-destinations", "", call(a, a.listAPIDestinations))),
+		op("UpdateApiDestination", write, about("api-destinations", "Name", call(a, a.updateAPIDestination))),
+
+		op("CreateArchive", write, about("archives", "ArchiveName", call(a, a.createArchive))),
+		op("DeleteArchive", write, about("archives", "ArchiveName", call(a, a.deleteArchive))),
+		op("DescribeArchive", read, about("archives", "ArchiveName", call(a, a.describeArchive))),
+		op("ListArchives", read, about("archives", "", call(a, a.listArchives))),
+		op("UpdateArchive", write, about("archives", "ArchiveName", call(a, a.updateArchive))),
+
+		op("StartReplay", operate, about("replays", "ReplayName", call(a, a.startReplay))),
+		op("CancelReplay", operate, about("replays", "ReplayName", call(a, a.cancelReplay))),
+		op("DescribeReplay", read, about("replays", "ReplayName", call(a, a.describeReplay))),
+		op("ListReplays", read, about("replays", "", call(a, a.listReplays))),
+
+		op("TagResource", write, call(a, a.tagResource)),
+		op("UntagResource", write, call(a, a.untagResource)),
+		op("ListTagsForResource", read, call(a, a.listTagsForResource)),
+
 		{Name: "aws.unknownOperation", Method: http.MethodPost, Path: "/", Target: web.TargetOther, Public: true,
 			AnyBody: true, Handler: a.unknownOperation},
 	}
@@ -158,6 +187,9 @@ func (a *api) unknownOperation(c *gin.Context) {
 		a.writeError(c, &Error{Type: excUnknownOperation, Message: "The request names no operation: " + TargetHeader +
 			" is missing (AWS JSON 1.1: X-Amz-Target: AWSEvents.<Operation>)."})
 		return
+	}
+	if len(target) > 100 {
+		target = target[:100] + "..."
 	}
 	a.writeError(c, &Error{Type: excUnknownOperation, Message: fmt.Sprintf("Operation %q is not supported by this "+
 		"API; docs/aws-api.md lists the operations.", strings.ToValidUTF8(target, "?"))})
@@ -326,6 +358,8 @@ func auditResource(operation string, body []byte) string {
 		return "buses/" + bus(in.EventBusName) + "/rules/" + in.Rule + "/targets"
 	case "TestEventPattern":
 		return "test-event-pattern"
+	case "TagResource", "UntagResource", "ListTagsForResource":
+		return "tags" // the resource itself once its ARN resolves (taggedID)
 	}
 	return "buses/" + bus(in.EventBusName) + "/rules/" + in.Name
 }
@@ -449,11 +483,26 @@ func (t *epoch) UnmarshalJSON(b []byte) error {
 		*t = epoch(v)
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("a time must be seconds since the epoch, not %s", b)
+	// The decimal is read exactly (a float would make .978 into .977999999): whole seconds, then up to nine digits
+	// of the fraction; an exponent form, which the SDKs do not send, goes through a float.
+	text := string(b)
+	whole, frac, _ := strings.Cut(text, ".")
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || strings.ContainsAny(frac, "eE+-") || strings.Trim(frac, "0123456789") != "" {
+		f, ferr := strconv.ParseFloat(text, 64)
+		if ferr != nil {
+			return fmt.Errorf("a time must be seconds since the epoch, not %s", b)
+		}
+		*t = epoch(time.UnixMilli(int64(math.Round(f * 1000))).UTC())
+		return nil
 	}
-	sec := int64(f)
-	*t = epoch(time.Unix(sec, int64((f-float64(sec))*1e9)).UTC())
+	if len(frac) > 9 {
+		frac = frac[:9]
+	}
+	ns, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64) // digits only: cannot fail
+	if sec < 0 {
+		ns = -ns
+	}
+	*t = epoch(time.Unix(sec, ns).UTC())
 	return nil
 }

@@ -31,10 +31,8 @@ type createEventBusIn struct {
 	Description      string
 	KmsKeyIdentifier string
 	DeadLetterConfig *struct{ Arn string }
-	Tags             []tag
+	Tags             []Tag
 }
-
-type tag struct{ Key, Value string }
 
 // refuseUnsupported is the error of a member this API does not implement yet, or has no counterpart of, so that
 // a request that sets it is never a silent success.
@@ -52,14 +50,18 @@ func (a *api) createEventBus(c *gin.Context, in *createEventBusIn) (any, error) 
 		return nil, refuseUnsupported("KmsKeyIdentifier", "events are not encrypted with customer keys")
 	case in.DeadLetterConfig != nil && in.DeadLetterConfig.Arn != "":
 		return nil, refuseUnsupported("DeadLetterConfig", "a bus's own dead-letter queue does not exist; targets have theirs")
-	case len(in.Tags) > 0:
-		return nil, refuseUnsupported("Tags", "tags come with the second part of this API")
+	}
+	if err := checkTags(in.Tags); err != nil {
+		return nil, err
 	}
 	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, bus.Retention{})
 	if errors.Is(err, bus.ErrAlreadyExists) {
 		return nil, &Error{Type: excAlreadyExists, Message: "Event bus " + in.Name + " already exists."}
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := a.tagCreated(c, b.ID(), in.Tags); err != nil {
 		return nil, err
 	}
 	out := struct {

@@ -38,7 +38,7 @@ type putRuleIn struct {
 	State              string
 	Description        *string
 	RoleArn            string
-	Tags               []tag
+	Tags               []Tag
 	EventBusName       string
 }
 
@@ -52,8 +52,9 @@ func (a *api) putRule(c *gin.Context, in *putRuleIn) (any, error) {
 		return nil, refuseUnsupported("ScheduleExpression", "scheduled rules are not supported; a schedule source on the bus puts events on a timetable")
 	case in.EventPattern == "":
 		return nil, validation("Parameter(s) EventPattern or ScheduleExpression must be specified.")
-	case len(in.Tags) > 0:
-		return nil, refuseUnsupported("Tags", "tags come with the second part of this API")
+	}
+	if err := checkTags(in.Tags); err != nil {
+		return nil, err
 	}
 	busName, err := a.busName(c, "EventBusName", in.EventBusName)
 	if err != nil {
@@ -87,6 +88,9 @@ func (a *api) putRule(c *gin.Context, in *putRuleIn) (any, error) {
 	}
 	r, _, err := a.s.Rules.Put(ctx, account, busName, spec)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.tagCreated(c, r.ID(), in.Tags); err != nil {
 		return nil, err
 	}
 	return struct {

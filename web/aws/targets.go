@@ -245,7 +245,7 @@ func transformerOf(t Target) (transform.Spec, error) {
 func (a *api) targetARN(c *gin.Context, t *target.Target) string {
 	switch t.Type() {
 	case target.APIDestination:
-		return a.arnOf(c, "api-destination/"+t.APIDestination())
+		return a.apiDestinationARN(c, t.APIDestination())
 	case target.Bus:
 		return a.busARN(c, t.Bus())
 	case target.HTTP:

@@ -1,0 +1,15 @@
+-- Tags of resources (issue 27): key-value pairs of an account's buses, rules, connections, API destinations and
+-- archives, by the resource's internal id.
+
+-- +goose Up
+CREATE TABLE tags (
+    account_id  VARCHAR(32)  NOT NULL,
+    resource_id CHAR(16)     NOT NULL,
+    tag_key     VARCHAR(128) NOT NULL,
+    tag_value   VARCHAR(256) NOT NULL,
+    PRIMARY KEY (account_id, resource_id, tag_key),
+    CONSTRAINT fk_tags_account FOREIGN KEY (account_id) REFERENCES accounts (id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- +goose Down
+DROP TABLE tags;
