@@ -84,3 +84,40 @@ func TestAWSAPITags(t *testing.T) {
 	_, err = eb.ListTagsForResource(ctx, &eventbridge.ListTagsForResourceInput{ResourceARN: awssdk.String("arn:aws:sqs:us-east-1:1:q")})
 	assert.Equal(t, "ValidationException", apiErrorCode(err))
 }
+
+// TestAWSAPIRefusedOperations: the operations with no counterpart here (resource policies, partner event sources,
+// global endpoints) answer UnknownOperationException naming the operation, never a silent success.
+func TestAWSAPIRefusedOperations(t *testing.T) {
+	m := startMain(t, t.TempDir())
+	defer func() { require.NoError(t, m.Close()) }()
+	eb := awsClient(m, apiOf(t, m).newAccount("refused").newAWSKey("sdk", "admin"), "us-east-1")
+	ctx := context.Background()
+	calls := map[string]func() error{
+		"PutPermission": func() error {
+			_, err := eb.PutPermission(ctx, &eventbridge.PutPermissionInput{Policy: awssdk.String(`{}`)})
+			return err
+		},
+		"CreatePartnerEventSource": func() error {
+			_, err := eb.CreatePartnerEventSource(ctx, &eventbridge.CreatePartnerEventSourceInput{Name: awssdk.String("aws.partner/x"),
+				Account: awssdk.String("123456789012")})
+			return err
+		},
+		"PutPartnerEvents": func() error {
+			_, err := eb.PutPartnerEvents(ctx, &eventbridge.PutPartnerEventsInput{Entries: []types.PutPartnerEventsRequestEntry{{}}})
+			return err
+		},
+		"CreateEndpoint": func() error {
+			_, err := eb.CreateEndpoint(ctx, &eventbridge.CreateEndpointInput{Name: awssdk.String("e"),
+				EventBuses: []types.EndpointEventBus{{EventBusArn: awssdk.String("a")}, {EventBusArn: awssdk.String("b")}},
+				RoutingConfig: &types.RoutingConfig{FailoverConfig: &types.FailoverConfig{
+					Primary:   &types.Primary{HealthCheck: awssdk.String("arn:aws:route53:::healthcheck/x")},
+					Secondary: &types.Secondary{Route: awssdk.String("us-west-2")}}}})
+			return err
+		},
+	}
+	for name, call := range calls {
+		err := call()
+		assert.Equal(t, "UnknownOperationException", apiErrorCode(err), name)
+		assert.ErrorContains(t, err, "AWSEvents."+name, name)
+	}
+}
