@@ -226,7 +226,7 @@ func TestAWSAPI(t *testing.T) {
 		assert.Equal(t, httpARN, awssdk.ToString(got.Arn))
 		assert.Equal(t, map[string]string{"id": "$.detail.orderId", "kind": "$.detail-type"}, got.InputTransformer.InputPathsMap,
 			"paths read back as written")
-		assert.Equal(t, int32(185), awssdk.ToInt32(got.RetryPolicy.MaximumRetryAttempts))
+		assert.Nil(t, got.RetryPolicy, "the default policy reads back as none, as AWS answers a target that set none")
 
 		names, err := eb.ListRuleNamesByTarget(ctx, &eventbridge.ListRuleNamesByTargetInput{TargetArn: awssdk.String(httpARN),
 			EventBusName: awssdk.String("orders")})

@@ -15,14 +15,33 @@ import (
 
 // EventBus is a bus as ListEventBuses and DescribeEventBus answer it.
 type EventBus struct {
-	Name         string `json:"Name"`
-	Arn          string `json:"Arn"`
-	Description  string `json:"Description,omitempty"`
-	CreationTime epoch  `json:"CreationTime"`
+	Name         string     `json:"Name"`
+	Arn          string     `json:"Arn"`
+	Description  string     `json:"Description,omitempty"`
+	LogConfig    *LogConfig `json:"LogConfig,omitempty"`
+	CreationTime epoch      `json:"CreationTime"`
+}
+
+// LogConfig is AWS's LogConfig of a bus: the bus log (bus.LogConfig, docs/events.md#the-bus-log).
+type LogConfig struct {
+	Level         string `json:"Level,omitempty"`
+	IncludeDetail string `json:"IncludeDetail,omitempty"`
 }
 
 func (a *api) eventBus(c *gin.Context, b *bus.Bus) EventBus {
-	return EventBus{Name: b.Name(), Arn: a.busARN(c, b.Name()), Description: b.Description(), CreationTime: epoch(b.CreatedAt())}
+	out := EventBus{Name: b.Name(), Arn: a.busARN(c, b.Name()), Description: b.Description(), CreationTime: epoch(b.CreatedAt())}
+	if l := b.Log(); l.On() {
+		out.LogConfig = &LogConfig{Level: l.Level, IncludeDetail: l.IncludeDetail}
+	}
+	return out
+}
+
+// domain is the bus log an AWS LogConfig asks for (nil: none given).
+func (l *LogConfig) domain() *bus.LogConfig {
+	if l == nil {
+		return nil
+	}
+	return &bus.LogConfig{Level: l.Level, IncludeDetail: l.IncludeDetail}
 }
 
 type createEventBusIn struct {
@@ -31,6 +50,7 @@ type createEventBusIn struct {
 	Description      string
 	KmsKeyIdentifier string
 	DeadLetterConfig *struct{ Arn string }
+	LogConfig        *LogConfig
 	Tags             []Tag
 }
 
@@ -54,7 +74,11 @@ func (a *api) createEventBus(c *gin.Context, in *createEventBusIn) (any, error) 
 	if err := checkTags(in.Tags); err != nil {
 		return nil, err
 	}
-	b, err := a.s.Buses.Create(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, bus.Retention{})
+	var logConfig bus.LogConfig
+	if l := in.LogConfig.domain(); l != nil {
+		logConfig = *l
+	}
+	b, err := a.s.Buses.CreateWithLog(c.Request.Context(), web.AccountOf(c), in.Name, in.Description, bus.Retention{}, logConfig)
 	if errors.Is(err, bus.ErrAlreadyExists) {
 		return nil, &Error{Type: excAlreadyExists, Message: "Event bus " + in.Name + " already exists."}
 	}
@@ -146,6 +170,7 @@ type updateEventBusIn struct {
 	Description      *string
 	KmsKeyIdentifier string
 	DeadLetterConfig *struct{ Arn string }
+	LogConfig        *LogConfig
 }
 
 func (a *api) updateEventBus(c *gin.Context, in *updateEventBusIn) (any, error) {
@@ -159,18 +184,21 @@ func (a *api) updateEventBus(c *gin.Context, in *updateEventBusIn) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.s.Buses.Update(c.Request.Context(), web.AccountOf(c), name, bus.Patch{Description: in.Description})
+	b, err := a.s.Buses.Update(c.Request.Context(), web.AccountOf(c), name, bus.Patch{Description: in.Description,
+		Log: in.LogConfig.domain()})
 	if errors.Is(err, bus.ErrNotFound) {
 		return nil, &Error{Type: excNotFound, Message: "Event bus " + name + " does not exist."}
 	}
 	if err != nil {
 		return nil, err
 	}
+	eb := a.eventBus(c, b)
 	out := struct {
-		Arn         string `json:"Arn"`
-		Name        string `json:"Name"`
-		Description string `json:"Description,omitempty"`
-	}{Arn: a.busARN(c, b.Name()), Name: b.Name(), Description: b.Description()}
+		Arn         string     `json:"Arn"`
+		Name        string     `json:"Name"`
+		Description string     `json:"Description,omitempty"`
+		LogConfig   *LogConfig `json:"LogConfig,omitempty"`
+	}{Arn: eb.Arn, Name: eb.Name, Description: eb.Description, LogConfig: eb.LogConfig}
 	return out, nil
 }
 

@@ -42,8 +42,8 @@ type putRuleIn struct {
 	EventBusName       string
 }
 
-// putRule creates the rule or replaces its pattern, state and description (a description or state not given
-// keeps the rule's, as in AWS).
+// putRule creates the rule or replaces it with what the call gives: as AWS documents PutRule, what it leaves out is
+// not kept (no Description is none, no State is ENABLED). The rule's layout, which the console keeps, stays.
 func (a *api) putRule(c *gin.Context, in *putRuleIn) (any, error) {
 	switch {
 	case in.Name == "":
@@ -76,12 +76,6 @@ func (a *api) putRule(c *gin.Context, in *putRuleIn) (any, error) {
 	case errors.Is(err, bus.ErrNotFound):
 		return nil, &Error{Type: excNotFound, Message: "Event bus " + busName + " does not exist."}
 	case err == nil:
-		if in.Description == nil {
-			spec.Description = old.Description()
-		}
-		if state == "" {
-			spec.State = old.State()
-		}
 		spec.Layout = old.Layout()
 	case !errors.Is(err, rule.ErrNotFound):
 		return nil, err

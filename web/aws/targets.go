@@ -260,8 +260,11 @@ func (a *api) targetARN(c *gin.Context, t *target.Target) string {
 // attributes, a plugin's config) are not shown.
 func (a *api) targetOut(c *gin.Context, t *target.Target) Target {
 	out := Target{ID: t.Name(), Arn: a.targetARN(c, t)}
-	p := t.RetryPolicy()
-	out.RetryPolicy = &RetryPolicy{MaximumRetryAttempts: &p.MaximumRetryAttempts, MaximumEventAgeInSeconds: &p.MaximumEventAgeInSeconds}
+	// AWS answers a retry policy only when one was set; a target here always has one, so the default (AWS's
+	// too) reads back as none, and Terraform sees what it wrote.
+	if p := t.RetryPolicy(); p != target.DefaultRetryPolicy() {
+		out.RetryPolicy = &RetryPolicy{MaximumRetryAttempts: &p.MaximumRetryAttempts, MaximumEventAgeInSeconds: &p.MaximumEventAgeInSeconds}
+	}
 	if b := t.DeadLetterBus(); b != "" {
 		out.DeadLetterConfig = &DeadLetterConfig{Arn: a.busARN(c, b)}
 	}
