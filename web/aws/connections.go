@@ -190,13 +190,6 @@ func httpParamsOut(p connection.HTTPParameters) *ConnectionHTTPParameters {
 		QueryStringParameters: paramsOut(p.QueryStringParameters), BodyParameters: paramsOut(p.BodyParameters)}
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // set replaces *dst with v when v is given.
 func set(dst *string, v *string) {
 	if v != nil {
