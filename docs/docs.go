@@ -5158,6 +5158,64 @@ const docTemplate = `{
                 ]
             }
         },
+        "/api/v1/connections/{connection}/deauthorize": {
+            "post": {
+                "description": "Drops the connection's secrets (its password, API key value, client secret and secret parameter values:\ngone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and\ndead-letter every event with the reason, from the runtime adapter's next reconciliation on (within\n--reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none\nkeeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "connections"
+                ],
+                "summary": "Deauthorize a connection",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "connection name",
+                        "name": "connection",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Connection"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "ConnectionNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
         "/api/v1/dead-letters": {
             "get": {
                 "description": "The events the account's targets gave up, with the reason, the attempts, the connector and the\noriginal CloudEvent. Filters scan the dead-letter stream: a page reads at most 10,000 dead\nletters, so it may hold fewer than limit, even none, and a nextToken. Targets with a dead-letter\nbus send their dead letters to that bus instead; they are not listed here.",
@@ -10467,7 +10525,17 @@ const docTemplate = `{
                     ],
                     "example": "API_KEY"
                 },
+                "authorizedAt": {
+                    "description": "AuthorizedAt is when it last became AUTHORIZED.",
+                    "type": "string",
+                    "readOnly": true
+                },
                 "createdAt": {
+                    "type": "string",
+                    "readOnly": true
+                },
+                "deauthorizedAt": {
+                    "description": "DeauthorizedAt is when it became DEAUTHORIZED; absent while it is AUTHORIZED.",
                     "type": "string",
                     "readOnly": true
                 },
@@ -10479,6 +10547,16 @@ const docTemplate = `{
                     "description": "Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.",
                     "type": "string",
                     "example": "shop-api"
+                },
+                "state": {
+                    "description": "State is AUTHORIZED, or DEAUTHORIZED once POST /api/v1/connections/{connection}/deauthorize dropped its\nsecrets: the targets of its API destinations then dead-letter their events until a PUT or PATCH gives the\nsecrets again.",
+                    "type": "string",
+                    "enum": [
+                        "AUTHORIZED",
+                        "DEAUTHORIZED"
+                    ],
+                    "readOnly": true,
+                    "example": "AUTHORIZED"
                 },
                 "updatedAt": {
                     "type": "string",
@@ -13507,6 +13585,11 @@ const docTemplate = `{
                 },
                 "retryPolicy": {
                     "$ref": "#/definitions/RetryPolicy"
+                },
+                "roleArn": {
+                    "description": "RoleArn is the IAM role Amazon EventBridge would assume to call the target (at most 1600 bytes, an ARN).\nKept and answered for the AWS API's clients that declare one; it grants nothing here, where the roles of\nAPI keys and access keys say who may do what.",
+                    "type": "string",
+                    "example": "arn:aws:iam::123456789012:role/invoke-api"
                 },
                 "status": {
                     "description": "Status is the runtime state of the target's connector; read-only, ignored on input.",

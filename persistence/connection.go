@@ -28,6 +28,10 @@ type connectionRow struct {
 	AuthParameters string    `gorm:"column:auth_parameters"`
 	CreatedAt      time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt      time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// AuthorizedAt is NULL for a connection stored before it was kept (authorized at its creation);
+	// DeauthorizedAt is NULL while the connection is AUTHORIZED.
+	AuthorizedAt   *time.Time `gorm:"column:authorized_at"`
+	DeauthorizedAt *time.Time `gorm:"column:deauthorized_at"`
 }
 
 func (connectionRow) TableName() string { return "connections" }
@@ -118,6 +122,7 @@ func connectionToRow(c *connection.Connection) (connectionRow, error) {
 		ID: c.ID(), AccountID: c.AccountID(), Name: c.Name(), Description: c.Description(),
 		AuthorizationType: string(c.AuthorizationType()), AuthParameters: string(b),
 		CreatedAt: toDB(c.CreatedAt()), UpdatedAt: toDB(c.UpdatedAt()),
+		AuthorizedAt: optionalTime(c.AuthorizedAt()), DeauthorizedAt: optionalTime(c.DeauthorizedAt()),
 	}, nil
 }
 
@@ -140,7 +145,14 @@ func connectionFromRow(row connectionRow) (*connection.Connection, error) {
 		s.OAuth = &connection.OAuthParameters{AuthorizationEndpoint: o.AuthorizationEndpoint, HTTPMethod: o.HTTPMethod,
 			ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes, HTTPParameters: httpParamsFromJSON(o.HTTPParameters)}
 	}
-	return connection.UnmarshalFromDatabase(row.ID, row.AccountID, s, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
+	st := connection.Stored{ID: row.ID, AccountID: row.AccountID, CreatedAt: fromDB(row.CreatedAt), UpdatedAt: fromDB(row.UpdatedAt)}
+	if row.AuthorizedAt != nil {
+		st.AuthorizedAt = fromDB(*row.AuthorizedAt)
+	}
+	if row.DeauthorizedAt != nil {
+		st.DeauthorizedAt = fromDB(*row.DeauthorizedAt)
+	}
+	return connection.UnmarshalFromDatabase(st, s), nil
 }
 
 // ConnectionRepository stores connections in the connections table, their authorization and invocation
@@ -219,8 +231,8 @@ func (r *ConnectionRepository) List(ctx context.Context, accountID string, page 
 	return out, next, nil
 }
 
-// Update loads the connection with its row locked, lets fn change it and stores its description, authorization
-// and parameters in one transaction. connection.ErrNotFound when it does not exist; fn's error is returned as is
+// Update loads the connection with its row locked, lets fn change it and stores its description, authorization,
+// parameters and state in one transaction. connection.ErrNotFound when it does not exist; fn's error is returned as is
 // and nothing is stored. It returns the connection as stored.
 func (r *ConnectionRepository) Update(ctx context.Context, accountID, name string, fn func(*connection.Connection) error) (*connection.Connection, error) {
 	var (
@@ -247,6 +259,8 @@ func (r *ConnectionRepository) Update(ctx context.Context, accountID, name strin
 			"authorization_type": stored.AuthorizationType,
 			"auth_parameters":    stored.AuthParameters,
 			"updated_at":         stored.UpdatedAt,
+			"authorized_at":      stored.AuthorizedAt,
+			"deauthorized_at":    stored.DeauthorizedAt,
 		}).Error
 	})
 	if fnErr != nil {

@@ -143,6 +143,9 @@ func assertSameConnection(t *testing.T, want, got *connection.Connection) {
 	assert.Equal(t, want.Sealed(), got.Sealed())
 	assert.Equal(t, stored(want.CreatedAt()), got.CreatedAt())
 	assert.Equal(t, stored(want.UpdatedAt()), got.UpdatedAt())
+	assert.Equal(t, want.State(), got.State())
+	assert.Equal(t, stored(want.AuthorizedAt()), got.AuthorizedAt())
+	assert.Equal(t, stored(want.DeauthorizedAt()), got.DeauthorizedAt())
 }
 
 func assertSameDestination(t *testing.T, want, got *apidestination.APIDestination) {
@@ -250,6 +253,28 @@ func testConnectionUpdate(t *testing.T, r connRepos) {
 
 	_, err = r.connections.Update(ctx, acc, "missing", func(*connection.Connection) error { return nil })
 	assert.ErrorIs(t, err, connection.ErrNotFound)
+
+	// The state and its times are stored: DEAUTHORIZED without secrets, then AUTHORIZED again.
+	deauthorized, err := r.connections.Update(ctx, acc, "shop", func(c *connection.Connection) error {
+		c.Deauthorize(later.Add(time.Minute))
+		return nil
+	})
+	require.NoError(t, err)
+	read, err = r.connections.Get(ctx, acc, "shop")
+	require.NoError(t, err)
+	assertSameConnection(t, deauthorized, read)
+	assert.Equal(t, connection.Deauthorized, read.State())
+	assert.Empty(t, read.Sealed().OAuth.ClientSecret)
+	spec = oauthSpec("shop")
+	_, err = r.connections.Update(ctx, acc, "shop", func(c *connection.Connection) error {
+		return c.Change(spec, r.sealer, later.Add(2*time.Minute))
+	})
+	require.NoError(t, err)
+	read, err = r.connections.Get(ctx, acc, "shop")
+	require.NoError(t, err)
+	assert.Equal(t, connection.Authorized, read.State())
+	assert.Equal(t, stored(later.Add(2*time.Minute)), read.AuthorizedAt())
+	assert.True(t, read.DeauthorizedAt().IsZero())
 }
 
 func testConnectionQuota(t *testing.T, r connRepos) {

@@ -685,6 +685,7 @@ func testTargetUpdate(t *testing.T, r repos) {
 		Name: "hook", Type: target.HTTP,
 		HTTP:        target.HTTPConfig{URL: "https://example.org/new", Headers: map[string]string{"A": "b"}},
 		RetryPolicy: target.RetryPolicy{MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60},
+		RoleARN:     "arn:aws:iam::123456789012:role/" + strings.Repeat("r", 1500),
 	}
 	updated, err := r.targets.Update(ctx, ru.ID(), "hook", func(tg *target.Target) error { return tg.Change(spec, nil, later) })
 	require.NoError(t, err)
@@ -694,6 +695,7 @@ func testTargetUpdate(t *testing.T, r repos) {
 	assert.Equal(t, "https://example.org/new", got.HTTP().URL)
 	assert.Equal(t, "POST", got.HTTP().Method)
 	assert.Equal(t, spec.RetryPolicy, got.RetryPolicy())
+	assert.Equal(t, spec.RoleARN, got.RoleARN(), "a role ARN of nearly the longest length is kept")
 	assert.Equal(t, stored(tg.CreatedAt()), got.CreatedAt())
 	assert.Equal(t, stored(later), got.UpdatedAt())
 

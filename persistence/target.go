@@ -33,6 +33,8 @@ type targetRow struct {
 	APIDestination *string `gorm:"column:api_destination"`
 	// Format is what the target receives: cloudevents or aws ('' before there were formats: cloudevents).
 	Format string `gorm:"column:format"`
+	// RoleARN is the role ARN the target was declared with ('' for none).
+	RoleARN string `gorm:"column:role_arn"`
 }
 
 func (targetRow) TableName() string { return "targets" }
@@ -105,6 +107,7 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	return targetRow{
 		ID: t.ID(), AccountID: t.AccountID(), BusID: t.BusID(), RuleID: t.RuleID(), Name: t.Name(),
 		Type: string(t.Type()), Config: string(config), InputTransformer: transformer, APIDestination: dest, Format: string(t.Format()),
+		RoleARN:          t.RoleARN(),
 		RetryMaxAttempts: t.RetryPolicy().MaximumRetryAttempts, RetryMaxEventAgeSeconds: t.RetryPolicy().MaximumEventAgeInSeconds,
 		CreatedAt: toDB(t.CreatedAt()), UpdatedAt: toDB(t.UpdatedAt()),
 	}, nil
@@ -156,7 +159,7 @@ func targetFromRow(row targetRow) (*target.Target, error) {
 	}
 	retry := target.RetryPolicy{MaximumRetryAttempts: row.RetryMaxAttempts, MaximumEventAgeInSeconds: row.RetryMaxEventAgeSeconds}
 	return target.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.RuleID, row.Name, target.Type(row.Type),
-		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)).WithRefs(refs).WithFormat(target.Format(row.Format)), nil
+		c, transformer, retry, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)).WithRefs(refs).WithFormat(target.Format(row.Format)).WithRoleARN(row.RoleARN), nil
 }
 
 func targetsFromRows(rows []targetRow) ([]*target.Target, error) {
@@ -265,6 +268,7 @@ func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn f
 			"input_transformer":           stored.InputTransformer,
 			"api_destination":             stored.APIDestination,
 			"format":                      stored.Format,
+			"role_arn":                    stored.RoleARN,
 			"retry_max_attempts":          stored.RetryMaxAttempts,
 			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
 			"updated_at":                  stored.UpdatedAt,

@@ -249,6 +249,31 @@ func TestConnections(t *testing.T) {
 				},
 			},
 		},
+		{
+			name: "deauthorize drops the secrets", method: http.MethodPost, url: "/api/v1/connections/shop/deauthorize",
+			setup: withConnection(oauthConnection("shop")), status: http.StatusOK,
+			json:     map[string]any{"state": "DEAUTHORIZED", "authParameters.oauthParameters.clientParameters": map[string]any{"clientId": "shop-client"}},
+			contains: []string{`"deauthorizedAt":"`},
+			after: func(t *testing.T, e *connEnv, _ *response) {
+				assert.NotContains(t, e.rawAuthParameters(t, "shop"), rpc.SecretPrefixV2, "the secrets are gone from storage")
+				// A change without secrets keeps it DEAUTHORIZED; one with some but not all is refused.
+				got := e.must(t, http.MethodPatch, "/api/v1/connections/shop", map[string]any{"description": "parked"}, http.StatusOK).JSON(t)
+				assertJSONPath(t, got, "state", "DEAUTHORIZED")
+				resp := e.do(t, http.MethodPatch, "/api/v1/connections/shop", nil, map[string]any{"authParameters": map[string]any{
+					"oauthParameters": map[string]any{"authorizationEndpoint": "https://auth.example.com/oauth2/token", "httpMethod": "POST",
+						"clientParameters": map[string]any{"clientId": "shop-client", "clientSecret": "client-secret-2"}}}})
+				assert.Equal(t, http.StatusBadRequest, resp.Status, "the secret header of the invocation parameters is missing: %s", resp.Body)
+				// Every secret given: AUTHORIZED again.
+				got = e.must(t, http.MethodPut, "/api/v1/connections/shop", oauthConnection("shop"), http.StatusOK).JSON(t)
+				assertJSONPath(t, got, "state", "AUTHORIZED")
+				assert.NotContains(t, got, "deauthorizedAt")
+				assert.Contains(t, e.rawAuthParameters(t, "shop"), rpc.SecretPrefixV2)
+			},
+		},
+		{name: "deauthorize an unknown connection", method: http.MethodPost, url: "/api/v1/connections/nope/deauthorize",
+			status: http.StatusNotFound, json: map[string]any{"code": "ConnectionNotFound"}},
+		{name: "deauthorize another account's connection", method: http.MethodPost, url: "/api/v1/connections/shop/deauthorize",
+			setup: withConnection(basicConnection("shop")), headers: bAccount, status: http.StatusNotFound},
 		{name: "name missing", method: http.MethodPost, url: "/api/v1/connections", body: with(basicConnection("x"), "name", nil),
 			status: http.StatusBadRequest, json: invalid("name")},
 		{name: "name with a dot", method: http.MethodPost, url: "/api/v1/connections", body: basicConnection("a.b"),
@@ -384,8 +409,8 @@ func TestConnections(t *testing.T) {
 		{name: "put to another type requires its secret", method: http.MethodPut, url: "/api/v1/connections/shop",
 			body: with(apiKeyConnection("shop"), "authParameters.apiKeyAuthParameters.apiKeyValue", nil), setup: withConnection(basicConnection("shop")),
 			status: http.StatusBadRequest, json: invalid(ap + "apiKeyAuthParameters.apiKeyValue")},
-		{name: "put unknown field", method: http.MethodPut, url: "/api/v1/connections/shop", body: with(basicConnection("shop"), "state", "x"),
-			status: http.StatusBadRequest, json: malformed("state")},
+		{name: "put unknown field", method: http.MethodPut, url: "/api/v1/connections/shop", body: with(basicConnection("shop"), "status", "x"),
+			status: http.StatusBadRequest, json: malformed("status")},
 		{name: "patch description keeps the rest", method: http.MethodPatch, url: "/api/v1/connections/shop",
 			body: map[string]any{"description": "patched"}, setup: withConnection(oauthConnection("shop")),
 			status: http.StatusOK, json: map[string]any{"description": "patched", "authorizationType": "OAUTH_CLIENT_CREDENTIALS",

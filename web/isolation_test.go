@@ -321,6 +321,7 @@ var isolationCases = []isolationCase{
 	{route: "PATCH /api/v1/connections/:connection", name: "patch", url: "/api/v1/connections/" + connOfB,
 		body: map[string]any{"description": "changed by a"}, notFound: "ConnectionNotFound"},
 	{route: "DELETE /api/v1/connections/:connection", name: "delete one in use", url: "/api/v1/connections/" + connOfB, notFound: "ConnectionNotFound"},
+	{route: "POST /api/v1/connections/:connection/deauthorize", name: "deauthorize", url: "/api/v1/connections/" + connOfB + "/deauthorize", notFound: "ConnectionNotFound"},
 
 	// API destinations.
 	{route: "GET /api/v1/api-destinations", name: "list", list: true, own: destOfA},

@@ -168,13 +168,21 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 	if err != nil {
 		return nil, fmt.Errorf("target %s: the connection %q of API destination %q: %w", t.Name(), d.Connection().Name, d.Name(), err)
 	}
-	spec, err := c.Opened(a.opener())
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
-	}
 	endpoint, err := url.Parse(d.InvocationEndpoint())
 	if err != nil {
 		return nil, fmt.Errorf("target %s: endpoint of API destination %q: %w", t.Name(), d.Name(), err)
+	}
+	cfg[rpc.ConfigConnectorClass] = classHTTP
+	cfg["rate_limit_per_second"] = strconv.Itoa(d.InvocationRateLimitPerSecond())
+	if c.State() == connection.Deauthorized {
+		// Its secrets are gone: the sink sends nothing and fails every event, which is dead-lettered with the reason.
+		cfg["url"], cfg["method"], cfg["headers"] = endpoint.String(), d.HTTPMethod(), "{}"
+		cfg["auth.type"], cfg["auth.connection"] = "deauthorized", c.Name()
+		return nil, nil
+	}
+	spec, err := c.Opened(a.opener())
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Name(), err)
 	}
 	inv := spec.InvocationHTTPParameters
 	if err := noSecret("query", inv.QueryStringParameters); err != nil {
@@ -200,9 +208,7 @@ func (a *Adapter) apiDestinationConfig(ctx context.Context, accountID string, t 
 		endpoint.RawQuery = q.Encode()
 	}
 	hb, _ := json.Marshal(headers)
-	cfg[rpc.ConfigConnectorClass] = classHTTP
 	cfg["url"], cfg["method"], cfg["headers"] = endpoint.String(), d.HTTPMethod(), string(hb)
-	cfg["rate_limit_per_second"] = strconv.Itoa(d.InvocationRateLimitPerSecond())
 	switch spec.AuthorizationType {
 	case connection.Basic:
 		cfg["auth.type"] = "basic"

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,7 +87,8 @@ func awsRaw(t *testing.T, m *Main, k awsKey, operation, body string) (int, strin
 // archives, replays) with AWS's own Go SDK against the real control plane: each with its success and main errors,
 // then an event delivered through an API destination with its connection's key, and an archive replayed.
 func TestAWSAPIPart2(t *testing.T) {
-	m := startMain(t, t.TempDir())
+	// Changes of connections reach targets' connectors through the reconciler's periodic pass.
+	m := startMain(t, t.TempDir(), "--reconcile-interval", "1s")
 	defer func() { require.NoError(t, m.Close()) }()
 	admin := apiOf(t, m)
 	a := admin.newAccount("awsp2")
@@ -224,10 +226,35 @@ func TestAWSAPIPart2(t *testing.T) {
 		_, err = eb.UpdateConnection(ctx, &eventbridge.UpdateConnectionInput{Name: awssdk.String("nope"), Description: awssdk.String("x")})
 		require.ErrorAs(t, err, &nf)
 
-		// DeauthorizeConnection has no counterpart: no connection here is ever deauthorized.
-		_, err = eb.DeauthorizeConnection(ctx, &eventbridge.DeauthorizeConnectionInput{Name: awssdk.String("basic")})
-		assert.Equal(t, "ValidationException", apiErrorCode(err))
-		assert.ErrorContains(t, err, "DEAUTHORIZED")
+		// DeauthorizeConnection drops the secrets; an update that gives none keeps the connection DEAUTHORIZED, one
+		// that gives the password authorizes it again.
+		before, err := eb.DescribeConnection(ctx, &eventbridge.DescribeConnectionInput{Name: awssdk.String("basic")})
+		require.NoError(t, err)
+		da, err := eb.DeauthorizeConnection(ctx, &eventbridge.DeauthorizeConnectionInput{Name: awssdk.String("basic")})
+		require.NoError(t, err)
+		assert.Equal(t, types.ConnectionStateDeauthorized, da.ConnectionState)
+		assert.Equal(t, awssdk.ToString(before.ConnectionArn), awssdk.ToString(da.ConnectionArn))
+		assert.Equal(t, awssdk.ToTime(before.LastAuthorizedTime), awssdk.ToTime(da.LastAuthorizedTime))
+		d, err = eb.DescribeConnection(ctx, &eventbridge.DescribeConnectionInput{Name: awssdk.String("basic")})
+		require.NoError(t, err)
+		assert.Equal(t, types.ConnectionStateDeauthorized, d.ConnectionState)
+		assert.Equal(t, "shop", awssdk.ToString(d.AuthParameters.BasicAuthParameters.Username), "what is not secret stays")
+		l, err = eb.ListConnections(ctx, &eventbridge.ListConnectionsInput{ConnectionState: types.ConnectionStateDeauthorized})
+		require.NoError(t, err)
+		require.Len(t, l.Connections, 1)
+		assert.Equal(t, "basic", awssdk.ToString(l.Connections[0].Name))
+		l, err = eb.ListConnections(ctx, &eventbridge.ListConnectionsInput{ConnectionState: types.ConnectionStateAuthorized})
+		require.NoError(t, err)
+		assert.Len(t, l.Connections, 2)
+		u, err = eb.UpdateConnection(ctx, &eventbridge.UpdateConnectionInput{Name: awssdk.String("basic"), Description: awssdk.String("parked")})
+		require.NoError(t, err)
+		assert.Equal(t, types.ConnectionStateDeauthorized, u.ConnectionState, "no secret given: still deauthorized")
+		u, err = eb.UpdateConnection(ctx, &eventbridge.UpdateConnectionInput{Name: awssdk.String("basic"),
+			AuthParameters: &types.UpdateConnectionAuthRequestParameters{BasicAuthParameters: &types.UpdateConnectionBasicAuthRequestParameters{
+				Password: awssdk.String("basic-pass-6")}}})
+		require.NoError(t, err)
+		assert.Equal(t, types.ConnectionStateAuthorized, u.ConnectionState)
+		assert.True(t, awssdk.ToTime(u.LastAuthorizedTime).After(awssdk.ToTime(before.LastAuthorizedTime)), "authorized again, now")
 		_, err = eb.DeauthorizeConnection(ctx, &eventbridge.DeauthorizeConnectionInput{Name: awssdk.String("nope")})
 		require.ErrorAs(t, err, &nf)
 
@@ -544,6 +571,41 @@ func TestAWSAPIPart2(t *testing.T) {
 		assert.Empty(t, l.Replays)
 		_, err = eb.ListReplays(ctx, &eventbridge.ListReplaysInput{State: "PAUSED"})
 		assert.Equal(t, "ValidationException", apiErrorCode(err))
+	})
+
+	t.Run("a deauthorized connection dead-letters its calls until authorized again", func(t *testing.T) {
+		_, err := eb.DeauthorizeConnection(ctx, &eventbridge.DeauthorizeConnectionInput{Name: awssdk.String("rcv-key")})
+		require.NoError(t, err)
+		// The reconciler gives the target's connector the connection's state within its interval (1 s here).
+		var dl deadLetterList
+		n := 0
+		require.Eventually(t, func() bool {
+			n++
+			put(t, fmt.Sprintf("d-%d", n))
+			dl = a.deadLetters("?bus=p2")
+			return len(dl.DeadLetters) > 0
+		}, 30*time.Second, 500*time.Millisecond, "events dead-lettered")
+		assert.Contains(t, dl.DeadLetters[0].Reason, `connection "rcv-key" is DEAUTHORIZED`)
+		for i := 1; i <= n; i++ {
+			for _, call := range rcv.at(fmt.Sprintf("/orders/d-%d", i)) {
+				assert.Equal(t, "k-secret-1", call.header.Get("X-Api-Key"), "a call leaves with the credentials or not at all")
+			}
+		}
+
+		_, err = eb.UpdateConnection(ctx, &eventbridge.UpdateConnectionInput{Name: awssdk.String("rcv-key"),
+			AuthParameters: &types.UpdateConnectionAuthRequestParameters{
+				ApiKeyAuthParameters: &types.UpdateConnectionApiKeyAuthRequestParameters{ApiKeyValue: awssdk.String("k-secret-7")},
+				InvocationHttpParameters: &types.ConnectionHttpParameters{HeaderParameters: []types.ConnectionHeaderParameter{
+					{Key: awssdk.String("X-Team"), Value: awssdk.String("shop")},
+					{Key: awssdk.String("X-Token"), Value: awssdk.String("t-secret-8"), IsValueSecret: true}}}}})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			put(t, "e-1")
+			return len(rcv.at("/orders/e-1")) > 0
+		}, 30*time.Second, 500*time.Millisecond, "delivered again")
+		got := rcv.at("/orders/e-1")[0]
+		assert.Equal(t, "k-secret-7", got.header.Get("X-Api-Key"))
+		assert.Equal(t, "t-secret-8", got.header.Get("X-Token"))
 	})
 
 	t.Run("roles", func(t *testing.T) {

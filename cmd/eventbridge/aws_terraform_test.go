@@ -610,11 +610,11 @@ func TestTerraformCallSequence(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, destARN, targetState["arn"], "the API destination's ARN, with its id, as written")
 		assert.Equal(t, targetID, targetState["target_id"], "the API's Id is target_id, not "+busName+"-"+ruleName+"-"+targetID)
-		// One perpetual diff of an aws_cloudwatch_event_target that sets role_arn: RoleArn is accepted and not kept
-		// (docs/aws-api.md), so it reads back "". A target put without a RetryPolicy reads back without one, as
-		// AWS answers it (flattenTargetRetryPolicy leaves retry_policy empty).
-		assert.Equal(t, []string{"role_arn"}, tfPlanDiff(targetCfg, targetState))
-		assert.Equal(t, "", targetState["role_arn"])
+		// The role_arn of the target is kept and read back (it grants nothing here), so the plan has no diff. A
+		// target put without a RetryPolicy reads back without one, as AWS answers it (flattenTargetRetryPolicy
+		// leaves retry_policy empty).
+		assert.Empty(t, tfPlanDiff(targetCfg, targetState))
+		assert.Equal(t, targetCfg["role_arn"], targetState["role_arn"])
 		assert.Nil(t, targetState["retry_policy"])
 
 		// What Terraform made works: an event on the bus reaches the receiver through the API destination.
@@ -658,7 +658,7 @@ func TestTerraformCallSequence(t *testing.T) {
 		assert.Empty(t, tfPlanDiff(destCfg, destState))
 		assert.Empty(t, tfPlanDiff(ruleCfg, ruleState))
 		assert.Empty(t, tfPlanDiff(archCfg, archState))
-		assert.Equal(t, []string{"role_arn"}, tfPlanDiff(targetCfg, targetState), "role_arn only, see apply")
+		assert.Empty(t, tfPlanDiff(targetCfg, targetState))
 	}) {
 		t.FailNow()
 	}
@@ -740,12 +740,12 @@ func TestTerraformCallSequence(t *testing.T) {
 		assert.Empty(t, tfPlanDiff(archCfg, archState))
 
 		// target: retry_policy written. target.go resourceTargetUpdate: PutTargets with the whole target, then the
-		// read. A configured retry policy reads back as written; role_arn still does not (current behaviour).
+		// read. A configured retry policy reads back as written, role_arn too.
 		targetCfg["retry_policy"] = []map[string]any{{"maximum_event_age_in_seconds": 3600, "maximum_retry_attempts": 3}}
 		putTarget(t, &types.RetryPolicy{MaximumEventAgeInSeconds: awssdk.Int32(3600), MaximumRetryAttempts: awssdk.Int32(3)})
 		targetState, err = tfReadTarget(ctx, eb, busName, ruleName, targetID)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"role_arn"}, tfPlanDiff(targetCfg, targetState))
+		assert.Empty(t, tfPlanDiff(targetCfg, targetState))
 
 		// The plan after this apply: the same, and nothing else.
 		refresh(t)
@@ -754,7 +754,7 @@ func TestTerraformCallSequence(t *testing.T) {
 		assert.Empty(t, tfPlanDiff(destCfg, destState))
 		assert.Empty(t, tfPlanDiff(ruleCfg, ruleState))
 		assert.Empty(t, tfPlanDiff(archCfg, archState))
-		assert.Equal(t, []string{"role_arn"}, tfPlanDiff(targetCfg, targetState))
+		assert.Empty(t, tfPlanDiff(targetCfg, targetState))
 	}) {
 		t.FailNow()
 	}

@@ -238,6 +238,24 @@ func (e ConnectionAuthorizationType) Valid() bool {
 	}
 }
 
+// Defines values for ConnectionState.
+const (
+	AUTHORIZED   ConnectionState = "AUTHORIZED"
+	DEAUTHORIZED ConnectionState = "DEAUTHORIZED"
+)
+
+// Valid indicates whether the value is a known member of the ConnectionState enum.
+func (e ConnectionState) Valid() bool {
+	switch e {
+	case AUTHORIZED:
+		return true
+	case DEAUTHORIZED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectionPatchAuthorizationType.
 const (
 	ConnectionPatchAuthorizationTypeAPIKEY                 ConnectionPatchAuthorizationType = "API_KEY"
@@ -1429,7 +1447,13 @@ type Connection struct {
 	//
 	// Example: API_KEY
 	AuthorizationType *ConnectionAuthorizationType `json:"authorizationType,omitempty"`
-	CreatedAt         *string                      `json:"createdAt,omitempty"`
+
+	// AuthorizedAt AuthorizedAt is when it last became AUTHORIZED.
+	AuthorizedAt *string `json:"authorizedAt,omitempty"`
+	CreatedAt    *string `json:"createdAt,omitempty"`
+
+	// DeauthorizedAt DeauthorizedAt is when it became DEAUTHORIZED; absent while it is AUTHORIZED.
+	DeauthorizedAt *string `json:"deauthorizedAt,omitempty"`
 
 	// Description Example: the shop's REST API
 	Description *string `json:"description,omitempty"`
@@ -1437,14 +1461,28 @@ type Connection struct {
 	// Name Name may be absent in a PUT, which takes it from the path; when present it must equal the path's.
 	//
 	// Example: shop-api
-	Name      *string `json:"name,omitempty"`
-	UpdatedAt *string `json:"updatedAt,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// State State is AUTHORIZED, or DEAUTHORIZED once POST /api/v1/connections/{connection}/deauthorize dropped its
+	// secrets: the targets of its API destinations then dead-letter their events until a PUT or PATCH gives the
+	// secrets again.
+	//
+	// Example: AUTHORIZED
+	State     *ConnectionState `json:"state,omitempty"`
+	UpdatedAt *string          `json:"updatedAt,omitempty"`
 }
 
 // ConnectionAuthorizationType AuthorizationType selects the member of authParameters that is required (the others must be absent).
 //
 // Example: API_KEY
 type ConnectionAuthorizationType string
+
+// ConnectionState State is AUTHORIZED, or DEAUTHORIZED once POST /api/v1/connections/{connection}/deauthorize dropped its
+// secrets: the targets of its API destinations then dead-letter their events until a PUT or PATCH gives the
+// secrets again.
+//
+// Example: AUTHORIZED
+type ConnectionState string
 
 // ConnectionAuthParameters defines model for ConnectionAuthParameters.
 type ConnectionAuthParameters struct {
@@ -3433,6 +3471,13 @@ type Target struct {
 	Name        *string      `json:"name,omitempty"`
 	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
 
+	// RoleArn RoleArn is the IAM role Amazon EventBridge would assume to call the target (at most 1600 bytes, an ARN).
+	// Kept and answered for the AWS API's clients that declare one; it grants nothing here, where the roles of
+	// API keys and access keys say who may do what.
+	//
+	// Example: arn:aws:iam::123456789012:role/invoke-api
+	RoleArn *string `json:"roleArn,omitempty"`
+
 	// Status Status is the runtime state of the target's connector; read-only, ignored on input.
 	Status *TargetStatus `json:"status,omitempty"`
 
@@ -4289,6 +4334,12 @@ type PatchApiV1ConnectionsConnectionParams struct {
 
 // PutApiV1ConnectionsConnectionParams defines parameters for PutApiV1ConnectionsConnection.
 type PutApiV1ConnectionsConnectionParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PostApiV1ConnectionsConnectionDeauthorizeParams defines parameters for PostApiV1ConnectionsConnectionDeauthorize.
+type PostApiV1ConnectionsConnectionDeauthorizeParams struct {
 	// XAccountId account (default: the caller's own)
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
@@ -5726,6 +5777,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostApiV1ConnectionsConnectionDeauthorize Deauthorize a connection
+	//
+	// Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+	// gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+	// dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+	// --reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+	// keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+	//
+	// Corresponds with POST /api/v1/connections/{connection}/deauthorize (the `PostApiV1ConnectionsConnectionDeauthorize` operationId).
+	PostApiV1ConnectionsConnectionDeauthorize(ctx context.Context, connection string, params *PostApiV1ConnectionsConnectionDeauthorizeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteApiV1DeadLettersWithBody Discard dead letters
 	//
@@ -8379,6 +8441,27 @@ func (c *Client) PutApiV1ConnectionsConnectionWithBody(ctx context.Context, conn
 // Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 func (c *Client) PutApiV1ConnectionsConnection(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutApiV1ConnectionsConnectionRequest(c.Server, connection, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostApiV1ConnectionsConnectionDeauthorize Deauthorize a connection
+//
+// Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+// gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+// dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+// --reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+// keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+//
+// Corresponds with POST /api/v1/connections/{connection}/deauthorize (the `PostApiV1ConnectionsConnectionDeauthorize` operationId).
+func (c *Client) PostApiV1ConnectionsConnectionDeauthorize(ctx context.Context, connection string, params *PostApiV1ConnectionsConnectionDeauthorizeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostApiV1ConnectionsConnectionDeauthorizeRequest(c.Server, connection, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15194,6 +15277,55 @@ func NewPutApiV1ConnectionsConnectionRequestWithBody(server string, connection s
 	return req, nil
 }
 
+// NewPostApiV1ConnectionsConnectionDeauthorizeRequest constructs an http.Request for the PostApiV1ConnectionsConnectionDeauthorize method
+func NewPostApiV1ConnectionsConnectionDeauthorizeRequest(server string, connection string, params *PostApiV1ConnectionsConnectionDeauthorizeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "connection", connection, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/connections/%s/deauthorize", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteApiV1DeadLettersRequest calls the generic DeleteApiV1DeadLetters builder with application/json body
 func NewDeleteApiV1DeadLettersRequest(server string, params *DeleteApiV1DeadLettersParams, body DeleteApiV1DeadLettersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19794,6 +19926,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/connections/{connection} (the `PutApiV1ConnectionsConnection` operationId).
 	PutApiV1ConnectionsConnectionWithResponse(ctx context.Context, connection string, params *PutApiV1ConnectionsConnectionParams, body PutApiV1ConnectionsConnectionJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1ConnectionsConnectionResponse, error)
+
+	// PostApiV1ConnectionsConnectionDeauthorizeWithResponse Deauthorize a connection
+	//
+	// Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+	// gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+	// dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+	// --reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+	// keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/connections/{connection}/deauthorize (the `PostApiV1ConnectionsConnectionDeauthorize` operationId).
+	PostApiV1ConnectionsConnectionDeauthorizeWithResponse(ctx context.Context, connection string, params *PostApiV1ConnectionsConnectionDeauthorizeParams, reqEditors ...RequestEditorFn) (*PostApiV1ConnectionsConnectionDeauthorizeResponse, error)
 
 	// DeleteApiV1DeadLettersWithBodyWithResponse Discard dead letters
 	//
@@ -25549,6 +25694,68 @@ func (r PutApiV1ConnectionsConnectionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PutApiV1ConnectionsConnectionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostApiV1ConnectionsConnectionDeauthorizeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Connection
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) GetJSON200() *Connection {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostApiV1ConnectionsConnectionDeauthorizeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31907,6 +32114,25 @@ func (c *ClientWithResponses) PutApiV1ConnectionsConnectionWithResponse(ctx cont
 	return ParsePutApiV1ConnectionsConnectionResponse(rsp)
 }
 
+// PostApiV1ConnectionsConnectionDeauthorizeWithResponse Deauthorize a connection
+//
+// Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+// gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+// dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+// --reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+// keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/connections/{connection}/deauthorize (the `PostApiV1ConnectionsConnectionDeauthorize` operationId).
+func (c *ClientWithResponses) PostApiV1ConnectionsConnectionDeauthorizeWithResponse(ctx context.Context, connection string, params *PostApiV1ConnectionsConnectionDeauthorizeParams, reqEditors ...RequestEditorFn) (*PostApiV1ConnectionsConnectionDeauthorizeResponse, error) {
+	rsp, err := c.PostApiV1ConnectionsConnectionDeauthorize(ctx, connection, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostApiV1ConnectionsConnectionDeauthorizeResponse(rsp)
+}
+
 // DeleteApiV1DeadLettersWithBodyWithResponse Discard dead letters
 //
 // Selected by ids, every id must exist (else 404 DeadLetterNotFound and nothing is discarded);
@@ -37264,6 +37490,53 @@ func ParsePutApiV1ConnectionsConnectionResponse(rsp *http.Response) (*PutApiV1Co
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostApiV1ConnectionsConnectionDeauthorizeResponse parses an HTTP response from a PostApiV1ConnectionsConnectionDeauthorizeWithResponse call
+func ParsePostApiV1ConnectionsConnectionDeauthorizeResponse(rsp *http.Response) (*PostApiV1ConnectionsConnectionDeauthorizeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostApiV1ConnectionsConnectionDeauthorizeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Connection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	}
 

@@ -6,6 +6,7 @@ package connection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -222,6 +223,17 @@ type Spec struct {
 	InvocationHTTPParameters HTTPParameters
 }
 
+// State tells whether a connection can authorize calls, in Amazon EventBridge's words.
+type State string
+
+// States of a connection. A connection is AUTHORIZED from its creation: it holds its credentials (an OAuth token
+// is fetched when a call needs one). Deauthorize drops its secrets and makes it DEAUTHORIZED: the calls of the
+// targets that use it are then refused, each event dead-lettered, until a change gives the secrets again.
+const (
+	Authorized   State = "AUTHORIZED"
+	Deauthorized State = "DEAUTHORIZED"
+)
+
 // Connection is an account's way to authorize calls to HTTP endpoints. Every secret it holds is sealed.
 type Connection struct {
 	id        string
@@ -229,6 +241,10 @@ type Connection struct {
 	spec      Spec
 	createdAt time.Time
 	updatedAt time.Time
+	// authorizedAt is when it last became AUTHORIZED; deauthorizedAt, when it became DEAUTHORIZED (zero while
+	// it is AUTHORIZED).
+	authorizedAt   time.Time
+	deauthorizedAt time.Time
 }
 
 // New validates spec, seals its secrets with sealer and returns a new connection with a fresh id.
@@ -240,7 +256,7 @@ func New(accountID string, spec Spec, sealer Sealer, now time.Time) (*Connection
 	if err := domain.ValidateName("name", spec.Name); err != nil {
 		return nil, err
 	}
-	c := &Connection{id: domain.NewID(), accountID: accountID, spec: Spec{Name: spec.Name}, createdAt: now.UTC()}
+	c := &Connection{id: domain.NewID(), accountID: accountID, spec: Spec{Name: spec.Name}, createdAt: now.UTC(), authorizedAt: now.UTC()}
 	if err := c.Change(spec, sealer, now); err != nil {
 		return nil, err
 	}
@@ -250,7 +266,10 @@ func New(accountID string, spec Spec, sealer Sealer, now time.Time) (*Connection
 // Change replaces the description, the authorization and the invocation parameters after validating them; the
 // name stays. A secret left empty keeps the sealed value the connection has for it (same authorization type; for
 // a parameter, the secret parameter with the same key in the same list); without one it is a validation error.
+// A DEAUTHORIZED connection has no secret to keep: a change that gives none keeps it DEAUTHORIZED; one that gives
+// a secret must give them all, and makes it AUTHORIZED again.
 func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
+	stayDeauthorized := c.State() == Deauthorized && !givesSecret(spec)
 	if err := domain.ValidateDescription(spec.Description); err != nil {
 		return err
 	}
@@ -277,7 +296,7 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 			return domain.Invalid(fields[t], "%s must be absent when authorizationType is %s", fields[t], spec.AuthorizationType)
 		}
 	}
-	s := secrets{sealer: sealer, owner: c.owner}
+	s := secrets{sealer: sealer, owner: c.owner, optional: stayDeauthorized}
 	switch spec.AuthorizationType {
 	case Basic:
 		f := fields[Basic] + "."
@@ -323,8 +342,43 @@ func (c *Connection) Change(spec Spec, sealer Sealer, now time.Time) error {
 	}
 	next.InvocationHTTPParameters = inv
 	c.spec, c.updatedAt = next, now.UTC()
+	if c.State() == Deauthorized && !stayDeauthorized {
+		c.deauthorizedAt, c.authorizedAt = time.Time{}, now.UTC()
+	}
 	return nil
 }
+
+// givesSecret reports whether spec holds a secret value (a password, a key, a client secret or a secret
+// parameter's value).
+func givesSecret(spec Spec) bool {
+	spec = spec.clone()
+	found := errors.New("found")
+	return eachSecret(&spec, func(string, *string) error { return found }) != nil
+}
+
+// Deauthorize drops every secret of the connection (they are gone, not kept aside) and makes it DEAUTHORIZED; the
+// rest of its declaration stays, for a change to give the secrets again. A DEAUTHORIZED connection stays as it is.
+func (c *Connection) Deauthorize(now time.Time) {
+	if c.State() == Deauthorized {
+		return
+	}
+	_ = eachSecret(&c.spec, func(_ string, v *string) error { *v = ""; return nil })
+	c.deauthorizedAt, c.updatedAt = now.UTC(), now.UTC()
+}
+
+// State is AUTHORIZED or DEAUTHORIZED.
+func (c *Connection) State() State {
+	if c.deauthorizedAt.IsZero() {
+		return Authorized
+	}
+	return Deauthorized
+}
+
+// AuthorizedAt is when the connection last became AUTHORIZED (its creation, or the change that authorized it again).
+func (c *Connection) AuthorizedAt() time.Time { return c.authorizedAt }
+
+// DeauthorizedAt is when the connection became DEAUTHORIZED; zero while it is AUTHORIZED.
+func (c *Connection) DeauthorizedAt() time.Time { return c.deauthorizedAt }
 
 var (
 	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
@@ -335,14 +389,16 @@ var (
 type secrets struct {
 	sealer Sealer
 	owner  func(field string) domain.SecretOwner
-	err    error
+	// optional lets every secret be missing (a change of a DEAUTHORIZED connection that gives none).
+	optional bool
+	err      error
 }
 
 // seal returns the sealed form of plaintext, or kept when plaintext is empty and something is kept. Its errors
 // never contain the plaintext.
 func (s *secrets) seal(field, ownerField, plaintext, kept string) (string, error) {
 	if plaintext == "" {
-		if kept != "" {
+		if kept != "" || s.optional {
 			return kept, nil
 		}
 		return "", domain.Invalid(field, "%s is required", field)
@@ -492,9 +548,21 @@ func truncated(s string) string {
 	return s
 }
 
-// UnmarshalFromDatabase rebuilds a connection from storage without validation; the secrets in spec are sealed.
-func UnmarshalFromDatabase(id, accountID string, spec Spec, createdAt, updatedAt time.Time) *Connection {
-	return &Connection{id: id, accountID: accountID, spec: spec, createdAt: createdAt, updatedAt: updatedAt}
+// Stored is what storage keeps of a connection besides its declaration.
+type Stored struct {
+	ID, AccountID                string
+	CreatedAt, UpdatedAt         time.Time
+	AuthorizedAt, DeauthorizedAt time.Time
+}
+
+// UnmarshalFromDatabase rebuilds a connection from storage without validation; the secrets in spec are sealed. A
+// zero AuthorizedAt (a connection stored before it was kept) is its creation time.
+func UnmarshalFromDatabase(st Stored, spec Spec) *Connection {
+	if st.AuthorizedAt.IsZero() {
+		st.AuthorizedAt = st.CreatedAt
+	}
+	return &Connection{id: st.ID, accountID: st.AccountID, spec: spec, createdAt: st.CreatedAt, updatedAt: st.UpdatedAt,
+		authorizedAt: st.AuthorizedAt, deauthorizedAt: st.DeauthorizedAt}
 }
 
 func (c *Connection) ID() string                           { return c.id }
@@ -507,12 +575,12 @@ func (c *Connection) UpdatedAt() time.Time                 { return c.updatedAt 
 
 // Sealed returns the connection's declaration with its secrets sealed (for storage and for the runtime adapter,
 // which hands the sealed values to connectors). Callers must not show the secrets to anyone.
-func (c *Connection) Sealed() Spec { return cloneSpec(c.spec) }
+func (c *Connection) Sealed() Spec { return c.spec.clone() }
 
 // Redacted returns the connection's declaration with every secret emptied (what callers may see). Given back to
 // Change, it keeps every secret as it is.
 func (c *Connection) Redacted() Spec {
-	s := cloneSpec(c.spec)
+	s := c.spec.clone()
 	if s.Basic != nil {
 		s.Basic.Password = ""
 	}
@@ -534,33 +602,6 @@ func redactParams(p *HTTPParameters) {
 				l[i].Value = ""
 			}
 		}
-	}
-}
-
-func cloneSpec(s Spec) Spec {
-	if s.Basic != nil {
-		b := *s.Basic
-		s.Basic = &b
-	}
-	if s.APIKey != nil {
-		k := *s.APIKey
-		s.APIKey = &k
-	}
-	if s.OAuth != nil {
-		o := *s.OAuth
-		o.Scopes = append([]string(nil), o.Scopes...)
-		o.HTTPParameters = cloneParams(o.HTTPParameters)
-		s.OAuth = &o
-	}
-	s.InvocationHTTPParameters = cloneParams(s.InvocationHTTPParameters)
-	return s
-}
-
-func cloneParams(p HTTPParameters) HTTPParameters {
-	return HTTPParameters{
-		HeaderParameters:      append([]Parameter(nil), p.HeaderParameters...),
-		QueryStringParameters: append([]Parameter(nil), p.QueryStringParameters...),
-		BodyParameters:        append([]Parameter(nil), p.BodyParameters...),
 	}
 }
 

@@ -269,3 +269,81 @@ func TestPatchApply(t *testing.T) {
 		t.Fatalf("invocation parameters replaced as a whole: %+v", got)
 	}
 }
+
+func TestDeauthorizeDropsSecretsUntilAChangeGivesThemAll(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	spec := basicSpec()
+	spec.InvocationHTTPParameters = HTTPParameters{HeaderParameters: []Parameter{
+		{Key: "X-Team", Value: "shop"}, {Key: "X-Token", Value: "t0k", IsValueSecret: true}}}
+	c, err := New("a", spec, &fakeSealer{}, created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State() != Authorized || !c.AuthorizedAt().Equal(created) || !c.DeauthorizedAt().IsZero() {
+		t.Fatalf("new connection: state %s, authorized %v, deauthorized %v", c.State(), c.AuthorizedAt(), c.DeauthorizedAt())
+	}
+
+	at := created.Add(time.Hour)
+	c.Deauthorize(at)
+	if c.State() != Deauthorized || !c.DeauthorizedAt().Equal(at) || !c.UpdatedAt().Equal(at) || !c.AuthorizedAt().Equal(created) {
+		t.Fatalf("deauthorized: state %s, deauthorized %v, updated %v, authorized %v", c.State(), c.DeauthorizedAt(), c.UpdatedAt(), c.AuthorizedAt())
+	}
+	s := c.Sealed()
+	if s.Basic.Password != "" || s.InvocationHTTPParameters.HeaderParameters[1].Value != "" {
+		t.Fatalf("secrets kept after Deauthorize: %+v", s)
+	}
+	if s.Basic.Username != "u" || s.InvocationHTTPParameters.HeaderParameters[0].Value != "shop" {
+		t.Fatalf("the declaration without secrets should stay: %+v", s)
+	}
+	c.Deauthorize(at.Add(time.Minute)) // a second time changes nothing
+	if !c.DeauthorizedAt().Equal(at) {
+		t.Fatalf("deauthorizing again moved the time to %v", c.DeauthorizedAt())
+	}
+
+	// A change that gives no secret keeps it DEAUTHORIZED.
+	redacted := c.Redacted()
+	redacted.Description = "parked"
+	if err := c.Change(redacted, &fakeSealer{}, at.Add(2*time.Minute)); err != nil {
+		t.Fatalf("a change without secrets of a DEAUTHORIZED connection: %v", err)
+	}
+	if c.State() != Deauthorized || c.Description() != "parked" {
+		t.Fatalf("after a change without secrets: state %s, description %q", c.State(), c.Description())
+	}
+
+	// One that gives some secrets must give them all: nothing is kept to fill the others.
+	partial := c.Redacted()
+	partial.Basic.Password = "new"
+	err = c.Change(partial, &fakeSealer{}, at.Add(3*time.Minute))
+	if !errors.Is(err, domain.ErrValidation) || !strings.Contains(err.Error(), "invocationHttpParameters.headerParameters[1].value is required") {
+		t.Fatalf("a change giving the password only: %v", err)
+	}
+	if c.State() != Deauthorized {
+		t.Fatal("a refused change authorized the connection")
+	}
+
+	all := c.Redacted()
+	all.Basic.Password = "new"
+	all.InvocationHTTPParameters.HeaderParameters[1].Value = "t0k2"
+	back := at.Add(4 * time.Minute)
+	if err := c.Change(all, &fakeSealer{}, back); err != nil {
+		t.Fatal(err)
+	}
+	if c.State() != Authorized || !c.AuthorizedAt().Equal(back) || !c.DeauthorizedAt().IsZero() {
+		t.Fatalf("after the secrets came back: state %s, authorized %v, deauthorized %v", c.State(), c.AuthorizedAt(), c.DeauthorizedAt())
+	}
+	if got := c.Sealed().Basic.Password; got != "sealed:wen" {
+		t.Fatalf("password sealed as %q", got)
+	}
+
+	// Stored and read back, the state and its times stay.
+	c.Deauthorize(back.Add(time.Minute))
+	again := UnmarshalFromDatabase(Stored{ID: c.ID(), AccountID: "a", CreatedAt: created, UpdatedAt: c.UpdatedAt(),
+		AuthorizedAt: c.AuthorizedAt(), DeauthorizedAt: c.DeauthorizedAt()}, c.Sealed())
+	if again.State() != Deauthorized || !again.AuthorizedAt().Equal(back) {
+		t.Fatalf("read back: state %s, authorized %v", again.State(), again.AuthorizedAt())
+	}
+	if old := UnmarshalFromDatabase(Stored{ID: "x", AccountID: "a", CreatedAt: created}, spec); old.State() != Authorized || !old.AuthorizedAt().Equal(created) {
+		t.Fatalf("a connection stored before states: state %s, authorized %v", old.State(), old.AuthorizedAt())
+	}
+}

@@ -102,6 +102,16 @@ func (p Patch) apply(current Spec) Spec {
 	return next
 }
 
+// Deauthorize drops the connection's secrets and makes it DEAUTHORIZED (Connection.Deauthorize): the targets
+// that call through it refuse their events, which are dead-lettered, once the runtime adapter reconciles them. A
+// change that gives the secrets again authorizes it. Errors: ErrNotFound.
+func (s *Service) Deauthorize(ctx context.Context, accountID, name string) (*Connection, error) {
+	return s.Connections.Update(ctx, accountID, name, func(c *Connection) error {
+		c.Deauthorize(s.Clock.Now())
+		return nil
+	})
+}
+
 // Get returns ErrNotFound for an unknown connection.
 func (s *Service) Get(ctx context.Context, accountID, name string) (*Connection, error) {
 	return s.Connections.Get(ctx, accountID, name)

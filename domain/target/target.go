@@ -424,6 +424,7 @@ type Target struct {
 	http        HTTPConfig
 	transformer transform.Spec
 	format      Format
+	roleARN     string
 	retryPolicy RetryPolicy
 	createdAt   time.Time
 	updatedAt   time.Time
@@ -442,6 +443,10 @@ type Spec struct {
 	HTTP HTTPConfig
 	// Format is what the target receives of an event; empty is FormatCloudEvents.
 	Format Format
+	// RoleARN is the IAM role Amazon EventBridge would assume to call the target. It is kept and answered, for
+	// clients that declare one (Terraform's role_arn), and grants nothing here: the roles of the API keys and
+	// access keys that change the target say who may do what.
+	RoleARN string
 	// Transformer is what the target makes of an event before delivering it: at most one of inputTransformer,
 	// input, inputPath and transform for the data, and attributes to set, validated by compiling it. The zero
 	// Spec delivers the event as it is.
@@ -557,8 +562,11 @@ func (t *Target) Change(spec Spec, sealer domain.Sealer, now time.Time) error {
 	if err := spec.RetryPolicy.validate(); err != nil {
 		return err
 	}
+	if err := validateRoleARN(spec.RoleARN); err != nil {
+		return err
+	}
 	t.typ, t.http, t.transformer, t.retryPolicy, t.updatedAt = spec.Type, c, spec.Transformer, spec.RetryPolicy, now.UTC()
-	t.format = format
+	t.format, t.roleARN = format, spec.RoleARN
 	t.apiDestination, t.bus, t.deadLetterBus, t.pathParams, t.config = "", "", spec.DeadLetterBus, nil, cfg
 	switch spec.Type {
 	case APIDestination:
@@ -608,6 +616,31 @@ func (t *Target) Format() Format {
 		return FormatCloudEvents
 	}
 	return t.format
+}
+
+// MaxRoleARNLength is the longest role ARN, as Amazon EventBridge's RoleArn.
+const MaxRoleARNLength = 1600
+
+// validateRoleARN checks that a role ARN, when given, is an ARN of at most MaxRoleARNLength bytes.
+func validateRoleARN(v string) error {
+	switch {
+	case v == "":
+		return nil
+	case len(v) > MaxRoleARNLength:
+		return domain.Invalid("roleArn", "roleArn is %d bytes long; at most %d are allowed", len(v), MaxRoleARNLength)
+	case !strings.HasPrefix(v, "arn:") || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return domain.Invalid("roleArn", "roleArn must be an ARN (arn:aws:iam::123456789012:role/name) without spaces or control characters")
+	}
+	return nil
+}
+
+// RoleARN is the role ARN the target was declared with ("" for none); it grants nothing here.
+func (t *Target) RoleARN() string { return t.roleARN }
+
+// WithRoleARN sets the role ARN of a target read from storage.
+func (t *Target) WithRoleARN(arn string) *Target {
+	t.roleARN = arn
+	return t
 }
 
 // WithFormat sets the format of a target read from storage ("" is FormatCloudEvents).

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,10 @@ func TestNewValidates(t *testing.T) {
 		{"header injection", Spec{Name: "t", Type: HTTP, HTTP: HTTPConfig{URL: ok.URL, Headers: map[string]string{"X": "a\r\nb: c"}}, RetryPolicy: DefaultRetryPolicy()}, "config.headers"},
 		{"too many attempts", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: RetryPolicy{MaximumRetryAttempts: 186, MaximumEventAgeInSeconds: 60}}, "retryPolicy.maximumRetryAttempts"},
 		{"age too short", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: RetryPolicy{MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 59}}, "retryPolicy.maximumEventAgeInSeconds"},
+		{"role ARN", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy(), RoleARN: "arn:aws:iam::123456789012:role/invoke"}, ""},
+		{"role ARN not an ARN", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy(), RoleARN: "invoke-role"}, "roleArn"},
+		{"role ARN with a space", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy(), RoleARN: "arn:aws:iam::1:role/a b"}, "roleArn"},
+		{"role ARN too long", Spec{Name: "t", Type: HTTP, HTTP: ok, RetryPolicy: DefaultRetryPolicy(), RoleARN: "arn:" + strings.Repeat("r", MaxRoleARNLength)}, "roleArn"},
 		{"input transformer", withTransformer(transform.Spec{InputTransformer: &transform.InputTransformer{
 			InputPathsMap: map[string]string{"id": "$.data.orderId"}, InputTemplate: `{"order": <id>}`}}), ""},
 		{"input", withTransformer(transform.Spec{Input: ptr(`{"a": 1}`)}), ""},
@@ -59,6 +64,9 @@ func TestNewValidates(t *testing.T) {
 			if tc.wantField == "" {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if got.RoleARN() != tc.spec.RoleARN {
+					t.Fatalf("role ARN = %q, want %q", got.RoleARN(), tc.spec.RoleARN)
 				}
 				if !got.Transformer().Equal(tc.spec.Transformer) {
 					t.Fatalf("transformer = %+v, want %+v", got.Transformer(), tc.spec.Transformer)

@@ -18,16 +18,14 @@ import (
 // parameter with IsValueSecret) are sealed when received and never answered: DescribeConnection answers the names
 // (the user name, the API key's header, the client id, the parameters' keys), as AWS does.
 //
-// A connection here has no authorization state: it is usable as soon as it is created, with the credentials it
-// holds (an OAuth token is fetched when a call needs one). Its ConnectionState is AUTHORIZED; there is no
-// DEAUTHORIZED state, so DeauthorizeConnection is refused (docs/aws-api.md).
+// A connection is AUTHORIZED from its creation (an OAuth token is fetched when a call needs one).
+// DeauthorizeConnection drops its secrets and makes it DEAUTHORIZED (connection.Service.Deauthorize): the targets
+// of its API destinations then dead-letter their events; UpdateConnection with the secrets authorizes it again.
 
-// connStateAuthorized is the state of every connection here.
-const connStateAuthorized = "AUTHORIZED"
-
-// connectionStates are AWS's connection states, which ListConnections filters by.
-var connectionStates = []string{"CREATING", "UPDATING", "DELETING", connStateAuthorized, "DEAUTHORIZED", "AUTHORIZING",
-	"DEAUTHORIZING", "ACTIVE", "FAILED_CONNECTIVITY"}
+// connectionStates are AWS's connection states, which ListConnections filters by; a connection here is in one of
+// the first two.
+var connectionStates = []string{string(connection.Authorized), string(connection.Deauthorized), "CREATING", "UPDATING",
+	"DELETING", "AUTHORIZING", "DEAUTHORIZING", "ACTIVE", "FAILED_CONNECTIVITY"}
 
 // ConnectionParameter is a key and a value a connection adds to requests; the value of a secret one is never
 // answered.
@@ -106,25 +104,33 @@ type Connection struct {
 	AuthorizationType string `json:"AuthorizationType"`
 	CreationTime      epoch  `json:"CreationTime"`
 	LastModifiedTime  epoch  `json:"LastModifiedTime"`
+	// LastAuthorizedTime is when it last became AUTHORIZED.
+	LastAuthorizedTime epoch `json:"LastAuthorizedTime"`
 }
 
 func (a *api) connectionOut(c *gin.Context, conn *connection.Connection) Connection {
-	return Connection{Name: conn.Name(), ConnectionArn: a.connectionARN(c, conn.Name(), conn.ID()), ConnectionState: connStateAuthorized,
-		AuthorizationType: string(conn.AuthorizationType()), CreationTime: epoch(conn.CreatedAt()), LastModifiedTime: epoch(conn.UpdatedAt())}
+	return Connection{Name: conn.Name(), ConnectionArn: a.connectionARN(c, conn.Name(), conn.ID()), ConnectionState: string(conn.State()),
+		AuthorizationType: string(conn.AuthorizationType()), CreationTime: epoch(conn.CreatedAt()), LastModifiedTime: epoch(conn.UpdatedAt()),
+		LastAuthorizedTime: epoch(conn.AuthorizedAt())}
 }
 
 // connectionStateOut is the answer of CreateConnection, UpdateConnection, DeleteConnection and
 // DeauthorizeConnection.
 type connectionStateOut struct {
-	ConnectionArn    string `json:"ConnectionArn"`
-	ConnectionState  string `json:"ConnectionState"`
-	CreationTime     epoch  `json:"CreationTime"`
-	LastModifiedTime epoch  `json:"LastModifiedTime"`
+	ConnectionArn      string `json:"ConnectionArn"`
+	ConnectionState    string `json:"ConnectionState"`
+	CreationTime       epoch  `json:"CreationTime"`
+	LastModifiedTime   epoch  `json:"LastModifiedTime"`
+	LastAuthorizedTime epoch  `json:"LastAuthorizedTime"`
 }
 
+// connectionState answers the connection in state; "" is the state it has.
 func (a *api) connectionState(c *gin.Context, conn *connection.Connection, state string) connectionStateOut {
+	if state == "" {
+		state = string(conn.State())
+	}
 	return connectionStateOut{ConnectionArn: a.connectionARN(c, conn.Name(), conn.ID()), ConnectionState: state,
-		CreationTime: epoch(conn.CreatedAt()), LastModifiedTime: epoch(conn.UpdatedAt())}
+		CreationTime: epoch(conn.CreatedAt()), LastModifiedTime: epoch(conn.UpdatedAt()), LastAuthorizedTime: epoch(conn.AuthorizedAt())}
 }
 
 func connectionNotFound(name string) error {
@@ -282,7 +288,7 @@ func (a *api) createConnection(c *gin.Context, in *createConnectionIn) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return a.connectionState(c, conn, connStateAuthorized), nil
+	return a.connectionState(c, conn, ""), nil
 }
 
 type connectionNameIn struct{ Name string }
@@ -316,15 +322,21 @@ func (a *api) deleteConnection(c *gin.Context, in *connectionNameIn) (any, error
 	return a.connectionState(c, conn, "DELETING"), nil
 }
 
-// deauthorizeConnection is refused for a connection that exists: a connection here has no DEAUTHORIZED state, in
-// which AWS's keeps its parameters but drops its credentials. Pretending would leave the connection usable while
-// answering that it is not.
+// deauthorizeConnection drops the connection's secrets and makes it DEAUTHORIZED, which it answers (AWS answers
+// DEAUTHORIZING, then DEAUTHORIZED; here the connection is DEAUTHORIZED when the call answers, and its targets'
+// connectors refuse their events from the next reconciliation on, within --reconcile-interval).
 func (a *api) deauthorizeConnection(c *gin.Context, in *connectionNameIn) (any, error) {
 	if _, err := a.lookupConnectionByName(c, in.Name); err != nil {
 		return nil, err
 	}
-	return nil, refuseUnsupported("DeauthorizeConnection", "a connection here is always authorized with the "+
-		"credentials it holds and has no DEAUTHORIZED state; change them with UpdateConnection, or delete the connection")
+	conn, err := a.s.Connections.Deauthorize(c.Request.Context(), web.AccountOf(c), in.Name)
+	if errors.Is(err, connection.ErrNotFound) {
+		return nil, connectionNotFound(in.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a.connectionState(c, conn, ""), nil
 }
 
 // ConnectionDescription is what DescribeConnection answers.
@@ -378,8 +390,8 @@ func (a *api) listConnections(c *gin.Context, in *listConnectionsIn) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if in.ConnectionState != "" && in.ConnectionState != connStateAuthorized {
-		all = nil // every connection here is AUTHORIZED
+	if in.ConnectionState != "" {
+		all = slices.DeleteFunc(all, func(conn *connection.Connection) bool { return string(conn.State()) != in.ConnectionState })
 	}
 	page, next, err := pageOf(prefixed(all, in.NamePrefix, (*connection.Connection).Name), in.NextToken, in.Limit)
 	if err != nil {
@@ -436,5 +448,5 @@ func (a *api) updateConnection(c *gin.Context, in *updateConnectionIn) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return a.connectionState(c, conn, connStateAuthorized), nil
+	return a.connectionState(c, conn, ""), nil
 }

@@ -130,7 +130,7 @@ func (a *api) putTarget(c *gin.Context, busName, ruleName string, raw json.RawMe
 
 // specOf is the target that an AWS target declares.
 func (a *api) specOf(c *gin.Context, t Target) (target.Spec, error) {
-	spec := target.Spec{Name: t.ID, RetryPolicy: target.DefaultRetryPolicy()}
+	spec := target.Spec{Name: t.ID, RetryPolicy: target.DefaultRetryPolicy(), RoleARN: t.RoleArn}
 	n, ok := parseARN(t.Arn)
 	if !ok {
 		return spec, validation("Parameter Targets.Arn %q is not an ARN.", t.Arn)
@@ -259,7 +259,7 @@ func (a *api) targetARN(c *gin.Context, t *target.Target) string {
 // targetOut is t as AWS describes targets; the parts a target of /api/v1 has beyond AWS's (a RocketMQ transform,
 // attributes, a plugin's config) are not shown.
 func (a *api) targetOut(c *gin.Context, t *target.Target) Target {
-	out := Target{ID: t.Name(), Arn: a.targetARN(c, t)}
+	out := Target{ID: t.Name(), Arn: a.targetARN(c, t), RoleArn: t.RoleARN()}
 	// AWS answers a retry policy only when one was set; a target here always has one, so the default (AWS's
 	// too) reads back as none, and Terraform sees what it wrote.
 	if p := t.RetryPolicy(); p != target.DefaultRetryPolicy() {

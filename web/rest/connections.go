@@ -22,8 +22,16 @@ type Connection struct {
 	// AuthorizationType selects the member of authParameters that is required (the others must be absent).
 	AuthorizationType string                   `json:"authorizationType" enums:"BASIC,API_KEY,OAUTH_CLIENT_CREDENTIALS" example:"API_KEY"`
 	AuthParameters    ConnectionAuthParameters `json:"authParameters"`
-	CreatedAt         time.Time                `json:"createdAt" readonly:"true"`
-	UpdatedAt         time.Time                `json:"updatedAt" readonly:"true"`
+	// State is AUTHORIZED, or DEAUTHORIZED once POST /api/v1/connections/{connection}/deauthorize dropped its
+	// secrets: the targets of its API destinations then dead-letter their events until a PUT or PATCH gives the
+	// secrets again.
+	State string `json:"state" enums:"AUTHORIZED,DEAUTHORIZED" readonly:"true" example:"AUTHORIZED"`
+	// AuthorizedAt is when it last became AUTHORIZED.
+	AuthorizedAt time.Time `json:"authorizedAt" readonly:"true"`
+	// DeauthorizedAt is when it became DEAUTHORIZED; absent while it is AUTHORIZED.
+	DeauthorizedAt *time.Time `json:"deauthorizedAt,omitempty" readonly:"true"`
+	CreatedAt      time.Time  `json:"createdAt" readonly:"true"`
+	UpdatedAt      time.Time  `json:"updatedAt" readonly:"true"`
 } //@name Connection
 
 // ConnectionAuthParameters holds the parameters of the connection's authorization type, and parameters added to
@@ -188,7 +196,10 @@ func httpParamsOut(p connection.HTTPParameters) *ConnectionHTTPParameters {
 func ConnectionOf(c *connection.Connection) Connection {
 	s := c.Redacted()
 	out := Connection{Name: c.Name(), Description: c.Description(), AuthorizationType: string(c.AuthorizationType()),
-		CreatedAt: c.CreatedAt(), UpdatedAt: c.UpdatedAt()}
+		State: string(c.State()), AuthorizedAt: c.AuthorizedAt(), CreatedAt: c.CreatedAt(), UpdatedAt: c.UpdatedAt()}
+	if t := c.DeauthorizedAt(); !t.IsZero() {
+		out.DeauthorizedAt = &t
+	}
 	if s.Basic != nil {
 		out.AuthParameters.BasicAuthParameters = &BasicAuthParameters{Username: s.Basic.Username}
 	}
@@ -332,6 +343,32 @@ func (a *api) putConnection(c *gin.Context, in *Connection) (int, any, error) {
 //	@Router		/api/v1/connections/{connection} [patch]
 func (a *api) patchConnection(c *gin.Context, in *ConnectionPatch) (int, any, error) {
 	conn, err := a.s.Connections.Patch(c.Request.Context(), web.AccountOf(c), c.Param("connection"), in.Patch())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, ConnectionOf(conn), nil
+}
+
+// deauthorizeConnection drops the connection's secrets and makes it DEAUTHORIZED.
+//
+//	@Summary		Deauthorize a connection
+//	@Description	Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+//	@Description	gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+//	@Description	dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+//	@Description	--reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+//	@Description	keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+//	@Tags			connections
+//	@Produce		json
+//	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
+//	@Param			connection		path		string	true	"connection name"
+//	@Success		200				{object}	Connection
+//	@Failure		404				{object}	web.Problem	"ConnectionNotFound"
+//	@Failure		401				{object}	web.Problem	"Unauthenticated: no valid API key"
+//	@Failure		403				{object}	web.Problem	"Forbidden: the role lacks the permission"
+//	@Security		BearerAuth
+//	@Router			/api/v1/connections/{connection}/deauthorize [post]
+func (a *api) deauthorizeConnection(c *gin.Context) (int, any, error) {
+	conn, err := a.s.Connections.Deauthorize(c.Request.Context(), web.AccountOf(c), c.Param("connection"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -97,6 +97,7 @@ func (a *api) operations() []web.Operation {
 		{Name: "connections.put", Method: put, Path: v1 + "/connections/:connection", Handler: withBody(a, a.putConnection), Permission: write},
 		{Name: "connections.patch", Method: patch, Path: v1 + "/connections/:connection", Handler: withBody(a, a.patchConnection), Permission: write},
 		{Name: "connections.delete", Method: del, Path: v1 + "/connections/:connection", Handler: answer(a, a.deleteConnection), Permission: write},
+		{Name: "connections.deauthorize", Method: post, Path: v1 + "/connections/:connection/deauthorize", Handler: answer(a, a.deauthorizeConnection), Permission: write},
 
 		{Name: "apiDestinations.list", Method: get, Path: v1 + "/api-destinations", Handler: answer(a, a.listAPIDestinations), Permission: read},
 		{Name: "apiDestinations.create", Method: post, Path: v1 + "/api-destinations", Handler: withBody(a, a.createAPIDestination), Permission: write},

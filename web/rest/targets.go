@@ -30,6 +30,10 @@ type Target struct {
 	// default of targets made through the AWS API); with aws, the input transformer sees that envelope
 	// ($.detail...). A bus target forwards the event itself: cloudevents.
 	Format string `json:"format,omitempty" enums:"cloudevents,aws" example:"cloudevents"`
+	// RoleArn is the IAM role Amazon EventBridge would assume to call the target (at most 1600 bytes, an ARN).
+	// Kept and answered for the AWS API's clients that declare one; it grants nothing here, where the roles of
+	// API keys and access keys say who may do what.
+	RoleArn string `json:"roleArn,omitempty" example:"arn:aws:iam::123456789012:role/invoke-api"`
 	// DeadLetterConfig names a bus of the account that receives the events the target gives up, with the reason,
 	// the attempts and the target in eb-dlq-* extensions; without it they go to the account's dead-letter stream.
 	DeadLetterConfig *DeadLetterConfig `json:"deadLetterConfig,omitempty"`
@@ -286,6 +290,7 @@ func (a *api) targetOf(c *gin.Context, t *target.Target) Target {
 		Name:        t.Name(),
 		Type:        string(t.Type()),
 		Format:      string(t.Format()),
+		RoleArn:     t.RoleARN(),
 		Config:      TargetConfig{APIDestination: t.APIDestination(), PathParameterValues: t.PathParameterValues(), Bus: t.Bus()},
 		RetryPolicy: RetryPolicy{MaximumRetryAttempts: &rp.MaximumRetryAttempts, MaximumEventAgeInSeconds: &rp.MaximumEventAgeInSeconds},
 		Status:      targetStatusOf(a.s.Targets.Status(c.Request.Context(), t)),
@@ -322,9 +327,10 @@ func targetStatusOf(st *target.Status) TargetStatus {
 // Spec returns the domain form of the target; absent retry policy fields take their defaults.
 func (t Target) Spec() (target.Spec, error) {
 	spec := target.Spec{
-		Name:   t.Name,
-		Type:   target.Type(t.Type),
-		Format: target.Format(t.Format),
+		Name:    t.Name,
+		Type:    target.Type(t.Type),
+		Format:  target.Format(t.Format),
+		RoleARN: t.RoleArn,
 		HTTP: target.HTTPConfig{
 			URL: t.Config.URL, Method: t.Config.Method, Headers: t.Config.Headers, SecretHeaders: t.Config.SecretHeaders,
 			Mode: target.Mode(t.Config.Mode),

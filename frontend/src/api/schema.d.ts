@@ -5389,6 +5389,82 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/connections/{connection}/deauthorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deauthorize a connection
+         * @description Drops the connection's secrets (its password, API key value, client secret and secret parameter values:
+         *     gone, not kept aside) and makes it DEAUTHORIZED. The targets of its API destinations then send nothing and
+         *     dead-letter every event with the reason, from the runtime adapter's next reconciliation on (within
+         *     --reconcile-interval). A PUT or PATCH that gives every secret again makes it AUTHORIZED; one that gives none
+         *     keeps it DEAUTHORIZED. Deauthorizing a DEAUTHORIZED connection changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description connection name */
+                    connection: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Connection"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ConnectionNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dead-letters": {
         parameters: {
             query?: never;
@@ -11299,7 +11375,11 @@ export interface components {
              * @enum {string}
              */
             authorizationType?: "BASIC" | "API_KEY" | "OAUTH_CLIENT_CREDENTIALS";
+            /** @description AuthorizedAt is when it last became AUTHORIZED. */
+            readonly authorizedAt?: string;
             readonly createdAt?: string;
+            /** @description DeauthorizedAt is when it became DEAUTHORIZED; absent while it is AUTHORIZED. */
+            readonly deauthorizedAt?: string;
             /** @example the shop's REST API */
             description?: string;
             /**
@@ -11307,6 +11387,14 @@ export interface components {
              * @example shop-api
              */
             name?: string;
+            /**
+             * @description State is AUTHORIZED, or DEAUTHORIZED once POST /api/v1/connections/{connection}/deauthorize dropped its
+             *     secrets: the targets of its API destinations then dead-letter their events until a PUT or PATCH gives the
+             *     secrets again.
+             * @example AUTHORIZED
+             * @enum {string}
+             */
+            readonly state?: "AUTHORIZED" | "DEAUTHORIZED";
             readonly updatedAt?: string;
         };
         ConnectionAuthParameters: {
@@ -12918,6 +13006,13 @@ export interface components {
              */
             name?: string;
             retryPolicy?: components["schemas"]["RetryPolicy"];
+            /**
+             * @description RoleArn is the IAM role Amazon EventBridge would assume to call the target (at most 1600 bytes, an ARN).
+             *     Kept and answered for the AWS API's clients that declare one; it grants nothing here, where the roles of
+             *     API keys and access keys say who may do what.
+             * @example arn:aws:iam::123456789012:role/invoke-api
+             */
+            roleArn?: string;
             /** @description Status is the runtime state of the target's connector; read-only, ignored on input. */
             readonly status?: components["schemas"]["TargetStatus"];
             /** @description Transform is an input transformer in Apache RocketMQ EventBridge's form. */

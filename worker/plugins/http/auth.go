@@ -22,6 +22,7 @@ const (
 	AuthBasic        = "basic"
 	AuthAPIKey       = "api_key"
 	AuthOAuth        = "oauth_client_credentials"
+	AuthDeauthorized = "deauthorized"
 	DefaultAPIKeyHdr = "X-API-Key"
 
 	// OAuth client authentication styles (auth.oauth.auth_style).
@@ -58,6 +59,15 @@ func (a apiKeyAuth) apply(_ context.Context, req *http.Request) (string, error) 
 	return "", nil
 }
 func (apiKeyAuth) invalidate(string) bool { return false }
+
+// deauthorized sends nothing: the connection whose credentials the requests would carry was deauthorized.
+type deauthorized struct{ connection string }
+
+func (a deauthorized) apply(context.Context, *http.Request) (string, error) {
+	return "", connector.Permanent(fmt.Errorf("http: not sent: connection %q is DEAUTHORIZED (its credentials were dropped); "+
+		"give them again (UpdateConnection, or PATCH /api/v1/connections/%s) to authorize it", a.connection, a.connection))
+}
+func (deauthorized) invalidate(string) bool { return false }
 
 // oauthAuth gets access tokens with the OAuth 2.0 client-credentials grant (RFC 6749 4.4) and caches one until
 // shortly before it expires, or until the target answers 401 to it.
@@ -188,6 +198,8 @@ func newAuth(cfg connector.Values, client *http.Client, timeout time.Duration) (
 		return basicAuth{user: cfg.String(KeyAuthUsername), password: cfg.String(KeyAuthPassword)}, nil
 	case AuthAPIKey:
 		return apiKeyAuth{header: cfg.String(KeyAuthAPIKeyHeader), value: cfg.String(KeyAuthAPIKeyValue)}, nil
+	case AuthDeauthorized:
+		return deauthorized{connection: cfg.String(KeyAuthConnection)}, nil
 	case AuthOAuth:
 		a := &oauthAuth{
 			tokenURL:     cfg.String(KeyOAuthTokenURL),

@@ -47,6 +47,19 @@ func TestAPIKeyAuth(t *testing.T) {
 	assert.Empty(t, h.Get("X-API-Key"))
 }
 
+func TestDeauthorizedSendsNothing(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { calls.Add(1) }))
+	t.Cleanup(srv.Close)
+	s := newSink(t, map[string]string{"url": srv.URL, "auth.type": "deauthorized", "auth.connection": "shop-api"}, true)
+	err := s.Write(context.Background(), orderEvent())
+	require.Error(t, err)
+	assert.True(t, connector.IsPermanent(err), "a deauthorized connection is not retried: %v", err)
+	assert.Contains(t, err.Error(), `connection "shop-api" is DEAUTHORIZED`)
+	assert.Zero(t, calls.Load(), "no request may leave without its credentials")
+}
+
 func TestNoAuthByDefault(t *testing.T) {
 	t.Parallel()
 	srv, got := captureServer(t, http.StatusOK)

@@ -2,7 +2,9 @@
 // structured content mode of the CloudEvents HTTP binding, and refuses non-public addresses unless allowed.
 //
 // Authentication (auth.type): none, basic, api_key or oauth_client_credentials (a cached token, refreshed shortly
-// before it expires and once when the target answers 401, the request then being sent once more). Requests may
+// before it expires and once when the target answers 401, the request then being sent once more), or deauthorized
+// (no request is sent: every event fails at once, permanently, naming auth.connection, whose credentials were
+// dropped). Requests may
 // be rate-limited (rate_limit_per_second, a token bucket of each task: a connector of N tasks sends up to N times
 // that rate) and signed as Standard Webhooks (webhook.signing_secret).
 package http
@@ -68,6 +70,7 @@ const (
 	KeyOAuthScopes       = "auth.oauth.scopes"
 	KeyOAuthExtraParams  = "auth.oauth.extra_params"
 	KeyOAuthAuthStyle    = "auth.oauth.auth_style"
+	KeyAuthConnection    = "auth.connection"
 
 	KeyRateLimit = "rate_limit_per_second"
 
@@ -115,8 +118,11 @@ func Plugin() connector.Plugin {
 			{Name: KeyTimeout, Type: connector.TypeDuration, Default: "5s", Check: checkPositive,
 				Doc: "Timeout of one request, connection included."},
 			{Name: KeyAuthType, Type: connector.TypeEnum, Default: AuthNone,
-				Enum: []string{AuthNone, AuthBasic, AuthAPIKey, AuthOAuth},
-				Doc:  "Authentication of the requests: none, basic (auth.username, auth.password), api_key (auth.api_key.*) or oauth_client_credentials (auth.oauth.*)."},
+				Enum: []string{AuthNone, AuthBasic, AuthAPIKey, AuthOAuth, AuthDeauthorized},
+				Doc: "Authentication of the requests: none, basic (auth.username, auth.password), api_key (auth.api_key.*), oauth_client_credentials (auth.oauth.*), " +
+					"or deauthorized: no request is sent, every event fails permanently (the credentials of auth.connection were dropped)."},
+			{Name: KeyAuthConnection, Type: connector.TypeString,
+				Doc: "Name of the connection the credentials come from, which errors name."},
 			{Name: KeyAuthUsername, Type: connector.TypeString, Doc: "User name of basic authentication."},
 			{Name: KeyAuthPassword, Type: connector.TypeString, Secret: true, Doc: "Password of basic authentication."},
 			{Name: KeyAuthAPIKeyHeader, Type: connector.TypeString, Default: DefaultAPIKeyHdr, Check: checkHeaderName,
