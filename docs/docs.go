@@ -5264,6 +5264,24 @@ const docTemplate = `{
                         "in": "query"
                     },
                     {
+                        "type": "string",
+                        "description": "the id of the event (a redriven event keeps it)",
+                        "name": "eventId",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "a text the reason contains, ignoring case",
+                        "name": "reason",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "permanent, retries-exhausted or transform",
+                        "name": "errorClass",
+                        "in": "query"
+                    },
+                    {
                         "type": "integer",
                         "description": "page size, 1 to 500 (default 50)",
                         "name": "limit",
@@ -10746,9 +10764,26 @@ const docTemplate = `{
                     "type": "string",
                     "example": "orders"
                 },
+                "errorClass": {
+                    "type": "string",
+                    "enum": [
+                        "permanent",
+                        "retries-exhausted",
+                        "transform"
+                    ]
+                },
+                "eventId": {
+                    "description": "EventID finds the dead letters of one event; a redriven event keeps its id, so the dead letter of a redrive\nthat failed again is found by it.",
+                    "type": "string",
+                    "example": "order-1"
+                },
                 "from": {
                     "type": "string",
                     "example": "2026-11-30T00:00:00Z"
+                },
+                "reason": {
+                    "type": "string",
+                    "example": "503"
                 },
                 "rule": {
                     "type": "string",

@@ -201,4 +201,25 @@ func TestDeadLettersAPIEndToEnd(t *testing.T) {
 	for id := range second {
 		require.Zero(t, flaky.snapshot()[id], "a discarded event is not delivered")
 	}
+
+	// A redrive to a target that still fails dead-letters the event again, under a new id: its event id finds it
+	// (what the console shows after a redrive). Reason and error class select too.
+	put("again", 1)
+	require.Eventually(t, func() bool { return len(a.deadLetters("?eventId=again-0").DeadLetters) == 1 }, 60*time.Second, 50*time.Millisecond)
+	old := a.deadLetters("?eventId=again-0").DeadLetters[0]
+	require.NoError(t, json.Unmarshal(a.must("POST", "/api/v1/dead-letters/redrive", map[string]any{"ids": []string{old.ID}}, 200), &res))
+	require.Equal(t, 1, res.RedrivenCount)
+	var again deadLetterList
+	require.Eventually(t, func() bool {
+		again = a.deadLetters("?eventId=again-0")
+		return len(again.DeadLetters) == 1 && again.DeadLetters[0].ID != old.ID
+	}, 60*time.Second, 50*time.Millisecond, "the redriven event failed again")
+	require.Equal(t, "flaky", again.DeadLetters[0].Target)
+	require.Len(t, a.deadLetters("?reason=503&errorClass=retries-exhausted").DeadLetters, 1)
+	require.Empty(t, a.deadLetters("?reason=timeout").DeadLetters)
+	require.Empty(t, a.deadLetters("?errorClass=permanent").DeadLetters)
+	require.Empty(t, a.deadLetters("?eventId=evt-0").DeadLetters)
+	status, body = a.do("GET", "/api/v1/dead-letters?errorClass=fatal", "", nil)
+	require.Equal(t, http.StatusBadRequest, status, string(body))
+	require.Contains(t, string(body), "errorClass")
 }

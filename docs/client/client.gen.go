@@ -279,19 +279,40 @@ func (e ConnectionPatchAuthorizationType) Valid() bool {
 
 // Defines values for DeadLetterErrorClass.
 const (
-	Permanent        DeadLetterErrorClass = "permanent"
-	RetriesExhausted DeadLetterErrorClass = "retries-exhausted"
-	Transform        DeadLetterErrorClass = "transform"
+	DeadLetterErrorClassPermanent        DeadLetterErrorClass = "permanent"
+	DeadLetterErrorClassRetriesExhausted DeadLetterErrorClass = "retries-exhausted"
+	DeadLetterErrorClassTransform        DeadLetterErrorClass = "transform"
 )
 
 // Valid indicates whether the value is a known member of the DeadLetterErrorClass enum.
 func (e DeadLetterErrorClass) Valid() bool {
 	switch e {
-	case Permanent:
+	case DeadLetterErrorClassPermanent:
 		return true
-	case RetriesExhausted:
+	case DeadLetterErrorClassRetriesExhausted:
 		return true
-	case Transform:
+	case DeadLetterErrorClassTransform:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeadLetterFilterErrorClass.
+const (
+	DeadLetterFilterErrorClassPermanent        DeadLetterFilterErrorClass = "permanent"
+	DeadLetterFilterErrorClassRetriesExhausted DeadLetterFilterErrorClass = "retries-exhausted"
+	DeadLetterFilterErrorClassTransform        DeadLetterFilterErrorClass = "transform"
+)
+
+// Valid indicates whether the value is a known member of the DeadLetterFilterErrorClass enum.
+func (e DeadLetterFilterErrorClass) Valid() bool {
+	switch e {
+	case DeadLetterFilterErrorClassPermanent:
+		return true
+	case DeadLetterFilterErrorClassRetriesExhausted:
+		return true
+	case DeadLetterFilterErrorClassTransform:
 		return true
 	default:
 		return false
@@ -1605,10 +1626,20 @@ type DeadLetterEntryResult struct {
 // DeadLetterFilter defines model for DeadLetterFilter.
 type DeadLetterFilter struct {
 	// Bus Example: orders
-	Bus *string `json:"bus,omitempty"`
+	Bus        *string                     `json:"bus,omitempty"`
+	ErrorClass *DeadLetterFilterErrorClass `json:"errorClass,omitempty"`
+
+	// EventId EventID finds the dead letters of one event; a redriven event keeps its id, so the dead letter of a redrive
+	// that failed again is found by it.
+	//
+	// Example: order-1
+	EventId *string `json:"eventId,omitempty"`
 
 	// From Example: 2026-11-30T00:00:00Z
 	From *string `json:"from,omitempty"`
+
+	// Reason Example: 503
+	Reason *string `json:"reason,omitempty"`
 
 	// Rule Example: created
 	Rule *string `json:"rule,omitempty"`
@@ -1619,6 +1650,9 @@ type DeadLetterFilter struct {
 	// To Example: 2026-11-30T23:59:59Z
 	To *string `json:"to,omitempty"`
 }
+
+// DeadLetterFilterErrorClass defines model for DeadLetterFilter.ErrorClass.
+type DeadLetterFilterErrorClass string
 
 // DeadLetterList defines model for DeadLetterList.
 type DeadLetterList struct {
@@ -4366,6 +4400,15 @@ type GetApiV1DeadLettersParams struct {
 
 	// To stored at or before this RFC 3339 time
 	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// EventId the id of the event (a redriven event keeps it)
+	EventId *string `form:"eventId,omitempty" json:"eventId,omitempty"`
+
+	// Reason a text the reason contains, ignoring case
+	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
+
+	// ErrorClass permanent, retries-exhausted or transform
+	ErrorClass *string `form:"errorClass,omitempty" json:"errorClass,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -15460,6 +15503,42 @@ func NewGetApiV1DeadLettersRequest(server string, params *GetApiV1DeadLettersPar
 		if params.To != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "eventId", *params.EventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Reason != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "reason", *params.Reason, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorClass != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "errorClass", *params.ErrorClass, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

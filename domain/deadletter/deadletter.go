@@ -8,7 +8,9 @@ package deadletter
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -90,12 +92,40 @@ func ParseID(field, id string) (uint64, error) {
 	return n, nil
 }
 
-// Filter selects dead letters by the target that gave them up and by the time they were stored. The zero Filter
-// selects every dead letter.
+// Filter selects dead letters by the target that gave them up, the time they were stored, their event, their
+// reason and their error class. The zero Filter selects every dead letter.
 type Filter struct {
 	Bus, Rule, Target string
 	// From and To bound the time the dead letter was stored, both included; zero is unbounded.
 	From, To time.Time
+	// EventID selects the dead letters of the event with that id (a redriven event keeps its id: the dead letter
+	// of a redrive that failed again is found by it).
+	EventID string
+	// Reason selects the dead letters whose reason contains it, ignoring case.
+	Reason string
+	// ErrorClass selects one class: permanent, retries-exhausted or transform.
+	ErrorClass string
+}
+
+// Error classes of dead letters.
+var errorClasses = []string{"permanent", "retries-exhausted", "transform"}
+
+// MaxReasonFilter is the longest text a filter looks for in reasons, in bytes.
+const MaxReasonFilter = 256
+
+// Narrowed returns f that also selects by event id, by a text the reason contains and by error class ("" for
+// any). Errors name the parameter (eventId, reason, errorClass).
+func (f Filter) Narrowed(eventID, reason, errorClass string) (Filter, error) {
+	switch {
+	case len(eventID) > 256:
+		return Filter{}, domain.Invalid("eventId", "eventId is %d bytes long; an event id has at most 256", len(eventID))
+	case len(reason) > MaxReasonFilter:
+		return Filter{}, domain.Invalid("reason", "reason is %d bytes long; at most %d are looked for", len(reason), MaxReasonFilter)
+	case errorClass != "" && !slices.Contains(errorClasses, errorClass):
+		return Filter{}, domain.Invalid("errorClass", "errorClass must be one of %s, not %q", strings.Join(errorClasses, ", "), errorClass)
+	}
+	f.EventID, f.Reason, f.ErrorClass = eventID, reason, errorClass
+	return f, nil
 }
 
 // NewFilter validates a filter: names are names, a rule needs its bus, a target needs its rule, From is not after
@@ -128,7 +158,10 @@ func (f Filter) Matches(d *DeadLetter) bool {
 		f.Rule != "" && d.ruleName != f.Rule,
 		f.Target != "" && d.name != f.Target,
 		!f.From.IsZero() && d.time.Before(f.From),
-		!f.To.IsZero() && d.time.After(f.To):
+		!f.To.IsZero() && d.time.After(f.To),
+		f.EventID != "" && (d.event == nil || d.event.ID() != f.EventID),
+		f.ErrorClass != "" && d.errorClass != f.ErrorClass,
+		f.Reason != "" && !strings.Contains(strings.ToLower(d.reason), strings.ToLower(f.Reason)):
 		return false
 	}
 	return true

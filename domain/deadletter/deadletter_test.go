@@ -68,7 +68,7 @@ func TestRebuildAndMatches(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	d := deadletter.Rebuild("acme", deadletter.Record{Sequence: 42, Time: t0, Connector: "eb.acme.orders.created.hook",
-		Reason: "boom", ErrorClass: "permanent", Attempts: 1, Event: ev("e1")})
+		Reason: "http: POST http://127.0.0.1:1/: 503 Service Unavailable", ErrorClass: "permanent", Attempts: 1, Event: ev("e1")})
 	assert.Equal(t, "42", d.ID())
 	assert.Equal(t, "orders", d.Bus())
 	assert.Equal(t, "created", d.Rule())
@@ -89,6 +89,13 @@ func TestRebuildAndMatches(t *testing.T) {
 		{"to its time", deadletter.Filter{To: t0}, true},
 		{"from later", deadletter.Filter{From: t0.Add(time.Nanosecond)}, false},
 		{"to earlier", deadletter.Filter{To: t0.Add(-time.Nanosecond)}, false},
+		{"its event", deadletter.Filter{EventID: "e1"}, true},
+		{"another event", deadletter.Filter{EventID: "e2"}, false},
+		{"a text of its reason, in another case", deadletter.Filter{Reason: "service UNAVAILABLE"}, true},
+		{"a text not in its reason", deadletter.Filter{Reason: "timeout"}, false},
+		{"its error class", deadletter.Filter{ErrorClass: "permanent"}, true},
+		{"another error class", deadletter.Filter{ErrorClass: "transform"}, false},
+		{"all of them", deadletter.Filter{Bus: "orders", EventID: "e1", Reason: "503", ErrorClass: "permanent"}, true},
 	} {
 		assert.Equal(t, c.want, c.f.Matches(d), c.name)
 	}
@@ -116,6 +123,25 @@ func TestRebuildAndMatches(t *testing.T) {
 		assert.Empty(t, d.Bus(), conn)
 		assert.False(t, deadletter.Filter{Bus: "orders"}.Matches(d), conn)
 		assert.True(t, deadletter.Filter{}.Matches(d), conn)
+	}
+}
+
+func TestNarrowed(t *testing.T) {
+	t.Parallel()
+	base, err := deadletter.NewFilter("orders", "", "", time.Time{}, time.Time{})
+	require.NoError(t, err)
+	f, err := base.Narrowed("e1", "503", "retries-exhausted")
+	require.NoError(t, err)
+	assert.Equal(t, deadletter.Filter{Bus: "orders", EventID: "e1", Reason: "503", ErrorClass: "retries-exhausted"}, f)
+	for _, c := range []struct{ field, eventID, reason, class string }{
+		{"errorClass", "", "", "fatal"},
+		{"reason", "", strings.Repeat("r", deadletter.MaxReasonFilter+1), ""},
+		{"eventId", strings.Repeat("e", 257), "", ""},
+	} {
+		_, err := base.Narrowed(c.eventID, c.reason, c.class)
+		require.ErrorIs(t, err, domain.ErrValidation, c.field)
+		de, _ := domain.As(err)
+		assert.Equal(t, c.field, de.Field)
 	}
 }
 

@@ -48,13 +48,19 @@ type DeadLetterList struct {
 } //@name DeadLetterList
 
 // DeadLetterFilter selects dead letters: by the target that gave them up (a rule needs its bus, a target its
-// rule) and by the time they were stored (RFC 3339, both ends included). {} selects every dead letter.
+// rule), by the time they were stored (RFC 3339, both ends included), by their event's id, by a text their reason
+// contains (ignoring case) and by error class. {} selects every dead letter.
 type DeadLetterFilter struct {
 	Bus    string `json:"bus,omitempty" example:"orders"`
 	Rule   string `json:"rule,omitempty" example:"created"`
 	Target string `json:"target,omitempty" example:"hook"`
 	From   string `json:"from,omitempty" example:"2026-11-30T00:00:00Z"`
 	To     string `json:"to,omitempty" example:"2026-11-30T23:59:59Z"`
+	// EventID finds the dead letters of one event; a redriven event keeps its id, so the dead letter of a redrive
+	// that failed again is found by it.
+	EventID    string `json:"eventId,omitempty" example:"order-1"`
+	Reason     string `json:"reason,omitempty" example:"503"`
+	ErrorClass string `json:"errorClass,omitempty" enums:"permanent,retries-exhausted,transform"`
 } //@name DeadLetterFilter
 
 // DeadLetterSelection names the dead letters to redrive or discard: either ids (1 to 500), or a filter that
@@ -115,6 +121,9 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 		return deadletter.Filter{}, err
 	}
 	out, err := deadletter.NewFilter(f.Bus, f.Rule, f.Target, from, to)
+	if err == nil {
+		out, err = out.Narrowed(f.EventID, f.Reason, f.ErrorClass)
+	}
 	if err != nil && prefix != "" {
 		if de, ok := domain.As(err); ok {
 			de = de.WithField(prefix + de.Field)
@@ -140,6 +149,9 @@ func (f DeadLetterFilter) filter(prefix string) (deadletter.Filter, error) {
 //	@Param			target			query		string	false	"the target (needs rule)"
 //	@Param			from			query		string	false	"stored at or after this RFC 3339 time"
 //	@Param			to				query		string	false	"stored at or before this RFC 3339 time"
+//	@Param			eventId			query		string	false	"the id of the event (a redriven event keeps it)"
+//	@Param			reason			query		string	false	"a text the reason contains, ignoring case"
+//	@Param			errorClass		query		string	false	"permanent, retries-exhausted or transform"
 //	@Param			limit			query		int		false	"page size, 1 to 500 (default 50)"
 //	@Param			nextToken		query		string	false	"token of the next page from the previous answer"
 //	@Success		200				{object}	DeadLetterList
@@ -154,7 +166,8 @@ func (a *api) listDeadLetters(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	f, err := DeadLetterFilter{Bus: c.Query("bus"), Rule: c.Query("rule"), Target: c.Query("target"),
-		From: c.Query("from"), To: c.Query("to")}.filter("")
+		From: c.Query("from"), To: c.Query("to"), EventID: c.Query("eventId"), Reason: c.Query("reason"),
+		ErrorClass: c.Query("errorClass")}.filter("")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -5492,6 +5492,12 @@ export interface paths {
                     from?: string;
                     /** @description stored at or before this RFC 3339 time */
                     to?: string;
+                    /** @description the id of the event (a redriven event keeps it) */
+                    eventId?: string;
+                    /** @description a text the reason contains, ignoring case */
+                    reason?: string;
+                    /** @description permanent, retries-exhausted or transform */
+                    errorClass?: string;
                     /** @description page size, 1 to 500 (default 50) */
                     limit?: number;
                     /** @description token of the next page from the previous answer */
@@ -11489,8 +11495,18 @@ export interface components {
         DeadLetterFilter: {
             /** @example orders */
             bus?: string;
+            /** @enum {string} */
+            errorClass?: "permanent" | "retries-exhausted" | "transform";
+            /**
+             * @description EventID finds the dead letters of one event; a redriven event keeps its id, so the dead letter of a redrive
+             *     that failed again is found by it.
+             * @example order-1
+             */
+            eventId?: string;
             /** @example 2026-11-30T00:00:00Z */
             from?: string;
+            /** @example 503 */
+            reason?: string;
             /** @example created */
             rule?: string;
             /** @example hook */
