@@ -13093,6 +13093,17 @@ const docTemplate = `{
         "RuntimeConnector": {
             "type": "object",
             "properties": {
+                "health": {
+                    "description": "Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,\nPAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while\nit runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest\nsuccess.",
+                    "type": "string",
+                    "example": "HEALTHY"
+                },
+                "lastFailure": {
+                    "$ref": "#/definitions/DeliveryFailure"
+                },
+                "lastSuccessAt": {
+                    "type": "string"
+                },
                 "name": {
                     "description": "Name is eb.\u003caccount\u003e.\u003cbus\u003e.router for a bus's router, eb.\u003caccount\u003e.\u003cbus\u003e.\u003crule\u003e.\u003ctarget\u003e for a target.",
                     "type": "string",

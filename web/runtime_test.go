@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
@@ -75,7 +77,11 @@ func (f *fakeWorkers) Connectors(ctx context.Context) ([]runtime.Connector, erro
 	var out []runtime.Connector
 	for _, n := range names {
 		out = append(out, runtime.Connector{Name: n, Type: "sink", State: "RUNNING", WorkerID: "w1",
-			Tasks: []runtime.Task{{ID: 0, State: "RUNNING", WorkerID: "w1", Counters: &runtime.Counters{Read: 3, Written: 2, DeadLettered: 1}}}})
+			Tasks: []runtime.Task{{ID: 0, State: "RUNNING", WorkerID: "w1", Counters: &runtime.Counters{Read: 3, Written: 2, DeadLettered: 1},
+				// Twelve failed attempts in a row, a record waiting: FAILING, with its last failure.
+				Health: &health.Facts{FailuresSinceSuccess: 12, RetryScheduled: true, FailingSince: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC),
+					LastFailure: &health.Failure{At: time.Date(2026, 12, 3, 9, 30, 0, 0, time.UTC), Attempt: 12, Class: "connection-refused",
+						Message: "dial tcp 127.0.0.1:1: connect: connection refused"}}}}})
 	}
 	return out, nil
 }
@@ -159,7 +165,8 @@ func TestRuntimeRoutes(t *testing.T) {
 		{name: "workers", method: "GET", url: "/api/v1/runtime/workers", wantStatus: 200,
 			wantBody: `{"workers":[{"id":"w1","url":"http://127.0.0.1:8083","version":"test"}]}`},
 		{name: "connectors of the account only", method: "GET", url: "/api/v1/runtime/connectors", wantStatus: 200,
-			wantBody: `{"connectors":[{"name":"eb.default.orders.router","type":"sink","state":"RUNNING","workerId":"w1","tasks":[{"id":0,"state":"RUNNING","workerId":"w1","counters":{"read":3,"written":2,"retried":0,"dropped":0,"failed":0,"filtered":0,"deadLettered":1,"matched":0,"unmatched":0,"routed":0}}]}]}`},
+			wantBody: `{"connectors":[{"name":"eb.default.orders.router","type":"sink","state":"RUNNING","workerId":"w1","tasks":[{"id":0,"state":"RUNNING","workerId":"w1","counters":{"read":3,"written":2,"retried":0,"dropped":0,"failed":0,"filtered":0,"deadLettered":1,"matched":0,"unmatched":0,"routed":0}}],` +
+				`"health":"FAILING","lastFailure":{"at":"2026-12-03T09:30:00Z","attempt":12,"errorClass":"connection-refused","message":"dial tcp 127.0.0.1:1: connect: connection refused"},"lastSuccessAt":null}]}`},
 		{name: "connectors of an account with none", method: "GET", url: "/api/v1/runtime/connectors", account: "nobody",
 			wantStatus: 200, wantBody: `{"connectors":[]}`},
 		{name: "pause", method: "POST", url: "/api/v1/runtime/connectors/" + own + "/pause", wantStatus: 202, wantAction: "pause " + own},

@@ -87,7 +87,7 @@ func (a *Adapter) Connectors(ctx context.Context) ([]runtime.Connector, error) {
 }
 
 func taskOf(ts rpc.TaskState) runtime.Task {
-	t := runtime.Task{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace}
+	t := runtime.Task{ID: ts.ID, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace, Health: factsOf(ts.Health)}
 	if c := ts.Counters; c != nil {
 		t.Counters = &runtime.Counters{Read: c.Read, Written: c.Written, Retried: c.Retried, Dropped: c.Dropped,
 			Failed: c.Failed, Filtered: c.Filtered, DeadLettered: c.DeadLettered, Matched: c.Matched,

@@ -118,6 +118,26 @@ func TestTargetHealthFollowsDeliveries(t *testing.T) {
 	th = a.waitHealth(down, "FAILING", 15*time.Second)
 	assert.GreaterOrEqual(t, th.Status.LastFailure.Attempt, uint64(3))
 
+	// The runtime's list of connectors (the console's runtime page) judges it the same way.
+	var rt struct {
+		Connectors []struct {
+			Name, Health string
+			LastFailure  *struct{ ErrorClass, Message string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(a.must("GET", "/api/v1/runtime/connectors", nil, 200), &rt))
+	seen := map[string]string{}
+	for _, c := range rt.Connectors {
+		seen[c.Name] = c.Health
+		if c.Name == "eb.default.h.all.down" {
+			require.NotNil(t, c.LastFailure)
+			assert.Equal(t, "connection-refused", c.LastFailure.ErrorClass)
+			assert.Contains(t, c.LastFailure.Message, "connection refused")
+		}
+	}
+	assert.Equal(t, "FAILING", seen["eb.default.h.all.down"], "%v", seen)
+	assert.Equal(t, "HEALTHY", seen["eb.default.h.router"], "a router reports no deliveries: healthy while it runs")
+
 	// The receiver comes up at the address: the next attempt (about 4 s later) succeeds.
 	l, err := net.Listen("tcp", addr)
 	require.NoError(t, err)

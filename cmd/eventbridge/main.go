@@ -492,7 +492,7 @@ func (m *Main) Run(ctx context.Context) error {
 		typesMerger.Run(runCtx) // the routers' reports, from the event-types stream
 	}()
 	services.EventTypes = &eventtype.Service{Repo: eventTypes, Buses: buses}
-	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates}
+	services.Runtime = &runtime.Service{Runtime: m.adapter, States: connectorStates, Health: c.Health}
 	busLog, deadLetters := eventstore.NewBusLog(js, c.ClusterID), eventstore.NewDeadLetters(js, c.ClusterID)
 	services.Replays.Log = busLog
 	services.DeadLetters = &deadletter.Service{Store: deadLetters, Buses: buses, Rules: rules,

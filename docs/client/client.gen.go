@@ -3175,6 +3175,16 @@ type RuleVerdictState string
 
 // RuntimeConnector defines model for RuntimeConnector.
 type RuntimeConnector struct {
+	// Health Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,
+	// PAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while
+	// it runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest
+	// success.
+	//
+	// Example: HEALTHY
+	Health        *string          `json:"health,omitempty"`
+	LastFailure   *DeliveryFailure `json:"lastFailure,omitempty"`
+	LastSuccessAt *string          `json:"lastSuccessAt,omitempty"`
+
 	// Name Name is eb.<account>.<bus>.router for a bus's router, eb.<account>.<bus>.<rule>.<target> for a target.
 	//
 	// Example: eb.default.orders.created.hook

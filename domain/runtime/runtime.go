@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 )
 
 // Worker is one live worker of the runtime.
@@ -40,6 +41,9 @@ type Task struct {
 	Trace string
 	// Counters is nil when the runtime reports none (a task that does not run).
 	Counters *Counters
+	// Health is what the task reported of its writes since it started (nil when it reported nothing: a task that
+	// does not run, or a source's or router's).
+	Health *health.Facts
 }
 
 // Connector is one connector of the runtime with its tasks. State is the runtime's (RUNNING, PAUSED, STOPPED,
@@ -51,6 +55,12 @@ type Connector struct {
 	WorkerID string
 	Trace    string
 	Tasks    []Task
+	// Health is decided from the state and the tasks' reports, as a target's (package health): HEALTHY,
+	// RETRYING, FAILING, ...; LastFailure is the latest failed attempt of its tasks (nil when none since they
+	// started), LastSuccessAt the latest success.
+	Health        string
+	LastFailure   *health.Failure
+	LastSuccessAt time.Time
 }
 
 // Plugin is a connector plugin that the workers offer.

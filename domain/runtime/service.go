@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/health"
 )
 
 // Service holds the runtime use cases of an account. An account sees and acts on its own connectors only, the
@@ -19,6 +20,15 @@ type Service struct {
 	States DesiredStates
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Health holds the thresholds of connectors' health (zero fields: the defaults), as targets'.
+	Health health.Rules
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // prefix is the start of the names of an account's connectors (account ids hold no dot).
@@ -43,8 +53,15 @@ func (s *Service) Connectors(ctx context.Context, accountID string) ([]Connector
 		return nil, wrap(err, "listing the runtime's connectors")
 	}
 	out := make([]Connector, 0, len(all))
+	now := s.now()
 	for _, c := range all {
 		if owns(accountID, c.Name) {
+			tasks := make([]health.Task, len(c.Tasks))
+			for i, t := range c.Tasks {
+				tasks[i] = health.Task{State: t.State, Facts: t.Health}
+			}
+			v := health.Judge(c.State, tasks, s.Health, now)
+			c.Health, c.LastFailure, c.LastSuccessAt = v.State, v.LastFailure, v.LastSuccessAt
 			out = append(out, c)
 		}
 	}
@@ -91,11 +108,7 @@ func (s *Service) setState(ctx context.Context, accountID, connector, state, wha
 		return ErrConnectorNotFound.With("connector %q does not exist", connector)
 	}
 	if s.States != nil {
-		now := time.Now
-		if s.Now != nil {
-			now = s.Now
-		}
-		if err := s.States.SetDesiredState(ctx, accountID, connector, state, now()); err != nil {
+		if err := s.States.SetDesiredState(ctx, accountID, connector, state, s.now()); err != nil {
 			return err
 		}
 	}

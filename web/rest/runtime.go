@@ -72,6 +72,13 @@ type RuntimeConnector struct {
 	// Trace is the last error of a FAILED connector.
 	Trace string        `json:"trace,omitempty"`
 	Tasks []RuntimeTask `json:"tasks"`
+	// Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,
+	// PAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while
+	// it runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest
+	// success.
+	Health        string           `json:"health" example:"HEALTHY"`
+	LastFailure   *DeliveryFailure `json:"lastFailure"`
+	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
 } //@name RuntimeConnector
 
 // RuntimeConnectorList lists the account's connectors, ordered by name.
@@ -124,7 +131,8 @@ func (a *api) listRuntimeWorkers(c *gin.Context) (int, any, error) {
 
 func runtimeConnectorOf(rc runtime.Connector) RuntimeConnector {
 	out := RuntimeConnector{Name: rc.Name, Type: rc.Type, State: rc.State, WorkerID: rc.WorkerID, Trace: rc.Trace,
-		Tasks: make([]RuntimeTask, 0, len(rc.Tasks))}
+		Tasks: make([]RuntimeTask, 0, len(rc.Tasks)), Health: rc.Health, LastFailure: failureOf(rc.LastFailure),
+		LastSuccessAt: timeOrNil(rc.LastSuccessAt)}
 	for _, t := range rc.Tasks {
 		rt := RuntimeTask{ID: t.ID, State: t.State, WorkerID: t.WorkerID, Trace: t.Trace}
 		if k := t.Counters; k != nil {

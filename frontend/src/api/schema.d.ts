@@ -12735,6 +12735,16 @@ export interface components {
         };
         RuntimeConnector: {
             /**
+             * @description Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,
+             *     PAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while
+             *     it runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest
+             *     success.
+             * @example HEALTHY
+             */
+            health?: string;
+            lastFailure?: components["schemas"]["DeliveryFailure"];
+            lastSuccessAt?: string;
+            /**
              * @description Name is eb.<account>.<bus>.router for a bus's router, eb.<account>.<bus>.<rule>.<target> for a target.
              * @example eb.default.orders.created.hook
              */
