@@ -6,12 +6,15 @@
 // read, and a CSRF token on every change. With that session it builds a channel bus → filter → HTTP target by drag
 // and drop, saves it, checks it through the API, reloads it (the session survives the reload), sends an event from
 // the console and sees it arrive at a receiver of its own, pauses and resumes the target's connector on the
-// runtime page, opens the target's detail page, creates a connection and an API destination with the resource
-// forms, and switches to another account and back. On the Account security page it lists its sessions, ends
-// another one, is refused a password change with a wrong current password and changes it (every session ends);
-// it sees a session ended elsewhere send it back to the sign-in screen, and signs out, after which the old cookie
-// is refused. Last, it signs in with an API key (a wrong one first) and is sent back to the sign-in screen when
-// that key is revoked. It writes docs/console-builder.png, docs/console-runtime.png and docs/console-security.png.
+// runtime page (each state offering only the actions it allows), stops it only once the stop is confirmed (a
+// cancelled stop or restart sends nothing), opens the target's detail page, creates a connection and an API
+// destination with the resource forms, and switches to another account and back. At 390×844 and 768×1024 it
+// reaches every page through the navigation's burger and checks that each has its h1 in view and no sideways
+// scrolling, and that the builder is read-only on the phone. On the Account security page it lists its sessions,
+// ends another one, is refused a password change with a wrong current password and changes it (every session
+// ends); it sees a session ended elsewhere send it back to the sign-in screen, and signs out, after which the old
+// cookie is refused. Last, it signs in with an API key (a wrong one first) and is sent back to the sign-in screen
+// when that key is revoked. It writes docs/console-builder.png, docs/console-runtime.png and docs/console-security.png.
 // Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -148,6 +151,20 @@ async function connect(page, from, to) {
 async function drop(page, paletteId, x, y) {
   const canvas = page.getByTestId('canvas');
   await page.getByTestId(paletteId).dragTo(canvas, { targetPosition: { x, y } });
+}
+
+/**
+ * fitsTheScreen waits for the page's heading and for the data it shows to load (the loaders of hidden tabs do not
+ * count: they load when shown), then checks that the page has one h1, that it is in view, and that nothing is
+ * wider than the screen (no sideways scrolling of the page).
+ */
+async function fitsTheScreen(page, heading) {
+  const h1 = page.locator('h1');
+  await until(`the page "${heading}" and its data`, async () => (await h1.count()) === 1 && (await h1.innerText()).startsWith(heading) && (await page.locator('[aria-label="Loading"]:visible').count()) === 0, 20_000);
+  const box = await h1.boundingBox();
+  const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  assert.ok(box && box.x >= 0 && box.x + box.width <= innerWidth && box.y >= 0, `the h1 of "${heading}" is out of view: ${JSON.stringify(box)}`);
+  assert.ok(scrollWidth <= innerWidth, `"${heading}" is ${scrollWidth}px wide on a ${innerWidth}px screen`);
 }
 
 async function main() {
@@ -287,7 +304,7 @@ async function main() {
   // A new target shows what it lacks on the node itself.
   await page.locator('[data-testid="node-target"] [data-testid="node-error"]').first().waitFor();
   await page.getByLabel('Target name').fill('hook');
-  await page.getByLabel('url').fill(receiverURL);
+  await page.getByLabel(/^URL/).fill(receiverURL);
   await connect(page, 'node-bus', 'node-filter');
   await connect(page, 'node-filter', 'node-target');
   await page.getByLabel('Rule name').fill('created');
@@ -327,7 +344,7 @@ async function main() {
   // Send an event from the console; it arrives at the receiver.
   log('send an event');
   await page.goto(base + '/send');
-  await page.getByPlaceholder('choose a bus').click();
+  await page.getByPlaceholder('Choose a bus').click();
   await page.getByRole('option', { name: 'orders' }).click();
   await page.getByRole('textbox', { name: 'Event data' }).fill('{"id": 42, "amount": 120}');
   await page.getByRole('button', { name: 'Send' }).click();
@@ -348,16 +365,57 @@ async function main() {
   await page.getByTestId('side-panel').waitFor();
   await page.screenshot({ path: join(docs, 'console-builder.png') });
 
-  // Pause and resume the target's connector on the runtime page.
+  // Pause and resume the target's connector on the runtime page; each state offers only the actions it allows.
   log('runtime: pause and resume');
   await page.goto(base + '/runtime');
   const row = page.getByTestId('connector-eb.default.orders.created.hook');
   const state = row.getByTestId('state');
+  const action = (name) => row.getByRole('button', { name, exact: true });
+  /** offered lists the connector's actions that are not disabled. */
+  const offered = async () => {
+    const out = [];
+    for (const a of ['Pause', 'Resume', 'Stop', 'Restart']) if ((await action(a).getAttribute('aria-disabled')) !== 'true') out.push(a);
+    return out;
+  };
   await until('the connector to run', async () => (await state.innerText()) === 'RUNNING');
-  await row.getByRole('button', { name: 'pause' }).click();
+  assert.deepEqual(await offered(), ['Pause', 'Stop', 'Restart'], 'what a running connector offers');
+  // The state badges say their state in full, never cut short ("RUNNI…").
+  const cut = await page.$$eval('[data-testid="state"], [data-testid="task-state"]', (els) =>
+    els.filter((el) => [el, ...el.querySelectorAll('*')].some((e) => e.scrollWidth > e.clientWidth + 1)).map((el) => el.textContent),
+  );
+  assert.deepEqual(cut, [], 'state badges cut short');
+  await action('Pause').click();
   await until('the connector to be paused', async () => (await state.innerText()) === 'PAUSED');
-  await row.getByRole('button', { name: 'resume' }).click();
+  await until('a paused connector to offer resume and stop', async () => JSON.stringify(await offered()) === '["Resume","Stop"]');
+  await action('Resume').click();
   await until('the connector to run again', async () => (await state.innerText()) === 'RUNNING');
+
+  // Stop and restart ask first. Cancelled, nothing is sent and the connector runs on; confirmed, it stops, and
+  // then offers only resume.
+  log('runtime: stop asks for confirmation');
+  const sent = (verb) => requests.filter((r) => r.method === 'POST' && r.path === `/api/v1/runtime/connectors/eb.default.orders.created.hook/${verb}`).length;
+  const confirmDialog = page.getByRole('dialog');
+  await until('the connector to offer stop again', async () => (await offered()).includes('Stop'));
+  await action('Restart').click();
+  await confirmDialog.getByTestId('confirm-question').getByText(/^Restart target hook of rule created on bus orders\?/).waitFor();
+  await confirmDialog.getByRole('button', { name: 'Cancel' }).click();
+  await action('Stop').click();
+  await confirmDialog.getByTestId('confirm-question').getByText(/^Stop target hook of rule created on bus orders\? Its tasks end/).waitFor();
+  await confirmDialog.getByRole('button', { name: 'Cancel' }).click();
+  await confirmDialog.waitFor({ state: 'hidden' });
+  await page.waitForTimeout(2500); // one refresh of the page at least
+  assert.equal(await state.innerText(), 'RUNNING', 'a cancelled stop stopped the connector');
+  assert.deepEqual([sent('stop'), sent('restart')], [0, 0], 'a cancelled action was sent');
+  await action('Stop').click();
+  await confirmDialog.getByRole('button', { name: 'Stop', exact: true }).click();
+  await confirmDialog.waitFor({ state: 'hidden' });
+  await until('the connector to be stopped', async () => (await state.innerText()) === 'STOPPED');
+  assert.equal(sent('stop'), 1);
+  await until('a stopped connector to offer resume only', async () => JSON.stringify(await offered()) === '["Resume"]');
+  await action('Resume').click();
+  await until('the connector to run after the stop', async () => (await state.innerText()) === 'RUNNING');
+  await page.mouse.move(0, 0); // no tooltip in the picture (it fades out)
+  await page.waitForTimeout(500);
   await page.screenshot({ path: join(docs, 'console-runtime.png'), fullPage: true });
 
   // Resource pages: the rule's page leads to the target's detail page with its tasks' counters (counted since the
@@ -372,7 +430,7 @@ async function main() {
 
   // A connection made with the form: the fields follow the authorization type, the secret is never shown.
   await page.goto(base + '/connections');
-  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('button', { name: 'Create connection' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByLabel(/^Name/).fill('crm');
   await dialog.getByLabel(/^Authorization/).click();
@@ -394,7 +452,7 @@ async function main() {
 
   // An API destination with the connection picked from the list; the connection's page lists it.
   await page.goto(base + '/api-destinations');
-  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('button', { name: 'Create API destination' }).click();
   await dialog.getByLabel(/^Name/).fill('crm-orders');
   await dialog.getByLabel(/^Connection/).click();
   await page.getByRole('option', { name: 'crm', exact: true }).click();
@@ -429,6 +487,59 @@ async function main() {
   await page.getByRole('option', { name: 'default', exact: true }).click();
   await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.account')), null, 'the key\'s own account is sent as X-Account-Id');
+
+  // Phones and tablets: the navigation hides behind the burger, which reaches every page; each page has one h1
+  // in view and nothing wider than the screen (tables scroll in their own box). On a phone the builder shows
+  // the channel read-only and says so.
+  for (const [width, height] of [
+    [390, 844],
+    [768, 1024],
+  ]) {
+    log(`${width}×${height}: every page reachable`);
+    await page.setViewportSize({ width, height });
+    await page.goto(base + '/buses');
+    const navbar = page.getByRole('navigation', { name: 'Console' });
+    const navHidden = () => navbar.evaluate((el) => el.getBoundingClientRect().right <= 0 && el.hasAttribute('inert'));
+    await until('the navigation to be out of sight', navHidden, 5000);
+    const pages = [
+      ['Buses', 'Buses'],
+      ['Builder', 'Channel builder'],
+      ['Send events', 'Send events'],
+      ['Runtime', 'Runtime'],
+      ['Dead letters', 'Dead letters'],
+      ['Connections', 'Connections'],
+      ['API destinations', 'API destinations'],
+    ];
+    for (const [link, h1] of pages) {
+      await page.getByRole('button', { name: 'Open the navigation' }).click();
+      await navbar.getByRole('link', { name: link, exact: true }).click();
+      await until(`the navigation to close after choosing ${link}`, navHidden, 5000);
+      await fitsTheScreen(page, h1);
+    }
+    const builderNote = page.getByTestId('read-only');
+    const details = [
+      ['/buses/orders', 'Bus orders'],
+      ['/buses/orders/rules/created', 'Rule created'],
+      ['/buses/orders/rules/created/targets/hook', 'Target hook'],
+      ['/builder/orders/created', 'Channel builder'],
+      ['/connections/crm', 'Connection crm'],
+      ['/api-destinations/crm-orders', 'API destination crm-orders'],
+      ['/account/security', 'Account security'],
+      ['/no-such-page', 'Not found'],
+    ];
+    for (const [path, h1] of details) {
+      await page.goto(base + path);
+      await fitsTheScreen(page, h1);
+      if (path.startsWith('/builder/')) {
+        await page.getByTestId('node-target').waitFor();
+        assert.equal(await builderNote.isVisible(), width < 768, `the builder's read-only note at ${width}`);
+        assert.equal(await page.getByTestId('palette').isVisible(), width >= 768, `the palette at ${width}`);
+      }
+    }
+    await openUserMenu(page);
+    await page.keyboard.press('Escape');
+  }
+  await page.setViewportSize({ width: 1600, height: 900 });
 
   // Every change above was made with the session and its token.
   const changes = requests.filter((r) => r.method !== 'GET');

@@ -1,7 +1,8 @@
-import { AppShell, Center, Group, Loader, NavLink, Title } from '@mantine/core';
+import { AppShell, Burger, Center, Group, Loader, NavLink, Text } from '@mantine/core';
+import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
-import { session, subscribe } from './api/session';
+import { session, subscribe, type Session } from './api/session';
 import { checkSession } from './api/userSessions';
 import { Identity } from './components/Identity';
 import { SignIn } from './components/SignIn';
@@ -22,6 +23,9 @@ import { TargetPage } from './pages/TargetPage';
 
 // The builder (React Flow) is loaded when first opened: the other pages do not need it.
 const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ default: m.BuilderPage })));
+
+// The width (em) from which the navigation shows beside the page: Mantine's md breakpoint.
+const NAV_BREAKPOINT_EM = 62;
 
 const nav = [
   { to: '/buses', label: 'Buses' },
@@ -52,17 +56,35 @@ export function App() {
     );
   }
   if (!s.credential) return <SignIn notice={s.notice} method={s.method} />;
+  return <Shell session={s} pathname={pathname} />;
+}
+
+/**
+ * Shell is the signed-in console: the header, the navigation and the page. Below the md breakpoint (phones and
+ * tablets held upright) the navigation hides behind a burger in the header and closes when a page is chosen.
+ */
+function Shell({ session: s, pathname }: { session: Session; pathname: string }) {
+  const [opened, { toggle, close }] = useDisclosure(false);
+  const collapsible = useMediaQuery(`(max-width: ${NAV_BREAKPOINT_EM - 0.01}em)`, false, { getInitialValueInEffect: false });
+  // Whatever leads to another page closes the navigation (a link in it, in a page, or the browser's back).
+  useEffect(() => close(), [pathname, close]);
   return (
-    <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'sm' }} padding="md">
+    <AppShell header={{ height: 52 }} navbar={{ width: 200, breakpoint: 'md', collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between">
-          <Title order={4}>EventBridge console</Title>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap" gap="xs">
+          <Group gap="xs" wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="md" size="sm" aria-label={opened ? 'Close the navigation' : 'Open the navigation'} aria-expanded={opened} aria-controls="navigation" />
+            <Text fw={700} size="lg" visibleFrom="sm">
+              EventBridge console
+            </Text>
+          </Group>
           <Identity session={s} />
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs">
+      {/* Collapsed on a phone, the navigation is out of sight: inert keeps its links out of the tab order too. */}
+      <AppShell.Navbar p="xs" id="navigation" component="nav" aria-label="Console" inert={collapsible && !opened}>
         {nav.map((n) => (
-          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to || pathname.startsWith(n.to + '/')} />
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to || pathname.startsWith(n.to + '/')} onClick={close} />
         ))}
       </AppShell.Navbar>
       <AppShell.Main>

@@ -2,7 +2,8 @@ import '@xyflow/react/dist/style.css';
 import { Alert, Box, Button, Group, Paper, ScrollArea, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { useCallback, useEffect, useMemo, type DragEvent } from 'react';
+import { useMediaQuery } from '@mantine/hooks';
+import { useCallback, useEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type RefObject } from 'react';
 import { useNavigate, useParams } from 'react-router-dom';
 import { api, enc, type Rule, type Schemas } from '../api/client';
 import { ErrorAlert, QueryState } from '../components/states';
@@ -15,6 +16,10 @@ import { configFields, pluginClassOf, usePluginSchemas } from './schemas';
 import { SidePanel } from './SidePanel';
 import { useBuilder } from './store';
 import { DND_MIME, type NodeData, type PaletteItem } from './types';
+
+const sameWords = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** sentence starts a message of the graph's check (written to be joined: "the rule needs a name") with a capital. */
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** newNodeData is the data of a node dropped from the palette. */
 function newNodeData(item: PaletteItem): NodeData {
@@ -32,7 +37,11 @@ function newNodeData(item: PaletteItem): NodeData {
   }
 }
 
-function Palette() {
+/**
+ * Palette lists what can be added to the channel. An item is dragged onto the canvas, or tapped (clicked, or
+ * Enter on it) to add it in the middle of the canvas: touch screens do not drag.
+ */
+function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
   const plugins = useQuery({ queryKey: ['plugins'], queryFn: () => api<Schemas['RuntimePluginList']>('/runtime/plugins'), staleTime: 60_000 });
   const onDragStart = (e: DragEvent, item: PaletteItem) => {
     e.dataTransfer.setData(DND_MIME, JSON.stringify(item));
@@ -49,7 +58,7 @@ function Palette() {
               </Text>
               {g.items.length === 0 && (
                 <Text size="xs" c="dimmed">
-                  none in this runtime
+                  None in this runtime
                 </Text>
               )}
               {g.items.map((i) => (
@@ -60,6 +69,15 @@ function Palette() {
                   my={4}
                   draggable
                   onDragStart={(e) => onDragStart(e, i)}
+                  role="button"
+                  tabIndex={0}
+                  title="Drag onto the canvas, or click to add it"
+                  onClick={() => onPick(i)}
+                  onKeyDown={(e: KeyboardEvent) => {
+                    if (e.key !== 'Enter' && e.key !== ' ') return;
+                    e.preventDefault();
+                    onPick(i);
+                  }}
                   style={{ cursor: 'grab' }}
                   data-testid={`palette-${i.kind}${i.type ? '-' + i.type : ''}`}
                 >
@@ -74,7 +92,8 @@ function Palette() {
   );
 }
 
-function Canvas() {
+/** Canvas is the graph; read-only, it can be panned and zoomed but not changed. */
+function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxRef?: RefObject<HTMLDivElement | null>; height?: string | number }) {
   const { nodes, edges, onNodesChange, onEdgesChange, onConnect, addNode, select, existing } = useBuilder();
   const { screenToFlowPosition } = useReactFlow();
   const onDragOver = useCallback((e: DragEvent) => {
@@ -92,26 +111,31 @@ function Canvas() {
     [addNode, screenToFlowPosition],
   );
   return (
-    <Box style={{ flex: 1, minHeight: 560 }} data-testid="canvas">
+    <Box ref={boxRef} style={{ flex: 1, minWidth: 0, minHeight: height ?? 560, height }} data-testid="canvas">
       <ReactFlow
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
-        onConnect={onConnect}
-        onDrop={onDrop}
-        onDragOver={onDragOver}
-        onNodeClick={(_, n) => select(n.id)}
+        onConnect={readOnly ? undefined : onConnect}
+        onDrop={readOnly ? undefined : onDrop}
+        onDragOver={readOnly ? undefined : onDragOver}
+        onNodeClick={readOnly ? undefined : (_, n) => select(n.id)}
         onPaneClick={() => select(undefined)}
-        deleteKeyCode={['Delete', 'Backspace']}
+        nodesDraggable={!readOnly}
+        nodesConnectable={!readOnly}
+        elementsSelectable={!readOnly}
+        deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
         // A saved channel is fitted into view when it opens; a new one keeps the viewport its drops are made in.
-        fitView={existing}
+        fitView={existing || readOnly}
         fitViewOptions={{ maxZoom: 1 }}
+        // Far enough out to fit a whole channel on a phone's read-only canvas.
+        minZoom={0.25}
       >
         <Background />
-        <Controls />
-        <MiniMap pannable zoomable />
+        <Controls showInteractive={!readOnly} />
+        {!readOnly && <MiniMap pannable zoomable />}
       </ReactFlow>
     </Box>
   );
@@ -147,7 +171,23 @@ function Builder() {
   const navigate = useNavigate();
   const qc = useQueryClient();
   const loaded = useLoad(params.bus, params.rule);
-  const { nodes, edges, ruleName, description, existing, setRule, setGraphErrors } = useBuilder();
+  const { nodes, edges, ruleName, description, existing, setRule, setGraphErrors, addNode } = useBuilder();
+  const { screenToFlowPosition } = useReactFlow();
+  // A phone's screen is too small to build on: there the builder shows the channel and changes nothing. Below
+  // the lg breakpoint the side panel goes under the canvas, which keeps the width.
+  const phone = useMediaQuery('(max-width: 47.99em)', false, { getInitialValueInEffect: false });
+  const compact = useMediaQuery('(max-width: 74.99em)', false, { getInitialValueInEffect: false });
+  const canvasRef = useRef<HTMLDivElement>(null);
+  // A picked palette item lands in the middle of the canvas, each next one a little lower and to the right.
+  const pick = useCallback(
+    (item: PaletteItem) => {
+      const r = canvasRef.current?.getBoundingClientRect();
+      if (!r) return;
+      const shift = (nodes.length % 8) * 24;
+      addNode(newNodeData(item), screenToFlowPosition({ x: r.left + r.width / 2 - 100 + shift, y: r.top + r.height / 2 - 40 + shift }));
+    },
+    [addNode, nodes.length, screenToFlowPosition],
+  );
   const graphErrors = useBuilder((s) => s.graphErrors);
   const { schemas, errors: schemaErrors } = usePluginSchemas(nodes.map((n) => pluginClassOf(n.data)).filter((c): c is string => !!c));
 
@@ -160,7 +200,14 @@ function Builder() {
       const fields = configFields(n.data, schemas);
       if (!fields || (n.data.kind !== 'source' && n.data.kind !== 'target')) continue;
       const fe = Object.values(validateValues(fields, n.data.config));
-      if (fe.length > 0) (all[n.id] ??= []).push(...fe.filter((m) => !(all[n.id] ?? []).some((x) => x.includes(m))));
+      // The graph's check and the form's may say the same thing in other words ("url is required", "URL is
+      // required"): compared without case, spaces and punctuation, it is said once, in the form's words.
+      for (const m of fe) {
+        const errs = (all[n.id] ??= []);
+        const same = errs.findIndex((x) => sameWords(x) === sameWords(m));
+        if (same >= 0) errs[same] = m;
+        else if (!errs.some((x) => sameWords(x).includes(sameWords(m)))) errs.push(m);
+      }
     }
     return all;
   }, [conversion, nodes, schemas]);
@@ -176,14 +223,54 @@ function Builder() {
     },
   });
 
-  if (loaded.isError) return <ErrorAlert error={loaded.error} title="Could not load the rule" />;
+  const heading = (
+    <Title order={1} size="h3">
+      Channel builder
+    </Title>
+  );
+  if (loaded.isError) {
+    return (
+      <Stack>
+        {heading}
+        <ErrorAlert error={loaded.error} title="Could not load the rule" />
+      </Stack>
+    );
+  }
+  if (phone) {
+    return (
+      <Stack gap="xs">
+        {heading}
+        <Alert color="blue" p="xs" data-testid="read-only">
+          On a phone the builder shows the channel read-only: open it on a tablet or a computer to change it.
+        </Alert>
+        {ruleName && (
+          <Text size="sm">
+            Rule <b>{ruleName}</b>
+            {description ? ` — ${description}` : ''}
+          </Text>
+        )}
+        {!params.rule && (
+          <Text size="sm" c="dimmed">
+            Open a rule from its bus to see its channel here.
+          </Text>
+        )}
+        {/* A block of its own: in the column of the page a flex item's height would not be definite for React Flow. */}
+        <div>{loaded.isLoading ? <Text>Loading the rule…</Text> : <Canvas readOnly height="65vh" />}</div>
+      </Stack>
+    );
+  }
+  const panel = (
+    <Paper withBorder p="sm">
+      <SidePanel schemas={schemas} schemaErrors={schemaErrors} />
+    </Paper>
+  );
   return (
-    <Stack h="calc(100vh - 90px)" gap="xs">
+    <Stack h={compact ? undefined : 'calc(100vh - 90px)'} gap="xs">
       <Group justify="space-between" align="flex-end">
         <Group align="flex-end">
-          <Title order={3}>Channel builder</Title>
+          {heading}
           <TextInput label="Rule name" value={ruleName} onChange={(e) => setRule(e.currentTarget.value, description)} disabled={existing} withAsterisk aria-label="Rule name" />
-          <TextInput label="Description" value={description} onChange={(e) => setRule(ruleName, e.currentTarget.value)} w={280} />
+          <TextInput label="Description" value={description} onChange={(e) => setRule(ruleName, e.currentTarget.value)} w={280} maw="100%" />
         </Group>
         <Group>
           {errorCount > 0 && (
@@ -198,7 +285,7 @@ function Builder() {
       </Group>
       {(graphErrors[''] ?? []).length > 0 && (
         <Alert color="yellow" p="xs" data-testid="graph-errors">
-          {(graphErrors[''] ?? []).join('; ')}.
+          {sentence((graphErrors[''] ?? []).join('; '))}.
         </Alert>
       )}
       <ErrorAlert error={save.error} title="Not saved" />
@@ -207,17 +294,18 @@ function Builder() {
           Saved.
         </Text>
       )}
-      <Group align="stretch" gap="xs" style={{ flex: 1, minHeight: 0 }} wrap="nowrap">
-        <ScrollArea w={190} style={{ flexShrink: 0 }}>
-          <Palette />
+      <Group align="stretch" gap="xs" style={compact ? undefined : { flex: 1, minHeight: 0 }} wrap="nowrap">
+        <ScrollArea w={compact ? 160 : 190} h={compact ? 520 : undefined} style={{ flexShrink: 0 }}>
+          <Palette onPick={pick} />
         </ScrollArea>
-        {loaded.isLoading ? <Text>Loading the rule…</Text> : <Canvas />}
-        <ScrollArea w={340} style={{ flexShrink: 0 }}>
-          <Paper withBorder p="sm">
-            <SidePanel schemas={schemas} schemaErrors={schemaErrors} />
-          </Paper>
-        </ScrollArea>
+        {loaded.isLoading ? <Text>Loading the rule…</Text> : <Canvas boxRef={canvasRef} height={compact ? 520 : undefined} />}
+        {!compact && (
+          <ScrollArea w={340} style={{ flexShrink: 0 }}>
+            {panel}
+          </ScrollArea>
+        )}
       </Group>
+      {compact && panel}
     </Stack>
   );
 }

@@ -104,12 +104,12 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
       />
       {d.mode === 'template' && (
         <>
-          <JsonInput label="inputPathsMap" description='Variables bound to JSON paths: {"id": "$.data.id"}' autosize minRows={3} value={d.inputPathsMap} onChange={(v) => update(node.id, { inputPathsMap: v })} />
-          <JsonInput label="inputTemplate" description="Text or JSON with <variable> placeholders; <ce.id>, <ce.type>, … need no declaring." autosize minRows={3} value={d.inputTemplate} onChange={(v) => update(node.id, { inputTemplate: v })} withAsterisk />
+          <JsonInput label="Input paths" description='inputPathsMap: variables bound to JSON paths, {"id": "$.data.id"}' autosize minRows={3} value={d.inputPathsMap} onChange={(v) => update(node.id, { inputPathsMap: v })} />
+          <JsonInput label="Input template" description="inputTemplate: text or JSON with <variable> placeholders; <ce.id>, <ce.type>, … need no declaring." autosize minRows={3} value={d.inputTemplate} onChange={(v) => update(node.id, { inputTemplate: v })} withAsterisk />
         </>
       )}
-      {d.mode === 'constant' && <JsonInput label="input" description="Constant JSON that replaces the data of every event." autosize minRows={3} value={d.input} onChange={(v) => update(node.id, { input: v })} withAsterisk />}
-      {d.mode === 'path' && <TextInput label="inputPath" description="$.data.order: the part of the event that becomes the data." value={d.inputPath} onChange={(e) => update(node.id, { inputPath: e.currentTarget.value })} withAsterisk />}
+      {d.mode === 'constant' && <JsonInput label="Constant input" description="input: constant JSON that replaces the data of every event." autosize minRows={3} value={d.input} onChange={(v) => update(node.id, { input: v })} withAsterisk />}
+      {d.mode === 'path' && <TextInput label="Input path" description="inputPath: the part of the event that becomes the data, such as $.data.order." value={d.inputPath} onChange={(e) => update(node.id, { inputPath: e.currentTarget.value })} withAsterisk />}
     </Stack>
   );
 }
@@ -131,6 +131,8 @@ function ConfigPanel({ node, schemas, schemaError }: { node: BuilderNode; schema
   return <ConfigForm fields={fields} values={config} errors={errors} onChange={(k, v) => update(node.id, { config: { ...config, [k]: v } })} />;
 }
 
+const kindLabel: Record<BuilderNode['data']['kind'], string> = { source: 'Source', bus: 'Bus', filter: 'Filter', transform: 'Transform', target: 'Target' };
+
 /** SidePanel configures the selected node. */
 export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, JSONSchemaObject | undefined>; schemaErrors: Record<string, unknown> }) {
   const node = useBuilder((s) => s.nodes.find((n) => n.id === s.selected));
@@ -148,7 +150,9 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
   return (
     <Stack gap="sm" data-testid="side-panel">
       <Group gap="xs">
-        <Title order={5}>{d.kind}</Title>
+        <Title order={2} size="h5">
+          {kindLabel[d.kind]}
+        </Title>
         {d.kind === 'target' && <Badge>{d.targetType}</Badge>}
         {d.kind === 'source' && <Badge color="grape">{d.sourceType}</Badge>}
       </Group>

@@ -11,11 +11,11 @@ function summary(d: NodeData): { title: string; sub: string } {
     case 'source':
       return { title: d.name || `${d.sourceType} source`, sub: `${d.sourceType} source · shared by the bus's rules` };
     case 'bus':
-      return { title: d.name || 'bus', sub: 'bus' };
+      return { title: d.name || 'Bus', sub: 'bus' };
     case 'filter':
-      return { title: 'filter', sub: d.pattern.replace(/\s+/g, ' ').slice(0, 60) };
+      return { title: 'Filter', sub: d.pattern.replace(/\s+/g, ' ').slice(0, 60) };
     case 'transform':
-      return { title: 'transform', sub: d.mode === 'template' ? 'input template' : d.mode === 'constant' ? 'constant input' : `input path ${d.inputPath}` };
+      return { title: 'Transform', sub: d.mode === 'template' ? 'input template' : d.mode === 'constant' ? 'constant input' : `input path ${d.inputPath}` };
     case 'target':
       return { title: d.name || `${d.targetType} target`, sub: `${d.targetType} target${d.plugin ? ' (plugin)' : ''}${d.config.url ? ' · ' + d.config.url : ''}` };
   }
@@ -59,7 +59,7 @@ function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {
         )}
         {errs.map((e) => (
           <Text key={e} size="xs" c="red" data-testid="node-error">
-            {e}
+            {e.charAt(0).toUpperCase() + e.slice(1)}
           </Text>
         ))}
       </Stack>

@@ -33,6 +33,11 @@ describe('buildPalette', () => {
     ]);
   });
 
+  it('labels every item in sentence case', () => {
+    expect(groups.Sources.map((i) => i.label)).toEqual(['Eventbus source', 'HTTP source', 'MQTT source', 'Schedule source']);
+    expect(groups.Targets.map((i) => i.label)).toEqual(['HTTP', 'API destination', 'Bus', 'Log', 'MQTT (plugin)', 'Zeromq (plugin)']);
+  });
+
   it('offers no plugin target without plugins', () => {
     const g = Object.fromEntries(buildPalette([]).map((x) => [x.title, x.items]));
     expect(g.Sources).toEqual([]);

@@ -4,6 +4,7 @@
  * described here. Pure.
  */
 import type { RuntimePlugin } from '../api/client';
+import { fieldLabel } from '../format';
 import type { JSONSchemaObject } from '../forms/schemaForm';
 import { BUILTIN_TARGET_TYPES } from './convert';
 import type { PaletteItem } from './types';
@@ -29,11 +30,11 @@ export function buildPalette(plugins: RuntimePlugin[]): PaletteGroup[] {
     .filter((p) => p.type === 'source' && p.class?.endsWith(SOURCE_SUFFIX))
     .map((p): PaletteItem => {
       const type = p.class!.slice(0, -SOURCE_SUFFIX.length);
-      return { kind: 'source', type, label: `${type} source` };
+      return { kind: 'source', type, label: `${fieldLabel(type)} source` };
     });
   const sinks = sorted
     .filter((p) => p.type === 'sink' && p.class && !BACKING_SINK_CLASSES.includes(p.class) && !(BUILTIN_TARGET_TYPES as readonly string[]).includes(p.class))
-    .map((p): PaletteItem => ({ kind: 'target', type: p.class!, plugin: true, label: `${p.class} (plugin)` }));
+    .map((p): PaletteItem => ({ kind: 'target', type: p.class!, plugin: true, label: `${fieldLabel(p.class!)} (plugin)` }));
   return [
     { title: 'Sources', items: sources },
     { title: 'Bus', items: [{ kind: 'bus', label: 'Bus' }] },
@@ -41,7 +42,7 @@ export function buildPalette(plugins: RuntimePlugin[]): PaletteGroup[] {
     { title: 'Transform', items: [{ kind: 'transform', label: 'Input transformer' }] },
     {
       title: 'Targets',
-      items: [...BUILTIN_TARGET_TYPES.map((t): PaletteItem => ({ kind: 'target', type: t, plugin: false, label: t })), ...sinks],
+      items: [...BUILTIN_TARGET_TYPES.map((t): PaletteItem => ({ kind: 'target', type: t, plugin: false, label: fieldLabel(t) })), ...sinks],
     },
   ];
 }
@@ -59,7 +60,7 @@ export function targetConfigOmitted(key: string): boolean {
   return ['transforms.', 'errors.', 'jetstream.', 'eb.'].some((p) => key.startsWith(p));
 }
 
-const NAME_PROP = { type: 'string', title: 'name', description: 'Name of the target within its rule.' };
+const NAME_PROP = { type: 'string', title: 'Name', description: 'Name of the target within its rule.' };
 
 /** BUILTIN_TARGET_SCHEMAS describe the config of the built-in target types (the API's TargetConfig). */
 export const BUILTIN_TARGET_SCHEMAS: Record<(typeof BUILTIN_TARGET_TYPES)[number], JSONSchemaObject> = {

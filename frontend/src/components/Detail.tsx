@@ -24,16 +24,16 @@ export function Crumbs({ items }: { items: [string, string?][] }) {
 /** Fields is a two-column table of a resource's attributes; rows whose value is empty are left out. */
 export function Fields({ rows }: { rows: [string, ReactNode][] }) {
   return (
-    <Table withRowBorders={false} maw={900}>
+    <Table withRowBorders={false} maw={900} layout="fixed">
       <Table.Tbody>
         {rows
           .filter(([, v]) => v !== undefined && v !== null && v !== '')
           .map(([k, v]) => (
             <Table.Tr key={k}>
-              <Table.Th w={220} style={{ verticalAlign: 'top' }}>
+              <Table.Th w={{ base: 120, sm: 220 }} style={{ verticalAlign: 'top' }}>
                 {k}
               </Table.Th>
-              <Table.Td>{v}</Table.Td>
+              <Table.Td style={{ overflowWrap: 'anywhere' }}>{v}</Table.Td>
             </Table.Tr>
           ))}
       </Table.Tbody>

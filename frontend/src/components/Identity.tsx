@@ -60,21 +60,21 @@ export function Identity({ session }: { session: Session }) {
   const role = roleIn(m, current);
   const bySession = session.credential?.kind === 'session';
   return (
-    <Group gap="sm" data-testid="identity">
+    <Group gap="sm" wrap="nowrap" data-testid="identity">
       {signOutError}
       {m.instanceAdmin && (
-        <Badge color="grape" variant="light" data-testid="instance-admin">
+        <Badge color="grape" variant="light" data-testid="instance-admin" visibleFrom="lg">
           instance administrator
         </Badge>
       )}
       {role && (
-        <Badge variant="outline" title={`Role in ${current}`} data-testid="identity-role">
+        <Badge variant="outline" title={`Role in ${current}`} data-testid="identity-role" visibleFrom="sm">
           {role}
         </Badge>
       )}
       <Select
         size="xs"
-        w={170}
+        w={{ base: 130, sm: 170 }}
         aria-label="Account"
         leftSection={<Text size="xs">acct</Text>}
         data={choices}

@@ -70,7 +70,7 @@ export function BusFormView({ bus, onSaved }: { bus?: Bus; onSaved: () => void }
         <TextInput
           label="Retention: max age"
           description="A duration, 1m to 8760h"
-          placeholder="default: 72h"
+          placeholder="Default: 72h"
           value={f.values.maxAge}
           error={f.errors.maxAge}
           onChange={(e) => f.set('maxAge', e.currentTarget.value)}
@@ -78,7 +78,7 @@ export function BusFormView({ bus, onSaved }: { bus?: Bus; onSaved: () => void }
         <TextInput
           label="Retention: max bytes"
           description="A size of its own, at least 1 MiB (1048576), reserved in the event store; 0 or empty: none, what the bus holds counts against the account's storage quota"
-          placeholder="default: none"
+          placeholder="Default: none"
           value={f.values.maxBytes}
           error={f.errors.maxBytes}
           onChange={(e) => f.set('maxBytes', e.currentTarget.value)}
@@ -96,7 +96,7 @@ function SecretInput({ label, value, error, creating, onChange }: { label: strin
       label={label}
       withAsterisk={creating}
       autoComplete="new-password"
-      placeholder={creating ? undefined : 'stored; leave empty to keep it'}
+      placeholder={creating ? undefined : 'Stored; leave empty to keep it'}
       value={value}
       error={error}
       onChange={(e) => onChange(e.currentTarget.value)}
@@ -184,23 +184,23 @@ export function ConnectionFormView({ connection, onSaved }: { connection?: Conne
                   <Select aria-label={`Parameter ${i + 1} place`} data={['header', 'query', 'body']} allowDeselect={false} value={r.place} onChange={(p) => p && setRow(i, { place: p as ParamPlace })} />
                 </Table.Td>
                 <Table.Td>
-                  <TextInput aria-label={`Parameter ${i + 1} key`} placeholder="key" value={r.key} error={f.errors[`params.${i}`]} onChange={(e) => setRow(i, { key: e.currentTarget.value })} />
+                  <TextInput aria-label={`Parameter ${i + 1} key`} placeholder="Key" value={r.key} error={f.errors[`params.${i}`]} onChange={(e) => setRow(i, { key: e.currentTarget.value })} />
                 </Table.Td>
                 <Table.Td>
                   {r.secret ? (
                     <PasswordInput
                       aria-label={`Parameter ${i + 1} value`}
                       autoComplete="new-password"
-                      placeholder={creating ? 'value' : 'stored; leave empty to keep it'}
+                      placeholder={creating ? 'Value' : 'Stored; leave empty to keep it'}
                       value={r.value}
                       onChange={(e) => setRow(i, { value: e.currentTarget.value })}
                     />
                   ) : (
-                    <TextInput aria-label={`Parameter ${i + 1} value`} placeholder="value" value={r.value} onChange={(e) => setRow(i, { value: e.currentTarget.value })} />
+                    <TextInput aria-label={`Parameter ${i + 1} value`} placeholder="Value" value={r.value} onChange={(e) => setRow(i, { value: e.currentTarget.value })} />
                   )}
                 </Table.Td>
                 <Table.Td w={90}>
-                  <Checkbox label="secret" checked={r.secret} onChange={(e) => setRow(i, { secret: e.currentTarget.checked })} />
+                  <Checkbox label="Secret" checked={r.secret} onChange={(e) => setRow(i, { secret: e.currentTarget.checked })} />
                 </Table.Td>
                 <Table.Td w={40}>
                   <ActionIcon variant="subtle" color="red" aria-label={`Remove parameter ${i + 1}`} onClick={() => f.set('params', v.params.filter((_, j) => j !== i))}>
@@ -272,7 +272,7 @@ export function ApiDestinationFormView({ destination, onSaved }: { destination?:
       <NumberInput
         label="Rate limit (requests per second)"
         description="1 to 300"
-        placeholder="default: 300"
+        placeholder="Default: 300"
         min={1}
         max={300}
         allowDecimal={false}

@@ -15,6 +15,12 @@ export interface Column<T> {
 
 export interface ResourceListProps<T> {
   title: string;
+  /** noun names one item in sentence case ("bus", "API destination"): the Create button says "Create bus". */
+  noun: string;
+  /** headingOrder is the level of the title: 1 for a page of its own (default), 2 inside a page. */
+  headingOrder?: 1 | 2;
+  /** minWidth is the width under which the table scrolls sideways in its own box, not the page (default 640). */
+  minWidth?: number;
   queryKey: unknown[];
   /** load reads one page; namePrefix is passed when the API filters by name, else the page is searched here. */
   load: (nextToken: string | undefined, namePrefix: string) => Promise<Page<T>>;
@@ -89,7 +95,9 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
   return (
     <Stack>
       <Group justify="space-between">
-        <Title order={3}>{p.title}</Title>
+        <Title order={p.headingOrder ?? 1} size={p.headingOrder === 2 ? 'h4' : 'h3'}>
+          {p.title}
+        </Title>
         <Group>
           <TextInput
             placeholder="Search by name"
@@ -102,7 +110,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
             }}
           />
           {p.form && p.formCreate && (
-            <Button onClick={() => setFormItem({ item: undefined })}>Create</Button>
+            <Button onClick={() => setFormItem({ item: undefined })}>Create {p.noun}</Button>
           )}
           {p.create && !p.form && (
             <Button
@@ -112,7 +120,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
                 setCreating(true);
               }}
             >
-              Create
+              Create {p.noun}
             </Button>
           )}
         </Group>
@@ -120,67 +128,69 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
       <QueryState
         query={query}
         isEmpty={(d) => d.items.filter((i) => p.nameOf(i).startsWith(search)).length === 0}
-        empty={search ? `Nothing named ${search}…` : p.emptyText ?? 'Nothing here yet.'}
+        empty={search ? `Nothing named ${search}…` : (p.emptyText ?? 'Nothing here yet.')}
       >
         {(d) => (
-          <Table striped highlightOnHover>
-            <Table.Thead>
-              <Table.Tr>
-                {p.columns.map((c) => (
-                  <Table.Th key={c.label}>{c.label}</Table.Th>
-                ))}
-                {(p.remove || p.actions || p.edit || p.form) && <Table.Th />}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {d.items
-                .filter((i) => p.nameOf(i).startsWith(search))
-                .map((i) => (
-                  <Table.Tr key={p.nameOf(i)}>
-                    {p.columns.map((c) => (
-                      <Table.Td key={c.label}>{c.render(i)}</Table.Td>
-                    ))}
-                    {(p.remove || p.actions || p.edit || p.form) && (
-                      <Table.Td>
-                        <Group gap="xs" justify="flex-end">
-                          {p.actions?.(i)}
-                          {p.form && (
-                            <Button size="xs" variant="light" onClick={() => setFormItem({ item: i })}>
-                              Edit
-                            </Button>
-                          )}
-                          {p.edit && !p.form && (
-                            <Button
-                              size="xs"
-                              variant="light"
-                              onClick={() => {
-                                setBody(JSON.stringify(p.edit!.body(i), null, 2));
-                                edit.reset();
-                                setEditing(i);
-                              }}
-                            >
-                              Edit
-                            </Button>
-                          )}
-                          {p.remove && (
-                            <Button size="xs" color="red" variant="light" onClick={() => setDeleting(i)}>
-                              Delete
-                            </Button>
-                          )}
-                        </Group>
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-            </Table.Tbody>
-          </Table>
+          <Table.ScrollContainer type="native" minWidth={p.minWidth ?? 640}>
+            <Table striped highlightOnHover>
+              <Table.Thead>
+                <Table.Tr>
+                  {p.columns.map((c) => (
+                    <Table.Th key={c.label}>{c.label}</Table.Th>
+                  ))}
+                  {(p.remove || p.actions || p.edit || p.form) && <Table.Th />}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {d.items
+                  .filter((i) => p.nameOf(i).startsWith(search))
+                  .map((i) => (
+                    <Table.Tr key={p.nameOf(i)}>
+                      {p.columns.map((c) => (
+                        <Table.Td key={c.label}>{c.render(i)}</Table.Td>
+                      ))}
+                      {(p.remove || p.actions || p.edit || p.form) && (
+                        <Table.Td>
+                          <Group gap="xs" justify="flex-end">
+                            {p.actions?.(i)}
+                            {p.form && (
+                              <Button size="xs" variant="light" onClick={() => setFormItem({ item: i })}>
+                                Edit
+                              </Button>
+                            )}
+                            {p.edit && !p.form && (
+                              <Button
+                                size="xs"
+                                variant="light"
+                                onClick={() => {
+                                  setBody(JSON.stringify(p.edit!.body(i), null, 2));
+                                  edit.reset();
+                                  setEditing(i);
+                                }}
+                              >
+                                Edit
+                              </Button>
+                            )}
+                            {p.remove && (
+                              <Button size="xs" color="red" variant="light" onClick={() => setDeleting(i)}>
+                                Delete
+                              </Button>
+                            )}
+                          </Group>
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         )}
       </QueryState>
       {tokens.length > 1 && <Pagination total={tokens.length} value={page} onChange={setPage} />}
       <Modal
         opened={formItem !== undefined}
         onClose={() => setFormItem(undefined)}
-        title={formItem?.item ? `Edit ${p.nameOf(formItem.item)}` : `Create — ${p.title}`}
+        title={formItem?.item ? `Edit ${p.nameOf(formItem.item)}` : `Create ${p.noun}`}
         size="lg"
       >
         {formItem &&
@@ -189,7 +199,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
             invalidate();
           })}
       </Modal>
-      <Modal opened={creating} onClose={() => setCreating(false)} title={`Create — ${p.title}`} size="lg">
+      <Modal opened={creating} onClose={() => setCreating(false)} title={`Create ${p.noun}`} size="lg">
         <JsonInput autosize minRows={8} value={body} onChange={setBody} validationError="Not JSON" formatOnBlur aria-label="Body" />
         <ErrorAlert error={create.error} />
         <Group justify="flex-end" mt="sm">
@@ -207,7 +217,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
           </Button>
         </Group>
       </Modal>
-      <Modal opened={deleting !== undefined} onClose={() => setDeleting(undefined)} title="Delete?">
+      <Modal opened={deleting !== undefined} onClose={() => setDeleting(undefined)} title={`Delete ${p.noun}?`}>
         <Text>
           Delete <b>{deleting ? p.nameOf(deleting) : ''}</b>? This cannot be undone.
         </Text>

@@ -21,9 +21,9 @@ export function SignIn({ notice, method }: { notice?: string; method: SignInMeth
 
 function Frame({ onSubmit, notice, error, children }: { onSubmit: (e: FormEvent) => void; notice?: string; error?: string; children: ReactNode }) {
   return (
-    <Paper withBorder p="xl" w={440} component="form" onSubmit={onSubmit} aria-labelledby="sign-in-title" noValidate>
+    <Paper withBorder p={{ base: 'md', xs: 'xl' }} w="100%" maw={440} component="form" onSubmit={onSubmit} aria-labelledby="sign-in-title" noValidate>
       <Stack>
-        <Title order={3} id="sign-in-title">
+        <Title order={1} size="h3" id="sign-in-title">
           Sign in to the EventBridge console
         </Title>
         {notice && !error && (

@@ -22,7 +22,7 @@ export function ConfigForm({
           description: f.description,
           withAsterisk: f.required,
           error: errors[f.key],
-          placeholder: f.default !== undefined ? `default: ${f.default}` : undefined,
+          placeholder: f.default !== undefined ? `Default: ${f.default}` : undefined,
         };
         const value = values[f.key] ?? '';
         switch (f.kind) {

@@ -65,12 +65,12 @@ describe('initialValues', () => {
 describe('validateValues', () => {
   const fields = fieldsFromSchema(pluginSchema);
   it.each([
-    { name: 'missing required', values: { topics: 't' }, key: 'broker', msg: 'broker is required' },
-    { name: 'enum', values: { broker: 'b', topics: 't', qos: '7' }, key: 'qos', msg: 'qos must be one of 0, 1, 2' },
-    { name: 'json', values: { broker: 'b', topics: 't', headers: '{' }, key: 'headers', msg: 'headers must be JSON' },
-    { name: 'number', values: { broker: 'b', topics: 't', 'tasks.max': 'x' }, key: 'tasks.max', msg: 'tasks.max must be a number' },
-    { name: 'minimum', values: { broker: 'b', topics: 't', 'tasks.max': '0' }, key: 'tasks.max', msg: 'tasks.max must be at least 1' },
-    { name: 'pattern', values: { broker: 'b', topics: 't', timeout: 'soon' }, key: 'timeout', msg: 'timeout does not have the expected form' },
+    { name: 'missing required', values: { topics: 't' }, key: 'broker', msg: 'Broker is required' },
+    { name: 'enum', values: { broker: 'b', topics: 't', qos: '7' }, key: 'qos', msg: 'QoS must be one of 0, 1, 2' },
+    { name: 'json', values: { broker: 'b', topics: 't', headers: '{' }, key: 'headers', msg: 'Headers must be JSON' },
+    { name: 'number', values: { broker: 'b', topics: 't', 'tasks.max': 'x' }, key: 'tasks.max', msg: 'Tasks max must be a number' },
+    { name: 'minimum', values: { broker: 'b', topics: 't', 'tasks.max': '0' }, key: 'tasks.max', msg: 'Tasks max must be at least 1' },
+    { name: 'pattern', values: { broker: 'b', topics: 't', timeout: 'soon' }, key: 'timeout', msg: 'Timeout does not have the expected form' },
   ])('reports $name', ({ values, key, msg }) => {
     expect(validateValues(fields, values as unknown as Record<string, string>)[key]).toBe(msg);
   });

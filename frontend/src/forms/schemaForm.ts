@@ -4,6 +4,8 @@
  * and the console's own schemas of built-in nodes. Pure: no React here.
  */
 
+import { fieldLabel } from '../format';
+
 export interface JSONSchemaProperty {
   type?: string | string[];
   description?: string;
@@ -69,7 +71,7 @@ export function fieldsFromSchema(schema: JSONSchemaObject, opts: FieldsOptions =
     else if (xType === 'int' || p.type === 'integer' || p.type === 'number') kind = 'number';
     out.push({
       key,
-      label: p.title ?? key,
+      label: p.title ?? fieldLabel(key),
       kind,
       required: required.has(key),
       secret,

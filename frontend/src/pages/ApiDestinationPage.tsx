@@ -6,6 +6,7 @@ import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
 import { ApiDestinationFormView } from '../components/ResourceForms';
 import { QueryState } from '../components/states';
+import { RelativeTime } from '../components/Time';
 
 type ApiDestination = Schemas['ApiDestination'];
 
@@ -19,32 +20,36 @@ export function ApiDestinationPage() {
   return (
     <Stack>
       <Crumbs items={[['API destinations', '/api-destinations'], [name]]} />
+      <Group justify="space-between">
+        <Title order={1} size="h3">
+          API destination {name}
+        </Title>
+        {query.data && (
+          <Group>
+            <Button size="xs" variant="light" onClick={() => setEditing(true)}>
+              Edit
+            </Button>
+            <ConfirmButton
+              label="Delete"
+              color="red"
+              title="Delete API destination?"
+              question={
+                <>
+                  Delete the API destination <b>{name}</b>? Targets that use it stop delivering. This cannot be undone.
+                </>
+              }
+              run={() => api(path, { method: 'DELETE' })}
+              onDone={() => {
+                qc.invalidateQueries({ queryKey: ['api-destinations'] });
+                navigate('/api-destinations');
+              }}
+            />
+          </Group>
+        )}
+      </Group>
       <QueryState query={query}>
         {(a) => (
           <>
-            <Group justify="space-between">
-              <Title order={3}>API destination {a.name}</Title>
-              <Group>
-                <Button size="xs" variant="light" onClick={() => setEditing(true)}>
-                  Edit
-                </Button>
-                <ConfirmButton
-                  label="Delete"
-                  color="red"
-                  title="Delete?"
-                  question={
-                    <>
-                      Delete the API destination <b>{a.name}</b>? Targets that use it stop delivering. This cannot be undone.
-                    </>
-                  }
-                  run={() => api(path, { method: 'DELETE' })}
-                  onDone={() => {
-                    qc.invalidateQueries({ queryKey: ['api-destinations'] });
-                    navigate('/api-destinations');
-                  }}
-                />
-              </Group>
-            </Group>
             <Fields
               rows={[
                 ['Description', a.description],
@@ -63,8 +68,8 @@ export function ApiDestinationPage() {
                   </Code>,
                 ],
                 ['Rate limit', `${a.invocationRateLimitPerSecond ?? 300} requests per second`],
-                ['Created', a.createdAt],
-                ['Updated', a.updatedAt],
+                ['Created', a.createdAt && <RelativeTime key="c" value={a.createdAt} />],
+                ['Updated', a.updatedAt && <RelativeTime key="u" value={a.updatedAt} />],
               ]}
             />
             <Modal opened={editing} onClose={() => setEditing(false)} title={`Edit ${a.name}`} size="lg">

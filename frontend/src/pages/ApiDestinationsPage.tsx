@@ -10,6 +10,7 @@ export function ApiDestinationsPage() {
   return (
     <ResourceList<ApiDestination>
       title="API destinations"
+      noun="API destination"
       queryKey={['api-destinations']}
       load={async (nextToken) => {
         const d = await api<Schemas['ApiDestinationList']>('/api-destinations', { query: { nextToken, limit: 50 } });
@@ -27,7 +28,7 @@ export function ApiDestinationsPage() {
       form={(a, done) => <ApiDestinationFormView destination={a} onSaved={done} />}
       formCreate
       remove={(a) => api(`/api-destinations/${enc(a.name ?? '')}`, { method: 'DELETE' })}
-      emptyText="No API destinations yet."
+      emptyText="No API destinations yet. An API destination is an HTTP endpoint, with a connection and a rate limit, that targets deliver to."
     />
   );
 }

@@ -3,7 +3,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router-dom';
 import { errorText } from '../api/problem';
 import { api, enc, type Rule, type Schemas, type Source } from '../api/client';
+import { Crumbs } from '../components/Detail';
 import { ResourceList } from '../components/ResourceList';
+import { RelativeTime } from '../components/Time';
 
 type EventType = Schemas['EventType'];
 
@@ -27,7 +29,10 @@ export function BusPage() {
   const base = `/buses/${enc(bus)}`;
   return (
     <Stack>
-      <Title order={2}>Bus {bus}</Title>
+      <Crumbs items={[['Buses', '/buses'], [bus]]} />
+      <Title order={1} size="h3">
+        Bus {bus}
+      </Title>
       <Tabs defaultValue="rules">
         <Tabs.List>
           <Tabs.Tab value="rules">Rules</Tabs.Tab>
@@ -37,6 +42,9 @@ export function BusPage() {
         <Tabs.Panel value="rules" pt="md">
           <ResourceList<Rule>
             title="Rules"
+            noun="rule"
+            headingOrder={2}
+            minWidth={760}
             queryKey={['rules', bus]}
             serverSearch
             load={async (nextToken, namePrefix) => {
@@ -58,12 +66,15 @@ export function BusPage() {
               </>
             )}
             remove={(r) => api(`${base}/rules/${enc(r.name ?? '')}`, { method: 'DELETE' })}
-            emptyText="No rules on this bus: build one in the builder."
+            emptyText="No rules on this bus yet. A rule sends the events that match its pattern to its targets: build one in the builder."
           />
         </Tabs.Panel>
         <Tabs.Panel value="sources" pt="md">
           <ResourceList<Source>
             title="Sources"
+            noun="source"
+            headingOrder={2}
+            minWidth={760}
             queryKey={['sources', bus]}
             serverSearch
             load={async (nextToken, namePrefix) => {
@@ -85,12 +96,14 @@ export function BusPage() {
             }}
             actions={(s) => <StateToggle path={`${base}/sources/${enc(s.name ?? '')}`} state={s.state} queryKey="sources" />}
             remove={(s) => api(`${base}/sources/${enc(s.name ?? '')}`, { method: 'DELETE' })}
-            emptyText="No sources feed this bus."
+            emptyText="No sources feed this bus. A source (a schedule, a webhook, MQTT, …) puts events on the bus: create one here or in the builder."
           />
         </Tabs.Panel>
         <Tabs.Panel value="types" pt="md">
           <ResourceList<EventType>
             title="Event types"
+            noun="event type"
+            headingOrder={2}
             queryKey={['event-types', bus]}
             load={async (nextToken) => {
               const d = await api<Schemas['EventTypeList']>(`${base}/event-types`, { query: { nextToken, limit: 50 } });
@@ -101,7 +114,7 @@ export function BusPage() {
               { label: 'Type', render: (t) => t.type },
               { label: 'Source', render: (t) => t.source },
               { label: 'Count', render: (t) => t.count },
-              { label: 'Last seen', render: (t) => t.lastSeen },
+              { label: 'Last seen', render: (t) => <RelativeTime value={t.lastSeen} /> },
             ]}
             emptyText="No events seen on this bus yet."
           />

@@ -6,6 +6,7 @@ import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
 import { ConnectionFormView } from '../components/ResourceForms';
 import { QueryState } from '../components/states';
+import { RelativeTime } from '../components/Time';
 import { paramsToRows } from '../forms/resourceForms';
 
 type Connection = Schemas['Connection'];
@@ -57,34 +58,36 @@ export function ConnectionPage() {
   return (
     <Stack>
       <Crumbs items={[['Connections', '/connections'], [name]]} />
+      <Group justify="space-between">
+        <Title order={1} size="h3">
+          Connection {name} {query.data?.authorizationType && <Badge>{query.data.authorizationType}</Badge>}
+        </Title>
+        {query.data && (
+          <Group>
+            <Button size="xs" variant="light" onClick={() => setEditing(true)}>
+              Edit
+            </Button>
+            <ConfirmButton
+              label="Delete"
+              color="red"
+              title="Delete connection?"
+              question={
+                <>
+                  Delete the connection <b>{name}</b>? This cannot be undone.
+                </>
+              }
+              run={() => api(path, { method: 'DELETE' })}
+              onDone={() => {
+                qc.invalidateQueries({ queryKey: ['connections'] });
+                navigate('/connections');
+              }}
+            />
+          </Group>
+        )}
+      </Group>
       <QueryState query={query}>
         {(c) => (
           <>
-            <Group justify="space-between">
-              <Title order={3}>
-                Connection {c.name} <Badge>{c.authorizationType}</Badge>
-              </Title>
-              <Group>
-                <Button size="xs" variant="light" onClick={() => setEditing(true)}>
-                  Edit
-                </Button>
-                <ConfirmButton
-                  label="Delete"
-                  color="red"
-                  title="Delete?"
-                  question={
-                    <>
-                      Delete the connection <b>{c.name}</b>? This cannot be undone.
-                    </>
-                  }
-                  run={() => api(path, { method: 'DELETE' })}
-                  onDone={() => {
-                    qc.invalidateQueries({ queryKey: ['connections'] });
-                    navigate('/connections');
-                  }}
-                />
-              </Group>
-            </Group>
             <Fields
               rows={[
                 ['Description', c.description],
@@ -101,8 +104,8 @@ export function ConnectionPage() {
                     </List>
                   ) : undefined,
                 ],
-                ['Created', c.createdAt],
-                ['Updated', c.updatedAt],
+                ['Created', c.createdAt && <RelativeTime key="c" value={c.createdAt} />],
+                ['Updated', c.updatedAt && <RelativeTime key="u" value={c.updatedAt} />],
               ]}
             />
             <Modal opened={editing} onClose={() => setEditing(false)} title={`Edit ${c.name}`} size="lg">
@@ -117,7 +120,9 @@ export function ConnectionPage() {
           </>
         )}
       </QueryState>
-      <Title order={4}>API destinations using it</Title>
+      <Title order={2} size="h4">
+        API destinations using it
+      </Title>
       <QueryState query={users} isEmpty={(d) => d.length === 0} empty="No API destination uses this connection.">
         {(d) => (
           <List>

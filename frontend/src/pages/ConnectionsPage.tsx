@@ -11,6 +11,7 @@ export function ConnectionsPage() {
   return (
     <ResourceList<Connection>
       title="Connections"
+      noun="connection"
       queryKey={['connections']}
       load={async (nextToken) => {
         const d = await api<Schemas['ConnectionList']>('/connections', { query: { nextToken, limit: 50 } });
@@ -25,7 +26,7 @@ export function ConnectionsPage() {
       form={(c, done) => <ConnectionFormView connection={c} onSaved={done} />}
       formCreate
       remove={(c) => api(`/connections/${enc(c.name ?? '')}`, { method: 'DELETE' })}
-      emptyText="No connections yet."
+      emptyText="No connections yet. A connection holds the authorization (basic, API key or OAuth) that API destinations send with their requests."
     />
   );
 }

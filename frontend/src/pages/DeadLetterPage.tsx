@@ -5,6 +5,7 @@ import { Link, useLocation, useNavigate, useParams } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
 import { QueryState } from '../components/states';
+import { RelativeTime } from '../components/Time';
 import { entryText, findDeadLetter, prettyEvent } from './deadLetters';
 
 type DeadLetter = Schemas['DeadLetter'];
@@ -47,39 +48,41 @@ export function DeadLetterPage() {
           ))}
         </Alert>
       )}
+      <Group justify="space-between">
+        <Title order={1} size="h3">
+          Dead letter {id} {query.data?.errorClass && <Badge color="red">{query.data.errorClass}</Badge>}
+        </Title>
+        {query.data && (
+          <Group>
+            <ConfirmButton
+              label="Redrive"
+              title="Redrive?"
+              question="Deliver the original event to its target again? The target's retry policy applies afresh."
+              run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: selection })}
+              onDone={(r) => {
+                setResult({ failed: (r.failedCount ?? 0) > 0, lines: (r.entries ?? []).map((e) => entryText(e, 'redriven')) });
+                // The lists are read again; this page keeps what it shows (a redriven dead letter leaves the list).
+                qc.invalidateQueries({ queryKey: ['dead-letters'], predicate: (q) => q.queryKey[1] !== 'one' });
+              }}
+            />
+            <ConfirmButton
+              label="Discard"
+              color="red"
+              title="Discard?"
+              question="Discard this dead letter? The event is lost. This cannot be undone."
+              run={() => api<Schemas['DiscardResult']>('/dead-letters', { method: 'DELETE', body: selection })}
+              onDone={(r) => {
+                qc.invalidateQueries({ queryKey: ['dead-letters'] });
+                if ((r.failedCount ?? 0) > 0) setResult({ failed: true, lines: (r.entries ?? []).map((e) => entryText(e, 'discarded')) });
+                else navigate('/dead-letters');
+              }}
+            />
+          </Group>
+        )}
+      </Group>
       <QueryState query={query}>
         {(d) => (
           <>
-            <Group justify="space-between">
-              <Title order={3}>
-                Dead letter {d.id} {d.errorClass && <Badge color="red">{d.errorClass}</Badge>}
-              </Title>
-              <Group>
-                <ConfirmButton
-                  label="Redrive"
-                  title="Redrive?"
-                  question="Deliver the original event to its target again? The target's retry policy applies afresh."
-                  run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: selection })}
-                  onDone={(r) => {
-                    setResult({ failed: (r.failedCount ?? 0) > 0, lines: (r.entries ?? []).map((e) => entryText(e, 'redriven')) });
-                    // The lists are read again; this page keeps what it shows (a redriven dead letter leaves the list).
-                    qc.invalidateQueries({ queryKey: ['dead-letters'], predicate: (q) => q.queryKey[1] !== 'one' });
-                  }}
-                />
-                <ConfirmButton
-                  label="Discard"
-                  color="red"
-                  title="Discard?"
-                  question="Discard this dead letter? The event is lost. This cannot be undone."
-                  run={() => api<Schemas['DiscardResult']>('/dead-letters', { method: 'DELETE', body: selection })}
-                  onDone={(r) => {
-                    qc.invalidateQueries({ queryKey: ['dead-letters'] });
-                    if ((r.failedCount ?? 0) > 0) setResult({ failed: true, lines: (r.entries ?? []).map((e) => entryText(e, 'discarded')) });
-                    else navigate('/dead-letters');
-                  }}
-                />
-              </Group>
-            </Group>
             <Fields
               rows={[
                 ['Reason', d.reason ? <Code block>{d.reason}</Code> : undefined],
@@ -94,10 +97,12 @@ export function DeadLetterPage() {
                     </Anchor>
                   ) : undefined,
                 ],
-                ['Time', d.time],
+                ['Time', d.time && <RelativeTime value={d.time} />],
               ]}
             />
-            <Title order={4}>Original event</Title>
+            <Title order={2} size="h4">
+              Original event
+            </Title>
             <Code block data-testid="dead-letter-event">
               {prettyEvent(d.event)}
             </Code>

@@ -5,6 +5,7 @@ import { Link } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton } from '../components/Detail';
 import { QueryState } from '../components/states';
+import { RelativeTime } from '../components/Time';
 import { entryText } from './deadLetters';
 
 export function DeadLettersPage() {
@@ -18,7 +19,9 @@ export function DeadLettersPage() {
   return (
     <Stack>
       <Group justify="space-between">
-        <Title order={3}>Dead letters</Title>
+        <Title order={1} size="h3">
+          Dead letters
+        </Title>
         <TextInput placeholder="Bus" aria-label="Bus filter" value={bus} onChange={(e) => setBus(e.currentTarget.value)} />
       </Group>
       {result && (
@@ -30,49 +33,53 @@ export function DeadLettersPage() {
           ))}
         </Alert>
       )}
-      <QueryState query={list} isEmpty={(d) => (d.deadLetters ?? []).length === 0} empty="No dead letters.">
+      <QueryState query={list} isEmpty={(d) => (d.deadLetters ?? []).length === 0} empty="No dead letters. An event lands here when a target refuses it or every retry fails; from here it can be redriven or discarded.">
         {(d) => (
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Id</Table.Th>
-                <Table.Th>Time</Table.Th>
-                <Table.Th>Bus / rule / target</Table.Th>
-                <Table.Th>Reason</Table.Th>
-                <Table.Th>Attempts</Table.Th>
-                <Table.Th />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {(d.deadLetters ?? []).map((l) => (
-                <Table.Tr key={l.id}>
-                  <Table.Td>
-                    <Anchor component={Link} to={`/dead-letters/${enc(String(l.id))}`} state={{ deadLetter: l }}>
-                      {l.id}
-                    </Anchor>
-                  </Table.Td>
-                  <Table.Td>{l.time}</Table.Td>
-                  <Table.Td>{[l.bus, l.rule, l.target].join(' / ')}</Table.Td>
-                  <Table.Td>
-                    <Code>{l.reason}</Code>
-                  </Table.Td>
-                  <Table.Td>{l.attempts}</Table.Td>
-                  <Table.Td>
-                    <ConfirmButton
-                      label="Redrive"
-                      title="Redrive?"
-                      question={`Deliver the original event of dead letter ${l.id} to its target again?`}
-                      run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: { ids: [String(l.id)] } })}
-                      onDone={(r) => {
-                        setResult(r);
-                        qc.invalidateQueries({ queryKey: ['dead-letters'] });
-                      }}
-                    />
-                  </Table.Td>
+          <Table.ScrollContainer type="native" minWidth={760}>
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Id</Table.Th>
+                  <Table.Th>Time</Table.Th>
+                  <Table.Th>Bus / rule / target</Table.Th>
+                  <Table.Th>Reason</Table.Th>
+                  <Table.Th>Attempts</Table.Th>
+                  <Table.Th />
                 </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+              </Table.Thead>
+              <Table.Tbody>
+                {(d.deadLetters ?? []).map((l) => (
+                  <Table.Tr key={l.id}>
+                    <Table.Td>
+                      <Anchor component={Link} to={`/dead-letters/${enc(String(l.id))}`} state={{ deadLetter: l }}>
+                        {l.id}
+                      </Anchor>
+                    </Table.Td>
+                    <Table.Td>
+                      <RelativeTime value={l.time} />
+                    </Table.Td>
+                    <Table.Td>{[l.bus, l.rule, l.target].join(' / ')}</Table.Td>
+                    <Table.Td>
+                      <Code style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>{l.reason}</Code>
+                    </Table.Td>
+                    <Table.Td>{l.attempts}</Table.Td>
+                    <Table.Td>
+                      <ConfirmButton
+                        label="Redrive"
+                        title="Redrive?"
+                        question={`Deliver the original event of dead letter ${l.id} to its target again?`}
+                        run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: { ids: [String(l.id)] } })}
+                        onDone={(r) => {
+                          setResult(r);
+                          qc.invalidateQueries({ queryKey: ['dead-letters'] });
+                        }}
+                      />
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         )}
       </QueryState>
     </Stack>

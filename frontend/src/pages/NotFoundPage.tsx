@@ -4,7 +4,9 @@ import { Link } from 'react-router-dom';
 export function NotFoundPage() {
   return (
     <>
-      <Title order={3}>Not found</Title>
+      <Title order={1} size="h3">
+        Not found
+      </Title>
       <Text>
         This page does not exist. <Anchor component={Link} to="/buses">Go to the buses</Anchor>.
       </Text>

@@ -13,17 +13,17 @@ export function RulePage() {
   return (
     <Stack>
       <Crumbs items={[['Buses', '/buses'], [bus, `/buses/${enc(bus)}`], [rule]]} />
+      <Group justify="space-between">
+        <Title order={1} size="h3">
+          Rule {rule} {query.data?.state && <Badge color={query.data.state === 'DISABLED' ? 'gray' : 'green'}>{query.data.state}</Badge>}
+        </Title>
+        <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(rule)}`}>
+          Open in builder
+        </Button>
+      </Group>
       <QueryState query={query}>
         {(r) => (
           <>
-            <Group justify="space-between">
-              <Title order={3}>
-                Rule {r.name} <Badge color={r.state === 'DISABLED' ? 'gray' : 'green'}>{r.state}</Badge>
-              </Title>
-              <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(rule)}`}>
-                Open in builder
-              </Button>
-            </Group>
             <Fields
               rows={[
                 ['Description', r.description],
@@ -33,33 +33,37 @@ export function RulePage() {
           </>
         )}
       </QueryState>
-      <Title order={4}>Targets</Title>
-      <QueryState query={targets} isEmpty={(d) => (d.targets ?? []).length === 0} empty="This rule has no targets.">
+      <Title order={2} size="h4">
+        Targets
+      </Title>
+      <QueryState query={targets} isEmpty={(d) => (d.targets ?? []).length === 0} empty="This rule has no targets: the events it matches go nowhere. Add a target in the builder.">
         {(d) => (
-          <Table striped>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Type</Table.Th>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Last error</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {(d.targets ?? []).map((t) => (
-                <Table.Tr key={t.name}>
-                  <Table.Td>
-                    <Anchor component={Link} to={`${base}/targets/${enc(t.name ?? '')}`}>
-                      {t.name}
-                    </Anchor>
-                  </Table.Td>
-                  <Table.Td>{t.type}</Table.Td>
-                  <Table.Td>{t.status?.state}</Table.Td>
-                  <Table.Td>{t.status?.lastError}</Table.Td>
+          <Table.ScrollContainer type="native" minWidth={560}>
+            <Table striped>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Type</Table.Th>
+                  <Table.Th>State</Table.Th>
+                  <Table.Th>Last error</Table.Th>
                 </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+              </Table.Thead>
+              <Table.Tbody>
+                {(d.targets ?? []).map((t) => (
+                  <Table.Tr key={t.name}>
+                    <Table.Td>
+                      <Anchor component={Link} to={`${base}/targets/${enc(t.name ?? '')}`}>
+                        {t.name}
+                      </Anchor>
+                    </Table.Td>
+                    <Table.Td>{t.type}</Table.Td>
+                    <Table.Td>{t.status?.state}</Table.Td>
+                    <Table.Td>{t.status?.lastError}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         )}
       </QueryState>
     </Stack>

@@ -14,7 +14,9 @@ import {
 } from '../api/userSessions';
 import { ConfirmButton } from '../components/Detail';
 import { ErrorAlert, QueryState } from '../components/states';
-import { browserOf, endsAt, timeText } from './sessions';
+import { RelativeTime, useNow } from '../components/Time';
+import { exactTime, relativeTime } from '../format';
+import { browserOf, endsAt } from './sessions';
 
 /**
  * SecurityPage (/account/security) is a signed-in user's own security: their live sessions, in every browser, each
@@ -25,7 +27,9 @@ export function SecurityPage({ session }: { session: Session }) {
   if (session.credential?.kind !== 'session') {
     return (
       <Stack>
-        <Title order={3}>Account security</Title>
+        <Title order={1} size="h3">
+          Account security
+        </Title>
         <Text>
           You signed in with an API key, which has no sessions or password. Sign in with a user name and password to
           see your sessions and change your password.
@@ -35,7 +39,9 @@ export function SecurityPage({ session }: { session: Session }) {
   }
   return (
     <Stack maw={1100}>
-      <Title order={3}>Account security</Title>
+      <Title order={1} size="h3">
+        Account security
+      </Title>
       <Text c="dimmed" size="sm">
         Signed in as <b>{session.credential.username}</b> with a password.
       </Text>
@@ -60,7 +66,9 @@ function Sessions() {
   return (
     <Stack gap="xs">
       <Group justify="space-between">
-        <Title order={4}>Your sessions</Title>
+        <Title order={2} size="h4">
+          Your sessions
+        </Title>
         <Button size="xs" variant="default" onClick={() => qc.invalidateQueries({ queryKey: sessionsKey })}>
           Refresh
         </Button>
@@ -72,23 +80,25 @@ function Sessions() {
       <ErrorAlert error={revoke.error} title="Could not end the session" />
       <QueryState query={list} isEmpty={(d) => d.length === 0} empty="No live sessions.">
         {(sessions) => (
-          <Table data-testid="sessions">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Browser</Table.Th>
-                <Table.Th>Address</Table.Th>
-                <Table.Th>Signed in</Table.Th>
-                <Table.Th>Last seen</Table.Th>
-                <Table.Th>Ends unless used</Table.Th>
-                <Table.Th />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {sessions.map((s) => (
-                <SessionRow key={s.id} s={s} revoke={() => revoke.mutateAsync(s)} revoking={revoke.isPending && revoke.variables?.id === s.id} />
-              ))}
-            </Table.Tbody>
-          </Table>
+          <Table.ScrollContainer type="native" minWidth={720}>
+            <Table data-testid="sessions">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Browser</Table.Th>
+                  <Table.Th>Address</Table.Th>
+                  <Table.Th>Signed in</Table.Th>
+                  <Table.Th>Last seen</Table.Th>
+                  <Table.Th>Ends unless used</Table.Th>
+                  <Table.Th />
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {sessions.map((s) => (
+                  <SessionRow key={s.id} s={s} revoke={() => revoke.mutateAsync(s)} revoking={revoke.isPending && revoke.variables?.id === s.id} />
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         )}
       </QueryState>
     </Stack>
@@ -96,6 +106,7 @@ function Sessions() {
 }
 
 function SessionRow({ s, revoke, revoking }: { s: UserSession; revoke: () => Promise<void>; revoking: boolean }) {
+  const now = useNow();
   return (
     <Table.Tr data-testid={`session-${s.id}`} data-current={s.current ? 'true' : undefined}>
       <Table.Td>
@@ -107,29 +118,29 @@ function SessionRow({ s, revoke, revoking }: { s: UserSession; revoke: () => Pro
           </Tooltip>
           {s.current && (
             <Badge size="sm" color="green" variant="light" data-testid="session-current">
-              this browser
+              This browser
             </Badge>
           )}
         </Group>
       </Table.Td>
       <Table.Td>
         <Text size="sm" data-testid="session-address">
-          {s.clientAddress || 'unknown'}
+          {s.clientAddress || 'Unknown'}
         </Text>
       </Table.Td>
       <Table.Td>
-        <Text size="sm" title={s.createdAt}>
-          {timeText(s.createdAt)}
+        <Text size="sm">
+          <RelativeTime value={s.createdAt} />
         </Text>
       </Table.Td>
       <Table.Td>
-        <Text size="sm" title={s.lastSeenAt}>
-          {timeText(s.lastSeenAt)}
+        <Text size="sm">
+          <RelativeTime value={s.lastSeenAt} />
         </Text>
       </Table.Td>
       <Table.Td>
-        <Text size="sm" title={`idle end ${s.idleExpiresAt ?? '?'}, absolute end ${s.expiresAt ?? '?'}`}>
-          {timeText(endsAt(s))}
+        <Text size="sm" title={`Idle end ${exactTime(s.idleExpiresAt) || 'unknown'}; absolute end ${exactTime(s.expiresAt) || 'unknown'}`}>
+          {relativeTime(endsAt(s), now)}
         </Text>
       </Table.Td>
       <Table.Td>
@@ -174,7 +185,7 @@ function PasswordForm() {
   return (
     <Paper withBorder p="md" maw={440} component="form" onSubmit={submit} aria-labelledby="password-title" noValidate>
       <Stack gap="sm">
-        <Title order={4} id="password-title">
+        <Title order={2} size="h4" id="password-title">
           Change your password
         </Title>
         <Text size="sm" c="dimmed">

@@ -50,11 +50,13 @@ export function SendEventsPage() {
 
   return (
     <Stack maw={900}>
-      <Title order={3}>Send events</Title>
+      <Title order={1} size="h3">
+        Send events
+      </Title>
       <Group>
         <Select
           label="Bus"
-          placeholder={buses.isPending ? 'loading…' : 'choose a bus'}
+          placeholder={buses.isPending ? 'Loading…' : 'Choose a bus'}
           data={(buses.data?.buses ?? []).map((b) => b.name ?? '')}
           value={bus}
           onChange={setBus}
@@ -66,12 +68,12 @@ export function SendEventsPage() {
       <ErrorAlert error={buses.error} title="Could not load the buses" />
       {mode === 'single' ? (
         <>
-          <Group grow>
-            <TextInput label="source" value={source} onChange={(e) => setSource(e.currentTarget.value)} required />
-            <TextInput label="type" value={type} onChange={(e) => setType(e.currentTarget.value)} required />
-            <TextInput label="subject" value={subject} onChange={(e) => setSubject(e.currentTarget.value)} />
+          <Group grow align="flex-start" wrap="wrap">
+            <TextInput miw={180} label="Source" value={source} onChange={(e) => setSource(e.currentTarget.value)} required />
+            <TextInput miw={180} label="Type" value={type} onChange={(e) => setType(e.currentTarget.value)} required />
+            <TextInput miw={180} label="Subject" value={subject} onChange={(e) => setSubject(e.currentTarget.value)} />
           </Group>
-          <JsonInput label="data (JSON)" autosize minRows={5} value={data} onChange={setData} validationError="Not JSON" aria-label="Event data" />
+          <JsonInput label="Data (JSON)" autosize minRows={5} value={data} onChange={setData} validationError="Not JSON" aria-label="Event data" />
         </>
       ) : (
         <JsonInput label="Batch: a JSON array of CloudEvents" autosize minRows={10} value={batch} onChange={setBatch} validationError="Not JSON" aria-label="Batch" />
@@ -88,24 +90,26 @@ export function SendEventsPage() {
           <Text>
             {(send.data.entries ?? []).length - (send.data.failedEntryCount ?? 0)} accepted, {send.data.failedEntryCount ?? 0} failed
           </Text>
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>#</Table.Th>
-                <Table.Th>Result</Table.Th>
-                <Table.Th>Event id / error</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {(send.data.entries ?? []).map((e, i) => (
-                <Table.Tr key={i}>
-                  <Table.Td>{i + 1}</Table.Td>
-                  <Table.Td>{e.errorCode ? <Badge color="red">{e.errorCode}</Badge> : <Badge color="green">accepted</Badge>}</Table.Td>
-                  <Table.Td>{e.errorMessage ?? e.eventId}</Table.Td>
+          <Table.ScrollContainer type="native" minWidth={420}>
+            <Table>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>#</Table.Th>
+                  <Table.Th>Result</Table.Th>
+                  <Table.Th>Event id / error</Table.Th>
                 </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+              </Table.Thead>
+              <Table.Tbody>
+                {(send.data.entries ?? []).map((e, i) => (
+                  <Table.Tr key={i}>
+                    <Table.Td>{i + 1}</Table.Td>
+                    <Table.Td>{e.errorCode ? <Badge color="red">{e.errorCode}</Badge> : <Badge color="green">Accepted</Badge>}</Table.Td>
+                    <Table.Td>{e.errorMessage ?? e.eventId}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
         </Stack>
       )}
     </Stack>

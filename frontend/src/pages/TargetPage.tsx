@@ -5,6 +5,8 @@ import { Link, useParams } from 'react-router-dom';
 import { api, enc, type Target } from '../api/client';
 import { Crumbs, Fields } from '../components/Detail';
 import { QueryState } from '../components/states';
+import { RelativeTime } from '../components/Time';
+import { fieldLabel } from '../format';
 import { maskedConfig } from '../forms/resourceForms';
 
 const stateColor = (s?: string) => (s === 'RUNNING' ? 'green' : s === 'FAILED' ? 'red' : s === 'PAUSED' ? 'yellow' : 'gray');
@@ -26,56 +28,72 @@ export function TargetPage() {
   return (
     <Stack>
       <Crumbs items={[['Buses', '/buses'], [bus, `/buses/${enc(bus)}`], [rule, `/buses/${enc(bus)}/rules/${enc(rule)}`], [target]]} />
+      <Group justify="space-between">
+        <Title order={1} size="h3">
+          Target {target}{' '}
+          {query.data && (
+            <>
+              <Badge variant="light">{query.data.type}</Badge>{' '}
+              <Badge color={stateColor(query.data.status?.state)} style={{ minWidth: 'max-content' }}>
+                {query.data.status?.state ?? 'no status'}
+              </Badge>
+            </>
+          )}
+        </Title>
+        <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(rule)}`}>
+          Open the rule in the builder
+        </Button>
+      </Group>
       <QueryState query={query}>
         {(t) => (
           <>
-            <Group justify="space-between">
-              <Title order={3}>
-                Target {t.name} <Badge variant="light">{t.type}</Badge> <Badge color={stateColor(t.status?.state)}>{t.status?.state ?? 'no status'}</Badge>
-              </Title>
-              <Button size="xs" variant="light" component={Link} to={`/builder/${enc(bus)}/${enc(rule)}`}>
-                Open the rule in the builder
-              </Button>
-            </Group>
             {t.status?.lastError && (
               <Alert color="red" title="Last error">
                 {t.status.lastError}
               </Alert>
             )}
-            <Title order={4}>Tasks</Title>
+            <Title order={2} size="h4">
+              Tasks
+            </Title>
             {(t.status?.tasks ?? []).length === 0 ? (
               <Alert color="gray">No task runs this target now.</Alert>
             ) : (
-              <Table striped data-testid="target-tasks">
-                <Table.Thead>
-                  <Table.Tr>
-                    {['Task', 'State', 'Worker', 'Read', 'Delivered', 'Filtered', 'Retried', 'Failed', 'Dead-lettered', 'Dropped'].map((h) => (
-                      <Table.Th key={h}>{h}</Table.Th>
-                    ))}
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {(t.status?.tasks ?? []).map((k) => (
-                    <Table.Tr key={k.id}>
-                      <Table.Td>{k.id}</Table.Td>
-                      <Table.Td>
-                        <Badge color={stateColor(k.state)}>{k.state}</Badge>
-                      </Table.Td>
-                      <Table.Td>{k.workerId}</Table.Td>
-                      {(['read', 'delivered', 'filtered', 'retried', 'failed', 'deadLettered', 'dropped'] as const).map((c) => (
-                        <Table.Td key={c} data-testid={`${c}-${k.id}`}>
-                          {k.counters?.[c] ?? '–'}
-                        </Table.Td>
+              <Table.ScrollContainer type="native" minWidth={760}>
+                <Table striped data-testid="target-tasks">
+                  <Table.Thead>
+                    <Table.Tr>
+                      {['Task', 'State', 'Worker', 'Read', 'Delivered', 'Filtered', 'Retried', 'Failed', 'Dead-lettered', 'Dropped'].map((h) => (
+                        <Table.Th key={h}>{h}</Table.Th>
                       ))}
                     </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
+                  </Table.Thead>
+                  <Table.Tbody>
+                    {(t.status?.tasks ?? []).map((k) => (
+                      <Table.Tr key={k.id}>
+                        <Table.Td>{k.id}</Table.Td>
+                        <Table.Td>
+                          <Badge color={stateColor(k.state)} style={{ minWidth: 'max-content' }}>
+                            {k.state}
+                          </Badge>
+                        </Table.Td>
+                        <Table.Td>{k.workerId}</Table.Td>
+                        {(['read', 'delivered', 'filtered', 'retried', 'failed', 'deadLettered', 'dropped'] as const).map((c) => (
+                          <Table.Td key={c} data-testid={`${c}-${k.id}`}>
+                            {k.counters?.[c] ?? '–'}
+                          </Table.Td>
+                        ))}
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Table.ScrollContainer>
             )}
-            <Title order={4}>Configuration</Title>
+            <Title order={2} size="h4">
+              Configuration
+            </Title>
             <Fields
               rows={[
-                ...maskedConfig(t.config as Record<string, unknown> | undefined).map(([k, v]): [string, ReactNode] => [k, <Code key={k}>{v}</Code>]),
+                ...maskedConfig(t.config as Record<string, unknown> | undefined).map(([k, v]): [string, ReactNode] => [fieldLabel(k), <Code key={k}>{v}</Code>]),
                 [
                   'API destination',
                   t.config?.apiDestination ? (
@@ -87,9 +105,9 @@ export function TargetPage() {
                 ['Input transformer', transformerOf(t) ? <Code block>{transformerOf(t)}</Code> : undefined],
                 ['Attributes', t.attributes ? <Code block>{JSON.stringify(t.attributes, null, 2)}</Code> : undefined],
                 ['Retry policy', t.retryPolicy ? <Code>{JSON.stringify(t.retryPolicy)}</Code> : undefined],
-                ['Dead letters', t.deadLetterConfig ? <Code>{JSON.stringify(t.deadLetterConfig)}</Code> : 'the account\'s dead-letter stream'],
-                ['Created', t.createdAt],
-                ['Updated', t.updatedAt],
+                ['Dead letters', t.deadLetterConfig ? <Code>{JSON.stringify(t.deadLetterConfig)}</Code> : 'The account\'s dead-letter stream'],
+                ['Created', t.createdAt && <RelativeTime value={t.createdAt} />],
+                ['Updated', t.updatedAt && <RelativeTime value={t.updatedAt} />],
               ]}
             />
           </>

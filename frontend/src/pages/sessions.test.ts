@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { browserOf, endsAt, timeText } from './sessions';
+import { browserOf, endsAt } from './sessions';
 
 describe('browserOf', () => {
   it.each([
@@ -29,13 +29,5 @@ describe('endsAt', () => {
     { name: 'none', s: {}, want: undefined },
   ])('$name', ({ s, want }) => {
     expect(endsAt(s)).toBe(want);
-  });
-});
-
-describe('timeText', () => {
-  it('shows nothing for no time and an unreadable time as it is', () => {
-    expect(timeText(undefined)).toBe('');
-    expect(timeText('soon')).toBe('soon');
-    expect(timeText('2026-03-01T12:30:00Z')).toBe(new Date(Date.UTC(2026, 2, 1, 12, 30)).toLocaleString());
   });
 });

@@ -50,10 +50,3 @@ export function endsAt(s: UserSession): string | undefined {
   if (ends.length === 0) return undefined;
   return ends.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
 }
-
-/** timeText shows an RFC 3339 time in the browser's locale and zone; "" for none, the text itself when unreadable. */
-export function timeText(t: string | undefined): string {
-  if (!t) return '';
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? t : new Date(ms).toLocaleString();
-}
