@@ -13094,7 +13094,7 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "health": {
-                    "description": "Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,\nPAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while\nit runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest\nsuccess.",
+                    "description": "Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,\nPAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while\nit runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest\nsuccess; both are absent when there was none since the tasks started.",
                     "type": "string",
                     "example": "HEALTHY"
                 },

@@ -3178,7 +3178,7 @@ type RuntimeConnector struct {
 	// Health Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,
 	// PAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while
 	// it runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest
-	// success.
+	// success; both are absent when there was none since the tasks started.
 	//
 	// Example: HEALTHY
 	Health        *string          `json:"health,omitempty"`

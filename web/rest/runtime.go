@@ -75,10 +75,10 @@ type RuntimeConnector struct {
 	// Health is decided as a target's (docs/health.md): PENDING, HEALTHY, RETRYING, FAILING, DEAD_LETTERING,
 	// PAUSED, STOPPED or FAILED; a connector whose tasks report no deliveries (a router, a source) is HEALTHY while
 	// it runs. LastFailure is the latest failed attempt of its tasks since they started, LastSuccessAt the latest
-	// success.
+	// success; both are absent when there was none since the tasks started.
 	Health        string           `json:"health" example:"HEALTHY"`
-	LastFailure   *DeliveryFailure `json:"lastFailure"`
-	LastSuccessAt *time.Time       `json:"lastSuccessAt"`
+	LastFailure   *DeliveryFailure `json:"lastFailure,omitempty"`
+	LastSuccessAt *time.Time       `json:"lastSuccessAt,omitempty"`
 } //@name RuntimeConnector
 
 // RuntimeConnectorList lists the account's connectors, ordered by name.
