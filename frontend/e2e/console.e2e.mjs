@@ -8,13 +8,16 @@
 // the console and sees it arrive at a receiver of its own, pauses and resumes the target's connector on the
 // runtime page (each state offering only the actions it allows), stops it only once the stop is confirmed (a
 // cancelled stop or restart sends nothing), opens the target's detail page, creates a connection and an API
-// destination with the resource forms, and switches to another account and back. At 390×844 and 768×1024 it
+// destination with the resource forms, and switches to another account and back. On the access pages it creates an
+// API key with a role and a bus (its secret shown once, copied, working as a bearer token, refused once revoked),
+// adds a member and changes its role, and filters the audit log by operation. At 390×844 and 768×1024 it
 // reaches every page through the navigation's burger and checks that each has its h1 in view and no sideways
 // scrolling, and that the builder is read-only on the phone. On the Account security page it lists its sessions,
 // ends another one, is refused a password change with a wrong current password and changes it (every session
-// ends); it sees a session ended elsewhere send it back to the sign-in screen, and signs out, after which the old
+// ends); it sees a session ended elsewhere send it back to the sign-in screen (signed in again, it is back on the
+// page and in the account it was in), and signs out, after which the old
 // cookie is refused. Last, it signs in with an API key (a wrong one first) and is sent back to the sign-in screen
-// when that key is revoked. It writes docs/console-builder.png, docs/console-runtime.png and docs/console-security.png.
+// when that key is revoked (a viewer's key is told it may not manage API keys). It writes docs/console-builder.png, docs/console-runtime.png and docs/console-security.png.
 // Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -165,7 +168,34 @@ async function fitsTheScreen(page, heading) {
   const [scrollWidth, innerWidth] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
   assert.ok(box && box.x >= 0 && box.x + box.width <= innerWidth && box.y >= 0, `the h1 of "${heading}" is out of view: ${JSON.stringify(box)}`);
   assert.ok(scrollWidth <= innerWidth, `"${heading}" is ${scrollWidth}px wide on a ${innerWidth}px screen`);
+  await audit(page, heading);
 }
+
+// axe-core, the accessibility engine of Deque's axe tools, runs on every page the test checks (each once per
+// viewport width): the serious and critical violations fail the run at its end, each with its page, rule and
+// elements. It is evaluated in the page through the DevTools protocol, which the console's Content-Security-Policy
+// does not govern.
+const axeSource = readFileSync(join(frontend, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const axeFindings = [];
+const audited = new Set();
+async function audit(page, label) {
+  const key = `${label} at ${page.viewportSize()?.width}px`;
+  if (audited.has(key)) return;
+  audited.add(key);
+  if (!(await page.evaluate(() => typeof window.axe !== 'undefined'))) await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  for (const v of result.violations) {
+    if (v.impact !== 'serious' && v.impact !== 'critical') continue;
+    const nodes = v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ');
+    // color-contrast says what it measured: the first element's colours and ratio.
+    const d = v.nodes[0]?.any[0]?.data;
+    const measured = d?.contrastRatio ? ` [${d.fgColor} on ${d.bgColor}: ${d.contrastRatio}:1]` : '';
+    axeFindings.push(`${key}: ${v.impact} ${v.id} (${v.help}), ${v.nodes.length} elements${measured}: ${nodes}`);
+  }
+}
+
+/** colorScheme is the scheme the console shows: Mantine's attribute on <html>, "light" or "dark". */
+const colorScheme = (page) => page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme'));
 
 async function main() {
   assert.ok(existsSync(binary), `${binary} does not exist: run \`make build\` first (or set EB_BINARY)`);
@@ -248,6 +278,7 @@ async function main() {
   const userField = page.getByLabel('User name');
   const passwordField = page.getByLabel('Password', { exact: true });
   await userField.waitFor();
+  await audit(page, 'Sign in');
   assert.ok(await userField.evaluate((el) => el === document.activeElement), 'the user name field is focused');
   assert.equal(await passwordField.evaluate((el) => el.type), 'password');
   await userField.fill('admin');
@@ -467,6 +498,20 @@ async function main() {
   await page.goto(base + '/connections/crm');
   await page.getByRole('link', { name: 'crm-orders', exact: true }).waitFor();
 
+  // Deauthorize asks first, then the connection says DEAUTHORIZED; given its key again, it is AUTHORIZED.
+  log('connections: deauthorize, then authorize again');
+  assert.equal(await page.getByTestId('connection-state').innerText(), 'AUTHORIZED');
+  await page.getByRole('button', { name: 'Deauthorize' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Deauthorize' }).click();
+  await until('the connection to say DEAUTHORIZED', async () => (await page.getByTestId('connection-state').innerText()) === 'DEAUTHORIZED');
+  await page.getByText('dropped (deauthorized)').waitFor();
+  assert.equal((await api(apiBase, '/connections/crm')).body.state, 'DEAUTHORIZED');
+  const again = await api(apiBase, '/connections/crm', {
+    method: 'PATCH',
+    body: JSON.stringify({ authParameters: { apiKeyAuthParameters: { apiKeyName: 'X-Api-Key', apiKeyValue: 'k-secret-2' } } }),
+  });
+  assert.equal(again.body.state, 'AUTHORIZED', JSON.stringify(again.body));
+
   // Accounts: the selector lists every account for the instance administrator; choosing one shows its resources
   // (X-Account-Id), choosing the key's own again shows the first account's.
   log('accounts: switch to shop and back');
@@ -488,9 +533,119 @@ async function main() {
   await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.account')), null, 'the key\'s own account is sent as X-Account-Id');
 
+  // Access: an API key made on its page with a role and a bus, its secret shown once (and copied) and working as a
+  // bearer token with that role, then revoked after a confirmation (refused from then on); a user added as a
+  // member and its role changed; the audit log filtered by operation shows the key's creation.
+  log('access: create an API key with a role, use it, revoke it');
+  const consoleNav = page.getByRole('navigation', { name: 'Console' });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await consoleNav.getByRole('link', { name: 'API keys', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  await dialog.getByLabel(/^Name/).fill('e2e-publisher');
+  await dialog.getByLabel(/^Role/).click();
+  await page.getByRole('option', { name: 'publisher', exact: true }).click();
+  await dialog.getByLabel(/^Buses/).fill('orders');
+  await dialog.getByLabel(/^Buses/).press('Enter');
+  await dialog.getByRole('button', { name: 'Create key' }).click();
+  const newSecret = page.getByTestId('new-secret');
+  await newSecret.waitFor();
+  const secret = (await newSecret.innerText()).trim();
+  assert.match(secret, /^ebk_[a-z2-7]+_[A-Za-z0-9_-]+$/);
+  await dialog.getByText('You will not see it again').waitFor();
+  await dialog.getByRole('button', { name: 'Copy API key' }).click();
+  await dialog.getByRole('button', { name: 'Copied API key' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret, 'the copy button copied something else');
+  const asKey = async (path, init = {}) => {
+    const res = await fetch(apiBase + '/api/v1' + path, { ...init, headers: { Authorization: `Bearer ${secret}`, ...(init.headers ?? {}) } });
+    return { status: res.status, body: await res.json().catch(() => undefined) };
+  };
+  const keyMe = await asKey('/me');
+  assert.equal(keyMe.status, 200, JSON.stringify(keyMe.body));
+  assert.deepEqual([keyMe.body.kind, keyMe.body.name, keyMe.body.role, keyMe.body.buses], ['apiKey', 'e2e-publisher', 'publisher', ['orders']]);
+  const put = await asKey('/buses/orders/events', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', id: 'e2e-key-1', source: 'e2e', type: 'e2e.key-check' }),
+  });
+  assert.ok(put.status >= 200 && put.status < 300, `the publisher's key put no event: ${put.status} ${JSON.stringify(put.body)}`);
+  assert.equal((await asKey('/buses')).status, 403, 'a publisher\'s key reads buses');
+  await dialog.getByRole('button', { name: 'I have stored the key' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const keyRow = page.locator('[data-testid="api-keys"] tr[data-name="e2e-publisher"]');
+  await keyRow.waitFor();
+  assert.match(await keyRow.innerText(), /publisher[\s\S]*orders[\s\S]*in 90 days/);
+  assert.ok(!(await page.content()).includes(secret), 'the secret is still on the page');
+  await keyRow.getByRole('button', { name: 'Revoke' }).click();
+  await dialog.getByText(`Revoke API key e2e-publisher?`).waitFor();
+  await dialog.getByRole('button', { name: 'Revoke' }).click();
+  await keyRow.waitFor({ state: 'detached' });
+  await until('the revoked key to be refused', async () => (await asKey('/me')).status === 401, 5000);
+
+  log('access: add a member, change its role');
+  const alice = await api(apiBase, '/users', { method: 'POST', body: JSON.stringify({ username: 'e2e-alice', password: 'e2e-alice-password' }) });
+  assert.equal(alice.status, 201, JSON.stringify(alice.body));
+  await consoleNav.getByRole('link', { name: 'Members and roles', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Members and roles' }).waitFor();
+  const addForm = page.getByRole('form', { name: 'Add a member' });
+  await addForm.getByLabel(/^User name/).fill('e2e-alice');
+  await addForm.getByLabel(/^User name/).press('Escape');
+  await addForm.getByLabel(/^Role/).click();
+  await page.getByRole('option', { name: 'viewer', exact: true }).click();
+  await addForm.getByRole('button', { name: 'Add member' }).click();
+  await page.getByTestId('members-notice').getByText('e2e-alice is now a member of account default with the role viewer.').waitFor();
+  const roleOf = async (user) => (await api(apiBase, '/accounts/default/members')).body.members.find((m) => m.username === user)?.role;
+  assert.equal(await roleOf('e2e-alice'), 'viewer');
+  await page.getByRole('combobox', { name: 'Role of e2e-alice' }).click();
+  await page.getByRole('option', { name: 'operator', exact: true }).click();
+  await page.getByTestId('members-notice').getByText('e2e-alice now has the role operator in account default.').waitFor();
+  assert.equal(await roleOf('e2e-alice'), 'operator');
+
+  log('access: the audit log, filtered by operation');
+  await consoleNav.getByRole('link', { name: 'Audit log', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+  await page.getByLabel('Operation').fill('apiKeys.create');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/[?&]operation=apiKeys\.create/);
+  const entries = page.getByTestId('audit-entry');
+  await until('the key\'s creation in the filtered audit log', async () => {
+    const ops = await entries.evaluateAll((els) => els.map((e) => e.dataset.operation));
+    return ops.length >= 1 && ops.every((o) => o === 'apiKeys.create');
+  });
+  assert.match(await entries.first().innerText(), /User admin[\s\S]*apiKeys\.create[\s\S]*api-keys\/[\s\S]*Success \(201\)/);
+
   // Phones and tablets: the navigation hides behind the burger, which reaches every page; each page has one h1
   // in view and nothing wider than the screen (tables scroll in their own box). On a phone the builder shows
   // the channel read-only and says so.
+  // [link, h1] of the navigation's pages, [path, h1] of pages reached by address.
+  const navPages = [
+    ['Buses', 'Buses', '/buses'],
+    ['Builder', 'Channel builder', '/builder'],
+    ['Send events', 'Send events', '/send'],
+    ['Runtime', 'Runtime', '/runtime'],
+    ['Dead letters', 'Dead letters', '/dead-letters'],
+    ['Connections', 'Connections', '/connections'],
+    ['API destinations', 'API destinations', '/api-destinations'],
+    ['Members and roles', 'Members and roles', '/access/members'],
+    ['API keys', 'API keys', '/access/api-keys'],
+    ['AWS access keys', 'AWS access keys', '/access/access-keys'],
+    ['Audit log', 'Audit log', '/access/audit-log'],
+  ];
+  const detailPages = [
+    ['/buses/orders', 'Bus orders'],
+    ['/buses/orders/rules/created', 'Rule created'],
+    ['/buses/orders/rules/created/targets/hook', 'Target hook'],
+    ['/builder/orders/created', 'Channel builder'],
+    ['/connections/crm', 'Connection crm'],
+    ['/api-destinations/crm-orders', 'API destination crm-orders'],
+    ['/account/security', 'Account security'],
+    ['/no-such-page', 'Not found'],
+  ];
+  log('1600×900: every page, each audited by axe-core');
+  for (const [path, h1] of [...navPages.map(([, h, p]) => [p, h]), ...detailPages]) {
+    await page.goto(base + path);
+    await fitsTheScreen(page, h1);
+  }
   for (const [width, height] of [
     [390, 844],
     [768, 1024],
@@ -501,33 +656,14 @@ async function main() {
     const navbar = page.getByRole('navigation', { name: 'Console' });
     const navHidden = () => navbar.evaluate((el) => el.getBoundingClientRect().right <= 0 && el.hasAttribute('inert'));
     await until('the navigation to be out of sight', navHidden, 5000);
-    const pages = [
-      ['Buses', 'Buses'],
-      ['Builder', 'Channel builder'],
-      ['Send events', 'Send events'],
-      ['Runtime', 'Runtime'],
-      ['Dead letters', 'Dead letters'],
-      ['Connections', 'Connections'],
-      ['API destinations', 'API destinations'],
-    ];
-    for (const [link, h1] of pages) {
+    for (const [link, h1] of navPages) {
       await page.getByRole('button', { name: 'Open the navigation' }).click();
       await navbar.getByRole('link', { name: link, exact: true }).click();
       await until(`the navigation to close after choosing ${link}`, navHidden, 5000);
       await fitsTheScreen(page, h1);
     }
     const builderNote = page.getByTestId('read-only');
-    const details = [
-      ['/buses/orders', 'Bus orders'],
-      ['/buses/orders/rules/created', 'Rule created'],
-      ['/buses/orders/rules/created/targets/hook', 'Target hook'],
-      ['/builder/orders/created', 'Channel builder'],
-      ['/connections/crm', 'Connection crm'],
-      ['/api-destinations/crm-orders', 'API destination crm-orders'],
-      ['/account/security', 'Account security'],
-      ['/no-such-page', 'Not found'],
-    ];
-    for (const [path, h1] of details) {
+    for (const [path, h1] of detailPages) {
       await page.goto(base + path);
       await fitsTheScreen(page, h1);
       if (path.startsWith('/builder/')) {
@@ -540,6 +676,44 @@ async function main() {
     await page.keyboard.press('Escape');
   }
   await page.setViewportSize({ width: 1600, height: 900 });
+
+  // Dark mode: the console follows the system's scheme (Chromium's is light), and the header's toggle switches to
+  // dark, kept in localStorage over reloads; every page passes axe-core in dark too (on a phone as well), and the
+  // builder's canvas is dark. Switched back, the console follows the system again and stores nothing; Chromium's
+  // emulated system scheme then turns it dark and light without the toggle.
+  log('dark mode: the toggle, every page audited, then the system\'s scheme');
+  await page.goto(base + '/buses');
+  await fitsTheScreen(page, 'Buses');
+  assert.equal(await colorScheme(page), 'light');
+  await page.getByRole('button', { name: 'Switch to dark mode' }).click();
+  await until('the console to turn dark', async () => (await colorScheme(page)) === 'dark', 5000);
+  assert.equal(await page.evaluate(() => localStorage.getItem('eb.colorScheme')), 'dark');
+  const darkPages = [...navPages.map(([, h, p]) => [p, h]), ...detailPages];
+  for (const [width, height, pages] of [
+    [1600, 900, darkPages],
+    [390, 844, darkPages.filter(([p]) => ['/buses', '/buses/orders/rules/created', '/builder/orders/created', '/runtime'].includes(p))],
+  ]) {
+    await page.setViewportSize({ width, height });
+    for (const [path, h1] of pages) {
+      await page.goto(base + path);
+      await fitsTheScreen(page, h1);
+      assert.equal(await colorScheme(page), 'dark', `${path} after a reload`);
+      if (path.startsWith('/builder/')) {
+        await page.getByTestId('node-target').waitFor();
+        assert.equal(await page.locator('.react-flow.dark').count(), 1, 'the builder\'s canvas is dark');
+      }
+      await audit(page, `${h1} (dark)`);
+    }
+  }
+  await page.setViewportSize({ width: 1600, height: 900 });
+  await page.getByRole('button', { name: 'Switch to light mode' }).click();
+  await until('the console to turn light', async () => (await colorScheme(page)) === 'light', 5000);
+  assert.equal(await page.evaluate(() => localStorage.getItem('eb.colorScheme')), null, 'the system\'s scheme is stored');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await until('the console to follow the system to dark', async () => (await colorScheme(page)) === 'dark', 5000);
+  await page.getByRole('button', { name: 'Switch to light mode' }).waitFor();
+  await page.emulateMedia({ colorScheme: 'light' });
+  await until('the console to follow the system to light', async () => (await colorScheme(page)) === 'light', 5000);
 
   // Every change above was made with the session and its token.
   const changes = requests.filter((r) => r.method !== 'GET');
@@ -594,6 +768,10 @@ async function main() {
   await passwordField.fill(newPassword);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByTestId('identity-name').getByText('admin', { exact: true }).waitFor();
+  // It ends while the console acts in the account shop: signed in again, the user is back on that page and account.
+  await page.getByRole('combobox', { name: 'Account' }).click();
+  await page.getByRole('option', { name: 'shop', exact: true }).click();
+  await until('the account shop to be chosen', async () => (await page.evaluate(() => sessionStorage.getItem('eb.account'))) === 'shop', 5000);
   const elsewhere = await signInFromNode(apiBase, 'admin', newPassword);
   assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
   const listed = await withCookie(apiBase, '/me/sessions', elsewhere.cookie);
@@ -611,6 +789,9 @@ async function main() {
   await passwordField.fill(newPassword);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByTestId('identity-name').getByText('admin', { exact: true }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/runtime', 'signing in again did not return to the page the session ended on');
+  await page.getByRole('heading', { level: 1, name: 'Runtime' }).waitFor();
+  assert.equal(await page.getByRole('combobox', { name: 'Account' }).inputValue(), 'shop', 'signing in again did not return to the account');
   const signedIn = (await page.context().cookies()).find((c) => c.name === 'eb_session').value;
   assert.equal((await withCookie(apiBase, '/me', signedIn)).status, 200);
   await openUserMenu(page);
@@ -643,6 +824,10 @@ async function main() {
   assert.equal(await page.getByTestId('instance-admin').count(), 0);
   await page.getByRole('link', { name: 'Buses' }).click();
   await page.getByRole('link', { name: 'orders', exact: true }).waitFor();
+  // The access pages say what a viewer may not do, rather than show the API's 403.
+  await page.getByRole('link', { name: 'API keys', exact: true }).click();
+  await page.getByTestId('no-access').getByText('Your role in account default is viewer, which may not manage API keys').waitFor();
+  await audit(page, 'API keys (a viewer)');
   await openUserMenu(page);
   assert.equal(await page.getByRole('menuitem', { name: 'Account security' }).count(), 0, 'an API key is offered Account security');
   await page.keyboard.press('Escape');
@@ -651,6 +836,15 @@ async function main() {
   await page.getByTestId('sign-in-notice').getByText('The server refused your API key').waitFor();
   await keyField.waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.getItem('eb.apiKey')), null);
+  await audit(page, 'Sign in (API key)');
+  // The sign-in screen follows the system's scheme too.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await until('the sign-in screen to turn dark', async () => (await colorScheme(page)) === 'dark', 5000);
+  await audit(page, 'Sign in (API key) (dark)');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  log(`axe-core: ${audited.size} pages audited, ${axeFindings.length} serious or critical violations`);
+  assert.deepEqual(axeFindings, [], 'axe-core found serious or critical violations');
   log('ok');
 }
 

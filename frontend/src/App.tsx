@@ -4,6 +4,7 @@ import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
 import { session, subscribe, type Session } from './api/session';
 import { checkSession } from './api/userSessions';
+import { ColorSchemeToggle } from './components/ColorSchemeToggle';
 import { Identity } from './components/Identity';
 import { SignIn } from './components/SignIn';
 import { ApiDestinationPage } from './pages/ApiDestinationPage';
@@ -23,6 +24,11 @@ import { TargetPage } from './pages/TargetPage';
 
 // The builder (React Flow) is loaded when first opened: the other pages do not need it.
 const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ default: m.BuilderPage })));
+// So are the access pages, which only an account's administrators use.
+const MembersPage = lazy(() => import('./pages/MembersPage').then((m) => ({ default: m.MembersPage })));
+const ApiKeysPage = lazy(() => import('./pages/ApiKeysPage').then((m) => ({ default: m.ApiKeysPage })));
+const AccessKeysPage = lazy(() => import('./pages/AccessKeysPage').then((m) => ({ default: m.AccessKeysPage })));
+const AuditLogPage = lazy(() => import('./pages/AuditLogPage').then((m) => ({ default: m.AuditLogPage })));
 
 // The width (em) from which the navigation shows beside the page: Mantine's md breakpoint.
 const NAV_BREAKPOINT_EM = 62;
@@ -35,6 +41,14 @@ const nav = [
   { to: '/dead-letters', label: 'Dead letters' },
   { to: '/connections', label: 'Connections' },
   { to: '/api-destinations', label: 'API destinations' },
+];
+
+// The section "Access": who may use the account, with which credentials, and what they did (access.manage).
+const accessNav = [
+  { to: '/access/members', label: 'Members and roles' },
+  { to: '/access/api-keys', label: 'API keys' },
+  { to: '/access/access-keys', label: 'AWS access keys' },
+  { to: '/access/audit-log', label: 'Audit log' },
 ];
 
 /**
@@ -78,7 +92,10 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
               EventBridge console
             </Text>
           </Group>
-          <Identity session={s} />
+          <Group gap="xs" wrap="nowrap">
+            <Identity session={s} />
+            <ColorSchemeToggle />
+          </Group>
         </Group>
       </AppShell.Header>
       {/* Collapsed on a phone, the navigation is out of sight: inert keeps its links out of the tab order too. */}
@@ -86,6 +103,14 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
         {nav.map((n) => (
           <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to || pathname.startsWith(n.to + '/')} onClick={close} />
         ))}
+        <div role="group" aria-labelledby="nav-access">
+          <Text id="nav-access" size="xs" fw={700} tt="uppercase" px="sm" pt="md" pb={4}>
+            Access
+          </Text>
+          {accessNav.map((n) => (
+            <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to} onClick={close} />
+          ))}
+        </div>
       </AppShell.Navbar>
       <AppShell.Main>
         <Suspense
@@ -112,6 +137,11 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
             <Route path="/api-destinations" element={<ApiDestinationsPage />} />
             <Route path="/api-destinations/:name" element={<ApiDestinationPage />} />
             <Route path="/account/security" element={<SecurityPage session={s} />} />
+            <Route path="/access" element={<Navigate to="/access/members" replace />} />
+            <Route path="/access/members" element={<MembersPage />} />
+            <Route path="/access/api-keys" element={<ApiKeysPage />} />
+            <Route path="/access/access-keys" element={<AccessKeysPage />} />
+            <Route path="/access/audit-log" element={<AuditLogPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Routes>
         </Suspense>

@@ -1,11 +1,12 @@
 import '@mantine/core/styles.css';
-import { MantineProvider } from '@mantine/core';
+import { localStorageColorSchemeManager, MantineProvider } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
 import { App } from './App';
 import { ApiError } from './api/problem';
+import { cssVariablesResolver, theme } from './theme';
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -17,9 +18,13 @@ const queryClient = new QueryClient({
   },
 });
 
+// The colour scheme follows the system ("auto") until the header's toggle picks another; the choice is kept in
+// localStorage for every tab.
+const colorSchemeManager = localStorageColorSchemeManager({ key: 'eb.colorScheme' });
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <MantineProvider defaultColorScheme="light">
+    <MantineProvider theme={theme} cssVariablesResolver={cssVariablesResolver} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager}>
       <QueryClientProvider client={queryClient}>
         <BrowserRouter>
           <App />

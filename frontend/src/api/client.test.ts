@@ -135,6 +135,26 @@ describe('api with a user’s session', () => {
     expect(session()).toMatchObject({ credential: undefined, account: undefined, notice: sessionEndedNotice, checking: false, method: 'password' });
   });
 
+  it('gives the account back when the same user signs in again after the session ended', async () => {
+    serve({ status: 401, body: { status: 401, code: 'Unauthenticated' } });
+    chooseAccount('shop');
+    await api('/buses').catch(() => {});
+    signInWithSession('alice', 'csrf-token-2');
+    expect(session()).toMatchObject({ credential: { kind: 'session', username: 'alice' }, account: 'shop' });
+  });
+
+  it.each([
+    ['another user signs in', () => signInWithSession('bob', 'csrf-token-2')],
+    ['the user signed out in between', () => (signOut(), signInWithSession('alice', 'csrf-token-2'))],
+    ['an API key signs in', () => signIn(KEY)],
+  ])('starts in the own account when %s', async (_, next) => {
+    serve({ status: 401, body: { status: 401, code: 'Unauthenticated' } });
+    chooseAccount('shop');
+    await api('/buses').catch(() => {});
+    next();
+    expect(session().account).toBeUndefined();
+  });
+
   it('keeps the session on a 401 to an anonymous request (a refused sign-in)', async () => {
     serve({ status: 401, body: { status: 401, code: 'Unauthenticated', detail: 'invalid user name or password' } });
     await expect(api('/session', { method: 'POST', body: {}, anonymous: true })).rejects.toMatchObject({ status: 401 });

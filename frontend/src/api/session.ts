@@ -73,6 +73,9 @@ let keyCredential: Extract<Credential, { kind: 'apiKey' }> | undefined;
 // Until the first check of the cookie (or a sign-in), a page without a key does not know whether it is signed in.
 let checking = true;
 let method: SignInMethod = 'password';
+// When the server ended a user's session (a 401), the account this tab acted in: the same user signing in again
+// in this tab gets it back, so that they return to the page they were on as it was (the address is kept anyway).
+let returnTo: { username: string; account: string } | undefined;
 const listeners = new Set<() => void>();
 
 function read(): Session {
@@ -113,6 +116,7 @@ export function signInWithKey(key: string) {
   const s = storage();
   s.setItem(KEY, key);
   s.removeItem(ACCOUNT);
+  returnTo = undefined;
   userSession = undefined;
   notice = undefined;
   checking = false;
@@ -122,10 +126,14 @@ export function signInWithKey(key: string) {
 
 /**
  * signInWithSession keeps the session the server just made (POST /api/v1/session): its user name and CSRF token.
- * The account starts as the user's own.
+ * The account starts as the user's own, or, when the server had ended this user's session in this tab, as the
+ * account the tab acted in then.
  */
 export function signInWithSession(username: string, csrfToken: string) {
-  storage().removeItem(ACCOUNT);
+  const s = storage();
+  s.removeItem(ACCOUNT);
+  if (returnTo?.username === username) s.setItem(ACCOUNT, returnTo.account);
+  returnTo = undefined;
   resumeSession(username, csrfToken);
 }
 
@@ -157,6 +165,7 @@ export function signOut(why?: string) {
   s.removeItem(KEY);
   s.removeItem(ACCOUNT);
   userSession = undefined;
+  returnTo = undefined;
   notice = why;
   checking = false;
   changed();
@@ -173,11 +182,14 @@ export function sameCredential(a: Credential | undefined, b: Credential | undefi
 /**
  * credentialRefused is called by the API client on a 401 answer to a request made with credential. It signs out
  * only when credential is still the session's: a late answer to a request made with an earlier one, or the check
- * of a key typed on the sign-in screen, must not end the current session.
+ * of a key typed on the sign-in screen, must not end the current session. A user's session that ended keeps the
+ * account the tab acted in for that user's next sign-in here (signInWithSession).
  */
 export function credentialRefused(credential: Credential | undefined) {
   if (!sameCredential(credential, session().credential)) return;
+  const account = session().account;
   signOut(credential?.kind === 'apiKey' ? refusedNotice : sessionEndedNotice);
+  if (credential?.kind === 'session' && account) returnTo = { username: credential.username, account };
 }
 
 /** chooseAccount sets the account requests act in; undefined (or the credential's own account) sends no X-Account-Id. */

@@ -1,5 +1,5 @@
 import '@xyflow/react/dist/style.css';
-import { Alert, Box, Button, Group, Paper, ScrollArea, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Box, Button, Group, Paper, ScrollArea, Stack, Text, TextInput, Title, useComputedColorScheme } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';
 import { useMediaQuery } from '@mantine/hooks';
@@ -96,6 +96,8 @@ function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
 function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxRef?: RefObject<HTMLDivElement | null>; height?: string | number }) {
   const { nodes, edges, onNodesChange, onEdgesChange, onConnect, addNode, select, existing } = useBuilder();
   const { screenToFlowPosition } = useReactFlow();
+  // React Flow draws its canvas, controls and minimap in the console's scheme.
+  const colorMode = useComputedColorScheme('light', { getInitialValueInEffect: false });
   const onDragOver = useCallback((e: DragEvent) => {
     e.preventDefault();
     e.dataTransfer.dropEffect = 'move';
@@ -123,6 +125,7 @@ function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxR
         onDragOver={readOnly ? undefined : onDragOver}
         onNodeClick={readOnly ? undefined : (_, n) => select(n.id)}
         onPaneClick={() => select(undefined)}
+        colorMode={colorMode}
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
         elementsSelectable={!readOnly}

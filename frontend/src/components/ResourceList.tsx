@@ -131,7 +131,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
         empty={search ? `Nothing named ${search}…` : (p.emptyText ?? 'Nothing here yet.')}
       >
         {(d) => (
-          <Table.ScrollContainer type="native" minWidth={p.minWidth ?? 640}>
+          <Table.ScrollContainer type="native" minWidth={p.minWidth ?? 640} aria-label={p.title}>
             <Table striped highlightOnHover>
               <Table.Thead>
                 <Table.Tr>

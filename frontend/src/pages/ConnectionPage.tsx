@@ -60,13 +60,33 @@ export function ConnectionPage() {
       <Crumbs items={[['Connections', '/connections'], [name]]} />
       <Group justify="space-between">
         <Title order={1} size="h3">
-          Connection {name} {query.data?.authorizationType && <Badge>{query.data.authorizationType}</Badge>}
+          Connection {name} {query.data?.authorizationType && <Badge>{query.data.authorizationType}</Badge>}{' '}
+          {query.data?.state && (
+            <Badge color={query.data.state === 'DEAUTHORIZED' ? 'red' : 'green'} variant="light" data-testid="connection-state">
+              {query.data.state}
+            </Badge>
+          )}
         </Title>
         {query.data && (
           <Group>
             <Button size="xs" variant="light" onClick={() => setEditing(true)}>
-              Edit
+              {query.data.state === 'DEAUTHORIZED' ? 'Authorize again' : 'Edit'}
             </Button>
+            {query.data.state !== 'DEAUTHORIZED' && (
+              <ConfirmButton
+                label="Deauthorize"
+                color="orange"
+                title="Deauthorize connection?"
+                question={
+                  <>
+                    Deauthorize <b>{name}</b>? Its secrets are dropped, not kept aside. The targets of its API destinations
+                    then send nothing and dead-letter every event, until you edit the connection and give the secrets again.
+                  </>
+                }
+                run={() => api(`${path}/deauthorize`, { method: 'POST' })}
+                onDone={() => qc.invalidateQueries({ queryKey: ['connections'] })}
+              />
+            )}
             <ConfirmButton
               label="Delete"
               color="red"
@@ -91,7 +111,18 @@ export function ConnectionPage() {
             <Fields
               rows={[
                 ['Description', c.description],
-                ...authRows(c),
+                [
+                  'State',
+                  c.state === 'DEAUTHORIZED' ? (
+                    <span key="s">
+                      Deauthorized {c.deauthorizedAt && <RelativeTime value={c.deauthorizedAt} />}: its secrets were dropped and
+                      its targets dead-letter every event; edit it with every secret to authorize it again.
+                    </span>
+                  ) : (
+                    <span key="s">Authorized {c.authorizedAt && <RelativeTime value={c.authorizedAt} />}</span>
+                  ),
+                ],
+                ...authRows(c).map(([k, v]): [string, string] => [k, c.state === 'DEAUTHORIZED' && v === 'stored (never shown)' ? 'dropped (deauthorized)' : v]),
                 [
                   'Invocation parameters',
                   paramsToRows(c.authParameters?.invocationHttpParameters).length > 0 ? (

@@ -1,4 +1,4 @@
-import { Anchor } from '@mantine/core';
+import { Anchor, Badge } from '@mantine/core';
 import { Link } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
 import { ConnectionFormView } from '../components/ResourceForms';
@@ -21,6 +21,7 @@ export function ConnectionsPage() {
       columns={[
         { label: 'Name', render: (c) => <Anchor component={Link} to={`/connections/${enc(c.name ?? '')}`}>{c.name}</Anchor> },
         { label: 'Authorization', render: (c) => c.authorizationType },
+        { label: 'State', render: (c) => (c.state === 'DEAUTHORIZED' ? <Badge color="red" variant="light">DEAUTHORIZED</Badge> : c.state) },
         { label: 'Description', render: (c) => c.description },
       ]}
       form={(c, done) => <ConnectionFormView connection={c} onSaved={done} />}

@@ -35,7 +35,7 @@ export function DeadLettersPage() {
       )}
       <QueryState query={list} isEmpty={(d) => (d.deadLetters ?? []).length === 0} empty="No dead letters. An event lands here when a target refuses it or every retry fails; from here it can be redriven or discarded.">
         {(d) => (
-          <Table.ScrollContainer type="native" minWidth={760}>
+          <Table.ScrollContainer type="native" minWidth={760} aria-label="Dead letters">
             <Table>
               <Table.Thead>
                 <Table.Tr>

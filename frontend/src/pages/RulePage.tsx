@@ -38,7 +38,7 @@ export function RulePage() {
       </Title>
       <QueryState query={targets} isEmpty={(d) => (d.targets ?? []).length === 0} empty="This rule has no targets: the events it matches go nowhere. Add a target in the builder.">
         {(d) => (
-          <Table.ScrollContainer type="native" minWidth={560}>
+          <Table.ScrollContainer type="native" minWidth={560} aria-label="Targets">
             <Table striped>
               <Table.Thead>
                 <Table.Tr>

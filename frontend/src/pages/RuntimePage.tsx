@@ -302,7 +302,7 @@ export function RuntimePage() {
       )}
       <QueryState query={workers} isEmpty={(d) => (d.workers ?? []).length === 0} empty="No worker has joined: connectors run on workers, and none is there to run them.">
         {(d) => (
-          <Table.ScrollContainer type="native" minWidth={640}>
+          <Table.ScrollContainer type="native" minWidth={640} aria-label="Workers">
             <Table>
               <Table.Thead>
                 <Table.Tr>
@@ -350,7 +350,7 @@ export function RuntimePage() {
               ))}
             </Stack>
           ) : (
-            <Table.ScrollContainer type="native" minWidth={900}>
+            <Table.ScrollContainer type="native" minWidth={900} aria-label="Connectors">
               <Table verticalSpacing="sm">
                 <Table.Thead>
                   <Table.Tr>

@@ -80,7 +80,7 @@ function Sessions() {
       <ErrorAlert error={revoke.error} title="Could not end the session" />
       <QueryState query={list} isEmpty={(d) => d.length === 0} empty="No live sessions.">
         {(sessions) => (
-          <Table.ScrollContainer type="native" minWidth={720}>
+          <Table.ScrollContainer type="native" minWidth={720} aria-label="Your sessions">
             <Table data-testid="sessions">
               <Table.Thead>
                 <Table.Tr>

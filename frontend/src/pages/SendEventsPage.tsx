@@ -90,7 +90,7 @@ export function SendEventsPage() {
           <Text>
             {(send.data.entries ?? []).length - (send.data.failedEntryCount ?? 0)} accepted, {send.data.failedEntryCount ?? 0} failed
           </Text>
-          <Table.ScrollContainer type="native" minWidth={420}>
+          <Table.ScrollContainer type="native" minWidth={420} aria-label="Results">
             <Table>
               <Table.Thead>
                 <Table.Tr>

@@ -58,7 +58,7 @@ export function TargetPage() {
             {(t.status?.tasks ?? []).length === 0 ? (
               <Alert color="gray">No task runs this target now.</Alert>
             ) : (
-              <Table.ScrollContainer type="native" minWidth={760}>
+              <Table.ScrollContainer type="native" minWidth={760} aria-label="Tasks">
                 <Table striped data-testid="target-tasks">
                   <Table.Thead>
                     <Table.Tr>
