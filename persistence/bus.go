@@ -64,7 +64,7 @@ func (r *BusRepository) Create(ctx context.Context, b *bus.Bus) error {
 // Get returns bus.ErrNotFound when the account has no bus of that name.
 func (r *BusRepository) Get(ctx context.Context, accountID, name string) (*bus.Bus, error) {
 	var row busRow
-	err := r.db.session(ctx).Where("account_id = ? AND name = ?", accountID, name).Take(&row).Error
+	err := r.db.hotRead(ctx).Where("account_id = ? AND name = ?", accountID, name).Take(&row).Error
 	if err != nil {
 		return nil, translate(err, "reading bus "+name, outcomes{notFound: bus.ErrNotFound.With("bus %q not found", name)})
 	}
@@ -74,7 +74,7 @@ func (r *BusRepository) Get(ctx context.Context, accountID, name string) (*bus.B
 // GetByID returns bus.ErrNotFound when no bus has that id.
 func (r *BusRepository) GetByID(ctx context.Context, id string) (*bus.Bus, error) {
 	var row busRow
-	err := r.db.session(ctx).Where("id = ?", id).Take(&row).Error
+	err := r.db.hotRead(ctx).Where("id = ?", id).Take(&row).Error
 	if err != nil {
 		return nil, translate(err, "reading bus "+id, outcomes{notFound: bus.ErrNotFound.With("bus %s not found", id)})
 	}

@@ -44,9 +44,11 @@ const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pra
 
 // DB is an open database: a gorm handle over one database/sql pool. Safe for concurrent use.
 type DB struct {
-	gorm    *gorm.DB
-	sql     *sql.DB
-	dialect string
+	gorm *gorm.DB
+	// prepared is gorm with prepared statements, for the hot reads made outside transactions (hotRead).
+	prepared *gorm.DB
+	sql      *sql.DB
+	dialect  string
 }
 
 // Open connects to the database that dsn names and checks that it answers:
@@ -145,10 +147,7 @@ func newDB(ctx context.Context, sqlDB *sql.DB, dialect string, dialector gorm.Di
 		Logger: gormlogger.Discard,
 		// The repositories open a transaction where one is needed; single statements need none.
 		SkipDefaultTransaction: true,
-		// Statements are prepared once per connection and reused: PutEvents reads its bus on every call, and
-		// preparing the query each time was a third of that read (SQLite, profile of the PutEvents benchmark).
-		// The cache is bounded: lists with IN clauses of varying length make statements of their own.
-		PrepareStmt:        true,
+		// The cache of prepared statements, which only hotRead uses, is bounded.
 		PrepareStmtMaxSize: 512,
 		PrepareStmtTTL:     time.Hour,
 		NowFunc:            func() time.Time { return time.Now().UTC() },
@@ -157,7 +156,13 @@ func newDB(ctx context.Context, sqlDB *sql.DB, dialect string, dialector gorm.Di
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
-	return &DB{gorm: g, sql: sqlDB, dialect: dialect}, nil
+	// Prepared statements for the hot reads only, never in a transaction. gorm prepares a statement once for every
+	// user and makes the others wait for it; the one preparing it outside a transaction waits for a connection,
+	// so a transaction that holds the last one (SQLite's only one) and runs the same statement waited for ever
+	// (go-gorm/gorm#7350, #7465; it hung this package's tests). Transactions therefore never use prepared
+	// statements, and the reads that do never hold a connection while they wait.
+	prepared := g.Session(&gorm.Session{PrepareStmt: true})
+	return &DB{gorm: g, prepared: prepared, sql: sqlDB, dialect: dialect}, nil
 }
 
 // SQL returns the database/sql pool (for migrations).

@@ -3,6 +3,7 @@ package persistence_test
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,5 +85,38 @@ func TestOpenErrors(t *testing.T) {
 				assert.NotContains(t, err.Error(), tc.notWant)
 			}
 		})
+	}
+}
+
+// TestNoDeadlockOfAStatementUsedInAndOutOfATransaction: the same statement run at once inside a transaction and
+// outside one, on SQLite's single connection, while it is used for the first time. With gorm's prepared statements
+// for every use, the caller outside the transaction prepared it and waited for the connection, which the
+// transaction held while it waited for that statement: both for ever (go-gorm/gorm#7350). A fresh database per
+// round makes every round a first use.
+func TestNoDeadlockOfAStatementUsedInAndOutOfATransaction(t *testing.T) {
+	t.Parallel()
+	done := make(chan error, 1)
+	go func() {
+		for range 40 {
+			db := persistencetest.Open(t, persistence.SQLite)
+			r := repos{db: db, accounts: persistence.NewAccountRepository(db), buses: persistence.NewBusRepository(db),
+				rules: persistence.NewRuleRepository(db)}
+			b := createBus(t, r, newAccount(), "orders")
+			createRule(t, r, b, "created")
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(2)
+				go func() { defer wg.Done(); _ = r.buses.Delete(ctx, b.ID()) }() // counts the rules in a transaction
+				go func() { defer wg.Done(); _, _ = r.rules.CountByBus(ctx, b.ID()) }()
+			}
+			wg.Wait()
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("a transaction and a read outside it waited for each other: deadlock")
 	}
 }
