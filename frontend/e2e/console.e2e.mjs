@@ -10,7 +10,10 @@
 // cancelled stop or restart sends nothing), opens the target's detail page, creates a connection and an API
 // destination with the resource forms, and switches to another account and back. On the access pages it creates an
 // API key with a role and a bus (its secret shown once, copied, working as a bearer token, refused once revoked),
-// adds a member and changes its role, and filters the audit log by operation. At 390×844 and 768×1024 it
+// adds a member and changes its role, and filters the audit log by operation. A target at a closed port shows its
+// failing health and last failure on its rule's page and the runtime page; its dead letter, filtered for on the
+// dead-letter page and redriven to the still-failing target, is reported dead-lettered again with a link to the new
+// one, and the old one's page says it is gone and offers no Redrive. At 390×844 and 768×1024 it
 // reaches every page through the navigation's burger and checks that each has its h1 in view and no sideways
 // scrolling, and that the builder is read-only on the phone. On the Account security page it lists its sessions,
 // ends another one, is refused a password change with a wrong current password and changes it (every session
@@ -614,6 +617,83 @@ async function main() {
   });
   assert.match(await entries.first().innerText(), /User admin[\s\S]*apiKeys\.create[\s\S]*api-keys\/[\s\S]*Success \(201\)/);
 
+  // Health and dead letters. A target at a port where nothing listens, on a rule of its own (the steps above and
+  // the pages below keep what they expect of rule created), fails and looks failing: its rule's page and the runtime
+  // page show its health and last failure. Without retries its event is a dead letter at once; redriven from the
+  // dead-letter page to the still-failing target, it is reported dead-lettered again with a link to the new dead
+  // letter, and the old one's page knows it is gone and offers no Redrive.
+  log('health: a target at a closed port; dead letters: a redrive that fails again');
+  const closedURL = `http://127.0.0.1:${await freePort()}/x`;
+  const downRule = await api(apiBase, '/buses/orders/rules', { method: 'POST', body: JSON.stringify({ name: 'down', eventPattern: { type: ['order.down'] } }) });
+  assert.equal(downRule.status, 201, JSON.stringify(downRule.body));
+  const refused = await api(apiBase, '/buses/orders/rules/down/targets/refused', {
+    method: 'PUT',
+    body: JSON.stringify({ type: 'http', config: { url: closedURL }, retryPolicy: { maximumRetryAttempts: 0, maximumEventAgeInSeconds: 86400 } }),
+  });
+  assert.ok(refused.status < 300, JSON.stringify(refused.body));
+  const downConnector = 'eb.default.orders.down.refused';
+  await until('the failing target\'s connector to run', async () =>
+    (await api(apiBase, '/runtime/connectors')).body?.connectors?.some((c) => c.name === downConnector && c.state === 'RUNNING' && (c.tasks ?? []).some((t) => t.state === 'RUNNING')),
+  );
+  const putDown = await api(apiBase, '/buses/orders/events', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', id: 'e2e-down-1', source: 'e2e', type: 'order.down', data: { n: 1 } }),
+  });
+  assert.ok(putDown.status < 300, JSON.stringify(putDown.body));
+  await page.goto(base + '/buses/orders/rules/down');
+  const refusedRow = page.getByTestId('target-refused');
+  await until('the rule page to show the target dead-lettering', async () => (await refusedRow.getByTestId('health').innerText()) === 'DEAD LETTERING');
+  assert.match(await refusedRow.getByTestId('last-failure').innerText(), /^Last failure (just now|\d+ s ago) \(attempt 1\): connection refused; no success since the task started\n+.*connection refused/);
+  await until('the rule page to count the dead letter', async () => /read 1 · dead-lettered 1/.test(await refusedRow.getByTestId('counters').innerText()), 15_000);
+  await page.goto(base + '/runtime');
+  const downRow = page.getByTestId(`connector-${downConnector}`);
+  await until('the runtime page to show the connector dead-lettering', async () => (await downRow.getByTestId('health').innerText()) === 'DEAD LETTERING');
+  assert.equal(await downRow.getByTestId('state').innerText(), 'RUNNING');
+  assert.match(await downRow.getByTestId('last-failure').innerText(), /^Last failure (just now|\d+ s ago) \(attempt 1\): connection refused/);
+
+  const firstDead = (await until('the event\'s dead letter', async () => (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body?.deadLetters?.[0])).id;
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dead letters', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Dead letters' }).waitFor();
+  const filters = page.getByRole('form', { name: 'Filters' });
+  assert.ok(await filters.getByLabel('Rule', { exact: true }).isDisabled(), 'the rule filter is enabled without a bus');
+  await filters.getByLabel('Bus', { exact: true }).click();
+  await page.getByRole('option', { name: 'orders', exact: true }).click();
+  await filters.getByLabel('Rule', { exact: true }).click();
+  await page.getByRole('option', { name: 'down', exact: true }).click();
+  await filters.getByLabel('Reason contains').fill('REFUSED');
+  await filters.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/\?bus=orders&rule=down&reason=REFUSED$/);
+  const deadRows = page.getByTestId('dead-letter');
+  await until('the filtered list to hold the dead letter alone', async () => JSON.stringify(await deadRows.evaluateAll((els) => els.map((e) => e.dataset.id))) === JSON.stringify([firstDead]));
+  await page.getByRole('checkbox', { name: `Select dead letter ${firstDead}` }).check();
+  await page.getByTestId('selected-count').getByText('1 dead letter selected').waitFor();
+  await page.getByRole('button', { name: 'Redrive selected (1)' }).click();
+  await page.getByRole('dialog').getByText('Redrive 1 dead letter?').waitFor();
+  await page.getByRole('dialog').getByRole('button', { name: 'Redrive selected (1)' }).click();
+  const failedAgain = page.locator('[data-testid="redrive-outcome"][data-kind="again"]');
+  await failedAgain.waitFor({ timeout: 15_000 });
+  const newDead = (await failedAgain.getByTestId('new-dead-letter').innerText()).replace('dead letter ', '');
+  assert.notEqual(newDead, firstDead, 'the new dead letter has the old id');
+  assert.match(await failedAgain.innerText(), new RegExp(`^Dead letter ${firstDead} \\(event e2e-down-1\\): dead-lettered again as dead letter ${newDead} — .*connection refused`));
+  const eventDead = (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body.deadLetters.map((d) => d.id);
+  assert.deepEqual(eventDead, [newDead], 'the API lists other dead letters of the event');
+  await page.getByTestId('redrive-results').getByText('1 redriven: 1 dead-lettered again.').waitFor();
+  // The results (a red alert with a link in it) pass axe-core in both schemes.
+  await audit(page, 'Dead letters (a redrive that failed again)');
+  await page.getByRole('button', { name: 'Switch to dark mode' }).click();
+  await until('the console to turn dark', async () => (await colorScheme(page)) === 'dark', 5000);
+  await audit(page, 'Dead letters (a redrive that failed again) (dark)');
+  await page.getByRole('button', { name: 'Switch to light mode' }).click();
+  await until('the console to turn light', async () => (await colorScheme(page)) === 'light', 5000);
+  await failedAgain.getByTestId('new-dead-letter').click();
+  await page.getByRole('heading', { level: 1, name: `Dead letter ${newDead}` }).waitFor();
+  await page.getByRole('button', { name: 'Redrive', exact: true }).waitFor();
+  // The redriven dead letter's page, opened by its address: gone, nothing to redrive.
+  await page.goto(base + `/dead-letters/${firstDead}`);
+  await page.getByTestId('dead-letter-gone').waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Redrive', exact: true }).count(), 0, 'a dead letter that is gone offers Redrive');
+
   // Phones and tablets: the navigation hides behind the burger, which reaches every page; each page has one h1
   // in view and nothing wider than the screen (tables scroll in their own box). On a phone the builder shows
   // the channel read-only and says so.
@@ -634,6 +714,8 @@ async function main() {
   const detailPages = [
     ['/buses/orders', 'Bus orders'],
     ['/buses/orders/rules/created', 'Rule created'],
+    ['/buses/orders/rules/down', 'Rule down'],
+    [`/dead-letters/${newDead}`, `Dead letter ${newDead}`],
     ['/buses/orders/rules/created/targets/hook', 'Target hook'],
     ['/builder/orders/created', 'Channel builder'],
     ['/connections/crm', 'Connection crm'],

@@ -9,6 +9,7 @@ import { api, enc, type Rule, type Schemas } from '../api/client';
 import { ErrorAlert, QueryState } from '../components/states';
 import { validateValues } from '../forms/schemaForm';
 import { apiToGraph, graphToApi } from './convert';
+import { LiveStatus } from './LiveStatus';
 import { nodeTypes } from './nodes';
 import { buildPalette } from './palette';
 import { saveChannel } from './save';
@@ -316,7 +317,9 @@ function Builder() {
 export function BuilderPage() {
   return (
     <ReactFlowProvider>
-      <Builder />
+      <LiveStatus>
+        <Builder />
+      </LiveStatus>
     </ReactFlowProvider>
   );
 }

@@ -216,24 +216,15 @@ export function graphToApi(graph: Graph, ruleName: string, description = ''): Co
 
 // Default positions of a graph without a saved layout: columns from left to right.
 const COLUMN = { source: 0, bus: 260, filter: 520, transform: 780, target: 1040 } as const;
-
-/** statusText summarises a target's runtime status: its state and its tasks' counters added up. */
-export function statusText(s: Target['status']): string | undefined {
-  if (!s?.state) return undefined;
-  const sum: Record<string, number> = {};
-  for (const t of s.tasks ?? []) {
-    for (const [k, v] of Object.entries(t.counters ?? {})) if (typeof v === 'number') sum[k] = (sum[k] ?? 0) + v;
-  }
-  const parts = ['delivered', 'failed', 'deadLettered'].filter((k) => sum[k] !== undefined).map((k) => `${k} ${sum[k]}`);
-  return [s.state, ...parts].join(' · ');
-}
+// Rows are as far apart as a node with its live status is high (nodes.tsx).
+const ROW = 200;
 
 /** apiToGraph rebuilds the builder's graph of a saved rule, at the positions its layout holds. */
 export function apiToGraph(busName: string, rule: Rule, targets: Target[], sources: Source[]): Graph {
   const layout = layoutOf(rule as { layout?: unknown });
   const nodes: BuilderNode[] = [];
   const edges: BuilderEdge[] = [];
-  const place = (key: string, col: keyof typeof COLUMN, row: number): Position => layout?.nodes[key] ?? { x: COLUMN[col], y: 40 + row * 140 };
+  const place = (key: string, col: keyof typeof COLUMN, row: number): Position => layout?.nodes[key] ?? { x: COLUMN[col], y: 40 + row * ROW };
   const edge = (source: string, target: string) => edges.push({ id: `${source}->${target}`, source, target });
 
   nodes.push({ id: 'bus', type: 'bus', position: place('bus', 'bus', 0), data: { kind: 'bus', name: busName } });
@@ -260,8 +251,8 @@ export function apiToGraph(busName: string, rule: Rule, targets: Target[], sourc
     const id = `target:${name}`;
     const type = t.type ?? '';
     const plugin = !(BUILTIN_TARGET_TYPES as readonly string[]).includes(type);
-    const { name: _n, type: _t, config, inputTransformer, input, inputPath, status, createdAt: _c, updatedAt: _u, ...keep } = t;
-    const st = statusText(status);
+    // The status is the runtime's, not the rule's: the nodes show it live (status.ts), it is never sent back.
+    const { name: _n, type: _t, config, inputTransformer, input, inputPath, status: _s, createdAt: _c, updatedAt: _u, ...keep } = t;
     nodes.push({
       id,
       type: 'target',
@@ -273,7 +264,6 @@ export function apiToGraph(busName: string, rule: Rule, targets: Target[], sourc
         name,
         config: plugin ? { ...((config ?? {}) as Record<string, string>) } : builtinFormValues(t),
         ...(Object.keys(keep).length > 0 ? { keep } : {}),
-        ...(st ? { status: st } : {}),
       },
     });
     let transform: TransformData | undefined;

@@ -1,5 +1,8 @@
 import { Badge, Paper, Stack, Text } from '@mantine/core';
 import { Handle, Position, type NodeProps, type NodeTypes } from '@xyflow/react';
+import { HealthBadge, HealthLine } from '../components/Health';
+import { countersText } from '../health';
+import { useNodeStatus } from './LiveStatus';
 import { useBuilder } from './store';
 import type { BuilderNode, NodeData } from './types';
 
@@ -31,6 +34,7 @@ function useErrors(id: string): string[] {
 function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {
   const errs = useErrors(id);
   const s = summary(data);
+  const status = useNodeStatus(id, data);
   return (
     <Paper
       withBorder
@@ -52,10 +56,14 @@ function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {
         <Text size="xs" c="dimmed" lineClamp={2}>
           {s.sub}
         </Text>
-        {data.kind === 'target' && data.status && (
-          <Text size="xs" c="teal" data-testid="target-status">
-            {data.status}
-          </Text>
+        {status && (
+          <Stack gap={2} data-testid={`${data.kind}-health`}>
+            <HealthBadge health={status.health} size="xs" />
+            <HealthLine facts={status} details={false} size="xs" idle="" lineClamp={3} />
+            <Text size="xs" data-testid={`${data.kind}-status`} title="Since it was created">
+              {countersText(status.counters)}
+            </Text>
+          </Stack>
         )}
         {errs.map((e) => (
           <Text key={e} size="xs" c="red" data-testid="node-error">

@@ -37,8 +37,6 @@ export type TargetData = {
   config: Record<string, string>;
   /** keep holds the target's fields the builder does not edit (retry policy, dead letters, attributes, ...). */
   keep?: Record<string, unknown>;
-  /** status is the saved target's runtime state and counters, for display only (never sent). */
-  status?: string;
 };
 
 export type NodeData = SourceData | BusData | FilterData | TransformData | TargetData;

@@ -53,6 +53,7 @@ export function ConfirmButton<R>({
   onDone,
   color,
   variant = 'light',
+  disabled,
 }: {
   label: string;
   title: string;
@@ -61,6 +62,8 @@ export function ConfirmButton<R>({
   onDone?: (r: R) => void;
   color?: string;
   variant?: ButtonProps['variant'];
+  /** disabled greys the button out (nothing selected, say). */
+  disabled?: boolean;
 }) {
   const [open, setOpen] = useState(false);
   const m = useMutation({
@@ -76,6 +79,7 @@ export function ConfirmButton<R>({
         size="xs"
         color={color}
         variant={variant}
+        disabled={disabled}
         onClick={() => {
           m.reset();
           setOpen(true);

@@ -41,6 +41,8 @@ export interface ResourceListProps<T> {
   form?: (item: T | undefined, done: () => void) => ReactNode;
   /** formCreate shows the Create button when form is set (create is for the JSON editor). */
   formCreate?: boolean;
+  /** refetchInterval reads the page shown again every so many milliseconds (live health); none by default. */
+  refetchInterval?: number;
 
 }
 
@@ -62,6 +64,7 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
   const query = useQuery({
     queryKey: [...p.queryKey, 'page', tokens[page - 1], prefix],
     queryFn: () => p.load(tokens[page - 1], prefix),
+    refetchInterval: p.refetchInterval,
   });
   const next = query.data?.nextToken;
   // A page with a nextToken opens the next page.

@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router-dom';
 import { errorText } from '../api/problem';
 import { api, enc, type Rule, type Schemas, type Source } from '../api/client';
 import { Crumbs } from '../components/Detail';
+import { Counters, HealthBadge, HealthLine } from '../components/Health';
 import { ResourceList } from '../components/ResourceList';
 import { RelativeTime } from '../components/Time';
 
@@ -74,9 +75,10 @@ export function BusPage() {
             title="Sources"
             noun="source"
             headingOrder={2}
-            minWidth={760}
+            minWidth={980}
             queryKey={['sources', bus]}
             serverSearch
+            refetchInterval={5000}
             load={async (nextToken, namePrefix) => {
               const d = await api<Schemas['SourceList']>(`${base}/sources`, { query: { nextToken, namePrefix, limit: 50 } });
               return { items: d.sources ?? [], nextToken: d.nextToken };
@@ -86,9 +88,18 @@ export function BusPage() {
               { label: 'Name', render: (s) => s.name },
               { label: 'Type', render: (s) => s.type },
               { label: 'State', render: (s) => <Badge color={s.state === 'DISABLED' ? 'gray' : 'green'}>{s.state}</Badge> },
-              { label: 'Runtime', render: (s) => s.status?.state },
+              {
+                label: 'Health',
+                render: (s) => (
+                  <Stack gap={2} align="flex-start" maw={380} data-testid={`source-${s.name}`}>
+                    <HealthBadge health={s.status?.health} />
+                    <HealthLine facts={s.status ?? {}} idle="Nothing stored yet" size="xs" />
+                  </Stack>
+                ),
+              },
+              { label: 'Since created', render: (s) => <Counters counters={s.status?.counters} size="xs" /> },
             ]}
-            create={{ run: (body) => api(`${base}/sources`, { body }), example: { name: 'tick', type: 'schedule', config: { 'schedule.cron': '@every 1m' } } }}
+            create={{ run: (body) => api(`${base}/sources`, { body }), example: { name: 'tick', type: 'schedule', config: { 'schedule.expression': 'rate(1 minute)' } } }}
             edit={{
               // Secret values come back as "***"; sent back so, the stored value is kept.
               body: (s) => ({ type: s.type, description: s.description ?? '', config: s.config ?? {} }),

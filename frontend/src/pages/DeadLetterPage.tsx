@@ -1,12 +1,16 @@
-import { Alert, Anchor, Badge, Code, Group, List, Stack, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Code, Group, List, Stack, Text, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useParams } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
-import { QueryState } from '../components/states';
+import { eventDeadLetters, isGone, RedriveResults, useRedrive } from '../components/Redrive';
+import { ErrorAlert, QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
-import { entryText, findDeadLetter, prettyEvent } from './deadLetters';
+import { entryText, eventIdOf, findDeadLetter, presence, prettyEvent, REDRIVE_WATCH_MS } from './deadLetters';
+
+/** How often the page checks that the dead letter still exists (another tab or user may redrive or discard it). */
+const CHECK_MS = 10_000;
 
 type DeadLetter = Schemas['DeadLetter'];
 
@@ -23,21 +27,47 @@ export function targetPath(d: { bus?: string; rule?: string; target?: string }):
 
 export function DeadLetterPage() {
   const id = useParams().id ?? '';
+  // A page of its own for each dead letter (a link to another one's keeps the route): what it knows, watches and was
+  // told is not another's.
+  return <DeadLetterView key={id} id={id} />;
+}
+
+function DeadLetterView({ id }: { id: string }) {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const fromList = (useLocation().state as { deadLetter?: DeadLetter } | null)?.deadLetter;
   const [result, setResult] = useState<{ failed: boolean; lines: string[] } | undefined>();
+  // known is the dead letter as last seen (from the list, then from each check): shown as it was once it is gone.
+  const known = useRef<DeadLetter | undefined>(fromList?.id === id ? fromList : undefined);
+  // The API has no read of one dead letter: the page reads its event's dead letters (?eventId=) to know whether it
+  // still exists and which others the event has (a new one after a redrive that failed again); without its event,
+  // the whole list. Checked again every 10 seconds: the page knows when it is stale.
   const query = useQuery({
     queryKey: ['dead-letters', 'one', id],
     queryFn: async () => {
+      const k = known.current;
+      const eventId = k && eventIdOf(k);
+      if (k && eventId) return presence(id, await eventDeadLetters(eventId, k.time));
       const d = await findDeadLetter((nextToken) => api<Schemas['DeadLetterList']>('/dead-letters', { query: { nextToken, limit: 500 } }), id);
-      if (!d) throw new Error(`Dead letter ${id} is not in the list: it may have been redriven or discarded.`);
-      return d;
+      return { current: d, others: [] as DeadLetter[] };
     },
-    initialData: fromList?.id === id ? fromList : undefined,
+    refetchInterval: CHECK_MS,
     retry: false,
   });
+  if (query.data?.current) known.current = query.data.current;
+  const { watch, redrive } = useRedrive();
+  // goneNow is set when a redrive or discard of this page was told the dead letter no longer exists.
+  const [goneNow, setGoneNow] = useState(false);
+  const shown = query.data?.current ?? known.current;
+  const gone = goneNow || (query.data !== undefined && !query.data.current);
+  const others = query.data?.others ?? [];
   const selection = { ids: [id] };
+  const lost = (err: unknown) => {
+    if (!isGone(err)) throw err;
+    setGoneNow(true);
+    void query.refetch();
+    return undefined;
+  };
   return (
     <Stack>
       <Crumbs items={[['Dead letters', '/dead-letters'], [id]]} />
@@ -50,19 +80,18 @@ export function DeadLetterPage() {
       )}
       <Group justify="space-between">
         <Title order={1} size="h3">
-          Dead letter {id} {query.data?.errorClass && <Badge color="red">{query.data.errorClass}</Badge>}
+          Dead letter {id} {shown?.errorClass && <Badge color="red">{shown.errorClass}</Badge>}
         </Title>
-        {query.data && (
+        {query.data?.current && !gone && (!watch || watch.done) && (
           <Group>
             <ConfirmButton
               label="Redrive"
               title="Redrive?"
-              question="Deliver the original event to its target again? The target's retry policy applies afresh."
-              run={() => api<Schemas['RedriveResult']>('/dead-letters/redrive', { body: selection })}
-              onDone={(r) => {
-                setResult({ failed: (r.failedCount ?? 0) > 0, lines: (r.entries ?? []).map((e) => entryText(e, 'redriven')) });
-                // The lists are read again; this page keeps what it shows (a redriven dead letter leaves the list).
-                qc.invalidateQueries({ queryKey: ['dead-letters'], predicate: (q) => q.queryKey[1] !== 'one' });
+              question={`Deliver the original event to its target again? The target's retry policy applies afresh; the page then looks for ${REDRIVE_WATCH_MS / 1000} s whether it fails again.`}
+              run={() => redrive(selection, shown ? [shown] : []).catch(lost)}
+              onDone={() => {
+                setResult(undefined);
+                void query.refetch();
               }}
             />
             <ConfirmButton
@@ -70,9 +99,10 @@ export function DeadLetterPage() {
               color="red"
               title="Discard?"
               question="Discard this dead letter? The event is lost. This cannot be undone."
-              run={() => api<Schemas['DiscardResult']>('/dead-letters', { method: 'DELETE', body: selection })}
+              run={() => api<Schemas['DiscardResult']>('/dead-letters', { method: 'DELETE', body: selection }).catch(lost)}
               onDone={(r) => {
                 qc.invalidateQueries({ queryKey: ['dead-letters'] });
+                if (!r) return;
                 if ((r.failedCount ?? 0) > 0) setResult({ failed: true, lines: (r.entries ?? []).map((e) => entryText(e, 'discarded')) });
                 else navigate('/dead-letters');
               }}
@@ -80,36 +110,34 @@ export function DeadLetterPage() {
           </Group>
         )}
       </Group>
-      <QueryState query={query}>
-        {(d) => (
-          <>
-            <Fields
-              rows={[
-                ['Reason', d.reason ? <Code block>{d.reason}</Code> : undefined],
-                ['Error class', d.errorClass ? classWords[d.errorClass] ?? d.errorClass : undefined],
-                ['Attempts', d.attempts !== undefined ? String(d.attempts) : undefined],
-                ['Connector', d.connector ? <Code>{d.connector}</Code> : undefined],
-                [
-                  'Target',
-                  targetPath(d) ? (
-                    <Anchor component={Link} to={targetPath(d)!}>
-                      {[d.bus, d.rule, d.target].join(' / ')}
-                    </Anchor>
-                  ) : undefined,
-                ],
-                ['Time', d.time && <RelativeTime value={d.time} />],
-              ]}
-            />
-            <Title order={2} size="h4">
-              Original event
-            </Title>
-            <Code block data-testid="dead-letter-event">
-              {prettyEvent(d.event)}
-            </Code>
-          </>
-        )}
-      </QueryState>
-      {result && (
+      {watch && <RedriveResults watch={watch} />}
+      {gone && (
+        <Alert color="yellow" title="This dead letter no longer exists" data-testid="dead-letter-gone">
+          <Text size="sm">
+            {watch
+              ? 'It was redriven from this page: it left the list.'
+              : 'It was redriven or discarded since (on another page, in another tab or by someone else), or it never existed. There is nothing to redrive.'}
+            {shown ? ' What it held is shown below as it was.' : ''}
+          </Text>
+          {others.length > 0 && (
+            <Text size="sm" mt={4} data-testid="other-dead-letters">
+              Its event has {others.length === 1 ? 'another dead letter' : 'other dead letters'}:{' '}
+              {others.map((o, i) => (
+                <span key={o.id}>
+                  {i > 0 && ', '}
+                  <Anchor component={Link} to={`/dead-letters/${enc(o.id ?? '')}`} state={{ deadLetter: o }} inherit c="inherit" fw={600}>
+                    dead letter {o.id}
+                  </Anchor>
+                </span>
+              ))}
+              .
+            </Text>
+          )}
+        </Alert>
+      )}
+      {shown ? <DeadLetterFields d={shown} /> : <QueryState query={query}>{() => null}</QueryState>}
+      {shown && <ErrorAlert error={query.error} title="Could not check that it still exists" />}
+      {(result || watch || gone) && (
         <List size="sm">
           <List.Item>
             <Anchor component={Link} to="/dead-letters">
@@ -119,5 +147,39 @@ export function DeadLetterPage() {
         </List>
       )}
     </Stack>
+  );
+}
+
+const wrap = { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' } as const;
+
+/** DeadLetterFields shows what a dead letter holds: why and where it was given up, and its original event. */
+function DeadLetterFields({ d }: { d: DeadLetter }) {
+  return (
+    <>
+      <Fields
+        rows={[
+          // Wrapped rather than scrolled: a box that scrolls would have to take the keyboard focus.
+          ['Reason', d.reason ? <Code block style={wrap}>{d.reason}</Code> : undefined],
+          ['Error class', d.errorClass ? classWords[d.errorClass] ?? d.errorClass : undefined],
+          ['Attempts', d.attempts !== undefined ? String(d.attempts) : undefined],
+          ['Connector', d.connector ? <Code>{d.connector}</Code> : undefined],
+          [
+            'Target',
+            targetPath(d) ? (
+              <Anchor component={Link} to={targetPath(d)!}>
+                {[d.bus, d.rule, d.target].join(' / ')}
+              </Anchor>
+            ) : undefined,
+          ],
+          ['Time', d.time && <RelativeTime value={d.time} />],
+        ]}
+      />
+      <Title order={2} size="h4">
+        Original event
+      </Title>
+      <Code block data-testid="dead-letter-event" style={wrap}>
+        {prettyEvent(d.event)}
+      </Code>
+    </>
   );
 }

@@ -1,8 +1,9 @@
-import { Badge, Button, Code, Group, Modal, Paper, Stack, Table, Text, Title, Tooltip } from '@mantine/core';
+import { Badge, Box, Button, Code, Group, Modal, Paper, Stack, Table, Text, Title, Tooltip } from '@mantine/core';
 import { useMediaQuery } from '@mantine/hooks';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, enc, type RuntimeConnector, type Schemas } from '../api/client';
+import { HealthBadge, HealthLine } from '../components/Health';
 import { ErrorAlert, QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
 import { ownerOf } from './owner';
@@ -228,13 +229,31 @@ function useConnectorControls(c: RuntimeConnector) {
   return { about, buttons, tasks, dialog };
 }
 
+/**
+ * ConnectorHealth is a connector's health badge and its last failure (docs/health.md). A connector that delivers
+ * nothing itself (a bus's router) says nothing of deliveries while none failed.
+ */
+function ConnectorHealth({ c }: { c: RuntimeConnector }) {
+  return (
+    <Box maw={340} style={{ minWidth: 0 }}>
+      <HealthLine facts={c} size="xs" idle="" />
+    </Box>
+  );
+}
+
 function ConnectorRow({ c }: { c: RuntimeConnector }) {
   const k = useConnectorControls(c);
   return (
     <Table.Tr data-testid={`connector-${c.name}`}>
       <Table.Td>{k.about}</Table.Td>
       <Table.Td>
-        <StateBadge state={c.state} />
+        <Stack gap={6} align="flex-start">
+          <Group gap={4} wrap="nowrap">
+            <StateBadge state={c.state} />
+            <HealthBadge health={c.health} />
+          </Group>
+          <ConnectorHealth c={c} />
+        </Stack>
       </Table.Td>
       <Table.Td>{c.workerId}</Table.Td>
       <Table.Td>{k.tasks}</Table.Td>
@@ -254,8 +273,12 @@ function ConnectorCard({ c }: { c: RuntimeConnector }) {
       <Stack gap="xs">
         <Group justify="space-between" align="flex-start" wrap="nowrap">
           <div style={{ minWidth: 0 }}>{k.about}</div>
-          <StateBadge state={c.state} />
+          <Stack gap={4} align="flex-end">
+            <StateBadge state={c.state} />
+            <HealthBadge health={c.health} />
+          </Stack>
         </Group>
+        <ConnectorHealth c={c} />
         {k.buttons}
         {k.tasks}
       </Stack>
@@ -350,12 +373,12 @@ export function RuntimePage() {
               ))}
             </Stack>
           ) : (
-            <Table.ScrollContainer type="native" minWidth={900} aria-label="Connectors">
+            <Table.ScrollContainer type="native" minWidth={1000} aria-label="Connectors">
               <Table verticalSpacing="sm">
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th>Connector</Table.Th>
-                    <Table.Th>State</Table.Th>
+                    <Table.Th>State and health</Table.Th>
                     <Table.Th>Worker</Table.Th>
                     <Table.Th>Tasks and counters</Table.Th>
                     <Table.Th>Actions</Table.Th>

@@ -1,9 +1,10 @@
-import { Alert, Anchor, Badge, Button, Code, Group, Stack, Table, Title } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import { api, enc, type Target } from '../api/client';
 import { Crumbs, Fields } from '../components/Detail';
+import { Counters, HealthBadge, HealthLine } from '../components/Health';
 import { QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
 import { fieldLabel } from '../format';
@@ -23,7 +24,7 @@ function transformerOf(t: Target): string | undefined {
 export function TargetPage() {
   const { bus = '', rule = '', target = '' } = useParams();
   const path = `/buses/${enc(bus)}/rules/${enc(rule)}/targets/${enc(target)}`;
-  // The status and counters are refreshed every 5 seconds.
+  // The health, last failure and counters are refreshed every 5 seconds.
   const query = useQuery({ queryKey: ['targets', bus, rule, target], queryFn: () => api<Target>(path), refetchInterval: 5000 });
   return (
     <Stack>
@@ -33,8 +34,8 @@ export function TargetPage() {
           Target {target}{' '}
           {query.data && (
             <>
-              <Badge variant="light">{query.data.type}</Badge>{' '}
-              <Badge color={stateColor(query.data.status?.state)} style={{ minWidth: 'max-content' }}>
+              <Badge variant="light">{query.data.type}</Badge> <HealthBadge health={query.data.status?.health} size="md" />{' '}
+              <Badge color={stateColor(query.data.status?.state)} style={{ minWidth: 'max-content' }} title="The connector's state">
                 {query.data.status?.state ?? 'no status'}
               </Badge>
             </>
@@ -47,7 +48,17 @@ export function TargetPage() {
       <QueryState query={query}>
         {(t) => (
           <>
-            {t.status?.lastError && (
+            <Title order={2} size="h4">
+              Health
+            </Title>
+            <Fields
+              rows={[
+                ['Health', <HealthBadge key="h" health={t.status?.health} />],
+                ['Last failure', <HealthLine key="f" facts={t.status ?? {}} />],
+                ['Since created', <Counters key="c" counters={t.status?.counters} />],
+              ]}
+            />
+            {t.status?.lastError && t.status.lastError !== t.status.lastFailure?.message && (
               <Alert color="red" title="Last error">
                 {t.status.lastError}
               </Alert>
@@ -55,6 +66,7 @@ export function TargetPage() {
             <Title order={2} size="h4">
               Tasks
             </Title>
+            <Text size="sm">Each task's counters since it started on its worker.</Text>
             {(t.status?.tasks ?? []).length === 0 ? (
               <Alert color="gray">No task runs this target now.</Alert>
             ) : (
