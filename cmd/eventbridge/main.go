@@ -510,7 +510,7 @@ func (m *Main) Run(ctx context.Context) error {
 		sampler.Run(runCtx)
 	}()
 	services.Inspect = &inspect.Service{Buses: buses, Rules: rules, Store: eventstore.NewEvents(js, c.ClusterID), Logs: busLog, DeadLetters: deadLetters,
-		Tails: inspect.NewTails(inspect.DefaultTailsPerAccount), Logger: log.With("component", "inspect")}
+		Tails: inspect.NewTails(inspect.DefaultTailsPerAccount)}
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo

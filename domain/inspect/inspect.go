@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -126,14 +125,6 @@ type Service struct {
 	// TailRate is how many events per second one tail sends at most (0: DefaultTailRate); beyond it, events are
 	// counted as skipped and the client is told how many.
 	TailRate int
-	Logger   *slog.Logger
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Logger
 }
 
 // Verdict is how one rule of a bus takes an event.
