@@ -197,6 +197,12 @@ async function audit(page, label) {
   }
 }
 
+/** toastsGone waits until the toasts of the last actions have closed by themselves (a few seconds). */
+async function toastsGone(page) {
+  await until('the toasts to close', async () => (await page.locator('.mantine-Notification-root').count()) === 0, 10_000);
+  await page.waitForTimeout(500); // and the tooltip fades out
+}
+
 /** colorScheme is the scheme the console shows: Mantine's attribute on <html>, "light" or "dark". */
 const colorScheme = (page) => page.evaluate(() => document.documentElement.getAttribute('data-mantine-color-scheme'));
 
@@ -420,6 +426,8 @@ async function main() {
   assert.deepEqual(cut, [], 'state badges cut short');
   await action('Pause').click();
   await until('the connector to be paused', async () => (await state.innerText()) === 'PAUSED');
+  // The outcome is told in a toast too (polite: role status).
+  await page.getByRole('status').getByText('Target hook of rule created on bus orders paused').waitFor();
   await until('a paused connector to offer resume and stop', async () => JSON.stringify(await offered()) === '["Resume","Stop"]');
   await action('Resume').click();
   await until('the connector to run again', async () => (await state.innerText()) === 'RUNNING');
@@ -449,7 +457,7 @@ async function main() {
   await action('Resume').click();
   await until('the connector to run after the stop', async () => (await state.innerText()) === 'RUNNING');
   await page.mouse.move(0, 0); // no tooltip in the picture (it fades out)
-  await page.waitForTimeout(500);
+  await toastsGone(page); // nor the toasts of the actions
   await page.screenshot({ path: join(docs, 'console-runtime.png'), fullPage: true });
 
   // Resource pages: the rule's page leads to the target's detail page with its tasks' counters (counted since the
@@ -508,6 +516,7 @@ async function main() {
   await page.getByRole('dialog').getByRole('button', { name: 'Deauthorize' }).click();
   await until('the connection to say DEAUTHORIZED', async () => (await page.getByTestId('connection-state').innerText()) === 'DEAUTHORIZED');
   await page.getByText('dropped (deauthorized)').waitFor();
+  await page.getByRole('status').getByText('Connection crm deauthorized').waitFor();
   assert.equal((await api(apiBase, '/connections/crm')).body.state, 'DEAUTHORIZED');
   const again = await api(apiBase, '/connections/crm', {
     method: 'PATCH',

@@ -1,5 +1,19 @@
 import { AppShell, Burger, Center, Group, Loader, NavLink, Text } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
+import {
+  IconActivity,
+  IconCloudLock,
+  IconHistory,
+  IconKey,
+  IconMailX,
+  IconPlugConnected,
+  IconSchema,
+  IconSend,
+  IconTopologyBus,
+  IconUsers,
+  IconWebhook,
+  type Icon,
+} from '@tabler/icons-react';
 import { lazy, Suspense, useEffect, useSyncExternalStore } from 'react';
 import { Link, Navigate, Route, Routes, useLocation } from 'react-router-dom';
 import { session, subscribe, type Session } from './api/session';
@@ -33,23 +47,32 @@ const AuditLogPage = lazy(() => import('./pages/AuditLogPage').then((m) => ({ de
 // The width (em) from which the navigation shows beside the page: Mantine's md breakpoint.
 const NAV_BREAKPOINT_EM = 62;
 
-const nav = [
-  { to: '/buses', label: 'Buses' },
-  { to: '/builder', label: 'Builder' },
-  { to: '/send', label: 'Send events' },
-  { to: '/runtime', label: 'Runtime' },
-  { to: '/dead-letters', label: 'Dead letters' },
-  { to: '/connections', label: 'Connections' },
-  { to: '/api-destinations', label: 'API destinations' },
+// Each link has an icon to find it by at a glance; the label says what it is, so the icon is hidden from readers.
+const nav: NavItem[] = [
+  { to: '/buses', label: 'Buses', icon: IconTopologyBus },
+  { to: '/builder', label: 'Builder', icon: IconSchema },
+  { to: '/send', label: 'Send events', icon: IconSend },
+  { to: '/runtime', label: 'Runtime', icon: IconActivity },
+  { to: '/dead-letters', label: 'Dead letters', icon: IconMailX },
+  { to: '/connections', label: 'Connections', icon: IconPlugConnected },
+  { to: '/api-destinations', label: 'API destinations', icon: IconWebhook },
 ];
 
 // The section "Access": who may use the account, with which credentials, and what they did (access.manage).
-const accessNav = [
-  { to: '/access/members', label: 'Members and roles' },
-  { to: '/access/api-keys', label: 'API keys' },
-  { to: '/access/access-keys', label: 'AWS access keys' },
-  { to: '/access/audit-log', label: 'Audit log' },
+const accessNav: NavItem[] = [
+  { to: '/access/members', label: 'Members and roles', icon: IconUsers },
+  { to: '/access/api-keys', label: 'API keys', icon: IconKey },
+  { to: '/access/access-keys', label: 'AWS access keys', icon: IconCloudLock },
+  { to: '/access/audit-log', label: 'Audit log', icon: IconHistory },
 ];
+
+interface NavItem {
+  to: string;
+  label: string;
+  icon: Icon;
+}
+
+const navIcon = (I: Icon) => <I size={18} stroke={1.6} aria-hidden />;
 
 /**
  * App shows the sign-in screen while nobody is signed in (or the server refused the credential), else the console.
@@ -101,14 +124,14 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
       {/* Collapsed on a phone, the navigation is out of sight: inert keeps its links out of the tab order too. */}
       <AppShell.Navbar p="xs" id="navigation" component="nav" aria-label="Console" inert={collapsible && !opened}>
         {nav.map((n) => (
-          <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to || pathname.startsWith(n.to + '/')} onClick={close} />
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} leftSection={navIcon(n.icon)} active={pathname === n.to || pathname.startsWith(n.to + '/')} onClick={close} />
         ))}
         <div role="group" aria-labelledby="nav-access">
           <Text id="nav-access" size="xs" fw={700} tt="uppercase" px="sm" pt="md" pb={4}>
             Access
           </Text>
           {accessNav.map((n) => (
-            <NavLink key={n.to} component={Link} to={n.to} label={n.label} active={pathname === n.to} onClick={close} />
+            <NavLink key={n.to} component={Link} to={n.to} label={n.label} leftSection={navIcon(n.icon)} active={pathname === n.to} onClick={close} />
           ))}
         </div>
       </AppShell.Navbar>

@@ -1,5 +1,7 @@
 import '@mantine/core/styles.css';
+import '@mantine/notifications/styles.css';
 import { localStorageColorSchemeManager, MantineProvider } from '@mantine/core';
+import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -25,6 +27,8 @@ const colorSchemeManager = localStorageColorSchemeManager({ key: 'eb.colorScheme
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} cssVariablesResolver={cssVariablesResolver} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager}>
+      {/* The toasts of successful actions (components/toast.ts), at the bottom right, away from the header. */}
+      <Notifications position="bottom-right" limit={3} />
       <QueryClientProvider client={queryClient}>
         <BrowserRouter>
           <App />

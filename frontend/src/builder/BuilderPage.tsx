@@ -12,6 +12,7 @@ import { apiToGraph, graphToApi } from './convert';
 import { LiveStatus } from './LiveStatus';
 import { nodeTypes } from './nodes';
 import { buildPalette } from './palette';
+import { paletteIcon } from './paletteIcons';
 import { saveChannel } from './save';
 import { configFields, pluginClassOf, usePluginSchemas } from './schemas';
 import { SidePanel } from './SidePanel';
@@ -82,7 +83,7 @@ function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
                   style={{ cursor: 'grab' }}
                   data-testid={`palette-${i.kind}${i.type ? '-' + i.type : ''}`}
                 >
-                  <Text size="sm">{i.label}</Text>
+                  <PaletteEntry item={i} />
                 </Paper>
               ))}
             </Box>
@@ -90,6 +91,17 @@ function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
         }
       </QueryState>
     </Stack>
+  );
+}
+
+/** PaletteEntry is a palette item's icon (decorative: the label names it) and label. */
+function PaletteEntry({ item }: { item: PaletteItem }) {
+  const I = paletteIcon(item);
+  return (
+    <Group gap={6} wrap="nowrap">
+      <I size={16} stroke={1.6} aria-hidden style={{ flexShrink: 0 }} />
+      <Text size="sm">{item.label}</Text>
+    </Group>
   );
 }
 

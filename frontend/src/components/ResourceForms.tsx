@@ -26,6 +26,7 @@ import {
   type ParamPlace,
 } from '../forms/resourceForms';
 import { ErrorAlert } from './states';
+import { toast } from './toast';
 
 /** useForm keeps form values and the errors shown once the user tried to save. */
 function useFormState<F>(initial: F, validate: (f: F) => FormErrors) {
@@ -56,7 +57,10 @@ export function BusFormView({ bus, onSaved }: { bus?: Bus; onSaved: () => void }
   const save = useMutation({
     mutationFn: () =>
       creating ? api('/buses', { body: busCreateBody(f.values) }) : api(`/buses/${enc(bus.name ?? '')}`, { method: 'PATCH', body: busPatchBody(f.values) }),
-    onSuccess: onSaved,
+    onSuccess: () => {
+      toast(`Bus ${f.values.name} ${creating ? 'created' : 'saved'}`);
+      onSaved();
+    },
   });
   const submit = () => {
     f.setTried(true);
@@ -116,6 +120,7 @@ export function ConnectionFormView({ connection, onSaved }: { connection?: Conne
     onSuccess: () => {
       // Secrets are not kept in the form once saved.
       f.setValues((x) => ({ ...x, password: '', apiKeyValue: '', clientSecret: '' }));
+      toast(`Connection ${v.name} ${creating ? 'created' : 'saved'}`);
       onSaved();
     },
   });
@@ -237,7 +242,10 @@ export function ApiDestinationFormView({ destination, onSaved }: { destination?:
       creating
         ? api('/api-destinations', { body: apiDestinationBody(v) })
         : api(`/api-destinations/${enc(destination.name ?? '')}`, { method: 'PUT', body: apiDestinationBody(v) }),
-    onSuccess: onSaved,
+    onSuccess: () => {
+      toast(`API destination ${v.name} ${creating ? 'created' : 'saved'}`);
+      onSaved();
+    },
   });
   const submit = () => {
     f.setTried(true);

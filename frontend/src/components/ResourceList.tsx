@@ -2,6 +2,7 @@ import { Button, Group, JsonInput, Modal, Pagination, Stack, Table, Text, TextIn
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { ErrorAlert, QueryState } from './states';
+import { sentence, toast } from './toast';
 
 export interface Page<T> {
   items: T[];
@@ -77,20 +78,24 @@ export function ResourceList<T>(p: ResourceListProps<T>) {
     mutationFn: async () => p.create!.run(JSON.parse(body)),
     onSuccess: () => {
       setCreating(false);
+      const name = (JSON.parse(body) as { name?: unknown }).name;
+      toast(typeof name === 'string' ? `${sentence(p.noun)} ${name} created` : `${sentence(p.noun)} created`);
       invalidate();
     },
   });
   const edit = useMutation({
     mutationFn: async (item: T) => p.edit!.run(item, JSON.parse(body)),
-    onSuccess: () => {
+    onSuccess: (_, item) => {
       setEditing(undefined);
+      toast(`${sentence(p.noun)} ${p.nameOf(item)} saved`);
       invalidate();
     },
   });
   const remove = useMutation({
     mutationFn: async (item: T) => p.remove!(item),
-    onSuccess: () => {
+    onSuccess: (_, item) => {
       setDeleting(undefined);
+      toast(`${sentence(p.noun)} ${p.nameOf(item)} deleted`);
       invalidate();
     },
   });

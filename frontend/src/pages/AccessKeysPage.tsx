@@ -8,6 +8,7 @@ import { KeyCreateForm } from '../components/KeyForm';
 import { RelativeTime, useNow } from '../components/Time';
 import { exactTime } from '../format';
 import { accessKeyBody, expiryText, keySummary } from './keys';
+import { toast } from '../components/toast';
 
 /**
  * AccessKeysPage (/access/access-keys) lists the AWS-style access keys of the account requests act in (for the
@@ -85,6 +86,7 @@ export function AccessKeysPage() {
           account={caller.account}
           send={(f, now) => createAccessKey(accessKeyBody(f, now))}
           onCreated={(k) => {
+            toast(`Access key ${k.name} created`);
             setCreating(false);
             setCreated(k);
             void refresh();
@@ -152,7 +154,10 @@ function KeyRow({ k, onRevoked }: { k: AccessKey; onRevoked: () => void }) {
           question={`Clients that sign with ${k.accessKeyId} can no longer call the Amazon EventBridge API, within a second on every replica. This cannot be undone.`}
           color="red"
           run={() => revokeAccessKey(k.accessKeyId ?? '')}
-          onDone={onRevoked}
+          onDone={() => {
+            toast(`Access key ${k.name} revoked`);
+            onRevoked();
+          }}
         />
       </Table.Td>
     </Table.Tr>

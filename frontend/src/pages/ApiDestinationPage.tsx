@@ -7,6 +7,7 @@ import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
 import { ApiDestinationFormView } from '../components/ResourceForms';
 import { QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
+import { toast } from '../components/toast';
 
 type ApiDestination = Schemas['ApiDestination'];
 
@@ -40,6 +41,7 @@ export function ApiDestinationPage() {
               }
               run={() => api(path, { method: 'DELETE' })}
               onDone={() => {
+                toast(`API destination ${name} deleted`);
                 qc.invalidateQueries({ queryKey: ['api-destinations'] });
                 navigate('/api-destinations');
               }}

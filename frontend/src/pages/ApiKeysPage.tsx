@@ -9,6 +9,7 @@ import { KeyCreateForm } from '../components/KeyForm';
 import { RelativeTime, useNow } from '../components/Time';
 import { exactTime } from '../format';
 import { apiKeyBody, busesText, expiryText, keySummary } from './keys';
+import { toast } from '../components/toast';
 
 /**
  * ApiKeysPage (/access/api-keys) lists the API keys of the account requests act in, creates one (name, role,
@@ -92,6 +93,7 @@ export function ApiKeysPage() {
           busNames={(buses.data?.buses ?? []).map((b) => b.name ?? '').filter((n) => n !== '')}
           send={(f, now) => createApiKey(apiKeyBody(f, now))}
           onCreated={(k) => {
+            toast(`API key ${k.name} created`);
             setCreating(false);
             setCreated(k);
             void refresh();
@@ -169,7 +171,10 @@ function KeyRow({ k, onRevoked }: { k: ApiKey; onRevoked: () => void }) {
           question={`Programs that use ${k.prefix}… can no longer call the API, within a second on every replica. This cannot be undone.`}
           color="red"
           run={() => revokeApiKey(k.id ?? '')}
-          onDone={onRevoked}
+          onDone={() => {
+            toast(`API key ${k.name} revoked`);
+            onRevoked();
+          }}
         />
       </Table.Td>
     </Table.Tr>

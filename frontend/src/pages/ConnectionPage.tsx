@@ -8,6 +8,7 @@ import { ConnectionFormView } from '../components/ResourceForms';
 import { QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
 import { paramsToRows } from '../forms/resourceForms';
+import { toast } from '../components/toast';
 
 type Connection = Schemas['Connection'];
 
@@ -84,7 +85,10 @@ export function ConnectionPage() {
                   </>
                 }
                 run={() => api(`${path}/deauthorize`, { method: 'POST' })}
-                onDone={() => qc.invalidateQueries({ queryKey: ['connections'] })}
+                onDone={() => {
+                  toast(`Connection ${name} deauthorized`);
+                  void qc.invalidateQueries({ queryKey: ['connections'] });
+                }}
               />
             )}
             <ConfirmButton
@@ -98,6 +102,7 @@ export function ConnectionPage() {
               }
               run={() => api(path, { method: 'DELETE' })}
               onDone={() => {
+                toast(`Connection ${name} deleted`);
                 qc.invalidateQueries({ queryKey: ['connections'] });
                 navigate('/connections');
               }}

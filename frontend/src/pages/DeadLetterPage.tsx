@@ -6,8 +6,9 @@ import { api, enc, type Schemas } from '../api/client';
 import { ConfirmButton, Crumbs, Fields } from '../components/Detail';
 import { eventDeadLetters, isGone, RedriveResults, useRedrive } from '../components/Redrive';
 import { ErrorAlert, QueryState } from '../components/states';
+import { notify, toast } from '../components/toast';
 import { RelativeTime } from '../components/Time';
-import { entryText, eventIdOf, findDeadLetter, presence, prettyEvent, REDRIVE_WATCH_MS } from './deadLetters';
+import { entryText, eventIdOf, findDeadLetter, presence, prettyEvent, REDRIVE_WATCH_MS, redriveToast } from './deadLetters';
 
 /** How often the page checks that the dead letter still exists (another tab or user may redrive or discard it). */
 const CHECK_MS = 10_000;
@@ -89,7 +90,8 @@ function DeadLetterView({ id }: { id: string }) {
               title="Redrive?"
               question={`Deliver the original event to its target again? The target's retry policy applies afresh; the page then looks for ${REDRIVE_WATCH_MS / 1000} s whether it fails again.`}
               run={() => redrive(selection, shown ? [shown] : []).catch(lost)}
-              onDone={() => {
+              onDone={(r) => {
+                notify(redriveToast(r));
                 setResult(undefined);
                 void query.refetch();
               }}
@@ -104,7 +106,10 @@ function DeadLetterView({ id }: { id: string }) {
                 qc.invalidateQueries({ queryKey: ['dead-letters'] });
                 if (!r) return;
                 if ((r.failedCount ?? 0) > 0) setResult({ failed: true, lines: (r.entries ?? []).map((e) => entryText(e, 'discarded')) });
-                else navigate('/dead-letters');
+                else {
+                  toast(`Dead letter ${id} discarded`);
+                  navigate('/dead-letters');
+                }
               }}
             />
           </Group>

@@ -7,6 +7,7 @@ import { errorText } from '../api/problem';
 import { ConfirmButton } from '../components/Detail';
 import { isGone, RedriveResults, useRedrive } from '../components/Redrive';
 import { QueryState } from '../components/states';
+import { notify } from '../components/toast';
 import { RelativeTime } from '../components/Time';
 import { exactTime } from '../format';
 import { targetPath } from './DeadLetterPage';
@@ -15,6 +16,7 @@ import {
   countText,
   defaultFilters,
   discardSummary,
+  discardToast,
   entryText,
   errorClassChoices,
   eventIdOf,
@@ -27,6 +29,7 @@ import {
   MAX_FOLLOWED,
   normalized,
   REDRIVE_WATCH_MS,
+  redriveToast,
   windowChoices,
   type DeadLetterFilters,
   type ErrorClass,
@@ -210,7 +213,8 @@ export function DeadLettersPage() {
             disabled={chosen.length === 0}
             question={`Redrive ${countText(chosen.length)}? Each original event goes back to the target that gave it up, whose retry policy applies afresh. The page then looks for ${REDRIVE_WATCH_MS / 1000} s whether each fails again.`}
             run={() => redrive({ ids }, chosen).catch(gone('redriven'))}
-            onDone={() => {
+            onDone={(r) => {
+              notify(redriveToast(r));
               setDiscarded(undefined);
               setSelected(new Set());
             }}
@@ -223,6 +227,7 @@ export function DeadLettersPage() {
             question={`Discard ${countText(chosen.length)}? Their events are lost. This cannot be undone.`}
             run={() => api<Schemas['DiscardResult']>('/dead-letters', { method: 'DELETE', body: { ids } }).catch(gone('discarded'))}
             onDone={(r) => {
+              notify(discardToast(r));
               clearWatch();
               setDiscarded(r);
               setSelected(new Set());
@@ -236,7 +241,8 @@ export function DeadLettersPage() {
           disabled={rows.length === 0}
           question={`Redrive ${filterWords(filter, (t) => exactTime(t))}: every one stored now, on every page, not only those shown. Each goes back to the target that gave it up. The page follows the events it shows (at most ${MAX_FOLLOWED}).`}
           run={() => redrive({ filter }, rows)}
-          onDone={() => {
+          onDone={(r) => {
+            notify(redriveToast(r));
             setDiscarded(undefined);
             setSelected(new Set());
           }}

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { api, enc, type RuntimeConnector, type Schemas } from '../api/client';
 import { HealthBadge, HealthLine } from '../components/Health';
 import { ErrorAlert, QueryState } from '../components/states';
+import { sentence, toast } from '../components/toast';
 import { RelativeTime } from '../components/Time';
 import { ownerOf } from './owner';
 import { heartbeatAge } from './heartbeat';
@@ -92,6 +93,9 @@ function ActionButton({ label, state, loading, onClick, color }: { label: string
 }
 
 /** What a confirmation dialog asks about: an action on the connector, or the restart of one of its tasks. */
+/** actionDone says what an action did, for its toast ("Target hook of rule created on bus orders paused"). */
+const actionDone: Record<ConnectorAction, string> = { pause: 'paused', resume: 'resumed', stop: 'stopped', restart: 'restarted' };
+
 type Pending = { kind: 'connector'; action: ConnectorAction } | { kind: 'task'; task: number };
 
 /** useConnectorControls holds what a connector's row or card shows and does: its actions, tasks and dialog. */
@@ -105,12 +109,18 @@ function useConnectorControls(c: RuntimeConnector) {
   const refresh = () => qc.invalidateQueries({ queryKey: ['runtime'] });
   const action = useMutation({
     mutationFn: (a: ConnectorAction) => api(`/runtime/connectors/${enc(name)}/${a}`, { method: 'POST' }),
-    onSuccess: () => setConfirming(undefined),
+    onSuccess: (_, a) => {
+      setConfirming(undefined);
+      toast(`${sentence(what)} ${actionDone[a]}`);
+    },
     onSettled: refresh,
   });
   const taskRestartM = useMutation({
     mutationFn: (t: number) => api(`/runtime/connectors/${enc(name)}/tasks/${t}/restart`, { method: 'POST' }),
-    onSuccess: () => setConfirming(undefined),
+    onSuccess: (_, t) => {
+      setConfirming(undefined);
+      toast(`Task ${t} of ${what} restarted`);
+    },
     onSettled: refresh,
   });
   const ask = (p: Pending) => {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkFilters,
+  type DeadLetterFilters,
   defaultFilters,
   discardSummary,
+  discardToast,
   entryText,
   eventIdOf,
   filterOf,
@@ -12,6 +14,7 @@ import {
   filterWords,
   findDeadLetter,
   firstOutcomes,
+  type Followed,
   followedOf,
   keepWatching,
   listAll,
@@ -21,12 +24,11 @@ import {
   outcomeText,
   presence,
   prettyEvent,
+  type RedriveOutcome,
   redriveSummary,
+  redriveToast,
   scanFrom,
   watchRedrive,
-  type DeadLetterFilters,
-  type Followed,
-  type RedriveOutcome,
 } from './deadLetters';
 
 const pages: Record<string, { deadLetters: { id: string }[]; nextToken?: string }> = {
@@ -247,5 +249,21 @@ describe('presence', () => {
   it('reads every page of a filtered list', async () => {
     const pages: Record<string, { deadLetters: { id: string }[]; nextToken?: string }> = { '': { deadLetters: [{ id: '1' }], nextToken: 'b' }, b: { deadLetters: [{ id: '2' }] } };
     expect(await listAll(async (t) => pages[t ?? ''])).toEqual([{ id: '1' }, { id: '2' }]);
+  });
+});
+
+describe('toasts', () => {
+  it('tells a redrive the API took whole, and leaves failures to the results', () => {
+    expect(redriveToast({ redrivenCount: 1, failedCount: 0 })).toBe('Sent 1 dead letter back to its target');
+    expect(redriveToast({ redrivenCount: 3 })).toBe('Sent 3 dead letters back to their targets');
+    expect(redriveToast({ redrivenCount: 2, failedCount: 1 })).toBeUndefined();
+    expect(redriveToast({ redrivenCount: 0, failedCount: 0 })).toBeUndefined();
+    expect(redriveToast(undefined)).toBeUndefined();
+  });
+  it('tells a discard the API took whole', () => {
+    expect(discardToast({ deletedCount: 1, failedCount: 0 })).toBe('Discarded 1 dead letter');
+    expect(discardToast({ deletedCount: 2 })).toBe('Discarded 2 dead letters');
+    expect(discardToast({ deletedCount: 2, failedCount: 1 })).toBeUndefined();
+    expect(discardToast(undefined)).toBeUndefined();
   });
 });

@@ -221,6 +221,24 @@ export function discardSummary(r: components['schemas']['DiscardResult']): strin
   return `${countText(ok)} discarded, ${failed} not.`;
 }
 
+/**
+ * redriveToast is the toast of a redrive the API took whole ("Sent 2 dead letters back to their targets"): what became
+ * of them is for the results on the page, which follow them. A redrive with failures (or none sent) has no toast:
+ * the results say so in red.
+ */
+export function redriveToast(r: components['schemas']['RedriveResult'] | undefined): string | undefined {
+  const n = r?.redrivenCount ?? 0;
+  if (!r || n === 0 || (r.failedCount ?? 0) > 0) return undefined;
+  return `Sent ${countText(n)} back to ${n === 1 ? 'its target' : 'their targets'}`;
+}
+
+/** discardToast is the toast of a discard the API took whole ("Discarded 2 dead letters"); none when any failed. */
+export function discardToast(r: components['schemas']['DiscardResult'] | undefined): string | undefined {
+  const n = r?.deletedCount ?? 0;
+  if (!r || n === 0 || (r.failedCount ?? 0) > 0) return undefined;
+  return `Discarded ${countText(n)}`;
+}
+
 /*
  * Honest redrive results. A redriven event keeps its id; when its target gives it up again it comes back as a new
  * dead letter with a new id (docs/dead-letters.md "Redrive"). After a redrive the page looks for the events' dead
