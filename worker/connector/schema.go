@@ -11,15 +11,22 @@ const JSONSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
 // JSONSchema renders the spec as a JSON Schema (draft 2020-12) of the connector config it accepts. A config is
 // a flat map of strings on the wire, so every property is a string; its Spec type is said by a pattern or an
-// enum (int, bool), a content media type (json) and "x-type". Secrets are writeOnly with format password. Keys
+// enum (int, bool), a content media type (json) and "x-type". A field's Title is the property's title, its Doc
+// the description and its Example the one value of examples. Secrets are writeOnly with format password. Keys
 // the spec does not know are allowed (transforms and the runtime own them).
 func (s Spec) JSONSchema(title, description string) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	for _, f := range s {
 		p := map[string]any{"type": "string", "x-type": string(typeOr(f.Type))}
+		if f.Title != "" {
+			p["title"] = f.Title
+		}
 		if f.Doc != "" {
 			p["description"] = f.Doc
+		}
+		if f.Example != "" {
+			p["examples"] = []string{f.Example}
 		}
 		if f.Default != "" {
 			p["default"] = f.Default
@@ -81,11 +88,15 @@ func (s Spec) ConfigKeys() []rpc.ConfigKeyInfo {
 	return out
 }
 
-// ConfigKey describes f as Kafka Connect describes a config key; order is its position (from 1).
+// ConfigKey describes f as Kafka Connect describes a config key; order is its position (from 1). The display
+// name is the field's Title, or its name when it has none.
 func (f Field) ConfigKey(order int) rpc.ConfigKeyInfo {
 	k := rpc.ConfigKeyInfo{
 		Name: f.Name, Type: f.kafkaType(), Required: f.Required, Importance: "MEDIUM", Documentation: f.Doc,
 		Width: "NONE", DisplayName: f.Name, Dependents: []string{}, OrderInGroup: -1, Order: order,
+	}
+	if f.Title != "" {
+		k.DisplayName = f.Title
 	}
 	if f.Required {
 		k.Importance = "HIGH"

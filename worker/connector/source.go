@@ -94,17 +94,20 @@ const (
 // SourceSpec returns the common keys of sources.
 func SourceSpec() Spec {
 	return Spec{
-		{Name: KeyClass, Type: TypeString, Required: true, Doc: "Name of the connector plugin."},
-		{Name: KeyTasksMax, Type: TypeInt, Default: DefaultTasksMax, Min: Min(1),
+		{Name: KeyClass, Title: "Connector plugin", Type: TypeString, Required: true,
+			Doc: "Name of the connector plugin that runs the connector (Kafka Connect's connector.class)."},
+		{Name: KeyTasksMax, Title: "Number of tasks", Type: TypeInt, Default: DefaultTasksMax, Min: Min(1),
 			Doc: "Number of tasks; how a source shares its work among tasks is the plugin's (see its doc)."},
-		{Name: KeyOutputSubject, Type: TypeString, Required: true, Check: checkPublishSubject,
-			Doc: "Subject the records are stored on: the input subject of the bus the source feeds (<cluster>.bus.<busId>.in)."},
-		{Name: KeyOutputStream, Type: TypeString, Required: true, Check: checkName,
-			Doc: "Stream expected to store the records (the bus's stream); a record is stored only there."},
-		{Name: KeyErrorsTolerance, Type: TypeEnum, Default: ToleranceNone, Enum: []string{ToleranceNone, ToleranceAll},
+		{Name: KeyOutputSubject, Title: "Output subject", Type: TypeString, Required: true, Check: checkPublishSubject,
+			Example: "eb.bus.q4xbm2n7vd3kza6e.in",
+			Doc:     "Subject the records are stored on: the input subject of the bus the source feeds (<cluster>.bus.<busId>.in)."},
+		{Name: KeyOutputStream, Title: "Output stream", Type: TypeString, Required: true, Check: checkName,
+			Example: "eb_BUS_q4xbm2n7vd3kza6e",
+			Doc:     "Stream expected to store the records (the bus's stream); a record is stored only there."},
+		{Name: KeyErrorsTolerance, Title: "Error tolerance", Type: TypeEnum, Default: ToleranceNone, Enum: []string{ToleranceNone, ToleranceAll},
 			Doc: "What happens to a record a transform refuses: none fails the task (the record is read again when " +
 				"it restarts), all drops it (logged and counted) and goes on."},
-		{Name: KeyTransforms, Type: TypeString,
+		{Name: KeyTransforms, Title: "Transforms", Type: TypeString, Example: "tenant,input",
 			Doc: "Names of the transforms applied, in this order, to each record before it is stored, " +
 				"comma-separated; each is configured by transforms.<name>.type and transforms.<name>.<key>."},
 	}

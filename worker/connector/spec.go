@@ -26,7 +26,10 @@ const (
 // from it, so every rule a form should know (type, default, required, allowed values, minimum) is a field of its
 // own; Check holds what cannot be said as data and is not serialized.
 type Field struct {
-	Name     string    `json:"name"`
+	Name string `json:"name"`
+	// Title is the field's label in a form: a few words in sentence case, without a trailing period ("Broker
+	// URL"). Every field of a built-in plugin has one (worker/plugins tests it).
+	Title    string    `json:"title,omitempty"`
 	Type     FieldType `json:"type"`
 	Default  string    `json:"default,omitempty"`
 	Required bool      `json:"required,omitempty"`
@@ -35,7 +38,11 @@ type Field struct {
 	Enum   []string `json:"enum,omitempty"`
 	// Min is the smallest accepted value of an int field.
 	Min *int64 `json:"min,omitempty"`
+	// Doc says what the key does: its effect, unit, default and how it depends on other keys.
 	Doc string `json:"doc,omitempty"`
+	// Example is one realistic value as it would be typed ("tcp://broker.example.com:1883"), shown by forms as a
+	// hint; it passes the field's checks. Empty where the type says enough (enums, booleans).
+	Example string `json:"example,omitempty"`
 	// Check, when set, runs after the type check on a present value; its error becomes the field's message.
 	Check func(value string) error `json:"-"`
 }

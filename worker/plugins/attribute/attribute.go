@@ -49,10 +49,12 @@ func SetPlugin() connector.TransformPlugin {
 		Version: "1.0.0",
 		Doc:     "Sets an attribute (source, type, subject, time, dataschema, datacontenttype) or an extension of each event to a constant.",
 		Spec: connector.Spec{
-			{Name: KeyName, Type: connector.TypeString, Required: true,
-				Doc: "The attribute or extension: source, type, subject, time, dataschema, datacontenttype, or an extension name (lower-case letters and digits). specversion and id cannot be set."},
-			{Name: KeyValue, Type: connector.TypeString, Required: true,
-				Doc: "The constant value; a time is RFC 3339, a source or dataschema a URI reference. Use remove-attribute to remove an attribute."},
+			{Name: KeyName, Title: "Attribute", Type: connector.TypeString, Required: true,
+				Example: "tenant",
+				Doc:     "The attribute or extension: source, type, subject, time, dataschema, datacontenttype, or an extension name (lower-case letters and digits). specversion and id cannot be set."},
+			{Name: KeyValue, Title: "Value", Type: connector.TypeString, Required: true,
+				Example: "acme",
+				Doc:     "The constant value; a time is RFC 3339, a source or dataschema a URI reference. Use remove-attribute to remove an attribute."},
 		},
 		New: NewSet,
 	}
@@ -65,8 +67,9 @@ func RemovePlugin() connector.TransformPlugin {
 		Version: "1.0.0",
 		Doc:     "Removes an optional attribute (subject, time, dataschema, datacontenttype) or an extension of each event.",
 		Spec: connector.Spec{
-			{Name: KeyName, Type: connector.TypeString, Required: true,
-				Doc: "The optional attribute or extension: subject, time, dataschema, datacontenttype, or an extension name. The required attributes (specversion, id, source, type) cannot be removed."},
+			{Name: KeyName, Title: "Attribute", Type: connector.TypeString, Required: true,
+				Example: "subject",
+				Doc:     "The optional attribute or extension: subject, time, dataschema, datacontenttype, or an extension name. The required attributes (specversion, id, source, type) cannot be removed."},
 		},
 		New: NewRemove,
 	}

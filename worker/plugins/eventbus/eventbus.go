@@ -49,10 +49,14 @@ func Plugin() connector.Plugin {
 		Version: "1.0.0",
 		Doc:     "Forwards each event to another event bus, as if it had been put on it.",
 		Spec: connector.Spec{
-			{Name: KeyBusID, Type: connector.TypeString, Check: checkBusID,
-				Doc: "Internal id of the destination bus. Exactly one of bus.id and subject is required."},
-			{Name: KeySubject, Type: connector.TypeString,
-				Doc: "The destination bus's input subject, <cluster>.bus.<busId>.in. Exactly one of bus.id and subject is required."},
+			{Name: KeyBusID, Title: "Destination bus ID", Type: connector.TypeString, Check: checkBusID,
+				Example: "q4xbm2n7vd3kza6e",
+				Doc: "Internal id of the destination bus (1 to 128 of A-Z, a-z, 0-9, _ and -); events are stored on its " +
+					"input subject in its stream. Exactly one of bus.id and subject is required."},
+			{Name: KeySubject, Title: "Destination subject", Type: connector.TypeString,
+				Example: "eb.bus.q4xbm2n7vd3kza6e.in",
+				Doc: "The destination bus's input subject, <cluster>.bus.<busId>.in, of this installation's cluster. " +
+					"Exactly one of bus.id and subject is required."},
 		},
 		NewSink: New,
 	}

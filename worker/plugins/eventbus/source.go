@@ -74,21 +74,26 @@ func SourcePlugin() connector.Plugin {
 			"CloudEvents of type " + NATSMessageType + " with the NATS subject as subject. One task reads the stream " +
 			"in order; its position is the offset {\"sequence\": N} of partition {\"stream\": S}.",
 		Spec: connector.Spec{
-			{Name: KeySourceStream, Type: connector.TypeString, Required: true, Check: checkStreamName,
-				Doc: "The stream to read."},
-			{Name: KeySourceSubject, Type: connector.TypeString, Check: checkFilter,
-				Doc: "Subjects of the stream to read (wildcards allowed); empty reads them all."},
-			{Name: KeyStartPolicy, Type: connector.TypeEnum, Default: "all", Enum: []string{"all", "new"},
+			{Name: KeySourceStream, Title: "Source stream", Type: connector.TypeString, Required: true, Check: checkStreamName,
+				Example: "eb_BUS_q4xbm2n7vd3kza6e",
+				Doc:     "The JetStream stream to read: another bus's stream (<cluster>_BUS_<busId>) or any other stream, on the worker's NATS or on nats.url."},
+			{Name: KeySourceSubject, Title: "Subject filter", Type: connector.TypeString, Check: checkFilter,
+				Example: "orders.>",
+				Doc:     "Subjects of the stream to read, a NATS subject filter (wildcards * and > allowed); empty reads them all."},
+			{Name: KeyStartPolicy, Title: "Start position", Type: connector.TypeEnum, Default: "all", Enum: []string{"all", "new"},
 				Doc: "Where the source starts when no offset is stored: every stored message (all) or those stored from its first read on (new)."},
-			{Name: KeyBatch, Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
-				Doc: "Most messages read at once."},
-			{Name: KeyNATSURL, Type: connector.TypeString,
+			{Name: KeyBatch, Title: "Batch size", Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
+				Doc: "Most messages one read fetches from the stream and stores on the bus."},
+			{Name: KeyNATSURL, Title: "NATS server URLs", Type: connector.TypeString,
+				Example: "nats://nats.example.com:4222",
 				Doc: "NATS server URLs (comma-separated) of another NATS to read from; empty reads the worker's own. " +
 					"Every connection to it, the servers it announces and every reconnection included, goes through the " +
 					"worker's egress guard: a loopback, private or link-local address is refused unless the operator " +
 					"allowed it (--egress-allow, --allow-private-targets)."},
-			{Name: KeyNATSUser, Type: connector.TypeString, Doc: "User name for nats.url."},
-			{Name: KeyNATSPassword, Type: connector.TypeString, Secret: true, Doc: "Password for nats.url."},
+			{Name: KeyNATSUser, Title: "NATS user", Type: connector.TypeString,
+				Doc: "User name to authenticate to nats.url with, with nats.password; empty connects without credentials."},
+			{Name: KeyNATSPassword, Title: "NATS password", Type: connector.TypeString, Secret: true,
+				Doc: "Password of nats.user for nats.url; ignored without nats.user."},
 		},
 		NewSource: NewSource,
 	}

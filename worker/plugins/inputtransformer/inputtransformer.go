@@ -54,16 +54,22 @@ func Plugin() connector.TransformPlugin {
 		Version: "1.0.0",
 		Doc:     "Replaces the data of each event with the output of an input transformer, and sets the attributes it configures.",
 		Spec: connector.Spec{
-			{Name: KeySpec, Type: connector.TypeJSON, Required: true,
+			{Name: KeySpec, Title: "Transformer", Type: connector.TypeJSON, Required: true,
+				Example: `{"inputTransformer": {"inputPathsMap": {"id": "$.data.orderId"}, "inputTemplate": "{\"order\": <id>}"}}`,
 				Doc: `The transformer, one of: {"inputTransformer": {"inputPathsMap": {...}, "inputTemplate": "..."}}, ` +
 					`{"input": "<JSON text>"}, {"inputPath": "$.data"}, {"transform": {"form": "ORIGINAL|CONSTANT|JSONPATH|TEMPLATE", "value": "...", "template": "..."}}; ` +
 					`each may have, or be only, "attributes": {"<attribute>": "<text template>", ...}. With format aws, {} delivers AWS's envelope.`},
-			{Name: KeyFormat, Type: connector.TypeEnum, Default: FormatCloudEvents, Enum: []string{FormatCloudEvents, FormatAWS},
+			{Name: KeyFormat, Title: "Input format", Type: connector.TypeEnum, Default: FormatCloudEvents, Enum: []string{FormatCloudEvents, FormatAWS},
 				Doc: "What the transformer sees: the CloudEvent's JSON form, or the event in Amazon EventBridge's envelope (aws)."},
-			{Name: KeyRuleName, Type: connector.TypeString, Doc: "The rule's name: <aws.events.rule-name>."},
-			{Name: KeyRuleARN, Type: connector.TypeString, Doc: "The rule's ARN: <aws.events.rule-arn>."},
-			{Name: KeyAccount, Type: connector.TypeString, Doc: "The account of the envelope of events that carry none."},
-			{Name: KeyRegion, Type: connector.TypeString, Doc: "The region of the envelope of events that carry none."},
+			{Name: KeyRuleName, Title: "Rule name", Type: connector.TypeString, Example: "orders-to-billing",
+				Doc: "The rule's name, the value of <aws.events.rule-name> in templates."},
+			{Name: KeyRuleARN, Title: "Rule ARN", Type: connector.TypeString,
+				Example: "arn:aws:events:eu-west-1:123456789012:rule/orders/orders-to-billing",
+				Doc:     "The rule's ARN, the value of <aws.events.rule-arn> in templates."},
+			{Name: KeyAccount, Title: "AWS account", Type: connector.TypeString, Example: "123456789012",
+				Doc: "The account in AWS's envelope of events that carry none: the envelope format aws and <aws.events.event> show."},
+			{Name: KeyRegion, Title: "AWS region", Type: connector.TypeString, Example: "eu-west-1",
+				Doc: "The region in AWS's envelope of events that carry none: the envelope format aws and <aws.events.event> show."},
 		},
 		New: New,
 	}

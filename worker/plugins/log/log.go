@@ -53,13 +53,13 @@ func Plugin() connector.Plugin {
 		Version: "1.0.0",
 		Doc:     "Writes each event as one structured log line of the worker; never fails. For debugging rules and targets.",
 		Spec: connector.Spec{
-			{Name: KeyLevel, Type: connector.TypeEnum, Default: LevelInfo,
+			{Name: KeyLevel, Title: "Log level", Type: connector.TypeEnum, Default: LevelInfo,
 				Enum: []string{LevelDebug, LevelInfo, LevelWarn, LevelError},
 				Doc:  "Level of the log lines; lines below the worker's log level are not written."},
-			{Name: KeyIncludeData, Type: connector.TypeBool, Default: "false",
-				Doc: "Whether the line carries the event's data (it may hold personal or secret values)."},
-			{Name: KeyDataMaxBytes, Type: connector.TypeInt, Default: "1024", Min: connector.Min(0),
-				Doc: "Data longer than this many bytes is cut to it (data.truncated=true, data.size the full size)."},
+			{Name: KeyIncludeData, Title: "Include data", Type: connector.TypeBool, Default: "false",
+				Doc: "Whether the line carries the event's data (it may hold personal or secret values): text as it is, other bytes in base64."},
+			{Name: KeyDataMaxBytes, Title: "Maximum data size (bytes)", Type: connector.TypeInt, Default: "1024", Min: connector.Min(0),
+				Doc: "With include.data, data longer than this many bytes is cut to it (data.truncated=true, data.size the full size)."},
 		},
 		NewSink: New,
 	}

@@ -67,30 +67,36 @@ const (
 // commonSpec returns the keys shared by the source and the sink.
 func commonSpec() connector.Spec {
 	return connector.Spec{
-		{Name: KeyURL, Type: connector.TypeString, Required: true, Check: checkURLs,
+		{Name: KeyURL, Title: "Broker URL", Type: connector.TypeString, Required: true, Check: checkURLs,
+			Example: "tcp://broker.example.com:1883",
 			Doc: "Broker URL: tcp:// (or mqtt://), ssl:// (or tls://, mqtts://), and with mqtt.version 3.1.1 also " +
 				"ws:// and wss://; several URLs, comma-separated, are tried in order. The port defaults to 1883 " +
-				"(8883 with TLS, 80/443 for WebSocket)."},
-		{Name: KeyVersion, Type: connector.TypeEnum, Default: Version5, Enum: []string{Version5, Version311},
-			Doc: "MQTT protocol version."},
-		{Name: KeyUsername, Type: connector.TypeString, Doc: "User name sent in CONNECT."},
-		{Name: KeyPassword, Type: connector.TypeString, Secret: true, Doc: "Password sent in CONNECT."},
-		{Name: KeyTLSCA, Type: connector.TypeString, Check: checkPEM,
+				"(8883 with TLS, 80/443 for WebSocket). Credentials go in mqtt.username and mqtt.password, not in the URL."},
+		{Name: KeyVersion, Title: "MQTT version", Type: connector.TypeEnum, Default: Version5, Enum: []string{Version5, Version311},
+			Doc: "MQTT protocol version: 5, or 3.1.1 for brokers without MQTT 5 (WebSocket URLs need it)."},
+		{Name: KeyUsername, Title: "User name", Type: connector.TypeString,
+			Doc: "User name sent in CONNECT; with MQTT 3.1.1 it is required when mqtt.password is set."},
+		{Name: KeyPassword, Title: "Password", Type: connector.TypeString, Secret: true, Doc: "Password sent in CONNECT."},
+		{Name: KeyTLSCA, Title: "CA certificates", Type: connector.TypeString, Check: checkPEM,
 			Doc: "PEM certificates of the authorities trusted for a TLS broker; empty trusts the system's."},
-		{Name: KeyTLSInsecure, Type: connector.TypeBool, Default: "false",
+		{Name: KeyTLSInsecure, Title: "Skip certificate verification", Type: connector.TypeBool, Default: "false",
 			Doc: "Accept any certificate from a TLS broker (tests only)."},
-		{Name: KeyTLSCert, Type: connector.TypeString, Check: checkPEM,
+		{Name: KeyTLSCert, Title: "Client certificate", Type: connector.TypeString, Check: checkPEM,
 			Doc: "PEM client certificate for brokers that authenticate clients by certificate (with mqtt.tls.key)."},
-		{Name: KeyTLSKey, Type: connector.TypeString, Secret: true,
+		{Name: KeyTLSKey, Title: "Client private key", Type: connector.TypeString, Secret: true,
 			Doc: "PEM private key of mqtt.tls.cert."},
-		{Name: KeyClientID, Type: connector.TypeString, Check: checkClientID,
-			Doc: "MQTT client identifier. Default: derived from the connector name and task number (eb-<connector>-<task>), " +
-				"stable across restarts so that the source's persistent session is found again. Two clients with the " +
-				"same id take the connection from each other."},
-		{Name: KeyKeepAlive, Type: connector.TypeDuration, Default: "30s", Check: checkKeepAlive,
-			Doc: "Keep-alive interval (whole seconds, at most 18h12m15s)."},
-		{Name: KeyConnectTimeout, Type: connector.TypeDuration, Default: "10s", Check: checkPositive,
-			Doc: "Bound of one connection attempt (TCP, TLS and CONNACK)."},
+		{Name: KeyClientID, Title: "Client ID", Type: connector.TypeString, Check: checkClientID,
+			Example: "eb-orders-ingest",
+			Doc: "MQTT client identifier (1 to 256 printable ASCII characters without spaces); with several tasks, " +
+				"-<task> is appended. Default: derived from the connector name and task number (eb-<connector>-<task>, " +
+				"and -sink after it for the sink), stable across restarts so that the source's persistent session is " +
+				"found again. Two clients with the same id take the connection from each other."},
+		{Name: KeyKeepAlive, Title: "Keep-alive interval", Type: connector.TypeDuration, Default: "30s", Check: checkKeepAlive,
+			Example: "60s",
+			Doc:     "Keep-alive interval sent in CONNECT (whole seconds, at most 18h12m15s)."},
+		{Name: KeyConnectTimeout, Title: "Connect timeout", Type: connector.TypeDuration, Default: "10s", Check: checkPositive,
+			Example: "15s",
+			Doc:     "Bound of one connection attempt (TCP, TLS and CONNACK)."},
 	}
 }
 

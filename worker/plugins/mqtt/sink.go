@@ -48,23 +48,25 @@ func init() { connector.Register(Plugin()) }
 func Plugin() connector.Plugin {
 	spec := commonSpec()
 	spec = append(spec,
-		connector.Field{Name: KeyTopic, Type: connector.TypeString, Required: true, Check: checkTemplate,
+		connector.Field{Name: KeyTopic, Title: "Topic", Type: connector.TypeString, Required: true, Check: checkTemplate,
+			Example: "devices/{subject}/{$.data.kind}",
 			Doc: "Topic to publish to. {name} is replaced by the event's attribute name ({subject}, {type}, {source}, " +
 				"an extension) and {$.path} by the value of a JSON path over the event ({$.data.deviceId}): strings as " +
 				"they are, other values as JSON. Example: devices/{subject}/{$.data.kind}. A record whose topic comes out " +
 				"empty, lacks a value, or holds '+' or '#' is given up (a permanent error)."},
-		connector.Field{Name: KeyQoS, Type: connector.TypeEnum, Default: "1", Enum: []string{"0", "1", "2"},
+		connector.Field{Name: KeyQoS, Title: "QoS level", Type: connector.TypeEnum, Default: "1", Enum: []string{"0", "1", "2"},
 			Doc: "QoS of the messages. With 1 and 2 a record is acknowledged only after the broker's PUBACK or PUBCOMP; " +
 				"with 0, once the message is written to the connection."},
-		connector.Field{Name: KeyRetain, Type: connector.TypeBool, Default: "false",
+		connector.Field{Name: KeyRetain, Title: "Retain messages", Type: connector.TypeBool, Default: "false",
 			Doc: "Publish retained messages: the broker keeps the last one of each topic for new subscribers."},
-		connector.Field{Name: KeyMode, Type: connector.TypeEnum, Enum: []string{ModeBinary, ModeStructured},
+		connector.Field{Name: KeyMode, Title: "Content mode", Type: connector.TypeEnum, Enum: []string{ModeBinary, ModeStructured},
 			Doc: "binary (the default with MQTT 5): the data is the payload, datacontenttype the Content Type and the " +
 				"other attributes MQTT 5 user properties named after them, as in the CloudEvents MQTT binding. " +
 				"structured (the default, and only choice, with MQTT 3.1.1): the payload is the event in JSON " +
 				"(application/cloudevents+json)."},
-		connector.Field{Name: KeyPublishTimeout, Type: connector.TypeDuration, Default: "10s", Check: checkPositive,
-			Doc: "Bound of the wait for the broker to acknowledge one message; a timeout is retried."},
+		connector.Field{Name: KeyPublishTimeout, Title: "Publish timeout", Type: connector.TypeDuration, Default: "10s", Check: checkPositive,
+			Example: "30s",
+			Doc:     "Bound of the wait for the broker to acknowledge one message; a timeout is retried."},
 	)
 	return connector.Plugin{
 		Name:    Name,

@@ -49,17 +49,19 @@ func init() { connector.Register(SourcePlugin()) }
 func SourcePlugin() connector.Plugin {
 	spec := commonSpec()
 	spec = append(spec,
-		connector.Field{Name: KeyTopics, Type: connector.TypeString, Required: true, Check: checkTopicFilters,
+		connector.Field{Name: KeyTopics, Title: "Topic filters", Type: connector.TypeString, Required: true, Check: checkTopicFilters,
+			Example: "devices/+/telemetry,alerts/#",
 			Doc: "Topic filters to subscribe to, comma-separated; '+' matches one level and '#' the remaining levels " +
 				"(devices/+/telemetry,alerts/#). With MQTT 5, $share/<group>/<filter> is a shared subscription."},
-		connector.Field{Name: KeyQoS, Type: connector.TypeEnum, Default: "1", Enum: []string{"0", "1", "2"},
+		connector.Field{Name: KeyQoS, Title: "QoS level", Type: connector.TypeEnum, Default: "1", Enum: []string{"0", "1", "2"},
 			Doc: "QoS of the subscriptions: with 1 or 2, a message is acknowledged to the broker only once its event " +
 				"is stored on the bus, and messages published while no task runs wait in the session; 0 may lose messages."},
-		connector.Field{Name: KeySessionExpiry, Type: connector.TypeDuration, Default: "24h", Check: checkExpiry,
+		connector.Field{Name: KeySessionExpiry, Title: "Session expiry", Type: connector.TypeDuration, Default: "24h", Check: checkExpiry,
+			Example: "72h",
 			Doc: "MQTT 5: how long the broker keeps the session, and queues its messages, while no task is connected " +
 				"(whole seconds, at most 136 years). MQTT 3.1.1 brokers keep sessions as configured on the broker."},
-		connector.Field{Name: KeyBatch, Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
-			Doc: "Most messages stored on the bus at once."},
+		connector.Field{Name: KeyBatch, Title: "Batch size", Type: connector.TypeInt, Default: "100", Min: connector.Min(1),
+			Doc: "Most messages one read returns: the messages already received, up to this many, are stored on the bus together."},
 	)
 	return connector.Plugin{
 		Name:    SourceName,

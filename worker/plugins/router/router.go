@@ -85,18 +85,21 @@ func Plugin() connector.Plugin {
 		Version: "1.0.0",
 		Doc:     "Matches the events of a bus against its rules in one pass and stores one copy per matched rule.",
 		Spec: connector.Spec{
-			{Name: KeyRules, Type: connector.TypeJSON, Default: "[]",
+			{Name: KeyRules, Title: "Rule table", Type: connector.TypeJSON, Default: "[]",
+				Example: `[{"id": "k7d2mz4xq5vb3nta", "name": "orders-to-billing", "subject": "eb.bus.q4xbm2n7vd3kza6e.rule.k7d2mz4xq5vb3nta", "pattern": {"source": ["shop.orders"]}, "fromSequence": 0}]`,
 				Doc: `Rule table: [{"id": "...", "name": "...", "subject": "<cluster>.bus.<busId>.rule.<ruleId>", "pattern": {...}, "fromSequence": N}]; name (the id when absent) names the rule in the bus log. ` +
 					`An archive is an entry with "archive": true, "subject": "<cluster>.archive.<accountId>.<archiveId>" and "stream": "<cluster>_ARCHIVE_<accountId>_<archiveId>" (the stream expected to store subject; absent: the bus's).`},
-			{Name: KeyEventTypesSubject, Type: connector.TypeString, Check: checkSubject,
+			{Name: KeyEventTypesSubject, Title: "Event types subject", Type: connector.TypeString, Check: checkSubject,
+				Example: "eb.eventtypes.q4xbm2n7vd3kza6e",
 				Doc: "Subject the router reports the event types it routed to (<cluster>.eventtypes.<busId>, on the " +
 					"event-types stream): the (source, type) pairs of the events, with counts, when they were first and " +
 					"last stored, and samples of their JSON data. Empty: none."},
-			{Name: KeyEventTypesInterval, Type: connector.TypeInt, Default: strconv.FormatInt(DefaultEventTypesInterval.Milliseconds(), 10),
-				Min: connector.Min(100),
+			{Name: KeyEventTypesInterval, Title: "Event types report interval (ms)", Type: connector.TypeInt,
+				Default: strconv.FormatInt(DefaultEventTypesInterval.Milliseconds(), 10), Min: connector.Min(100),
 				Doc: "Interval in milliseconds between two reports of event types; nothing is published for an interval " +
 					"in which nothing was routed."},
-			{Name: KeyBusID, Type: connector.TypeString,
+			{Name: KeyBusID, Title: "Bus ID", Type: connector.TypeString,
+				Example: "q4xbm2n7vd3kza6e",
 				Doc: "Id of the router's bus, which its reports of event types and the subjects of replays to one " +
 					"target name. Empty: the last token of " + KeyEventTypesSubject + ", else the bus of the subject read."},
 		},

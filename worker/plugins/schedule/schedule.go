@@ -102,18 +102,23 @@ func newPlugin(clock Clock) connector.Plugin {
 			"id derived from both (a firing emitted twice is stored once), data schedule.data. The last fired time is " +
 			"the offset {\"lastFired\": T} of partition {\"schedule\": <connector>}. Only task 0 fires.",
 		Spec: connector.Spec{
-			{Name: KeyExpression, Type: connector.TypeString, Required: true, Check: checkExpression,
+			{Name: KeyExpression, Title: "Schedule expression", Type: connector.TypeString, Required: true, Check: checkExpression,
+				Example: "cron(0 18 ? * MON-FRI *)",
 				Doc: "rate(value unit) with unit minute(s), hour(s) or day(s), singular iff value is 1: rate(5 minutes), " +
 					"rate(1 day); or cron(minutes hours day-of-month month day-of-week year) with ? in exactly one of " +
 					"day-of-month and day-of-week: cron(0 12 * * ? *), cron(0 18 ? * MON-FRI *), cron(15 10 L * ? *)."},
-			{Name: KeyTimezone, Type: connector.TypeString, Default: "UTC", Check: checkTimezone,
-				Doc: "IANA time zone the cron expression is read in (Europe/Berlin); rates do not depend on it."},
-			{Name: KeyCatchup, Type: connector.TypeEnum, Default: CatchupLast,
+			{Name: KeyTimezone, Title: "Time zone", Type: connector.TypeString, Default: "UTC", Check: checkTimezone,
+				Example: "Europe/Berlin",
+				Doc:     "IANA time zone the cron expression is read in (Europe/Berlin); rates do not depend on it."},
+			{Name: KeyCatchup, Title: "Missed firings", Type: connector.TypeEnum, Default: CatchupLast,
 				Enum: []string{CatchupLast, CatchupAll, CatchupNone, catchupTrue, catchupFalse},
 				Doc: "Firings missed while no task ran (the worker was down): last (or true) emits the last one once, " +
 					"all emits each, in order, none (or false) skips them."},
-			{Name: KeyData, Type: connector.TypeJSON, Default: "{}", Doc: "JSON payload (data) of every event."},
-			{Name: KeyStart, Type: connector.TypeString, Check: checkStart,
+			{Name: KeyData, Title: "Event data", Type: connector.TypeJSON, Default: "{}",
+				Example: `{"job": "nightly-report"}`,
+				Doc:     "JSON payload (data, application/json) of every event."},
+			{Name: KeyStart, Title: "Start time", Type: connector.TypeString, Check: checkStart,
+				Example: "2026-01-31T09:00:00Z",
 				Doc: "RFC 3339 time a rate counts from (firings at start + k × rate, k ≥ 1) and before which a cron " +
 					"does not fire. Empty: the first task start (a rate then keeps the phase of its first firing)."},
 		},

@@ -77,10 +77,14 @@ func init() { connector.Register(Plugin()) }
 func Plugin() connector.Plugin {
 	bus := eventbus.SourcePlugin().Spec
 	stream, _ := bus.Field(eventbus.KeySourceStream)
+	stream.Title = "Intake stream"
 	stream.Doc = "The stream holding the source's intake: the bus's stream. Set by the control plane."
+	stream.Example = "eb_BUS_q4xbm2n7vd3kza6e"
 	subject, _ := bus.Field(eventbus.KeySourceSubject)
 	subject.Required = true
+	subject.Title = "Intake subject"
 	subject.Doc = "The source's intake subject on that stream (<cluster>.bus.<busId>.source.<sourceId>). Set by the control plane."
+	subject.Example = "eb.bus.q4xbm2n7vd3kza6e.source.m2c7xq4kz5vd3bna"
 	return connector.Plugin{
 		Name:    Name,
 		Type:    connector.TypeSource,
@@ -92,24 +96,28 @@ func Plugin() connector.Plugin {
 		Spec: connector.Spec{
 			stream,
 			subject,
-			{Name: KeyMethods, Type: connector.TypeString, Default: DefaultMethods, Check: checkMethods,
+			{Name: KeyMethods, Title: "Accepted methods", Type: connector.TypeString, Default: DefaultMethods, Check: checkMethods,
+				Example: "POST,PUT",
 				Doc: "HTTP methods the webhook accepts, comma-separated, from GET, POST, PUT, PATCH, DELETE (any case); another " +
 					"method is refused with 403."},
-			{Name: KeyIPs, Type: connector.TypeString, Check: checkIPs,
+			{Name: KeyIPs, Title: "Allowed client IPs", Type: connector.TypeString, Check: checkIPs,
+				Example: "203.0.113.7,10.0.0.0/8",
 				Doc: "Client IP addresses and CIDR ranges (IPv4 and IPv6) the webhook accepts, comma-separated: " +
 					"203.0.113.7, 10.0.0.0/8, 2001:db8::/32. Empty accepts any client; another is refused with 403."},
-			{Name: KeyReferers, Type: connector.TypeString, Check: checkReferers,
+			{Name: KeyReferers, Title: "Allowed referers", Type: connector.TypeString, Check: checkReferers,
+				Example: "example.com,*.example.com",
 				Doc: "Host names the Referer header must name, comma-separated; *.example.com matches every " +
 					"subdomain of example.com. Empty accepts any request; another is refused with 403."},
-			{Name: KeySignatureScheme, Type: connector.TypeEnum, Default: SchemeNone,
+			{Name: KeySignatureScheme, Title: "Signature scheme", Type: connector.TypeEnum, Default: SchemeNone,
 				Enum: []string{SchemeNone, SchemeGitHub, SchemeStandardWebhooks, SchemeHMACSHA256},
 				Doc: "How requests are signed: none; github (X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>); " +
 					"standard-webhooks (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of " +
 					"id.timestamp.body>, secret whsec_<base64>); hmac-sha256 (hex HMAC-SHA256 of the body in " +
 					"http.signature.header). A request without a valid signature is refused."},
-			{Name: KeySignatureHeader, Type: connector.TypeString, Check: checkHeaderName,
-				Doc: "Header holding the signature when http.signature.scheme is hmac-sha256 (required then)."},
-			{Name: KeySignatureSecret, Type: connector.TypeString, Secret: true,
+			{Name: KeySignatureHeader, Title: "Signature header", Type: connector.TypeString, Check: checkHeaderName,
+				Example: "X-Signature",
+				Doc:     "Header holding the hex HMAC-SHA256 of the body when http.signature.scheme is hmac-sha256 (required then); other schemes ignore it."},
+			{Name: KeySignatureSecret, Title: "Signing secret", Type: connector.TypeString, Secret: true,
 				Doc: "Signing secret; required unless http.signature.scheme is none. For standard-webhooks: whsec_<base64>."},
 		},
 		NewSource: NewSource,
