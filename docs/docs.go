@@ -2501,6 +2501,169 @@ const docTemplate = `{
                 ]
             }
         },
+        "/api/v1/buses/{bus}/channels/{rule}": {
+            "get": {
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "channels"
+                ],
+                "summary": "Get a channel: a rule, its targets and its bus's sources",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "rule name",
+                        "name": "rule",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/Channel"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound, RuleNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            },
+            "put": {
+                "description": "Every part is checked first: names, the event pattern, transformers, references (buses, API\ndestinations) and the configs of plugin targets and sources, by their plugins in the runtime. A\ndocument with problems changes nothing and is answered 400 InvalidChannel with every problem in\nerrors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one\ntransaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;\nsources not listed are kept. It answers once the runtime applied it, with the channel as stored.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "channels"
+                ],
+                "summary": "Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "account (default: the caller's own)",
+                        "name": "X-Account-Id",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "bus name",
+                        "name": "bus",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "rule name",
+                        "name": "rule",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the channel; read-only fields are ignored",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/Channel"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/Channel"
+                        }
+                    },
+                    "201": {
+                        "description": "created (the rule is new)",
+                        "schema": {
+                            "$ref": "#/definitions/Channel"
+                        }
+                    },
+                    "400": {
+                        "description": "InvalidChannel (errors lists every problem), MalformedRequest",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthenticated: no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden: the role lacks the permission",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "BusNotFound",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ChannelChanged (another request changed it meanwhile), RuleQuotaExceeded, SourceQuotaExceeded, BusQuotaExceeded",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "ServiceUnavailable: the runtime could not check a plugin's config",
+                        "schema": {
+                            "$ref": "#/definitions/Problem"
+                        }
+                    }
+                },
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ]
+            }
+        },
         "/api/v1/buses/{bus}/event-types": {
             "get": {
                 "produces": [
@@ -10484,6 +10647,43 @@ const docTemplate = `{
                 }
             }
         },
+        "Channel": {
+            "type": "object",
+            "properties": {
+                "bus": {
+                    "description": "Bus is the bus of the path; read-only.",
+                    "type": "string",
+                    "readOnly": true,
+                    "example": "orders"
+                },
+                "createBus": {
+                    "description": "CreateBus, in a PUT, creates the bus (with the default retention) when it does not exist, once the document\npassed its checks; without it a missing bus is BusNotFound.",
+                    "type": "boolean"
+                },
+                "rule": {
+                    "description": "Rule is the rule, without targets; its name may be absent (the path's).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/Rule"
+                        }
+                    ]
+                },
+                "sources": {
+                    "description": "Sources are the bus's sources. In a PUT each one listed is created or replaced (a secret value sent back as\n*** keeps the stored one); the bus's other sources are kept, since they feed its other rules too (delete one\nat /buses/{bus}/sources/{source}). Answers hold every source of the bus, http sources with their webhook.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Source"
+                    }
+                },
+                "targets": {
+                    "description": "Targets are every target of the rule: a PUT creates or replaces those listed and deletes the others.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/Target"
+                    }
+                }
+            }
+        },
         "CloudEvent": {
             "type": "object",
             "properties": {
@@ -11306,6 +11506,13 @@ const docTemplate = `{
                     "type": "string",
                     "example": "bus \"orders\" does not exist"
                 },
+                "errors": {
+                    "description": "Errors are every problem of a document checked whole (a channel), each at its place in the request's body;\nField and Detail then say the first. Absent when the problem is one.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/ProblemError"
+                    }
+                },
                 "field": {
                     "description": "Field names the offending input when it is known (a JSON path, a query parameter or a header).",
                     "type": "string",
@@ -11324,6 +11531,26 @@ const docTemplate = `{
                     "description": "Type is a URI naming the problem: ProblemTypeBase + code, or about:blank when the status says it all.",
                     "type": "string",
                     "example": "https://eventbridge-go.dev/problems/BusNotFound"
+                }
+            }
+        },
+        "ProblemError": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "description": "Code is stable and meant for programs.",
+                    "type": "string",
+                    "example": "ValidationError"
+                },
+                "detail": {
+                    "description": "Detail explains the problem for people.",
+                    "type": "string",
+                    "example": "config.url \"not a url\" is not an absolute http or https URL"
+                },
+                "pointer": {
+                    "description": "Pointer is the JSON pointer (RFC 6901) of the offending value in the request's body.",
+                    "type": "string",
+                    "example": "/targets/0/config/url"
                 }
             }
         },

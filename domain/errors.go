@@ -50,6 +50,17 @@ type Error struct {
 	Err     error
 	// RetryAfter, for KindThrottled, is how long to wait before trying again.
 	RetryAfter time.Duration
+	// Details are every problem of a request found at once, each at its place in the request's body (a document
+	// checked whole, such as a channel); Field and Message then say the first.
+	Details []Detail
+}
+
+// Detail is one problem of a request among several: Pointer is the JSON pointer (RFC 6901) of its place in the
+// request's body, Code and Message say what is wrong there.
+type Detail struct {
+	Pointer string
+	Code    string
+	Message string
 }
 
 func (e *Error) Error() string {

@@ -44,6 +44,18 @@ func ruleToRow(r *rule.Rule) ruleRow {
 	return row
 }
 
+// changes are the columns a change of the rule writes.
+func (row ruleRow) changes() map[string]any {
+	return map[string]any{
+		"description":    row.Description,
+		"event_pattern":  row.EventPattern,
+		"pattern_syntax": row.PatternSyntax,
+		"state":          row.State,
+		"layout":         row.Layout,
+		"updated_at":     row.UpdatedAt,
+	}
+}
+
 func ruleFromRow(row ruleRow) *rule.Rule {
 	r := rule.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.Name, row.Description,
 		[]byte(row.EventPattern), rule.Syntax(row.PatternSyntax), rule.State(row.State), fromDB(row.CreatedAt), fromDB(row.UpdatedAt))
@@ -145,14 +157,7 @@ func (r *RuleRepository) Update(ctx context.Context, busID, name string, fn func
 			return fnErr
 		}
 		stored = ruleToRow(ru)
-		return tx.Model(&ruleRow{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"description":    stored.Description,
-			"event_pattern":  stored.EventPattern,
-			"pattern_syntax": stored.PatternSyntax,
-			"state":          stored.State,
-			"layout":         stored.Layout,
-			"updated_at":     stored.UpdatedAt,
-		}).Error
+		return tx.Model(&ruleRow{}).Where("id = ?", row.ID).Updates(stored.changes()).Error
 	})
 	if fnErr != nil {
 		return nil, fnErr

@@ -60,6 +60,18 @@ func sourceToRow(s *source.Source) (sourceRow, error) {
 	return row, nil
 }
 
+// changes are the columns a change of the source writes.
+func (row sourceRow) changes() map[string]any {
+	return map[string]any{
+		"description": row.Description,
+		"state":       row.State,
+		"config":      row.Config,
+		"secret_keys": row.SecretKeys,
+		"token":       row.Token,
+		"updated_at":  row.UpdatedAt,
+	}
+}
+
 func sourceFromRow(row sourceRow) (*source.Source, error) {
 	var cfg map[string]string
 	if err := json.Unmarshal([]byte(row.Config), &cfg); err != nil {
@@ -200,14 +212,7 @@ func (r *SourceRepository) Update(ctx context.Context, busID, name string, fn fu
 		if stored, err = sourceToRow(s); err != nil {
 			return err
 		}
-		return tx.Model(&sourceRow{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"description": stored.Description,
-			"state":       stored.State,
-			"config":      stored.Config,
-			"secret_keys": stored.SecretKeys,
-			"token":       stored.Token,
-			"updated_at":  stored.UpdatedAt,
-		}).Error
+		return tx.Model(&sourceRow{}).Where("id = ?", row.ID).Updates(stored.changes()).Error
 	})
 	if fnErr != nil {
 		return nil, fnErr

@@ -113,6 +113,21 @@ func targetToRow(t *target.Target) (targetRow, error) {
 	}, nil
 }
 
+// changes are the columns a change of the target writes.
+func (row targetRow) changes() map[string]any {
+	return map[string]any{
+		"type":                        row.Type,
+		"config":                      row.Config,
+		"input_transformer":           row.InputTransformer,
+		"api_destination":             row.APIDestination,
+		"format":                      row.Format,
+		"role_arn":                    row.RoleARN,
+		"retry_max_attempts":          row.RetryMaxAttempts,
+		"retry_max_event_age_seconds": row.RetryMaxEventAgeSeconds,
+		"updated_at":                  row.UpdatedAt,
+	}
+}
+
 func targetFromRow(row targetRow) (*target.Target, error) {
 	var (
 		c    target.HTTPConfig
@@ -262,17 +277,7 @@ func (r *TargetRepository) Update(ctx context.Context, ruleID, name string, fn f
 		if stored, err = targetToRow(t); err != nil {
 			return err
 		}
-		return tx.Model(&targetRow{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"type":                        stored.Type,
-			"config":                      stored.Config,
-			"input_transformer":           stored.InputTransformer,
-			"api_destination":             stored.APIDestination,
-			"format":                      stored.Format,
-			"role_arn":                    stored.RoleARN,
-			"retry_max_attempts":          stored.RetryMaxAttempts,
-			"retry_max_event_age_seconds": stored.RetryMaxEventAgeSeconds,
-			"updated_at":                  stored.UpdatedAt,
-		}).Error
+		return tx.Model(&targetRow{}).Where("id = ?", row.ID).Updates(stored.changes()).Error
 	})
 	if fnErr != nil {
 		return nil, fnErr

@@ -315,6 +315,14 @@ var isolationCases = []isolationCase{
 		body: map[string]any{"name": "new", "eventPattern": map[string]any{"source": []any{"x"}},
 			"targets": []any{map[string]any{"name": "t", "type": "bus", "config": map[string]any{"bus": busOfB}}}}, sameAs: true},
 
+	// Channels.
+	{route: "GET /api/v1/buses/:bus/channels/:rule", name: "get", url: v1Bus + "/channels/" + ruleOfB, notFound: "BusNotFound"},
+	{route: "PUT /api/v1/buses/:bus/channels/:rule", name: "replace", url: v1Bus + "/channels/" + ruleOfB,
+		body: map[string]any{"rule": map[string]any{"eventPattern": map[string]any{"source": []any{"x"}}}, "targets": []any{}}, notFound: "BusNotFound"},
+	{route: "PUT /api/v1/buses/:bus/channels/:rule", name: "a's channel with a target to b's bus", url: "/api/v1/buses/" + busOfA + "/channels/" + ruleOfA,
+		body: map[string]any{"rule": map[string]any{"eventPattern": map[string]any{"source": []any{"x"}}},
+			"targets": []any{map[string]any{"name": "t", "type": "bus", "config": map[string]any{"bus": busOfB}}}}, sameAs: true},
+
 	// Connections.
 	{route: "GET /api/v1/connections", name: "list", list: true, own: connOfA},
 	{route: "GET /api/v1/connections/:connection", name: "get", url: "/api/v1/connections/" + connOfB, notFound: "ConnectionNotFound"},
@@ -595,6 +603,7 @@ var isolationShadowCases = []isolationCase{
 	{route: "POST /api/v1/buses/:bus/rules/:rule/enable", name: "enable", url: v1Rule + "/enable", notFound: "RuleNotFound"},
 	{route: "POST /api/v1/buses/:bus/rules/:rule/disable", name: "disable", url: v1Rule + "/disable", notFound: "RuleNotFound"},
 	{route: "GET /api/v1/buses/:bus/rules/:rule/targets", name: "list", url: v1Rule + "/targets", notFound: "RuleNotFound"},
+	{route: "GET /api/v1/buses/:bus/channels/:rule", name: "get b's channel through a's bus", url: v1Bus + "/channels/" + ruleOfB, notFound: "RuleNotFound"},
 	{route: "GET /api/v1/buses/:bus/rules/:rule/targets/:target", name: "get", url: v1Target, notFound: "RuleNotFound"},
 	{route: "PUT /api/v1/buses/:bus/rules/:rule/targets/:target", name: "replace", url: v1Target,
 		body: map[string]any{"type": "http", "config": map[string]any{"url": "https://a.example.com/"}}, notFound: "RuleNotFound"},

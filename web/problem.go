@@ -36,7 +36,20 @@ type Problem struct {
 	Code string `json:"code" example:"BusNotFound"`
 	// Field names the offending input when it is known (a JSON path, a query parameter or a header).
 	Field string `json:"field,omitempty" example:"name"`
+	// Errors are every problem of a document checked whole (a channel), each at its place in the request's body;
+	// Field and Detail then say the first. Absent when the problem is one.
+	Errors []ProblemError `json:"errors,omitempty"`
 } //@name Problem
+
+// ProblemError is one problem of a request's body among several (RFC 9457's "errors" extension, as its example).
+type ProblemError struct {
+	// Pointer is the JSON pointer (RFC 6901) of the offending value in the request's body.
+	Pointer string `json:"pointer" example:"/targets/0/config/url"`
+	// Detail explains the problem for people.
+	Detail string `json:"detail" example:"config.url \"not a url\" is not an absolute http or https URL"`
+	// Code is stable and meant for programs.
+	Code string `json:"code" example:"ValidationError"`
+} //@name ProblemError
 
 // statusOfKind is the one table that maps domain errors to HTTP statuses.
 var statusOfKind = map[domain.Kind]int{
@@ -73,7 +86,11 @@ func ProblemOf(log *slog.Logger, r *http.Request, err error) Problem {
 		log.Error("internal error", "method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		return NewProblem(http.StatusInternalServerError, domain.ErrInternal.Code, "", "an internal error occurred; it has been logged")
 	}
-	return NewProblem(StatusOf(de.Kind), de.Code, de.Field, MessageOf(de))
+	p := NewProblem(StatusOf(de.Kind), de.Code, de.Field, MessageOf(de))
+	for _, d := range de.Details {
+		p.Errors = append(p.Errors, ProblemError{Pointer: d.Pointer, Detail: d.Message, Code: d.Code})
+	}
+	return p
 }
 
 // MessageOf is the message of a domain error on one line (the CloudEvents SDK ends its validation errors with a

@@ -35,6 +35,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/channel"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
@@ -87,6 +88,8 @@ type Services struct {
 	DeadLetters *deadletter.Service
 	// Sources are the sources of buses and their webhooks.
 	Sources *source.Service
+	// Channels saves a rule with its targets and its bus's sources as one document, all or nothing.
+	Channels *channel.Service
 	// Inspect tests events against a bus's rules, searches a bus's events and tails them.
 	Inspect *inspect.Service
 	// History answers the metrics history of an account's buses, rules and targets.

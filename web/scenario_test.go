@@ -35,6 +35,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/channel"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
 	"github.com/eventbridge-go/eventbridge/domain/history"
@@ -169,6 +170,8 @@ func newEnvOn(t testing.TB, js jetstream.JetStream, db *persistence.DB) *env {
 	services.Sources = &source.Service{Sources: sources, Buses: buses, Runtime: srcRT, Statuses: srcRT, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log}
 	services.Buses.Sources = sources
+	services.Channels = &channel.Service{Buses: services.Buses, Channels: persistence.NewChannelRepository(db), Rules: services.Rules,
+		Targets: services.Targets, Sources: services.Sources, Runtime: rt, Logger: log}
 	archives := persistence.NewArchiveRepository(db)
 	services.Buses.Archives = archives
 	services.Archives = &archive.Service{Archives: archives, Buses: buses, Store: store, Runtime: rt, Logger: log}

@@ -52,28 +52,51 @@ func (a *Adapter) secretKeys(ctx context.Context, class string) ([]string, error
 	return keys, nil
 }
 
-// validateConfig runs the plugin's validate endpoint on cfg and returns every problem as "config.<key>:
-// <message>" (keys in the plugin's order), with the first key; none when the config is valid.
-func (a *Adapter) validateConfig(ctx context.Context, class string, cfg map[string]string) (problems []string, first string, err error) {
+// configProblem is one problem the plugin found in a config: of key, or of the config as a whole (key "").
+type configProblem struct{ key, message string }
+
+// validateConfig asks the runtime to validate cfg with the plugin class and returns every problem it found (none:
+// valid); an error only when the runtime could not answer.
+func (a *Adapter) validateConfig(ctx context.Context, class string, cfg map[string]string) ([]configProblem, error) {
 	infos, err := a.cfg.Runtime.ValidateConfig(ctx, class, cfg)
 	if err != nil {
 		if rpc.IsBadRequest(err) {
-			return []string{"config: " + err.Error()}, "", nil
+			return []configProblem{{message: err.Error()}}, nil
 		}
-		return nil, "", err
+		return nil, err
 	}
+	var ps []configProblem
 	for _, ci := range infos.Configs {
 		for _, msg := range ci.Value.Errors {
-			if first == "" {
-				first = ci.Definition.Name
-			}
-			problems = append(problems, "config."+ci.Definition.Name+": "+msg)
+			ps = append(ps, configProblem{key: ci.Definition.Name, message: msg})
 		}
 	}
-	if infos.ErrorCount > 0 && len(problems) == 0 {
-		problems = []string{fmt.Sprintf("the plugin %s found %d problem(s)", class, infos.ErrorCount)}
+	if infos.ErrorCount > 0 && len(ps) == 0 {
+		ps = []configProblem{{message: fmt.Sprintf("the plugin %s found %d problem(s)", class, infos.ErrorCount)}}
 	}
-	return problems, first, nil
+	return ps, nil
+}
+
+// configError is the error of a config's problems: a copy of base naming the first key with a problem
+// (config.<key>), every problem in its message ("config.<key>: <message>", separated by "; ") and one by one in
+// its Details, at /config/<key> of the resource (a document places them under the resource's own pointer).
+func configError(base *domain.Error, ps []configProblem) *domain.Error {
+	field, texts := "config", make([]string, 0, len(ps))
+	var details []domain.Detail
+	for _, p := range ps {
+		at, pointer := "config", "/config"
+		if p.key != "" {
+			at, pointer = "config."+p.key, "/config/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(p.key)
+			if field == "config" {
+				field = at
+			}
+		}
+		texts = append(texts, at+": "+p.message)
+		details = append(details, domain.Detail{Pointer: pointer, Code: base.Code, Message: at + ": " + p.message})
+	}
+	e := base.With("the config has %d problem(s): %s", len(ps), strings.Join(texts, "; ")).WithField(field)
+	e.Details = details
+	return e
 }
 
 // unavailable maps a failure to reach the runtime to domain.ErrUnavailable saying what could not be done.
@@ -113,16 +136,12 @@ func (a *Adapter) CheckSink(ctx context.Context, typ target.Type, cfg map[string
 	full := maps.Clone(validationSinkKeys)
 	maps.Copy(full, cfg)
 	full[rpc.ConfigConnectorClass] = string(typ)
-	problems, first, err := a.validateConfig(ctx, string(typ), full)
+	problems, err := a.validateConfig(ctx, string(typ), full)
 	if err != nil {
 		return nil, unavailable(err, what)
 	}
 	if len(problems) > 0 {
-		field := "config"
-		if first != "" {
-			field += "." + first
-		}
-		return nil, domain.Invalid(field, "the config has %d problem(s): %s", len(problems), strings.Join(problems, "; "))
+		return nil, configError(domain.ErrValidation, problems)
 	}
 	keys, err := a.secretKeys(ctx, string(typ))
 	if err != nil {

@@ -83,8 +83,7 @@ func (a *Adapter) SecretKeys(ctx context.Context, t source.Type) ([]string, erro
 }
 
 // Validate checks the source's connector config (its config with the keys the adapter sets) with the plugin's
-// validate endpoint. Every problem is named in one source.ErrInvalidConfig: "config.<key>: <message>", separated
-// by "; ", with Field naming the first key.
+// validate endpoint. Every problem is named in one source.ErrInvalidConfig (see configError).
 func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) error {
 	plugin, err := a.sourcePlugin(ctx, s.Type())
 	if err != nil {
@@ -96,18 +95,14 @@ func (a *Adapter) Validate(ctx context.Context, b *bus.Bus, s *source.Source) er
 	}
 	// Its secrets are sealed for its connector, which the config names: the worker opens them only for it.
 	cfg["name"] = SourceName(b.AccountID(), b.Name(), s.Name())
-	problems, first, err := a.validateConfig(ctx, plugin, cfg)
+	problems, err := a.validateConfig(ctx, plugin, cfg)
 	if err != nil {
 		return sourceRuntimeErr(err)
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	field := "config"
-	if first != "" {
-		field += "." + first
-	}
-	return source.ErrInvalidConfig.With("the config has %d problem(s): %s", len(problems), strings.Join(problems, "; ")).WithField(field)
+	return configError(source.ErrInvalidConfig, problems)
 }
 
 // errRawStream refuses an eventbus source that reads the installation's NATS by stream or subject rather than by

@@ -44,6 +44,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/audit"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/channel"
 	"github.com/eventbridge-go/eventbridge/domain/connection"
 	"github.com/eventbridge-go/eventbridge/domain/deadletter"
 	"github.com/eventbridge-go/eventbridge/domain/eventtype"
@@ -514,6 +515,8 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo
+	services.Channels = &channel.Service{Buses: services.Buses, Channels: persistence.NewChannelRepository(db), Rules: services.Rules,
+		Targets: services.Targets, Sources: services.Sources, Runtime: m.adapter, Logger: log}
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys
 	services.AccessKeys = &accesskey.Service{Keys: persistence.NewAccessKeyRepository(db), Accounts: accounts, Sealer: sealer,
 		Opener: sealer, Logger: log.With("component", "access-keys")}

@@ -1431,6 +1431,29 @@ type BusPatch struct {
 	Retention *RetentionPatch `json:"retention,omitempty"`
 }
 
+// Channel defines model for Channel.
+type Channel struct {
+	// Bus Bus is the bus of the path; read-only.
+	//
+	// Example: orders
+	Bus *string `json:"bus,omitempty"`
+
+	// CreateBus CreateBus, in a PUT, creates the bus (with the default retention) when it does not exist, once the document
+	// passed its checks; without it a missing bus is BusNotFound.
+	CreateBus *bool `json:"createBus,omitempty"`
+
+	// Rule Rule is the rule, without targets; its name may be absent (the path's).
+	Rule *Rule `json:"rule,omitempty"`
+
+	// Sources Sources are the bus's sources. In a PUT each one listed is created or replaced (a secret value sent back as
+	// *** keeps the stored one); the bus's other sources are kept, since they feed its other rules too (delete one
+	// at /buses/{bus}/sources/{source}). Answers hold every source of the bus, http sources with their webhook.
+	Sources *[]Source `json:"sources,omitempty"`
+
+	// Targets Targets are every target of the rule: a PUT creates or replaces those listed and deletes the others.
+	Targets *[]Target `json:"targets,omitempty"`
+}
+
 // CloudEvent defines model for CloudEvent.
 type CloudEvent struct {
 	// Data Data is the payload: any JSON value.
@@ -1992,6 +2015,10 @@ type Problem struct {
 	// Example: bus "orders" does not exist
 	Detail *string `json:"detail,omitempty"`
 
+	// Errors Errors are every problem of a document checked whole (a channel), each at its place in the request's body;
+	// Field and Detail then say the first. Absent when the problem is one.
+	Errors *[]ProblemError `json:"errors,omitempty"`
+
 	// Field Field names the offending input when it is known (a JSON path, a query parameter or a header).
 	//
 	// Example: name
@@ -2009,6 +2036,24 @@ type Problem struct {
 	//
 	// Example: https://eventbridge-go.dev/problems/BusNotFound
 	Type *string `json:"type,omitempty"`
+}
+
+// ProblemError defines model for ProblemError.
+type ProblemError struct {
+	// Code Code is stable and meant for programs.
+	//
+	// Example: ValidationError
+	Code *string `json:"code,omitempty"`
+
+	// Detail Detail explains the problem for people.
+	//
+	// Example: config.url "not a url" is not an absolute http or https URL
+	Detail *string `json:"detail,omitempty"`
+
+	// Pointer Pointer is the JSON pointer (RFC 6901) of the offending value in the request's body.
+	//
+	// Example: /targets/0/config/url
+	Pointer *string `json:"pointer,omitempty"`
 }
 
 // PutEventsResponse defines model for PutEventsResponse.
@@ -4058,6 +4103,18 @@ type PatchApiV1BusesBusArchivesArchiveParams struct {
 	XAccountId *string `json:"X-Account-Id,omitempty"`
 }
 
+// GetApiV1BusesBusChannelsRuleParams defines parameters for GetApiV1BusesBusChannelsRule.
+type GetApiV1BusesBusChannelsRuleParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
+// PutApiV1BusesBusChannelsRuleParams defines parameters for PutApiV1BusesBusChannelsRule.
+type PutApiV1BusesBusChannelsRuleParams struct {
+	// XAccountId account (default: the caller's own)
+	XAccountId *string `json:"X-Account-Id,omitempty"`
+}
+
 // GetApiV1BusesBusEventTypesParams defines parameters for GetApiV1BusesBusEventTypes.
 type GetApiV1BusesBusEventTypesParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -4838,6 +4895,9 @@ type PostApiV1BusesBusArchivesJSONRequestBody = Archive
 // PatchApiV1BusesBusArchivesArchiveJSONRequestBody defines body for PatchApiV1BusesBusArchivesArchive for application/json ContentType.
 type PatchApiV1BusesBusArchivesArchiveJSONRequestBody = ArchivePatch
 
+// PutApiV1BusesBusChannelsRuleJSONRequestBody defines body for PutApiV1BusesBusChannelsRule for application/json ContentType.
+type PutApiV1BusesBusChannelsRuleJSONRequestBody = Channel
+
 // PostApiV1BusesBusEventsApplicationCloudeventsPlusJSONRequestBody defines body for PostApiV1BusesBusEvents for application/cloudevents+json ContentType.
 type PostApiV1BusesBusEventsApplicationCloudeventsPlusJSONRequestBody = CloudEvent
 
@@ -5434,6 +5494,39 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
 	PatchApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApiV1BusesBusChannelsRule Get a channel: a rule, its targets and its bus's sources
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/channels/{rule} (the `GetApiV1BusesBusChannelsRule` operationId).
+	GetApiV1BusesBusChannelsRule(ctx context.Context, bus string, rule string, params *GetApiV1BusesBusChannelsRuleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1BusesBusChannelsRuleWithBody Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+	//
+	// Every part is checked first: names, the event pattern, transformers, references (buses, API
+	// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+	// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+	// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+	// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+	// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+	PutApiV1BusesBusChannelsRuleWithBody(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutApiV1BusesBusChannelsRule Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+	//
+	// Every part is checked first: names, the event pattern, transformers, references (buses, API
+	// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+	// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+	// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+	// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+	// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+	PutApiV1BusesBusChannelsRule(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, body PutApiV1BusesBusChannelsRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiV1BusesBusEventTypes List the event types seen on a bus
 	//
@@ -7618,6 +7711,69 @@ func (c *Client) PatchApiV1BusesBusArchivesArchiveWithBody(ctx context.Context, 
 // Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
 func (c *Client) PatchApiV1BusesBusArchivesArchive(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchApiV1BusesBusArchivesArchiveRequest(c.Server, bus, archive, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApiV1BusesBusChannelsRule Get a channel: a rule, its targets and its bus's sources
+//
+// Corresponds with GET /api/v1/buses/{bus}/channels/{rule} (the `GetApiV1BusesBusChannelsRule` operationId).
+func (c *Client) GetApiV1BusesBusChannelsRule(ctx context.Context, bus string, rule string, params *GetApiV1BusesBusChannelsRuleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApiV1BusesBusChannelsRuleRequest(c.Server, bus, rule, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1BusesBusChannelsRuleWithBody Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+//
+// Every part is checked first: names, the event pattern, transformers, references (buses, API
+// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+func (c *Client) PutApiV1BusesBusChannelsRuleWithBody(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1BusesBusChannelsRuleRequestWithBody(c.Server, bus, rule, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutApiV1BusesBusChannelsRule Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+//
+// Every part is checked first: names, the event pattern, transformers, references (buses, API
+// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+func (c *Client) PutApiV1BusesBusChannelsRule(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, body PutApiV1BusesBusChannelsRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutApiV1BusesBusChannelsRuleRequest(c.Server, bus, rule, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12749,6 +12905,131 @@ func NewPatchApiV1BusesBusArchivesArchiveRequestWithBody(server string, bus stri
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetApiV1BusesBusChannelsRuleRequest constructs an http.Request for the GetApiV1BusesBusChannelsRule method
+func NewGetApiV1BusesBusChannelsRuleRequest(server string, bus string, rule string, params *GetApiV1BusesBusChannelsRuleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rule", rule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/channels/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XAccountId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Account-Id", *params.XAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Account-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPutApiV1BusesBusChannelsRuleRequest calls the generic PutApiV1BusesBusChannelsRule builder with application/json body
+func NewPutApiV1BusesBusChannelsRuleRequest(server string, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, body PutApiV1BusesBusChannelsRuleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutApiV1BusesBusChannelsRuleRequestWithBody(server, bus, rule, params, "application/json", bodyReader)
+}
+
+// NewPutApiV1BusesBusChannelsRuleRequestWithBody constructs an http.Request for the PutApiV1BusesBusChannelsRule method, with any body, and a specified content type
+func NewPutApiV1BusesBusChannelsRuleRequestWithBody(server string, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "bus", bus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "rule", rule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/buses/%s/channels/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -19576,6 +19857,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/buses/{bus}/archives/{archive} (the `PatchApiV1BusesBusArchivesArchive` operationId).
 	PatchApiV1BusesBusArchivesArchiveWithResponse(ctx context.Context, bus string, archive string, params *PatchApiV1BusesBusArchivesArchiveParams, body PatchApiV1BusesBusArchivesArchiveJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchApiV1BusesBusArchivesArchiveResponse, error)
 
+	// GetApiV1BusesBusChannelsRuleWithResponse Get a channel: a rule, its targets and its bus's sources
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/buses/{bus}/channels/{rule} (the `GetApiV1BusesBusChannelsRule` operationId).
+	GetApiV1BusesBusChannelsRuleWithResponse(ctx context.Context, bus string, rule string, params *GetApiV1BusesBusChannelsRuleParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusChannelsRuleResponse, error)
+
+	// PutApiV1BusesBusChannelsRuleWithBodyWithResponse Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+	//
+	// Every part is checked first: names, the event pattern, transformers, references (buses, API
+	// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+	// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+	// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+	// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+	// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+	PutApiV1BusesBusChannelsRuleWithBodyWithResponse(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusChannelsRuleResponse, error)
+
+	// PutApiV1BusesBusChannelsRuleWithResponse Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+	//
+	// Every part is checked first: names, the event pattern, transformers, references (buses, API
+	// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+	// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+	// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+	// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+	// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+	PutApiV1BusesBusChannelsRuleWithResponse(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, body PutApiV1BusesBusChannelsRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusChannelsRuleResponse, error)
+
 	// GetApiV1BusesBusEventTypesWithResponse List the event types seen on a bus
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23465,6 +23781,158 @@ func (r PatchApiV1BusesBusArchivesArchiveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchApiV1BusesBusArchivesArchiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApiV1BusesBusChannelsRuleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Channel
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApiV1BusesBusChannelsRuleResponse) GetJSON200() *Channel {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetApiV1BusesBusChannelsRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetApiV1BusesBusChannelsRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetApiV1BusesBusChannelsRuleResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApiV1BusesBusChannelsRuleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApiV1BusesBusChannelsRuleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApiV1BusesBusChannelsRuleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApiV1BusesBusChannelsRuleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutApiV1BusesBusChannelsRuleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Channel
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Channel
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Problem
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Problem
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Problem
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Problem
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Problem
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON200() *Channel {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON201() *Channel {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON400() *Problem {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON401() *Problem {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON403() *Problem {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON404() *Problem {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON409() *Problem {
+	return r.JSON409
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutApiV1BusesBusChannelsRuleResponse) GetJSON503() *Problem {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutApiV1BusesBusChannelsRuleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutApiV1BusesBusChannelsRuleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutApiV1BusesBusChannelsRuleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutApiV1BusesBusChannelsRuleResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31475,6 +31943,59 @@ func (c *ClientWithResponses) PatchApiV1BusesBusArchivesArchiveWithResponse(ctx 
 	return ParsePatchApiV1BusesBusArchivesArchiveResponse(rsp)
 }
 
+// GetApiV1BusesBusChannelsRuleWithResponse Get a channel: a rule, its targets and its bus's sources
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/buses/{bus}/channels/{rule} (the `GetApiV1BusesBusChannelsRule` operationId).
+func (c *ClientWithResponses) GetApiV1BusesBusChannelsRuleWithResponse(ctx context.Context, bus string, rule string, params *GetApiV1BusesBusChannelsRuleParams, reqEditors ...RequestEditorFn) (*GetApiV1BusesBusChannelsRuleResponse, error) {
+	rsp, err := c.GetApiV1BusesBusChannelsRule(ctx, bus, rule, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApiV1BusesBusChannelsRuleResponse(rsp)
+}
+
+// PutApiV1BusesBusChannelsRuleWithBodyWithResponse Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+//
+// Every part is checked first: names, the event pattern, transformers, references (buses, API
+// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+func (c *ClientWithResponses) PutApiV1BusesBusChannelsRuleWithBodyWithResponse(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusChannelsRuleResponse, error) {
+	rsp, err := c.PutApiV1BusesBusChannelsRuleWithBody(ctx, bus, rule, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1BusesBusChannelsRuleResponse(rsp)
+}
+
+// PutApiV1BusesBusChannelsRuleWithResponse Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+//
+// Every part is checked first: names, the event pattern, transformers, references (buses, API
+// destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+// document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+// errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+// transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+// sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/buses/{bus}/channels/{rule} (the `PutApiV1BusesBusChannelsRule` operationId).
+func (c *ClientWithResponses) PutApiV1BusesBusChannelsRuleWithResponse(ctx context.Context, bus string, rule string, params *PutApiV1BusesBusChannelsRuleParams, body PutApiV1BusesBusChannelsRuleJSONRequestBody, reqEditors ...RequestEditorFn) (*PutApiV1BusesBusChannelsRuleResponse, error) {
+	rsp, err := c.PutApiV1BusesBusChannelsRule(ctx, bus, rule, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutApiV1BusesBusChannelsRuleResponse(rsp)
+}
+
 // GetApiV1BusesBusEventTypesWithResponse List the event types seen on a bus
 //
 // Returns a wrapper object for the known response body format(s).
@@ -35762,6 +36283,128 @@ func ParsePatchApiV1BusesBusArchivesArchiveResponse(rsp *http.Response) (*PatchA
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApiV1BusesBusChannelsRuleResponse parses an HTTP response from a GetApiV1BusesBusChannelsRuleWithResponse call
+func ParseGetApiV1BusesBusChannelsRuleResponse(rsp *http.Response) (*GetApiV1BusesBusChannelsRuleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApiV1BusesBusChannelsRuleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Channel
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutApiV1BusesBusChannelsRuleResponse parses an HTTP response from a PutApiV1BusesBusChannelsRuleWithResponse call
+func ParsePutApiV1BusesBusChannelsRuleResponse(rsp *http.Response) (*PutApiV1BusesBusChannelsRuleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutApiV1BusesBusChannelsRuleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Channel
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Channel
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -154,6 +154,13 @@ func (s *Service) CreateWithLog(ctx context.Context, accountID, name, descriptio
 	if err := b.Apply(Patch{Log: &log}); err != nil {
 		return nil, err
 	}
+	return s.Add(ctx, b)
+}
+
+// Add creates a bus made with New (with its id: a caller may have prepared what goes on it), its stream and its
+// router. Errors: validation, ErrAlreadyExists, ErrQuotaExceeded.
+func (s *Service) Add(ctx context.Context, b *Bus) (*Bus, error) {
+	accountID := b.AccountID()
 	if err := b.Retention().Above(s.MaxRetention); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,14 @@ type Service struct {
 // DefaultMaxPerBus is the default quota of rules per bus.
 const DefaultMaxPerBus = 300
 
+// Quota is how many rules a bus may have.
+func (s *Service) Quota() int {
+	if s.MaxPerBus > 0 {
+		return s.MaxPerBus
+	}
+	return DefaultMaxPerBus
+}
+
 // Patch is a change of a rule: the fields that are set are replaced.
 type Patch struct {
 	Description  *string
@@ -70,13 +78,10 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
 		return nil, err
 	}
-	if err := s.checkWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
+	if err := s.CheckWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
 		return nil, err
 	}
-	quota := s.MaxPerBus
-	if quota <= 0 {
-		quota = DefaultMaxPerBus
-	}
+	quota := s.Quota()
 	n, err := s.Rules.CountByBus(ctx, b.ID())
 	if err != nil {
 		return nil, err
@@ -213,7 +218,7 @@ func (s *Service) setState(ctx context.Context, accountID, busName, name string,
 		if err != nil {
 			return nil, err
 		}
-		if err := s.checkWildcards(ctx, b.ID(), name, r.MatchPattern()); err != nil {
+		if err := s.CheckWildcards(ctx, b.ID(), name, r.MatchPattern()); err != nil {
 			return nil, err
 		}
 	}
@@ -235,13 +240,13 @@ func (s *Service) checkWildcardsAs(ctx context.Context, busID, name string, even
 	if err != nil {
 		return nil
 	}
-	return s.checkWildcards(ctx, busID, name, match)
+	return s.CheckWildcards(ctx, busID, name, match)
 }
 
-// checkWildcards enforces MaxWildcardRules for a rule of the bus named name with eventPattern (CloudEvents
+// CheckWildcards enforces MaxWildcardRules for a rule of the bus named name with eventPattern (CloudEvents
 // form): the bus's other rules with wildcards, enabled or not, and this one must not be more than the limit. Two
 // requests racing on the bus's last free place may both pass.
-func (s *Service) checkWildcards(ctx context.Context, busID, name string, eventPattern []byte) error {
+func (s *Service) CheckWildcards(ctx context.Context, busID, name string, eventPattern []byte) error {
 	if !usesWildcard(eventPattern) {
 		return nil
 	}

@@ -79,12 +79,13 @@ func (s *Service) lookupTTL() time.Duration {
 	return DefaultLookupTTL
 }
 
-// forget drops the cached webhook of a source, under whichever token.
-func (s *Service) forget(sourceID string) {
+// Forget drops the cached webhook of a source, under whichever token.
+func (s *Service) Forget(sourceID string) {
 	s.webhooks.ForgetIf(func(w *Webhook) bool { return w.Source.ID() == sourceID })
 }
 
-func (s *Service) max() int {
+// Quota is how many sources a bus may have.
+func (s *Service) Quota() int {
 	if s.MaxPerBus > 0 {
 		return s.MaxPerBus
 	}
@@ -98,8 +99,8 @@ func (s *Service) log() *slog.Logger {
 	return s.Logger
 }
 
-// prepare seals the secret values of src and has its plugin validate its config.
-func (s *Service) prepare(ctx context.Context, b *bus.Bus, src *Source) error {
+// Prepare seals the secret values of src and has its plugin validate its config.
+func (s *Service) Prepare(ctx context.Context, b *bus.Bus, src *Source) error {
 	secrets, err := s.Runtime.SecretKeys(ctx, src.Type())
 	if err != nil {
 		return err
@@ -131,10 +132,10 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(ctx, b, src); err != nil {
+	if err := s.Prepare(ctx, b, src); err != nil {
 		return nil, err
 	}
-	if err := s.Sources.Create(ctx, src, s.max()); err != nil {
+	if err := s.Sources.Create(ctx, src, s.Quota()); err != nil {
 		return nil, err
 	}
 	s.sync(ctx, b)
@@ -220,7 +221,7 @@ func (s *Service) change(ctx context.Context, b *bus.Bus, cur *Source, spec Spec
 	if err := next.Change(spec, s.Clock.Now()); err != nil {
 		return nil, err
 	}
-	if err := s.prepare(ctx, b, &next); err != nil {
+	if err := s.Prepare(ctx, b, &next); err != nil {
 		return nil, err
 	}
 	out, err := s.Sources.Update(ctx, b.ID(), cur.Name(), func(stored *Source) error {
@@ -230,7 +231,7 @@ func (s *Service) change(ctx context.Context, b *bus.Bus, cur *Source, spec Spec
 	if err != nil {
 		return nil, err
 	}
-	s.forget(out.ID())
+	s.Forget(out.ID())
 	s.sync(ctx, b)
 	return out, nil
 }
@@ -259,7 +260,7 @@ func (s *Service) update(ctx context.Context, accountID, busName, name string, f
 	if err != nil {
 		return nil, err
 	}
-	s.forget(src.ID())
+	s.Forget(src.ID())
 	s.sync(ctx, b)
 	return src, nil
 }
@@ -277,7 +278,7 @@ func (s *Service) Delete(ctx context.Context, accountID, busName, name string) e
 	if err := s.Sources.Delete(ctx, b.ID(), name); err != nil {
 		return err
 	}
-	s.forget(src.ID())
+	s.Forget(src.ID())
 	ctx = context.WithoutCancel(ctx)
 	s.sync(ctx, b)
 	if src.Type() == HTTP && s.Intake != nil {

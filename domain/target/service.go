@@ -104,10 +104,10 @@ type APIDestinationFinder interface {
 	Get(ctx context.Context, accountID, name string) (*apidestination.APIDestination, error)
 }
 
-// prepare checks that the resources spec names exist in the account, and that neither the destination bus nor
+// Prepare checks that the resources spec names exist in the account, and that neither the destination bus nor
 // the dead-letter bus is the target's own bus (its events would come back to it); for a plugin target it
 // validates the config through the runtime and returns the spec with its secret values sealed.
-func (s *Service) prepare(ctx context.Context, accountID string, own *bus.Bus, spec Spec) (Spec, error) {
+func (s *Service) Prepare(ctx context.Context, accountID string, own *bus.Bus, spec Spec) (Spec, error) {
 	var err error
 	switch {
 	case spec.Type.IsPlugin():
@@ -182,7 +182,7 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	if err != nil {
 		return nil, false, err
 	}
-	if spec, err = s.prepare(ctx, accountID, b, spec); err != nil {
+	if spec, err = s.Prepare(ctx, accountID, b, spec); err != nil {
 		return nil, false, err
 	}
 	return s.store(ctx, accountID, b, r, spec)
@@ -226,7 +226,7 @@ func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accou
 		if _, err := New(accountID, "-", "-", spec, s.Sealer, s.Clock.Now()); err != nil {
 			return nil, nil, indexed(err, i)
 		}
-		if prepared[i], err = s.prepare(ctx, accountID, b, spec); err != nil {
+		if prepared[i], err = s.Prepare(ctx, accountID, b, spec); err != nil {
 			return nil, nil, indexed(err, i)
 		}
 		if seen[spec.Name] {

@@ -83,6 +83,9 @@ func (a *api) operations() []web.Operation {
 		{Name: "rules.enable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/enable", Handler: answer(a, a.enableRule), Permission: write},
 		{Name: "rules.disable", Method: post, Path: v1 + "/buses/:bus/rules/:rule/disable", Handler: answer(a, a.disableRule), Permission: write},
 
+		{Name: "channels.get", Method: get, Path: v1 + "/buses/:bus/channels/:rule", Handler: a.getChannel, Permission: read},
+		{Name: "channels.put", Method: put, Path: v1 + "/buses/:bus/channels/:rule", Handler: a.putChannel, Permission: write},
+
 		{Name: "targets.list", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets", Handler: a.listTargets, Permission: read},
 		{Name: "targets.get", Method: get, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.getTarget, Permission: read},
 		{Name: "targets.put", Method: put, Path: v1 + "/buses/:bus/rules/:rule/targets/:target", Handler: a.putTarget, Permission: write},

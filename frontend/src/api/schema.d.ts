@@ -2674,6 +2674,181 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/buses/{bus}/channels/{rule}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a channel: a rule, its targets and its bus's sources */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description rule name */
+                    rule: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Channel"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound, RuleNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Create or replace a channel: a rule, all its targets and sources of its bus, in one transaction
+         * @description Every part is checked first: names, the event pattern, transformers, references (buses, API
+         *     destinations) and the configs of plugin targets and sources, by their plugins in the runtime. A
+         *     document with problems changes nothing and is answered 400 InvalidChannel with every problem in
+         *     errors, each with the JSON pointer of its place (/targets/0/config/url). A valid one is stored in one
+         *     transaction: no reader, on this replica or another, sees part of it. Targets not listed are deleted;
+         *     sources not listed are kept. It answers once the runtime applied it, with the channel as stored.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description account (default: the caller's own) */
+                    "X-Account-Id"?: string;
+                };
+                path: {
+                    /** @description bus name */
+                    bus: string;
+                    /** @description rule name */
+                    rule: string;
+                };
+                cookie?: never;
+            };
+            /** @description the channel; read-only fields are ignored */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            responses: {
+                /** @description replaced */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Channel"];
+                    };
+                };
+                /** @description created (the rule is new) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Channel"];
+                    };
+                };
+                /** @description InvalidChannel (errors lists every problem), MalformedRequest */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthenticated: no valid API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden: the role lacks the permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description BusNotFound */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ChannelChanged (another request changed it meanwhile), RuleQuotaExceeded, SourceQuotaExceeded, BusQuotaExceeded */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description ServiceUnavailable: the runtime could not check a plugin's config */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/buses/{bus}/event-types": {
         parameters: {
             query?: never;
@@ -11353,6 +11528,28 @@ export interface components {
             logConfig?: components["schemas"]["LogConfig"];
             retention?: components["schemas"]["RetentionPatch"];
         };
+        Channel: {
+            /**
+             * @description Bus is the bus of the path; read-only.
+             * @example orders
+             */
+            readonly bus?: string;
+            /**
+             * @description CreateBus, in a PUT, creates the bus (with the default retention) when it does not exist, once the document
+             *     passed its checks; without it a missing bus is BusNotFound.
+             */
+            createBus?: boolean;
+            /** @description Rule is the rule, without targets; its name may be absent (the path's). */
+            rule?: components["schemas"]["Rule"];
+            /**
+             * @description Sources are the bus's sources. In a PUT each one listed is created or replaced (a secret value sent back as
+             *     *** keeps the stored one); the bus's other sources are kept, since they feed its other rules too (delete one
+             *     at /buses/{bus}/sources/{source}). Answers hold every source of the bus, http sources with their webhook.
+             */
+            sources?: components["schemas"]["Source"][];
+            /** @description Targets are every target of the rule: a PUT creates or replaces those listed and deletes the others. */
+            targets?: components["schemas"]["Target"][];
+        };
         CloudEvent: {
             /** @description Data is the payload: any JSON value. */
             data?: Record<string, never>;
@@ -11790,6 +11987,11 @@ export interface components {
              */
             detail?: string;
             /**
+             * @description Errors are every problem of a document checked whole (a channel), each at its place in the request's body;
+             *     Field and Detail then say the first. Absent when the problem is one.
+             */
+            errors?: components["schemas"]["ProblemError"][];
+            /**
              * @description Field names the offending input when it is known (a JSON path, a query parameter or a header).
              * @example name
              */
@@ -11806,6 +12008,23 @@ export interface components {
              * @example https://eventbridge-go.dev/problems/BusNotFound
              */
             type?: string;
+        };
+        ProblemError: {
+            /**
+             * @description Code is stable and meant for programs.
+             * @example ValidationError
+             */
+            code?: string;
+            /**
+             * @description Detail explains the problem for people.
+             * @example config.url "not a url" is not an absolute http or https URL
+             */
+            detail?: string;
+            /**
+             * @description Pointer is the JSON pointer (RFC 6901) of the offending value in the request's body.
+             * @example /targets/0/config/url
+             */
+            pointer?: string;
         };
         PutEventsResponse: {
             entries?: components["schemas"]["PutEventsResultEntry"][];
