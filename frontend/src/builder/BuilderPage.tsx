@@ -1,23 +1,27 @@
 import '@xyflow/react/dist/style.css';
-import { Alert, Box, Button, Group, Paper, ScrollArea, Stack, Text, TextInput, Title, useComputedColorScheme } from '@mantine/core';
+import { ActionIcon, Alert, Box, Button, Group, Paper, ScrollArea, Stack, Switch, Text, TextInput, Title, useComputedColorScheme } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';
-import { useMediaQuery } from '@mantine/hooks';
-import { useCallback, useEffect, useMemo, useRef, type DragEvent, type KeyboardEvent, type RefObject } from 'react';
+import { IconArrowBackUp, IconArrowForwardUp, IconLayoutDistributeHorizontal } from '@tabler/icons-react';
+import { Background, Controls, MarkerType, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type DefaultEdgeOptions } from '@xyflow/react';
+import { useElementSize, useMediaQuery, useMergedRef } from '@mantine/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type DragEvent, type KeyboardEvent, type RefObject } from 'react';
 import { useNavigate, useParams } from 'react-router-dom';
 import { api, enc, type Rule, type Schemas } from '../api/client';
 import { ErrorAlert, QueryState } from '../components/states';
 import { validateValues } from '../forms/schemaForm';
 import { apiToGraph, graphToApi } from './convert';
+import { nodeAriaLabel } from './labels';
+import { autoLayout } from './layout';
 import { LiveStatus } from './LiveStatus';
 import { nodeTypes } from './nodes';
 import { buildPalette } from './palette';
 import { paletteIcon } from './paletteIcons';
 import { saveChannel } from './save';
 import { configFields, pluginClassOf, usePluginSchemas } from './schemas';
+import { editsText, historyShortcut } from './shortcuts';
 import { SidePanel } from './SidePanel';
-import { useBuilder } from './store';
-import { DND_MIME, type NodeData, type PaletteItem } from './types';
+import { shownErrors, useBuilder } from './store';
+import { DND_MIME, type BuilderNode, type NodeData, type PaletteItem } from './types';
 
 const sameWords = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** sentence starts a message of the graph's check (written to be joined: "the rule needs a name") with a capital. */
@@ -41,19 +45,40 @@ function newNodeData(item: PaletteItem): NodeData {
 
 /**
  * Palette lists what can be added to the channel. An item is dragged onto the canvas, or tapped (clicked, or
- * Enter on it) to add it in the middle of the canvas: touch screens do not drag.
+ * Enter or Space on it) to add it in the middle of the canvas: touch screens do not drag. For the keyboard it is
+ * a toolbar, one stop of Tab, its items reached with the arrow keys (a roving tabindex).
  */
 function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
   const plugins = useQuery({ queryKey: ['plugins'], queryFn: () => api<Schemas['RuntimePluginList']>('/runtime/plugins'), staleTime: 60_000 });
+  const [active, setActive] = useState(0);
+  const items = useRef<(HTMLElement | null)[]>([]);
   const onDragStart = (e: DragEvent, item: PaletteItem) => {
     e.dataTransfer.setData(DND_MIME, JSON.stringify(item));
     e.dataTransfer.effectAllowed = 'move';
   };
+  const onKeyDown = (e: KeyboardEvent, at: number, item: PaletteItem) => {
+    const count = items.current.length;
+    const to = { ArrowDown: (at + 1) % count, ArrowUp: (at - 1 + count) % count, Home: 0, End: count - 1 }[e.key];
+    if (to !== undefined) {
+      e.preventDefault();
+      setActive(to);
+      items.current[to]?.focus();
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      onPick(item);
+    }
+  };
   return (
-    <Stack gap="xs" data-testid="palette">
+    <Stack gap="xs" data-testid="palette" role="toolbar" aria-orientation="vertical" aria-label="Add to the channel">
       <QueryState query={plugins}>
-        {(d) =>
-          buildPalette(d.plugins ?? []).map((g) => (
+        {(d) => {
+          const groups = buildPalette(d.plugins ?? []);
+          const total = groups.reduce((n, g) => n + g.items.length, 0);
+          items.current.length = total;
+          // The one item Tab stops at: the last one focused, while the list still has it.
+          const stop = Math.min(active, total - 1);
+          let index = 0;
+          return groups.map((g) => (
             <Box key={g.title}>
               <Text size="xs" fw={700} c="dimmed" tt="uppercase">
                 {g.title}
@@ -63,32 +88,35 @@ function Palette({ onPick }: { onPick: (item: PaletteItem) => void }) {
                   None in this runtime
                 </Text>
               )}
-              {g.items.map((i) => (
-                <Paper
-                  key={`${i.kind}:${i.type ?? ''}`}
-                  withBorder
-                  p={6}
-                  my={4}
-                  draggable
-                  onDragStart={(e) => onDragStart(e, i)}
-                  role="button"
-                  tabIndex={0}
-                  title="Drag onto the canvas, or click to add it"
-                  onClick={() => onPick(i)}
-                  onKeyDown={(e: KeyboardEvent) => {
-                    if (e.key !== 'Enter' && e.key !== ' ') return;
-                    e.preventDefault();
-                    onPick(i);
-                  }}
-                  style={{ cursor: 'grab' }}
-                  data-testid={`palette-${i.kind}${i.type ? '-' + i.type : ''}`}
-                >
-                  <PaletteEntry item={i} />
-                </Paper>
-              ))}
+              {g.items.map((i) => {
+                const at = index++;
+                return (
+                  <Paper
+                    key={`${i.kind}:${i.type ?? ''}`}
+                    ref={(el: HTMLDivElement | null) => {
+                      items.current[at] = el;
+                    }}
+                    withBorder
+                    p={6}
+                    my={4}
+                    draggable
+                    onDragStart={(e) => onDragStart(e, i)}
+                    role="button"
+                    tabIndex={at === stop ? 0 : -1}
+                    title="Drag onto the canvas, or click it (Enter) to add it"
+                    onClick={() => onPick(i)}
+                    onFocus={() => setActive(at)}
+                    onKeyDown={(e: KeyboardEvent) => onKeyDown(e, at, i)}
+                    style={{ cursor: 'grab' }}
+                    data-testid={`palette-${i.kind}${i.type ? '-' + i.type : ''}`}
+                  >
+                    <PaletteEntry item={i} />
+                  </Paper>
+                );
+              })}
             </Box>
-          ))
-        }
+          ));
+        }}
       </QueryState>
     </Stack>
   );
@@ -105,12 +133,48 @@ function PaletteEntry({ item }: { item: PaletteItem }) {
   );
 }
 
+// Edges are drawn in a grey of at least 3:1 against the canvas in either scheme (WCAG's contrast of graphics),
+// with an arrowhead that says which way events go. Through React Flow's variables, not an edge's style: an inline
+// stroke would hide the colour of a selected edge.
+const edgeStroke = { light: 'var(--mantine-color-gray-7)', dark: 'var(--mantine-color-dark-1)' } as const;
+
+function edgeStyle(scheme: 'light' | 'dark'): CSSProperties {
+  return {
+    '--xy-edge-stroke': edgeStroke[scheme],
+    '--xy-edge-stroke-width': 2,
+    '--xy-edge-stroke-selected': 'var(--mantine-color-blue-6)',
+    '--xy-connectionline-stroke': edgeStroke[scheme],
+    '--xy-connectionline-stroke-width': 2,
+  } as CSSProperties;
+}
+
+const edgeOptions = (scheme: 'light' | 'dark'): DefaultEdgeOptions => ({ markerEnd: { type: MarkerType.ArrowClosed, color: edgeStroke[scheme], width: 16, height: 16 } });
+
+// Below this width the minimap would cover the nodes it maps.
+const MINIMAP_MIN_WIDTH = 700;
+
+// Nodes as React Flow draws them, named for screen readers: one object per node object, so an unchanged node
+// stays the same object and is not drawn again.
+const labelled = new WeakMap<BuilderNode, BuilderNode>();
+function withAriaLabel(n: BuilderNode): BuilderNode {
+  let l = labelled.get(n);
+  if (!l) {
+    l = { ...n, ariaLabel: nodeAriaLabel(n.data) };
+    labelled.set(n, l);
+  }
+  return l;
+}
+
 /** Canvas is the graph; read-only, it can be panned and zoomed but not changed. */
 function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxRef?: RefObject<HTMLDivElement | null>; height?: string | number }) {
   const { nodes, edges, onNodesChange, onEdgesChange, onConnect, addNode, select, existing } = useBuilder();
   const { screenToFlowPosition } = useReactFlow();
+  const { ref: sizeRef, width } = useElementSize<HTMLDivElement>();
+  const ref = useMergedRef(boxRef, sizeRef);
   // React Flow draws its canvas, controls and minimap in the console's scheme.
   const colorMode = useComputedColorScheme('light', { getInitialValueInEffect: false });
+  const shown = useMemo(() => nodes.map(withAriaLabel), [nodes]);
+  const defaultEdgeOptions = useMemo(() => edgeOptions(colorMode), [colorMode]);
   const onDragOver = useCallback((e: DragEvent) => {
     e.preventDefault();
     e.dataTransfer.dropEffect = 'move';
@@ -126,9 +190,9 @@ function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxR
     [addNode, screenToFlowPosition],
   );
   return (
-    <Box ref={boxRef} style={{ flex: 1, minWidth: 0, minHeight: height ?? 560, height }} data-testid="canvas">
+    <Box ref={ref} style={{ flex: 1, minWidth: 0, minHeight: height ?? 560, height }} data-testid="canvas">
       <ReactFlow
-        nodes={nodes}
+        nodes={shown}
         edges={edges}
         nodeTypes={nodeTypes}
         onNodesChange={onNodesChange}
@@ -139,8 +203,12 @@ function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxR
         onNodeClick={readOnly ? undefined : (_, n) => select(n.id)}
         onPaneClick={() => select(undefined)}
         colorMode={colorMode}
+        style={edgeStyle(colorMode)}
+        defaultEdgeOptions={defaultEdgeOptions}
         nodesDraggable={!readOnly}
         nodesConnectable={!readOnly}
+        // Tab reaches each node, Enter selects it (its side panel opens), Delete removes it, the arrows move it.
+        nodesFocusable
         elementsSelectable={!readOnly}
         deleteKeyCode={readOnly ? null : ['Delete', 'Backspace']}
         // A saved channel is fitted into view when it opens; a new one keeps the viewport its drops are made in.
@@ -151,7 +219,7 @@ function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxR
       >
         <Background />
         <Controls showInteractive={!readOnly} />
-        {!readOnly && <MiniMap pannable zoomable />}
+        {!readOnly && width >= MINIMAP_MIN_WIDTH && <MiniMap pannable zoomable position="top-right" style={{ width: 150, height: 100 }} />}
       </ReactFlow>
     </Box>
   );
@@ -177,7 +245,10 @@ function useLoad(bus?: string, rule?: string) {
     if (!bus || !rule) load({ nodes: [], edges: [] }, '', '', false);
   }, [bus, rule, load]);
   useEffect(() => {
-    if (q.data && bus) load(apiToGraph(bus, q.data.rule, q.data.targets, q.data.sources), q.data.rule.name ?? '', q.data.rule.description ?? '', true);
+    if (q.data && bus) {
+      const r = q.data.rule;
+      load(apiToGraph(bus, r, q.data.targets, q.data.sources), r.name ?? '', r.description ?? '', true, r.state !== 'DISABLED');
+    }
   }, [q.data, bus, load]);
   return q;
 }
@@ -187,13 +258,16 @@ function Builder() {
   const navigate = useNavigate();
   const qc = useQueryClient();
   const loaded = useLoad(params.bus, params.rule);
-  const { nodes, edges, ruleName, description, existing, setRule, setGraphErrors, addNode } = useBuilder();
-  const { screenToFlowPosition } = useReactFlow();
+  const { nodes, edges, ruleName, description, enabled, existing, setRule, setEnabled, setGraphErrors, addNode, arrange, attemptSave } = useBuilder();
+  const { undo, redo, canUndo, canRedo, touched, attempted } = useBuilder();
+  const { screenToFlowPosition, fitView } = useReactFlow();
   // A phone's screen is too small to build on: there the builder shows the channel and changes nothing. Below
   // the lg breakpoint the side panel goes under the canvas, which keeps the width.
   const phone = useMediaQuery('(max-width: 47.99em)', false, { getInitialValueInEffect: false });
   const compact = useMediaQuery('(max-width: 74.99em)', false, { getInitialValueInEffect: false });
   const canvasRef = useRef<HTMLDivElement>(null);
+  const panelRef = useRef<HTMLDivElement>(null);
+  const focusPanel = useRef(false);
   // A picked palette item lands in the middle of the canvas, each next one a little lower and to the right.
   const pick = useCallback(
     (item: PaletteItem) => {
@@ -201,13 +275,43 @@ function Builder() {
       if (!r) return;
       const shift = (nodes.length % 8) * 24;
       addNode(newNodeData(item), screenToFlowPosition({ x: r.left + r.width / 2 - 100 + shift, y: r.top + r.height / 2 - 40 + shift }));
+      focusPanel.current = true;
     },
     [addNode, nodes.length, screenToFlowPosition],
   );
-  const graphErrors = useBuilder((s) => s.graphErrors);
+  // After a pick the side panel shows the new node: its first field takes the focus, the user types its name
+  // at once. A node dropped with the mouse leaves the focus where it is.
+  const selected = useBuilder((s) => s.selected);
+  useEffect(() => {
+    if (!focusPanel.current) return;
+    focusPanel.current = false;
+    panelRef.current?.querySelector<HTMLElement>('input:not([type=hidden]):not([disabled]):not([readonly]), textarea:not([disabled]):not([readonly])')?.focus();
+  }, [selected]);
+  // Undo and redo for the whole page, except in a text field, which undoes its own typing.
+  useEffect(() => {
+    if (phone) return;
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      const action = historyShortcut(e);
+      if (!action || editsText(e.target as HTMLElement | null)) return;
+      e.preventDefault();
+      if (action === 'undo') undo();
+      else redo();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [phone, undo, redo]);
+  const tidy = useMutation({
+    mutationFn: async () => {
+      const g = await autoLayout({ nodes, edges });
+      arrange(Object.fromEntries(g.nodes.map((n) => [n.id, n.position])));
+      // Once the canvas has the new positions.
+      requestAnimationFrame(() => void fitView({ maxZoom: 1, duration: 300 }));
+    },
+  });
   const { schemas, errors: schemaErrors } = usePluginSchemas(nodes.map((n) => pluginClassOf(n.data)).filter((c): c is string => !!c));
 
-  const conversion = useMemo(() => graphToApi({ nodes, edges }, ruleName, description), [nodes, edges, ruleName, description]);
+  const state = enabled ? 'ENABLED' : 'DISABLED';
+  const conversion = useMemo(() => graphToApi({ nodes, edges }, ruleName, description, state), [nodes, edges, ruleName, description, state]);
   // Node errors: the graph's (convert) and each form's (its JSON Schema).
   const errors = useMemo(() => {
     const all: Record<string, string[]> = {};
@@ -229,6 +333,7 @@ function Builder() {
   }, [conversion, nodes, schemas]);
   useEffect(() => setGraphErrors(errors), [errors, setGraphErrors]);
   const errorCount = Object.values(errors).reduce((a, e) => a + e.length, 0);
+  const graphErrors = shownErrors({ graphErrors: errors, touched, attempted })[''] ?? [];
 
   const save = useMutation({
     mutationFn: () => saveChannel(conversion, existing, (loaded.data?.targets ?? []).map((t) => t.name ?? '')),
@@ -276,7 +381,7 @@ function Builder() {
     );
   }
   const panel = (
-    <Paper withBorder p="sm">
+    <Paper withBorder p="sm" ref={panelRef}>
       <SidePanel schemas={schemas} schemaErrors={schemaErrors} />
     </Paper>
   );
@@ -287,23 +392,54 @@ function Builder() {
           {heading}
           <TextInput label="Rule name" value={ruleName} onChange={(e) => setRule(e.currentTarget.value, description)} disabled={existing} withAsterisk aria-label="Rule name" />
           <TextInput label="Description" value={description} onChange={(e) => setRule(ruleName, e.currentTarget.value)} w={280} maw="100%" />
+          <Switch
+            label="Enabled"
+            description="Route events to the targets as soon as it is saved"
+            checked={enabled}
+            onChange={(e) => setEnabled(e.currentTarget.checked)}
+            maw={220}
+          />
         </Group>
-        <Group>
-          {errorCount > 0 && (
+        <Group gap="xs">
+          <ActionIcon variant="default" size="lg" aria-label="Undo" title="Undo (Ctrl+Z)" onClick={undo} disabled={!canUndo}>
+            <IconArrowBackUp size={18} aria-hidden />
+          </ActionIcon>
+          <ActionIcon variant="default" size="lg" aria-label="Redo" title="Redo (Ctrl+Shift+Z)" onClick={redo} disabled={!canRedo}>
+            <IconArrowForwardUp size={18} aria-hidden />
+          </ActionIcon>
+          <Button
+            variant="default"
+            leftSection={<IconLayoutDistributeHorizontal size={16} aria-hidden />}
+            onClick={() => tidy.mutate()}
+            loading={tidy.isPending}
+            disabled={nodes.length === 0}
+            title="Lay the nodes out from left to right, along their connections"
+          >
+            Tidy up
+          </Button>
+          {attempted && errorCount > 0 && (
             <Text size="sm" c="red" data-testid="error-count">
               {errorCount} problem{errorCount > 1 ? 's' : ''} to fix
             </Text>
           )}
-          <Button onClick={() => save.mutate()} disabled={errorCount > 0} loading={save.isPending}>
+          {/* Enabled with problems too: a click shows them all, where they are, instead of saving. */}
+          <Button
+            onClick={() => {
+              attemptSave();
+              if (errorCount === 0) save.mutate();
+            }}
+            loading={save.isPending}
+          >
             Save
           </Button>
         </Group>
       </Group>
-      {(graphErrors[''] ?? []).length > 0 && (
+      {graphErrors.length > 0 && (
         <Alert color="yellow" p="xs" data-testid="graph-errors">
-          {sentence((graphErrors[''] ?? []).join('; '))}.
+          {sentence(graphErrors.join('; '))}.
         </Alert>
       )}
+      <ErrorAlert error={tidy.error} title="Could not tidy up" />
       <ErrorAlert error={save.error} title="Not saved" />
       {save.isSuccess && (
         <Text size="sm" c="green" data-testid="saved">

@@ -1,14 +1,22 @@
-import { Alert, Autocomplete, Badge, Button, Code, Group, JsonInput, Loader, SegmentedControl, Stack, Text, TextInput, Title } from '@mantine/core';
+import { ActionIcon, Alert, Autocomplete, Badge, Button, Code, CopyButton, Group, JsonInput, Loader, NumberInput, SegmentedControl, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
+import { IconCheck, IconCopy } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { api, type Schemas, type TestEventPatternOutput } from '../api/client';
 import { errorText } from '../api/problem';
 import { ErrorAlert } from '../components/states';
 import { ConfigForm } from '../forms/ConfigForm';
 import { initialValues, validateValues, type JSONSchemaObject } from '../forms/schemaForm';
+import { deliveryErrors, EVENT_AGE, RETRY_ATTEMPTS, type DeliveryField } from './convert';
+import { checkPattern, problemText } from './patternCheck';
 import { configFields } from './schemas';
-import { useBuilder } from './store';
-import type { BuilderNode, FilterData, TransformData } from './types';
+import { showsErrors, useBuilder } from './store';
+import type { BuilderNode, FilterData, RetryPolicy, TargetData, TransformData, Webhook } from './types';
+
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** useShowsErrors tells whether the node's errors show yet: once it was touched, or a save attempted. */
+const useShowsErrors = (id: string) => useBuilder((s) => showsErrors(s, id));
 
 const exampleEvent = JSON.stringify(
   { specversion: '1.0', id: '1', source: 'shop', type: 'order.created', data: { id: 1, amount: 120 } },
@@ -72,6 +80,9 @@ function PatternTester({ pattern }: { pattern: string }) {
 
 function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
   const update = useBuilder((s) => s.update);
+  const shown = useShowsErrors(node.id);
+  // Checked at each key stroke: the problems are said as they are made.
+  const problems = shown ? checkPattern(node.data.pattern) : [];
   return (
     <Stack gap="xs">
       <JsonInput
@@ -82,6 +93,19 @@ function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
         value={node.data.pattern}
         onChange={(v) => update(node.id, { pattern: v })}
         aria-label="Event pattern"
+        error={
+          problems.length > 0 && (
+            <span data-testid="pattern-problems">
+              {problems.map((p) => (
+                <span key={problemText(p)} style={{ display: 'block' }}>
+                  {p.path && <Code>{p.path}</Code>}
+                  {p.path ? ': ' : ''}
+                  {p.path ? p.message : cap(p.message)}
+                </span>
+              ))}
+            </span>
+          )
+        }
       />
       <PatternTester pattern={node.data.pattern} />
     </Stack>
@@ -104,18 +128,72 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
       />
       {d.mode === 'template' && (
         <>
-          <JsonInput label="Input paths" description='inputPathsMap: variables bound to JSON paths, {"id": "$.data.id"}' autosize minRows={3} value={d.inputPathsMap} onChange={(v) => update(node.id, { inputPathsMap: v })} />
-          <JsonInput label="Input template" description="inputTemplate: text or JSON with <variable> placeholders; <ce.id>, <ce.type>, … need no declaring." autosize minRows={3} value={d.inputTemplate} onChange={(v) => update(node.id, { inputTemplate: v })} withAsterisk />
+          <JsonInput
+            label="Input paths"
+            description={
+              <>
+                Names for parts of the event, each a JSON path: {'{"id": "$.data.id"}'} lets the template say {'<id>'} for the event's data.id (
+                <Code>inputPathsMap</Code>).
+              </>
+            }
+            autosize
+            minRows={3}
+            value={d.inputPathsMap}
+            onChange={(v) => update(node.id, { inputPathsMap: v })}
+          />
+          <JsonInput
+            label="Input template"
+            description={
+              <>
+                What the target receives: text or JSON in which each {'<name>'} is replaced by the part of the event its input path names. The event's
+                attributes, {'<ce.id>'}, {'<ce.type>'}, …, need no path (<Code>inputTemplate</Code>).
+              </>
+            }
+            autosize
+            minRows={3}
+            value={d.inputTemplate}
+            onChange={(v) => update(node.id, { inputTemplate: v })}
+            withAsterisk
+          />
         </>
       )}
-      {d.mode === 'constant' && <JsonInput label="Constant input" description="input: constant JSON that replaces the data of every event." autosize minRows={3} value={d.input} onChange={(v) => update(node.id, { input: v })} withAsterisk />}
-      {d.mode === 'path' && <TextInput label="Input path" description="inputPath: the part of the event that becomes the data, such as $.data.order." value={d.inputPath} onChange={(e) => update(node.id, { inputPath: e.currentTarget.value })} withAsterisk />}
+      {d.mode === 'constant' && (
+        <JsonInput
+          label="Constant input"
+          description={
+            <>
+              The same JSON for every event, which the target receives in place of the event's data (<Code>input</Code>).
+            </>
+          }
+          autosize
+          minRows={3}
+          value={d.input}
+          onChange={(v) => update(node.id, { input: v })}
+          withAsterisk
+        />
+      )}
+      {d.mode === 'path' && (
+        <TextInput
+          label="Input path"
+          description={
+            <>
+              The part of the event the target receives as the data, as a JSON path: $.data.order is the event's data.order, $ the whole event (
+              <Code>inputPath</Code>).
+            </>
+          }
+          value={d.inputPath}
+          onChange={(e) => update(node.id, { inputPath: e.currentTarget.value })}
+          withAsterisk
+        />
+      )}
     </Stack>
   );
 }
 
 function ConfigPanel({ node, schemas, schemaError }: { node: BuilderNode; schemas: Record<string, JSONSchemaObject | undefined>; schemaError?: unknown }) {
   const update = useBuilder((s) => s.update);
+  const fillDefaults = useBuilder((s) => s.fillDefaults);
+  const shown = useShowsErrors(node.id);
   const d = node.data;
   const fields = configFields(d, schemas);
   const config = d.kind === 'source' || d.kind === 'target' ? d.config : {};
@@ -123,12 +201,106 @@ function ConfigPanel({ node, schemas, schemaError }: { node: BuilderNode; schema
   useEffect(() => {
     if (!fields) return;
     const init = initialValues(fields, config);
-    if (Object.keys(init).length !== Object.keys(config).length) update(node.id, { config: init });
-  }, [fields, config, node.id, update]);
+    if (Object.keys(init).length !== Object.keys(config).length) fillDefaults(node.id, init);
+  }, [fields, config, node.id, fillDefaults]);
   if (schemaError) return <ErrorAlert error={schemaError} title="Could not load the plugin's schema" />;
   if (!fields) return <Loader size="xs" />;
-  const errors = validateValues(fields, config);
+  const errors = shown ? validateValues(fields, config) : {};
   return <ConfigForm fields={fields} values={config} errors={errors} onChange={(k, v) => update(node.id, { config: { ...config, [k]: v } })} />;
+}
+
+/** DeliveryPanel sets how a target retries and where the events it gives up go. */
+function DeliveryPanel({ node, busName, buses }: { node: BuilderNode & { data: TargetData }; busName: string; buses: string[] }) {
+  const update = useBuilder((s) => s.update);
+  const shown = useShowsErrors(node.id);
+  const d = node.data;
+  const errs = shown ? deliveryErrors(d, busName) : {};
+  const error = (f: DeliveryField) => (errs[f] ? cap(errs[f]) : undefined);
+  // An emptied field is left out: the API's default applies.
+  const setRetry = (k: keyof RetryPolicy, v: number | string) => update(node.id, { retry: { ...d.retry, [k]: typeof v === 'number' ? v : undefined } });
+  return (
+    <Stack gap="xs">
+      <Title order={3} size="h6">
+        Delivery
+      </Title>
+      <NumberInput
+        label="Retry attempts"
+        description={`How many more times a delivery that failed is tried, with a growing pause between tries: ${RETRY_ATTEMPTS.min} to ${RETRY_ATTEMPTS.max}.`}
+        placeholder={`Default: ${RETRY_ATTEMPTS.default}`}
+        min={RETRY_ATTEMPTS.min}
+        max={RETRY_ATTEMPTS.max}
+        allowDecimal={false}
+        allowNegative={false}
+        value={d.retry?.maximumRetryAttempts ?? ''}
+        onChange={(v) => setRetry('maximumRetryAttempts', v)}
+        error={error('maximumRetryAttempts')}
+      />
+      <NumberInput
+        label="Maximum event age (seconds)"
+        description={`How long an event is tried before it is given up: ${EVENT_AGE.min} s (a minute) to ${EVENT_AGE.max} s (a day).`}
+        placeholder={`Default: ${EVENT_AGE.default}`}
+        min={EVENT_AGE.min}
+        max={EVENT_AGE.max}
+        allowDecimal={false}
+        allowNegative={false}
+        value={d.retry?.maximumEventAgeInSeconds ?? ''}
+        onChange={(v) => setRetry('maximumEventAgeInSeconds', v)}
+        error={error('maximumEventAgeInSeconds')}
+      />
+      <Autocomplete
+        label="Dead-letter bus"
+        description="A bus of the account that receives the events the target gives up, with why. Empty: they go to the account's dead-letter stream."
+        placeholder="The account's dead-letter stream"
+        data={buses.filter((b) => b !== busName)}
+        value={d.deadLetterBus ?? ''}
+        onChange={(v) => update(node.id, { deadLetterBus: v })}
+        error={error('deadLetterBus')}
+      />
+    </Stack>
+  );
+}
+
+function Copy({ value, label }: { value: string; label: string }) {
+  return (
+    <CopyButton value={value} timeout={2000}>
+      {({ copied, copy }) => (
+        <ActionIcon variant="subtle" color={copied ? 'teal' : 'gray'} onClick={copy} aria-label={label} title={copied ? 'Copied' : label}>
+          {copied ? <IconCheck size={16} aria-hidden /> : <IconCopy size={16} aria-hidden />}
+        </ActionIcon>
+      )}
+    </CopyButton>
+  );
+}
+
+/** WebhookPanel shows where an http source receives events, as the API answered for the saved source. */
+function WebhookPanel({ webhook }: { webhook?: Webhook }) {
+  if (!webhook) {
+    return (
+      <Text size="sm" c="dimmed" data-testid="webhook-pending">
+        The webhook URL and token appear here once the channel is saved.
+      </Text>
+    );
+  }
+  const masked = webhook.token === '***';
+  return (
+    <Stack gap="xs" data-testid="webhook">
+      <Title order={3} size="h6">
+        Webhook
+      </Title>
+      {webhook.urls.map((u, i) => (
+        <TextInput key={u} label={webhook.urls.length > 1 ? `Webhook URL ${i + 1}` : 'Webhook URL'} value={u} readOnly rightSection={<Copy value={u} label="Copy webhook URL" />} />
+      ))}
+      {webhook.token !== undefined && (
+        <TextInput
+          label="Token"
+          description={masked ? 'The API does not show the token here.' : 'The secret in the URLs: whoever has it can send events to the bus.'}
+          value={webhook.token}
+          readOnly
+          rightSection={masked ? undefined : <Copy value={webhook.token} label="Copy token" />}
+        />
+      )}
+    </Stack>
+  );
 }
 
 const kindLabel: Record<BuilderNode['data']['kind'], string> = { source: 'Source', bus: 'Bus', filter: 'Filter', transform: 'Transform', target: 'Target' };
@@ -138,7 +310,9 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
   const node = useBuilder((s) => s.nodes.find((n) => n.id === s.selected));
   const update = useBuilder((s) => s.update);
   const existing = useBuilder((s) => s.existing);
+  const busName = useBuilder((s) => s.nodes.flatMap((n) => (n.data.kind === 'bus' ? [n.data.name] : []))[0] ?? '');
   const buses = useQuery({ queryKey: ['buses', 'all'], queryFn: () => api<Schemas['BusList']>('/buses', { query: { limit: 500 } }) });
+  const busNames = (buses.data?.buses ?? []).map((b) => b.name ?? '');
   if (!node) {
     return (
       <Text c="dimmed" size="sm">
@@ -162,7 +336,7 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
           description={existing ? 'A saved rule stays on its bus.' : 'An existing bus, or a new one (created on save).'}
           disabled={existing}
           withAsterisk
-          data={(buses.data?.buses ?? []).map((b) => b.name ?? '')}
+          data={busNames}
           value={d.name}
           onChange={(v) => update(node.id, { name: v })}
         />
@@ -174,12 +348,14 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
           </Alert>
           <TextInput label="Source name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} />
           <ConfigPanel node={node} schemas={schemas} schemaError={schemaErrors[`${d.sourceType}-source`]} />
+          {d.sourceType === 'http' && <WebhookPanel webhook={d.webhook} />}
         </>
       )}
       {d.kind === 'target' && (
         <>
           <TextInput label="Target name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} />
           <ConfigPanel node={node} schemas={schemas} schemaError={d.plugin ? schemaErrors[d.targetType] : undefined} />
+          <DeliveryPanel node={node as BuilderNode & { data: TargetData }} busName={busName} buses={busNames} />
         </>
       )}
       {d.kind === 'filter' && <FilterPanel node={node as BuilderNode & { data: FilterData }} />}

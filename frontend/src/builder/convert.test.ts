@@ -41,6 +41,19 @@ describe('graphToApi', () => {
     ]);
   });
 
+  it('sends the retry policy, the dead-letter bus and the rule state', () => {
+    const g = channel();
+    Object.assign(g.nodes[4].data, { retry: { maximumRetryAttempts: 3, maximumEventAgeInSeconds: undefined }, deadLetterBus: 'orders-dlq' });
+    const c = graphToApi(g, 'created', '', 'DISABLED');
+    expect(c.errors).toEqual({});
+    expect(c.rule.state).toBe('DISABLED');
+    expect(c.rule.targets[0]).toMatchObject({ name: 'hook', retryPolicy: { maximumRetryAttempts: 3 }, deadLetterConfig: { bus: 'orders-dlq' } });
+    expect(c.rule.targets[0].retryPolicy).toEqual({ maximumRetryAttempts: 3 });
+    // Left to the API's defaults, they are not sent.
+    expect(Object.keys(c.rule.targets[1])).not.toContain('retryPolicy');
+    expect(Object.keys(c.rule.targets[1])).not.toContain('deadLetterConfig');
+  });
+
   it('saves every node position under a stable key', () => {
     const c = graphToApi(channel(), 'created');
     expect(c.rule.layout.nodes).toEqual({
@@ -59,6 +72,30 @@ describe('graphToApi', () => {
     { name: 'no filter', change: (g) => (g.nodes = g.nodes.filter((n) => n.id !== 'f1')), id: '', msg: 'drop a filter' },
     { name: 'bad pattern', change: (g) => ((g.nodes[2].data as { pattern: string }).pattern = '{"type": '), id: 'f1', msg: 'event pattern is not JSON' },
     { name: 'pattern not an object', change: (g) => ((g.nodes[2].data as { pattern: string }).pattern = '[1]'), id: 'f1', msg: 'event pattern must be a JSON object' },
+    {
+      name: 'pattern value not in an array',
+      change: (g) => ((g.nodes[2].data as { pattern: string }).pattern = '{"type": "order.created"}'),
+      id: 'f1',
+      msg: 'in the event pattern, type: the value must be an array of allowed values, such as ["order.created"]',
+    },
+    {
+      name: 'dead letters to the own bus',
+      change: (g) => ((g.nodes[4].data as { deadLetterBus?: string }).deadLetterBus = 'orders'),
+      id: 't1',
+      msg: "the dead-letter bus must not be the channel's own bus (orders)",
+    },
+    {
+      name: 'too many retry attempts',
+      change: (g) => ((g.nodes[4].data as { retry?: object }).retry = { maximumRetryAttempts: 186 }),
+      id: 't1',
+      msg: 'retry attempts must be a whole number from 0 to 185',
+    },
+    {
+      name: 'too short an event age',
+      change: (g) => ((g.nodes[4].data as { retry?: object }).retry = { maximumEventAgeInSeconds: 59 }),
+      id: 't1',
+      msg: 'from 60 to 86400',
+    },
     { name: 'unconnected target', change: (g) => (g.edges = g.edges.filter((e) => e.target !== 't2')), id: 't2', msg: 'connect the filter' },
     { name: 'unconnected source', change: (g) => (g.edges = g.edges.filter((e) => e.source !== 's1')), id: 's1', msg: 'connect the source to the bus' },
     { name: 'http without url', change: (g) => ((g.nodes[4].data as { config: Record<string, string> }).config = {}), id: 't1', msg: 'url is required' },
@@ -108,6 +145,33 @@ describe('apiToGraph', () => {
     const t: Target = { name: 'hook', type: 'http', config: { url: 'http://h/' }, retryPolicy: { maximumRetryAttempts: 3 } };
     const g = apiToGraph('orders', { name: 'r', eventPattern: { source: ['a'] } as unknown as Rule['eventPattern'] }, [t], []);
     expect(graphToApi(g, 'r').rule.targets[0]).toEqual(t);
+  });
+
+  it('makes the retry policy and the dead-letter bus fields of the target, and gives them back', () => {
+    const t: Target = {
+      name: 'hook',
+      type: 'http',
+      config: { url: 'http://h/' },
+      retryPolicy: { maximumRetryAttempts: 10, maximumEventAgeInSeconds: 3600 },
+      deadLetterConfig: { bus: 'orders-dlq' },
+      format: 'aws',
+    };
+    const g = apiToGraph('orders', { name: 'r', eventPattern: { source: ['a'] } as unknown as Rule['eventPattern'] }, [t], []);
+    const d = g.nodes.find((n) => n.id === 'target:hook')!.data;
+    expect(d).toMatchObject({ retry: { maximumRetryAttempts: 10, maximumEventAgeInSeconds: 3600 }, deadLetterBus: 'orders-dlq', keep: { format: 'aws' } });
+    expect(JSON.stringify((d as { keep?: object }).keep)).not.toContain('retry');
+    expect(graphToApi(g, 'r').rule.targets[0]).toEqual(t);
+  });
+
+  it('keeps the webhook of an http source to show it, and never sends it back', () => {
+    const s: Source = { name: 'web', type: 'http', config: { 'http.methods': 'POST' }, webhook: { token: '***', urls: ['http://h/api/v1/webhooks/***'] } };
+    const g = apiToGraph('orders', { name: 'r', eventPattern: {} }, [], [s]);
+    const d = g.nodes.find((n) => n.id === 'source:web')!.data;
+    expect(d).toMatchObject({ webhook: { token: '***', urls: ['http://h/api/v1/webhooks/***'] } });
+    // Unchanged, the source is not written again; changed, it is written without its webhook.
+    expect(graphToApi(g, 'r').sources).toEqual([]);
+    (d as { config: Record<string, string> }).config = { 'http.methods': 'PUT' };
+    expect(graphToApi(g, 'r').sources).toEqual([{ name: 'web', type: 'http', config: { 'http.methods': 'PUT' } }]);
   });
 
   it('places nodes in columns when the rule has no layout', () => {

@@ -4,6 +4,7 @@
  */
 import type { Rule, Source, Target } from '../api/client';
 import { layoutOf, withLayout, type Layout, type Position } from './layout';
+import { checkPattern } from './patternCheck';
 import type { BuilderEdge, BuilderNode, Graph, NodeData, SourceData, TargetData, TransformData } from './types';
 
 /** BUILTIN_TARGET_TYPES are the control plane's own target types; any other type names a sink plugin. */
@@ -16,6 +17,33 @@ export const MAX_TARGETS = 5;
 const NAME = /^[A-Za-z0-9_-]{1,64}$/; // domain/names.go nameRe
 
 export type RuleBody = Rule & { layout: Layout; targets: Target[] };
+
+export type RuleState = NonNullable<Rule['state']>;
+
+/** RETRY_ATTEMPTS and EVENT_AGE are the bounds and defaults of a target's retry policy (domain/target). */
+export const RETRY_ATTEMPTS = { min: 0, max: 185, default: 185 } as const;
+export const EVENT_AGE = { min: 60, max: 86400, default: 86400 } as const;
+
+export type DeliveryField = 'maximumRetryAttempts' | 'maximumEventAgeInSeconds' | 'deadLetterBus';
+
+/**
+ * deliveryErrors checks a target's retry policy and dead-letter bus, by field: the side panel shows them at their
+ * field, graphToApi on the node. busName is the channel's bus, which cannot be its own dead-letter bus.
+ */
+export function deliveryErrors(d: TargetData, busName: string): Partial<Record<DeliveryField, string>> {
+  const errs: Partial<Record<DeliveryField, string>> = {};
+  const within = (v: number | undefined, b: { min: number; max: number }) => v === undefined || (Number.isInteger(v) && v >= b.min && v <= b.max);
+  if (!within(d.retry?.maximumRetryAttempts, RETRY_ATTEMPTS)) {
+    errs.maximumRetryAttempts = `retry attempts must be a whole number from ${RETRY_ATTEMPTS.min} to ${RETRY_ATTEMPTS.max}`;
+  }
+  if (!within(d.retry?.maximumEventAgeInSeconds, EVENT_AGE)) {
+    errs.maximumEventAgeInSeconds = `the maximum event age must be a whole number of seconds from ${EVENT_AGE.min} to ${EVENT_AGE.max}`;
+  }
+  const dlq = d.deadLetterBus ?? '';
+  if (dlq !== '' && !NAME.test(dlq)) errs.deadLetterBus = 'the dead-letter bus must be the name of a bus (letters, digits, "_" and "-")';
+  else if (dlq !== '' && dlq === busName) errs.deadLetterBus = `the dead-letter bus must not be the channel's own bus (${busName})`;
+  return errs;
+}
 
 export interface Conversion {
   bus: string;
@@ -128,8 +156,11 @@ function transformFields(d: TransformData, err: (m: string) => void): Partial<Ta
   }
 }
 
-/** graphToApi converts the builder's graph into the bus name, the bus's sources and the rule with its targets. */
-export function graphToApi(graph: Graph, ruleName: string, description = ''): Conversion {
+/**
+ * graphToApi converts the builder's graph into the bus name, the bus's sources and the rule with its targets;
+ * state, when given, is the rule's.
+ */
+export function graphToApi(graph: Graph, ruleName: string, description = '', state?: RuleState): Conversion {
   const errors: Record<string, string[]> = {};
   const addErr = (id: string, m: string) => (errors[id] ??= []).push(m);
   const byId = new Map(graph.nodes.map((n) => [n.id, n]));
@@ -165,9 +196,9 @@ export function graphToApi(graph: Graph, ruleName: string, description = ''): Co
   const filter = filters[0];
   let eventPattern: Record<string, unknown> = {};
   if (filter && filter.data.kind === 'filter') {
-    const p = parseJSONObject(filter.data.pattern);
-    if (p.error) addErr(filter.id, 'event pattern ' + p.error);
-    else eventPattern = p.value!;
+    const problems = checkPattern(filter.data.pattern);
+    for (const p of problems) addErr(filter.id, p.path === '' ? p.message : `in the event pattern, ${p.path}: ${p.message}`);
+    if (problems.length === 0) eventPattern = JSON.parse(filter.data.pattern) as Record<string, unknown>;
     if (busNode && !ins(filter.id).some((m) => m.id === busNode.id)) addErr(filter.id, 'connect the bus to the filter');
   }
 
@@ -196,6 +227,10 @@ export function graphToApi(graph: Graph, ruleName: string, description = ''): Co
     if (!fromFilter && transforms.length === 0) err('connect the filter (or a transform) to the target');
     if (fromFilter && transforms.length > 0) err('connect the target to the filter or to a transform, not both');
     const t: Target = { ...(d.keep ?? {}), name: d.name, type: d.targetType as Target['type'] };
+    for (const m of Object.values(deliveryErrors(d, busName))) err(m);
+    const retry = Object.fromEntries(Object.entries(d.retry ?? {}).filter(([, v]) => v !== undefined));
+    if (Object.keys(retry).length > 0) t.retryPolicy = retry;
+    if (d.deadLetterBus) t.deadLetterConfig = { bus: d.deadLetterBus };
     if (d.plugin) {
       t.config = nonEmpty(d.config) as Target['config'];
     } else {
@@ -210,7 +245,7 @@ export function graphToApi(graph: Graph, ruleName: string, description = ''): Co
   if (targets.length === 0) addErr('', 'drop at least one target on the canvas');
   if (targets.length > MAX_TARGETS) addErr('', `a rule has at most ${MAX_TARGETS} targets`);
 
-  const rule = withLayout({ name: ruleName, description: description || undefined, eventPattern, targets } as Rule & { targets: Target[] }, layout);
+  const rule = withLayout({ name: ruleName, description: description || undefined, eventPattern, ...(state ? { state } : {}), targets } as Rule & { targets: Target[] }, layout);
   return { bus: busName, sources, rule, errors };
 }
 
@@ -235,7 +270,14 @@ export function apiToGraph(busName: string, rule: Rule, targets: Target[], sourc
       id,
       type: 'source',
       position: place(id, 'source', i),
-      data: { kind: 'source', sourceType: src.type!, name: src.name!, config: { ...src.config }, saved: JSON.stringify(src) },
+      data: {
+        kind: 'source',
+        sourceType: src.type!,
+        name: src.name!,
+        config: { ...src.config },
+        saved: JSON.stringify(src),
+        ...(s.webhook ? { webhook: { token: s.webhook.token, urls: s.webhook.urls ?? [] } } : {}),
+      },
     });
     edge(id, 'bus');
   });
@@ -252,7 +294,7 @@ export function apiToGraph(busName: string, rule: Rule, targets: Target[], sourc
     const type = t.type ?? '';
     const plugin = !(BUILTIN_TARGET_TYPES as readonly string[]).includes(type);
     // The status is the runtime's, not the rule's: the nodes show it live (status.ts), it is never sent back.
-    const { name: _n, type: _t, config, inputTransformer, input, inputPath, status: _s, createdAt: _c, updatedAt: _u, ...keep } = t;
+    const { name: _n, type: _t, config, inputTransformer, input, inputPath, retryPolicy, deadLetterConfig, status: _s, createdAt: _c, updatedAt: _u, ...keep } = t;
     nodes.push({
       id,
       type: 'target',
@@ -263,6 +305,8 @@ export function apiToGraph(busName: string, rule: Rule, targets: Target[], sourc
         plugin,
         name,
         config: plugin ? { ...((config ?? {}) as Record<string, string>) } : builtinFormValues(t),
+        ...(retryPolicy ? { retry: { ...retryPolicy } } : {}),
+        ...(deadLetterConfig?.bus ? { deadLetterBus: deadLetterConfig.bus } : {}),
         ...(Object.keys(keep).length > 0 ? { keep } : {}),
       },
     });

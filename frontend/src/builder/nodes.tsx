@@ -2,12 +2,12 @@ import { Badge, Paper, Stack, Text } from '@mantine/core';
 import { Handle, Position, type NodeProps, type NodeTypes } from '@xyflow/react';
 import { HealthBadge, HealthLine } from '../components/Health';
 import { countersText } from '../health';
+import { transformModeLabel } from './labels';
 import { useNodeStatus } from './LiveStatus';
-import { useBuilder } from './store';
+import { showsErrors, useBuilder } from './store';
 import type { BuilderNode, NodeData } from './types';
 
 const color: Record<NodeData['kind'], string> = { source: 'grape', bus: 'blue', filter: 'orange', transform: 'teal', target: 'green' };
-
 
 function summary(d: NodeData): { title: string; sub: string } {
   switch (d.kind) {
@@ -18,7 +18,7 @@ function summary(d: NodeData): { title: string; sub: string } {
     case 'filter':
       return { title: 'Filter', sub: d.pattern.replace(/\s+/g, ' ').slice(0, 60) };
     case 'transform':
-      return { title: 'Transform', sub: d.mode === 'template' ? 'input template' : d.mode === 'constant' ? 'constant input' : `input path ${d.inputPath}` };
+      return { title: 'Transform', sub: d.mode === 'path' ? `input path ${d.inputPath}` : transformModeLabel[d.mode] };
     case 'target':
       return { title: d.name || `${d.targetType} target`, sub: `${d.targetType} target${d.plugin ? ' (plugin)' : ''}${d.config.url ? ' · ' + d.config.url : ''}` };
   }
@@ -26,9 +26,12 @@ function summary(d: NodeData): { title: string; sub: string } {
 
 const none: string[] = [];
 
-/** useErrors are the node's errors: the graph's (from convert) and its form's (from its JSON Schema). */
+/**
+ * useErrors are the node's errors: the graph's (from convert) and its form's (from its JSON Schema), once the
+ * user touched the node or tried to save.
+ */
 function useErrors(id: string): string[] {
-  return useBuilder((s) => s.graphErrors[id] ?? none);
+  return useBuilder((s) => (showsErrors(s, id) ? (s.graphErrors[id] ?? none) : none));
 }
 
 function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {

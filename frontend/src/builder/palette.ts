@@ -62,28 +62,58 @@ export function targetConfigOmitted(key: string): boolean {
 
 const NAME_PROP = { type: 'string', title: 'Name', description: 'Name of the target within its rule.' };
 
+const DURATION = '^([0-9]+(\\.[0-9]+)?(ms|s|m))+$';
+
+const HEADERS = {
+  type: 'string',
+  title: 'Headers',
+  contentMediaType: 'application/json',
+  description: 'Headers added to every request: a JSON object of header names and their values, all strings.',
+  examples: [{ 'X-Team': 'shop' }],
+};
+
 /** BUILTIN_TARGET_SCHEMAS describe the config of the built-in target types (the API's TargetConfig). */
 export const BUILTIN_TARGET_SCHEMAS: Record<(typeof BUILTIN_TARGET_TYPES)[number], JSONSchemaObject> = {
   http: {
     required: ['url'],
     properties: {
-      url: { type: 'string', description: 'An absolute http or https URL.' },
-      method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'], default: 'POST' },
-      mode: { type: 'string', enum: ['binary', 'structured'], default: 'binary', description: 'binary: ce-* headers; structured: application/cloudevents+json.' },
-      timeout: { type: 'string', default: '5s', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m))+$', description: 'A Go duration between 100ms and 1m.' },
-      headers: { type: 'string', contentMediaType: 'application/json', description: 'Headers added to every request, a JSON object of strings.' },
+      url: { type: 'string', title: 'URL', format: 'uri', description: 'Where each event is sent: an absolute http:// or https:// URL.', examples: ['https://example.com/hooks/orders'] },
+      method: { type: 'string', title: 'Method', enum: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'], default: 'POST', description: 'The HTTP method of the requests.' },
+      mode: {
+        type: 'string',
+        title: 'Mode',
+        enum: ['binary', 'structured'],
+        default: 'binary',
+        description: 'binary: the data is the body, the attributes are ce-* headers; structured: the whole event is the body, as application/cloudevents+json.',
+      },
+      timeout: { type: 'string', title: 'Timeout', default: '5s', pattern: DURATION, description: 'How long to wait for an answer, between 100ms and 1m.', examples: ['5s'] },
+      headers: HEADERS,
     },
   },
   'api-destination': {
     required: ['apiDestination'],
     properties: {
-      apiDestination: { type: 'string', description: 'An API destination of the account.' },
-      pathParameterValues: { type: 'string', contentMediaType: 'application/json', description: 'JSON array of paths filling the endpoint\'s "*" segments.' },
-      timeout: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m))+$' },
-      headers: { type: 'string', contentMediaType: 'application/json' },
+      apiDestination: {
+        type: 'string',
+        title: 'API destination',
+        description: 'An API destination of the account: its endpoint, method, rate limit and connection (the credentials) apply.',
+        examples: ['crm-orders'],
+      },
+      pathParameterValues: {
+        type: 'string',
+        title: 'Path parameter values',
+        contentMediaType: 'application/json',
+        description: 'A JSON array of JSON paths into the event, one for each "*" of the endpoint, in order.',
+        examples: [['$.data.customerId']],
+      },
+      timeout: { type: 'string', title: 'Timeout', pattern: DURATION, description: 'How long to wait for an answer, between 100ms and 1m.', examples: ['5s'] },
+      headers: HEADERS,
     },
   },
-  bus: { required: ['bus'], properties: { bus: { type: 'string', description: 'Another bus of the account.' } } },
+  bus: {
+    required: ['bus'],
+    properties: { bus: { type: 'string', title: 'Bus', description: 'Another bus of the account, which receives the events as they are.', examples: ['orders-archive'] } },
+  },
   log: { properties: {} },
 };
 

@@ -9,7 +9,12 @@ export type SourceData = {
   config: Record<string, string>;
   /** saved is the source as loaded (JSON of name, type and config): unchanged, it is not written again. */
   saved?: string;
+  /** webhook is the receiving side of a saved http source, as the API answered it; read-only, never sent back. */
+  webhook?: Webhook;
 };
+
+/** Webhook holds an http source's URLs and token; the token reads "***" when the API masks it. */
+export type Webhook = { token?: string; urls: string[] };
 
 export type BusData = { kind: 'bus'; name: string };
 
@@ -35,9 +40,15 @@ export type TargetData = {
   plugin: boolean;
   name: string;
   config: Record<string, string>;
-  /** keep holds the target's fields the builder does not edit (retry policy, dead letters, attributes, ...). */
+  /** retry is the target's retry policy; a bound left out takes the API's default. */
+  retry?: RetryPolicy;
+  /** deadLetterBus is the bus that receives the events the target gives up; empty: the account's dead-letter stream. */
+  deadLetterBus?: string;
+  /** keep holds the target's fields the builder does not edit (attributes, format, ...). */
   keep?: Record<string, unknown>;
 };
+
+export type RetryPolicy = { maximumRetryAttempts?: number; maximumEventAgeInSeconds?: number };
 
 export type NodeData = SourceData | BusData | FilterData | TransformData | TargetData;
 export type NodeKind = NodeData['kind'];

@@ -47,6 +47,20 @@ describe('fieldsFromSchema', () => {
     expect(byKey.broker.description).toBe('Broker URL.');
   });
 
+  it('labels a field with its title, else with its key in words, and hints with its first example', () => {
+    const f = fieldsFromSchema({
+      properties: {
+        'mqtt.broker': { type: 'string', title: 'Broker URL', description: 'The broker to connect to.', examples: ['tcp://broker:1883', 'ssl://b:8883'] },
+        'mqtt.qos': { type: 'string', title: '' },
+        headers: { type: 'string', examples: [{ 'X-Team': 'shop' }] },
+      },
+    });
+    const by = Object.fromEntries(f.map((x) => [x.key, x]));
+    expect([by['mqtt.broker'].label, by['mqtt.broker'].description, by['mqtt.broker'].example]).toEqual(['Broker URL', 'The broker to connect to.', 'tcp://broker:1883']);
+    expect([by['mqtt.qos'].label, by['mqtt.qos'].example]).toEqual(['MQTT QoS', undefined]);
+    expect(by.headers.example).toBe('{"X-Team":"shop"}');
+  });
+
   it('omits the keys it is told to', () => {
     const keys = fieldsFromSchema(pluginSchema, { omit: (k) => k.startsWith('tasks.') }).map((f) => f.key);
     expect(keys).not.toContain('tasks.max');
@@ -73,6 +87,16 @@ describe('validateValues', () => {
     { name: 'pattern', values: { broker: 'b', topics: 't', timeout: 'soon' }, key: 'timeout', msg: 'Timeout does not have the expected form' },
   ])('reports $name', ({ values, key, msg }) => {
     expect(validateValues(fields, values as unknown as Record<string, string>)[key]).toBe(msg);
+  });
+
+  describe('a uri', () => {
+    const uri = fieldsFromSchema({ required: ['url'], properties: { url: { type: 'string', title: 'URL', format: 'uri' } } });
+    it.each(['not a url', '/hooks/orders', 'example.com/hooks', 'ftp://example.com/x', 'mailto:a@example.com'])('refuses %s', (v) => {
+      expect(validateValues(uri, { url: v }).url).toBe('URL must be an absolute http:// or https:// URL');
+    });
+    it.each(['https://example.com/hooks/orders', 'http://127.0.0.1:9000/x?a=1'])('accepts %s', (v) => {
+      expect(validateValues(uri, { url: v })).toEqual({});
+    });
   });
 
   it('accepts a valid config', () => {

@@ -1,7 +1,8 @@
 /**
  * Form generation from JSON Schema: the worker's plugin schemas (worker/connector/schema.go: every property a
- * string, its kind said by enum, pattern, contentMediaType and x-type; secrets writeOnly with format password)
- * and the console's own schemas of built-in nodes. Pure: no React here.
+ * string, its kind said by enum, pattern, contentMediaType and x-type; secrets writeOnly with format password;
+ * title, description and one example when the plugin gives them) and the console's own schemas of built-in
+ * nodes, whose web addresses are format uri. Pure: no React here.
  */
 
 import { fieldLabel } from '../format';
@@ -17,6 +18,7 @@ export interface JSONSchemaProperty {
   minLength?: number;
   contentMediaType?: string;
   title?: string;
+  examples?: unknown[];
   'x-type'?: string;
   'x-minimum'?: number;
 }
@@ -40,7 +42,11 @@ export interface FieldSpec {
   options?: string[];
   default?: string;
   description?: string;
+  /** example is the schema's first example, shown as a hint in the empty field. */
+  example?: string;
   pattern?: string;
+  /** format "uri" asks for an absolute http or https URL. */
+  format?: string;
   minimum?: number;
 }
 
@@ -71,14 +77,16 @@ export function fieldsFromSchema(schema: JSONSchemaObject, opts: FieldsOptions =
     else if (xType === 'int' || p.type === 'integer' || p.type === 'number') kind = 'number';
     out.push({
       key,
-      label: p.title ?? fieldLabel(key),
+      label: p.title || fieldLabel(key),
       kind,
       required: required.has(key),
       secret,
       options: enumValues,
       default: str(p.default),
       description: p.description,
+      example: str(p.examples?.[0]),
       pattern: p.pattern,
+      format: p.format,
       minimum: p['x-minimum'],
     });
   }
@@ -95,6 +103,15 @@ export function initialValues(fields: FieldSpec[], current: Record<string, strin
   return out;
 }
 
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false; // not absolute, or not a URL at all
+  }
+}
+
 /** validateValues checks values against fields and returns a message per offending key. */
 export function validateValues(fields: FieldSpec[], values: Record<string, string>): Record<string, string> {
   const errs: Record<string, string> = {};
@@ -104,7 +121,9 @@ export function validateValues(fields: FieldSpec[], values: Record<string, strin
       if (f.required) errs[f.key] = `${f.label} is required`;
       continue;
     }
-    if (f.options && !f.options.includes(v)) {
+    if (f.format === 'uri' && !isHttpUrl(v)) {
+      errs[f.key] = `${f.label} must be an absolute http:// or https:// URL`;
+    } else if (f.options && !f.options.includes(v)) {
       errs[f.key] = `${f.label} must be one of ${f.options.join(', ')}`;
     } else if (f.kind === 'json') {
       try {
