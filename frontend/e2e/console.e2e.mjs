@@ -4,7 +4,10 @@
 // first start writes there. On the sign-in screen it is refused with a wrong password, throttled (429) after
 // failures of another user name, and signs in as admin with the password: a session cookie that the page cannot
 // read, and a CSRF token on every change. With that session it builds a channel bus → filter → HTTP target by drag
-// and drop, saves it, checks it through the API, reloads it (the session survives the reload), sends an event from
+// and drop and adds a bus target with the keyboard; the save (one PUT of the channel API) is refused by the server for
+// that target's bus, which does not exist, with the problem on its node and nothing stored; it deletes the node with
+// the Delete key, undoes the deletion (Ctrl+Z), deletes it again and saves, checks the channel through the API,
+// reloads it (the session survives the reload), is asked before leaving unsaved changes (Stay, then Leave), sends an event from
 // the console and sees it arrive at a receiver of its own, pauses and resumes the target's connector on the
 // runtime page (each state offering only the actions it allows), stops it only once the stop is confirmed (a
 // cancelled stop or restart sends nothing), opens the target's detail page, creates a connection and an API
@@ -144,9 +147,11 @@ async function positions(page) {
   );
 }
 
+/** connect drags an edge between two nodes, each named by its test id (node-bus) or a CSS selector ([data-node-name="x"]). */
 async function connect(page, from, to) {
-  const a = await page.locator(`[data-testid="${from}"] .react-flow__handle.source`).boundingBox();
-  const b = await page.locator(`[data-testid="${to}"] .react-flow__handle.target`).boundingBox();
+  const sel = (n) => (n.startsWith('[') ? n : `[data-testid="${n}"]`);
+  const a = await page.locator(`${sel(from)} .react-flow__handle.source`).boundingBox();
+  const b = await page.locator(`${sel(to)} .react-flow__handle.target`).boundingBox();
   await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
   await page.mouse.down();
   await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 5 });
@@ -341,22 +346,71 @@ async function main() {
   await page.getByTestId('pattern-result').getByText('Does not match').waitFor();
   assert.match(await page.getByTestId('pattern-result').innerText(), /type/);
   await drop(page, 'palette-target-http', 600, 260);
-  // A new target shows what it lacks on the node itself.
-  await page.locator('[data-testid="node-target"] [data-testid="node-error"]').first().waitFor();
+  // A node just dropped shows no problem yet; once edited it shows what it lacks, on the node itself.
+  assert.equal(await page.locator('[data-testid="node-target"] [data-testid="node-error"]').count(), 0, 'an untouched node shows problems');
   await page.getByLabel('Target name').fill('hook');
+  await page.locator('[data-testid="node-target"] [data-testid="node-error"]').first().waitFor();
   await page.getByLabel(/^URL/).fill(receiverURL);
   await connect(page, 'node-bus', 'node-filter');
   await connect(page, 'node-filter', 'node-target');
   await page.getByLabel('Rule name').fill('created');
-  await until('the graph to have no problem', async () => (await page.getByTestId('error-count').count()) === 0, 10_000);
-  assert.equal(await page.locator('.react-flow__edge').count(), 2);
+
+  // The keyboard adds a node too: Tab reaches the palette (a toolbar), the arrows its items, Enter adds one, and
+  // the new node's first field takes the focus.
+  log('builder: add a bus target with the keyboard');
+  const nodeCount = await page.locator('.react-flow__node').count();
+  await page.locator('[data-testid="palette"] [tabindex="0"]').focus();
+  await until('the palette item "Bus" target to have the focus', async () => {
+    if ((await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))) === 'palette-target-bus') return true;
+    await page.keyboard.press('ArrowDown');
+    return false;
+  }, 10_000);
+  await page.keyboard.press('Enter');
+  await until('the new node', async () => (await page.locator('.react-flow__node').count()) === nodeCount + 1, 5000);
+  const targetName = page.getByTestId('side-panel').getByLabel('Target name');
+  await until('the new node\'s first field to have the focus', () => targetName.evaluate((el) => el === document.activeElement), 5000);
+  // A bus target to a bus that does not exist: no check of the page knows, the server's does.
+  await page.keyboard.type('forward');
+  await page.getByTestId('side-panel').getByRole('textbox', { name: 'Bus', exact: true }).fill('nowhere');
+  const forward = page.locator('[data-node-name="forward"]');
+  await connect(page, 'node-filter', '[data-node-name="forward"]');
+  await until('the nodes to have no problem', async () => (await page.getByTestId('node-error').count()) === 0, 10_000);
+  assert.equal(await page.locator('.react-flow__edge').count(), 3);
+
+  // Saved, the server's check puts its problem on the node and under its field; nothing is stored.
+  log('builder: a problem only the server finds');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await forward.getByTestId('node-error').getByText('Bus "nowhere" does not exist').waitFor();
+  assert.equal(await page.getByRole('alert').filter({ hasText: 'Not saved' }).count(), 0, 'a problem placed on its node is said again above the canvas');
+  assert.equal(await page.getByTestId('error-count').innerText(), '1 problem to fix');
+  assert.ok(new URL(page.url()).pathname.endsWith('/builder'), page.url());
+  assert.equal((await api(apiBase, '/buses/orders')).status, 404, 'a refused channel created its bus');
+  await forward.click();
+  await page.getByTestId('side-panel').getByText('Bus "nowhere" does not exist').waitFor();
+
+  // Delete removes the selected node; Ctrl+Z brings it back with its edge. Deleted again, the channel saves.
+  log('builder: delete a node, undo, delete it again');
+  await page.keyboard.press('Delete');
+  await until('the node to be deleted', async () => (await forward.count()) === 0 && (await page.locator('.react-flow__edge').count()) === 2, 5000);
+  await page.keyboard.press('Control+z');
+  await forward.waitFor();
+  await until('the node\'s edge to be back', async () => (await page.locator('.react-flow__edge').count()) === 3, 5000);
+  await forward.click();
+  await page.keyboard.press('Delete');
+  await until('the node to be deleted again', async () => (await forward.count()) === 0 && (await page.locator('.react-flow__edge').count()) === 2, 5000);
+  await page.getByTestId('unsaved').waitFor();
   const before = await positions(page);
   log('positions before saving', JSON.stringify(before));
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForURL('**/builder/orders/created');
   await page.getByTestId('saved').waitFor();
+  assert.deepEqual(
+    [await page.getByTestId('graph-errors').count(), await page.getByTestId('error-count').count(), await page.getByTestId('unsaved').count()],
+    [0, 0, 0],
+    'problems or unsaved changes after the save',
+  );
 
-  // The rule and its target exist through the API.
+  // The rule and its target exist through the API; the deleted one does not.
   const rule = await api(apiBase, '/buses/orders/rules/created');
   assert.equal(rule.status, 200, JSON.stringify(rule.body));
   assert.deepEqual(rule.body.eventPattern, { type: ['order.created'] });
@@ -364,10 +418,15 @@ async function main() {
   assert.equal(target.status, 200, JSON.stringify(target.body));
   assert.equal(target.body.type, 'http');
   assert.equal(target.body.config.url, receiverURL);
+  assert.equal((await api(apiBase, '/buses/orders/rules/created/targets/forward')).status, 404);
 
-  // The save was made with the session: cookie and CSRF token, no API key.
+  // Each save was one PUT of the channel API, made with the session: cookie and CSRF token, no API key.
   const saves = requests.filter((r) => r.method !== 'GET');
-  assert.ok(saves.some((r) => r.method === 'POST' && r.path === '/api/v1/buses/orders/rules'), JSON.stringify(saves.map((r) => r.path)));
+  assert.deepEqual(
+    saves.filter((r) => r.path.startsWith('/api/v1/buses/')).map((r) => `${r.method} ${r.path}`),
+    ['PUT /api/v1/buses/orders/channels/created', 'PUT /api/v1/buses/orders/channels/created'],
+    'the saves',
+  );
   for (const r of saves) {
     assert.ok(r.headers['x-csrf-token'], `${r.method} ${r.path} without X-CSRF-Token`);
     assert.equal(r.headers.authorization, undefined, `${r.method} ${r.path} with an Authorization header`);
@@ -380,6 +439,23 @@ async function main() {
   assert.equal(await page.locator('.react-flow__edge').count(), 2);
   const after = await positions(page);
   assert.deepEqual(after, before, 'the reloaded graph differs');
+
+  // Leaving unsaved changes asks first: Stay keeps them, Leave goes.
+  log('builder: leave with unsaved changes');
+  await page.getByLabel('Description').fill('orders just created');
+  await page.getByTestId('unsaved').waitFor();
+  const runtimeLink = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Runtime', exact: true });
+  const leaveDialog = page.getByRole('dialog', { name: 'Leave without saving?' });
+  await runtimeLink.click();
+  await leaveDialog.getByText('Your changes to this channel will be lost.').waitFor();
+  await leaveDialog.getByRole('button', { name: 'Stay' }).click();
+  await leaveDialog.waitFor({ state: 'hidden' });
+  assert.ok(page.url().endsWith('/builder/orders/created'), page.url());
+  assert.equal(await page.getByLabel('Description').inputValue(), 'orders just created');
+  await runtimeLink.click();
+  await leaveDialog.getByRole('button', { name: 'Leave' }).click();
+  await page.waitForURL('**/runtime');
+  assert.equal((await api(apiBase, '/buses/orders/rules/created')).body.description, '', 'a change left unsaved was saved');
 
   // Send an event from the console; it arrives at the receiver.
   log('send an event');

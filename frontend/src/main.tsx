@@ -5,7 +5,7 @@ import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { BrowserRouter } from 'react-router-dom';
+import { createBrowserRouter, RouterProvider } from 'react-router-dom';
 import { App } from './App';
 import { ApiError } from './api/problem';
 import { cssVariablesResolver, theme } from './theme';
@@ -24,15 +24,17 @@ const queryClient = new QueryClient({
 // localStorage for every tab.
 const colorSchemeManager = localStorageColorSchemeManager({ key: 'eb.colorScheme' });
 
+// A data router, which the builder's guard against leaving unsaved changes needs (useBlocker). App keeps its own
+// <Routes>: descendant routes of this one splat route.
+const router = createBrowserRouter([{ path: '*', element: <App /> }]);
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} cssVariablesResolver={cssVariablesResolver} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager}>
       {/* The toasts of successful actions (components/toast.ts), at the bottom right, away from the header. */}
       <Notifications position="bottom-right" limit={3} />
       <QueryClientProvider client={queryClient}>
-        <BrowserRouter>
-          <App />
-        </BrowserRouter>
+        <RouterProvider router={router} />
       </QueryClientProvider>
     </MantineProvider>
   </StrictMode>,

@@ -1,26 +1,29 @@
 import '@xyflow/react/dist/style.css';
-import { ActionIcon, Alert, Box, Button, Group, Paper, ScrollArea, Stack, Switch, Text, TextInput, Title, useComputedColorScheme } from '@mantine/core';
+import { ActionIcon, Alert, Box, Button, Group, Modal, Paper, ScrollArea, Stack, Switch, Text, TextInput, Title, useComputedColorScheme } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { IconArrowBackUp, IconArrowForwardUp, IconLayoutDistributeHorizontal } from '@tabler/icons-react';
 import { Background, Controls, MarkerType, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type DefaultEdgeOptions } from '@xyflow/react';
 import { useElementSize, useMediaQuery, useMergedRef } from '@mantine/hooks';
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type DragEvent, type KeyboardEvent, type RefObject } from 'react';
-import { useNavigate, useParams } from 'react-router-dom';
-import { api, enc, type Rule, type Schemas } from '../api/client';
+import { useBlocker, useNavigate, useParams } from 'react-router-dom';
+import { api, enc, type Schemas } from '../api/client';
+import { ApiError } from '../api/problem';
 import { ErrorAlert, QueryState } from '../components/states';
 import { validateValues } from '../forms/schemaForm';
-import { apiToGraph, graphToApi } from './convert';
+import { apiToGraph, graphToApi, type Conversion } from './convert';
+import { conversionKey, graphKey, ruleState } from './dirty';
 import { nodeAriaLabel } from './labels';
 import { autoLayout } from './layout';
 import { LiveStatus } from './LiveStatus';
 import { nodeTypes } from './nodes';
 import { buildPalette } from './palette';
 import { paletteIcon } from './paletteIcons';
-import { saveChannel } from './save';
+import { saveChannel, type Channel } from './save';
 import { configFields, pluginClassOf, usePluginSchemas } from './schemas';
 import { editsText, historyShortcut } from './shortcuts';
+import { fieldProblem, problemCount, serverProblems } from './serverProblems';
 import { SidePanel } from './SidePanel';
-import { shownErrors, useBuilder } from './store';
+import { isDirty, shownErrors, useBuilder } from './store';
 import { DND_MIME, type BuilderNode, type NodeData, type PaletteItem } from './types';
 
 const sameWords = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -225,32 +228,72 @@ function Canvas({ readOnly = false, boxRef, height }: { readOnly?: boolean; boxR
   );
 }
 
-/** useLoad loads /builder/:bus/:rule into the store, or starts an empty graph at /builder. */
+/**
+ * useLoad loads /builder/:bus/:rule into the store with one GET of the channel API (the rule, its targets and its
+ * bus's sources, read at one moment), or starts an empty graph at /builder. A rule is loaded when it opens; the
+ * channel read again (after a save) is loaded only over a canvas without unsaved changes, and only when it differs.
+ */
 function useLoad(bus?: string, rule?: string) {
   const load = useBuilder((s) => s.load);
+  const shown = useRef<string | undefined>(undefined);
   const q = useQuery({
     queryKey: ['channel', bus, rule],
     enabled: !!bus && !!rule,
-    queryFn: async () => {
-      const base = `/buses/${enc(bus!)}`;
-      const [r, t, s] = await Promise.all([
-        api<Rule>(`${base}/rules/${enc(rule!)}`),
-        api<Schemas['TargetList']>(`${base}/rules/${enc(rule!)}/targets`),
-        api<Schemas['SourceList']>(`${base}/sources`, { query: { limit: 500 } }),
-      ]);
-      return { rule: r, targets: t.targets ?? [], sources: s.sources ?? [] };
-    },
+    queryFn: () => api<Channel>(`/buses/${enc(bus!)}/channels/${enc(rule!)}`),
   });
   useEffect(() => {
-    if (!bus || !rule) load({ nodes: [], edges: [] }, '', '', false);
+    if (!bus || !rule) {
+      shown.current = undefined;
+      load({ nodes: [], edges: [] }, '', '', false);
+    }
   }, [bus, rule, load]);
   useEffect(() => {
-    if (q.data && bus) {
-      const r = q.data.rule;
-      load(apiToGraph(bus, r, q.data.targets, q.data.sources), r.name ?? '', r.description ?? '', true, r.state !== 'DISABLED');
-    }
-  }, [q.data, bus, load]);
+    if (!q.data || !bus || !rule) return;
+    const r = q.data.rule ?? {};
+    const next = { ...apiToGraph(bus, r, q.data.targets ?? [], q.data.sources ?? []), ruleName: r.name ?? rule, description: r.description ?? '', enabled: r.state !== 'DISABLED' };
+    const s = useBuilder.getState();
+    const opened = shown.current === `${bus}/${rule}`;
+    if (opened && (isDirty(s) || graphKey(s) === graphKey(next))) return;
+    shown.current = `${bus}/${rule}`;
+    load(next, next.ruleName, next.description, true, next.enabled);
+  }, [q.data, bus, rule, load]);
   return q;
+}
+
+/**
+ * UnsavedGuard asks before the user leaves a channel with unsaved changes: a link or the back button inside the
+ * console opens its modal (react-router's blocker), a reload or closing the tab the browser's own question
+ * (beforeunload). A navigation with state {saved: true} (the builder's own after a save) passes.
+ */
+function UnsavedGuard({ dirty }: { dirty: boolean }) {
+  const blocker = useBlocker(
+    ({ currentLocation, nextLocation }) =>
+      currentLocation.pathname !== nextLocation.pathname && !(nextLocation.state as { saved?: boolean } | null)?.saved && isDirty(useBuilder.getState()),
+  );
+  useEffect(() => {
+    if (!dirty) return;
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      e.returnValue = ''; // older browsers ask only with it set
+    };
+    window.addEventListener('beforeunload', onBeforeUnload);
+    return () => window.removeEventListener('beforeunload', onBeforeUnload);
+  }, [dirty]);
+  return (
+    <Modal opened={blocker.state === 'blocked'} onClose={() => blocker.reset?.()} title="Leave without saving?" centered>
+      <Stack>
+        <Text size="sm">Your changes to this channel will be lost.</Text>
+        <Group justify="flex-end" gap="xs">
+          <Button variant="default" onClick={() => blocker.reset?.()} data-autofocus>
+            Stay
+          </Button>
+          <Button color="red" onClick={() => blocker.proceed?.()}>
+            Leave
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
 }
 
 function Builder() {
@@ -259,7 +302,7 @@ function Builder() {
   const qc = useQueryClient();
   const loaded = useLoad(params.bus, params.rule);
   const { nodes, edges, ruleName, description, enabled, existing, setRule, setEnabled, setGraphErrors, addNode, arrange, attemptSave } = useBuilder();
-  const { undo, redo, canUndo, canRedo, touched, attempted } = useBuilder();
+  const { undo, redo, canUndo, canRedo, touched, attempted, serverErrors, setServerErrors, markSaved, baseline } = useBuilder();
   const { screenToFlowPosition, fitView } = useReactFlow();
   // A phone's screen is too small to build on: there the builder shows the channel and changes nothing. Below
   // the lg breakpoint the side panel goes under the canvas, which keeps the width.
@@ -310,8 +353,10 @@ function Builder() {
   });
   const { schemas, errors: schemaErrors } = usePluginSchemas(nodes.map((n) => pluginClassOf(n.data)).filter((c): c is string => !!c));
 
-  const state = enabled ? 'ENABLED' : 'DISABLED';
+  const state = ruleState(enabled);
   const conversion = useMemo(() => graphToApi({ nodes, edges }, ruleName, description, state), [nodes, edges, ruleName, description, state]);
+  // Unsaved: saving would send something else than what was loaded or last saved (positions included).
+  const dirty = useMemo(() => conversionKey(conversion) !== baseline, [conversion, baseline]);
   // Node errors: the graph's (convert) and each form's (its JSON Schema).
   const errors = useMemo(() => {
     const all: Record<string, string[]> = {};
@@ -333,16 +378,28 @@ function Builder() {
   }, [conversion, nodes, schemas]);
   useEffect(() => setGraphErrors(errors), [errors, setGraphErrors]);
   const errorCount = Object.values(errors).reduce((a, e) => a + e.length, 0);
-  const graphErrors = shownErrors({ graphErrors: errors, touched, attempted })[''] ?? [];
+  // The problems the graph's check finds and those the server found in the last save: said together.
+  const problems = errorCount + problemCount(serverErrors);
+  const graphErrors = [...(shownErrors({ graphErrors: errors, touched, attempted })[''] ?? []), ...(serverErrors[''] ?? []).map((p) => p.message)];
 
   const save = useMutation({
-    mutationFn: () => saveChannel(conversion, existing, (loaded.data?.targets ?? []).map((t) => t.name ?? '')),
-    onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['channel', conversion.bus, conversion.rule.name] });
-      await qc.invalidateQueries({ queryKey: ['rules'] });
-      navigate(`/builder/${enc(conversion.bus)}/${enc(conversion.rule.name ?? '')}`, { replace: true });
+    mutationFn: (c: Conversion) => saveChannel(c),
+    onMutate: () => setServerErrors({}),
+    onSuccess: (ch: Channel, c: Conversion) => {
+      markSaved(conversionKey(c));
+      const path = [c.bus, c.rule.name ?? ''] as const;
+      // The answer is the channel as stored: the canvas loads it (saved sources, webhook URLs) without reading it again.
+      qc.setQueryData(['channel', ...path], ch);
+      for (const key of ['channel-status', 'rules', 'targets', 'sources', 'buses']) void qc.invalidateQueries({ queryKey: [key] });
+      navigate(`/builder/${enc(path[0])}/${enc(path[1])}`, { replace: true, state: { saved: true } });
+    },
+    onError: (e: unknown, c: Conversion) => {
+      // A document with problems: each on its node and field, as the graph's own are.
+      if (e instanceof ApiError && e.problem.errors?.length) setServerErrors(serverProblems(e.problem.errors, c.nodes));
     },
   });
+  // Problems placed on the nodes are not said again above the canvas; any other (409, 503, ...) is.
+  const placed = save.error instanceof ApiError && (save.error.problem.errors?.length ?? 0) > 0;
 
   const heading = (
     <Title order={1} size="h3">
@@ -387,11 +444,27 @@ function Builder() {
   );
   return (
     <Stack h={compact ? undefined : 'calc(100vh - 90px)'} gap="xs">
+      <UnsavedGuard dirty={dirty} />
       <Group justify="space-between" align="flex-end">
         <Group align="flex-end">
           {heading}
-          <TextInput label="Rule name" value={ruleName} onChange={(e) => setRule(e.currentTarget.value, description)} disabled={existing} withAsterisk aria-label="Rule name" />
-          <TextInput label="Description" value={description} onChange={(e) => setRule(ruleName, e.currentTarget.value)} w={280} maw="100%" />
+          <TextInput
+            label="Rule name"
+            value={ruleName}
+            onChange={(e) => setRule(e.currentTarget.value, description)}
+            disabled={existing}
+            withAsterisk
+            aria-label="Rule name"
+            error={fieldProblem(serverErrors[''], { field: 'name' })}
+          />
+          <TextInput
+            label="Description"
+            value={description}
+            onChange={(e) => setRule(ruleName, e.currentTarget.value)}
+            w={260}
+            maw="100%"
+            error={fieldProblem(serverErrors[''], { field: 'description' })}
+          />
           <Switch
             label="Enabled"
             description="Route events to the targets as soon as it is saved"
@@ -417,16 +490,25 @@ function Builder() {
           >
             Tidy up
           </Button>
-          {attempted && errorCount > 0 && (
-            <Text size="sm" c="red" data-testid="error-count">
-              {errorCount} problem{errorCount > 1 ? 's' : ''} to fix
-            </Text>
-          )}
-          {/* Enabled with problems too: a click shows them all, where they are, instead of saving. */}
+          {/* One above the other: the buttons keep their place (no wrap of the bar) when they appear. */}
+          <Stack gap={0} align="flex-end">
+            {attempted && problems > 0 && (
+              <Text size="sm" c="red" data-testid="error-count">
+                {problems} problem{problems > 1 ? 's' : ''} to fix
+              </Text>
+            )}
+            {dirty && (
+              <Text size="sm" c="dimmed" data-testid="unsaved">
+                Unsaved changes
+              </Text>
+            )}
+          </Stack>
+          {/* Enabled with problems too: a click shows them all, where they are, instead of saving. The server's
+              problems of the last save do not hold it back: it checks again. */}
           <Button
             onClick={() => {
               attemptSave();
-              if (errorCount === 0) save.mutate();
+              if (errorCount === 0) save.mutate(conversion);
             }}
             loading={save.isPending}
           >
@@ -440,8 +522,8 @@ function Builder() {
         </Alert>
       )}
       <ErrorAlert error={tidy.error} title="Could not tidy up" />
-      <ErrorAlert error={save.error} title="Not saved" />
-      {save.isSuccess && (
+      <ErrorAlert error={placed ? undefined : save.error} title="Not saved" />
+      {save.isSuccess && !dirty && (
         <Text size="sm" c="green" data-testid="saved">
           Saved.
         </Text>

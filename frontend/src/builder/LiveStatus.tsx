@@ -12,8 +12,9 @@ const StatusContext = createContext<ChannelStatus | undefined>(undefined);
 
 /**
  * LiveStatus reads the status of the rule's targets and the bus's sources of /builder/:bus/:rule every few seconds
- * for the nodes (useNodeStatus). It is a query of its own, apart from the one that loads the graph: reading the
- * status again never reloads the canvas over the user's changes. A failed read shows the last status it had.
+ * for the nodes (useNodeStatus), from the channel API's GET. It is a query of its own, apart from the one that
+ * loads the graph: reading the status again never reloads the canvas over the user's changes. A failed read shows
+ * the last status it had.
  */
 export function LiveStatus({ children }: { children: ReactNode }) {
   const { bus, rule } = useParams();
@@ -21,12 +22,8 @@ export function LiveStatus({ children }: { children: ReactNode }) {
     queryKey: ['channel-status', bus, rule],
     enabled: !!bus && !!rule,
     queryFn: async () => {
-      const base = `/buses/${enc(bus!)}`;
-      const [t, s] = await Promise.all([
-        api<Schemas['TargetList']>(`${base}/rules/${enc(rule!)}/targets`),
-        api<Schemas['SourceList']>(`${base}/sources`, { query: { limit: 500 } }),
-      ]);
-      return channelStatus(t.targets ?? [], s.sources ?? []);
+      const ch = await api<Schemas['Channel']>(`/buses/${enc(bus!)}/channels/${enc(rule!)}`);
+      return channelStatus(ch.targets ?? [], ch.sources ?? []);
     },
     refetchInterval: STATUS_REFRESH_MS,
     retry: false,

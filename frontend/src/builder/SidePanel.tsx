@@ -10,6 +10,7 @@ import { initialValues, validateValues, type JSONSchemaObject } from '../forms/s
 import { deliveryErrors, EVENT_AGE, RETRY_ATTEMPTS, type DeliveryField } from './convert';
 import { checkPattern, problemText } from './patternCheck';
 import { configFields } from './schemas';
+import { configProblems, fieldMessage, fieldProblem, type ServerProblem } from './serverProblems';
 import { showsErrors, useBuilder } from './store';
 import type { BuilderNode, FilterData, RetryPolicy, TargetData, TransformData, Webhook } from './types';
 
@@ -17,6 +18,10 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** useShowsErrors tells whether the node's errors show yet: once it was touched, or a save attempted. */
 const useShowsErrors = (id: string) => useBuilder((s) => showsErrors(s, id));
+
+const noProblems: ServerProblem[] = [];
+/** useServerProblems are the problems the server found at the node in the last save (gone once it is edited). */
+const useServerProblems = (id: string) => useBuilder((s) => s.serverErrors[id] ?? noProblems);
 
 const exampleEvent = JSON.stringify(
   { specversion: '1.0', id: '1', source: 'shop', type: 'order.created', data: { id: 1, amount: 120 } },
@@ -81,8 +86,24 @@ function PatternTester({ pattern }: { pattern: string }) {
 function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
   const update = useBuilder((s) => s.update);
   const shown = useShowsErrors(node.id);
+  const server = fieldProblem(useServerProblems(node.id), { field: 'pattern' });
   // Checked at each key stroke: the problems are said as they are made.
   const problems = shown ? checkPattern(node.data.pattern) : [];
+  // The page's own check first; the server's where it has none.
+  const patternError =
+    problems.length > 0 ? (
+      <span data-testid="pattern-problems">
+        {problems.map((p) => (
+          <span key={problemText(p)} style={{ display: 'block' }}>
+            {p.path && <Code>{p.path}</Code>}
+            {p.path ? ': ' : ''}
+            {p.path ? p.message : cap(p.message)}
+          </span>
+        ))}
+      </span>
+    ) : (
+      server
+    );
   return (
     <Stack gap="xs">
       <JsonInput
@@ -93,19 +114,7 @@ function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
         value={node.data.pattern}
         onChange={(v) => update(node.id, { pattern: v })}
         aria-label="Event pattern"
-        error={
-          problems.length > 0 && (
-            <span data-testid="pattern-problems">
-              {problems.map((p) => (
-                <span key={problemText(p)} style={{ display: 'block' }}>
-                  {p.path && <Code>{p.path}</Code>}
-                  {p.path ? ': ' : ''}
-                  {p.path ? p.message : cap(p.message)}
-                </span>
-              ))}
-            </span>
-          )
-        }
+        error={patternError}
       />
       <PatternTester pattern={node.data.pattern} />
     </Stack>
@@ -114,6 +123,8 @@ function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
 
 function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } }) {
   const update = useBuilder((s) => s.update);
+  const server = useServerProblems(node.id);
+  const error = (field: string) => fieldProblem(server, { field });
   const d = node.data;
   return (
     <Stack gap="xs">
@@ -140,6 +151,7 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
             minRows={3}
             value={d.inputPathsMap}
             onChange={(v) => update(node.id, { inputPathsMap: v })}
+            error={error('inputPathsMap')}
           />
           <JsonInput
             label="Input template"
@@ -153,6 +165,7 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
             minRows={3}
             value={d.inputTemplate}
             onChange={(v) => update(node.id, { inputTemplate: v })}
+            error={error('inputTemplate')}
             withAsterisk
           />
         </>
@@ -169,6 +182,7 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
           minRows={3}
           value={d.input}
           onChange={(v) => update(node.id, { input: v })}
+          error={error('input')}
           withAsterisk
         />
       )}
@@ -183,6 +197,7 @@ function TransformPanel({ node }: { node: BuilderNode & { data: TransformData } 
           }
           value={d.inputPath}
           onChange={(e) => update(node.id, { inputPath: e.currentTarget.value })}
+          error={error('inputPath')}
           withAsterisk
         />
       )}
@@ -194,6 +209,7 @@ function ConfigPanel({ node, schemas, schemaError }: { node: BuilderNode; schema
   const update = useBuilder((s) => s.update);
   const fillDefaults = useBuilder((s) => s.fillDefaults);
   const shown = useShowsErrors(node.id);
+  const server = useServerProblems(node.id);
   const d = node.data;
   const fields = configFields(d, schemas);
   const config = d.kind === 'source' || d.kind === 'target' ? d.config : {};
@@ -205,17 +221,31 @@ function ConfigPanel({ node, schemas, schemaError }: { node: BuilderNode; schema
   }, [fields, config, node.id, fillDefaults]);
   if (schemaError) return <ErrorAlert error={schemaError} title="Could not load the plugin's schema" />;
   if (!fields) return <Loader size="xs" />;
-  const errors = shown ? validateValues(fields, config) : {};
-  return <ConfigForm fields={fields} values={config} errors={errors} onChange={(k, v) => update(node.id, { config: { ...config, [k]: v } })} />;
+  // The form's own check first; the server's (a bus that does not exist, a value the plugin refuses) where it has none.
+  const errors = { ...configProblems(server), ...(shown ? validateValues(fields, config) : {}) };
+  // A key the form does not show (one the console sets itself) has its problem said under the form.
+  const keys = new Set(fields.map((f) => f.key));
+  const other = Object.entries(configProblems(server)).filter(([k]) => !keys.has(k));
+  return (
+    <>
+      <ConfigForm fields={fields} values={config} errors={errors} onChange={(k, v) => update(node.id, { config: { ...config, [k]: v } })} />
+      {other.map(([k, m]) => (
+        <Text key={k} size="sm" c="red">
+          <Code>{k}</Code>: {m}
+        </Text>
+      ))}
+    </>
+  );
 }
 
 /** DeliveryPanel sets how a target retries and where the events it gives up go. */
 function DeliveryPanel({ node, busName, buses }: { node: BuilderNode & { data: TargetData }; busName: string; buses: string[] }) {
   const update = useBuilder((s) => s.update);
   const shown = useShowsErrors(node.id);
+  const server = useServerProblems(node.id);
   const d = node.data;
   const errs = shown ? deliveryErrors(d, busName) : {};
-  const error = (f: DeliveryField) => (errs[f] ? cap(errs[f]) : undefined);
+  const error = (f: DeliveryField) => (errs[f] ? cap(errs[f]) : fieldProblem(server, { field: f }));
   // An emptied field is left out: the API's default applies.
   const setRetry = (k: keyof RetryPolicy, v: number | string) => update(node.id, { retry: { ...d.retry, [k]: typeof v === 'number' ? v : undefined } });
   return (
@@ -303,6 +333,25 @@ function WebhookPanel({ webhook }: { webhook?: Webhook }) {
   );
 }
 
+/**
+ * UnplacedProblems are the server's problems at the node that no field of the panel shows (its type, a config key
+ * the form does not have): said at the top of the panel, as on the node.
+ */
+function UnplacedProblems({ problems }: { problems: ServerProblem[] }) {
+  const fields = new Set(['name', 'pattern', 'inputTemplate', 'inputPathsMap', 'input', 'inputPath', 'maximumRetryAttempts', 'maximumEventAgeInSeconds', 'deadLetterBus']);
+  const left = problems.filter((p) => p.config === undefined && !(p.field && fields.has(p.field)));
+  if (left.length === 0) return null;
+  return (
+    <Alert color="red" p="xs" title="Not saved" data-testid="panel-server-problems">
+      {left.map((p, i) => (
+        <Text key={i} size="sm">
+          {cap(fieldMessage(p))}
+        </Text>
+      ))}
+    </Alert>
+  );
+}
+
 const kindLabel: Record<BuilderNode['data']['kind'], string> = { source: 'Source', bus: 'Bus', filter: 'Filter', transform: 'Transform', target: 'Target' };
 
 /** SidePanel configures the selected node. */
@@ -313,6 +362,7 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
   const busName = useBuilder((s) => s.nodes.flatMap((n) => (n.data.kind === 'bus' ? [n.data.name] : []))[0] ?? '');
   const buses = useQuery({ queryKey: ['buses', 'all'], queryFn: () => api<Schemas['BusList']>('/buses', { query: { limit: 500 } }) });
   const busNames = (buses.data?.buses ?? []).map((b) => b.name ?? '');
+  const server = useBuilder((s) => (s.selected ? s.serverErrors[s.selected] : undefined) ?? noProblems);
   if (!node) {
     return (
       <Text c="dimmed" size="sm">
@@ -330,6 +380,7 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
         {d.kind === 'target' && <Badge>{d.targetType}</Badge>}
         {d.kind === 'source' && <Badge color="grape">{d.sourceType}</Badge>}
       </Group>
+      <UnplacedProblems problems={server} />
       {d.kind === 'bus' && (
         <Autocomplete
           label="Bus name"
@@ -346,14 +397,14 @@ export function SidePanel({ schemas, schemaErrors }: { schemas: Record<string, J
           <Alert color="grape" p="xs">
             A source belongs to the bus, not to this rule: every rule of the bus receives its events, and saving here changes it for all of them.
           </Alert>
-          <TextInput label="Source name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} />
+          <TextInput label="Source name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} error={fieldProblem(server, { field: 'name' })} />
           <ConfigPanel node={node} schemas={schemas} schemaError={schemaErrors[`${d.sourceType}-source`]} />
           {d.sourceType === 'http' && <WebhookPanel webhook={d.webhook} />}
         </>
       )}
       {d.kind === 'target' && (
         <>
-          <TextInput label="Target name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} />
+          <TextInput label="Target name" withAsterisk value={d.name} onChange={(e) => update(node.id, { name: e.currentTarget.value })} error={fieldProblem(server, { field: 'name' })} />
           <ConfigPanel node={node} schemas={schemas} schemaError={d.plugin ? schemaErrors[d.targetType] : undefined} />
           <DeliveryPanel node={node as BuilderNode & { data: TargetData }} busName={busName} buses={busNames} />
         </>

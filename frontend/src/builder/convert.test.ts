@@ -54,6 +54,23 @@ describe('graphToApi', () => {
     expect(Object.keys(c.rule.targets[1])).not.toContain('deadLetterConfig');
   });
 
+  it('notes the node of each part of the document, in its order', () => {
+    const g = channel();
+    (g.nodes[0].data as { saved?: string }).saved = JSON.stringify({ name: 'tick', type: 'schedule', config: { 'schedule.cron': '@every 1m' } });
+    g.nodes.push(node('s2', { kind: 'source', sourceType: 'http', name: 'web', config: {} }));
+    g.edges.push(edge('s2', 'b1'));
+    const c = graphToApi(g, 'created');
+    // The unchanged source is not sent: the one sent first is s2's.
+    expect(c.nodes).toEqual({
+      sources: ['s2'],
+      filter: 'f1',
+      targets: [
+        { id: 't1', transform: 'x1', plugin: false },
+        { id: 't2', plugin: true },
+      ],
+    });
+  });
+
   it('saves every node position under a stable key', () => {
     const c = graphToApi(channel(), 'created');
     expect(c.rule.layout.nodes).toEqual({

@@ -2,7 +2,7 @@
  * Graph ↔ API conversion of the channel builder. A channel is sources → bus → filter (the rule's event pattern) →
  * [transform] → targets. Pure: no React, no fetch.
  */
-import type { Rule, Source, Target } from '../api/client';
+import type { Rule, Schemas, Source, Target } from '../api/client';
 import { layoutOf, withLayout, type Layout, type Position } from './layout';
 import { checkPattern } from './patternCheck';
 import type { BuilderEdge, BuilderNode, Graph, NodeData, SourceData, TargetData, TransformData } from './types';
@@ -52,6 +52,34 @@ export interface Conversion {
   rule: RuleBody;
   /** errors are messages per node id; the key "" holds those of the graph as a whole. */
   errors: Record<string, string[]>;
+  /** nodes tell which node each part of the document comes from: the server's problems point at the parts. */
+  nodes: ChannelNodes;
+}
+
+/** ChannelNodes are the node ids of a converted document's parts, in the document's order. */
+export interface ChannelNodes {
+  /** sources are the nodes of Conversion.sources, in its order. */
+  sources: string[];
+  /** filter is the node of the rule's event pattern. */
+  filter?: string;
+  /**
+   * targets are the nodes of rule.targets, in its order: the target's, its transform's when it has one, and whether
+   * its config is a plugin's (flat keys, which may hold dots and slashes).
+   */
+  targets: { id: string; transform?: string; plugin: boolean }[];
+}
+
+/** ChannelDocument is the body of PUT /buses/{bus}/channels/{rule}. */
+export type ChannelDocument = Omit<Schemas['Channel'], 'bus'>;
+
+/**
+ * channelDocument is what saving a converted graph sends to the channel API: the bus created when it does not
+ * exist, the sources that are new or changed (the bus's others are kept), the rule without its targets, and every
+ * target (those left out are deleted).
+ */
+export function channelDocument(c: Conversion): ChannelDocument {
+  const { targets, ...rule } = c.rule;
+  return { createBus: true, sources: c.sources, rule, targets };
 }
 
 /** nonEmpty drops the keys left empty in a form: the plugin's default applies to them. */
@@ -177,6 +205,7 @@ export function graphToApi(graph: Graph, ruleName: string, description = '', sta
   const busName = busNode && busNode.data.kind === 'bus' ? busNode.data.name : '';
   if (busNode && !NAME.test(busName)) addErr(busNode.id, 'bus name is required');
 
+  const nodes: ChannelNodes = { sources: [], targets: [] };
   const sources: Source[] = [];
   const sourceNames = new Set<string>();
   for (const n of ofKind('source')) {
@@ -187,7 +216,10 @@ export function graphToApi(graph: Graph, ruleName: string, description = '', sta
     if (!outs(n.id).some((m) => m.data.kind === 'bus')) addErr(n.id, 'connect the source to the bus');
     for (const m of outs(n.id)) if (m.data.kind !== 'bus') addErr(n.id, 'a source feeds the bus only');
     const src: Source = { name: d.name, type: d.sourceType, config: nonEmpty(d.config) };
-    if (d.saved !== JSON.stringify(src)) sources.push(src);
+    if (d.saved !== JSON.stringify(src)) {
+      sources.push(src);
+      nodes.sources.push(n.id);
+    }
   }
 
   const filters = ofKind('filter');
@@ -195,6 +227,7 @@ export function graphToApi(graph: Graph, ruleName: string, description = '', sta
   for (const f of filters.slice(1)) addErr(f.id, 'a rule has one filter; remove this one');
   const filter = filters[0];
   let eventPattern: Record<string, unknown> = {};
+  if (filter) nodes.filter = filter.id;
   if (filter && filter.data.kind === 'filter') {
     const problems = checkPattern(filter.data.pattern);
     for (const p of problems) addErr(filter.id, p.path === '' ? p.message : `in the event pattern, ${p.path}: ${p.message}`);
@@ -241,12 +274,13 @@ export function graphToApi(graph: Graph, ruleName: string, description = '', sta
       Object.assign(t, transformFields(transforms[0].data, (m) => addErr(transforms[0].id, m)));
     }
     targets.push(t);
+    nodes.targets.push({ id: n.id, ...(transforms.length === 1 ? { transform: transforms[0].id } : {}), plugin: d.plugin });
   }
   if (targets.length === 0) addErr('', 'drop at least one target on the canvas');
   if (targets.length > MAX_TARGETS) addErr('', `a rule has at most ${MAX_TARGETS} targets`);
 
   const rule = withLayout({ name: ruleName, description: description || undefined, eventPattern, ...(state ? { state } : {}), targets } as Rule & { targets: Target[] }, layout);
-  return { bus: busName, sources, rule, errors };
+  return { bus: busName, sources, rule, errors, nodes };
 }
 
 // Default positions of a graph without a saved layout: columns from left to right.

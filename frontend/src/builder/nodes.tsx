@@ -3,7 +3,9 @@ import { Handle, Position, type NodeProps, type NodeTypes } from '@xyflow/react'
 import { HealthBadge, HealthLine } from '../components/Health';
 import { countersText } from '../health';
 import { transformModeLabel } from './labels';
+import { useMemo } from 'react';
 import { useNodeStatus } from './LiveStatus';
+import { fieldMessage, type ServerProblem } from './serverProblems';
 import { showsErrors, useBuilder } from './store';
 import type { BuilderNode, NodeData } from './types';
 
@@ -25,13 +27,27 @@ function summary(d: NodeData): { title: string; sub: string } {
 }
 
 const none: string[] = [];
+const noProblems: ServerProblem[] = [];
+const same = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /**
  * useErrors are the node's errors: the graph's (from convert) and its form's (from its JSON Schema), once the
- * user touched the node or tried to save.
+ * user touched the node or tried to save, then the server's of the last save (said once when the graph's say the
+ * same).
  */
 function useErrors(id: string): string[] {
-  return useBuilder((s) => (showsErrors(s, id) ? (s.graphErrors[id] ?? none) : none));
+  const own = useBuilder((s) => (showsErrors(s, id) ? (s.graphErrors[id] ?? none) : none));
+  const server = useBuilder((s) => s.serverErrors[id] ?? noProblems);
+  return useMemo(() => {
+    if (server.length === 0) return own;
+    const out = [...own];
+    const known = new Set(own.map(same));
+    for (const m of server.map(fieldMessage)) {
+      if (!known.has(same(m))) out.push(m);
+      known.add(same(m));
+    }
+    return out;
+  }, [own, server]);
 }
 
 function ChannelNode({ id, data, selected }: NodeProps<BuilderNode>) {

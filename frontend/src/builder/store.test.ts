@@ -199,3 +199,34 @@ describe('errors shown in the builder', () => {
     expect([st().attempted, st().touched.size]).toEqual([false, 0]);
   });
 });
+
+describe("the server's problems in the builder", () => {
+  const problems = {
+    '': [{ message: 'name differs', field: 'name' }, { message: 'a rule has at most 5 targets' }],
+    filter: [{ message: 'invalid eventPattern', field: 'pattern' }],
+    'target:hook': [{ message: 'config.url: not a URL', config: 'url' }],
+  };
+
+  it('marks the nodes they are on touched, and goes with a load', () => {
+    st().setServerErrors(problems);
+    expect([...st().touched].sort()).toEqual(['filter', 'target:hook']);
+    loadChannel();
+    expect(st().serverErrors).toEqual({});
+  });
+
+  it("drops a node's problems when it is edited, and the graph's own with any change", () => {
+    st().setServerErrors(problems);
+    st().update('target:hook', { config: { url: 'http://h/' } });
+    expect(Object.keys(st().serverErrors).sort()).toEqual(['', 'filter']);
+    // The rule's name keeps its problem until the rule's fields change.
+    expect(st().serverErrors['']).toEqual([{ message: 'name differs', field: 'name' }]);
+    st().setRule('created', 'x');
+    expect(Object.keys(st().serverErrors)).toEqual(['filter']);
+  });
+
+  it("drops a removed node's problems", () => {
+    st().setServerErrors(problems);
+    st().onNodesChange([{ type: 'remove', id: 'filter' }]);
+    expect(Object.keys(st().serverErrors).sort()).toEqual(['', 'target:hook']);
+  });
+});
