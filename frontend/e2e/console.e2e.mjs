@@ -737,6 +737,20 @@ async function main() {
   assert.equal(await downRow.getByTestId('state').innerText(), 'RUNNING');
   assert.match(await downRow.getByTestId('last-failure').innerText(), /^Last failure (just now|\d+ s ago) \(attempt 1\): connection refused/);
 
+  // The dashboard, the home page, lists what needs attention first: the target dead-lettering, with its failure
+  // and a link to it; and a card per bus with its charts (loaded lazily).
+  log('dashboard: the failing target first');
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dashboard', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+  const firstAttention = page.getByTestId('attention-item').first();
+  await until('the dashboard to list the failing target first', async () => (await firstAttention.count()) > 0 && (await firstAttention.getAttribute('data-connector')) === downConnector, 20_000);
+  assert.match(await firstAttention.innerText(), /DEAD LETTERING[\s\S]*connection refused/);
+  await page.getByTestId('bus-card').first().waitFor();
+  await until('the dashboard\'s charts', async () => (await page.locator('[data-testid="bus-card"] figure').count()) > 0, 20_000);
+  await audit(page, 'Dashboard');
+  await firstAttention.getByRole('link').first().click();
+  await page.getByRole('heading', { level: 1, name: 'Target refused' }).waitFor();
+
   const firstDead = (await until('the event\'s dead letter', async () => (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body?.deadLetters?.[0])).id;
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dead letters', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Dead letters' }).waitFor();
@@ -784,6 +798,7 @@ async function main() {
   // the channel read-only and says so.
   // [link, h1] of the navigation's pages, [path, h1] of pages reached by address.
   const navPages = [
+    ['Dashboard', 'Dashboard', '/'],
     ['Buses', 'Buses', '/buses'],
     ['Builder', 'Channel builder', '/builder'],
     ['Send events', 'Send events', '/send'],

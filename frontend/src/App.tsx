@@ -5,6 +5,7 @@ import {
   IconCloudLock,
   IconHistory,
   IconKey,
+  IconLayoutDashboard,
   IconMailX,
   IconPlugConnected,
   IconSchema,
@@ -28,6 +29,7 @@ import { NotFoundPage } from './pages/NotFoundPage';
 const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ default: m.BuilderPage })));
 // So are the pages a first visit does not open (the first is the buses'), which keeps the bundle a first visit
 // loads within its budget (scripts/bundle-budget.mjs).
+const DashboardPage = lazy(() => import('./pages/DashboardPage').then((m) => ({ default: m.DashboardPage })));
 const BusPage = lazy(() => import('./pages/BusPage').then((m) => ({ default: m.BusPage })));
 const RulePage = lazy(() => import('./pages/RulePage').then((m) => ({ default: m.RulePage })));
 const TargetPage = lazy(() => import('./pages/TargetPage').then((m) => ({ default: m.TargetPage })));
@@ -51,6 +53,7 @@ const NAV_BREAKPOINT_EM = 62;
 
 // Each link has an icon to find it by at a glance; the label says what it is, so the icon is hidden from readers.
 const nav: NavItem[] = [
+  { to: '/', label: 'Dashboard', icon: IconLayoutDashboard },
   { to: '/buses', label: 'Buses', icon: IconTopologyBus },
   { to: '/builder', label: 'Builder', icon: IconSchema },
   { to: '/send', label: 'Send events', icon: IconSend },
@@ -126,7 +129,7 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
       {/* Collapsed on a phone, the navigation is out of sight: inert keeps its links out of the tab order too. */}
       <AppShell.Navbar p="xs" id="navigation" component="nav" aria-label="Console" inert={collapsible && !opened}>
         {nav.map((n) => (
-          <NavLink key={n.to} component={Link} to={n.to} label={n.label} leftSection={navIcon(n.icon)} active={pathname === n.to || pathname.startsWith(n.to + '/')} onClick={close} />
+          <NavLink key={n.to} component={Link} to={n.to} label={n.label} leftSection={navIcon(n.icon)} active={pathname === n.to || (n.to !== '/' && pathname.startsWith(n.to + '/'))} onClick={close} />
         ))}
         <div role="group" aria-labelledby="nav-access">
           <Text id="nav-access" size="xs" fw={700} tt="uppercase" px="sm" pt="md" pb={4}>
@@ -146,7 +149,7 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
           }
         >
           <Routes>
-            <Route path="/" element={<Navigate to="/buses" replace />} />
+            <Route path="/" element={<DashboardPage />} />
             <Route path="/buses" element={<BusesPage />} />
             <Route path="/buses/:bus" element={<BusPage />} />
             <Route path="/buses/:bus/rules/:rule" element={<RulePage />} />
