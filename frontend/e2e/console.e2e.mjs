@@ -23,7 +23,7 @@
 // ends); it sees a session ended elsewhere send it back to the sign-in screen (signed in again, it is back on the
 // page and in the account it was in), and signs out, after which the old
 // cookie is refused. Last, it signs in with an API key (a wrong one first) and is sent back to the sign-in screen
-// when that key is revoked (a viewer's key is told it may not manage API keys). It writes docs/console-builder.png, docs/console-runtime.png and docs/console-security.png.
+// when that key is revoked (a viewer's key is told it may not manage API keys). It writes docs/console-builder.png, docs/console-runtime.png, docs/console-security.png, docs/console-dashboard.png, docs/console-trace.png and docs/console-phone.png.
 // Run: npm run e2e (EB_BINARY overrides the binary, CHROMIUM_PATH the browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -223,7 +223,9 @@ async function main() {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       received.push({ headers: req.headers, body });
-      res.writeHead(204).end();
+      // An event marked flaky fails its first attempt (503), so that its trace shows a failure, then the success.
+      const flaky = body.includes('"flaky"') && received.filter((r) => r.headers['ce-id'] === req.headers['ce-id']).length === 1;
+      res.writeHead(flaky ? 503 : 204).end();
     });
   });
   await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
@@ -748,8 +750,52 @@ async function main() {
   await page.getByTestId('bus-card').first().waitFor();
   await until('the dashboard\'s charts', async () => (await page.locator('[data-testid="bus-card"] figure').count()) > 0, 20_000);
   await audit(page, 'Dashboard');
+  // The README's pictures of the dashboard, on a laptop's screen and on a phone.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.screenshot({ path: join(docs, 'console-dashboard.png') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('attention-item').first().waitFor();
+  await page.screenshot({ path: join(docs, 'console-phone.png') });
+  await page.setViewportSize({ width: 1600, height: 900 });
   await firstAttention.getByRole('link').first().click();
   await page.getByRole('heading', { level: 1, name: 'Target refused' }).waitFor();
+
+  // Events: with the bus logging at TRACE, an event whose first delivery fails is found by a search, and its trace
+  // shows the rule it matched, the rule it did not with why, and the target's failed then successful attempts.
+  log('events: search, then the trace of an event delivered on its second attempt');
+  const logged = await api(apiBase, '/buses/orders', { method: 'PATCH', body: JSON.stringify({ logConfig: { level: 'TRACE' } }) });
+  assert.equal(logged.status, 200, JSON.stringify(logged.body));
+  const flaky = await api(apiBase, '/buses/orders/events', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', id: 'e2e-flaky-1', source: 'e2e', type: 'order.created', data: { flaky: true, amount: 5 } }),
+  });
+  assert.ok(flaky.status < 300, JSON.stringify(flaky.body));
+  await until('the flaky event delivered on its second attempt', async () => received.filter((r) => r.headers['ce-id'] === 'e2e-flaky-1').length >= 2, 30_000);
+  await page.goto(base + '/buses/orders');
+  await page.getByRole('link', { name: 'Search events' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Events of orders' }).waitFor();
+  const flakyRow = page.locator('[data-testid="event-row"][data-id="e2e-flaky-1"]');
+  await flakyRow.waitFor();
+  await audit(page, 'Events of orders');
+  await flakyRow.getByRole('link', { name: 'e2e-flaky-1' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Event e2e-flaky-1' }).waitFor();
+  const hookTrace = page.locator('[data-testid="matched-rule"][data-rule="created"] [data-testid="target-trace"][data-target="hook"]');
+  await until('the trace to show the attempts', async () => {
+    if ((await hookTrace.count()) > 0 && (await hookTrace.getAttribute('data-state')) === 'recovered') return true;
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Event e2e-flaky-1' }).waitFor();
+    return false;
+  }, 30_000);
+  assert.equal(await page.getByTestId('matched-rule').count(), 1, 'one rule matched');
+  const attempts = await hookTrace.getByTestId('attempt').evaluateAll((els) => els.map((e) => e.getAttribute('data-type')));
+  assert.deepEqual(attempts, ['INVOCATION_ATTEMPT_RETRYABLE_FAILURE', 'INVOCATION_ATTEMPT_SUCCESS'], 'a failed, then a successful attempt');
+  const downVerdict = page.locator('[data-testid="not-matched-rule"][data-rule="down"]');
+  assert.match(await downVerdict.innerText(), /type/, 'the rule that did not match says why');
+  await audit(page, 'Event e2e-flaky-1');
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.screenshot({ path: join(docs, 'console-trace.png') });
+  await page.setViewportSize({ width: 1600, height: 900 });
 
   const firstDead = (await until('the event\'s dead letter', async () => (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body?.deadLetters?.[0])).id;
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dead letters', exact: true }).click();
@@ -817,6 +863,8 @@ async function main() {
     ['/buses/orders/rules/down', 'Rule down'],
     [`/dead-letters/${newDead}`, `Dead letter ${newDead}`],
     ['/buses/orders/rules/created/targets/hook', 'Target hook'],
+    ['/buses/orders/events', 'Events of orders'],
+    ['/buses/orders/events/e2e-flaky-1?source=e2e', 'Event e2e-flaky-1'],
     ['/builder/orders/created', 'Channel builder'],
     ['/connections/crm', 'Connection crm'],
     ['/api-destinations/crm-orders', 'API destination crm-orders'],

@@ -30,6 +30,8 @@ const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ de
 // So are the pages a first visit does not open (the first is the buses'), which keeps the bundle a first visit
 // loads within its budget (scripts/bundle-budget.mjs).
 const DashboardPage = lazy(() => import('./pages/DashboardPage').then((m) => ({ default: m.DashboardPage })));
+const EventsPage = lazy(() => import('./pages/EventsPage').then((m) => ({ default: m.EventsPage })));
+const EventTracePage = lazy(() => import('./pages/EventTracePage').then((m) => ({ default: m.EventTracePage })));
 const BusPage = lazy(() => import('./pages/BusPage').then((m) => ({ default: m.BusPage })));
 const RulePage = lazy(() => import('./pages/RulePage').then((m) => ({ default: m.RulePage })));
 const TargetPage = lazy(() => import('./pages/TargetPage').then((m) => ({ default: m.TargetPage })));
@@ -152,6 +154,8 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
             <Route path="/" element={<DashboardPage />} />
             <Route path="/buses" element={<BusesPage />} />
             <Route path="/buses/:bus" element={<BusPage />} />
+            <Route path="/buses/:bus/events" element={<EventsPage />} />
+            <Route path="/buses/:bus/events/:id" element={<EventTracePage />} />
             <Route path="/buses/:bus/rules/:rule" element={<RulePage />} />
             <Route path="/buses/:bus/rules/:rule/targets/:target" element={<TargetPage />} />
             <Route path="/builder" element={<BuilderPage />} />

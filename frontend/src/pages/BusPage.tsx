@@ -1,4 +1,4 @@
-import { Anchor, Badge, Button, Code, Stack, Tabs, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Code, Group, Stack, Tabs, Title } from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router-dom';
 import { errorText } from '../api/problem';
@@ -34,6 +34,11 @@ export function BusPage() {
       <Title order={1} size="h3">
         Bus {bus}
       </Title>
+      <Group gap="xs">
+        <Button size="xs" variant="light" component={Link} to={`${base}/events`}>
+          Search events
+        </Button>
+      </Group>
       <Tabs defaultValue="rules">
         <Tabs.List>
           <Tabs.Tab value="rules">Rules</Tabs.Tab>

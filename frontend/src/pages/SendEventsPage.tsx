@@ -1,8 +1,9 @@
 import { Badge, Button, Group, JsonInput, SegmentedControl, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { api, enc, type PutEventsResponse, type Schemas } from '../api/client';
 import { ErrorAlert } from '../components/states';
+import { TestEventPanel } from './TestEventPanel';
 
 const exampleBatch = JSON.stringify(
   [
@@ -23,6 +24,18 @@ export function SendEventsPage() {
   const [data, setData] = useState('{\n  "id": 1,\n  "amount": 120\n}');
   const [batch, setBatch] = useState(exampleBatch);
   const [parseError, setParseError] = useState('');
+
+  // The event the single mode would send, for "test against every rule" (null while the data is not JSON): the id
+  // is the test's own, stable while the fields stay as they are.
+  const testEvent = useMemo(() => {
+    try {
+      const ev: Record<string, unknown> = { specversion: '1.0', id: 'console-test', source, type, datacontenttype: 'application/json', data: JSON.parse(data) };
+      if (subject) ev.subject = subject;
+      return ev;
+    } catch {
+      return null;
+    }
+  }, [source, type, subject, data]);
 
   const send = useMutation({
     mutationFn: async () => {
@@ -84,6 +97,7 @@ export function SendEventsPage() {
         </Button>
         {parseError && <Text c="red">{parseError}</Text>}
       </Group>
+      {mode === 'single' && bus && testEvent && <TestEventPanel bus={bus} event={testEvent} />}
       <ErrorAlert error={send.error} title="Not sent" />
       {send.data && (
         <Stack gap="xs" data-testid="put-results">
