@@ -797,6 +797,29 @@ async function main() {
   await page.screenshot({ path: join(docs, 'console-trace.png') });
   await page.setViewportSize({ width: 1600, height: 900 });
 
+  // The live tail shows an event put while it is open; the bus log lists what happened to the flaky event.
+  log('live tail and bus log');
+  await page.goto(base + '/buses/orders');
+  await page.getByRole('link', { name: 'Live tail' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Live tail of orders' }).waitFor();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  await until('the tail to listen', async () => (await page.getByTestId('tail-status').getAttribute('data-state')) === 'listening', 15_000);
+  const tailed = await api(apiBase, '/buses/orders/events', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', id: 'e2e-tail-1', source: 'e2e', type: 'order.tailed', data: { n: 1 } }),
+  });
+  assert.ok(tailed.status < 300, JSON.stringify(tailed.body));
+  await page.locator('[data-testid="tail-event"][data-event-id="e2e-tail-1"]').waitFor({ timeout: 15_000 });
+  await audit(page, 'Live tail of orders');
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.goto(base + '/buses/orders/log');
+  await page.getByRole('heading', { level: 1, name: 'Log of orders' }).waitFor();
+  await page.locator('[data-testid="bus-log-record"][data-event-id="e2e-flaky-1"]').first().waitFor({ timeout: 15_000 });
+  const flakyTypes = await page.locator('[data-testid="bus-log-record"][data-event-id="e2e-flaky-1"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-type')));
+  assert.ok(flakyTypes.includes('INVOCATION_ATTEMPT_RETRYABLE_FAILURE') && flakyTypes.includes('INVOCATION_ATTEMPT_SUCCESS'), JSON.stringify(flakyTypes));
+  await audit(page, 'Log of orders');
+
   const firstDead = (await until('the event\'s dead letter', async () => (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body?.deadLetters?.[0])).id;
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dead letters', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Dead letters' }).waitFor();
@@ -864,6 +887,8 @@ async function main() {
     [`/dead-letters/${newDead}`, `Dead letter ${newDead}`],
     ['/buses/orders/rules/created/targets/hook', 'Target hook'],
     ['/buses/orders/events', 'Events of orders'],
+    ['/buses/orders/tail', 'Live tail of orders'],
+    ['/buses/orders/log', 'Log of orders'],
     ['/buses/orders/events/e2e-flaky-1?source=e2e', 'Event e2e-flaky-1'],
     ['/builder/orders/created', 'Channel builder'],
     ['/connections/crm', 'Connection crm'],

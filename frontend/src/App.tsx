@@ -32,6 +32,8 @@ const BuilderPage = lazy(() => import('./builder/BuilderPage').then((m) => ({ de
 const DashboardPage = lazy(() => import('./pages/DashboardPage').then((m) => ({ default: m.DashboardPage })));
 const EventsPage = lazy(() => import('./pages/EventsPage').then((m) => ({ default: m.EventsPage })));
 const EventTracePage = lazy(() => import('./pages/EventTracePage').then((m) => ({ default: m.EventTracePage })));
+const TailPage = lazy(() => import('./pages/TailPage').then((m) => ({ default: m.TailPage })));
+const BusLogPage = lazy(() => import('./pages/BusLogPage').then((m) => ({ default: m.BusLogPage })));
 const BusPage = lazy(() => import('./pages/BusPage').then((m) => ({ default: m.BusPage })));
 const RulePage = lazy(() => import('./pages/RulePage').then((m) => ({ default: m.RulePage })));
 const TargetPage = lazy(() => import('./pages/TargetPage').then((m) => ({ default: m.TargetPage })));
@@ -155,6 +157,8 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
             <Route path="/buses" element={<BusesPage />} />
             <Route path="/buses/:bus" element={<BusPage />} />
             <Route path="/buses/:bus/events" element={<EventsPage />} />
+            <Route path="/buses/:bus/tail" element={<TailPage />} />
+            <Route path="/buses/:bus/log" element={<BusLogPage />} />
             <Route path="/buses/:bus/events/:id" element={<EventTracePage />} />
             <Route path="/buses/:bus/rules/:rule" element={<RulePage />} />
             <Route path="/buses/:bus/rules/:rule/targets/:target" element={<TargetPage />} />

@@ -38,6 +38,12 @@ export function BusPage() {
         <Button size="xs" variant="light" component={Link} to={`${base}/events`}>
           Search events
         </Button>
+        <Button size="xs" variant="light" component={Link} to={`${base}/tail`}>
+          Live tail
+        </Button>
+        <Button size="xs" variant="light" component={Link} to={`${base}/log`}>
+          Log
+        </Button>
       </Group>
       <Tabs defaultValue="rules">
         <Tabs.List>
