@@ -57,7 +57,7 @@ import {
   type LogSettings,
   type Window,
 } from './busLog';
-import { tracePath } from './tail';
+import { eventTracePath } from './events';
 
 /** useBus reads the bus (its log config); the key is the one the bus's other pages read it with. */
 function useBus(bus: string) {
@@ -357,7 +357,7 @@ function RecordTable({ bus, rows }: { bus: string; rows: BusLogRecord[] }) {
                   </Table.Td>
                   <Table.Td style={{ overflowWrap: 'anywhere' }}>
                     {r.eventId && r.eventSource ? (
-                      <Anchor component={Link} to={tracePath(bus, r.eventId, r.eventSource, eventStoredAt(r))} size="sm" title={`What happened to event ${r.eventId} of ${r.eventSource}`}>
+                      <Anchor component={Link} to={eventTracePath(bus, r.eventId, r.eventSource, eventStoredAt(r))} size="sm" title={`What happened to event ${r.eventId} of ${r.eventSource}`}>
                         {r.eventId}
                       </Anchor>
                     ) : (

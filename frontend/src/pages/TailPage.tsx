@@ -30,13 +30,13 @@ import {
   TAIL_KEEP,
   TAIL_MAX_RATE,
   tailQuery,
-  tracePath,
   type Arrival,
   type StoredEvent,
   type TailFilter,
   type TailStatus,
   type TailView,
 } from './tail';
+import { eventTracePath } from './events';
 import { streamTail } from './tailStream';
 
 // How often the events received are added to the list and the rate is measured again: a tail sends up to 100
@@ -326,7 +326,7 @@ const EventRow = memo(function EventRow({ bus, s, open, toggle }: { bus: string;
         <Table.Td style={{ overflowWrap: 'anywhere' }}>{f.source}</Table.Td>
         <Table.Td style={{ overflowWrap: 'anywhere' }}>
           {f.id && f.source ? (
-            <Anchor component={Link} to={tracePath(bus, f.id, f.source, s.storedAt)} size="sm" title="What happened to this event">
+            <Anchor component={Link} to={eventTracePath(bus, f.id, f.source, s.storedAt)} size="sm" title="What happened to this event">
               {f.id}
             </Anchor>
           ) : (

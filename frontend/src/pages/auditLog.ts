@@ -1,5 +1,5 @@
 import type { Schemas } from '../api/client';
-import { localTime } from './keys';
+import { customWindowErrors, windowBounds } from './timeWindow';
 
 /**
  * The audit log page's filters (docs/identity.md "Audit log"): kept in the page's address (so that a reload, the
@@ -19,7 +19,6 @@ export const windowChoices: { value: Window; label: string }[] = [
   { value: 'custom', label: 'From and to…' },
 ];
 
-const windowMs: Record<Exclude<Window, 'any' | 'custom'>, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
 export type Outcome = '' | 'success' | 'failure';
 
@@ -83,13 +82,7 @@ export type FilterErrors = Partial<Record<'from' | 'to' | 'operation' | 'resourc
 /** checkFilters checks the filters before they are applied; an empty result lets them be. */
 export function checkFilters(f: AuditFilters): FilterErrors {
   const e: FilterErrors = {};
-  if (f.window === 'custom') {
-    const from = f.from.trim() ? localTime(f.from) : undefined;
-    const to = f.to.trim() ? localTime(f.to) : undefined;
-    if (f.from.trim() && !from) e.from = 'Give a date and time.';
-    if (f.to.trim() && !to) e.to = 'Give a date and time.';
-    if (from && to && from.getTime() >= to.getTime()) e.to = 'To is not after from.';
-  }
+  if (f.window === 'custom') Object.assign(e, customWindowErrors(f.from, f.to));
   for (const k of ['operation', 'resource'] as const) {
     const v = f[k].trim();
     if (v.slice(0, -1).includes('*')) e[k] = 'A * may only end the text, for a prefix: rules.*';
@@ -102,14 +95,7 @@ export function checkFilters(f: AuditFilters): FilterErrors {
  * now), with the token of the page to read; empty values are left out by the API client.
  */
 export function auditQuery(f: AuditFilters, now: Date, nextToken?: string, limit = 50): Record<string, string | number | undefined> {
-  let from: string | undefined;
-  let to: string | undefined;
-  if (f.window === 'custom') {
-    from = localTime(f.from)?.toISOString();
-    to = localTime(f.to)?.toISOString();
-  } else if (f.window !== 'any') {
-    from = new Date(now.getTime() - windowMs[f.window]).toISOString();
-  }
+  const { from, to } = windowBounds(f.window, f.from, f.to, now);
   return {
     from,
     to,

@@ -1,6 +1,6 @@
 import type { components } from '../api/schema';
 import { durationText } from '../format';
-import { localTime } from './keys';
+import { customWindowErrors, windowBounds } from './timeWindow';
 
 /*
  * The bus log page (docs/events.md "The bus log"): the bus's log settings (logConfig of PATCH /api/v1/buses/{bus}),
@@ -65,8 +65,6 @@ export const windowChoices: { value: Window; label: string }[] = [
   { value: 'any', label: 'Everything the log keeps' },
   { value: 'custom', label: 'From and to…' },
 ];
-
-const windowMs: Record<'15m' | '1h' | '24h', number> = { '15m': 900_000, '1h': 3_600_000, '24h': 86_400_000 };
 
 /** LevelFilter keeps the records of a level and those above it; '' keeps all (TRACE, the API's default). */
 export type LevelFilter = '' | 'ERROR' | 'INFO';
@@ -151,13 +149,7 @@ export type LogFilterErrors = Partial<Record<'from' | 'to', string>>;
 
 /** checkLogFilters checks the filters before they are applied; an empty result lets them be. */
 export function checkLogFilters(f: LogFilters): LogFilterErrors {
-  const e: LogFilterErrors = {};
-  if (f.window !== 'custom') return e;
-  const from = f.from.trim() ? localTime(f.from) : undefined;
-  const to = f.to.trim() ? localTime(f.to) : undefined;
-  if (f.from.trim() && !from) e.from = 'Give a date and time.';
-  if (f.to.trim() && !to) e.to = 'Give a date and time.';
-  if (from && to && from.getTime() >= to.getTime()) e.to = 'To is not after from.';
+  const e: LogFilterErrors = f.window === 'custom' ? customWindowErrors(f.from, f.to) : {};
   return e;
 }
 
@@ -166,14 +158,7 @@ export function checkLogFilters(f: LogFilters): LogFilterErrors {
  * now), with the token of the page to read; empty values are left out by the API client.
  */
 export function logQuery(f: LogFilters, now: Date, nextToken?: string, limit = PAGE_SIZE): Record<string, string | number | undefined> {
-  let from: string | undefined;
-  let to: string | undefined;
-  if (f.window === 'custom') {
-    from = localTime(f.from)?.toISOString();
-    to = localTime(f.to)?.toISOString();
-  } else if (f.window !== 'any') {
-    from = new Date(now.getTime() - windowMs[f.window]).toISOString();
-  }
+  const { from, to } = windowBounds(f.window, f.from, f.to, now);
   const q: Record<string, string | number | undefined> = { from, to, level: f.level || undefined };
   for (const k of TEXT_FIELDS) q[k] = f[k].trim() || undefined;
   return { ...q, limit, nextToken };

@@ -1,7 +1,7 @@
 import type { components } from '../api/schema';
 import { checkPattern, type PatternProblem } from '../builder/patternCheck';
 import { durationText } from '../format';
-import { localTime } from './keys';
+import { customWindowErrors, windowBounds } from './timeWindow';
 
 /*
  * The events pages (docs/events.md): the search of a bus's events, whose filters are kept in the page's address and
@@ -40,8 +40,6 @@ export const windowChoices: { value: Window; label: string }[] = [
   { value: 'any', label: 'Any time (the whole retention)' },
   { value: 'custom', label: 'From and to…' },
 ];
-
-const windowMs: Record<'15m' | '1h' | '24h', number> = { '15m': 900_000, '1h': 3_600_000, '24h': 86_400_000 };
 
 export interface EventFilters {
   window: Window;
@@ -102,13 +100,7 @@ export interface FilterErrors {
 /** checkFilters checks the filters as the API would before they are applied; an empty result lets them be. */
 export function checkFilters(f: EventFilters): FilterErrors {
   const e: FilterErrors = {};
-  if (f.window === 'custom') {
-    const from = f.from.trim() ? localTime(f.from) : undefined;
-    const to = f.to.trim() ? localTime(f.to) : undefined;
-    if (f.from.trim() && !from) e.from = 'Give a date and time.';
-    if (f.to.trim() && !to) e.to = 'Give a date and time.';
-    if (from && to && from.getTime() > to.getTime()) e.to = 'To is before from.';
-  }
+  if (f.window === 'custom') Object.assign(e, customWindowErrors(f.from, f.to));
   if (f.pattern.trim()) {
     const problems = checkPattern(f.pattern);
     if (problems.length > 0) e.pattern = problems;
@@ -133,14 +125,7 @@ function compactPattern(text: string): string {
  * ends now), with the token of the page to read; empty values are left out by the API client.
  */
 export function searchQuery(f: EventFilters, now: Date, nextToken?: string, limit = PAGE_SIZE): Record<string, string | number | undefined> {
-  let from: string | undefined;
-  let to: string | undefined;
-  if (f.window === 'custom') {
-    from = localTime(f.from)?.toISOString();
-    to = localTime(f.to)?.toISOString();
-  } else if (f.window !== 'any') {
-    from = new Date(now.getTime() - windowMs[f.window]).toISOString();
-  }
+  const { from, to } = windowBounds(f.window, f.from, f.to, now);
   const out: Record<string, string | number | undefined> = { from, to };
   for (const k of textKeys) out[k] = f[k].trim() || undefined;
   out.pattern = f.pattern.trim() ? compactPattern(f.pattern) : undefined;
@@ -195,8 +180,17 @@ const TRACE_LEAD_MS = 1000;
 export function tracePath(bus: string, stored: StoredEvent): string | undefined {
   const { id, source } = attributesOf(stored.event);
   if (!id || !source) return undefined;
+  return eventTracePath(bus, id, source, stored.storedAt);
+}
+
+/**
+ * eventTracePath is the address of the trace of the event id of source (ids are unique per source); given when the
+ * bus stored it, the trace starts looking TRACE_LEAD_MS before, which finds it at once even when the bus logged
+ * nothing.
+ */
+export function eventTracePath(bus: string, id: string, source: string, storedAt?: string): string {
   const sp = new URLSearchParams({ source });
-  const at = stored.storedAt ? Date.parse(stored.storedAt) : NaN;
+  const at = storedAt ? Date.parse(storedAt) : NaN;
   if (!Number.isNaN(at)) sp.set('from', new Date(at - TRACE_LEAD_MS).toISOString());
   return `/buses/${encodeURIComponent(bus)}/events/${encodeURIComponent(id)}?${sp.toString()}`;
 }

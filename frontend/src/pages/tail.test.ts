@@ -22,11 +22,11 @@ import {
   statusText,
   TAIL_KEEP,
   tailQuery,
-  tracePath,
   type Arrival,
   type StoredEvent,
   type TailFilter,
 } from './tail';
+import { eventTracePath } from './events';
 
 const stored = (sequence: number): StoredEvent => ({ sequence, storedAt: '2026-12-01T12:00:00Z', event: { id: `e${sequence}` } as unknown as StoredEvent['event'] });
 /** arrivals are events with sequences from..to, one every 10 ms from at. */
@@ -151,7 +151,7 @@ describe('rate', () => {
   });
 });
 
-describe('eventFields and tracePath', () => {
+describe('eventFields and eventTracePath', () => {
   it('reads the attributes of the CloudEvent, empty when missing or not text', () => {
     const s = { sequence: 1, event: { id: '42', type: 'order.created', source: 'shop.web', data: {} } } as unknown as StoredEvent;
     expect(eventFields(s)).toEqual({ id: '42', type: 'order.created', source: 'shop.web', subject: '' });
@@ -160,12 +160,12 @@ describe('eventFields and tracePath', () => {
   });
 
   it('links an event to its trace, its id and source escaped', () => {
-    expect(tracePath('orders', 'a/b 1', 'https://shop.example/web?x=1')).toBe('/buses/orders/events/a%2Fb%201?source=https%3A%2F%2Fshop.example%2Fweb%3Fx%3D1');
+    expect(eventTracePath('orders', 'a/b 1', 'https://shop.example/web?x=1')).toBe('/buses/orders/events/a%2Fb%201?source=https%3A%2F%2Fshop.example%2Fweb%3Fx%3D1');
   });
 
   it('has the trace look from a second before the event was stored, when that is known', () => {
-    expect(tracePath('orders', '42', 'shop.web', '2026-12-01T12:00:00.500Z')).toBe('/buses/orders/events/42?source=shop.web&from=2026-12-01T11%3A59%3A59.500Z');
-    expect(tracePath('orders', '42', 'shop.web', 'not a time')).toBe('/buses/orders/events/42?source=shop.web');
+    expect(eventTracePath('orders', '42', 'shop.web', '2026-12-01T12:00:00.500Z')).toBe('/buses/orders/events/42?source=shop.web&from=2026-12-01T11%3A59%3A59.500Z');
+    expect(eventTracePath('orders', '42', 'shop.web', 'not a time')).toBe('/buses/orders/events/42?source=shop.web');
   });
 });
 

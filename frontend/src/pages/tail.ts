@@ -168,21 +168,6 @@ export function eventFields(s: StoredEvent): EventFields {
   return { id: text('id'), type: text('type'), source: text('source'), subject: text('subject') };
 }
 
-/** TRACE_LEAD_MS is how long before the time an event was stored its trace starts to look for it. */
-const TRACE_LEAD_MS = 1_000;
-
-/**
- * tracePath is the console's page of what happened to an event (ids are unique per source). Given when the bus
- * stored the event (storedAt, RFC 3339), the trace looks for it from a second before, which finds it at once even
- * when the bus logged nothing, rather than scan the bus from its oldest event.
- */
-export function tracePath(bus: string, id: string, source: string, storedAt?: string): string {
-  const sp = new URLSearchParams({ source });
-  const at = storedAt ? Date.parse(storedAt) : NaN;
-  if (!Number.isNaN(at)) sp.set('from', new Date(at - TRACE_LEAD_MS).toISOString());
-  return `/buses/${encodeURIComponent(bus)}/events/${encodeURIComponent(id)}?${sp.toString()}`;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Status
 
