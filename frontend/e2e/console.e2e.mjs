@@ -820,6 +820,35 @@ async function main() {
   assert.ok(flakyTypes.includes('INVOCATION_ATTEMPT_RETRYABLE_FAILURE') && flakyTypes.includes('INVOCATION_ATTEMPT_SUCCESS'), JSON.stringify(flakyTypes));
   await audit(page, 'Log of orders');
 
+  // Archives and replays: an archive made on the bus's page keeps what is put from then on; a replay of it started
+  // from its row runs to COMPLETED.
+  log('archives and replays');
+  await page.goto(base + '/buses/orders');
+  await page.getByRole('link', { name: 'Archives', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Archives of orders' }).waitFor();
+  await page.getByRole('button', { name: 'New archive' }).click();
+  await page.getByRole('dialog').getByLabel(/^Name/).fill('all-orders');
+  await page.getByRole('dialog').getByRole('button', { name: 'Create archive' }).click();
+  const archiveRow = page.locator('[data-testid="archive-row"][data-name="all-orders"]');
+  await archiveRow.waitFor();
+  const archived = await api(apiBase, '/buses/orders/events', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', id: 'e2e-archived-1', source: 'e2e', type: 'order.archived', data: { n: 1 } }),
+  });
+  assert.ok(archived.status < 300, JSON.stringify(archived.body));
+  await until('the archive to keep the event', async () => (await api(apiBase, '/buses/orders/archives/all-orders')).body?.eventCount >= 1, 20_000);
+  await until('the dialog to close', async () => (await page.getByRole('dialog').count()) === 0, 10_000);
+  await toastsGone(page);
+  await audit(page, 'Archives of orders');
+  await archiveRow.getByRole('button', { name: 'Replay', exact: true }).click();
+  await page.getByRole('dialog').getByLabel(/^Name/).fill('replay-1');
+  await page.getByRole('dialog').getByRole('button', { name: 'Start replay' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Replay replay-1' }).waitFor();
+  await until('the replay to complete', async () => (await page.getByTestId('replay-state').first().getAttribute('data-state')) === 'COMPLETED', 60_000);
+  await toastsGone(page);
+  await audit(page, 'Replay replay-1');
+
   const firstDead = (await until('the event\'s dead letter', async () => (await api(apiBase, '/dead-letters?eventId=e2e-down-1')).body?.deadLetters?.[0])).id;
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Dead letters', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Dead letters' }).waitFor();
@@ -873,6 +902,7 @@ async function main() {
     ['Send events', 'Send events', '/send'],
     ['Runtime', 'Runtime', '/runtime'],
     ['Dead letters', 'Dead letters', '/dead-letters'],
+    ['Replays', 'Replays', '/replays'],
     ['Connections', 'Connections', '/connections'],
     ['API destinations', 'API destinations', '/api-destinations'],
     ['Members and roles', 'Members and roles', '/access/members'],
@@ -889,6 +919,8 @@ async function main() {
     ['/buses/orders/events', 'Events of orders'],
     ['/buses/orders/tail', 'Live tail of orders'],
     ['/buses/orders/log', 'Log of orders'],
+    ['/buses/orders/archives', 'Archives of orders'],
+    ['/replays/replay-1', 'Replay replay-1'],
     ['/buses/orders/events/e2e-flaky-1?source=e2e', 'Event e2e-flaky-1'],
     ['/builder/orders/created', 'Channel builder'],
     ['/connections/crm', 'Connection crm'],

@@ -8,6 +8,7 @@ import {
   IconLayoutDashboard,
   IconMailX,
   IconPlugConnected,
+  IconRepeat,
   IconSchema,
   IconSend,
   IconTopologyBus,
@@ -34,6 +35,9 @@ const EventsPage = lazy(() => import('./pages/EventsPage').then((m) => ({ defaul
 const EventTracePage = lazy(() => import('./pages/EventTracePage').then((m) => ({ default: m.EventTracePage })));
 const TailPage = lazy(() => import('./pages/TailPage').then((m) => ({ default: m.TailPage })));
 const BusLogPage = lazy(() => import('./pages/BusLogPage').then((m) => ({ default: m.BusLogPage })));
+const ArchivesPage = lazy(() => import('./pages/ArchivesPage').then((m) => ({ default: m.ArchivesPage })));
+const ReplaysPage = lazy(() => import('./pages/ReplaysPage').then((m) => ({ default: m.ReplaysPage })));
+const ReplayPage = lazy(() => import('./pages/ReplayPage').then((m) => ({ default: m.ReplayPage })));
 const BusPage = lazy(() => import('./pages/BusPage').then((m) => ({ default: m.BusPage })));
 const RulePage = lazy(() => import('./pages/RulePage').then((m) => ({ default: m.RulePage })));
 const TargetPage = lazy(() => import('./pages/TargetPage').then((m) => ({ default: m.TargetPage })));
@@ -63,6 +67,7 @@ const nav: NavItem[] = [
   { to: '/send', label: 'Send events', icon: IconSend },
   { to: '/runtime', label: 'Runtime', icon: IconActivity },
   { to: '/dead-letters', label: 'Dead letters', icon: IconMailX },
+  { to: '/replays', label: 'Replays', icon: IconRepeat },
   { to: '/connections', label: 'Connections', icon: IconPlugConnected },
   { to: '/api-destinations', label: 'API destinations', icon: IconWebhook },
 ];
@@ -157,6 +162,9 @@ function Shell({ session: s, pathname }: { session: Session; pathname: string })
             <Route path="/buses" element={<BusesPage />} />
             <Route path="/buses/:bus" element={<BusPage />} />
             <Route path="/buses/:bus/events" element={<EventsPage />} />
+            <Route path="/buses/:bus/archives" element={<ArchivesPage />} />
+            <Route path="/replays" element={<ReplaysPage />} />
+            <Route path="/replays/:replay" element={<ReplayPage />} />
             <Route path="/buses/:bus/tail" element={<TailPage />} />
             <Route path="/buses/:bus/log" element={<BusLogPage />} />
             <Route path="/buses/:bus/events/:id" element={<EventTracePage />} />

@@ -1,4 +1,4 @@
-import { Anchor, createTheme, isVirtualColor, TableScrollContainer, type CSSVariablesResolver, type MantineColorScheme, type MantineColorsTuple, type MantineTheme } from '@mantine/core';
+import { Anchor, createTheme, isVirtualColor, Modal, TableScrollContainer, type CSSVariablesResolver, type MantineColorScheme, type MantineColorsTuple, type MantineTheme } from '@mantine/core';
 
 // The console's Mantine theme (issue 28): every text meets WCAG AA, 4.5:1 against what it is drawn on, in light
 // and in dark mode, which axe-core checks on every page in the end-to-end test. Mantine's defaults do not: its
@@ -81,10 +81,13 @@ export const theme = createTheme({
     // 4.5:1 on the page, so colour alone cannot tell a link in a sentence (axe-core's link-in-text-block).
     Anchor: Anchor.extend({ defaultProps: { underline: 'always' } }),
     // A table wider than the screen scrolls in its box: the box takes the keyboard focus (so the arrow keys scroll
-    // it) and is a named region. Pages name it after their table with aria-label.
+    // it) and is a named region, the reference of what is positioned in it (a header's VisuallyHidden text would
+    // otherwise widen the page). Pages name it after their table with aria-label.
     TableScrollContainer: TableScrollContainer.extend({
-      defaultProps: { tabIndex: 0, role: 'region', 'aria-label': 'Table' },
+      defaultProps: { tabIndex: 0, role: 'region', 'aria-label': 'Table', pos: 'relative' },
     }),
+    // A dialog's close button is an icon: it is named for those who cannot see it (axe-core's button-name).
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
   },
 });
 

@@ -44,6 +44,9 @@ export function BusPage() {
         <Button size="xs" variant="light" component={Link} to={`${base}/log`}>
           Log
         </Button>
+        <Button size="xs" variant="light" component={Link} to={`${base}/archives`}>
+          Archives
+        </Button>
       </Group>
       <Tabs defaultValue="rules">
         <Tabs.List>

@@ -1,6 +1,7 @@
 import type { components } from '../api/schema';
 import { checkPattern, type PatternProblem } from '../builder/patternCheck';
 import { durationText } from '../format';
+import { isTerminal } from './replays';
 import { customWindowErrors, windowBounds } from './timeWindow';
 
 /*
@@ -659,10 +660,9 @@ export function replayBody(archive: string, event: EventAttributes, storedAt: st
   };
 }
 
-const finalReplayStates = new Set(['COMPLETED', 'CANCELLED', 'FAILED']);
 
 /** replayDone reports whether a replay reached a final state (nothing more to follow). */
-export const replayDone = (r: Replay) => finalReplayStates.has(r.state ?? '');
+export const replayDone = (r: Replay) => isTerminal(r.state);
 
 /** replayText says how a replay goes: "Replay event-42-…: running, 1 event replayed so far." */
 export function replayText(r: Replay): string {
