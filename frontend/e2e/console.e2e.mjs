@@ -465,7 +465,10 @@ async function main() {
   await page.getByPlaceholder('Choose a bus').click();
   await page.getByRole('option', { name: 'orders' }).click();
   await page.getByRole('textbox', { name: 'Event data' }).fill('{"id": 42, "amount": 120}');
-  await page.getByRole('button', { name: 'Send' }).click();
+  // Before sending, the event is tested against every rule of the bus: it matches created.
+  await page.getByRole('button', { name: 'Test against every rule' }).click();
+  await page.locator('[data-testid="verdict"][data-rule="created"][data-match="true"]').waitFor();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await page.getByTestId('put-results').getByText('1 accepted, 0 failed').waitFor();
   const got = await until('the event at the receiver', async () => received.find((r) => r.headers['ce-type'] === 'order.created'));
   assert.deepEqual(JSON.parse(got.body), { id: 42, amount: 120 });
@@ -933,6 +936,23 @@ async function main() {
     await page.goto(base + path);
     await fitsTheScreen(page, h1);
   }
+  // The pages of what happened to events, on a laptop's screen too.
+  log('1440×900: the dashboard and the pages of events, archives and replays');
+  await page.setViewportSize({ width: 1440, height: 900 });
+  for (const [path, h1] of [
+    ['/', 'Dashboard'],
+    ['/buses/orders/events', 'Events of orders'],
+    ['/buses/orders/events/e2e-flaky-1?source=e2e', 'Event e2e-flaky-1'],
+    ['/buses/orders/tail', 'Live tail of orders'],
+    ['/buses/orders/log', 'Log of orders'],
+    ['/buses/orders/archives', 'Archives of orders'],
+    ['/replays', 'Replays'],
+    ['/replays/replay-1', 'Replay replay-1'],
+  ]) {
+    await page.goto(base + path);
+    await fitsTheScreen(page, h1);
+  }
+  await page.setViewportSize({ width: 1600, height: 900 });
   for (const [width, height] of [
     [390, 844],
     [768, 1024],
