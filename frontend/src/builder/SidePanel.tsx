@@ -8,11 +8,12 @@ import { ErrorAlert } from '../components/states';
 import { ConfigForm } from '../forms/ConfigForm';
 import { initialValues, validateValues, type JSONSchemaObject } from '../forms/schemaForm';
 import { deliveryErrors, EVENT_AGE, RETRY_ATTEMPTS, type DeliveryField } from './convert';
-import { checkPattern, problemText } from './patternCheck';
+import { checkPattern } from './patternCheck';
 import { configFields } from './schemas';
 import { configProblems, fieldMessage, fieldProblem, type ServerProblem } from './serverProblems';
 import { showsErrors, useBuilder } from './store';
 import type { BuilderNode, FilterData, RetryPolicy, TargetData, TransformData, Webhook } from './types';
+import { PatternProblems } from '../components/PatternProblems';
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -92,15 +93,7 @@ function FilterPanel({ node }: { node: BuilderNode & { data: FilterData } }) {
   // The page's own check first; the server's where it has none.
   const patternError =
     problems.length > 0 ? (
-      <span data-testid="pattern-problems">
-        {problems.map((p) => (
-          <span key={problemText(p)} style={{ display: 'block' }}>
-            {p.path && <Code>{p.path}</Code>}
-            {p.path ? ': ' : ''}
-            {p.path ? p.message : cap(p.message)}
-          </span>
-        ))}
-      </span>
+      <PatternProblems problems={problems} />
     ) : (
       server
     );

@@ -4,7 +4,6 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import { api, enc, type Schemas } from '../api/client';
 import { ApiError } from '../api/problem';
-import { problemText } from '../builder/patternCheck';
 import { ConfirmButton, Crumbs } from '../components/Detail';
 import { ErrorAlert, QueryState } from '../components/states';
 import { RelativeTime } from '../components/Time';
@@ -25,6 +24,7 @@ import {
   type Archive,
   type ArchiveForm,
 } from './replays';
+import { PatternProblems } from '../components/PatternProblems';
 
 /** isPatternRefused says whether the server refused the archive for its pattern: said under the field. */
 const isPatternRefused = (err: unknown) => err instanceof ApiError && (err.problem.code === 'InvalidEventPattern' || err.problem.field === 'eventPattern');
@@ -61,15 +61,7 @@ function ArchiveFormView({ bus, archive, onSaved }: { bus: string; archive?: Arc
   }
   const patternError: ReactNode =
     problems.length > 0 ? (
-      <span data-testid="pattern-problems">
-        {problems.map((p) => (
-          <span key={problemText(p)} style={{ display: 'block' }}>
-            {p.path && <Code>{p.path}</Code>}
-            {p.path ? ': ' : ''}
-            {p.path ? p.message : p.message.charAt(0).toUpperCase() + p.message.slice(1)}
-          </span>
-        ))}
-      </span>
+      <PatternProblems problems={problems} />
     ) : isPatternRefused(save.error) ? (
       (save.error as ApiError).message
     ) : undefined;

@@ -1,9 +1,8 @@
-import { Anchor, Button, Center, Code, Group, JsonInput, Loader, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Button, Center, Group, JsonInput, Loader, Paper, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router-dom';
 import { api, enc, type Bus, type Schemas } from '../api/client';
-import { problemText, type PatternProblem } from '../builder/patternCheck';
 import { Crumbs } from '../components/Detail';
 import { ErrorAlert } from '../components/states';
 import { RelativeTime } from '../components/Time';
@@ -25,22 +24,8 @@ import {
   type FilterErrors,
   type Window,
 } from './events';
+import { PatternProblems } from '../components/PatternProblems';
 
-/** PatternProblems lists a pattern's problems under its input, each at its place, as the builder does. */
-function PatternProblems({ problems }: { problems: PatternProblem[] }): ReactNode {
-  if (problems.length === 0) return null;
-  return (
-    <span data-testid="pattern-problems">
-      {problems.map((p) => (
-        <span key={problemText(p)} style={{ display: 'block' }}>
-          {p.path && <Code>{p.path}</Code>}
-          {p.path ? ': ' : ''}
-          {p.path ? p.message : p.message.charAt(0).toUpperCase() + p.message.slice(1)}
-        </span>
-      ))}
-    </span>
-  );
-}
 
 /** useBus reads a bus (its retention, its log level), shared by the events pages. */
 export function useBus(bus: string) {

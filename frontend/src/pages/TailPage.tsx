@@ -5,7 +5,6 @@ import { Link, useParams, useSearchParams } from 'react-router-dom';
 import { enc } from '../api/client';
 import { ApiError } from '../api/problem';
 import { session, subscribe } from '../api/session';
-import { problemText } from '../builder/patternCheck';
 import { Crumbs } from '../components/Detail';
 import { exactTime } from '../format';
 import {
@@ -38,6 +37,7 @@ import {
 } from './tail';
 import { eventTracePath } from './events';
 import { streamTail } from './tailStream';
+import { PatternProblems } from '../components/PatternProblems';
 
 // How often the events received are added to the list and the rate is measured again: a tail sends up to 100
 // events a second, and rendering the list at each would keep the browser busy for nothing.
@@ -159,15 +159,7 @@ function Tail({ bus }: { bus: string }) {
   const isPaused = view.frozen !== undefined;
   const patternError: ReactNode =
     problems.length > 0 ? (
-      <span data-testid="pattern-problems">
-        {problems.map((p) => (
-          <span key={problemText(p)} style={{ display: 'block' }}>
-            {p.path && <Code>{p.path}</Code>}
-            {p.path ? ': ' : ''}
-            {p.path ? p.message : p.message.charAt(0).toUpperCase() + p.message.slice(1)}
-          </span>
-        ))}
-      </span>
+      <PatternProblems problems={problems} />
     ) : (
       serverPatternError
     );
