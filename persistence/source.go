@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -32,6 +34,8 @@ type sourceRow struct {
 	Token      *string   `gorm:"column:token"`
 	CreatedAt  time.Time `gorm:"column:created_at;autoCreateTime:false"`
 	UpdatedAt  time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
+	// Received counts the webhook requests stored on the bus directly; only AddReceived writes it.
+	Received uint64 `gorm:"column:received"`
 }
 
 func (sourceRow) TableName() string { return "sources" }
@@ -86,7 +90,7 @@ func sourceFromRow(row sourceRow) (*source.Source, error) {
 		token = *row.Token
 	}
 	return source.UnmarshalFromDatabase(row.ID, row.AccountID, row.BusID, row.Name, source.Type(row.Type), row.Description,
-		cfg, keys, source.State(row.State), token, fromDB(row.CreatedAt), fromDB(row.UpdatedAt)), nil
+		cfg, keys, source.State(row.State), token, fromDB(row.CreatedAt), fromDB(row.UpdatedAt), row.Received), nil
 }
 
 func sourcesFromRows(rows []sourceRow) ([]*source.Source, error) {
@@ -233,6 +237,24 @@ func (r *SourceRepository) Delete(ctx context.Context, busID, name string) error
 		return sourceNotFound(name)
 	}
 	return nil
+}
+
+// AddReceived adds to the received count of each source by id, in one transaction, in the order of the ids (so
+// that two replicas adding at once lock the rows in the same order); a source deleted meanwhile is skipped.
+func (r *SourceRepository) AddReceived(ctx context.Context, counts map[string]uint64) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	err := r.db.transact(ctx, func(tx *gorm.DB) error {
+		for _, id := range slices.Sorted(maps.Keys(counts)) {
+			if err := tx.Model(&sourceRow{}).Where("id = ?", id).
+				UpdateColumn("received", gorm.Expr("received + ?", counts[id])).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return translate(err, "counting webhook requests", outcomes{})
 }
 
 func sourceNotFound(name string) error {

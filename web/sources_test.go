@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -265,9 +266,28 @@ func sign(secret string, body []byte) string {
 func (e *env) intake(t *testing.T, name string) []*nats.Msg {
 	t.Helper()
 	s := e.storedSource(t, name)
+	return e.onSubject(t, s.BusID(), e.names.SourceSubject(s.BusID(), s.ID()))
+}
+
+// onBus returns the events stored on the .in subject of the bus of source name that the source's webhook made.
+func (e *env) onBus(t *testing.T, name string) []*nats.Msg {
+	t.Helper()
+	s := e.storedSource(t, name)
+	var out []*nats.Msg
+	for _, m := range e.onSubject(t, s.BusID(), e.names.BusIn(s.BusID())) {
+		if m.Header.Get("ce-source") == "eventbridge:webhook:"+name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// onSubject returns the messages of a bus's stream on subject, in order.
+func (e *env) onSubject(t *testing.T, busID, subject string) []*nats.Msg {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := e.js.Stream(ctx, e.names.BusStream(s.BusID()))
+	st, err := e.js.Stream(ctx, e.names.BusStream(busID))
 	require.NoError(t, err)
 	var out []*nats.Msg
 	info, err := st.Info(ctx)
@@ -277,7 +297,7 @@ func (e *env) intake(t *testing.T, name string) []*nats.Msg {
 		if err != nil {
 			continue // purged
 		}
-		if m.Subject == e.names.SourceSubject(s.BusID(), s.ID()) {
+		if m.Subject == subject {
 			out = append(out, &nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		}
 	}
@@ -317,8 +337,9 @@ func TestWebhooks(t *testing.T) {
 				require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
 				id, _ := resp.JSON(t)["eventId"].(string)
 				require.NotEmpty(t, id)
-				msgs := e.intake(t, "github")
-				require.Len(t, msgs, 1, "stored on the source's intake subject")
+				msgs := e.onBus(t, "github")
+				require.Len(t, msgs, 1, "stored on the bus's .in subject")
+				assert.Empty(t, e.intake(t, "github"), "stored once: not on the source's intake subject")
 				ev, err := stream.Decode(msgs[0])
 				require.NoError(t, err)
 				assert.Equal(t, id, ev.ID())
@@ -352,7 +373,7 @@ func TestWebhooks(t *testing.T) {
 			after: func(t *testing.T, e *env, _ *response) {
 				resp := e.do(t, http.MethodPost, "/api/v1/webhooks/"+e.tokenOf(t, "office"), nil, body)
 				assert.Equal(t, http.StatusForbidden, resp.Status, string(resp.Body))
-				assert.Empty(t, e.intake(t, "office"), "nothing stored")
+				assert.Empty(t, e.onBus(t, "office"), "nothing stored")
 			}},
 		{name: "disabled source answers 404", method: http.MethodPost, url: srcURL + "/github/disable", setup: ready, status: http.StatusOK,
 			after: send(http.MethodPost, "/webhook/putEvents?token=TOKEN", good, body, http.StatusNotFound, "NotFound")},
@@ -383,6 +404,9 @@ func TestWebhooks(t *testing.T) {
 				token := e.tokenOf(t, "github")
 				s := e.storedSource(t, "github")
 				require.Equal(t, http.StatusOK, e.do(t, http.MethodPost, "/api/v1/webhooks/"+token, good, body).Status)
+				// What an earlier version stored on the intake and the connector did not move yet.
+				_, err := e.js.Publish(context.Background(), e.names.SourceSubject(s.BusID(), s.ID()), body)
+				require.NoError(t, err)
 				require.Len(t, e.intake(t, "github"), 1)
 				e.must(t, http.MethodDelete, srcURL+"/github", nil, http.StatusNoContent)
 				assert.Equal(t, http.StatusNotFound, e.do(t, http.MethodPost, "/api/v1/webhooks/"+token, good, body).Status)
@@ -391,6 +415,7 @@ func TestWebhooks(t *testing.T) {
 				require.NoError(t, err)
 				_, err = st.GetLastMsgForSubject(ctx, e.names.SourceSubject(s.BusID(), s.ID()))
 				assert.Error(t, err, "the intake is purged")
+				assert.Len(t, e.onSubject(t, s.BusID(), e.names.BusIn(s.BusID())), 1, "what the bus holds is the bus's")
 			}},
 	})
 }
@@ -448,4 +473,64 @@ func TestWebhookAndPutEventsBelieveWhatTheyRead(t *testing.T) {
 	require.NoError(t, otherBuses.Delete(context.Background(), domain.DefaultAccountID, "third"))
 	assert.Equal(t, http.StatusServiceUnavailable, put("third"), "believed, but its stream is gone")
 	assert.Equal(t, http.StatusNotFound, put("third"))
+}
+
+// A webhook request is stored once, on the bus, and counted for its source by the replica that stored it: the
+// source's counters (read and written) show what this replica stored at once, and what every replica stored once
+// each added its counts (source.Service.AddCounts, every second in a deployment), on SQLite and MariaDB.
+func TestWebhookCountsOfReplicas(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{persistence.SQLite, persistence.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			e := newEnv(t, natsServer(t), dialect)
+			withBus("orders")(t, e)
+			withSource("github", map[string]any{"type": "http", "config": map[string]any{}})(t, e)
+			token := e.tokenOf(t, "github")
+			counters := func() (read, written uint64) {
+				var out struct {
+					Status struct {
+						Counters *struct{ Read, Written uint64 } `json:"counters"`
+					} `json:"status"`
+				}
+				require.NoError(t, json.Unmarshal(e.must(t, http.MethodGet, srcURL+"/github", nil, http.StatusOK).Body, &out))
+				if out.Status.Counters == nil {
+					return 0, 0
+				}
+				return out.Status.Counters.Read, out.Status.Counters.Written
+			}
+			read, written := counters()
+			assert.Zero(t, read+written, "nothing received yet")
+
+			for i := range 3 {
+				resp := e.do(t, http.MethodPost, "/webhook/putEvents?token="+token, nil, fmt.Sprintf(`{"n": %d}`, i))
+				require.Equal(t, http.StatusOK, resp.Status, string(resp.Body))
+			}
+			read, written = counters()
+			assert.Equal(t, [2]uint64{3, 3}, [2]uint64{read, written}, "this replica's requests, before it added them")
+
+			// Another replica on the same database and event store receives two.
+			s := e.services.Sources
+			other := &source.Service{Sources: s.Sources, Buses: s.Buses, Runtime: s.Runtime, Statuses: s.Statuses,
+				Intake: s.Intake, Sealer: s.Sealer, Opener: s.Opener, Logger: s.Logger, Clock: s.Clock}
+			ctx := context.Background()
+			w, err := other.ByToken(ctx, token)
+			require.NoError(t, err)
+			for i := range 2 {
+				_, err := other.Receive(ctx, w, source.Request{Method: http.MethodPost, ClientIP: netip.MustParseAddr("192.0.2.1"),
+					Header: http.Header{"Content-Type": {"application/json"}}, Path: "/webhook/putEvents", Body: fmt.Appendf(nil, `{"m": %d}`, i)})
+				require.NoError(t, err)
+			}
+			read, _ = counters()
+			assert.EqualValues(t, 3, read, "the other replica's requests are its own until it adds them")
+			other.AddCounts(ctx)
+			read, _ = counters()
+			assert.EqualValues(t, 5, read, "added by the other replica")
+			s.AddCounts(ctx)
+			s.AddCounts(ctx) // nothing new: nothing added twice
+			read, written = counters()
+			assert.Equal(t, [2]uint64{5, 5}, [2]uint64{read, written}, "both replicas' requests, stored")
+			assert.Len(t, e.onBus(t, "github"), 5, "every request stored once, on the bus")
+			assert.Empty(t, e.intake(t, "github"))
+		})
+	}
 }

@@ -209,7 +209,7 @@ func TestRawStreamSourceDoesNotRun(t *testing.T) {
 	require.Contains(t, e.connectors(t), connect.SourceName("acme", "orders", good.Name()))
 	now := time.Now()
 	raw := source.UnmarshalFromDatabase(domain.NewID(), "acme", b.ID(), "raw", source.EventBus, "",
-		map[string]string{"source.stream": "KV_t_connectors"}, nil, source.Enabled, "", now, now)
+		map[string]string{"source.stream": "KV_t_connectors"}, nil, source.Enabled, "", now, now, 0)
 	require.NoError(t, e.repo.Create(ctx, raw, 100))
 	require.NoError(t, e.buses.Runtime.SyncBus(ctx, b))
 	got := e.connectors(t)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -38,8 +37,6 @@ type Store struct {
 	// Tracer, when set, makes a span of every event stored (tracing.Tracer; nil: tracing off, events stored as
 	// they came).
 	Tracer trace.Tracer
-	// subjectsEnsured holds the ids of buses whose stream has every subject family (EnsureBusSubjects ran).
-	subjectsEnsured sync.Map
 }
 
 var _ bus.EventStore = (*Store)(nil)
@@ -264,43 +261,13 @@ func refused(err error) error {
 	return e
 }
 
-// PutSourceEvent stores e on the intake subject of a source of a bus (a webhook request, which the source's
-// connector then moves to the bus) in the CloudEvents binary mode, with a de-duplicating id of its own hop, and
-// returns once JetStream acknowledged it. The first call for a bus adds the subject families that a stream made
-// by an earlier version lacks.
-func (s *Store) PutSourceEvent(ctx context.Context, busID, sourceID string, e *event.Event) error {
-	if err := stream.Check(e, 0); err != nil {
-		return refused(err)
-	}
-	if _, ok := s.subjectsEnsured.Load(busID); !ok {
-		if err := s.names.EnsureBusSubjects(ctx, s.js, busID); err != nil {
-			return err
-		}
-		s.subjectsEnsured.Store(busID, true)
-	}
-	if s.Tracer != nil && !tracing.HasTraceParent(e) {
-		// The trace of a webhook's event starts at the request's span; the source's connector continues it.
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-			tracing.Mark(e, sc)
-			if stream.Check(e, 0) != nil {
-				tracing.Unmark(e)
-			}
-		}
-	}
-	m := stream.Encode(e)
-	m.Subject = s.names.SourceSubject(busID, sourceID)
-	// Not PutMsgID: the source's connector stores the event on the bus's .in subject of the same stream with
-	// that id, which the stream's duplicate window would take for this message and drop.
-	m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(stream.PutMsgID(e.Source(), e.ID()), "intake", sourceID))
-	ctx, cancel := context.WithTimeout(ctx, s.AckTimeout)
-	defer cancel()
-	if _, err := s.js.PublishMsg(ctx, m); err != nil {
-		if de := putError(err); de != err {
-			return de
-		}
-		return fmt.Errorf("storing a source's event: %w", err)
-	}
-	return nil
+// PutWebhookEvent stores the event a webhook request of a source of b became on b's .in subject, as Put stores one
+// event (the same checks, id and span), and returns once JetStream acknowledged it; a duplicate inside the window
+// is acknowledged too, and reported. Stored once: the router reads it there. Earlier versions stored it on the source's intake
+// subject first, from where the source's connector moved it (it still drains what they left).
+func (s *Store) PutWebhookEvent(ctx context.Context, b *bus.Bus, e *event.Event) (duplicate bool, err error) {
+	r := s.Put(ctx, b, []*event.Event{e})[0]
+	return r.Duplicate, r.Err
 }
 
 // PurgeSource removes what a source received and its connector did not move to the bus yet.

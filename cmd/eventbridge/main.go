@@ -515,6 +515,11 @@ func (m *Main) Run(ctx context.Context) error {
 	services.Sources = &source.Service{Sources: sourceRepo, Buses: buses, Runtime: m.adapter, Statuses: m.adapter, Intake: store,
 		Sealer: sealer, Opener: sealer, Logger: log, Health: c.Health}
 	services.Buses.Sources = sourceRepo
+	m.background.Add(1)
+	go func() {
+		defer m.background.Done()
+		services.Sources.RunCounts(runCtx, 0) // adds the last webhook requests' counts once the API has stopped
+	}()
 	services.Channels = &channel.Service{Buses: services.Buses, Channels: persistence.NewChannelRepository(db), Rules: services.Rules,
 		Targets: services.Targets, Sources: services.Sources, Runtime: m.adapter, Logger: log}
 	services.Accounts, services.Users, services.APIKeys, services.Auth = id.accounts, id.users, id.keys, id.keys

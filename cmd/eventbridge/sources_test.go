@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,7 +110,8 @@ type sourceAnswer struct {
 		URLs  []string `json:"urls"`
 	} `json:"webhook"`
 	Status struct {
-		State string `json:"state"`
+		State    string                       `json:"state"`
+		Counters *struct{ Read, Written int } `json:"counters"`
 	} `json:"status"`
 }
 
@@ -265,6 +267,19 @@ func TestWebhookSourceEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, string(out))
 	require.NoError(t, json.Unmarshal(out, &ans))
 	r.byID(t, ans.EventID)
+
+	// Stored once, on the bus's .in subject, not on the source's intake; counted for the source by the control
+	// plane (read and written), its connector having moved nothing.
+	js, err := jetstream.New(m.nc)
+	require.NoError(t, err)
+	bst, err := js.Stream(context.Background(), stream.Names{Cluster: m.Config.ClusterID}.BusStream(b.ID()))
+	require.NoError(t, err)
+	info, err := bst.Info(context.Background(), jetstream.WithSubjectFilter(cfg[webhook.KeySourceSubject]))
+	require.NoError(t, err)
+	assert.Empty(t, info.State.Subjects, "nothing on the source's intake subject")
+	counted := decodeSource(t, a.must("GET", "/api/v1/buses/shop/sources/github", nil, 200))
+	require.NotNil(t, counted.Status.Counters)
+	assert.Equal(t, struct{ Read, Written int }{2, 2}, *counted.Status.Counters)
 
 	// Disabled: the webhook answers 404 and the connector is stopped; enabled again, both work.
 	a.must("POST", "/api/v1/buses/shop/sources/github/disable", nil, 200)

@@ -293,8 +293,9 @@ func TestTracingExportsByOTLP(t *testing.T) {
 }
 
 // TestTracingWebhookSource: an event that arrives through a webhook continues the trace of the request (its W3C
-// traceparent header): the webhook's server span, then the source connector's store span (a child through the
-// traceparent extension the event got at intake, which the target receives), the route span and the deliver span.
+// traceparent header): the webhook's server span, then the store span of the event stored once on the bus (as
+// PutEvents stores it; its context is the traceparent extension the event gets, which the target receives), the
+// route span and the deliver span.
 func TestTracingWebhookSource(t *testing.T) {
 	t.Parallel()
 	spans := tracetest.NewInMemoryExporter()
@@ -332,20 +333,21 @@ func TestTracingWebhookSource(t *testing.T) {
 	require.Eventually(t, func() bool { return len(spansOf(spans, "deliver ")) == 1 }, 10*time.Second, 20*time.Millisecond)
 
 	servers := spansOf(spans, "POST /webhook/putEvents")
-	stores := spansOf(spans, "store eb.default.wh.source.gh")
+	stores := spansOf(spans, "store wh")
 	routes := spansOf(spans, "route eb.default.wh.router")
 	require.Len(t, servers, 1)
 	require.Len(t, stores, 1)
 	require.Len(t, routes, 1)
 	deliver := spansOf(spans, "deliver ")[0]
 	assert.Equal(t, clientSpan, servers[0].Parent.SpanID().String(), "the webhook's span is a child of the caller's")
-	assert.Equal(t, servers[0].SpanContext.SpanID(), stores[0].Parent.SpanID(), "the source's store span a child of the webhook's")
+	assert.Equal(t, servers[0].SpanContext.SpanID(), stores[0].Parent.SpanID(), "the store span a child of the webhook's")
+	assert.Empty(t, spansOf(spans, "store eb.default.wh.source.gh"), "stored once: the source's connector moves nothing")
 	assert.Equal(t, stores[0].SpanContext.SpanID(), routes[0].Parent.SpanID())
 	assert.Equal(t, routes[0].SpanContext.SpanID(), deliver.Parent.SpanID())
 	for _, s := range []tracetest.SpanStub{servers[0], stores[0], routes[0], deliver} {
 		assert.Equal(t, clientTrace, s.SpanContext.TraceID().String(), "%s is in the caller's trace", s.Name)
 	}
-	assert.Equal(t, "00-"+clientTrace+"-"+servers[0].SpanContext.SpanID().String()+"-01", h.Get("Ce-Traceparent"),
-		"the event carries the webhook request's span as its traceparent")
+	assert.Equal(t, "00-"+clientTrace+"-"+stores[0].SpanContext.SpanID().String()+"-01", h.Get("Ce-Traceparent"),
+		"the event carries its store span as its traceparent, as an event put with PutEvents does")
 	assert.Equal(t, "00-"+clientTrace+"-"+deliver.SpanContext.SpanID().String()+"-01", h.Get("Traceparent"))
 }

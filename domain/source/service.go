@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
@@ -28,13 +29,14 @@ type Runtime interface {
 	SyncBus(ctx context.Context, b *bus.Bus) error
 }
 
-// Intake stores what webhook sources receive, on the bus stream's intake subject of each source, from where the
-// source's connector moves it to the bus.
+// Intake stores what webhook sources receive: on their bus, once, where the bus's rules read it. (Earlier versions
+// stored it on the source's intake subject first, from where the source's connector moved it to the bus; the
+// connector still drains what they left there.)
 type Intake interface {
-	// PutSourceEvent stores e on the intake of source sourceID of bus busID and returns once the store
-	// acknowledged it.
-	PutSourceEvent(ctx context.Context, busID, sourceID string, e *event.Event) error
-	// PurgeSource removes what the source received and its connector did not move yet.
+	// PutWebhookEvent stores e on bus b and returns once the store acknowledged it; duplicate when the store
+	// already held it (the same source and id inside its duplicate window) and did not store it again.
+	PutWebhookEvent(ctx context.Context, b *bus.Bus, e *event.Event) (duplicate bool, err error)
+	// PurgeSource removes what the source's intake still holds.
 	PurgeSource(ctx context.Context, busID, sourceID string) error
 }
 
@@ -64,6 +66,12 @@ type Service struct {
 	Health health.Rules
 
 	webhooks domain.Believed[*Webhook] // by token
+
+	// received counts the webhook requests this replica stored, by source id, not yet added to the sources'
+	// counts (Sources.AddReceived); adding holds those being added.
+	countsMu sync.Mutex
+	received map[string]uint64
+	adding   map[string]uint64
 }
 
 // DefaultLookupTTL is how long a webhook request believes the source of its token, read and parsed, without
@@ -320,11 +328,17 @@ func (s *Service) byToken(ctx context.Context, token string) (*Webhook, error) {
 		s.log().Error("a webhook source's config cannot be read", "source", src.ID(), "err", err)
 		return nil, domain.ErrInternal.With("the webhook's config cannot be read")
 	}
+	if w.Bus, err = s.Buses.GetByID(ctx, src.BusID()); err != nil {
+		if errors.Is(err, bus.ErrNotFound) {
+			return nil, ErrWebhookNotFound
+		}
+		return nil, err
+	}
 	return w, nil
 }
 
 // Receive verifies the signature of a request that w admitted, makes it an event and stores it on the source's
-// intake; it returns the event's id once the store acknowledged it. Errors: *Refusal (signature),
+// bus; it returns the event's id once the store acknowledged it, and counts it for the source. Errors: *Refusal (signature),
 // bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending it
 // again cannot help), domain.ErrUnavailable (the store did not acknowledge).
 func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, error) {
@@ -349,7 +363,8 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 			return "", err
 		}
 	}
-	if err := s.Intake.PutSourceEvent(ctx, w.Source.BusID(), w.Source.ID(), e); err != nil {
+	duplicate, err := s.Intake.PutWebhookEvent(ctx, w.Bus, e)
+	if err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) {
 			return "", err // invalid, too large, or no room: the store's own answer
@@ -359,7 +374,71 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 		unavailable.RetryAfter = time.Second
 		return "", unavailable
 	}
+	if !duplicate {
+		s.countsMu.Lock()
+		if s.received == nil {
+			s.received = map[string]uint64{}
+		}
+		s.received[w.Source.ID()]++
+		s.countsMu.Unlock()
+	}
 	return e.ID(), nil
+}
+
+// DefaultCountsInterval is how often RunCounts adds the webhook requests a replica stored to their sources' counts.
+const DefaultCountsInterval = time.Second
+
+// RunCounts adds the webhook requests this replica stored to their sources' received counts every interval
+// (DefaultCountsInterval when 0) until ctx ends, then once more.
+func (s *Service) RunCounts(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = DefaultCountsInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.AddCounts(context.WithoutCancel(ctx))
+			return
+		case <-t.C:
+			s.AddCounts(ctx)
+		}
+	}
+}
+
+// AddCounts adds the webhook requests this replica stored since the last call to their sources' received counts;
+// what could not be added is kept for the next call.
+func (s *Service) AddCounts(ctx context.Context) {
+	s.countsMu.Lock()
+	counts := s.received
+	s.received, s.adding = nil, counts
+	s.countsMu.Unlock()
+	if len(counts) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := s.Sources.AddReceived(ctx, counts)
+	s.countsMu.Lock()
+	defer s.countsMu.Unlock()
+	s.adding = nil
+	if err != nil {
+		s.log().Warn("counting webhook requests; adding them at the next pass", "sources", len(counts), "err", err)
+		if s.received == nil {
+			s.received = map[string]uint64{}
+		}
+		for id, n := range counts {
+			s.received[id] += n
+		}
+	}
+}
+
+// receivedBy is what this replica stored for a source that its stored count does not hold yet.
+func (s *Service) receivedBy(sourceID string) uint64 {
+	s.countsMu.Lock()
+	defer s.countsMu.Unlock()
+	return s.received[sourceID] + s.adding[sourceID]
 }
 
 // sync asks the runtime to apply the bus's declared state. A failure is logged, not returned: the reconciler
@@ -453,6 +532,14 @@ func (s *Service) Status(ctx context.Context, src *Source) *Status {
 		return pending("the worker runtime could not be reached")
 	}
 	st.Summarize(s.Health, s.Clock.Now())
+	if n := src.Received() + s.receivedBy(src.ID()); n > 0 {
+		// The webhook requests stored on the bus directly: read and written by the source, not by its connector.
+		c := Counters{Read: n, Written: n}
+		if st.Counters != nil {
+			c = c.Add(*st.Counters)
+		}
+		st.Counters = &c
+	}
 	return st
 }
 

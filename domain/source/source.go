@@ -124,6 +124,8 @@ type Source struct {
 	token       string
 	createdAt   time.Time
 	updatedAt   time.Time
+	// received counts the webhook requests the control plane stored on the bus directly (see Webhook.Direct).
+	received uint64
 }
 
 // ValidateType checks the form of a type: 1 to 48 characters of a-z, 0-9 and '-'.
@@ -341,12 +343,13 @@ func NewToken() string {
 
 // UnmarshalFromDatabase rebuilds a source from storage without validation.
 func UnmarshalFromDatabase(id, accountID, busID, name string, typ Type, description string, config map[string]string,
-	secretKeys []string, state State, token string, createdAt, updatedAt time.Time) *Source {
+	secretKeys []string, state State, token string, createdAt, updatedAt time.Time, received uint64) *Source {
 	if config == nil {
 		config = map[string]string{}
 	}
 	return &Source{id: id, accountID: accountID, busID: busID, name: name, typ: typ, description: description,
-		config: config, secretKeys: secretKeys, state: state, token: token, createdAt: createdAt, updatedAt: updatedAt}
+		config: config, secretKeys: secretKeys, state: state, token: token, createdAt: createdAt, updatedAt: updatedAt,
+		received: received}
 }
 
 func (s *Source) ID() string          { return s.id }
@@ -379,6 +382,10 @@ func (s *Source) Redacted() map[string]string {
 func (s *Source) SecretKeys() []string { return slices.Clone(s.secretKeys) }
 
 func (s *Source) CreatedAt() time.Time { return s.createdAt }
+
+// Received is how many webhook requests the control plane stored on the bus directly, as stored by every replica
+// (each adds what it stored about once a second); what its connector moved from the intake its tasks count.
+func (s *Source) Received() uint64     { return s.received }
 func (s *Source) UpdatedAt() time.Time { return s.updatedAt }
 
 // Repository stores sources. Names are unique per bus; tokens are unique.
@@ -402,4 +409,7 @@ type Repository interface {
 	Update(ctx context.Context, busID, name string, fn func(*Source) error) (*Source, error)
 	// Delete removes a source; ErrNotFound when it does not exist.
 	Delete(ctx context.Context, busID, name string) error
+	// AddReceived adds to the received count of each source by id (in one transaction); a source deleted
+	// meanwhile is skipped.
+	AddReceived(ctx context.Context, counts map[string]uint64) error
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/eventbridge-go/eventbridge/domain"
+	"github.com/eventbridge-go/eventbridge/domain/bus"
 )
 
 // Keys of the http source's config that the control plane enforces when it receives a webhook request. They are
@@ -99,7 +100,9 @@ func (r *Refusal) Error() string { return r.Message }
 // Webhook is the parsed receiving side of an http source: what the control plane checks before it stores a
 // request. Build it with WebhookOf.
 type Webhook struct {
-	Source   *Source
+	Source *Source
+	// Bus is the source's bus, where its requests are stored (set by Service.ByToken).
+	Bus      *bus.Bus
 	Methods  []string
 	Prefixes []netip.Prefix
 	Referers []string

@@ -1,8 +1,9 @@
 // Package webhook is the http-source plugin: the source connector of a webhook source. The control plane's
 // webhook endpoint checks each request (token, method, client IP, referer, signature, size), turns it into a
-// CloudEvent of type eventbridge:Events:HTTPEvent and stores it, acknowledged, on the intake subject of the source
-// on the bus's stream (jetstream.Names.SourceSubject); this connector moves what is stored there onto the bus's
-// .in subject, reading the intake as the eventbus-source plugin reads a local stream.
+// CloudEvent of type eventbridge:Events:HTTPEvent and stores it, acknowledged, on the bus's .in subject. Earlier
+// versions stored it on the intake subject of the source on the bus's stream (stream.Names.SourceSubject) first;
+// this connector moves what is stored there onto the bus's .in subject, reading the intake as the eventbus-source
+// plugin reads a local stream, so that what they left is delivered.
 //
 // The webhook's settings (http.*) are enforced by the control plane, which reads them from the connector's config
 // by the key names below; they are validated here so that the worker's validate endpoint refuses a wrong value
@@ -89,9 +90,9 @@ func Plugin() connector.Plugin {
 		Name:    Name,
 		Type:    connector.TypeSource,
 		Version: "1.0.0",
-		Doc: "The connector of a webhook source: moves the requests the control plane's webhook endpoint accepted " +
-			"and stored on the source's intake subject (CloudEvents of type " + EventType + ") onto the bus, in " +
-			"order; its position is the offset {\"sequence\": N} of partition {\"stream\": S}. The http.* keys are " +
+		Doc: "The connector of a webhook source: moves the requests stored on the source's intake subject " +
+			"(CloudEvents of type " + EventType + ") onto the bus, in order (the control plane stores the requests " +
+			"it accepts on the bus itself; earlier versions stored them on the intake); its position is the offset {\"sequence\": N} of partition {\"stream\": S}. The http.* keys are " +
 			"the webhook's settings, enforced by the control plane. Only task 0 reads.",
 		Spec: connector.Spec{
 			stream,
