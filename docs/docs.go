@@ -11371,7 +11371,8 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "v": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 }
             }
         },

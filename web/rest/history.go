@@ -34,7 +34,7 @@ type MetricsSeries struct {
 // (null when none was).
 type MetricsPoint struct {
 	T time.Time `json:"t"`
-	V *float64  `json:"v"`
+	V *float64  `json:"v" extensions:"x-nullable"`
 } //@name MetricsPoint
 
 // readMetricsHistory answers the account's metrics history.

@@ -11907,7 +11907,7 @@ export interface components {
         };
         MetricsPoint: {
             t?: string;
-            v?: number;
+            v?: number | null;
         };
         MetricsSeries: {
             /** @example orders */
