@@ -6,6 +6,9 @@
 import type { components } from '../api/schema';
 import { durationText } from '../format';
 import { clockTime, failureCause, successOf, type DeliveryFailure, type Success } from '../health';
+import { connectorOwner, type ConnectorOwner } from './owner';
+
+export { connectorOwner, type ConnectorKind, type ConnectorOwner } from './owner';
 
 type Schemas = components['schemas'];
 export type MetricsHistory = Schemas['MetricsHistory'];
@@ -222,42 +225,6 @@ export function eventsChartLabel(bus: string, range: Range, step: string): strin
 
 export function latencyChartLabel(bus: string, range: Range): string {
   return `Mean delivery latency in milliseconds on bus ${bus} over ${rangeWords[range]}`;
-}
-
-export type ConnectorKind = 'target' | 'source' | 'router' | 'replay';
-
-/**
- * ConnectorOwner is what a connector runs, read from its name (adapter/connect names.go, domain.ConnectorPart):
- * eb.<account>.<bus>.router, eb.<account>.<bus>.source.<source>, eb.<account>.<bus>.=replay.<replay> or
- * eb.<account>.<bus>.<rule>.<target>. Dots and slashes in names are escaped in a part (=2E, =2F) and read back; a
- * part too long to be kept whole (it ends with =<hash>) is kept as it is, and whole is false.
- */
-export interface ConnectorOwner {
-  kind: ConnectorKind;
-  bus: string;
-  /** name is the target's, source's or replay's; rule the target's rule. */
-  name?: string;
-  rule?: string;
-  whole: boolean;
-}
-
-/** nameOfPart reads a name back from its part; undefined for a shortened one. */
-function nameOfPart(p: string): string | undefined {
-  const name = p.replace(/=2E/g, '.').replace(/=2F/g, '/');
-  return name.includes('=') ? undefined : name;
-}
-
-/** connectorOwner reads what a connector runs from its name; undefined for one that is no bus's (a worker's own). */
-export function connectorOwner(connector: string): ConnectorOwner | undefined {
-  const p = connector.split('.');
-  if (p[0] !== 'eb' || p.length < 4 || p.length > 5) return undefined;
-  const names = p.slice(2).map(nameOfPart);
-  const whole = (...i: number[]) => i.every((k) => names[k] !== undefined);
-  const text = (k: number) => names[k] ?? p[k + 2];
-  if (p.length === 4) return p[3] === 'router' ? { kind: 'router', bus: text(0), whole: whole(0) } : undefined;
-  if (p[3] === 'source') return { kind: 'source', bus: text(0), name: text(2), whole: whole(0, 2) };
-  if (p[3] === '=replay') return { kind: 'replay', bus: text(0), name: text(2), whole: whole(0, 2) };
-  return { kind: 'target', bus: text(0), rule: text(1), name: text(2), whole: whole(0, 1, 2) };
 }
 
 const enc = encodeURIComponent;
