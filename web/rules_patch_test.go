@@ -1,11 +1,16 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/persistence"
 )
 
 func hookTarget(name string) map[string]any {
@@ -122,4 +127,51 @@ func TestRuleQuota(t *testing.T) {
 		assert.Contains(t, string(resp.Body), `"code":"RuleQuotaExceeded"`)
 		assert.Contains(t, string(resp.Body), "rules per bus (2)")
 	})
+}
+
+// A rule created with targets is stored with them in one transaction: a reader never finds the rule with some of
+// its targets missing (it did when the targets were stored one by one after the rule), on SQLite and MariaDB.
+func TestRuleCreatedWithItsTargetsAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{persistence.SQLite, persistence.MySQL} {
+		t.Run(dialect, func(t *testing.T) {
+			e := newEnv(t, natsServer(t), dialect)
+			withBus("orders")(t, e)
+			const rules = 40
+			done := make(chan struct{})
+			var halves, whole atomic.Int64
+			go func() {
+				defer close(done)
+				for i := range rules {
+					body := map[string]any{"name": fmt.Sprintf("r%d", i), "eventPattern": map[string]any{"source": []any{"s"}},
+						"targets": []any{hookTarget("a"), hookTarget("b"), hookTarget("c"), hookTarget("d"), hookTarget("e")}}
+					resp := e.do(t, http.MethodPost, "/api/v1/buses/orders/rules", nil, body)
+					assert.Equal(t, http.StatusCreated, resp.Status, string(resp.Body))
+				}
+			}()
+			for i := 0; i < rules; {
+				select {
+				case <-done:
+					i = rules
+					continue
+				default:
+				}
+				resp := e.do(t, http.MethodGet, fmt.Sprintf("/api/v1/buses/orders/rules/r%d/targets", i), nil, nil)
+				if resp.Status != http.StatusOK {
+					continue // not created yet
+				}
+				var list struct{ Targets []any }
+				require.NoError(t, json.Unmarshal(resp.Body, &list))
+				if len(list.Targets) < 5 {
+					halves.Add(1)
+				} else {
+					whole.Add(1)
+					i++
+				}
+			}
+			<-done
+			assert.Zero(t, halves.Load(), "a rule was read with some of its targets missing")
+			assert.Positive(t, whole.Load())
+		})
+	}
 }

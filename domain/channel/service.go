@@ -99,6 +99,65 @@ func (s *Service) Put(ctx context.Context, accountID, busName, ruleName string, 
 	return ch, plan.CreateRule, err
 }
 
+// CreateRule creates a rule with its targets (a POST of a rule with targets): it checks every target first (names
+// unique, at most target.MaxPerRule, each config and reference as target.Service.Put does), then the rule as
+// rule.Service.Create does, and stores the rule and its targets in one transaction, so that a failure or a crash
+// leaves neither; it answers once the runtime applied them (or at once, logged, while the runtime is unreachable).
+// Errors: as rule.Service.Create and target.Service.Put, a target's problem naming it targets[i].<field>;
+// target.ErrLimitExceeded.
+func (s *Service) CreateRule(ctx context.Context, accountID, busName string, rs rule.Spec, specs []target.Spec) (*rule.Rule, []*target.Target, error) {
+	if len(specs) > target.MaxPerRule {
+		return nil, nil, target.ErrLimitExceeded.With("a rule has at most %d targets; %d were given", target.MaxPerRule, len(specs))
+	}
+	b, err := s.Buses.Get(ctx, accountID, busName)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.Clock.Now()
+	seen := map[string]bool{}
+	prepared := make([]target.Spec, len(specs))
+	for i, spec := range specs {
+		if _, err := target.New(accountID, b.ID(), "-", spec, s.Targets.Sealer, now); err != nil {
+			return nil, nil, target.Indexed(err, i)
+		}
+		if prepared[i], err = s.Targets.Prepare(ctx, accountID, b, spec); err != nil {
+			return nil, nil, target.Indexed(err, i)
+		}
+		if seen[spec.Name] {
+			return nil, nil, domain.Invalid(fmt.Sprintf("targets[%d].name", i), "targets[%d].name %q is used twice", i, spec.Name)
+		}
+		seen[spec.Name] = true
+	}
+	r, err := rule.New(accountID, b.ID(), rs.Name, rs.Description, rs.EventPattern, rs.Syntax, rs.State, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.SetLayout(rs.Layout, now); err != nil {
+		return nil, nil, err
+	}
+	if err := s.Rules.CheckWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
+		return nil, nil, err
+	}
+	plan := Plan{BusID: b.ID(), Rule: r, CreateRule: true, MaxRules: s.Rules.Quota(), MaxSources: s.Sources.Quota()}
+	for i, spec := range prepared {
+		t, err := target.New(accountID, b.ID(), r.ID(), spec, s.Targets.Sealer, now)
+		if err != nil {
+			return nil, nil, target.Indexed(err, i)
+		}
+		plan.CreateTargets = append(plan.CreateTargets, t)
+	}
+	if err := s.Channels.Apply(ctx, plan); err != nil {
+		if errors.Is(err, rule.ErrAlreadyExists) {
+			return nil, nil, rule.ErrAlreadyExists.With("rule %q already exists on this bus", r.Name())
+		}
+		return nil, nil, err
+	}
+	if err := s.Runtime.SyncBus(ctx, b); err != nil {
+		s.log().Warn("runtime not in step yet; the reconciler will retry", "bus", b.ID(), "err", err)
+	}
+	return r, plan.CreateTargets, nil
+}
+
 // removeBus deletes a bus this call made for a document it could not store.
 func (s *Service) removeBus(ctx context.Context, b *bus.Bus) {
 	if err := s.Buses.Delete(context.WithoutCancel(ctx), b.AccountID(), b.Name()); err != nil {

@@ -207,54 +207,9 @@ func (s *Service) store(ctx context.Context, accountID string, b *bus.Bus, r *ru
 	return t, created, nil
 }
 
-// CreateWithRule creates a rule with its targets in one request: every target is validated first (names unique, at
-// most MaxPerRule), then the rule is created through rules, then each target; when a target cannot be stored the
-// rule is deleted again, so the request has no effect. It answers once the router and the targets' connectors
-// applied it. Errors: as rule.Service.Create and Put; a target's problem names it as targets[i].<field>.
-func (s *Service) CreateWithRule(ctx context.Context, rules *rule.Service, accountID, busName string, rs rule.Spec,
-	specs []Spec) (*rule.Rule, []*Target, error) {
-	if len(specs) > MaxPerRule {
-		return nil, nil, ErrLimitExceeded.With("a rule has at most %d targets; %d were given", MaxPerRule, len(specs))
-	}
-	b, err := s.Buses.Get(ctx, accountID, busName)
-	if err != nil {
-		return nil, nil, err
-	}
-	seen := map[string]bool{}
-	prepared := make([]Spec, len(specs))
-	for i, spec := range specs {
-		if _, err := New(accountID, "-", "-", spec, s.Sealer, s.Clock.Now()); err != nil {
-			return nil, nil, indexed(err, i)
-		}
-		if prepared[i], err = s.Prepare(ctx, accountID, b, spec); err != nil {
-			return nil, nil, indexed(err, i)
-		}
-		if seen[spec.Name] {
-			return nil, nil, domain.Invalid(fmt.Sprintf("targets[%d].name", i), "targets[%d].name %q is used twice", i, spec.Name)
-		}
-		seen[spec.Name] = true
-	}
-	r, err := rules.Create(ctx, accountID, busName, rs)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*Target
-	for i, spec := range prepared {
-		// Validated (by the runtime, for plugin targets) and sealed above: stored without asking again.
-		t, _, err := s.store(ctx, accountID, b, r, spec)
-		if err != nil {
-			if derr := rules.Delete(context.WithoutCancel(ctx), accountID, busName, r.Name()); derr != nil {
-				s.Logger.Error("removing a rule whose targets could not be created", "rule", r.Name(), "err", derr)
-			}
-			return nil, nil, indexed(err, i)
-		}
-		out = append(out, t)
-	}
-	return r, out, nil
-}
-
-// indexed prefixes the field of a validation error with targets[i].
-func indexed(err error, i int) error {
+// Indexed prefixes the field and message of a validation error of the i-th target of a request with targets[i]
+// (other errors are returned as they are).
+func Indexed(err error, i int) error {
 	if de, ok := domain.As(err); ok && de.Field != "" {
 		c := *de
 		c.Field = fmt.Sprintf("targets[%d].%s", i, de.Field)

@@ -209,7 +209,7 @@ func (a *api) createRule(c *gin.Context) (int, any, error) {
 		}
 		return http.StatusCreated, ruleOf(r), nil
 	}
-	r, ts, err := a.s.Targets.CreateWithRule(c.Request.Context(), a.s.Rules, web.AccountOf(c), c.Param("bus"), spec, targets)
+	r, ts, err := a.s.Channels.CreateRule(c.Request.Context(), web.AccountOf(c), c.Param("bus"), spec, targets)
 	if err != nil {
 		return 0, nil, err
 	}
