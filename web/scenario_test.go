@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -612,7 +613,13 @@ type fakeStatuses struct {
 func (f *fakeStatuses) TargetStatus(context.Context, *bus.Bus, *rule.Rule, *target.Target) (*target.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.status, f.err
+	if f.status == nil {
+		return nil, f.err
+	}
+	// A status of its own for every call, as the runtime answers: the service fills in its summary.
+	st := *f.status
+	st.Tasks = slices.Clone(f.status.Tasks)
+	return &st, f.err
 }
 
 func (f *fakeStatuses) set(st *target.Status, err error) {

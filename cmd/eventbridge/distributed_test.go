@@ -28,7 +28,11 @@ func freePort(t *testing.T) string {
 // --runtime URL is a worker that is down: the control plane fails over to the next.
 func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 	dsn := persistencetest.NewMySQLDatabase(t)
-	natsAddr, workerAddr, downAddr := freePort(t), freePort(t), freePort(t)
+	natsAddr, workerAddr := freePort(t), freePort(t)
+	// A worker that is down: port 1 is below the range the system hands out for ":0", so no other test's server
+	// takes it meanwhile (a port found free and closed again was once taken by another test's console, whose HTML
+	// answer is no dial failure to fail over from).
+	downAddr := "127.0.0.1:1"
 	tokenFile, token := writeTokenFile(t)
 	m := startMain(t, t.TempDir(), "--db", "mysql://"+dsn, "--nats-listen", natsAddr,
 		"--runtime", "http://"+downAddr+",http://"+workerAddr, "--cluster-token-file", tokenFile)
