@@ -45,7 +45,7 @@ func (n Names) AuditStreamConfig(replicas int) jetstream.StreamConfig {
 
 // EnsureAuditStream creates the audit stream, or updates it. Idempotent.
 func (n Names) EnsureAuditStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.AuditStreamConfig(replicas)); err != nil {
+	if err := ensure(ctx, js, n.AuditStreamConfig(replicas)); err != nil {
 		return fmt.Errorf("ensuring the audit stream: %w", err)
 	}
 	return nil

@@ -197,7 +197,7 @@ func (n Names) LogStreamConfig(accountID string, replicas int, limits LogLimits)
 
 // EnsureLogStream creates the log stream of an account, or updates its limits. Idempotent.
 func (n Names) EnsureLogStream(ctx context.Context, js jetstream.JetStream, accountID string, replicas int, limits LogLimits) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.LogStreamConfig(accountID, replicas, limits)); err != nil {
+	if err := ensure(ctx, js, n.LogStreamConfig(accountID, replicas, limits)); err != nil {
 		return fmt.Errorf("ensuring the bus-log stream of account %s: %w", accountID, err)
 	}
 	return nil

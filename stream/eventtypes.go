@@ -47,7 +47,7 @@ func (n Names) EventTypesStreamConfig(replicas int) jetstream.StreamConfig {
 
 // EnsureEventTypesStream creates the event-types stream, or updates it. Idempotent.
 func (n Names) EnsureEventTypesStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.EventTypesStreamConfig(replicas)); err != nil {
+	if err := ensure(ctx, js, n.EventTypesStreamConfig(replicas)); err != nil {
 		return fmt.Errorf("ensuring the event-types stream: %w", err)
 	}
 	return nil

@@ -43,7 +43,7 @@ func (n Names) MetricsStreamConfig(replicas int) jetstream.StreamConfig {
 
 // EnsureMetricsStream creates the metrics stream, or updates it. Idempotent.
 func (n Names) EnsureMetricsStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.MetricsStreamConfig(replicas)); err != nil {
+	if err := ensure(ctx, js, n.MetricsStreamConfig(replicas)); err != nil {
 		return fmt.Errorf("ensuring the metrics stream: %w", err)
 	}
 	return nil

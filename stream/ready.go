@@ -17,7 +17,7 @@ func (n Names) ReadySubject() string { return n.Cluster + ".ready" }
 
 // EnsureReadyStream creates the readiness stream, or updates it. Idempotent.
 func (n Names) EnsureReadyStream(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err := ensure(ctx, js, jetstream.StreamConfig{
 		Name: n.ReadyStream(), Subjects: []string{n.ReadySubject()}, Storage: jetstream.FileStorage,
 		Replicas: max(replicas, 1), MaxMsgs: 1, Discard: jetstream.DiscardOld,
 		Description: "the control plane's readiness probe: one message, rewritten by every probe",

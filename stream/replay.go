@@ -92,7 +92,7 @@ func (n Names) ArchiveStreamConfig(accountID, archiveID string, maxAge time.Dura
 // EnsureArchiveStream creates the stream of an archive or updates its retention (ArchiveStreamConfig). Idempotent;
 // the control plane calls it before a router writes to the archive. Errors are JetStream's, wrapped.
 func (n Names) EnsureArchiveStream(ctx context.Context, js jetstream.JetStream, accountID, archiveID string, maxAge time.Duration, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.ArchiveStreamConfig(accountID, archiveID, maxAge, replicas)); err != nil {
+	if err := ensure(ctx, js, n.ArchiveStreamConfig(accountID, archiveID, maxAge, replicas)); err != nil {
 		return fmt.Errorf("ensuring stream of archive %s: %w", archiveID, err)
 	}
 	return nil

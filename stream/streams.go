@@ -37,9 +37,22 @@ func (n Names) BusStreamConfig(busID string, maxAge time.Duration, maxBytes int6
 	}
 }
 
+// ensure creates the stream of cfg or, when a stream of that name exists with another config, updates it to cfg.
+// Creating a stream that exists with the same config changes nothing on the server, where an update (what
+// CreateOrUpdateStream tries first) rewrites the stream's metadata files and checks its subjects against every
+// stream of the account: an ensure that finds the stream as it should be costs a lookup, whatever the number of
+// streams (every bus creation ensures its account's dead-letter stream).
+func ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	_, err := js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		_, err = js.UpdateStream(ctx, cfg)
+	}
+	return err
+}
+
 // EnsureBusStream creates the stream of a bus or updates its limits. Idempotent.
 func (n Names) EnsureBusStream(ctx context.Context, js jetstream.JetStream, busID string, maxAge time.Duration, maxBytes int64, replicas int) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.BusStreamConfig(busID, maxAge, maxBytes, replicas)); err != nil {
+	if err := ensure(ctx, js, n.BusStreamConfig(busID, maxAge, maxBytes, replicas)); err != nil {
 		return fmt.Errorf("ensuring stream of bus %s: %w", busID, err)
 	}
 	return nil
@@ -170,7 +183,7 @@ func boundedStream(name, subject string, replicas int, maxAge time.Duration, max
 
 // EnsureDLQStream creates the dead-letter stream of an account, or updates it (its limits included). Idempotent.
 func (n Names) EnsureDLQStream(ctx context.Context, js jetstream.JetStream, accountID string, replicas int, limits DLQLimits) error {
-	if _, err := js.CreateOrUpdateStream(ctx, n.DLQStreamConfig(accountID, replicas, limits)); err != nil {
+	if err := ensure(ctx, js, n.DLQStreamConfig(accountID, replicas, limits)); err != nil {
 		return fmt.Errorf("ensuring dead-letter stream of account %s: %w", accountID, err)
 	}
 	return nil
