@@ -154,6 +154,8 @@ type Metrics interface {
 	// Put is told of n events of a PutEvents call on a bus of an account, by outcome: "stored", "duplicate", or the
 	// error code of their entry (InvalidEvent, EventTooLarge, ...).
 	Put(accountID, busName, outcome string, n int)
+	// Webhook is told of a request a webhook source stored, by outcome: "stored" or "duplicate".
+	Webhook(accountID, busName, sourceName, outcome string)
 	// Handler serves the metrics in Prometheus' text format.
 	Handler() http.Handler
 }
@@ -536,6 +538,14 @@ func countPut(c *gin.Context, accountID, busName string, entries []PutEventsResu
 	}
 	for outcome, k := range n {
 		m.(Metrics).Put(accountID, busName, outcome, k)
+	}
+}
+
+// CountWebhook tells the metrics of c, if any, of a request a webhook source stored (outcome "stored" or
+// "duplicate").
+func CountWebhook(c *gin.Context, accountID, busName, sourceName, outcome string) {
+	if m, ok := c.Get(metricsKey); ok {
+		m.(Metrics).Webhook(accountID, busName, sourceName, outcome)
 	}
 }
 

@@ -516,7 +516,7 @@ func TestWebhookCountsOfReplicas(t *testing.T) {
 			w, err := other.ByToken(ctx, token)
 			require.NoError(t, err)
 			for i := range 2 {
-				_, err := other.Receive(ctx, w, source.Request{Method: http.MethodPost, ClientIP: netip.MustParseAddr("192.0.2.1"),
+				_, _, err := other.Receive(ctx, w, source.Request{Method: http.MethodPost, ClientIP: netip.MustParseAddr("192.0.2.1"),
 					Header: http.Header{"Content-Type": {"application/json"}}, Path: "/webhook/putEvents", Body: fmt.Appendf(nil, `{"m": %d}`, i)})
 				require.NoError(t, err)
 			}

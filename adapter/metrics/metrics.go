@@ -41,6 +41,7 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	authFails *prometheus.CounterVec
 	events    *prometheus.CounterVec
+	webhooks  *prometheus.CounterVec
 	passes    *prometheus.CounterVec
 }
 
@@ -63,10 +64,13 @@ func New(cfg Config) *Metrics {
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_putevents_events_total",
 			Help: "Events of PutEvents calls, by account, bus and outcome: stored, duplicate, or the error code of their entry."},
 			[]string{"account", "bus", "outcome"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_webhook_events_total",
+			Help: "Requests webhook sources stored on their bus, by account, bus, source and outcome: stored or duplicate."},
+			[]string{"account", "bus", "source", "outcome"}),
 		passes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventbridge_reconcile_passes_total",
 			Help: "Periodic reconciliations of the declared channels with the runtime, by outcome (ok, error)."}, []string{"outcome"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.passes,
+	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.webhooks, m.passes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
 	m.passes.WithLabelValues("ok")
 	m.passes.WithLabelValues("error")
@@ -91,6 +95,11 @@ func (m *Metrics) Answered(operation string, status int, took time.Duration) {
 // Put counts events of a PutEvents call by outcome (web.Metrics).
 func (m *Metrics) Put(accountID, busName, outcome string, n int) {
 	m.events.WithLabelValues(accountID, busName, outcome).Add(float64(n))
+}
+
+// Webhook counts a request a webhook source stored on its bus, by outcome: stored or duplicate.
+func (m *Metrics) Webhook(accountID, busName, sourceName, outcome string) {
+	m.webhooks.WithLabelValues(accountID, busName, sourceName, outcome).Inc()
 }
 
 // Reconciled counts a periodic reconciliation pass that ended with err.

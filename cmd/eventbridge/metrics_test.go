@@ -89,6 +89,11 @@ func TestControlPlaneMetrics(t *testing.T) {
 	require.NoError(t, err)
 	status, out := admin.do(http.MethodPost, "/api/v1/buses/h/events", "application/cloudevents-batch+json", b)
 	require.Equal(t, http.StatusOK, status, string(out))
+	gh := decodeSource(t, admin.must("POST", "/api/v1/buses/h/sources", map[string]any{"name": "gh", "type": "http"}, 201))
+	for range 2 {
+		status, out := hook(t, "POST", gh.Webhook.URLs[0], map[string]string{"Content-Type": "application/json"}, []byte(`{"push": 1}`))
+		require.Equal(t, http.StatusOK, status, string(out))
+	}
 	stranger := api{t: t, base: admin.base, key: "ebk_not-a-key"}
 	status, _ = stranger.do(http.MethodGet, "/api/v1/buses", "", nil)
 	require.Equal(t, http.StatusUnauthorized, status)
@@ -107,6 +112,8 @@ func TestControlPlaneMetrics(t *testing.T) {
 	assert.Equal(t, 3.0, put("stored"))
 	assert.Equal(t, 1.0, put("duplicate"))
 	assert.Equal(t, 1.0, put("InvalidEvent"))
+	assert.Equal(t, 2.0, value(after, "eventbridge_webhook_events_total",
+		map[string]string{"account": "default", "bus": "h", "source": "gh", "outcome": "stored"}), "the webhook's requests, per source")
 	assert.Equal(t, 3.0, value(after, "eventbridge_api_requests_total", map[string]string{"operation": "events.put", "code": "200"}))
 	assert.Equal(t, 3.0, value(after, "eventbridge_api_request_duration_seconds", map[string]string{"operation": "events.put"}))
 	assert.GreaterOrEqual(t, value(after, "eventbridge_api_auth_failures_total", map[string]string{"reason": "unauthenticated"}), 1.0)

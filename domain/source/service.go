@@ -338,41 +338,42 @@ func (s *Service) byToken(ctx context.Context, token string) (*Webhook, error) {
 }
 
 // Receive verifies the signature of a request that w admitted, makes it an event and stores it on the source's
-// bus; it returns the event's id once the store acknowledged it, and counts it for the source. Errors: *Refusal (signature),
-// bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending it
-// again cannot help), domain.ErrUnavailable (the store did not acknowledge).
-func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, error) {
+// bus; it returns the event's id once the store acknowledged it (duplicate when the store held it already: the
+// same event inside the duplicate window), and counts it for the source. Errors: *Refusal (signature),
+// bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending
+// it again cannot help), domain.ErrUnavailable (the store did not acknowledge).
+func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (id string, duplicate bool, err error) {
 	now := s.Clock.Now()
 	if err := w.Verify(r, now); err != nil {
-		return "", err
+		return "", false, err
 	}
 	e, err := w.Event(r, now)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if s.Intake == nil {
-		return "", domain.ErrUnavailable.With("this deployment stores no webhook requests")
+		return "", false, domain.ErrUnavailable.With("this deployment stores no webhook requests")
 	}
 	if s.Throttle != nil {
 		if err := s.Throttle.Admit(ctx, w.Source.AccountID(), 1); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	if s.Storage != nil {
 		if err := s.Storage.AdmitPut(w.Source.AccountID()); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
-	duplicate, err := s.Intake.PutWebhookEvent(ctx, w.Bus, e)
+	duplicate, err = s.Intake.PutWebhookEvent(ctx, w.Bus, e)
 	if err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) {
-			return "", err // invalid, too large, or no room: the store's own answer
+			return "", false, err // invalid, too large, or no room: the store's own answer
 		}
 		s.log().Warn("storing a webhook request", "source", w.Source.ID(), "err", err)
 		unavailable := domain.ErrUnavailable.With("the event store did not acknowledge the request; send it again")
 		unavailable.RetryAfter = time.Second
-		return "", unavailable
+		return "", false, unavailable
 	}
 	if !duplicate {
 		s.countsMu.Lock()
@@ -382,7 +383,7 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (string, e
 		s.received[w.Source.ID()]++
 		s.countsMu.Unlock()
 	}
-	return e.ID(), nil
+	return e.ID(), duplicate, nil
 }
 
 // DefaultCountsInterval is how often RunCounts adds the webhook requests a replica stored to their sources' counts.

@@ -117,11 +117,16 @@ func (a *api) webhook(c *gin.Context, token string) {
 		return
 	}
 	req.Body = body
-	id, err := a.s.Sources.Receive(ctx, w, req)
+	id, duplicate, err := a.s.Sources.Receive(ctx, w, req)
 	if err != nil {
 		a.writeRefusal(c, err)
 		return
 	}
+	outcome := "stored"
+	if duplicate {
+		outcome = "duplicate"
+	}
+	web.CountWebhook(c, w.Source.AccountID(), w.Bus.Name(), w.Source.Name(), outcome)
 	c.JSON(http.StatusOK, WebhookAnswer{EventID: id})
 }
 
