@@ -65,13 +65,9 @@ type PutEventsResultEntry struct {
 // err is the request failing as a whole: a body too large (PayloadTooLarge), a malformed batch
 // (MalformedRequest), or no CloudEvent at all (InvalidEvent). Both /api/v1 and the RocketMQ EventBridge API use it.
 func DecodeEvents(c *gin.Context) (events []*event.Event, errs []error, single bool, err error) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, bus.MaxRequestSize))
+	body, err := ReadBody(c, bus.MaxRequestSize)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, nil, false, domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
-		}
-		return nil, nil, false, Malformed("", "reading the request body: %s", err)
+		return nil, nil, false, err
 	}
 	media, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	switch {

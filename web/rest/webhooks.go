@@ -2,12 +2,10 @@ package rest
 
 import (
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/web"
 )
@@ -106,14 +104,9 @@ func (a *api) webhook(c *gin.Context, token string) {
 		a.writeRefusal(c, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, source.MaxWebhookBody))
+	body, err := web.ReadBody(c, source.MaxWebhookBody)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			a.writeError(c, domain.ErrTooLarge.With("the request body is larger than %d bytes", source.MaxWebhookBody))
-			return
-		}
-		a.writeError(c, web.Malformed("", "reading the request body: %s", err))
+		a.writeError(c, err)
 		return
 	}
 	req.Body = body

@@ -293,13 +293,9 @@ func read[In any](c *gin.Context) (*In, error) {
 // decodeRocketMQ reads the request body (at most web.MaxBodySize bytes) as one JSON value into dst. Unlike decodeJSON
 // it ignores unknown fields, as RocketMQ EventBridge does; its errors name the problem and, when known, the field.
 func decodeRocketMQ(c *gin.Context, dst any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, web.MaxBodySize))
+	body, err := web.ReadBody(c, web.MaxBodySize)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return domain.ErrTooLarge.With("the request body is larger than %d bytes", mbe.Limit)
-		}
-		return web.Malformed("", "reading the request body: %s", err)
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return web.Malformed("", "the request body is empty; a JSON object is required")
