@@ -364,7 +364,13 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (id string
 			return "", false, err
 		}
 	}
-	duplicate, err = s.Intake.PutWebhookEvent(ctx, w.Bus, e)
+	b := w.Bus
+	if b == nil { // a webhook not found through ByToken
+		if b, err = s.Buses.GetByID(ctx, w.Source.BusID()); err != nil {
+			return "", false, err
+		}
+	}
+	duplicate, err = s.Intake.PutWebhookEvent(ctx, b, e)
 	if err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) {
