@@ -128,14 +128,8 @@ func (s *Service) CreateRule(ctx context.Context, accountID, busName string, rs 
 		}
 		seen[spec.Name] = true
 	}
-	r, err := rule.New(accountID, b.ID(), rs.Name, rs.Description, rs.EventPattern, rs.Syntax, rs.State, now)
+	r, err := s.Rules.Build(ctx, b, rs)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := r.SetLayout(rs.Layout, now); err != nil {
-		return nil, nil, err
-	}
-	if err := s.Rules.CheckWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
 		return nil, nil, err
 	}
 	plan := Plan{BusID: b.ID(), Rule: r, CreateRule: true, MaxRules: s.Rules.Quota(), MaxSources: s.Sources.Quota()}

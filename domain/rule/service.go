@@ -71,14 +71,8 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(accountID, b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.Syntax, spec.State, s.Clock.Now())
+	r, err := s.Build(ctx, b, spec)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.SetLayout(spec.Layout, s.Clock.Now()); err != nil {
-		return nil, err
-	}
-	if err := s.CheckWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
 		return nil, err
 	}
 	quota := s.Quota()
@@ -93,6 +87,23 @@ func (s *Service) Create(ctx context.Context, accountID, busName string, spec Sp
 		return nil, err
 	}
 	s.sync(ctx, b)
+	return r, nil
+}
+
+// Build makes a new rule of spec on b, checked as Create checks it (its fields, its layout, its pattern's
+// wildcards against the bus's other rules), without storing it.
+func (s *Service) Build(ctx context.Context, b *bus.Bus, spec Spec) (*Rule, error) {
+	now := s.Clock.Now()
+	r, err := New(b.AccountID(), b.ID(), spec.Name, spec.Description, spec.EventPattern, spec.Syntax, spec.State, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetLayout(spec.Layout, now); err != nil {
+		return nil, err
+	}
+	if err := s.CheckWildcards(ctx, b.ID(), r.Name(), r.MatchPattern()); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -337,7 +337,7 @@ func (s *Service) byToken(ctx context.Context, token string) (*Webhook, error) {
 	return w, nil
 }
 
-// Receive verifies the signature of a request that w admitted, makes it an event and stores it on the source's
+// Receive verifies the signature of a request that w (found by ByToken, with its bus) admitted, makes it an event and stores it on the source's
 // bus; it returns the event's id once the store acknowledged it (duplicate when the store held it already: the
 // same event inside the duplicate window), and counts it for the source. Errors: *Refusal (signature),
 // bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending
@@ -364,13 +364,7 @@ func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (id string
 			return "", false, err
 		}
 	}
-	b := w.Bus
-	if b == nil { // a webhook not found through ByToken
-		if b, err = s.Buses.GetByID(ctx, w.Source.BusID()); err != nil {
-			return "", false, err
-		}
-	}
-	duplicate, err = s.Intake.PutWebhookEvent(ctx, b, e)
+	duplicate, err = s.Intake.PutWebhookEvent(ctx, w.Bus, e)
 	if err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) {
