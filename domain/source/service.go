@@ -337,11 +337,11 @@ func (s *Service) byToken(ctx context.Context, token string) (*Webhook, error) {
 	return w, nil
 }
 
-// Receive verifies the signature of a request that w (found by ByToken, with its bus) admitted, makes it an event and stores it on the source's
-// bus; it returns the event's id once the store acknowledged it (duplicate when the store held it already: the
-// same event inside the duplicate window), and counts it for the source. Errors: *Refusal (signature),
-// bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the request became: sending
-// it again cannot help), domain.ErrUnavailable (the store did not acknowledge).
+// Receive verifies the signature of a request that w (found by ByToken, with its bus) admitted, makes it an event
+// and stores it on the source's bus; it returns the event's id once the store acknowledged it (duplicate when the
+// store held it already: the same event inside the duplicate window), and counts it for the source. Errors:
+// *Refusal (signature), bus.ErrInvalidEvent and bus.ErrEventTooLarge (the store's checks refused the event the
+// request became: sending it again cannot help), domain.ErrUnavailable (the store did not acknowledge).
 func (s *Service) Receive(ctx context.Context, w *Webhook, r Request) (id string, duplicate bool, err error) {
 	now := s.Clock.Now()
 	if err := w.Verify(r, now); err != nil {
