@@ -207,14 +207,22 @@ func fromDoc(doc gjson.Result) (*event.Event, error) {
 	var attrs bytes.Buffer
 	attrs.WriteByte('{')
 	var data, data64 *gjson.Result
+	var source, dataschema string // as written, the first of each (what doc.Get would find), read in the same pass
+	var seenSource, seenSchema bool
 	var notInteger error
 	doc.ForEach(func(k, v gjson.Result) bool {
-		switch k.String() {
+		switch name := k.String(); name {
 		case "data":
 			data = &v
 		case "data_base64":
 			data64 = &v
 		default:
+			switch {
+			case name == "source" && !seenSource:
+				source, seenSource = v.String(), true
+			case name == "dataschema" && !seenSchema:
+				dataschema, seenSchema = v.String(), true
+			}
 			// The only number an attribute can hold is an Integer, written with "only the integer component"
 			// (json-format.md 2.2); the SDK would take 1.5 as 1 and 1e3 as 1000.
 			if v.Type == gjson.Number && strings.ContainsAny(v.Raw, ".eE") {
@@ -238,7 +246,7 @@ func fromDoc(doc gjson.Result) (*event.Event, error) {
 	if err := e.UnmarshalJSON(attrs.Bytes()); err != nil {
 		return nil, err
 	}
-	if err := KeptURIs(&e, doc.Get("source").String(), doc.Get("dataschema").String()); err != nil {
+	if err := KeptURIs(&e, source, dataschema); err != nil {
 		return nil, err
 	}
 	switch {
