@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -49,6 +51,7 @@ const (
 type latencyRecorder struct {
 	mu    sync.Mutex
 	sent  map[string]time.Time
+	times map[string][2]time.Time // id → send and receipt times of what was received since the last reset
 	lat   []time.Duration
 	last  time.Time
 	first time.Time
@@ -56,13 +59,16 @@ type latencyRecorder struct {
 	bad   atomic.Int64
 }
 
-func newLatencyRecorder() *latencyRecorder { return &latencyRecorder{sent: map[string]time.Time{}} }
+func newLatencyRecorder() *latencyRecorder {
+	return &latencyRecorder{sent: map[string]time.Time{}, times: map[string][2]time.Time{}}
+}
 
 // reset forgets the warm-up.
 func (r *latencyRecorder) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent = map[string]time.Time{}
+	r.times = map[string][2]time.Time{}
 	r.lat = r.lat[:0]
 	r.got.Store(0)
 	r.bad.Store(0)
@@ -88,6 +94,7 @@ func (r *latencyRecorder) received(id string, now time.Time) {
 	t0, ok := r.sent[id]
 	if ok {
 		delete(r.sent, id)
+		r.times[id] = [2]time.Time{t0, now}
 		r.lat = append(r.lat, now.Sub(t0))
 		r.last = now
 	}
@@ -194,9 +201,11 @@ var latModes = []struct {
 // productPath is the product in this process with bus bench, a rule matching the even events, one matching none,
 // and an http target (binary mode, the defaults) delivering to a receiver that records latencies.
 type productPath struct {
-	b   *testing.B
-	a   api
-	rec *latencyRecorder
+	b      *testing.B
+	a      api
+	rec    *latencyRecorder
+	js     jetstream.JetStream
+	stream string // the bus's
 }
 
 func newProductPath(b *testing.B) *productPath {
@@ -206,9 +215,18 @@ func newProductPath(b *testing.B) *productPath {
 		func(string) string { return "" }))
 	require.NoError(b, m.Run(b.Context()))
 	b.Cleanup(func() { _ = m.Close() })
-	p := &productPath{b: b, a: apiOf(b, m), rec: newLatencyRecorder()}
+	js, err := jetstream.New(m.nc)
+	require.NoError(b, err)
+	p := &productPath{b: b, a: apiOf(b, m), rec: newLatencyRecorder(), js: js}
 	srv := latencyReceiver(b, p.rec)
 	p.a.must("POST", "/api/v1/buses", map[string]any{"name": "bench"}, 201)
+	busStreams := stream.Names{Cluster: m.Config.ClusterID}.BusStream("")
+	for name := range js.StreamNames(b.Context()).Name() {
+		if strings.HasPrefix(name, busStreams) {
+			p.stream = name // the only bus
+		}
+	}
+	require.NotEmpty(b, p.stream)
 	p.a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "half",
 		"eventPattern": map[string]any{"type": []any{"even"}}}, 201)
 	p.a.must("POST", "/api/v1/buses/bench/rules", map[string]any{"name": "none",
@@ -259,6 +277,60 @@ func (p *productPath) run(prefix string, n int, paced bool) (latStats, float64, 
 		s.drain, s.drainCPU = float64(rest)/took.Seconds(), 100*cpu.Seconds()/took.Seconds()
 	}
 	return s, putRate, late
+}
+
+// hops are the percentiles of where the matching events received since the last reset spent their time, in
+// milliseconds: from the PutEvents call to the event stored on the bus's .in subject, from there to the router's
+// copy stored on the rule's subject, and from there to the receiver (read from the stored messages' timestamps).
+type hops struct{ storeP50, storeP99, routeP50, routeP99, deliverP50, deliverP99 float64 }
+
+func (p *productPath) hops() hops {
+	p.rec.mu.Lock()
+	times := maps.Clone(p.rec.times)
+	p.rec.mu.Unlock()
+	cons, err := p.js.OrderedConsumer(p.b.Context(), p.stream, jetstream.OrderedConsumerConfig{})
+	require.NoError(p.b, err)
+	stored, routed := map[string]time.Time{}, map[string]time.Time{}
+	for {
+		batch, err := cons.FetchNoWait(1000)
+		require.NoError(p.b, err)
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			id := msg.Headers().Get("ce-id")
+			if _, ok := times[id]; !ok {
+				continue
+			}
+			md, err := msg.Metadata()
+			require.NoError(p.b, err)
+			if strings.HasSuffix(msg.Subject(), ".in") {
+				stored[id] = md.Timestamp
+			} else {
+				routed[id] = md.Timestamp
+			}
+		}
+		require.NoError(p.b, batch.Error())
+		if n == 0 {
+			break
+		}
+	}
+	var store, route, deliver []time.Duration
+	for id, t := range times {
+		in, ok1 := stored[id]
+		copied, ok2 := routed[id]
+		if !ok1 || !ok2 {
+			continue // trimmed already (the bus's storage was 80% full)
+		}
+		store, route, deliver = append(store, in.Sub(t[0])), append(route, copied.Sub(in)), append(deliver, t[1].Sub(copied))
+	}
+	if len(store) == 0 {
+		return hops{}
+	}
+	pct := func(d []time.Duration, p int) float64 {
+		slices.Sort(d)
+		return float64(d[min(len(d)*p/100, len(d)-1)]) / float64(time.Millisecond)
+	}
+	return hops{pct(store, 50), pct(store, 99), pct(route, 50), pct(route, 99), pct(deliver, 50), pct(deliver, 99)}
 }
 
 // processCPU is the CPU time the process used so far, user and system.
