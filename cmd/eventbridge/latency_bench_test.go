@@ -333,6 +333,27 @@ func (p *productPath) hops() hops {
 	return hops{pct(store, 50), pct(store, 99), pct(route, 50), pct(route, 99), pct(deliver, 50), pct(deliver, 99)}
 }
 
+// settle waits until every consumer of the bus (its router, its target) has read and acknowledged everything: a
+// bare baseline measured next has the machine to itself.
+func (p *productPath) settle() {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st, err := p.js.Stream(p.b.Context(), p.stream)
+		require.NoError(p.b, err)
+		busy := false
+		for info := range st.ListConsumers(p.b.Context()).Info() {
+			busy = busy || info.NumPending > 0 || info.NumAckPending > 0
+		}
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.b.Fatal("the bus's consumers did not catch up in 2 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // processCPU is the CPU time the process used so far, user and system.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
