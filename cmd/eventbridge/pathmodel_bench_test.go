@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// BenchmarkPathModel measures what the product's delivery path costs JetStream, and what storing several events per
+// message would save: the path rebuilt on bare JetStream without the product's code. Events are stored on a stream
+// (bus.in), a router reads them and stores the matching half on bus.rule, a target reads those and posts each event
+// to a local HTTP receiver (at most 64 requests in flight, as the product's target and the bare client), acking a
+// message once all its events are answered. The router holds at most 64 messages, acks each once its copy is stored
+// (explicit acks, Nats-Msg-Id on every message, a file stream flushing every second, as the product has them).
+// events-per-message=1 is the product's layout; 10 and 50 store that many events in one message and copy the
+// matching ones of a message in one message. Per event the router and the target do the same work whatever the
+// layout (read its type, post it). bare-http posts the matching events directly. cpu_us/event is the process's CPU
+// per matching event delivered, putting included.
+func BenchmarkPathModel(b *testing.B) {
+	const events = 30_000
+	for _, per := range []int{1, 10, 50} {
+		b.Run("events-per-message="+strconv.Itoa(per), func(b *testing.B) {
+			var rate, cpu float64
+			for range b.N {
+				r, c := pathModel(b, per, events)
+				rate, cpu = rate+r, cpu+c
+			}
+			b.ReportMetric(rate/float64(b.N), "delivered/s")
+			b.ReportMetric(cpu/float64(b.N), "cpu_us/event")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	b.Run("bare-http", func(b *testing.B) {
+		var rate, cpu float64
+		for range b.N {
+			r, c := bareModel(b, events)
+			rate, cpu = rate+r, cpu+c
+		}
+		b.ReportMetric(rate/float64(b.N), "delivered/s")
+		b.ReportMetric(cpu/float64(b.N), "cpu_us/event")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
+// modelReceiver answers 204 to every post and counts them.
+type modelReceiver struct {
+	srv    *httptest.Server
+	client *http.Client
+	got    atomic.Int64
+	slots  chan struct{} // requests in flight
+}
+
+func newModelReceiver(b *testing.B) *modelReceiver {
+	r := &modelReceiver{slots: make(chan struct{}, 64),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		r.got.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(func() { r.client.CloseIdleConnections(); r.srv.Close() })
+	return r
+}
+
+// post posts one event (its JSON form) in a slot, as the http target posts one event per request.
+func (r *modelReceiver) post(b *testing.B, ev []byte) {
+	r.slots <- struct{}{}
+	defer func() { <-r.slots }()
+	var head struct {
+		ID, Source, Type string
+		Data             json.RawMessage
+	}
+	if err := json.Unmarshal(ev, &head); err != nil {
+		b.Error(err)
+		return
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.srv.URL, bytes.NewReader(head.Data))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("ce-specversion", "1.0")
+	req.Header.Set("ce-id", head.ID)
+	req.Header.Set("ce-source", head.Source)
+	req.Header.Set("ce-type", head.Type)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+func (r *modelReceiver) wait(b *testing.B, want int64) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for r.got.Load() < want {
+		if time.Now().After(deadline) {
+			b.Fatalf("received %d of %d", r.got.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// modelEvents returns n events in their JSON form; even ones match.
+func modelEvents(b *testing.B, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		raw, err := json.Marshal(latEvent("m", i))
+		require.NoError(b, err)
+		out[i] = raw
+	}
+	return out
+}
+
+// pack writes events length-prefixed in one body; unpack reads them back.
+func pack(events [][]byte) []byte {
+	var buf bytes.Buffer
+	for _, ev := range events {
+		buf.Write(binary.AppendUvarint(nil, uint64(len(ev))))
+		buf.Write(ev)
+	}
+	return buf.Bytes()
+}
+
+func unpack(body []byte) [][]byte {
+	var out [][]byte
+	for len(body) > 0 {
+		n, k := binary.Uvarint(body)
+		out = append(out, body[k:k+int(n)])
+		body = body[k+int(n):]
+	}
+	return out
+}
+
+// pathModel puts n events, per per message, through the modelled path and returns matching events delivered per
+// second and the process's CPU per matching event in microseconds.
+func pathModel(b *testing.B, per, n int) (rate, cpuPerEvent float64) {
+	env := jetstreamtest.StartWith(b, ebjs.ServerConfig{SyncInterval: time.Second})
+	env.Stream(b, "BUS", "bus.in", "bus.rule")
+	rec := newModelReceiver(b)
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	consume := func(name, subject string, handle func(msg jetstream.Msg)) {
+		cons, err := env.JS.CreateOrUpdateConsumer(ctx, "BUS", jetstream.ConsumerConfig{Durable: name,
+			FilterSubject: subject, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 64})
+		require.NoError(b, err)
+		iter, err := cons.Messages(jetstream.PullMaxMessages(64))
+		require.NoError(b, err)
+		b.Cleanup(iter.Stop)
+		slots := make(chan struct{}, 64)
+		go func() {
+			for {
+				msg, err := iter.Next()
+				if err != nil {
+					return
+				}
+				slots <- struct{}{}
+				go func() {
+					defer func() { <-slots }()
+					handle(msg)
+				}()
+			}
+		}()
+	}
+	consume("router", "bus.in", func(msg jetstream.Msg) {
+		var matched [][]byte
+		for _, ev := range unpack(msg.Data()) {
+			var head struct{ Type string }
+			if json.Unmarshal(ev, &head) == nil && head.Type == "even" {
+				matched = append(matched, ev)
+			}
+		}
+		if len(matched) > 0 {
+			out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(matched)}
+			out.Header.Set(nats.MsgIdHdr, "route-"+msg.Headers().Get(nats.MsgIdHdr))
+			f, err := env.JS.PublishMsgAsync(out)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				b.Error(err)
+				return
+			}
+		}
+		_ = msg.Ack()
+	})
+	consume("target", "bus.rule", func(msg jetstream.Msg) {
+		var wg sync.WaitGroup
+		for _, ev := range unpack(msg.Data()) {
+			wg.Go(func() { rec.post(b, ev) })
+		}
+		wg.Wait()
+		_ = msg.Ack()
+	})
+
+	evs := modelEvents(b, n)
+	cpu0, start := processCPU(), time.Now()
+	var futs []jetstream.PubAckFuture
+	for i := 0; i < n; i += per {
+		m := &nats.Msg{Subject: "bus.in", Header: nats.Header{}, Data: pack(evs[i:min(i+per, n)])}
+		m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("put-%d", i))
+		f, err := env.JS.PublishMsgAsync(m)
+		require.NoError(b, err)
+		futs = append(futs, f)
+	}
+	for _, f := range futs {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			b.Fatal(err)
+		}
+	}
+	rec.wait(b, int64(n/2))
+	took, cpu := time.Since(start), processCPU()-cpu0
+	return float64(n/2) / took.Seconds(), float64(cpu.Microseconds()) / float64(n/2)
+}
+
+// bareModel posts the matching half of n events directly, 64 in flight, and returns the same figures.
+func bareModel(b *testing.B, n int) (rate, cpuPerEvent float64) {
+	rec := newModelReceiver(b)
+	evs := modelEvents(b, n)
+	cpu0, start := processCPU(), time.Now()
+	var wg sync.WaitGroup
+	gate := make(chan struct{}, 64) // a goroutine per request in flight, as a client with 64 in flight
+	for i := 0; i < n; i += 2 {
+		gate <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-gate }()
+			rec.post(b, evs[i])
+		})
+	}
+	wg.Wait()
+	rec.wait(b, int64(n/2))
+	took, cpu := time.Since(start), processCPU()-cpu0
+	return float64(n/2) / took.Seconds(), float64(cpu.Microseconds()) / float64(n/2)
+}
