@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,16 +29,21 @@ import (
 // message once all its events are answered. The router holds at most 64 messages, acks each once its copy is stored
 // (explicit acks, Nats-Msg-Id on every message, a file stream flushing every second, as the product has them).
 // events-per-message=1 is the product's layout; 10 and 50 store that many events in one message and copy the
-// matching ones of a message in one message. Per event the router and the target do the same work whatever the
+// matching ones of a message in one message; copies-batched stores one event per message on bus.in and gathers the
+// matching events of the messages the router holds into one copy. Per event the router and the target do the same work whatever the
 // layout (read its type, post it). bare-http posts the matching events directly. cpu_us/event is the process's CPU
 // per matching event delivered, putting included.
 func BenchmarkPathModel(b *testing.B) {
 	const events = 30_000
-	for _, per := range []int{1, 10, 50} {
-		b.Run("events-per-message="+strconv.Itoa(per), func(b *testing.B) {
+	for _, layout := range []struct {
+		name           string
+		per, copyBatch int
+	}{{"events-per-message=1", 1, 0}, {"events-per-message=10", 10, 0}, {"events-per-message=50", 50, 0},
+		{"events-per-message=1/copies-batched", 1, 64}} {
+		b.Run(layout.name, func(b *testing.B) {
 			var rate, cpu float64
 			for range b.N {
-				r, c := pathModel(b, per, events)
+				r, c := pathModel(b, layout.per, layout.copyBatch, events)
 				rate, cpu = rate+r, cpu+c
 			}
 			b.ReportMetric(rate/float64(b.N), "delivered/s")
@@ -148,8 +152,10 @@ func unpack(body []byte) [][]byte {
 }
 
 // pathModel puts n events, per per message, through the modelled path and returns matching events delivered per
-// second and the process's CPU per matching event in microseconds.
-func pathModel(b *testing.B, per, n int) (rate, cpuPerEvent float64) {
+// second and the process's CPU per matching event in microseconds. With copyBatch > 0 the router gathers the
+// matching events of the messages it holds, up to copyBatch, into one copy (stored once, then every message it
+// holds acked), whatever per is.
+func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) {
 	env := jetstreamtest.StartWith(b, ebjs.ServerConfig{SyncInterval: time.Second})
 	env.Stream(b, "BUS", "bus.in", "bus.rule")
 	rec := newModelReceiver(b)
@@ -177,6 +183,50 @@ func pathModel(b *testing.B, per, n int) (rate, cpuPerEvent float64) {
 			}
 		}()
 	}
+	type routed struct {
+		msg     jetstream.Msg
+		matched [][]byte
+	}
+	gathered := make(chan routed, 64)
+	if copyBatch > 0 {
+		go func() { // stores what the router's handlers matched, as few copies as it can
+			for {
+				var held []routed
+				var evs [][]byte
+				select {
+				case r := <-gathered:
+					held, evs = append(held, r), append(evs, r.matched...)
+				case <-ctx.Done():
+					return
+				}
+			more:
+				for len(evs) < copyBatch {
+					select {
+					case r := <-gathered:
+						held, evs = append(held, r), append(evs, r.matched...)
+					default:
+						break more
+					}
+				}
+				out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(evs)}
+				out.Header.Set(nats.MsgIdHdr, "route-"+held[0].msg.Headers().Get(nats.MsgIdHdr))
+				f, err := env.JS.PublishMsgAsync(out)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				select {
+				case <-f.Ok():
+				case err := <-f.Err():
+					b.Error(err)
+					return
+				}
+				for _, r := range held {
+					_ = r.msg.Ack()
+				}
+			}
+		}()
+	}
 	consume("router", "bus.in", func(msg jetstream.Msg) {
 		var matched [][]byte
 		for _, ev := range unpack(msg.Data()) {
@@ -184,6 +234,10 @@ func pathModel(b *testing.B, per, n int) (rate, cpuPerEvent float64) {
 			if json.Unmarshal(ev, &head) == nil && head.Type == "even" {
 				matched = append(matched, ev)
 			}
+		}
+		if len(matched) > 0 && copyBatch > 0 {
+			gathered <- routed{msg, matched}
+			return
 		}
 		if len(matched) > 0 {
 			out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(matched)}
