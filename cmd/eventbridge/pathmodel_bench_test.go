@@ -183,6 +183,23 @@ func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) 
 			}
 		}()
 	}
+	// storeCopy stores matched, read from src (the first of them, when several), on bus.rule and waits for it.
+	storeCopy := func(src jetstream.Msg, matched [][]byte) bool {
+		out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(matched)}
+		out.Header.Set(nats.MsgIdHdr, "route-"+src.Headers().Get(nats.MsgIdHdr))
+		f, err := env.JS.PublishMsgAsync(out)
+		if err != nil {
+			b.Error(err)
+			return false
+		}
+		select {
+		case <-f.Ok():
+			return true
+		case err := <-f.Err():
+			b.Error(err)
+			return false
+		}
+	}
 	type routed struct {
 		msg     jetstream.Msg
 		matched [][]byte
@@ -208,17 +225,7 @@ func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) 
 						break more
 					}
 				}
-				out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(evs)}
-				out.Header.Set(nats.MsgIdHdr, "route-"+held[0].msg.Headers().Get(nats.MsgIdHdr))
-				f, err := env.JS.PublishMsgAsync(out)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				select {
-				case <-f.Ok():
-				case err := <-f.Err():
-					b.Error(err)
+				if !storeCopy(held[0].msg, evs) {
 					return
 				}
 				for _, r := range held {
@@ -239,20 +246,8 @@ func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) 
 			gathered <- routed{msg, matched}
 			return
 		}
-		if len(matched) > 0 {
-			out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(matched)}
-			out.Header.Set(nats.MsgIdHdr, "route-"+msg.Headers().Get(nats.MsgIdHdr))
-			f, err := env.JS.PublishMsgAsync(out)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				b.Error(err)
-				return
-			}
+		if len(matched) > 0 && !storeCopy(msg, matched) {
+			return
 		}
 		_ = msg.Ack()
 	})
