@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,37 +32,55 @@ import (
 // (explicit acks, Nats-Msg-Id on every message, a file stream flushing every second, as the product has them).
 // events-per-message=1 is the product's layout; 10 and 50 store that many events in one message and copy the
 // matching ones of a message in one message; copies-batched stores one event per message on bus.in and gathers the
-// matching events of the messages the router holds into one copy. Per event the router and the target do the same work whatever the
-// layout (read its type, post it). bare-http posts the matching events directly. cpu_us/event is the process's CPU
-// per matching event delivered, putting included.
+// matching events of the messages the router holds into one copy. Per event the router and the target do the same
+// work whatever the layout (read its type, post it). bare-http posts the matching events directly.
+//
+// burst publishes 30,000 events at once and reports matching events delivered per second and the process's CPU per
+// matching event delivered (cpu_us/event, publishing included); paced publishes them in groups of 100 every 10 ms
+// (5,000 matching events/s, as the side-by-side paced goal) and reports the p50 and p99 from publish to receipt.
 func BenchmarkPathModel(b *testing.B) {
 	const events = 30_000
-	for _, layout := range []struct {
+	layouts := []struct {
 		name           string
 		per, copyBatch int
 	}{{"events-per-message=1", 1, 0}, {"events-per-message=10", 10, 0}, {"events-per-message=50", 50, 0},
-		{"events-per-message=1/copies-batched", 1, 64}} {
-		b.Run(layout.name, func(b *testing.B) {
-			var rate, cpu float64
-			for range b.N {
-				r, c := pathModel(b, layout.per, layout.copyBatch, events)
-				rate, cpu = rate+r, cpu+c
-			}
-			b.ReportMetric(rate/float64(b.N), "delivered/s")
-			b.ReportMetric(cpu/float64(b.N), "cpu_us/event")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
-	b.Run("bare-http", func(b *testing.B) {
-		var rate, cpu float64
-		for range b.N {
-			r, c := bareModel(b, events)
-			rate, cpu = rate+r, cpu+c
+		{"events-per-message=1/copies-batched", 1, 64}, {"bare-http", 0, 0}}
+	for _, mode := range latModes {
+		for _, layout := range layouts {
+			b.Run(mode.name+"/"+layout.name, func(b *testing.B) {
+				var sum modelRun
+				var late time.Duration
+				for range b.N {
+					var r modelRun
+					if layout.per == 0 {
+						r = bareModel(b, events, mode.paced)
+					} else {
+						r = pathModel(b, layout.per, layout.copyBatch, events, mode.paced)
+					}
+					sum = modelRun{sum.rate + r.rate, sum.cpu + r.cpu, sum.p50 + r.p50, sum.p99 + r.p99, 0}
+					late = max(late, r.late)
+				}
+				n := float64(b.N)
+				if mode.paced {
+					b.ReportMetric(sum.p50/n, "p50_ms")
+					b.ReportMetric(sum.p99/n, "p99_ms")
+					reportLate(b, late)
+				} else {
+					b.ReportMetric(sum.rate/n, "delivered/s")
+					b.ReportMetric(sum.cpu/n, "cpu_us/event")
+				}
+				b.ReportMetric(0, "ns/op")
+			})
 		}
-		b.ReportMetric(rate/float64(b.N), "delivered/s")
-		b.ReportMetric(cpu/float64(b.N), "cpu_us/event")
-		b.ReportMetric(0, "ns/op")
-	})
+	}
+}
+
+// modelRun is what one run of the model measured: matching events delivered per second, the process's CPU per
+// matching event in microseconds, the p50 and p99 from publish to receipt in milliseconds, and how late a paced
+// run offered its load.
+type modelRun struct {
+	rate, cpu, p50, p99 float64
+	late                time.Duration
 }
 
 // modelReceiver answers 204 to every post and counts them.
@@ -69,13 +89,20 @@ type modelReceiver struct {
 	client *http.Client
 	got    atomic.Int64
 	slots  chan struct{} // requests in flight
+
+	mu            sync.Mutex
+	sent, arrived map[string]time.Time // by event id
 }
 
 func newModelReceiver(b *testing.B) *modelReceiver {
-	r := &modelReceiver{slots: make(chan struct{}, 64),
+	r := &modelReceiver{slots: make(chan struct{}, 64), sent: map[string]time.Time{}, arrived: map[string]time.Time{},
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		now := time.Now()
 		_, _ = io.Copy(io.Discard, req.Body)
+		r.mu.Lock()
+		r.arrived[req.Header.Get("ce-id")] = now
+		r.mu.Unlock()
 		r.got.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -108,6 +135,35 @@ func (r *modelReceiver) post(b *testing.B, ev []byte) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// sending records the send time of the events of evs with the given indexes, now.
+func (r *modelReceiver) sending(from, to int) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := from; i < to; i++ {
+		r.sent["m-"+strconv.Itoa(i)] = now
+	}
+}
+
+// result returns what a run measured since start, cpu0 (the process's CPU then) and late.
+func (r *modelReceiver) result(b *testing.B, n int, start time.Time, cpu0, late time.Duration) modelRun {
+	r.wait(b, int64(n/2))
+	took, cpu := time.Since(start), processCPU()-cpu0
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lat []time.Duration
+	for id, at := range r.arrived {
+		if t0, ok := r.sent[id]; ok {
+			lat = append(lat, at.Sub(t0))
+		}
+	}
+	require.Len(b, lat, n/2, "every matching event arrived once")
+	slices.Sort(lat)
+	ms := func(q int) float64 { return float64(lat[len(lat)*q/100]) / float64(time.Millisecond) }
+	return modelRun{rate: float64(n/2) / took.Seconds(), cpu: float64(cpu.Microseconds()) / float64(n/2),
+		p50: ms(50), p99: ms(99), late: late}
 }
 
 func (r *modelReceiver) wait(b *testing.B, want int64) {
@@ -151,11 +207,11 @@ func unpack(body []byte) [][]byte {
 	return out
 }
 
-// pathModel puts n events, per per message, through the modelled path and returns matching events delivered per
-// second and the process's CPU per matching event in microseconds. With copyBatch > 0 the router gathers the
+// pathModel puts n events, per per message, through the modelled path, at once or paced, and returns what it
+// measured. With copyBatch > 0 the router gathers the
 // matching events of the messages it holds, up to copyBatch, into one copy (stored once, then every message it
 // holds acked), whatever per is.
-func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) {
+func pathModel(b *testing.B, per, copyBatch, n int, paced bool) modelRun {
 	env := jetstreamtest.StartWith(b, ebjs.ServerConfig{SyncInterval: time.Second})
 	env.Stream(b, "BUS", "bus.in", "bus.rule")
 	rec := newModelReceiver(b)
@@ -261,14 +317,23 @@ func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) 
 	})
 
 	evs := modelEvents(b, n)
-	cpu0, start := processCPU(), time.Now()
 	var futs []jetstream.PubAckFuture
-	for i := 0; i < n; i += per {
-		m := &nats.Msg{Subject: "bus.in", Header: nats.Header{}, Data: pack(evs[i:min(i+per, n)])}
-		m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("put-%d", i))
-		f, err := env.JS.PublishMsgAsync(m)
-		require.NoError(b, err)
-		futs = append(futs, f)
+	publish := func(from, to int) {
+		rec.sending(from, to)
+		for i := from; i < to; i += per {
+			m := &nats.Msg{Subject: "bus.in", Header: nats.Header{}, Data: pack(evs[i:min(i+per, to)])}
+			m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("put-%d", i))
+			f, err := env.JS.PublishMsgAsync(m)
+			require.NoError(b, err)
+			futs = append(futs, f)
+		}
+	}
+	cpu0, start := processCPU(), time.Now()
+	var late time.Duration
+	if paced {
+		late = drive(n/latBatch, true, func(g int) { publish(g*latBatch, (g+1)*latBatch) })
+	} else {
+		publish(0, n)
 	}
 	for _, f := range futs {
 		select {
@@ -277,27 +342,33 @@ func pathModel(b *testing.B, per, copyBatch, n int) (rate, cpuPerEvent float64) 
 			b.Fatal(err)
 		}
 	}
-	rec.wait(b, int64(n/2))
-	took, cpu := time.Since(start), processCPU()-cpu0
-	return float64(n/2) / took.Seconds(), float64(cpu.Microseconds()) / float64(n/2)
+	return rec.result(b, n, start, cpu0, late)
 }
 
-// bareModel posts the matching half of n events directly, 64 in flight, and returns the same figures.
-func bareModel(b *testing.B, n int) (rate, cpuPerEvent float64) {
+// bareModel posts the matching half of n events directly, 64 in flight, at once or paced, and returns what it
+// measured.
+func bareModel(b *testing.B, n int, paced bool) modelRun {
 	rec := newModelReceiver(b)
 	evs := modelEvents(b, n)
-	cpu0, start := processCPU(), time.Now()
 	var wg sync.WaitGroup
 	gate := make(chan struct{}, 64) // a goroutine per request in flight, as a client with 64 in flight
-	for i := 0; i < n; i += 2 {
-		gate <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-gate }()
-			rec.post(b, evs[i])
-		})
+	post := func(from, to int) {
+		rec.sending(from, to)
+		for i := from; i < to; i += 2 {
+			gate <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-gate }()
+				rec.post(b, evs[i])
+			})
+		}
+	}
+	cpu0, start := processCPU(), time.Now()
+	var late time.Duration
+	if paced {
+		late = drive(n/latBatch, true, func(g int) { post(g*latBatch, (g+1)*latBatch) })
+	} else {
+		post(0, n)
 	}
 	wg.Wait()
-	rec.wait(b, int64(n/2))
-	took, cpu := time.Since(start), processCPU()-cpu0
-	return float64(n/2) / took.Seconds(), float64(cpu.Microseconds()) / float64(n/2)
+	return rec.result(b, n, start, cpu0, late)
 }
