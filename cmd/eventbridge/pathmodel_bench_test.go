@@ -159,7 +159,7 @@ func (r *modelReceiver) result(b *testing.B, n int, start time.Time, cpu0, late 
 			lat = append(lat, at.Sub(t0))
 		}
 	}
-	require.Len(b, lat, n/2, "every matching event arrived once")
+	require.Len(b, lat, n/2, "every matching event arrived")
 	slices.Sort(lat)
 	ms := func(q int) float64 { return float64(lat[len(lat)*q/100]) / float64(time.Millisecond) }
 	return modelRun{rate: float64(n/2) / took.Seconds(), cpu: float64(cpu.Microseconds()) / float64(n/2),
