@@ -329,12 +329,7 @@ func pathModel(b *testing.B, per, copyBatch, n int, paced bool) modelRun {
 		}
 	}
 	cpu0, start := processCPU(), time.Now()
-	var late time.Duration
-	if paced {
-		late = drive(n/latBatch, true, func(g int) { publish(g*latBatch, (g+1)*latBatch) })
-	} else {
-		publish(0, n)
-	}
+	late := offer(n, paced, publish)
 	for _, f := range futs {
 		select {
 		case <-f.Ok():
@@ -343,6 +338,16 @@ func pathModel(b *testing.B, per, copyBatch, n int, paced bool) modelRun {
 		}
 	}
 	return rec.result(b, n, start, cpu0, late)
+}
+
+// offer sends events 0..n-1 with send: all at once, or paced in groups of latBatch every latPace (drive), returning
+// how late the latest group was.
+func offer(n int, paced bool, send func(from, to int)) time.Duration {
+	if !paced {
+		send(0, n)
+		return 0
+	}
+	return drive(n/latBatch, true, func(g int) { send(g*latBatch, (g+1)*latBatch) })
 }
 
 // bareModel posts the matching half of n events directly, 64 in flight, at once or paced, and returns what it
@@ -363,12 +368,7 @@ func bareModel(b *testing.B, n int, paced bool) modelRun {
 		}
 	}
 	cpu0, start := processCPU(), time.Now()
-	var late time.Duration
-	if paced {
-		late = drive(n/latBatch, true, func(g int) { post(g*latBatch, (g+1)*latBatch) })
-	} else {
-		post(0, n)
-	}
+	late := offer(n, paced, post)
 	wg.Wait()
 	return rec.result(b, n, start, cpu0, late)
 }
