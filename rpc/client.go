@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -62,7 +64,21 @@ type Client struct {
 
 	mu      sync.Mutex
 	current int // index into bases() of the worker that last answered
+	// listings holds the last answer of each listing of every connector and what it decoded to: the metrics
+	// history and reconciliation list thousands of connectors every few seconds, and while nothing changes the
+	// answer is the same bytes, not decoded again (guarded by mu).
+	listings map[string]listing
 }
+
+// listing is one answer of a listing of every connector: a hash of its bytes (not the bytes: megabytes at
+// thousands of connectors) and what it decoded to, which does not change once kept.
+type listing struct {
+	sum uint64
+	out map[string]ConnectorExpanded
+}
+
+// listingSeed seeds the hashes of listings.
+var listingSeed = maphash.MakeSeed()
 
 // Option configures a Client made by NewClient or NewClusterClient.
 type Option func(*Client)
@@ -107,11 +123,25 @@ func unreachable(err error) bool {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	data, err := c.call(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decoding answer of %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// call makes one request and returns the body of a successful answer.
+func (c *Client) call(ctx context.Context, method, path string, body any) ([]byte, error) {
 	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		payload = b
 	}
@@ -129,7 +159,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		req, rerr := http.NewRequestWithContext(ctx, method, bases[idx]+path, rd)
 		if rerr != nil {
-			return rerr
+			return nil, rerr
 		}
 		req.Header.Set("Accept", "application/json")
 		if c.Token != "" {
@@ -146,30 +176,25 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			break
 		}
 		if !unreachable(err) {
-			return err
+			return nil, err
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode >= 300 {
 		var er ErrorResponse
 		if json.Unmarshal(data, &er) != nil || er.Message == "" {
 			er.Message = strings.TrimSpace(string(data))
 		}
-		return &Error{Status: resp.StatusCode, Code: er.ErrorCode, Message: er.Message}
+		return nil, &Error{Status: resp.StatusCode, Code: er.ErrorCode, Message: er.Message}
 	}
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decoding answer of %s %s: %w", method, path, err)
-		}
-	}
-	return nil
+	return data, nil
 }
 
 func conn(name string) string { return "/connectors/" + url.PathEscape(name) }
@@ -186,14 +211,48 @@ func (c *Client) ListConnectors(ctx context.Context) (map[string]ConnectorExpand
 }
 
 // ListConnectorsWithPrefix calls GET /connectors?expand=status&expand=info&prefix=P: the connectors whose names
-// start with P ("" lists all).
+// start with P ("" lists all, see listAll).
 func (c *Client) ListConnectorsWithPrefix(ctx context.Context, prefix string) (map[string]ConnectorExpanded, error) {
-	out := map[string]ConnectorExpanded{}
 	path := "/connectors?expand=status&expand=info"
-	if prefix != "" {
-		path += "&prefix=" + url.QueryEscape(prefix)
+	if prefix == "" {
+		return c.listAll(ctx, path)
 	}
-	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+	out := map[string]ConnectorExpanded{}
+	return out, c.do(ctx, http.MethodGet, path+"&prefix="+url.QueryEscape(prefix), nil, &out)
+}
+
+// ListConnectorStatuses calls GET /connectors?expand=status: every connector's status without its config (Info
+// is nil), for callers that read only counters and states (see listAll).
+func (c *Client) ListConnectorStatuses(ctx context.Context) (map[string]ConnectorExpanded, error) {
+	return c.listAll(ctx, "/connectors?expand=status")
+}
+
+// listAll lists every connector at path; an answer of the same bytes as the last one at path (the same 64-bit
+// hash) is not decoded again. The map is the caller's; the statuses and infos it points to are shared with other callers and must not
+// be changed.
+func (c *Client) listAll(ctx context.Context, path string) (map[string]ConnectorExpanded, error) {
+	data, err := c.call(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	sum := maphash.Bytes(listingSeed, data)
+	c.mu.Lock()
+	last, ok := c.listings[path]
+	c.mu.Unlock()
+	if ok && last.sum == sum {
+		return maps.Clone(last.out), nil
+	}
+	out := map[string]ConnectorExpanded{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decoding answer of GET %s: %w", path, err)
+	}
+	c.mu.Lock()
+	if c.listings == nil {
+		c.listings = map[string]listing{}
+	}
+	c.listings[path] = listing{sum: sum, out: out}
+	c.mu.Unlock()
+	return maps.Clone(out), nil
 }
 
 // CreateConnector calls POST /connectors; a 409 means it exists.

@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -13,7 +14,6 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
-// deadURL is the URL of a port nothing listens on.
 // deadURL is a worker that cannot be reached: nothing listens on port 1, and the system never hands it out for ":0"
 // to another test's server.
 func deadURL(*testing.T) string { return "http://127.0.0.1:1" }
@@ -45,4 +45,37 @@ func TestClusterClientFailsOver(t *testing.T) {
 	_, err = down.ServerInfo(context.Background())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connect")
+}
+
+// TestListingsDecodeOnlyWhatChanged: a listing of every connector answered with the same bytes as the last one is
+// not decoded again (its entries are the same values), a changed one is, and each caller owns its map.
+func TestListingsDecodeOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
+	var state atomic.Value
+	state.Store("RUNNING")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"a":{"status":{"name":"a","connector":{"state":%q,"worker_id":"w1"},"tasks":[],"type":"sink"}},
+			"b":{"status":{"name":"b","connector":{"state":"RUNNING","worker_id":"w1"},"tasks":[],"type":"sink"}}}`, state.Load())
+	}))
+	t.Cleanup(srv.Close)
+	c := rpc.NewClient(srv.URL)
+	ctx := context.Background()
+	first, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+	delete(first, "b")
+	second, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	require.Len(t, second, 2, "the caller's map is its own")
+	assert.Same(t, first["a"].Status, second["a"].Status, "the same answer: not decoded again")
+
+	state.Store("PAUSED")
+	third, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, rpc.StatePaused, third["a"].Status.Connector.State)
+	assert.NotSame(t, second["b"].Status, third["b"].Status, "a changed answer is decoded whole")
+	all, err := c.ListConnectors(ctx)
+	require.NoError(t, err)
+	assert.NotSame(t, third["a"].Status, all["a"].Status, "each listing has its own last answer")
 }

@@ -160,6 +160,11 @@ type Adapter struct {
 	last        passMark
 	// health is the health of each target and source connector at the last pass (guarded by reconcileMu).
 	health map[string]string
+	// ruleNames holds the name of every rule id in a router's table or totals, "" for one that no table names (a
+	// deleted rule): a rule's name never changes, so Counters reads statuses only and lists the routers' configs
+	// only when it meets an id it has not seen; reconciliation renews it (learnRuleNames; guarded by namesMu).
+	namesMu   sync.Mutex
+	ruleNames map[string]string
 }
 
 // passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
@@ -636,6 +641,7 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		return fmt.Errorf("listing connectors: %w", err)
 	}
 	a.noteHealth(actual, time.Now())
+	a.learnRuleNames(actual)
 	states, err := a.desiredStates(ctx)
 	if err != nil {
 		return err

@@ -21,6 +21,12 @@ func busPrefix(accountID, busName string) string {
 // RouterName is the router connector of a bus: eb.<account>.<bus>.router.
 func RouterName(accountID, busName string) string { return busPrefix(accountID, busName) + "router" }
 
+// isRouter reports whether a connector name is a bus's router's (eb.<account>.<bus>.router).
+func isRouter(connector string) bool {
+	parts := strings.Split(connector, ".")
+	return len(parts) == 4 && parts[0] == "eb" && parts[3] == "router"
+}
+
 // TargetName is the sink connector of one rule's target: eb.<account>.<bus>.<rule>.<target>.
 func TargetName(accountID, busName, ruleName, targetName string) string {
 	return busPrefix(accountID, busName) + namePart(ruleName) + "." + namePart(targetName)

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -137,17 +139,85 @@ func addCounts(into, counts map[string]uint64) map[string]uint64 {
 
 // Counters reads the cumulative counters of every bus, rule and target of every account from the runtime, in one
 // call (history.Source): a bus's from its router's totals, a rule's from what its router routed to it, a
-// target's from its connector's totals.
+// target's from its connector's totals. The call reads statuses only (the history samples every 10 s; listing
+// every connector's config too cost more than all the rest of the sample): the names of the rules a router routed
+// to come from the routers' configs, read again only when a router reports an id not seen before.
 func (a *Adapter) Counters(ctx context.Context) (map[string][]history.Counters, error) {
-	all, err := a.cfg.Runtime.ListConnectors(ctx)
+	all, err := a.cfg.Runtime.ListConnectorStatuses(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return countersOf(all), nil
+	names, err := a.routedRuleNames(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	return countersOf(all, names), nil
 }
 
-// countersOf builds the counters of every account from the runtime's connectors.
-func countersOf(all map[string]rpc.ConnectorExpanded) map[string][]history.Counters {
+// routedRuleNames returns the names of the rules the routers among all routed to, by rule id ("" for an id no
+// router's table names): a.ruleNames, learned again from one listing of every connector's config when a router
+// reports an id not there.
+func (a *Adapter) routedRuleNames(ctx context.Context, all map[string]rpc.ConnectorExpanded) (map[string]string, error) {
+	a.namesMu.Lock()
+	known := a.ruleNames
+	a.namesMu.Unlock()
+	for id := range routedIDs(all) {
+		if _, ok := known[id]; !ok {
+			full, err := a.cfg.Runtime.ListConnectors(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return a.learnRuleNames(full), nil
+		}
+	}
+	return known, nil
+}
+
+// learnRuleNames sets a.ruleNames from every connector, listed with its config (all): the names of the rules in
+// the routers' tables, and "" for the ids the routers routed to that no table names any more (deleted rules).
+// Reconciliation calls it with the listing it makes anyway, so a deleted rule's name goes within a pass. The map
+// is not changed once set: callers read it unlocked.
+func (a *Adapter) learnRuleNames(all map[string]rpc.ConnectorExpanded) map[string]string {
+	names := map[string]string{}
+	for name, c := range all {
+		if isRouter(name) {
+			maps.Copy(names, ruleNames(c.Info))
+		}
+	}
+	for id := range routedIDs(all) {
+		if _, ok := names[id]; !ok {
+			names[id] = ""
+		}
+	}
+	a.namesMu.Lock()
+	a.ruleNames = names
+	a.namesMu.Unlock()
+	return names
+}
+
+// routedIDs yields the rule ids in the routers' totals among all (an id once per router that routed to it).
+func routedIDs(all map[string]rpc.ConnectorExpanded) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for name, c := range all {
+			if c.Status == nil || !isRouter(name) {
+				continue
+			}
+			for _, ts := range c.Status.Tasks {
+				if ts.Totals == nil {
+					continue
+				}
+				for id := range ts.Totals.RoutedTo {
+					if !yield(id) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// countersOf builds the counters of every account from the runtime's connectors; names are the rules' by id.
+func countersOf(all map[string]rpc.ConnectorExpanded, names map[string]string) map[string][]history.Counters {
 	out := map[string][]history.Counters{}
 	for name, c := range all {
 		parts := strings.Split(name, ".")
@@ -164,11 +234,16 @@ func countersOf(all map[string]rpc.ConnectorExpanded) map[string][]history.Count
 		switch {
 		case len(parts) == 4 && parts[3] == "router":
 			out[account] = append(out[account], history.Counters{Bus: busName, In: n.Read, Matched: n.Matched})
-			names := ruleNames(c.Info)
+			// By name: a rule deleted and created again under its name has a new id, and until reconciliation
+			// forgets the old one both count for it (the old one's total no longer grows).
+			matched := map[string]uint64{}
 			for id, k := range n.RoutedTo {
 				if rn := names[id]; rn != "" {
-					out[account] = append(out[account], history.Counters{Bus: busName, Rule: rn, Matched: k})
+					matched[rn] += k
 				}
+			}
+			for rn, k := range matched {
+				out[account] = append(out[account], history.Counters{Bus: busName, Rule: rn, Matched: k})
 			}
 		case len(parts) == 5:
 			out[account] = append(out[account], history.Counters{Bus: busName, Rule: parts[3], Target: parts[4], In: n.Read,

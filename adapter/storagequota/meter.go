@@ -6,7 +6,8 @@
 // (a bus with its own maxBytes, its dead letters), reserved whole whatever they hold, plus the bytes its streams
 // without a size hold (buses with no maxBytes of their own, its archives: history kept on purpose, never trimmed). The installation's footprint adds its own streams
 // (worker state, audit records) to every account's. The meter reads every stream's size and limits from JetStream
-// every Interval; a reservation (Reserve) counts at once, and until a reading shows the bus's stream with that size,
+// every Interval when JetStream's usage changed (and every 30 s), only the installation's own streams when they
+// account for the change; a reservation (Reserve) counts at once, and until a reading shows the bus's stream with that size,
 // so two buses created in a row are both counted.
 //
 // History goes first: when an account's footprint reaches TrimAt of its quota, or the installation's reaches TrimAt
@@ -22,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,6 +88,10 @@ type Meter struct {
 	// not change skips the listing of every stream (at thousands of buses it was the meter's whole cost).
 	lastStore uint64
 	lastFull  time.Time
+	// own are the installation's own streams at the last reading (worker state, the metrics history, audit
+	// records): written while everything else idles, they are read one by one rather than by a listing of every
+	// stream when only they changed.
+	own []streamUse
 }
 
 // fullReadingEvery bounds how long the meter goes without listing every stream while JetStream's usage stays the
@@ -145,10 +151,14 @@ func (m *Meter) Check(ctx context.Context) error {
 		return fmt.Errorf("reading the event store's usage: %w", err)
 	}
 	m.mu.RLock()
-	same := ai.Store == m.lastStore && time.Since(m.lastFull) < fullReadingEvery && len(m.pending) == 0
+	recent := time.Since(m.lastFull) < fullReadingEvery && len(m.pending) == 0
+	same := recent && ai.Store == m.lastStore
 	m.mu.RUnlock()
 	if same {
 		return nil // nothing was stored, trimmed or expired since the last reading
+	}
+	if recent && m.onlyOwnChanged(ctx, ai.Store) {
+		return nil
 	}
 	uses, err := m.read(ctx)
 	if err != nil {
@@ -175,6 +185,12 @@ func (m *Meter) Check(ctx context.Context) error {
 	}
 	m.store(uses, accounts, total)
 	m.mu.Lock()
+	m.own = m.own[:0:0]
+	for _, u := range uses {
+		if u.account == "" {
+			m.own = append(m.own, u)
+		}
+	}
 	if ai != nil {
 		m.lastStore, m.lastFull = ai.Store, time.Now()
 	} else {
@@ -182,6 +198,43 @@ func (m *Meter) Check(ctx context.Context) error {
 	}
 	m.mu.Unlock()
 	return nil
+}
+
+// onlyOwnChanged reads the installation's own streams one by one and reports whether they account for the whole
+// change of JetStream's usage to store (the usage read just before) since the last reading; if so it keeps their
+// sizes as that reading's. Anything else (an account's stream changed too, one of them is gone or new, a write
+// between the two reads) answers false: the caller lists every stream.
+func (m *Meter) onlyOwnChanged(ctx context.Context, store uint64) bool {
+	m.mu.RLock()
+	own, last := slices.Clone(m.own), m.lastStore
+	m.mu.RUnlock()
+	var delta, used int64
+	for i, u := range own {
+		s, err := m.JS.Stream(ctx, u.name)
+		if err != nil {
+			return false
+		}
+		info := s.CachedInfo()
+		if info.Config.MaxBytes != u.maxBytes {
+			return false
+		}
+		delta += int64(info.State.Bytes) - u.bytes
+		if u.maxBytes <= 0 {
+			used += int64(info.State.Bytes) - u.bytes
+		}
+		own[i].bytes = int64(info.State.Bytes)
+	}
+	if int64(last)+delta != int64(store) {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastStore != last {
+		return false // a full reading came in between
+	}
+	m.own, m.lastStore = own, store
+	m.total.Used += used
+	return true
 }
 
 // store keeps a reading, with the reservations it does not show yet.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,10 +69,8 @@ func TestReservationsCountUntilRead(t *testing.T) {
 	require.True(t, errors.Is(err, account.ErrStorageBudgetExceeded), "the installation at its budget refuses events: %v", err)
 }
 
-// TestCheckSkipsListingWhileUsageIsUnchanged: with thousands of buses, listing every stream every interval was the
-// meter's whole cost. A reading while JetStream's usage is the same as at the last one lists nothing (a size given
-// to a stream behind the meter's back is not seen), and the next event stored makes the next reading list all.
-func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
+// oneBus starts a JetStream and a database holding one bus of account acme, with its stream.
+func oneBus(t *testing.T) (*jetstreamtest.Env, *persistence.BusRepository, stream.Names, *bus.Bus) {
 	ctx := context.Background()
 	env := jetstreamtest.Start(t)
 	buses := persistence.NewBusRepository(persistencetest.Open(t, persistence.SQLite))
@@ -80,6 +79,15 @@ func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, buses.Create(ctx, b))
 	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 0, 1))
+	return env, buses, names, b
+}
+
+// TestCheckSkipsListingWhileUsageIsUnchanged: with thousands of buses, listing every stream every interval was the
+// meter's whole cost. A reading while JetStream's usage is the same as at the last one lists nothing (a size given
+// to a stream behind the meter's back is not seen), and the next event stored makes the next reading list all.
+func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	env, buses, names, b := oneBus(t)
 	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 64 << 20}
 	require.NoError(t, m.Check(ctx))
 	assert.Zero(t, m.Footprint("acme").Bytes())
@@ -91,6 +99,36 @@ func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
 	env.Publish(t, names.BusIn(b.ID()), jetstreamtest.Event("e1", "t", nil))
 	require.NoError(t, m.Check(ctx))
 	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "an event stored: the next reading lists every stream")
+}
+
+// TestCheckReadsOnlyTheInstallationsStreamsWhenOnlyTheyChanged: the installation's own streams (worker state, the
+// metrics history) are written while every bus idles; when JetStream's usage changed by what they changed, a
+// reading reads them one by one and lists no bus's stream, and the installation's footprint follows them.
+func TestCheckReadsOnlyTheInstallationsStreamsWhenOnlyTheyChanged(t *testing.T) {
+	ctx := context.Background()
+	env, buses, names, b := oneBus(t)
+	own, err := env.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "t_OWN", Subjects: []string{"t.own"}})
+	require.NoError(t, err)
+	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 64 << 20}
+	require.NoError(t, m.Check(ctx))
+	before := m.Total().Used
+
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 8<<20, 1)) // not through Reserve
+	_, err = env.JS.Publish(ctx, "t.own", make([]byte, 1024))
+	require.NoError(t, err)
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Reserved, "only the installation's stream changed: no listing")
+	info, err := own.Info(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before+int64(info.State.Bytes), m.Total().Used, "the installation's footprint follows its stream")
+	require.NoError(t, m.Check(ctx))
+	assert.Zero(t, m.Footprint("acme").Reserved, "unchanged since")
+
+	env.Publish(t, names.BusIn(b.ID()), jetstreamtest.Event("e1", "t", nil))
+	_, err = env.JS.Publish(ctx, "t.own", make([]byte, 10))
+	require.NoError(t, err)
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "a bus's stream changed too: the reading lists every stream")
 }
 
 // TestArchivesCountInTheirAccount: what an archive's stream holds counts in its account's footprint (from the
