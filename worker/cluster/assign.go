@@ -103,6 +103,45 @@ func Assign(members []string, tasks []rpc.TaskID, current map[rpc.TaskID]string)
 	return out
 }
 
+// Place returns an owner among members for each of tasks that are new since an assignment which left each member
+// load[member] tasks (members absent from load hold none): Assign's rule 4 without quotas, so that every worker
+// that computed the same assignment places the same new tasks on the same members without reading the claims.
+// Tasks are placed in TaskID order, each on the member holding the fewest tasks of the same connector among those
+// placed, then the fewest tasks in all (load and those placed), then the smaller id. Like Assign it is pure,
+// depends only on the sets given and modifies neither argument; no members: an empty map.
+func Place(members []string, load map[string]int, tasks []rpc.TaskID) map[rpc.TaskID]string {
+	live := slices.Clone(members)
+	slices.Sort(live)
+	live = slices.Compact(live)
+	all := slices.Clone(tasks)
+	slices.SortFunc(all, assignCompare)
+	all = slices.Compact(all)
+	out := make(map[rpc.TaskID]string, len(all))
+	if len(live) == 0 {
+		return out
+	}
+	held := make([]int, len(live))
+	for i, id := range live {
+		held[i] = load[id]
+	}
+	perConnector := make([]map[string]int, len(live))
+	for i := range perConnector {
+		perConnector[i] = make(map[string]int)
+	}
+	for _, t := range all {
+		best := 0
+		for i := 1; i < len(live); i++ {
+			if assignBetter(perConnector[i][t.Connector], held[i], perConnector[best][t.Connector], held[best]) {
+				best = i
+			}
+		}
+		out[t] = live[best]
+		held[best]++
+		perConnector[best][t.Connector]++
+	}
+	return out
+}
+
 // Moves lists the tasks whose owner differs between two assignments, for logs and tests, in TaskID order (Connector,
 // then Task). A task present in only one of the two counts as moved. It never fails; nil maps are empty.
 func Moves(before, after map[rpc.TaskID]string) []rpc.TaskID {

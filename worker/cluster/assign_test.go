@@ -31,6 +31,28 @@ func assignTestLoads(a map[rpc.TaskID]string) map[string]int {
 	return loads
 }
 
+// assignTestMembers returns a random subset of pool, each member live with a chance of two in three.
+func assignTestMembers(rng *rand.Rand, pool []string) []string {
+	var members []string
+	for _, w := range pool {
+		if rng.IntN(3) > 0 {
+			members = append(members, w)
+		}
+	}
+	return members
+}
+
+// assignTestPrefixes returns a random prefix (fewer than n tasks) of the tasks of each connector.
+func assignTestPrefixes(rng *rand.Rand, n int, connectors ...string) []rpc.TaskID {
+	var tasks []rpc.TaskID
+	for _, c := range connectors {
+		for i := range rng.IntN(n) {
+			tasks = append(tasks, rpc.TaskID{Connector: c, Task: i})
+		}
+	}
+	return tasks
+}
+
 func TestAssignNoMembers(t *testing.T) {
 	t.Parallel()
 	tasks := assignTestTasks(3, "a")
@@ -269,19 +291,8 @@ func TestAssignProperties(t *testing.T) {
 
 	for n := range 3000 {
 		// Live members: a random subset of the pool.
-		var members []string
-		for _, w := range pool {
-			if rng.IntN(3) > 0 {
-				members = append(members, w)
-			}
-		}
-		// Tasks: a random prefix of tasks of each connector.
-		var tasks []rpc.TaskID
-		for _, c := range connectors {
-			for i := range rng.IntN(8) {
-				tasks = append(tasks, rpc.TaskID{Connector: c, Task: i})
-			}
-		}
+		members := assignTestMembers(rng, pool)
+		tasks := assignTestPrefixes(rng, 8, connectors...)
 		// Current: often the previous output of Assign for a different membership (the realistic case), otherwise
 		// random owners, dead ones included, plus tasks that no longer exist.
 		current := make(map[rpc.TaskID]string)
@@ -418,6 +429,53 @@ func assignCheckProperties(t *testing.T, name string, members []string, tasks []
 		owner, owned := current[task]
 		if taskSet[task] && owned && live[owner] && len(held[owner]) <= loads[owner] {
 			t.Fatalf("%s: %v moved away from %s, which was within quota", name, task, owner)
+		}
+	}
+}
+
+// Place puts new connectors' tasks where the next full assignment leaves them: after any assignment by Assign,
+// Assign over the old and the new tasks, with the new ones owned as Place put them, moves no task (the placement
+// is balanced and sticky). It is deterministic, and an empty membership places nothing.
+func TestPlaceAgreesWithTheNextAssignment(t *testing.T) {
+	t.Parallel()
+	if got := Place(nil, map[string]int{"w1": 3}, assignTestTasks(2, "a")); len(got) != 0 {
+		t.Fatalf("Place without members = %v, want nothing placed", got)
+	}
+	rng := rand.New(rand.NewPCG(20261204, 2))
+	pool := []string{"w0", "w1", "w2", "w3", "w4"}
+	for n := range 3000 {
+		members := assignTestMembers(rng, pool)
+		old := assignTestPrefixes(rng, 6, "a", "b", "c", "d")
+		before := Assign(members, old, nil)
+		// New connectors, as buses created between two full rounds add them, with one to four tasks each.
+		var fresh []rpc.TaskID
+		for c := range rng.IntN(4) + 1 {
+			for i := range rng.IntN(4) + 1 {
+				fresh = append(fresh, rpc.TaskID{Connector: fmt.Sprintf("new%d", c), Task: i})
+			}
+		}
+		name := fmt.Sprintf("case %d (members %v, %d old tasks, %d new)", n, members, len(old), len(fresh))
+		placed := Place(members, assignTestLoads(before), fresh)
+		if len(members) > 0 && len(placed) != len(fresh) {
+			t.Fatalf("%s: placed %d of %d", name, len(placed), len(fresh))
+		}
+		for task, w := range placed {
+			if !slices.Contains(members, w) {
+				t.Fatalf("%s: %v placed on %s, not a member", name, task, w)
+			}
+		}
+		current := maps.Clone(before)
+		maps.Copy(current, placed)
+		all := append(slices.Clone(old), fresh...)
+		if moved := Moves(current, Assign(members, all, current)); len(moved) > 0 {
+			t.Fatalf("%s: the next assignment moves %v (placed %v)", name, moved, placed)
+		}
+		shuffled := slices.Clone(fresh)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		reversed := slices.Clone(members)
+		slices.Reverse(reversed)
+		if again := Place(reversed, assignTestLoads(before), shuffled); !reflect.DeepEqual(placed, again) {
+			t.Fatalf("%s: not deterministic: %v vs %v", name, placed, again)
 		}
 	}
 }
