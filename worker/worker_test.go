@@ -46,9 +46,15 @@ func registry(t *testing.T) *connector.Registry {
 
 func startWorker(t *testing.T, env *jetstreamtest.Env) (*worker.Worker, *rpc.Client) {
 	t.Helper()
+	return startWorkerStopping(t, env, 5*time.Second)
+}
+
+// startWorkerStopping starts a worker whose tasks stop within stopTimeout.
+func startWorkerStopping(t *testing.T, env *jetstreamtest.Env, stopTimeout time.Duration) (*worker.Worker, *rpc.Client) {
+	t.Helper()
 	w, err := worker.New(worker.Config{
 		Token: testToken, NATS: env.Conn, WorkerID: "w1", RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
-		Registry: registry(t), StopTimeout: 5 * time.Second,
+		Registry: registry(t), StopTimeout: stopTimeout,
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
@@ -515,10 +521,13 @@ func TestRetriesAndDrops(t *testing.T) {
 		return err == nil && st.Tasks[0].Counters.Dropped == 1
 	}, wait, tick, "dropped once its attempts are exhausted")
 
-	st, err := client.ConnectorStatus(ctx, targetName("r1"))
-	require.NoError(t, err)
+	// The target records e1 before it answers: the task counts the write once it has the answer.
+	var st *rpc.ConnectorStatus
+	require.Eventually(t, func() bool {
+		st, err = client.ConnectorStatus(ctx, targetName("r1"))
+		return err == nil && len(st.Tasks) == 1 && st.Tasks[0].Counters.Written == 1
+	}, wait, tick, "written once")
 	assert.Equal(t, uint64(3), st.Tasks[0].Counters.Retried)
-	assert.Equal(t, uint64(1), st.Tasks[0].Counters.Written)
 	down.mu.Lock()
 	assert.Equal(t, 3, down.requests, "2 retries: 3 attempts")
 	down.mu.Unlock()
@@ -563,6 +572,65 @@ func TestConfigChangeLosesNothing(t *testing.T) {
 		return i.NumAckPending == 0 && i.NumPending == 0
 	}, wait, tick)
 	assert.Equal(t, 2*64, env.ConsumerInfo(t, names.BusStream(bus), names.TargetConsumer("r1", "t1")).Config.MaxAckPending)
+}
+
+// A restart that waits for a record being written (up to StopTimeout) delays no other task: while a target's old
+// task holds a delivery, its task is RESTARTING, and a target created meanwhile starts and delivers. The new task
+// starts once the old one stopped, however long that took.
+func TestSlowRestartDelaysNoOtherTask(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	_, client := startWorkerStopping(t, env, time.Minute) // longer than the test: the held delivery ends the stop
+	ctx := context.Background()
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: routerName(), Config: routerConfig(t, rule("r1", "t", 0))})
+	require.NoError(t, err)
+	slow := newTarget(t)
+	slow.hold = make(chan struct{})
+	patient := targetConfig("r1", slow.srv.URL)
+	patient[httpsink.KeyTimeout] = "50s" // the held delivery outlasts the test's hold
+	_, err = client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName("r1"), Config: patient})
+	require.NoError(t, err)
+	put(t, env, "e1", "t")
+	require.Eventually(t, func() bool { return slow.Held() == 1 }, wait, tick)
+
+	changed := targetConfig("r1", slow.srv.URL)
+	changed[httpsink.KeyTimeout] = "3s"
+	changedDone := make(chan error, 1)
+	go func() {
+		_, _, err := putConfig(client, targetName("r1"), changed)
+		changedDone <- err
+	}()
+	require.Eventually(t, func() bool {
+		st, err := client.ConnectorStatus(ctx, targetName("r1"))
+		return err == nil && len(st.Tasks) == 1 && st.Tasks[0].State == rpc.StateRestarting
+	}, wait, tick, "the restart waits for the held delivery")
+
+	other := newTarget(t)
+	_, err = client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName("r2"), Config: targetConfig("r2", other.srv.URL)})
+	require.NoError(t, err)
+	env.Publish(t, names.RuleSubject(bus, "r2"), jetstreamtest.Event("e2", "t", nil))
+	require.Eventually(t, func() bool { return other.has("e2") }, wait, tick)
+	select {
+	case err := <-changedDone:
+		t.Fatalf("the restart ended before the held delivery was let go: %v", err)
+	default:
+	}
+	st, err := client.ConnectorStatus(ctx, targetName("r1"))
+	require.NoError(t, err)
+	assert.Equal(t, rpc.StateRestarting, st.Tasks[0].State, "still stopping while r2 started and delivered")
+
+	// Held longer than a start may take (2 s): the new task's start gets its time from when the old one stopped.
+	time.Sleep(3 * time.Second)
+	slow.mu.Lock()
+	close(slow.hold)
+	slow.hold = nil
+	slow.mu.Unlock()
+	require.NoError(t, <-changedDone)
+	require.Eventually(t, func() bool { return slow.has("e1") }, wait, tick)
+	require.Eventually(t, func() bool {
+		st, err := client.ConnectorStatus(ctx, targetName("r1"))
+		return err == nil && len(st.Tasks) == 1 && st.Tasks[0].State == rpc.StateRunning
+	}, wait, tick)
 }
 
 // A connector whose consumer cannot be created is stored FAILED; the same PUT once the stream exists starts it.

@@ -76,10 +76,12 @@ func getReplay(t *testing.T, a api, name string) replayAnswer {
 func waitReplay(t *testing.T, a api, name, state string) replayAnswer {
 	t.Helper()
 	var r replayAnswer
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		r = getReplay(t, a, name)
 		return r.State == state
-	}, 30*time.Second, 50*time.Millisecond, "replay %s reaches %s", name, state)
+	}, 30*time.Second, 50*time.Millisecond, "replay %s reaches %s", name, state) {
+		t.Fatalf("replay %s is %s (%s), %d events replayed", name, r.State, r.StateReason, r.EventsReplayed)
+	}
 	return r
 }
 

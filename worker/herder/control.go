@@ -53,6 +53,7 @@ func (h *Herder) remember(rec record, rev uint64) {
 	h.mu.Lock()
 	if cur, ok := h.records[rec.Name]; !ok || cur.rev < rev {
 		h.records[rec.Name] = newEntry(rec, rev)
+		h.fresh[rec.Name] = true
 		h.changes++
 	}
 	h.mu.Unlock()

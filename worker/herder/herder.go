@@ -166,21 +166,37 @@ type Herder struct {
 	records map[string]entry // every connector, from the watcher and this worker's own writes
 	live    []cluster.Member // the live members, as last read
 	local   map[rpc.TaskID]*localTask
-	lease   *cluster.Lease // this worker's lease, nil while it has none
-	changes uint64         // counts the changes of records and of local tasks: a round must look again
-	// The runtime loop's own: what its last full round saw, when it ran, and whether it must run again.
+	// taking holds the tasks a step is claiming (until they are local or the claim failed).
+	taking map[rpc.TaskID]bool
+	// fresh holds the connectors stored since the last full round (see takeFresh).
+	fresh map[string]bool
+	// The last full round's assignment: its members (sorted), the owner of every task and each member's load, and
+	// the tasks takeFresh placed since (see takeFresh).
+	assignedTo []string
+	assigned   map[rpc.TaskID]string
+	load       map[string]int
+	placed     map[rpc.TaskID]string
+	lease      *cluster.Lease // this worker's lease, nil while it has none
+	changes    uint64         // counts the changes of records and of local tasks: a round must look again
+	// The runtime loop's own: what its last full round saw, when it ran (fullAt and fullTook are written under mu),
+	// and whether it must run again.
 	swept  time.Time // when the loop last swept the claims of dead workers
 	seen   string
 	fullAt time.Time
-	// fullTook is how long the last full round took (see fullRoundDue).
+	// fullTook is how long the last full round took (see fullRoundDue), without the steps it started.
 	fullTook time.Duration
-	again    atomic.Bool
+	// steps are the takes and restarts running in the background (step); slots bounds them to startsAtOnce.
+	steps sync.WaitGroup
+	slots chan struct{}
+	again atomic.Bool
 	// lightAt is when the loop next looks at the local tasks in a round with nothing new to see, unless a task
-	// failed meanwhile (failed).
+	// failed or a step ended meanwhile (look).
 	lightAt time.Time
-	failed  atomic.Bool
-	closed  bool
-	started bool
+	look    atomic.Bool
+	// lookedAt is when a round last looked at the local tasks because of look (see lookGap).
+	lookedAt time.Time
+	closed   bool
+	started  bool
 
 	// ops serializes the changes made through this worker, per connector.
 	opsMu sync.Mutex
@@ -228,6 +244,7 @@ func New(cfg Config) (*Herder, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
+		taking: map[rpc.TaskID]bool{}, fresh: map[string]bool{}, placed: map[rpc.TaskID]string{}, slots: make(chan struct{}, startsAtOnce),
 		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{}),
 		gate: delivery.NewGate(delivery.DefaultGate)}, nil
 }
@@ -317,8 +334,11 @@ func (h *Herder) Start(ctx context.Context) error {
 
 	go h.watch(watcher)
 	go h.renew()
-	// The first round runs before Start returns: the tasks this worker takes are running (or FAILED) then.
+	// The first round and its steps run before Start returns: the tasks this worker takes are running (or FAILED),
+	// with their statuses written, then.
 	h.reconcile()
+	h.steps.Wait()
+	h.writeStatuses(ctx)
 	go h.loop(h.loopDone)
 	return nil
 }
@@ -379,12 +399,13 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 	}
 	rec.Name = k
 	h.records[k] = newEntry(rec, e.Revision())
+	h.fresh[k] = true
 	h.changes++
 }
 
 // taskFailed is called by a local task that failed: the loop writes its status and supervises it at once.
 func (h *Herder) taskFailed() {
-	h.failed.Store(true)
+	h.look.Store(true)
 	h.poke()
 }
 
@@ -408,6 +429,7 @@ func (h *Herder) Close(ctx context.Context) error {
 	if done != nil {
 		<-done
 	}
+	h.steps.Wait() // a task being started is local once its step ends, and handed over below
 	if members != nil {
 		if err := members.Leave(ctx); err != nil {
 			h.log.Warn("leaving the cluster", "err", err)

@@ -27,6 +27,9 @@ const (
 	// countersInterval bounds how often a task's counters alone are written to its status; it is also how often
 	// the loop looks at its local tasks when nothing changed (a failing task pokes it at once).
 	countersInterval = time.Second
+	// lookGap is the least time between two rounds over the local tasks that a failed task or an ended step asks
+	// for: when thousands of tasks start at once, each step that ends would otherwise make a round over all of them.
+	lookGap = 50 * time.Millisecond
 	// fullRoundInterval is how often the loop reassesses everything when nothing it sees changed.
 	fullRoundInterval = 10 * time.Second
 	// sweepInterval is how often the first member deletes the claims dead workers left on deleted tasks.
@@ -51,12 +54,19 @@ type runner interface {
 }
 
 // localTask is a task this worker holds the claim of. Its fields are guarded by Herder.mu; the loop goroutine
-// is the only one that changes them, apart from the lease watchdog marking it lost.
+// and the one step it started for the task (busy) are the only ones that change them, apart from the lease
+// watchdog marking it lost.
 type localTask struct {
 	id    rpc.TaskID
 	claim *cluster.Claim
 
-	run    runner            // nil while not running (its start failed)
+	// busy: a step is starting or restarting it; rounds, the supervisor and status writes leave it alone until
+	// the step ends.
+	busy bool
+	// stopping is the runner a restart is stopping (a lost lease aborts it like the running one).
+	stopping runner
+
+	run    runner            // nil while not running (its start failed, or a restart is under way)
 	trace  string            // why it did not start
 	config map[string]string // the config it runs
 	rev    uint64            // the record revision it applied
@@ -82,6 +92,9 @@ type localTask struct {
 
 // state returns the task's state and trace. Called with Herder.mu held.
 func (lt *localTask) state() (string, string) {
+	if lt.run == nil && lt.busy {
+		return rpc.StateRestarting, ""
+	}
 	if lt.run == nil {
 		return rpc.StateFailed, lt.trace
 	}
@@ -175,6 +188,98 @@ func fullRoundDue(now, last time.Time, took time.Duration, changed bool) bool {
 	return !now.Before(last.Add(fullPace * took))
 }
 
+// step runs fn in the background with one of the worker's startsAtOnce places and a timeout of its own, counted
+// from when it got the place, so that the loop goes on meanwhile: a restart waits up to StopTimeout for the records
+// being written, and no other task waits on it. When lease is set and is no longer the worker's valid lease by
+// then, fn does not run and a later round looks again. done runs in any case, then the loop is poked: the task is
+// the rounds' again. Only the loop starts steps (Close waits for them after the loop ended).
+func (h *Herder) step(lease *cluster.Lease, timeout time.Duration, fn func(ctx context.Context), done func()) {
+	h.steps.Go(func() {
+		defer func() {
+			done()
+			h.mu.Lock()
+			h.changes++
+			h.mu.Unlock()
+			h.look.Store(true) // its status is written at once, even when the next full round is paced
+			h.poke()
+		}()
+		select {
+		case h.slots <- struct{}{}:
+		case <-h.quit:
+			return
+		}
+		defer func() { <-h.slots }()
+		if lease != nil && h.validLease() != lease {
+			h.again.Store(true)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		fn(ctx)
+	})
+}
+
+// takeFresh takes at once, between full rounds, the tasks of the connectors stored since the last full round that
+// are this worker's, so that a new bus's router or a replay need not wait for the next full round, which the pace
+// can put hundreds of milliseconds away at thousands of tasks. A task the last full round did not assign is placed
+// by cluster.Place on the members of that round with their loads in it (alone in its cluster, on this worker):
+// every worker that computed the same round places it on the same member, and the next full round keeps it there
+// (TestPlaceAgreesWithTheNextAssignment). While the members differ from that round's, or views differ, nothing is
+// lost: claims stay fenced (a task another worker holds is refused and left to the full round), and a task no
+// worker takes waits for the full round as before. Called from the loop.
+func (h *Herder) takeFresh(members []string) {
+	h.mu.Lock()
+	if len(h.fresh) == 0 || h.closed {
+		h.mu.Unlock()
+		return
+	}
+	me := h.cfg.WorkerID
+	sorted := slices.Sorted(slices.Values(members))
+	lease := h.lease
+	if lease == nil || !lease.Valid(time.Now()) || !slices.Equal(sorted, h.assignedTo) {
+		h.mu.Unlock()
+		return // the full round takes them, once the lease is there or with the members it sees
+	}
+	type fresh struct {
+		id rpc.TaskID
+		e  entry
+	}
+	var todo []fresh
+	var unplaced []rpc.TaskID
+	for name := range h.fresh {
+		e, ok := h.records[name]
+		if !ok || e.rec.TargetState != rpc.StateRunning {
+			continue
+		}
+		for i := range e.tasks {
+			id := rpc.TaskID{Connector: name, Task: i}
+			if _, ok := h.assigned[id]; ok {
+				continue // the full round assigned it
+			}
+			if _, ok := h.placed[id]; !ok {
+				unplaced = append(unplaced, id)
+			}
+		}
+	}
+	for id, w := range cluster.Place(sorted, h.load, unplaced) {
+		h.placed[id] = w
+		h.load[w]++
+		if w == me && h.local[id] == nil && !h.taking[id] {
+			h.taking[id] = true
+			todo = append(todo, fresh{id, h.records[id.Connector]})
+		}
+	}
+	clear(h.fresh)
+	h.mu.Unlock()
+	for _, f := range todo {
+		h.step(lease, callTimeout, func(ctx context.Context) { h.take(ctx, lease, f.id, f.e) }, func() {
+			h.mu.Lock()
+			delete(h.taking, f.id)
+			h.mu.Unlock()
+		})
+	}
+}
+
 // desired returns the tasks that must run: those of RUNNING connectors.
 func desired(records map[string]entry) []rpc.TaskID {
 	var tasks []rpc.TaskID
@@ -209,38 +314,47 @@ func (h *Herder) reconcile() {
 		members = append(members, m.ID)
 	}
 	seen := fmt.Sprint(h.changes, members, h.lease != nil, h.leases.Version())
+	fullAt, fullTook := h.fullAt, h.fullTook
 	h.mu.RUnlock()
 	// A round with nothing new to see only supervises the local tasks and writes their statuses; the rest runs when
 	// the connectors, the local tasks, the members or the claims changed, when the last round left work undone, and
 	// every fullRoundInterval.
 	now := time.Now()
-	if !fullRoundDue(now, h.fullAt, h.fullTook, seen != h.seen || h.again.Load()) {
-		if !h.failed.Swap(false) && now.Before(h.lightAt) {
+	if !fullRoundDue(now, fullAt, fullTook, seen != h.seen || h.again.Load()) {
+		h.takeFresh(members)
+		if now.Before(h.lightAt) && (!h.look.Load() || now.Sub(h.lookedAt) < lookGap) {
 			return
 		}
-		h.lightAt = now.Add(countersInterval)
+		h.look.Store(false)
+		h.lightAt, h.lookedAt = now.Add(countersInterval), now
 		if next := h.supervise(now); !next.IsZero() && next.Before(h.lightAt) {
 			h.lightAt = next // a restart comes due
 		}
 		h.writeStatuses(context.Background())
 		return
 	}
+	h.mu.Lock()
 	h.seen, h.fullAt = seen, now
-	defer func() { h.fullTook = time.Since(now) }()
+	h.mu.Unlock()
 	h.again.Store(false)
+	h.look.Store(false) // this round writes the statuses
 	holders, holdersErr := h.leases.Holders(ctx)
 	if holdersErr != nil {
 		h.again.Store(true)
 		h.log.Warn("reading the task claims", "err", holdersErr)
 	}
 
-	h.mu.RLock()
+	h.mu.Lock()
 	records := maps.Clone(h.records)
 	local := maps.Clone(h.local)
-	h.mu.RUnlock()
+	current := map[rpc.TaskID]string{}
+	for id := range h.taking {
+		current[id] = me
+	}
+	clear(h.fresh)
+	h.mu.Unlock()
 
 	tasks := desired(records)
-	current := map[rpc.TaskID]string{}
 	for id, w := range holders {
 		current[id] = w
 	}
@@ -250,30 +364,21 @@ func (h *Herder) reconcile() {
 		}
 	}
 	assign := cluster.Assign(members, tasks, current)
-
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, startsAtOnce)
-	// inTurn runs step with a slot and a timeout of its own, counted from when it got the slot; a step whose turn
-	// comes after the lease the round started with was lost is left for a later round.
-	inTurn := func(lease *cluster.Lease, step func(ctx context.Context)) {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			if lease != nil && h.validLease() != lease {
-				h.again.Store(true)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-			defer cancel()
-			step(ctx)
-		})
+	load := make(map[string]int, len(members))
+	for _, w := range assign {
+		load[w]++
 	}
+	h.mu.Lock()
+	h.assignedTo, h.assigned, h.load = slices.Sorted(slices.Values(members)), assign, load
+	clear(h.placed)
+	h.mu.Unlock()
+
 	for id, lt := range local {
 		h.mu.RLock()
-		lost, releasing, rev, gen, cfg := lt.lost, lt.releasing, lt.rev, lt.gen, lt.config
+		lost, releasing, busy, rev, gen, cfg := lt.lost, lt.releasing, lt.busy, lt.rev, lt.gen, lt.config
 		h.mu.RUnlock()
-		if releasing {
-			continue
+		if releasing || busy {
+			continue // its step, or its release, pokes the loop when it ends
 		}
 		e, ok := records[id.Connector]
 		switch {
@@ -287,7 +392,14 @@ func (h *Herder) reconcile() {
 			h.mu.Unlock()
 			go h.release(context.Background(), lt, rpc.StateUnassigned)
 		case !maps.Equal(cfg, e.rec.Config) || e.rec.Restarts[id.Task] > gen:
-			inTurn(nil, func(ctx context.Context) { h.restartLocal(ctx, lt, e, false) })
+			h.mu.Lock()
+			lt.busy = true
+			h.mu.Unlock()
+			h.step(nil, h.cfg.StopTimeout+callTimeout, func(ctx context.Context) { h.restartLocal(ctx, lt, e, false) }, func() {
+				h.mu.Lock()
+				lt.busy = false
+				h.mu.Unlock()
+			})
 		case rev != e.rev:
 			h.mu.Lock()
 			lt.rev = e.rev
@@ -307,11 +419,28 @@ func (h *Herder) reconcile() {
 				h.again.Store(true)
 				continue // its previous owner has not released it yet, or its lease has not expired
 			}
+			h.mu.Lock()
+			skip := h.local[id] != nil || h.taking[id]
+			if !skip {
+				h.taking[id] = true
+			}
+			h.mu.Unlock()
+			if skip {
+				continue // taken since the round read the local tasks, or being taken
+			}
 			e := records[id.Connector]
-			inTurn(lease, func(ctx context.Context) { h.take(ctx, lease, id, e) })
+			h.step(lease, callTimeout, func(ctx context.Context) { h.take(ctx, lease, id, e) }, func() {
+				h.mu.Lock()
+				delete(h.taking, id)
+				h.mu.Unlock()
+			})
 		}
 	}
-	wg.Wait()
+	// The round's own cost, which paces the next full one: the steps it started run on their own, and a slow one
+	// (a restart waits up to StopTimeout for the records being written) delays no other task.
+	h.mu.Lock()
+	h.fullTook = time.Since(now)
+	h.mu.Unlock()
 	if len(members) > 0 && members[0] == me && time.Since(h.swept) >= sweepInterval {
 		h.swept = time.Now()
 		h.sweep(ctx, tasks)
@@ -351,7 +480,7 @@ func (h *Herder) take(ctx context.Context, lease *cluster.Lease, id rpc.TaskID, 
 		}
 		return
 	}
-	lt := &localTask{id: id, claim: claim}
+	lt := &localTask{id: id, claim: claim, busy: true}
 	h.mu.Lock()
 	if h.closed || h.lease != lease || !lease.Valid(time.Now()) {
 		h.mu.Unlock()
@@ -359,9 +488,13 @@ func (h *Herder) take(ctx context.Context, lease *cluster.Lease, id rpc.TaskID, 
 		return
 	}
 	h.local[id] = lt
+	delete(h.taking, id)
 	h.changes++
 	h.mu.Unlock()
 	h.start(ctx, lt, e)
+	h.mu.Lock()
+	lt.busy = false
+	h.mu.Unlock()
 	h.log.Info("task started", "connector", id.Connector, "task", id.Task)
 }
 
@@ -381,6 +514,11 @@ func (h *Herder) start(ctx context.Context, lt *localTask, e entry) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if lt.lost && run != nil {
+		// The lease was lost while it started: another worker may own it now.
+		abort(run)
+		run, err = nil, errors.New("the worker's lease was lost while the task started")
+	}
 	lt.run, lt.trace, lt.config, lt.rev, lt.gen = run, "", e.rec.Config, e.rev, e.rec.Restarts[lt.id.Task]
 	lt.sup.startedAt, lt.sup.nextAt, lt.sup.lastErr = time.Now(), time.Time{}, ""
 	if err != nil {
@@ -389,21 +527,24 @@ func (h *Herder) start(ctx context.Context, lt *localTask, e entry) {
 	}
 }
 
-// restartLocal stops lt and starts it again with e's config; auto says a restart of a FAILED task by the
+// restartLocal stops lt (within StopTimeout) and starts it again with e's config, the start within callTimeout from
+// when the old task stopped, and within ctx; auto says a restart of a FAILED task by the
 // supervisor, which keeps counting its attempts.
 func (h *Herder) restartLocal(ctx context.Context, lt *localTask, e entry, auto bool) {
 	h.mu.Lock()
 	run, sup := lt.run, lt.sup
-	lt.run = nil
+	lt.run, lt.stopping = nil, run
 	h.mu.Unlock()
 	if run != nil {
 		if err := h.stopRunner(context.Background(), run); err != nil {
 			h.log.Warn("closing a task's sink or source", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 		}
 		h.mu.Lock()
-		lt.carried = lt.carried.Add(countersOf(run))
+		lt.carried, lt.stopping = lt.carried.Add(countersOf(run)), nil
 		h.mu.Unlock()
 	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	h.start(ctx, lt, e)
 	if auto {
 		h.mu.Lock()
@@ -506,20 +647,26 @@ func (h *Herder) lose(lt *localTask, why string) {
 	}
 	lt.lost = true
 	h.changes++
-	run := lt.run
+	run, stopping := lt.run, lt.stopping
 	h.mu.Unlock()
-	if run != nil {
-		// No grace: reading stops and the writes in flight are cancelled now; what is left of stopping (handing
-		// records back, closing the sink) may need NATS and goes on in the background.
-		run.Abort()
-		go func() {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			_ = run.Stop(ctx)
-		}()
+	for _, r := range []runner{run, stopping} {
+		if r != nil {
+			abort(r)
+		}
 	}
 	h.log.Warn("task stopped: "+why, "connector", lt.id.Connector, "task", lt.id.Task)
 	h.poke()
+}
+
+// abort stops run without grace: reading stops and the writes in flight are cancelled now; what is left of
+// stopping (handing records back, closing the sink) may need NATS and goes on in the background.
+func abort(run runner) {
+	run.Abort()
+	go func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = run.Stop(ctx)
+	}()
 }
 
 // renew renews the worker's lease every Heartbeat, one write whatever the number of tasks, and acquires a new
@@ -677,8 +824,8 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 	}
 	var todo []pending
 	for _, lt := range h.local {
-		if lt.lost || lt.releasing {
-			continue
+		if lt.lost || lt.releasing || lt.busy {
+			continue // a busy task's status is written once its step ends
 		}
 		state, trace := lt.state()
 		base := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},

@@ -66,11 +66,13 @@ type connectorState struct {
 type stateKV struct {
 	status, tasks jetstream.KeyValue
 
-	// statuses follows every write of the status bucket (readAll answers from it): a listing read to its end
-	// can miss keys written meanwhile, a watcher that keeps following receives every write.
+	// statuses follows every write of the status bucket (readAll answers from it): a listing read to its end can
+	// miss keys written meanwhile, a watcher that keeps following receives every write. A value is parsed when it
+	// is first read and kept parsed until the next write of its key: the metrics history reads every status every
+	// 10 s, while busy tasks write theirs every second.
 	watcher  jetstream.KeyWatcher
 	mu       sync.Mutex
-	statuses map[string][]byte
+	statuses map[string]keptStatus
 }
 
 // follow keeps statuses current until the watcher stops.
@@ -81,7 +83,7 @@ func (s *stateKV) follow() {
 		}
 		s.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			s.statuses[e.Key()] = e.Value()
+			s.statuses[e.Key()] = keptStatus{value: e.Value()}
 		} else {
 			delete(s.statuses, e.Key())
 		}
@@ -114,34 +116,64 @@ func ensureStateKV(ctx context.Context, js jetstream.JetStream, bucket func(stri
 	if err != nil {
 		return nil, err
 	}
-	st := &stateKV{status: status, tasks: tasks, watcher: w, statuses: map[string][]byte{}}
+	st := &stateKV{status: status, tasks: tasks, watcher: w, statuses: map[string]keptStatus{}}
 	go st.follow()
 	return st, nil
 }
 
-// parse adds one status entry to out.
-func parseStatus(out map[string]connectorState, key string, value []byte) {
+// keptStatus is the last value of a key of the status bucket, and once read, what it parses to.
+type keptStatus struct {
+	value  []byte
+	parsed bool
+	entry  statusEntry
+	ok     bool
+}
+
+// statusEntry is one key of the status bucket, parsed: a connector's status or one of its tasks' (neither when its
+// value could not be read: written by a version that did not know it).
+type statusEntry struct {
+	name      string
+	connector *storedConnector
+	task      int
+	stored    *StoredTask
+}
+
+// parseStatus parses one key of the status bucket and its value; false for a key that names no connector.
+func parseStatus(key string, value []byte) (statusEntry, bool) {
 	i := strings.LastIndexByte(key, '.')
 	if i <= 0 {
-		return
+		return statusEntry{}, false
 	}
-	name, token := key[:i], key[i+1:]
-	cs := out[name]
-	if cs.tasks == nil {
-		cs.tasks = map[int]StoredTask{}
-	}
+	e := statusEntry{name: key[:i]}
+	token := key[i+1:]
 	if token == connectorStatusToken {
 		var c storedConnector
 		if json.Unmarshal(value, &c) == nil {
-			cs.connector = &c
+			e.connector = &c
 		}
 	} else if n, err := strconv.Atoi(token); err == nil {
 		var t StoredTask
 		if json.Unmarshal(value, &t) == nil {
-			cs.tasks[n] = t
+			e.task, e.stored = n, &t
 		}
 	}
-	out[name] = cs
+	return e, true
+}
+
+// addTo adds the entry to the states by connector in out. What it points to is shared, not copied: readers do not
+// change it.
+func (e statusEntry) addTo(out map[string]connectorState) {
+	cs := out[e.name]
+	if cs.tasks == nil {
+		cs.tasks = map[int]StoredTask{}
+	}
+	if e.connector != nil {
+		cs.connector = e.connector
+	}
+	if e.stored != nil {
+		cs.tasks[e.task] = *e.stored
+	}
+	out[e.name] = cs
 }
 
 // read returns the stored status of one connector of n tasks, key by key (a listing can miss keys written
@@ -160,7 +192,9 @@ func (s *stateKV) read(ctx context.Context, name string, n int) (connectorState,
 		if err != nil {
 			return out[name], fmt.Errorf("reading status %s: %w", k, err)
 		}
-		parseStatus(out, k, e.Value())
+		if se, ok := parseStatus(k, e.Value()); ok {
+			se.addTo(out)
+		}
 	}
 	return out[name], nil
 }
@@ -171,9 +205,17 @@ func (s *stateKV) readAll(ctx context.Context, prefix string) (map[string]connec
 	out := map[string]connectorState{}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range s.statuses {
-		if strings.HasPrefix(k, prefix) {
-			parseStatus(out, k, v)
+	for k, ks := range s.statuses {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if !ks.parsed {
+			ks.entry, ks.ok = parseStatus(k, ks.value)
+			ks.parsed, ks.value = true, nil
+			s.statuses[k] = ks
+		}
+		if ks.ok {
+			ks.entry.addTo(out)
 		}
 	}
 	return out, ctx.Err()

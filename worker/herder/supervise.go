@@ -48,8 +48,8 @@ func (h *Herder) backoff(n int) time.Duration {
 }
 
 // supervise schedules the restart of newly FAILED local tasks and restarts those that are due, with the config
-// of their connector's current record. It returns when the next restart not yet due comes due (zero: none).
-// Called from the loop.
+// of their connector's current record, each in a step of its own. It returns when the next restart not yet due
+// comes due (zero: none). Called from the loop.
 func (h *Herder) supervise(now time.Time) (next time.Time) {
 	type due struct {
 		lt *localTask
@@ -58,7 +58,7 @@ func (h *Herder) supervise(now time.Time) (next time.Time) {
 	var todo []due
 	h.mu.Lock()
 	for id, lt := range h.local {
-		if lt.lost || lt.releasing {
+		if lt.lost || lt.releasing || lt.busy {
 			continue
 		}
 		if s, _ := lt.state(); s != rpc.StateFailed {
@@ -77,6 +77,7 @@ func (h *Herder) supervise(now time.Time) (next time.Time) {
 		switch {
 		case ok && !now.Before(sp.nextAt):
 			sp.attempts++
+			lt.busy = true
 			todo = append(todo, due{lt, e})
 		case next.IsZero() || sp.nextAt.Before(next):
 			next = sp.nextAt
@@ -84,10 +85,14 @@ func (h *Herder) supervise(now time.Time) (next time.Time) {
 	}
 	h.mu.Unlock()
 	for _, d := range todo {
-		ctx, cancel := h.opContext(context.Background())
-		h.restartLocal(ctx, d.lt, d.e, true)
-		cancel()
-		h.log.Info("task restarted automatically", "connector", d.lt.id.Connector, "task", d.lt.id.Task)
+		h.step(nil, h.cfg.StopTimeout+30*time.Second, func(ctx context.Context) {
+			h.restartLocal(ctx, d.lt, d.e, true)
+			h.log.Info("task restarted automatically", "connector", d.lt.id.Connector, "task", d.lt.id.Task)
+		}, func() {
+			h.mu.Lock()
+			d.lt.busy = false
+			h.mu.Unlock()
+		})
 	}
 	return next
 }
