@@ -34,6 +34,14 @@ type Sink interface {
 	Close() error
 }
 
+// Idler is implemented by sinks that hold what an idle task need not keep, such as the http sink's keep-alive
+// connections: Idle is called when the task parks (no record for delivery.ParkAfter), never while a Write runs,
+// and the next Write opens again what it needs. With thousands of targets, idle connections kept for their own
+// timeout (90 s) held a file descriptor on each side, two goroutines and their buffers per target.
+type Idler interface {
+	Idle()
+}
+
 // WriteTimeouter is implemented by sinks whose Write is bounded by a timeout; the runtime gives the records of
 // such a sink that long (plus a margin) before JetStream redelivers them. Other sinks get DefaultWriteTimeout.
 type WriteTimeouter interface {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
 // Parking. A task reading a consumer holds a pull request at all times: one request every PullExpiry, answered by
@@ -194,6 +196,9 @@ func (t *Task) tryPark() {
 	t.parked = p
 	t.n.parked.Add(1)
 	t.iter.Drain()
+	if i, ok := t.cfg.Sink.(connector.Idler); ok {
+		i.Idle() // the task holds no record: no Write runs
+	}
 }
 
 // consumerIdle reads the consumer: true when it has no record pending delivery or acknowledgement.

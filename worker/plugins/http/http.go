@@ -350,6 +350,9 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 // Connect does nothing: connections are opened by the first requests and kept alive.
 func (s *Sink) Connect(context.Context) error { return nil }
 
+// Idle closes the idle connections of a task that parked (connector.Idler).
+func (s *Sink) Idle() { s.client.CloseIdleConnections() }
+
 // Close closes the idle connections.
 func (s *Sink) Close() error {
 	s.client.CloseIdleConnections()

@@ -418,3 +418,60 @@ func TestRetryAfterReachesTheRetryMiddleware(t *testing.T) {
 		}
 	}
 }
+
+// A task that parks closes the sink's idle keep-alive connections (connector.Idler) rather than keeping them for the
+// transport's 90 s, and the event that wakes it is delivered on a new connection.
+func TestParkedTaskClosesItsIdleConnections(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	states := map[net.Conn]http.ConnState{}
+	count := func(want http.ConnState) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, s := range states {
+			if s == want {
+				n++
+			}
+		}
+		return n
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		states[c] = s
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	env := jetstreamtest.Start(t)
+	env.Stream(t, "S", "s.>")
+	dc := delivery.Config{Stream: "S", Subject: "s.in", Durable: "d", Tasks: 1}
+	cons, err := delivery.EnsureConsumer(context.Background(), env.JS, dc, 15*time.Second)
+	require.NoError(t, err)
+	s := newSink(t, map[string]string{"url": srv.URL}, true)
+	task, err := delivery.Start(context.Background(), delivery.TaskConfig{Consumer: cons, Sink: s, Handler: dc.Chain(s),
+		Conn: env.Conn, ParkAfter: 200 * time.Millisecond, ParkCheck: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = task.Stop(context.Background()) })
+
+	env.Publish(t, "s.in", orderEvent())
+	require.Eventually(t, func() bool { return task.Counters().Written == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return count(http.StateIdle) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"kept alive after the delivery")
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return count(http.StateClosed) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"closed when the task parked")
+	assert.Zero(t, count(http.StateIdle))
+
+	e := orderEvent()
+	e.SetID("order-2")
+	env.Publish(t, "s.in", e)
+	require.Eventually(t, func() bool { return task.Counters().Written == 2 }, 10*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	assert.Len(t, states, 2, "the event that woke the task went on a new connection")
+	mu.Unlock()
+}
