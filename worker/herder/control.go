@@ -277,9 +277,11 @@ func (h *Herder) updateFrom(ctx context.Context, name string, base, cfg map[stri
 		rec := old
 		rec.Config = maps.Clone(sealed)
 		if maps.Equal(old.Config, sealed) {
-			// Unchanged: restart what FAILED, if anything.
-			rec.Restarts = h.failedRestarts(ctx, name, old)
-			if maps.Equal(rec.Restarts, old.Restarts) && !h.connectorFailed(ctx, name) {
+			// Unchanged: restart what FAILED, if anything. When the connector FAILED, every task restarts: one
+			// whose start is under way now fails for the same reason, and that failure must not answer this call.
+			failed := h.connectorFailed(ctx, name)
+			rec.Restarts = h.failedRestarts(ctx, name, old, failed)
+			if maps.Equal(rec.Restarts, old.Restarts) && !failed {
 				return old, nil, errUnchanged
 			}
 		}
@@ -347,18 +349,25 @@ func (h *Herder) refresh(ctx context.Context, name string) {
 	h.observe(e)
 }
 
-// failedRestarts returns rec's restart requests with one more for every task that is FAILED now.
-func (h *Herder) failedRestarts(ctx context.Context, name string, rec record) map[int]uint64 {
+// failedRestarts returns rec's restart requests with one more for every task that is FAILED now, or for every
+// task when all.
+func (h *Herder) failedRestarts(ctx context.Context, name string, rec record, all bool) map[int]uint64 {
 	out := maps.Clone(rec.Restarts)
+	if out == nil {
+		out = map[int]uint64{}
+	}
+	if all {
+		for i := range tasksOf(rec.Config) {
+			out[i]++
+		}
+		return out
+	}
 	st, err := h.Status(name)
 	if err != nil {
 		return out
 	}
 	for _, t := range st.Tasks {
 		if t.State == rpc.StateFailed {
-			if out == nil {
-				out = map[int]uint64{}
-			}
 			out[t.ID]++
 		}
 	}
