@@ -32,8 +32,10 @@ import (
 // (explicit acks, Nats-Msg-Id on every message, a file stream flushing every second, as the product has them).
 // events-per-message=1 is the product's layout; 10 and 50 store that many events in one message and copy the
 // matching ones of a message in one message; copies-batched stores one event per message on bus.in and gathers the
-// matching events of the messages the router holds into one copy. Per event the router and the target do the same
-// work whatever the layout (read its type, post it). bare-http posts the matching events directly.
+// matching events of the messages the router holds into one copy; copies-single stores 10 events per message on
+// bus.in and each matching event in a copy of its own (the first step of record batches: PutEvents storing a call's
+// events in one message while the rules' subjects keep one event per message). Per event the router and the target
+// do the same work whatever the layout (read its type, post it). bare-http posts the matching events directly.
 //
 // burst publishes 30,000 events at once and reports matching events delivered per second and the process's CPU per
 // matching event delivered (cpu_us/event, publishing included); paced publishes them in groups of 100 every 10 ms
@@ -42,9 +44,10 @@ func BenchmarkPathModel(b *testing.B) {
 	const events = 30_000
 	layouts := []struct {
 		name           string
-		per, copyBatch int
+		per, copyBatch int // copyBatch -1: one copy per matching event
 	}{{"events-per-message=1", 1, 0}, {"events-per-message=10", 10, 0}, {"events-per-message=50", 50, 0},
-		{"events-per-message=1/copies-batched", 1, 64}, {"bare-http", 0, 0}}
+		{"events-per-message=1/copies-batched", 1, 64}, {"events-per-message=10/copies-single", 10, -1},
+		{"bare-http", 0, 0}}
 	for _, mode := range latModes {
 		for _, layout := range layouts {
 			b.Run(mode.name+"/"+layout.name, func(b *testing.B) {
@@ -239,22 +242,36 @@ func pathModel(b *testing.B, per, copyBatch, n int, paced bool) modelRun {
 			}
 		}()
 	}
-	// storeCopy stores matched, read from src (the first of them, when several), on bus.rule and waits for it.
+	// storeCopy stores matched, read from src (the first of them, when several), on bus.rule and waits for it: in
+	// one message, or with copyBatch -1 each event in a message of its own.
 	storeCopy := func(src jetstream.Msg, matched [][]byte) bool {
-		out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(matched)}
-		out.Header.Set(nats.MsgIdHdr, "route-"+src.Headers().Get(nats.MsgIdHdr))
-		f, err := env.JS.PublishMsgAsync(out)
-		if err != nil {
-			b.Error(err)
-			return false
+		groups := [][][]byte{matched}
+		if copyBatch < 0 {
+			groups = groups[:0]
+			for _, ev := range matched {
+				groups = append(groups, [][]byte{ev})
+			}
 		}
-		select {
-		case <-f.Ok():
-			return true
-		case err := <-f.Err():
-			b.Error(err)
-			return false
+		var futs []jetstream.PubAckFuture
+		for i, g := range groups {
+			out := &nats.Msg{Subject: "bus.rule", Header: nats.Header{}, Data: pack(g)}
+			out.Header.Set(nats.MsgIdHdr, fmt.Sprintf("route-%s-%d", src.Headers().Get(nats.MsgIdHdr), i))
+			f, err := env.JS.PublishMsgAsync(out)
+			if err != nil {
+				b.Error(err)
+				return false
+			}
+			futs = append(futs, f)
 		}
+		for _, f := range futs {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				b.Error(err)
+				return false
+			}
+		}
+		return true
 	}
 	type routed struct {
 		msg     jetstream.Msg
