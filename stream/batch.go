@@ -1,0 +1,199 @@
+package stream
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
+)
+
+// Headers of a record batch: one message that holds several events (EncodeBatch).
+const (
+	// HeaderBatch marks a record batch and holds the number of its events. Its body is the CloudEvents JSON batch
+	// format (application/cloudevents-batch+json): a JSON array of the events in the JSON format.
+	HeaderBatch = "eb-batch"
+	// HeaderBatchTypes holds, one value per event in order, what HeaderTypes holds for a single event ("-" for an
+	// event whose extensions are all Strings); absent when every event's are.
+	HeaderBatchTypes = "eb-batch-types"
+	// HeaderBatchTrace holds, one value per event in order, the W3C traceparent of the span that stored the event
+	// ("-" for none); absent when no event has one. EntryHeader gives it to the event's reader as "traceparent".
+	HeaderBatchTrace = "eb-batch-traceparent"
+)
+
+// ContentTypeBatch is the media type of a record batch's body.
+const ContentTypeBatch = "application/cloudevents-batch+json"
+
+// noValue stands for an absent value in the per-event headers of a batch.
+const noValue = "-"
+
+// EncodeBatch returns events as one message: their JSON forms (cloudevent.Marshal) in a JSON array, HeaderBatch
+// their number, HeaderBatchTypes the types of their extensions that are not Strings (so that DecodeAll gives back
+// what Decode gives for a message of Encode), and HeaderBatchTrace the traceparents in traces (nil, or one per
+// event, "" for none). The caller sets the subject and Nats-Msg-Id. The events must have passed Check.
+func EncodeBatch(events []*event.Event, traces []string) (*nats.Msg, error) {
+	if len(events) == 0 {
+		return nil, errors.New("a record batch holds at least one event")
+	}
+	if traces != nil && len(traces) != len(events) {
+		return nil, fmt.Errorf("%d traceparents for %d events", len(traces), len(events))
+	}
+	m := nats.NewMsg("")
+	var body bytes.Buffer
+	body.WriteByte('[')
+	types := make([]string, len(events))
+	anyTyped := false
+	for i, e := range events {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		if e.DataEncoded != nil && len(e.DataEncoded) == 0 {
+			// Decode gives no data for an empty body; so does a batch.
+			c := *e
+			c.DataEncoded = nil
+			e = &c
+		}
+		j, err := cloudevent.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
+		}
+		body.Write(j)
+		types[i] = typesOf(e)
+		if types[i] == "" {
+			types[i] = noValue
+		} else {
+			anyTyped = true
+		}
+	}
+	body.WriteByte(']')
+	m.Header.Set(HeaderBatch, strconv.Itoa(len(events)))
+	m.Header.Set(headerContentType, ContentTypeBatch)
+	if anyTyped {
+		m.Header[HeaderBatchTypes] = types
+	}
+	if slices.ContainsFunc(traces, func(tp string) bool { return tp != "" }) {
+		vals := make([]string, len(traces))
+		for i, tp := range traces {
+			vals[i] = cmp.Or(tp, noValue)
+		}
+		m.Header[HeaderBatchTrace] = vals
+	}
+	m.Data = body.Bytes()
+	return m, nil
+}
+
+// typesOf is the HeaderTypes value of e's extensions ("" when all are Strings).
+func typesOf(e *event.Event) string {
+	var typed []string
+	for k, v := range e.Extensions() {
+		if _, typ, err := extensionValue(v); err == nil && typ != "" {
+			typed = append(typed, k+"="+typ)
+		}
+	}
+	if len(typed) == 0 {
+		return ""
+	}
+	slices.Sort(typed)
+	return strings.Join(typed, ",")
+}
+
+// IsBatch reports whether a message is a record batch.
+func IsBatch(h nats.Header) bool { return h.Get(HeaderBatch) != "" }
+
+// DecodeAll returns the events a stored message holds: the one event of a message of Encode (Decode), or the
+// events of a record batch in order, each as Decode would give it from a message of Encode. A batch whose body or
+// headers do not agree with its count is an error, as is any event of it that cannot be read: a batch is stored
+// whole or not at all, so a part of one is never delivered.
+func DecodeAll(m *nats.Msg) ([]*event.Event, error) {
+	if !IsBatch(m.Header) {
+		e, err := Decode(m)
+		if err != nil {
+			return nil, err
+		}
+		return []*event.Event{e}, nil
+	}
+	n, err := strconv.Atoi(m.Header.Get(HeaderBatch))
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("header %s: %q is not a number of events", HeaderBatch, m.Header.Get(HeaderBatch))
+	}
+	entries, err := cloudevent.UnmarshalBatch(m.Data)
+	if err != nil {
+		return nil, fmt.Errorf("record batch: %w", err)
+	}
+	if len(entries) != n {
+		return nil, fmt.Errorf("record batch of %d events holds %d", n, len(entries))
+	}
+	types := m.Header.Values(HeaderBatchTypes)
+	if len(types) != 0 && len(types) != n {
+		return nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(types), HeaderBatchTypes)
+	}
+	out := make([]*event.Event, n)
+	for i, en := range entries {
+		if en.Err != nil {
+			return nil, fmt.Errorf("event %d of the record batch: %w", i, en.Err)
+		}
+		e := en.Event
+		if len(types) > 0 && types[i] != noValue {
+			if err := retype(e, types[i]); err != nil {
+				return nil, fmt.Errorf("event %d of the record batch: %w", i, err)
+			}
+		}
+		if e.SpecVersion() == "" || e.ID() == "" || e.Source() == "" || e.Type() == "" {
+			return nil, fmt.Errorf("event %d of the record batch is not a valid CloudEvent", i)
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// retype gives e's extensions named in typed (HeaderTypes' syntax) their types back from their text.
+func retype(e *event.Event, typed string) error {
+	for _, pair := range strings.Split(typed, ",") {
+		name, typ, ok := strings.Cut(pair, "=")
+		if !ok {
+			continue
+		}
+		v, ok := e.Extensions()[name]
+		if !ok {
+			continue
+		}
+		text, err := extensionText(v)
+		if err != nil {
+			return fmt.Errorf("extension %s: %w", name, err)
+		}
+		value, err := parseExtension(typ, text)
+		if err != nil {
+			return fmt.Errorf("extension %s of type %s: %w", name, typ, err)
+		}
+		e.SetExtension(name, value)
+	}
+	return nil
+}
+
+// EntryHeader returns the headers a reader sees for event i of a message that DecodeAll read: the message's own
+// for a single event; for a batch, the message's headers without those of the batch, with the event's
+// traceparent (HeaderBatchTrace) as "traceparent".
+func EntryHeader(h nats.Header, i int) nats.Header {
+	if !IsBatch(h) {
+		return h
+	}
+	out := nats.Header{}
+	for k, v := range h {
+		switch k {
+		case HeaderBatch, HeaderBatchTypes, HeaderBatchTrace, headerContentType:
+		default:
+			out[k] = v
+		}
+	}
+	if tps := h.Values(HeaderBatchTrace); i < len(tps) && tps[i] != noValue {
+		out.Set("traceparent", tps[i])
+	}
+	return out
+}

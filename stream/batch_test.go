@@ -1,0 +1,177 @@
+package stream
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// batchCases are events of every form the store keeps: typed extensions, each form of data, none.
+func batchCases() []*event.Event {
+	home, _ := url.Parse("https://example.com/x")
+	ref, _ := url.Parse("../y?z=1")
+	at := time.Date(2026, 12, 1, 10, 11, 12, 123456789, time.UTC)
+	mods := []func(e *event.Event){
+		nil,
+		func(e *event.Event) {
+			e.SetExtension("count", int32(-7))
+			e.SetExtension("flag", false)
+			e.SetExtension("blob", []byte{0, 1, 0xff})
+			e.SetExtension("home", types.URI{URL: *home})
+			e.SetExtension("ref", types.URIRef{URL: *ref})
+			e.SetExtension("at", types.Timestamp{Time: at})
+			e.SetExtension("text", "42")
+			e.SetTime(at)
+			e.SetSubject("o-42")
+			e.SetDataSchema("https://example.com/schema")
+		},
+		func(e *event.Event) {
+			e.SetDataContentType("application/json")
+			e.DataEncoded = []byte(`{"n": 12345678901234567890, "s": "\u00e9"}`)
+		},
+		func(e *event.Event) { e.DataEncoded = []byte(`[1,2]`) }, // JSON data without a type
+		func(e *event.Event) { e.SetDataContentType("text/plain"); e.DataEncoded = []byte(" Hello, World!\n") },
+		func(e *event.Event) { e.DataEncoded = []byte{0, 1, 2, 0xff}; e.DataBase64 = true },
+		func(e *event.Event) { e.SetDataContentType("text/plain"); e.DataEncoded = []byte{0xc0, 0xa0} },
+		func(e *event.Event) { e.SetDataContentType("text/plain"); e.DataEncoded = []byte{} },
+		func(e *event.Event) { e.DataEncoded = []byte("not json") },
+		func(e *event.Event) { e.SetDataContentType("application/xml"); e.DataEncoded = []byte(`<a x="1"/>`) },
+	}
+	out := make([]*event.Event, len(mods))
+	for i, mod := range mods {
+		out[i] = newEvent(mod)
+		out[i].SetID("e" + string(rune('a'+i)))
+	}
+	return out
+}
+
+// sameEvent fails unless got is want: the same JSON form, data bytes, binary mark and extension types.
+func sameEvent(t *testing.T, want, got *event.Event) {
+	t.Helper()
+	wj, err := json.Marshal(want)
+	require.NoError(t, err)
+	gj, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(wj), string(gj), "JSON form")
+	assert.Equal(t, want.Data(), got.Data(), "data")
+	assert.Equal(t, want.DataBase64, got.DataBase64, "binary mark")
+	assert.Len(t, got.Extensions(), len(want.Extensions()))
+	for k, v := range want.Extensions() {
+		wantText, wantType, _ := extensionValue(v)
+		gotText, gotType, _ := extensionValue(got.Extensions()[k])
+		assert.Equal(t, wantType+" "+wantText, gotType+" "+gotText, "extension %s", k)
+	}
+}
+
+// Every event of a record batch reads back as the single-event form (Encode, Decode) gives it back: a reader does
+// not see which form stored it.
+func TestBatchReadsAsSingleEvents(t *testing.T) {
+	t.Parallel()
+	events := batchCases()
+	for _, e := range events {
+		require.NoError(t, Check(e, 0))
+	}
+	m, err := EncodeBatch(events, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "10", m.Header.Get(HeaderBatch))
+	assert.Empty(t, m.Header.Values(HeaderBatchTrace), "no traceparent given: none written")
+	got, err := DecodeAll(&nats.Msg{Header: m.Header, Data: m.Data})
+	require.NoError(t, err)
+	require.Len(t, got, len(events))
+	for i, e := range events {
+		single := Encode(e)
+		want, err := Decode(&nats.Msg{Header: single.Header, Data: single.Data})
+		require.NoError(t, err)
+		t.Run(e.ID(), func(t *testing.T) { sameEvent(t, want, got[i]) })
+	}
+
+	// The body is the CloudEvents JSON batch format: any reader of it sees the events.
+	var raw []map[string]any
+	require.NoError(t, json.Unmarshal(m.Data, &raw))
+	require.Len(t, raw, len(events))
+	assert.Equal(t, "eb", raw[1]["id"])
+	assert.Equal(t, ContentTypeBatch, m.Header.Get("content-type"))
+}
+
+// A message of Encode reads as one event, its own headers its entry's.
+func TestDecodeAllReadsASingleEvent(t *testing.T) {
+	t.Parallel()
+	m := Encode(newEvent(nil))
+	m.Header.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	got, err := DecodeAll(&nats.Msg{Header: m.Header, Data: m.Data})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "e1", got[0].ID())
+	assert.Equal(t, m.Header, EntryHeader(m.Header, 0))
+}
+
+// Each event of a batch has its own traceparent in its entry's headers; the batch's own headers are not there, the
+// message's other headers are.
+func TestEntryHeaderGivesEachEventItsTrace(t *testing.T) {
+	t.Parallel()
+	events := batchCases()[:3]
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	m, err := EncodeBatch(events, []string{tp, "", strings.Replace(tp, "b7ad", "c8be", 1)})
+	require.NoError(t, err)
+	m.Header.Set(HeaderReplay, "r1")
+	h0 := EntryHeader(m.Header, 0)
+	assert.Equal(t, tp, h0.Get("traceparent"))
+	assert.Equal(t, "r1", h0.Get(HeaderReplay))
+	for _, k := range []string{HeaderBatch, HeaderBatchTrace, HeaderBatchTypes, "content-type"} {
+		assert.Empty(t, h0.Values(k), k)
+	}
+	assert.Empty(t, EntryHeader(m.Header, 1).Get("traceparent"), "the second event has none")
+	assert.Contains(t, EntryHeader(m.Header, 2).Get("traceparent"), "c8be")
+
+	_, err = EncodeBatch(events, []string{tp})
+	assert.ErrorContains(t, err, "1 traceparents for 3 events")
+	_, err = EncodeBatch(nil, nil)
+	assert.Error(t, err)
+}
+
+// A batch that does not agree with itself is an error naming what is wrong, never a part of its events.
+func TestDecodeAllRefusesABrokenBatch(t *testing.T) {
+	t.Parallel()
+	good, err := EncodeBatch(batchCases()[:2], nil)
+	require.NoError(t, err)
+	with := func(mod func(m *nats.Msg)) *nats.Msg {
+		m := &nats.Msg{Header: nats.Header{}, Data: append([]byte(nil), good.Data...)}
+		for k, v := range good.Header {
+			m.Header[k] = append([]string(nil), v...)
+		}
+		mod(m)
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		m    *nats.Msg
+		want string
+	}{
+		{"count not a number", with(func(m *nats.Msg) { m.Header.Set(HeaderBatch, "two") }), "is not a number of events"},
+		{"count too large", with(func(m *nats.Msg) { m.Header.Set(HeaderBatch, "3") }), "record batch of 3 events holds 2"},
+		{"not JSON", with(func(m *nats.Msg) { m.Data = []byte("[{") }), "not valid JSON"},
+		{"not an array", with(func(m *nats.Msg) { m.Data = []byte(`{"id":"x"}`) }), "a batch is a JSON array"},
+		{"an event without an id", with(func(m *nats.Msg) {
+			m.Data = []byte(`[{"specversion":"1.0","id":"a","source":"/s","type":"t"},{"specversion":"1.0","source":"/s","type":"t"}]`)
+		}), "event 1 of the record batch"},
+		{"types of another number of events", with(func(m *nats.Msg) { m.Header[HeaderBatchTypes] = []string{"-"} }), "1 values of eb-batch-types"},
+		{"a type that does not parse", with(func(m *nats.Msg) {
+			m.Data = []byte(`[{"specversion":"1.0","id":"a","source":"/s","type":"t","n":"x"},{"specversion":"1.0","id":"b","source":"/s","type":"t"}]`)
+			m.Header[HeaderBatchTypes] = []string{"n=Integer", "-"}
+		}), "extension n of type Integer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeAll(tc.m)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Nil(t, got)
+		})
+	}
+}
