@@ -119,10 +119,13 @@ type Meta struct {
 	Attempt uint64
 	// Timestamp is when the record was stored in the stream.
 	Timestamp time.Time
-	// MsgID is the record's Nats-Msg-Id header ("" when it has none).
+	// Index is the event's place in a record batch (stream.EncodeBatch), 0 for a message of one event.
+	Index int
+	// MsgID is the record's Nats-Msg-Id header ("" when it has none); for an event of a record batch, that of the
+	// batch hashed with the event's index (stream.HopMsgID), so that each event has its own.
 	MsgID string
-	// Header holds the record's NATS headers (the router reads stream.HeaderReplay and its kin there). Read-only:
-	// it is the message's own map.
+	// Header holds the record's NATS headers (the router reads stream.HeaderReplay and its kin there); for an event
+	// of a record batch, stream.EntryHeader's. Read-only: it may be the message's own map.
 	Header nats.Header
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -60,21 +61,36 @@ func keyPart(s string) string {
 	return s
 }
 
-// Failed returns how many attempts of the record failed so far (0 when none was recorded).
-func (a *Attempts) Failed(ctx context.Context, key string) (uint64, error) {
+// Failed returns how many attempts of the record failed so far (0 when none was recorded), and for a record batch
+// the index of the event they were attempts of: the events before it are settled.
+func (a *Attempts) Failed(ctx context.Context, key string) (failed uint64, index int, err error) {
 	e, err := a.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return strconv.ParseUint(string(e.Value()), 10, 64)
+	n, at, batched := strings.Cut(string(e.Value()), "@")
+	failed, err = strconv.ParseUint(n, 10, 64)
+	if err != nil || !batched {
+		return failed, 0, err
+	}
+	index, err = strconv.Atoi(at)
+	if err != nil || index < 0 {
+		return 0, 0, fmt.Errorf("attempts of %s: %q is not an index", key, at)
+	}
+	return failed, index, nil
 }
 
-// Record stores that n attempts of the record failed.
-func (a *Attempts) Record(ctx context.Context, key string, n uint64) error {
-	_, err := a.kv.Put(ctx, key, []byte(strconv.FormatUint(n, 10)))
+// Record stores that n attempts of the record failed; of its event at index for a record batch (the events before
+// it are settled). The value is "n", or "n@index" past the first event.
+func (a *Attempts) Record(ctx context.Context, key string, n uint64, index int) error {
+	v := strconv.FormatUint(n, 10)
+	if index > 0 {
+		v += "@" + strconv.Itoa(index)
+	}
+	_, err := a.kv.Put(ctx, key, []byte(v))
 	return err
 }
 

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
@@ -446,43 +448,53 @@ func (t *Task) unhold(seq uint64) {
 }
 
 // attempt returns the number of this attempt of a record: one more than its failed attempts recorded, or its
-// delivery count without Attempts (or when they cannot be read).
-func (t *Task) attempt(md *jetstream.MsgMetadata) uint64 {
+// delivery count without Attempts (or when they cannot be read); and for a record batch the index of the event the
+// attempt is of (the events before it were settled by an earlier delivery).
+func (t *Task) attempt(md *jetstream.MsgMetadata) (uint64, int) {
 	if t.cfg.Attempts == nil || md.NumDelivered <= 1 {
-		return md.NumDelivered
+		return md.NumDelivered, 0
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, attemptsTimeout)
 	defer cancel()
-	failed, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
+	failed, index, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
 	if err != nil {
 		t.log.Warn("reading the failed attempts of a record; counting its deliveries instead", "seq", md.Sequence.Stream, "err", err)
-		return md.NumDelivered
+		return md.NumDelivered, 0
 	}
-	return failed + 1
+	return failed + 1, index
 }
 
-// settle records the outcome of an attempt in Attempts: a failed attempt before the record is handed back for a
-// retry, and the end of the record's failures once it was written or given up. A record that never failed an
-// attempt costs nothing (not even its key), however often it was delivered.
-func (t *Task) settle(md *jetstream.MsgMetadata, attempt uint64, retry bool) {
-	if t.cfg.Attempts == nil || (!retry && attempt <= 1) {
+// record stores in Attempts that failed attempts of the event at index of a record failed (the events before it
+// are settled), before the record is handed back.
+func (t *Task) record(md *jetstream.MsgMetadata, failed uint64, index int) {
+	if t.cfg.Attempts == nil {
 		return
 	}
-	key := attemptKey(md.Stream, md.Consumer, md.Sequence.Stream)
 	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
 	defer cancel()
-	var err error
-	if retry {
-		err = t.cfg.Attempts.Record(ctx, key, attempt)
-	} else {
-		err = t.cfg.Attempts.Forget(ctx, key)
-	}
-	if err != nil {
+	if err := t.cfg.Attempts.Record(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream), failed, index); err != nil {
 		t.log.Warn("recording the failed attempts of a record", "seq", md.Sequence.Stream, "err", err)
 	}
 }
 
-// handle handles one record; md is its metadata as the reader parsed it (mdErr when it could not).
+// forget ends the record's failures in Attempts once all its events were written or given up. A record that
+// never failed an attempt and was never handed back part way costs nothing (not even its key), however often it
+// was delivered.
+func (t *Task) forget(md *jetstream.MsgMetadata) {
+	if t.cfg.Attempts == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
+	defer cancel()
+	if err := t.cfg.Attempts.Forget(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream)); err != nil {
+		t.log.Warn("recording the failed attempts of a record", "seq", md.Sequence.Stream, "err", err)
+	}
+}
+
+// handle handles one record, md its metadata as the reader parsed it (mdErr when it could not): its one event, or
+// the events of a record batch in order from the first not settled yet. The message is acknowledged once every
+// event is settled (written, filtered, dead-lettered or dropped); an event to retry hands the message back with the
+// retry's delay, recording its index with its failed attempts (Attempts), so that the next delivery starts there.
 func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error) {
 	if mdErr != nil {
 		t.n.undecodable.Add(1)
@@ -491,28 +503,86 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		return
 	}
 	defer t.unhold(md.Sequence.Stream)
-	meta := connector.Meta{
+	base := connector.Meta{
 		Stream:    md.Stream,
 		Subject:   msg.Subject(),
 		Sequence:  md.Sequence.Stream,
-		Attempt:   t.attempt(md),
 		Timestamp: md.Timestamp,
 		MsgID:     msg.Headers().Get(nats.MsgIdHdr),
 		Header:    msg.Headers(),
 	}
-	e, err := stream.Decode(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+	events, err := stream.DecodeAll(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 	if err != nil {
 		t.n.undecodable.Add(1)
-		t.log.Error("record is not a CloudEvent, terminated", "stream", meta.Stream, "seq", meta.Sequence, "err", err)
+		t.log.Error("record is not a CloudEvent, terminated", "stream", base.Stream, "seq", base.Sequence, "err", err)
 		if err := msg.TermWithReason("not a CloudEvent"); err != nil {
 			t.log.Warn("term", "err", err)
 		}
 		return
 	}
+	batch := stream.IsBatch(msg.Headers())
+	if batch {
+		t.n.read.Add(uint64(len(events) - 1)) // the reader counted the message as one
+	}
+	attempt, from := t.attempt(md)
+	if from >= len(events) {
+		from = 0
+	}
+	stopProgress := t.keepAlive(msg)
+	failedBefore := attempt > 1 || from > 0
+	for i := from; i < len(events); i++ {
+		meta := base
+		meta.Attempt = 1
+		if i == from {
+			meta.Attempt = attempt
+		}
+		if batch {
+			meta.Index, meta.Header = i, stream.EntryHeader(msg.Headers(), i)
+			meta.MsgID = stream.HopMsgID(base.ID(), strconv.Itoa(i))
+		}
+		o, handBack := t.handleEvent(meta, events[i])
+		switch {
+		case handBack:
+			// Stopped while writing: hand the record back at once; it was not a failure of the target.
+			stopProgress()
+			if i > 0 {
+				t.record(md, meta.Attempt-1, i)
+			}
+			t.nak(msg)
+			return
+		case o.Action == Retry:
+			stopProgress()
+			t.record(md, meta.Attempt, i)
+			if err := msg.NakWithDelay(o.Delay); err != nil {
+				t.log.Warn("nak", "err", err)
+			}
+			return
+		case o.Action == Fail || o.Action == GiveUp:
+			stopProgress()
+			// Stop reading before handing the record back, or the reader could take it again at once.
+			t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
+				meta.Sequence, meta.Stream, o.Attempts, o.Err))
+			if i > 0 {
+				t.record(md, meta.Attempt-1, i)
+			}
+			t.nak(msg)
+			return
+		}
+	}
+	stopProgress()
+	if failedBefore {
+		t.forget(md)
+	}
+	if err := msg.Ack(); err != nil {
+		t.log.Warn("ack", "err", err)
+	}
+}
 
+// handleEvent makes one attempt to write one event of a record and counts, logs and traces its outcome; handBack
+// says that the task stopped while writing, so the record goes back without counting as a failure.
+func (t *Task) handleEvent(meta connector.Meta, e *event.Event) (o Outcome, handBack bool) {
 	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
 	report := new(connector.Report)
-	stopProgress := t.keepAlive(msg)
 	var began time.Time
 	if t.cfg.EventLog != nil {
 		began = time.Now()
@@ -520,29 +590,25 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	ctx := connector.WithReport(connector.WithMeta(t.writeCtx, meta), report)
 	var span trace.Span
 	if t.cfg.Tracer != nil {
-		ctx, span = t.startSpan(ctx, msg, meta, e)
+		ctx, span = t.startSpan(ctx, meta, e)
 	}
-	o := t.cfg.Handler(ctx, e)
-	stopProgress()
+	o = t.cfg.Handler(ctx, e)
 	if o.Action != Ack && t.writeCtx.Err() != nil {
-		// Stopped while writing: hand the record back at once; it was not a failure of the target.
 		if span != nil {
 			span.SetAttributes(attribute.String("eventbridge.outcome", "handed back: the task stopped"))
 			span.End()
 		}
-		t.nak(msg)
-		return
+		return o, true
 	}
 
 	log := func(level slog.Level, text string) {
-		t.log.Log(context.Background(), level, text, "stream", meta.Stream, "seq", meta.Sequence,
+		t.log.Log(context.Background(), level, text, "stream", meta.Stream, "seq", meta.Sequence, "index", meta.Index,
 			"event_id", e.ID(), "event_source", e.Source(), "attempts", o.Attempts, "err", o.Err)
 	}
 	transformFailed := o.Err != nil && IsTransformError(o.Err) && o.Action != Retry
 	if transformFailed {
 		t.n.transformFailed.Add(1)
 	}
-	t.settle(md, meta.Attempt, o.Action == Retry)
 	f := t.follow(o, meta.Attempt)
 	if span != nil {
 		endSpan(span, o, f)
@@ -572,27 +638,15 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		if t.cfg.Delivered != nil {
 			t.cfg.Delivered(latency)
 		}
-		if err := msg.Ack(); err != nil {
-			t.log.Warn("ack", "err", err)
-		}
 	case Filtered:
 		t.n.filtered.Add(1)
 		log(slog.LevelDebug, "record filtered out by a transform")
-		if err := msg.Ack(); err != nil {
-			t.log.Warn("ack", "err", err)
-		}
 	case Retry:
 		t.n.retried.Add(1)
 		log(slog.LevelDebug, "record will be retried")
-		if err := msg.NakWithDelay(o.Delay); err != nil {
-			t.log.Warn("nak", "err", err)
-		}
 	case DeadLettered:
 		t.n.deadLettered.Add(1)
 		log(slog.LevelWarn, fmt.Sprintf("record dead-lettered after %d attempts", o.Attempts))
-		if err := msg.Ack(); err != nil {
-			t.log.Warn("ack", "err", err)
-		}
 	case Drop:
 		t.n.dropped.Add(1)
 		if transformFailed {
@@ -600,17 +654,12 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		} else {
 			log(slog.LevelWarn, fmt.Sprintf("record dropped after %d attempts", o.Attempts))
 		}
-		if err := msg.Ack(); err != nil {
-			t.log.Warn("ack", "err", err)
-		}
 	default: // Fail, and GiveUp that no middleware handled
 		t.n.failed.Add(1)
 		log(slog.LevelError, "record could not be delivered; failing the task")
-		// Stop reading before handing the record back, or the reader could take it again at once.
-		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
-			meta.Sequence, meta.Stream, o.Attempts, o.Err))
-		t.nak(msg)
+		o.Action = Fail
 	}
+	return o, false
 }
 
 // follow records the outcome of an attempt in the task's health, and logs, at info level, when writes start to

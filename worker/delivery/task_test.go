@@ -30,18 +30,23 @@ const (
 // Block is open (until the write's context ends when BlockUntilCancel).
 type recordingSink struct {
 	FailFirst        int
+	FailIDs          map[string]bool // when set, only these events fail
 	Err              error
 	Block            chan struct{}
 	BlockUntilCancel bool
+	BlockID          string // when set, only this event blocks until its write's context ends
 
 	mu       sync.Mutex
 	attempts map[string][]uint64 // event id → Attempt of every attempt
+	metas    map[string][]connector.Meta
 	accepted []string
 	inWrite  int
 	peak     int
 }
 
-func newSink() *recordingSink { return &recordingSink{attempts: map[string][]uint64{}} }
+func newSink() *recordingSink {
+	return &recordingSink{attempts: map[string][]uint64{}, metas: map[string][]connector.Meta{}}
+}
 
 func (s *recordingSink) Connect(context.Context) error { return nil }
 func (s *recordingSink) Close() error                  { return nil }
@@ -50,6 +55,7 @@ func (s *recordingSink) Write(ctx context.Context, e *event.Event) error {
 	m, _ := connector.MetaFrom(ctx)
 	s.mu.Lock()
 	s.attempts[e.ID()] = append(s.attempts[e.ID()], m.Attempt)
+	s.metas[e.ID()] = append(s.metas[e.ID()], m)
 	n := len(s.attempts[e.ID()])
 	s.inWrite++
 	s.peak = max(s.peak, s.inWrite)
@@ -59,7 +65,7 @@ func (s *recordingSink) Write(ctx context.Context, e *event.Event) error {
 		s.inWrite--
 		s.mu.Unlock()
 	}()
-	if s.BlockUntilCancel {
+	if s.BlockUntilCancel || (s.BlockID != "" && s.BlockID == e.ID()) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
@@ -70,7 +76,7 @@ func (s *recordingSink) Write(ctx context.Context, e *event.Event) error {
 			return ctx.Err()
 		}
 	}
-	if n <= s.FailFirst {
+	if n <= s.FailFirst && (s.FailIDs == nil || s.FailIDs[e.ID()]) {
 		if s.Err != nil {
 			return s.Err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -17,8 +16,8 @@ import (
 // in the message's headers (the store's span for the router, the router's for a target), else of the trace the
 // event started in (its traceparent extension: a record stored by a process that did not trace), else a root. The
 // sink finds it in ctx: the router writes it into its copies' headers, the http sink into the request's.
-func (t *Task) startSpan(ctx context.Context, msg jetstream.Msg, meta connector.Meta, e *event.Event) (context.Context, trace.Span) {
-	parent, ok := tracing.Extract(ctx, msg.Headers())
+func (t *Task) startSpan(ctx context.Context, meta connector.Meta, e *event.Event) (context.Context, trace.Span) {
+	parent, ok := tracing.Extract(ctx, meta.Header)
 	if !ok {
 		parent, _ = tracing.FromEvent(ctx, e)
 	}

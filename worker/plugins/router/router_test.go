@@ -3,10 +3,12 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -327,4 +329,47 @@ func TestRouterLogsResourcesAsStored(t *testing.T) {
 	require.NoError(t, json.Unmarshal(got[2].Explanation, &x), "%s", got[2].Explanation)
 	assert.Equal(t, "resources", x.Path)
 	assert.JSONEq(t, `["arn:a","arn:b"]`, string(x.Actual))
+}
+
+// A record batch on the bus's .in subject is routed event by event: each matching event gets its own copy, with a
+// hop id of its own (the batch's id hashed with its index, then with the rule), so that a batch routed again after
+// a crash stores no second copy of any event.
+func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
+	)
+	events := []*event.Event{
+		newEvent("b0", "order.created", "shop", nil),
+		newEvent("b1", "order.paid", "shop", nil),
+		newEvent("b2", "order.created", "shop", nil),
+	}
+	batch, err := stream.EncodeBatch(events, nil)
+	require.NoError(t, err)
+	batch.Subject = names.BusIn(bus)
+	batch.Header.Set(nats.MsgIdHdr, "batch-1")
+	for range 2 { // the second is a duplicate the stream drops
+		_, err = env.JS.PublishMsg(context.Background(), batch)
+		require.NoError(t, err)
+	}
+	r := startRouter(t, env, rules)
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
+	copies := env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))
+	assert.Equal(t, []string{"b0", "b2"}, ids(copies), "in the batch's order")
+	assert.Equal(t, stream.HopMsgID(stream.HopMsgID("batch-1", "0"), "route", "created"), copies[0].MsgID)
+	assert.Equal(t, stream.HopMsgID(stream.HopMsgID("batch-1", "2"), "route", "created"), copies[1].MsgID)
+	n := r.task.Counters()
+	assert.EqualValues(t, 3, n.Read)
+	assert.EqualValues(t, 2, n.Matched)
+	assert.EqualValues(t, 1, n.Unmatched)
+
+	// Routed again (a crash before its ack): no copy is stored twice.
+	s := newRouter(t, env, rules)
+	for i, e := range events {
+		meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: 1, Attempt: 1, Index: i,
+			MsgID: stream.HopMsgID("batch-1", strconv.Itoa(i))}
+		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
+	}
+	assert.Len(t, env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created")), 2)
 }
