@@ -30,7 +30,8 @@ func NewEvents(js jetstream.JetStream, cluster string) *Events {
 
 // Events scans the bus's .in subject from q.After+1 (or from q.Filter.From's time on a first page), keeps what
 // q.Filter selects and stops at q.Limit matches, after q.MaxScan events read, at the first event stored after
-// q.Filter.To, or at the end; it returns the sequence of the last event read when more may follow, else 0.
+// q.Filter.To, or at the end; it returns the sequence of the last event read when more may follow, else 0. A record
+// batch is read whole: a page that reaches q.Limit in one may hold up to the rest of its events more.
 func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]inspect.Stored, uint64, error) {
 	st, err := s.js.Stream(ctx, s.names.BusStream(b.ID()))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -47,12 +48,18 @@ func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]ins
 	next, err := scan(ctx, st, scanQuery{subject: s.names.BusIn(b.ID()), after: q.After, from: q.Filter.From, to: q.Filter.To,
 		limit: q.Limit, maxScan: maxScan, what: "the stream of bus " + b.Name()},
 		func(seq uint64, at time.Time, m jetstream.Msg) bool {
-			ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
-			if err != nil || !q.Filter.Matches(at, ev) {
+			evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+			if err != nil {
 				return false
 			}
-			out = append(out, inspect.Stored{Sequence: seq, Time: at, Event: ev})
-			return true
+			kept := false
+			for i, ev := range evs {
+				if q.Filter.Matches(at, ev) {
+					out = append(out, inspect.Stored{Sequence: seq, Index: i, Time: at, Event: ev})
+					kept = true
+				}
+			}
+			return kept
 		})
 	if err != nil {
 		return nil, 0, err
@@ -92,18 +99,21 @@ func (s *Events) Tail(ctx context.Context, b *bus.Bus, ready func(), fn func(ins
 		if err != nil {
 			continue
 		}
-		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
 		if err != nil {
 			continue
 		}
-		if err := fn(inspect.Stored{Sequence: md.Sequence.Stream, Time: md.Timestamp, Event: ev}); err != nil {
-			return err
+		for i, ev := range evs {
+			if err := fn(inspect.Stored{Sequence: md.Sequence.Stream, Index: i, Time: md.Timestamp, Event: ev}); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// Get returns the event stored on the bus's .in subject at seq; inspect.ErrEventNotFound when there is none.
-func (s *Events) Get(ctx context.Context, b *bus.Bus, seq uint64) (*inspect.Stored, error) {
+// Get returns the events stored on the bus's .in subject at seq: one, or the events of a record batch in order;
+// inspect.ErrEventNotFound when there is none.
+func (s *Events) Get(ctx context.Context, b *bus.Bus, seq uint64) ([]inspect.Stored, error) {
 	st, err := s.js.Stream(ctx, s.names.BusStream(b.ID()))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, inspect.ErrEventNotFound.With("bus %q holds no event %d", b.Name(), seq)
@@ -118,9 +128,13 @@ func (s *Events) Get(ctx context.Context, b *bus.Bus, seq uint64) (*inspect.Stor
 	if err != nil {
 		return nil, fmt.Errorf("reading event %d of bus %s: %w", seq, b.Name(), err)
 	}
-	ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 	if err != nil {
 		return nil, fmt.Errorf("event %d of bus %s: %w", seq, b.Name(), err)
 	}
-	return &inspect.Stored{Sequence: seq, Time: m.Time, Event: ev}, nil
+	out := make([]inspect.Stored, len(evs))
+	for i, ev := range evs {
+		out[i] = inspect.Stored{Sequence: seq, Index: i, Time: m.Time, Event: ev}
+	}
+	return out, nil
 }

@@ -22,8 +22,10 @@ import (
 // Stored is an event as a bus holds it: its place in the bus's stream and the time it was stored.
 type Stored struct {
 	Sequence uint64
-	Time     time.Time
-	Event    *event.Event
+	// Index is the event's place in the record batch stored at Sequence (0 for a message of one event).
+	Index int
+	Time  time.Time
+	Event *event.Event
 }
 
 // Filter selects events by the time they were stored (both ends included, zero unbounded), by their type,
@@ -104,8 +106,9 @@ type Store interface {
 	// stored and returns those q.Filter selects, at most q.Limit, and the sequence of the last one read when more
 	// may follow (0 at the end). It reads at most q.MaxScan events.
 	Events(ctx context.Context, b *bus.Bus, q Query) ([]Stored, uint64, error)
-	// Get returns the event the bus stored at seq; ErrEventNotFound when it holds none there.
-	Get(ctx context.Context, b *bus.Bus, seq uint64) (*Stored, error)
+	// Get returns the events the bus stored at seq (one, or a record batch's in order); ErrEventNotFound when it
+	// holds none there.
+	Get(ctx context.Context, b *bus.Bus, seq uint64) ([]Stored, error)
 	// Tail calls fn with every event stored on the bus from the moment it is listening, in order, until ctx ends
 	// (nil) or fn returns an error (returned). ready, when not nil, is called once it listens.
 	Tail(ctx context.Context, b *bus.Bus, ready func(), fn func(Stored) error) error

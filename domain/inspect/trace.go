@@ -66,8 +66,14 @@ func (s *Service) TraceOf(ctx context.Context, accountID, busName, source, id st
 	var found *Stored
 	for _, r := range recs {
 		if r.Type == typeEventReceipt && r.Sequence != 0 {
-			if st, err := s.Store.Get(ctx, b, r.Sequence); err == nil && st.Event.ID() == id && st.Event.Source() == source {
-				found = st
+			stored, _ := s.Store.Get(ctx, b, r.Sequence)
+			for i := range stored {
+				if st := &stored[i]; st.Event.ID() == id && st.Event.Source() == source {
+					found = st
+					break
+				}
+			}
+			if found != nil {
 				break
 			}
 		}
