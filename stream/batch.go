@@ -145,8 +145,8 @@ func DecodeAll(m *nats.Msg) ([]*event.Event, error) {
 				return nil, fmt.Errorf("event %d of the record batch: %w", i, err)
 			}
 		}
-		if e.SpecVersion() == "" || e.ID() == "" || e.Source() == "" || e.Type() == "" {
-			return nil, fmt.Errorf("event %d of the record batch is not a valid CloudEvent", i)
+		if err := hasRequired(e); err != nil {
+			return nil, fmt.Errorf("event %d of the record batch: %w", i, err)
 		}
 		out[i] = e
 	}

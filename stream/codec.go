@@ -213,13 +213,21 @@ func Decode(m *nats.Msg) (*event.Event, error) {
 		e.DataEncoded = m.Data
 	}
 	e.DataBase64 = m.Header.Get(HeaderDataEncoding) == "base64"
+	if err := hasRequired(&e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// hasRequired checks that a stored event has the attributes every CloudEvent has.
+func hasRequired(e *event.Event) error {
 	for _, a := range [...]struct{ name, value string }{{"specversion", e.SpecVersion()}, {"id", e.ID()},
 		{"source", e.Source()}, {"type", e.Type()}} {
 		if a.value == "" {
-			return nil, fmt.Errorf("stored message is not a valid CloudEvent: no %s", a.name)
+			return fmt.Errorf("stored message is not a valid CloudEvent: no %s", a.name)
 		}
 	}
-	return &e, nil
+	return nil
 }
 
 // Headers of a dead letter, on top of the original event's CloudEvents binary-mode headers.
