@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -45,35 +44,125 @@ func EncodeBatch(events []*event.Event, traces []string) (*nats.Msg, error) {
 	if traces != nil && len(traces) != len(events) {
 		return nil, fmt.Errorf("%d traceparents for %d events", len(traces), len(events))
 	}
-	m := nats.NewMsg("")
-	var body bytes.Buffer
-	body.WriteByte('[')
-	types := make([]string, len(events))
-	anyTyped := false
+	entries := make([]batchEntry, len(events))
 	for i, e := range events {
-		if i > 0 {
-			body.WriteByte(',')
-		}
-		if e.DataEncoded != nil && len(e.DataEncoded) == 0 {
-			// Decode gives no data for an empty body; so does a batch.
-			c := *e
-			c.DataEncoded = nil
-			e = &c
-		}
-		j, err := cloudevent.Marshal(e)
+		en, err := entryOf(e)
 		if err != nil {
 			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
 		}
-		body.Write(j)
-		types[i] = typesOf(e)
-		if types[i] == "" {
-			types[i] = noValue
-		} else {
-			anyTyped = true
-		}
+		entries[i] = en
 	}
-	body.WriteByte(']')
-	m.Header.Set(HeaderBatch, strconv.Itoa(len(events)))
+	return assemble(entries, traces), nil
+}
+
+// Part is one message of EncodeBatches: events[From:To] in order.
+type Part struct {
+	Msg      *nats.Msg
+	From, To int
+}
+
+// batchOverhead bounds the bytes of a record batch's message that do not depend on its events: the header line,
+// HeaderBatch, the content type, a Nats-Msg-Id and the array's brackets.
+const batchOverhead = 256
+
+// EncodeBatches returns events, in order, as messages of at most maxBytes of headers and body each (0: no bound):
+// record batches (EncodeBatch) of consecutive events, and a message of Encode for an event that is alone in its
+// part, or whose JSON form cannot be made (its extension values). traces are as for EncodeBatch; an event alone in
+// its message gets no trace header (the caller injects its span's). The parts depend only on the events, traces
+// and maxBytes, so the same events put again make the same messages. An event that does not fit maxBytes even
+// alone is a message of its own that JetStream will refuse; Check keeps events well under a server's payload.
+func EncodeBatches(events []*event.Event, traces []string, maxBytes int) ([]Part, error) {
+	if traces != nil && len(traces) != len(events) {
+		return nil, fmt.Errorf("%d traceparents for %d events", len(traces), len(events))
+	}
+	var parts []Part
+	var run []batchEntry // the entries of events[from:from+len(run)]
+	from, size := 0, batchOverhead
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			parts = append(parts, Part{Msg: Encode(events[from]), From: from, To: from + 1})
+		default:
+			var tr []string
+			if traces != nil {
+				tr = traces[from : from+len(run)]
+			}
+			parts = append(parts, Part{Msg: assemble(run, tr), From: from, To: from + len(run)})
+		}
+		from += len(run)
+		run, size = run[:0:0], batchOverhead
+	}
+	for i, e := range events {
+		en, err := entryOf(e)
+		if err != nil {
+			flush()
+			parts = append(parts, Part{Msg: Encode(e), From: i, To: i + 1})
+			from = i + 1
+			continue
+		}
+		n := en.size()
+		if traces != nil {
+			n += len(HeaderBatchTrace) + 4 + len(cmp.Or(traces[i], noValue))
+		}
+		if len(run) > 0 && maxBytes > 0 && size+n > maxBytes {
+			flush()
+		}
+		run = append(run, en)
+		size += n
+	}
+	flush()
+	return parts, nil
+}
+
+// batchEntry is one event of a record batch, encoded.
+type batchEntry struct {
+	json  []byte
+	types string // HeaderTypes' value, noValue for none
+}
+
+// size bounds what the entry adds to its batch's message: its JSON form, a comma, and its value of
+// HeaderBatchTypes ("Name: value\r\n").
+func (en batchEntry) size() int {
+	return len(en.json) + 1 + len(HeaderBatchTypes) + 4 + len(en.types)
+}
+
+// entryOf encodes e for a record batch.
+func entryOf(e *event.Event) (batchEntry, error) {
+	if e.DataEncoded != nil && len(e.DataEncoded) == 0 {
+		// Decode gives no data for an empty body; so does a batch.
+		c := *e
+		c.DataEncoded = nil
+		e = &c
+	}
+	j, err := cloudevent.Marshal(e)
+	if err != nil {
+		return batchEntry{}, err
+	}
+	return batchEntry{json: j, types: cmp.Or(typesOf(e), noValue)}, nil
+}
+
+// assemble makes the record batch of entries, with traces (nil, or one per entry, "" for none).
+func assemble(entries []batchEntry, traces []string) *nats.Msg {
+	m := nats.NewMsg("")
+	n := 2
+	for _, en := range entries {
+		n += len(en.json) + 1
+	}
+	body := make([]byte, 0, n)
+	body = append(body, '[')
+	types := make([]string, len(entries))
+	anyTyped := false
+	for i, en := range entries {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, en.json...)
+		types[i] = en.types
+		anyTyped = anyTyped || en.types != noValue
+	}
+	body = append(body, ']')
+	m.Header.Set(HeaderBatch, strconv.Itoa(len(entries)))
 	m.Header.Set(headerContentType, ContentTypeBatch)
 	if anyTyped {
 		m.Header[HeaderBatchTypes] = types
@@ -85,8 +174,8 @@ func EncodeBatch(events []*event.Event, traces []string) (*nats.Msg, error) {
 		}
 		m.Header[HeaderBatchTrace] = vals
 	}
-	m.Data = body.Bytes()
-	return m, nil
+	m.Data = body
+	return m
 }
 
 // typesOf is the HeaderTypes value of e's extensions ("" when all are Strings).
@@ -175,6 +264,18 @@ func retype(e *event.Event, typed string) error {
 		e.SetExtension(name, value)
 	}
 	return nil
+}
+
+// EntryMsgID is the id of an event e of a message that DecodeAll read (headers h): the message's Nats-Msg-Id for a single
+// event; for an event of a record batch, the id it has stored alone, PutMsgID of its source and id (record batches
+// hold events put on a bus). The later hops of the event (routing, dead-lettering) hash it, so an event stored twice
+// (once alone and once in a batch, or in two batches: a call put again with other events) has one copy per rule
+// inside the duplicate window, as it had stored alone twice.
+func EntryMsgID(h nats.Header, e *event.Event) string {
+	if !IsBatch(h) {
+		return h.Get(nats.MsgIdHdr)
+	}
+	return PutMsgID(e.Source(), e.ID())
 }
 
 // EntryHeader returns the headers a reader sees for event i of a message that DecodeAll read: the message's own

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -174,4 +175,75 @@ func TestDecodeAllRefusesABrokenBatch(t *testing.T) {
 			assert.Nil(t, got)
 		})
 	}
+}
+
+// EncodeBatches keeps every record batch within maxBytes (with a Nats-Msg-Id, whatever the events' JSON forms
+// cost: escapes, base64, typed extensions, traceparents), covers the events in order, and makes the same parts of
+// the same events.
+func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
+	t.Parallel()
+	var events []*event.Event
+	var traces []string
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for round := range 6 {
+		for i, e := range batchCases() {
+			e.SetID(fmt.Sprintf("%s-%d", e.ID(), round))
+			switch (i + round) % 3 {
+			case 0: // text whose JSON form is six times its size
+				e.SetDataContentType("text/plain")
+				e.DataEncoded = []byte(strings.Repeat("\x01", 300*round))
+			case 1:
+				e.DataEncoded, e.DataBase64 = []byte(strings.Repeat("\xff", 500*round)), true
+			}
+			events = append(events, e)
+			traces = append(traces, map[bool]string{true: tp}[i%2 == 0])
+		}
+	}
+	msgID := strings.Repeat("f", 64)
+	for _, maxBytes := range []int{0, 1, 2 << 10, 8 << 10, 64 << 10} {
+		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
+			parts, err := EncodeBatches(events, traces, maxBytes)
+			require.NoError(t, err)
+			again, err := EncodeBatches(events, traces, maxBytes)
+			require.NoError(t, err)
+			require.Len(t, again, len(parts))
+			next, batches := 0, 0
+			for p, part := range parts {
+				require.Equal(t, next, part.From, "parts are consecutive")
+				require.Greater(t, part.To, part.From)
+				require.Equal(t, [2]int{part.From, part.To}, [2]int{again[p].From, again[p].To}, "the same parts again")
+				next = part.To
+				part.Msg.Header.Set(nats.MsgIdHdr, msgID)
+				got, err := DecodeAll(part.Msg)
+				require.NoError(t, err)
+				require.Len(t, got, part.To-part.From)
+				for i, e := range got {
+					require.Equal(t, events[part.From+i].ID(), e.ID())
+					if IsBatch(part.Msg.Header) {
+						want := map[bool]string{true: tp}[traces[part.From+i] != ""]
+						require.Equal(t, want, EntryHeader(part.Msg.Header, i).Get("traceparent"))
+					}
+				}
+				if part.To-part.From == 1 {
+					require.False(t, IsBatch(part.Msg.Header), "an event alone is a message of Encode")
+					continue
+				}
+				batches++
+				if maxBytes > 0 {
+					require.LessOrEqual(t, part.Msg.Size(), maxBytes, "part %d of %d events", p, part.To-part.From)
+				}
+			}
+			require.Equal(t, len(events), next)
+			switch maxBytes {
+			case 0:
+				require.Len(t, parts, 1, "no bound: one batch")
+			case 1:
+				require.Len(t, parts, len(events), "nothing fits: every event alone")
+			default:
+				require.Greater(t, batches, 0)
+			}
+		})
+	}
+	_, err := EncodeBatches(events, traces[:1], 0)
+	require.ErrorContains(t, err, "1 traceparents for 60 events")
 }

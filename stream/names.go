@@ -70,6 +70,11 @@ func PutMsgID(source, id string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// PutBatchMsgID is the Nats-Msg-Id of a record batch put on a bus: it hashes the PutMsgIDs of its events in
+// order, so the same events put again in the same order (a retried call) are stored once inside the duplicate
+// window, and never collide with an event stored alone.
+func PutBatchMsgID(putIDs []string) string { return HopMsgID("batch", putIDs...) }
+
 // HopMsgID is the Nats-Msg-Id of a later hop of a message (routing to a rule, dead-lettering, forwarding): it
 // hashes the previous id with the hop, so a hop retried after a crash is stored once, and two legitimate copies
 // (two rules, two attempts) never collide.

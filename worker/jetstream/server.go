@@ -3,6 +3,7 @@
 package jetstream
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -36,6 +37,8 @@ type ServerConfig struct {
 	// AllowAnonymous lets a server with a TCP listener (Listen) run without Credentials; without it StartServer
 	// refuses that, so that a listener never serves every KV bucket to anyone who connects. For tests.
 	AllowAnonymous bool
+	// MaxPayload bounds a message's headers and body (0: 8 MiB). A NATS cluster's servers default to 1 MiB.
+	MaxPayload int32
 }
 
 // Server is an embedded nats-server with JetStream. Restart replaces the running nats-server with a new one on the
@@ -72,7 +75,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		NoLog:              true,
 		SyncAlways:         cfg.SyncAlways,
 		SyncInterval:       cfg.SyncInterval,
-		MaxPayload:         8 << 20,
+		MaxPayload:         cmp.Or(cfg.MaxPayload, 8<<20),
 		JetStreamMaxMemory: 256 << 20,
 		JetStreamMaxStore:  cfg.MaxStore,
 	}

@@ -148,7 +148,8 @@ func (e *Env) ConsumerInfo(t testing.TB, stream, durable string) *jetstream.Cons
 	return info
 }
 
-// Messages returns the events stored on subject in the stream streamName, in order, with their Nats-Msg-Id.
+// Messages returns the events stored on subject in the stream streamName, in order, with their Nats-Msg-Id: each
+// event of a record batch with the batch's sequence and id, and its index.
 func (e *Env) Messages(t testing.TB, streamName, subject string) []Stored {
 	t.Helper()
 	ctx := context.Background()
@@ -164,17 +165,21 @@ func (e *Env) Messages(t testing.TB, streamName, subject string) []Stored {
 			return out
 		}
 		seq = m.Sequence
-		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		if err != nil {
 			t.Fatalf("stored message %d: %v", m.Sequence, err)
 		}
-		out = append(out, Stored{Seq: m.Sequence, MsgID: m.Header.Get(nats.MsgIdHdr), Event: ev})
+		for i, ev := range evs {
+			out = append(out, Stored{Seq: m.Sequence, Index: i, MsgID: m.Header.Get(nats.MsgIdHdr), Event: ev})
+		}
 	}
 }
 
 // Stored is one stored event.
 type Stored struct {
-	Seq   uint64
+	Seq uint64
+	// Index is the event's place in its message (0 but in a record batch).
+	Index int
 	MsgID string
 	Event *event.Event
 }
