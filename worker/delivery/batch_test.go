@@ -2,7 +2,6 @@ package delivery_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -31,8 +30,8 @@ func (f *fixture) publishBatch(t *testing.T, msgID string, traces []string, ids 
 	require.NoError(t, err)
 }
 
-// The events of a record batch are written one after the other, in order, each with its own id (the batch's
-// hashed with its index), index and headers; the counters count events, not messages.
+// The events of a record batch are written one after the other, in order, each with its own id (the one it has
+// stored alone: PutMsgID of its source and id), index and headers; the counters count events, not messages.
 func TestTaskWritesTheEventsOfABatchInOrder(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -56,7 +55,7 @@ func TestTaskWritesTheEventsOfABatchInOrder(t *testing.T) {
 		m := sink.metas[id][0]
 		assert.Equal(t, i, m.Index)
 		assert.EqualValues(t, 1, m.Sequence, "every event of the batch is at its message's sequence")
-		assert.Equal(t, stream.HopMsgID("batch-1", strconv.Itoa(i)), m.ID())
+		assert.Equal(t, stream.PutMsgID(jetstreamtest.Event(id, "t", nil).Source(), id), m.ID())
 		assert.False(t, seen[m.ID()])
 		seen[m.ID()] = true
 		assert.Empty(t, m.Header.Get(stream.HeaderBatch), "the batch's own headers are not the event's")

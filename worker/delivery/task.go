@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -538,7 +537,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		}
 		if batch {
 			meta.Index, meta.Header = i, stream.EntryHeader(msg.Headers(), i)
-			meta.MsgID = stream.HopMsgID(base.ID(), strconv.Itoa(i))
+			meta.MsgID = stream.EntryMsgID(msg.Headers(), events[i])
 		}
 		o, handBack := t.handleEvent(meta, events[i])
 		switch {

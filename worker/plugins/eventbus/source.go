@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,7 +71,7 @@ func SourcePlugin() connector.Plugin {
 		Type:    connector.TypeSource,
 		Version: "1.0.0",
 		Doc: "Feeds a bus from a JetStream stream: another bus, or any stream, on the worker's NATS or another " +
-			"(nats.url). CloudEvents (binary or structured) are stored as they are; other messages become " +
+			"(nats.url). CloudEvents (binary or structured, and each event of a bus's record batch) are stored as they are; other messages become " +
 			"CloudEvents of type " + NATSMessageType + " with the NATS subject as subject. One task reads the stream " +
 			"in order; its position is the offset {\"sequence\": N} of partition {\"stream\": S}.",
 		Spec: connector.Spec{
@@ -263,9 +264,17 @@ func (s *Source) Read(ctx context.Context) ([]connector.SourceRecord, error) {
 			if err != nil {
 				continue
 			}
-			e := s.toEvent(msg, md)
-			out = append(out, connector.SourceRecord{Event: e, Partition: s.partition(),
-				Offset: map[string]any{OffsetSequence: md.Sequence.Stream}})
+			evs := s.toEvents(msg, md)
+			for i, e := range evs {
+				// The events of a record batch but its last leave the offset before the batch: a task that
+				// stops inside one reads it again, and what it stored already is stored once.
+				at := md.Sequence.Stream
+				if i < len(evs)-1 {
+					at--
+				}
+				out = append(out, connector.SourceRecord{Event: e, Partition: s.partition(),
+					Offset: map[string]any{OffsetSequence: at}})
+			}
 			s.next = md.Sequence.Stream + 1
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
@@ -339,17 +348,23 @@ func redactURLs(urls string) string {
 	return strings.Join(parts, ",")
 }
 
-// toEvent decodes a CloudEvent (binary mode headers, or a structured body), or wraps any other message.
-func (s *Source) toEvent(msg jetstream.Msg, md *jetstream.MsgMetadata) *event.Event {
+// toEvents decodes a CloudEvent (binary mode headers, or a structured body), the events of a bus's record batch,
+// or wraps any other message.
+func (s *Source) toEvents(msg jetstream.Msg, md *jetstream.MsgMetadata) []*event.Event {
 	m := &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()}
+	if stream.IsBatch(m.Header) {
+		if evs, err := stream.DecodeAll(m); err == nil && !slices.ContainsFunc(evs, func(e *event.Event) bool { return e.Validate() != nil }) {
+			return evs
+		}
+	}
 	if m.Header.Get("ce-specversion") != "" {
 		if e, err := stream.Decode(m); err == nil && e.Validate() == nil {
-			return e
+			return []*event.Event{e}
 		}
 	}
 	if ct := m.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/cloudevents+json") || ct == "" {
 		if e, err := cloudevent.Unmarshal(m.Data); err == nil && e.Validate() == nil {
-			return e
+			return []*event.Event{e}
 		}
 	}
 	e := event.New()
@@ -366,5 +381,5 @@ func (s *Source) toEvent(msg jetstream.Msg, md *jetstream.MsgMetadata) *event.Ev
 	default:
 		_ = e.SetData("application/octet-stream", m.Data)
 	}
-	return &e
+	return []*event.Event{&e}
 }

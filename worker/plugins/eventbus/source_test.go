@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -123,6 +124,46 @@ func TestSourceReadsLocalStreamAndWrapsPlainMessages(t *testing.T) {
 
 	assert.Equal(t, "text/plain", got[2].Event.DataContentType())
 	assert.Equal(t, "hello", string(got[2].Event.Data()))
+}
+
+// A bus's record batch (the events of one PutEvents call) is read as its events, in order; all but the last leave
+// the offset before the batch, so a task that stops inside it reads it again from its first event (and the events
+// stored already are stored once: the same source and id).
+func TestSourceReadsTheEventsOfARecordBatch(t *testing.T) {
+	env := jetstreamtest.Start(t)
+	env.Stream(t, "ORIGIN", "origin.>")
+	env.Publish(t, "origin.ce", jetstreamtest.Event("one", "order.created", nil))
+	batch, err := stream.EncodeBatch([]*event.Event{jetstreamtest.Event("b0", "order.created", map[string]any{"n": 0}),
+		jetstreamtest.Event("b1", "order.paid", nil), jetstreamtest.Event("b2", "order.created", map[string]any{"n": 2})}, nil)
+	require.NoError(t, err)
+	batch.Subject = "origin.ce"
+	_, err = env.JS.PublishMsg(context.Background(), batch)
+	require.NoError(t, err)
+	env.Publish(t, "origin.ce", jetstreamtest.Event("three", "order.created", nil))
+
+	p := eventbus.SourcePlugin()
+	cfg := map[string]string{connector.KeyClass: eventbus.SourceName, connector.KeyOutputSubject: "x.bus.b.in",
+		connector.KeyOutputStream: "X_BUS_b", eventbus.KeySourceStream: "ORIGIN"}
+	src, err := p.NewSource(p.FullSpec().Values(cfg), connector.Env{JetStream: env.JS, Connector: "c"})
+	require.NoError(t, err)
+	require.NoError(t, src.Connect(context.Background()))
+	defer src.Close()
+	var got []connector.SourceRecord
+	for len(got) < 5 {
+		recs, err := src.Read(context.Background())
+		require.NoError(t, err)
+		got = append(got, recs...)
+	}
+	var ids []string
+	var offsets []any
+	for _, r := range got {
+		ids = append(ids, r.Event.ID())
+		offsets = append(offsets, r.Offset["sequence"])
+	}
+	assert.Equal(t, []string{"one", "b0", "b1", "b2", "three"}, ids)
+	assert.Equal(t, []any{uint64(1), uint64(1), uint64(1), uint64(2), uint64(3)}, offsets)
+	assert.Equal(t, "order.paid", got[2].Event.Type())
+	assert.JSONEq(t, `{"n": 2}`, string(got[3].Event.Data()))
 }
 
 // A bad config is refused with each problem named.

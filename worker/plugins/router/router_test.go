@@ -3,7 +3,6 @@ package router_test
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"testing"
 	"time"
 
@@ -331,9 +330,9 @@ func TestRouterLogsResourcesAsStored(t *testing.T) {
 	assert.JSONEq(t, `["arn:a","arn:b"]`, string(x.Actual))
 }
 
-// A record batch on the bus's .in subject is routed event by event: each matching event gets its own copy, with a
-// hop id of its own (the batch's id hashed with its index, then with the rule), so that a batch routed again after
-// a crash stores no second copy of any event.
+// A record batch on the bus's .in subject is routed event by event: each matching event gets its own copy, with the
+// hop id it has stored alone (its PutMsgID hashed with the rule), so that a batch routed again after a crash, or
+// an event stored again alone or in another batch, stores no second copy.
 func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	t.Parallel()
 	env := busEnv(t)
@@ -357,8 +356,8 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
 	copies := env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))
 	assert.Equal(t, []string{"b0", "b2"}, ids(copies), "in the batch's order")
-	assert.Equal(t, stream.HopMsgID(stream.HopMsgID("batch-1", "0"), "route", "created"), copies[0].MsgID)
-	assert.Equal(t, stream.HopMsgID(stream.HopMsgID("batch-1", "2"), "route", "created"), copies[1].MsgID)
+	assert.Equal(t, stream.HopMsgID(stream.PutMsgID("shop", "b0"), "route", "created"), copies[0].MsgID)
+	assert.Equal(t, stream.HopMsgID(stream.PutMsgID("shop", "b2"), "route", "created"), copies[1].MsgID)
 	n := r.task.Counters()
 	assert.EqualValues(t, 3, n.Read)
 	assert.EqualValues(t, 2, n.Matched)
@@ -368,8 +367,18 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	s := newRouter(t, env, rules)
 	for i, e := range events {
 		meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: 1, Attempt: 1, Index: i,
-			MsgID: stream.HopMsgID("batch-1", strconv.Itoa(i))}
+			MsgID: stream.EntryMsgID(batch.Header, e)}
 		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
 	}
 	assert.Len(t, env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created")), 2)
+
+	// b2 put again in another call, with an event not seen before: b2 is stored again, but not routed again.
+	again, err := stream.EncodeBatch([]*event.Event{newEvent("b3", "order.created", "shop", nil), events[2]}, nil)
+	require.NoError(t, err)
+	again.Subject = names.BusIn(bus)
+	again.Header.Set(nats.MsgIdHdr, "batch-2")
+	_, err = env.JS.PublishMsg(context.Background(), again)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 5 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"b0", "b2", "b3"}, ids(env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))))
 }
