@@ -2741,7 +2741,7 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/events": {
             "get": {
-                "description": "The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within\nthe bus's retention, selected by the time they were stored, their type, source and subject (exact\nvalues) and an event pattern. The search scans the bus's stream: a page reads at most 10,000\nevents, so it may hold fewer than limit, even none, and a nextToken.",
+                "description": "The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within\nthe bus's retention, selected by the time they were stored, their type, source and subject (exact\nvalues) and an event pattern. The search scans the bus's stream: a page reads at most 10,000\nstored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,\neven none, and a nextToken.",
                 "produces": [
                     "application/json"
                 ],
@@ -4743,7 +4743,7 @@ const docTemplate = `{
         },
         "/api/v1/buses/{bus}/tail": {
             "get": {
-                "description": "A Server-Sent Events stream of the events stored on the bus from now on that match the filter\n(type, source, subject, pattern), in order. It starts with an event \"ready\" once it listens; each\nevent is an SSE event \"event\" with the id of its sequence and a StoredEvent as data. A tail sends\nat most 100 events a second: matching events beyond are not sent, and an SSE event \"skipped\"\n(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per\nreplica (429 TooManyTails). A comment is sent every 15 s while quiet.",
+                "description": "A Server-Sent Events stream of the events stored on the bus from now on that match the filter\n(type, source, subject, pattern), in order. It starts with an event \"ready\" once it listens; each\nevent is an SSE event \"event\" whose id is its sequence (sequence.index for the events of a call\nafter its first) and a StoredEvent as data. A tail sends\nat most 100 events a second: matching events beyond are not sent, and an SSE event \"skipped\"\n(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per\nreplica (429 TooManyTails). A comment is sent every 15 s while quiet.",
                 "produces": [
                     "text/event-stream"
                 ],
@@ -13769,8 +13769,13 @@ const docTemplate = `{
                     "description": "Event is the CloudEvent in the JSON format.",
                     "type": "object"
                 },
+                "index": {
+                    "description": "Index is the event's place among those stored at its sequence (0 for the first, and for an event stored\nalone).",
+                    "type": "integer",
+                    "example": 0
+                },
                 "sequence": {
-                    "description": "Sequence is the event's place in the bus's stream.",
+                    "description": "Sequence is the event's place in the bus's stream. The events of one PutEvents call are stored together,\nat one sequence, each with its index.",
                     "type": "integer",
                     "example": 42
                 },
@@ -13791,7 +13796,7 @@ const docTemplate = `{
                     }
                 },
                 "nextToken": {
-                    "description": "NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page\nwith a selective filter may hold fewer than limit, even none, and a nextToken.",
+                    "description": "NextToken asks for the next page; absent on the last page. A page reads at most 10,000 stored messages (an\nevent, or the events of one PutEvents call), so a page with a selective filter may hold fewer than limit,\neven none, and a nextToken.",
                     "type": "string"
                 }
             }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Page asks for one page of a list ordered by name: at most Limit items after the position in Token.
@@ -139,4 +140,44 @@ func AllPages[T any](ctx context.Context, list func(ctx context.Context, page Pa
 		}
 		page.Token = next
 	}
+}
+
+// Position is where a scan of a stream whose messages may hold several events (record batches) resumes: after the
+// message at sequence After, skipping the first Skip events of the message at After+1 when it is still there (a
+// page that ended inside it). The zero Position is the start of a first page, and the end of a last.
+type Position struct {
+	After uint64
+	Skip  int
+}
+
+// AfterPosition reads the Position a page of a scan starts at, from a token made by PositionToken or SequenceToken
+// (Skip 0); a token that is not one is a validation error naming nextToken.
+func (p Page) AfterPosition() (Position, error) {
+	if p.Token == "" {
+		return Position{}, nil
+	}
+	s, err := DecodePageToken(p.Token)
+	if err != nil {
+		return Position{}, err
+	}
+	seq, skip, inside := strings.Cut(s, ".")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil {
+		return Position{}, Invalid("nextToken", "nextToken is not a token this API returned")
+	}
+	pos := Position{After: n}
+	if inside {
+		if pos.Skip, err = strconv.Atoi(skip); err != nil || pos.Skip < 1 {
+			return Position{}, Invalid("nextToken", "nextToken is not a token this API returned")
+		}
+	}
+	return pos, nil
+}
+
+// PositionToken is the token of the page of a scan that starts at pos ("" for the zero Position: the end).
+func PositionToken(pos Position) string {
+	if pos.Skip == 0 {
+		return SequenceToken(pos.After)
+	}
+	return EncodePageToken(strconv.FormatUint(pos.After, 10) + "." + strconv.Itoa(pos.Skip))
 }

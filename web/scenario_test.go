@@ -530,9 +530,9 @@ func (e *env) storedEventsOf(t *testing.T, accountID, busName string) []*event.E
 		m, err := s.GetMsg(ctx, seq)
 		require.NoError(t, err)
 		require.Equal(t, e.names.BusIn(b.ID()), m.Subject)
-		ev, err := stream.Decode(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+		evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 		require.NoError(t, err)
-		out = append(out, ev)
+		out = append(out, evs...)
 	}
 	return out
 }

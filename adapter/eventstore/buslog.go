@@ -53,17 +53,17 @@ func (l *BusLog) Records(ctx context.Context, b *bus.Bus, q inspect.LogQuery) ([
 	var out []inspect.LogRecord
 	next, err := scan(ctx, st, scanQuery{subject: l.names.LogSubject(b.AccountID(), b.ID()), after: q.After, from: q.Filter.From,
 		to: q.Filter.To, limit: q.Limit, maxScan: maxScan, what: "the log of bus " + b.Name()},
-		func(seq uint64, _ time.Time, m jetstream.Msg) bool {
+		func(seq uint64, _ time.Time, m jetstream.Msg) int {
 			r, err := stream.DecodeLogRecord(m.Data())
 			if err != nil {
-				return false
+				return 0
 			}
 			rec := logRecordOf(b.AccountID(), seq, r)
 			if !q.Filter.Matches(&rec) {
-				return false
+				return 0
 			}
 			out = append(out, rec)
-			return true
+			return 1
 		})
 	if err != nil {
 		return nil, 0, err

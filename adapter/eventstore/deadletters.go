@@ -80,17 +80,17 @@ func (d *DeadLetters) List(ctx context.Context, accountID string, q deadletter.Q
 	var out []*deadletter.DeadLetter
 	next, err := scan(ctx, s, scanQuery{subject: d.names.DLQSubject(accountID), after: q.After, from: q.Filter.From, to: q.Filter.To,
 		until: q.Until, limit: q.Limit, maxScan: maxScan, what: "the dead-letter stream of account " + accountID},
-		func(seq uint64, at time.Time, m jetstream.Msg) bool {
+		func(seq uint64, at time.Time, m jetstream.Msg) int {
 			// The connector header rules most dead letters out before the event is decoded.
 			if !q.Filter.SelectsConnector(accountID, m.Headers().Get(stream.HeaderDLQConnector)) {
-				return false
+				return 0
 			}
 			dl, err := d.decode(accountID, seq, at, m.Headers(), m.Data())
 			if err != nil || !q.Filter.Matches(dl) {
-				return false
+				return 0
 			}
 			out = append(out, dl)
-			return true
+			return 1
 		})
 	if err != nil {
 		return nil, 0, err

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
 	"github.com/eventbridge-go/eventbridge/stream"
@@ -28,43 +29,55 @@ func NewEvents(js jetstream.JetStream, cluster string) *Events {
 	return &Events{js: js, names: stream.Names{Cluster: cluster}}
 }
 
-// Events scans the bus's .in subject from q.After+1 (or from q.Filter.From's time on a first page), keeps what
-// q.Filter selects and stops at q.Limit matches, after q.MaxScan events read, at the first event stored after
-// q.Filter.To, or at the end; it returns the sequence of the last event read when more may follow, else 0. A record
-// batch is read whole: a page that reaches q.Limit in one may hold up to the rest of its events more.
-func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]inspect.Stored, uint64, error) {
+// Events scans the bus's .in subject from q.After (or from q.Filter.From's time on a first page), keeps what
+// q.Filter selects and stops at q.Limit matches, after q.MaxScan messages read, at the first event stored after
+// q.Filter.To, or at the end; it returns where the next page starts when more may follow (inside a record batch
+// when the page filled up in one), else the zero Position.
+func (s *Events) Events(ctx context.Context, b *bus.Bus, q inspect.Query) ([]inspect.Stored, domain.Position, error) {
 	st, err := s.js.Stream(ctx, s.names.BusStream(b.ID()))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, 0, nil
+		return nil, domain.Position{}, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("reading the stream of bus %s: %w", b.Name(), err)
+		return nil, domain.Position{}, fmt.Errorf("reading the stream of bus %s: %w", b.Name(), err)
 	}
 	maxScan := q.MaxScan
 	if maxScan <= 0 {
 		maxScan = inspect.ScanLimit
 	}
 	var out []inspect.Stored
-	next, err := scan(ctx, st, scanQuery{subject: s.names.BusIn(b.ID()), after: q.After, from: q.Filter.From, to: q.Filter.To,
+	var cut domain.Position // where the page ended inside a record batch
+	next, err := scan(ctx, st, scanQuery{subject: s.names.BusIn(b.ID()), after: q.After.After, from: q.Filter.From, to: q.Filter.To,
 		limit: q.Limit, maxScan: maxScan, what: "the stream of bus " + b.Name()},
-		func(seq uint64, at time.Time, m jetstream.Msg) bool {
+		func(seq uint64, at time.Time, m jetstream.Msg) int {
 			evs, err := stream.DecodeAll(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
 			if err != nil {
-				return false
+				return 0
 			}
-			kept := false
-			for i, ev := range evs {
-				if q.Filter.Matches(at, ev) {
-					out = append(out, inspect.Stored{Sequence: seq, Index: i, Time: at, Event: ev})
-					kept = true
+			first := 0
+			if seq == q.After.After+1 {
+				first = q.After.Skip // what the previous page returned of this batch
+			}
+			kept := 0
+			for i := first; i < len(evs); i++ {
+				if len(out) == q.Limit {
+					cut = domain.Position{After: seq - 1, Skip: i}
+					break
+				}
+				if q.Filter.Matches(at, evs[i]) {
+					out = append(out, inspect.Stored{Sequence: seq, Index: i, Time: at, Event: evs[i]})
+					kept++
 				}
 			}
 			return kept
 		})
 	if err != nil {
-		return nil, 0, err
+		return nil, domain.Position{}, err
 	}
-	return out, next, nil
+	if cut.Skip > 0 {
+		return out, cut, nil
+	}
+	return out, domain.Position{After: next}, nil
 }
 
 // Tail reads the bus's .in subject from the next event stored, through an ordered consumer (in memory, removed

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/inspect"
-	"github.com/eventbridge-go/eventbridge/stream"
 )
 
 // The events of a record batch on a bus are searched, got and tailed one by one, each at the batch's sequence
@@ -35,12 +34,9 @@ func TestEventsReadRecordBatches(t *testing.T) {
 	<-ready
 
 	require.NoError(t, s.Put(ctx, b, []*event.Event{newEvent(1)})[0].Err)
-	batch, err := stream.EncodeBatch([]*event.Event{newEvent(2), newEvent(3), newEvent(4)}, nil)
-	require.NoError(t, err)
-	batch.Subject = "t.bus." + b.ID() + ".in"
-	batch.Header.Set(nats.MsgIdHdr, "batch-1")
-	_, err = js.PublishMsg(ctx, batch)
-	require.NoError(t, err)
+	for _, r := range s.Put(ctx, b, []*event.Event{newEvent(2), newEvent(3), newEvent(4)}) { // one record batch
+		require.NoError(t, r.Err)
+	}
 	require.NoError(t, s.Put(ctx, b, []*event.Event{newEvent(5)})[0].Err)
 
 	type at struct {
@@ -62,11 +58,40 @@ func TestEventsReadRecordBatches(t *testing.T) {
 	assert.Zero(t, next)
 	assert.Equal(t, want, places(all))
 
+	// Pages of every size hold at most their limit, and together every event once, in order: a page that fills up
+	// inside a batch ends there and the next starts at the batch's next event.
+	for _, f := range []inspect.Filter{{}, {Source: "bench"}} {
+		for limit := 1; limit <= len(want)+1; limit++ {
+			var paged []inspect.Stored
+			var pos domain.Position
+			for page := 0; ; page++ {
+				require.Less(t, page, 10)
+				got, next, err := evs.Events(ctx, b, inspect.Query{Filter: f, After: pos, Limit: limit, MaxScan: 100})
+				require.NoError(t, err)
+				require.LessOrEqual(t, len(got), limit)
+				paged = append(paged, got...)
+				if next == (domain.Position{}) {
+					break
+				}
+				pos = next
+			}
+			assert.Equal(t, want, places(paged), "pages of %d", limit)
+		}
+	}
+	got, next, err := evs.Events(ctx, b, inspect.Query{Filter: inspect.Filter{ID: "id-4"}, Limit: 1, MaxScan: 100})
+	require.NoError(t, err)
+	assert.Equal(t, want[3:4], places(got))
+	assert.Equal(t, domain.Position{After: 2}, next, "the batch's last event ends the page: the next starts after it")
+	got, next, err = evs.Events(ctx, b, inspect.Query{After: domain.Position{After: 1, Skip: 2}, Limit: 1, MaxScan: 100})
+	require.NoError(t, err)
+	assert.Equal(t, want[3:4], places(got), "a page starts inside a batch")
+	assert.Equal(t, domain.Position{After: 2}, next)
+
 	one, _, err := evs.Events(ctx, b, inspect.Query{Filter: inspect.Filter{ID: "id-3"}, Limit: 100, MaxScan: 100})
 	require.NoError(t, err)
 	assert.Equal(t, want[2:3], places(one), "a filter selects one event of a batch")
 
-	got, err := evs.Get(ctx, b, 2)
+	got, err = evs.Get(ctx, b, 2)
 	require.NoError(t, err)
 	assert.Equal(t, want[1:4], places(got))
 	got, err = evs.Get(ctx, b, 1)

@@ -88,10 +88,10 @@ func (h *History) Samples(ctx context.Context, accountID string, r history.Resol
 	var out []history.Sample
 	_, err = scan(ctx, st, scanQuery{subject: h.names.MetricsSubject(accountID, r.Name), limit: stream.MetricsSamplesPerSubject + 1,
 		maxScan: stream.MetricsSamplesPerSubject + 1, what: "the metrics history of account " + accountID},
-		func(_ uint64, _ time.Time, m jetstream.Msg) bool {
+		func(_ uint64, _ time.Time, m jetstream.Msg) int {
 			var w sample
 			if json.Unmarshal(m.Data(), &w) != nil {
-				return false
+				return 0
 			}
 			s := history.Sample{At: w.At, Series: make([]history.Counters, 0, len(w.Series))}
 			for _, c := range w.Series {
@@ -99,7 +99,7 @@ func (h *History) Samples(ctx context.Context, accountID string, r history.Resol
 					Matched: c.Match, Delivered: c.Deliv, Failed: c.Fail, DeadLettered: c.Dead, LatencyMicros: c.LatUS})
 			}
 			out = append(out, s)
-			return true
+			return 1
 		})
 	if err != nil {
 		return nil, err

@@ -20,17 +20,18 @@ type scanQuery struct {
 	from, to time.Time
 	// until, when not 0, is the last sequence read.
 	until uint64
-	// limit is how many messages are kept at most; maxScan how many are read at most.
+	// limit is how many items (events, records) are kept at most; maxScan how many messages are read at most.
 	limit, maxScan int
 	// what names the stream in errors ("the dead-letter stream of account a").
 	what string
 }
 
 // scan reads the messages of st on q.subject in order through an ephemeral consumer that acknowledges nothing (in
-// memory, deleted when the scan ends) and calls keep with each; keep says whether it kept it. It stops at q.limit
-// kept, after q.maxScan read, at the first message stored after q.to, at q.until or at the end of the stream as it
-// was when the scan started, and returns the sequence of the last message read when more may follow, else 0.
-func scan(ctx context.Context, st jetstream.Stream, q scanQuery, keep func(seq uint64, at time.Time, m jetstream.Msg) bool) (uint64, error) {
+// memory, deleted when the scan ends) and calls keep with each; keep says how many items of it it kept (a record
+// batch holds several). It stops once q.limit are kept, after q.maxScan read, at the first message stored after
+// q.to, at q.until or at the end of the stream as it was when the scan started, and returns the sequence of the
+// last message read when more may follow, else 0.
+func scan(ctx context.Context, st jetstream.Stream, q scanQuery, keep func(seq uint64, at time.Time, m jetstream.Msg) int) (uint64, error) {
 	state := st.CachedInfo().State
 	end := state.LastSeq
 	if q.until != 0 && q.until < end {
@@ -80,9 +81,7 @@ func scan(ctx context.Context, st jetstream.Stream, q scanQuery, keep func(seq u
 				return 0, nil
 			}
 			scanned++
-			if keep(seq, md.Timestamp, m) {
-				kept++
-			}
+			kept += keep(seq, md.Timestamp, m)
 			switch {
 			case seq >= end || md.NumPending == 0:
 				return 0, nil

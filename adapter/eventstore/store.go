@@ -149,14 +149,17 @@ func (s *Store) LastSequence(ctx context.Context, busID string) (uint64, error) 
 }
 
 // Put checks every event (stream.Check: what it refuses is bus.ErrInvalidEvent or bus.ErrEventTooLarge naming
-// the field, never published), publishes the others without waiting between them, then waits for every
-// acknowledgement. An event is reported stored only once JetStream acknowledged it; a duplicate inside the window
-// is acknowledged too, reported with Duplicate, so a retried PutEvents answers success with the same ids and says
-// that nothing was stored again. With a Tracer, each event stored has a span (store) whose context travels in the
-// message's headers to the router, and an event without a traceparent extension gets that span's.
+// the field, never published), stores the others, in order, as few messages as the server's payload allows (record
+// batches, stream.EncodeBatches; an event alone is a message of its own), publishes those without waiting between
+// them, then waits for every acknowledgement. An event is reported stored only once JetStream acknowledged its
+// message, and a message fails or succeeds whole. De-duplication is per message: an event repeated inside the call
+// (the same source and id) is stored once and reported with Duplicate, and so is every event of a message stored
+// before inside the window (a call retried with the same events in the same order, or its failed entries put
+// again), so that a retried PutEvents answers success with the same ids and says that nothing was stored again.
+// With a Tracer, each event stored has a span (store) whose context travels with the event to the router (the
+// message's headers), and an event without a traceparent extension gets that span's.
 func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bus.PutResult {
 	results := make([]bus.PutResult, len(events))
-	futures := make([]jetstream.PubAckFuture, len(events))
 	var spans []trace.Span
 	if s.Tracer != nil {
 		spans = make([]trace.Span, len(events))
@@ -174,7 +177,13 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 			}
 		}()
 	}
-	subject := s.names.BusIn(b.ID())
+	// kept are the indexes of the events to store, each with its PutMsgID (ids) and traceparent (traces, with a
+	// Tracer); repeats maps an event repeated inside the call to the first.
+	kept := make([]int, 0, len(events))
+	ids := make([]string, 0, len(events))
+	var traces []string
+	var repeats map[int]int
+	first := make(map[string]int, len(events))
 	for i, e := range events {
 		if err := stream.Check(e, 0); err != nil {
 			results[i].Err = refused(err)
@@ -185,38 +194,97 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 			span = s.startStore(ctx, b, e)
 			spans[i] = span
 		}
-		m := stream.Encode(e)
-		m.Subject = subject
-		m.Header.Set(nats.MsgIdHdr, stream.PutMsgID(e.Source(), e.ID()))
+		id := stream.PutMsgID(e.Source(), e.ID())
+		if j, ok := first[id]; ok {
+			if repeats == nil {
+				repeats = map[int]int{}
+			}
+			repeats[i] = j
+			continue
+		}
+		first[id] = i
+		kept = append(kept, i)
+		ids = append(ids, id)
 		if span != nil {
-			tracing.Inject(trace.ContextWithSpan(ctx, span), m.Header)
+			traces = append(traces, traceParent(span))
+		}
+	}
+	s.putKept(ctx, b, events, kept, ids, traces, spans, results)
+	for i, j := range repeats {
+		results[i] = bus.PutResult{Err: results[j].Err, Duplicate: results[j].Err == nil}
+	}
+	return results
+}
+
+// putKept stores events[kept[k]] (PutMsgID ids[k], traceparent traces[k] when traces is not nil) and sets their
+// results.
+func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, kept []int, ids, traces []string,
+	spans []trace.Span, results []bus.PutResult) {
+	if len(kept) == 0 {
+		return
+	}
+	batch := make([]*event.Event, len(kept))
+	for k, i := range kept {
+		batch[k] = events[i]
+	}
+	parts, err := stream.EncodeBatches(batch, traces, int(s.js.Conn().MaxPayload()))
+	if err != nil { // only a mistake of ours: traces not one per event
+		for _, i := range kept {
+			results[i].Err = fmt.Errorf("encoding: %w", err)
+		}
+		return
+	}
+	subject := s.names.BusIn(b.ID())
+	futures := make([]jetstream.PubAckFuture, len(parts))
+	for p, part := range parts {
+		m := part.Msg
+		m.Subject = subject
+		if part.To-part.From == 1 {
+			m.Header.Set(nats.MsgIdHdr, ids[part.From])
+			if spans != nil {
+				tracing.Inject(trace.ContextWithSpan(ctx, spans[kept[part.From]]), m.Header)
+			}
+		} else {
+			m.Header.Set(nats.MsgIdHdr, stream.PutBatchMsgID(ids[part.From:part.To]))
 		}
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {
-			results[i].Err = fmt.Errorf("publishing: %w", err)
+			for _, i := range kept[part.From:part.To] {
+				results[i].Err = fmt.Errorf("publishing: %w", err)
+			}
 			continue
 		}
-		futures[i] = f
+		futures[p] = f
 	}
 	timer := time.NewTimer(s.AckTimeout)
 	defer timer.Stop()
-	for i, f := range futures {
+	for p, f := range futures {
 		if f == nil {
 			continue
 		}
+		var r bus.PutResult
 		select {
 		case ack := <-f.Ok():
-			results[i].Duplicate = ack.Duplicate
+			r.Duplicate = ack.Duplicate
 		case err := <-f.Err():
-			results[i].Err = putError(err)
+			r.Err = putError(err)
 		case <-ctx.Done():
-			results[i].Err = ctx.Err()
+			r.Err = ctx.Err()
 		case <-timer.C:
-			results[i].Err = errors.New("timed out waiting for the acknowledgement")
-			timer.Reset(0) // every later unacknowledged entry fails at once
+			r.Err = errors.New("timed out waiting for the acknowledgement")
+			timer.Reset(0) // every later unacknowledged message fails at once
+		}
+		for _, i := range kept[parts[p].From:parts[p].To] {
+			results[i] = r
 		}
 	}
-	return results
+}
+
+// traceParent is the W3C traceparent of span ("" when it has no valid context).
+func traceParent(span trace.Span) string {
+	h := nats.Header{}
+	tracing.Inject(trace.ContextWithSpan(context.Background(), span), h)
+	return h.Get(tracing.TraceParent)
 }
 
 // startStore starts the span of storing e on b. Its parent is the trace e started in (its traceparent extension,

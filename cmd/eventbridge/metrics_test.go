@@ -84,7 +84,7 @@ func TestControlPlaneMetrics(t *testing.T) {
 	assert.Equal(t, 1.0, value(before, "eventbridge_runtime_reachable", nil))
 
 	admin.putBatch("h", []map[string]any{event("e1", "h", "t", nil), event("e2", "h", "t", nil)})
-	admin.putBatch("h", []map[string]any{event("e1", "h", "t", nil)}) // again: a duplicate
+	admin.putBatch("h", []map[string]any{event("e1", "h", "t", nil), event("e2", "h", "t", nil)}) // again: duplicates
 	b, err := json.Marshal([]map[string]any{event("e3", "h", "t", nil), {"specversion": "1.0", "id": "no-source", "type": "t"}})
 	require.NoError(t, err)
 	status, out := admin.do(http.MethodPost, "/api/v1/buses/h/events", "application/cloudevents-batch+json", b)
@@ -110,7 +110,7 @@ func TestControlPlaneMetrics(t *testing.T) {
 		return value(after, "eventbridge_putevents_events_total", map[string]string{"account": "default", "bus": "h", "outcome": outcome})
 	}
 	assert.Equal(t, 3.0, put("stored"))
-	assert.Equal(t, 1.0, put("duplicate"))
+	assert.Equal(t, 2.0, put("duplicate"))
 	assert.Equal(t, 1.0, put("InvalidEvent"))
 	assert.Equal(t, 2.0, value(after, "eventbridge_webhook_events_total",
 		map[string]string{"account": "default", "bus": "h", "source": "gh", "outcome": "stored"}), "the webhook's requests, per source")

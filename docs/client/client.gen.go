@@ -3489,7 +3489,14 @@ type StoredEvent struct {
 	// Event Event is the CloudEvent in the JSON format.
 	Event *map[string]interface{} `json:"event,omitempty"`
 
-	// Sequence Sequence is the event's place in the bus's stream.
+	// Index Index is the event's place among those stored at its sequence (0 for the first, and for an event stored
+	// alone).
+	//
+	// Example: 0
+	Index *int `json:"index,omitempty"`
+
+	// Sequence Sequence is the event's place in the bus's stream. The events of one PutEvents call are stored together,
+	// at one sequence, each with its index.
 	//
 	// Example: 42
 	Sequence *int `json:"sequence,omitempty"`
@@ -3504,8 +3511,9 @@ type StoredEvent struct {
 type StoredEventList struct {
 	Events *[]StoredEvent `json:"events,omitempty"`
 
-	// NextToken NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
-	// with a selective filter may hold fewer than limit, even none, and a nextToken.
+	// NextToken NextToken asks for the next page; absent on the last page. A page reads at most 10,000 stored messages (an
+	// event, or the events of one PutEvents call), so a page with a selective filter may hold fewer than limit,
+	// even none, and a nextToken.
 	NextToken *string `json:"nextToken,omitempty"`
 }
 
@@ -5538,7 +5546,8 @@ type ClientInterface interface {
 	// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
 	// the bus's retention, selected by the time they were stored, their type, source and subject (exact
 	// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-	// events, so it may hold fewer than limit, even none, and a nextToken.
+	// stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+	// even none, and a nextToken.
 	//
 	// Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
 	GetApiV1BusesBusEvents(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5835,7 +5844,8 @@ type ClientInterface interface {
 	//
 	// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
 	// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-	// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+	// event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+	// after its first) and a StoredEvent as data. A tail sends
 	// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
 	// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
 	// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
@@ -7804,7 +7814,8 @@ func (c *Client) GetApiV1BusesBusEventTypes(ctx context.Context, bus string, par
 // The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
 // the bus's retention, selected by the time they were stored, their type, source and subject (exact
 // values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-// events, so it may hold fewer than limit, even none, and a nextToken.
+// stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+// even none, and a nextToken.
 //
 // Corresponds with GET /api/v1/buses/{bus}/events (the `GetApiV1BusesBusEvents` operationId).
 func (c *Client) GetApiV1BusesBusEvents(ctx context.Context, bus string, params *GetApiV1BusesBusEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8451,7 +8462,8 @@ func (c *Client) PostApiV1BusesBusSourcesSourceRotateToken(ctx context.Context, 
 //
 // A Server-Sent Events stream of the events stored on the bus from now on that match the filter
 // (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+// event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+// after its first) and a StoredEvent as data. A tail sends
 // at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
 // (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
 // replica (429 TooManyTails). A comment is sent every 15 s while quiet.
@@ -19904,7 +19916,8 @@ type ClientWithResponsesInterface interface {
 	// The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
 	// the bus's retention, selected by the time they were stored, their type, source and subject (exact
 	// values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-	// events, so it may hold fewer than limit, even none, and a nextToken.
+	// stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+	// even none, and a nextToken.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20235,7 +20248,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// A Server-Sent Events stream of the events stored on the bus from now on that match the filter
 	// (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-	// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+	// event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+	// after its first) and a StoredEvent as data. A tail sends
 	// at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
 	// (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
 	// replica (429 TooManyTails). A comment is sent every 15 s while quiet.
@@ -32014,7 +32028,8 @@ func (c *ClientWithResponses) GetApiV1BusesBusEventTypesWithResponse(ctx context
 // The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
 // the bus's retention, selected by the time they were stored, their type, source and subject (exact
 // values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-// events, so it may hold fewer than limit, even none, and a nextToken.
+// stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+// even none, and a nextToken.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32555,7 +32570,8 @@ func (c *ClientWithResponses) PostApiV1BusesBusSourcesSourceRotateTokenWithRespo
 //
 // A Server-Sent Events stream of the events stored on the bus from now on that match the filter
 // (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-// event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+// event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+// after its first) and a StoredEvent as data. A tail sends
 // at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
 // (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
 // replica (429 TooManyTails). A comment is sent every 15 s while quiet.

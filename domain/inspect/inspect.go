@@ -88,24 +88,25 @@ func (f Filter) Matches(at time.Time, ev *event.Event) bool {
 // Query asks a store for one page of a bus's events.
 type Query struct {
 	Filter Filter
-	// After is the stream sequence the scan starts after (0: from Filter.From, else the first event).
-	After uint64
+	// After is where the scan starts (zero: from Filter.From, else the first event).
+	After domain.Position
 	// Limit is the number of matching events at most returned.
 	Limit int
-	// MaxScan bounds the number of events read, matching or not.
+	// MaxScan bounds the number of stored messages read, matching or not.
 	MaxScan int
 }
 
-// ScanLimit is the number of events one page of a search reads at most, matching or not: a page with a
-// selective filter may hold fewer events than its limit, even none, and a next token.
+// ScanLimit is the number of stored messages (an event, or a record batch's events) one page of a search reads
+// at most, matching or not: a page with a selective filter may hold fewer events than its limit, even none, and a
+// next token.
 const ScanLimit = 10_000
 
 // Store reads the events stored on buses.
 type Store interface {
 	// Events scans the events put on the bus (every way in: PutEvents, webhooks, sources) in the order they were
-	// stored and returns those q.Filter selects, at most q.Limit, and the sequence of the last one read when more
-	// may follow (0 at the end). It reads at most q.MaxScan events.
-	Events(ctx context.Context, b *bus.Bus, q Query) ([]Stored, uint64, error)
+	// stored and returns those q.Filter selects, at most q.Limit, and where the next page starts when more may
+	// follow (the zero Position at the end). It reads at most q.MaxScan messages.
+	Events(ctx context.Context, b *bus.Bus, q Query) ([]Stored, domain.Position, error)
 	// Get returns the events the bus stored at seq (one, or a record batch's in order); ErrEventNotFound when it
 	// holds none there.
 	Get(ctx context.Context, b *bus.Bus, seq uint64) ([]Stored, error)
@@ -191,7 +192,7 @@ func (s *Service) Search(ctx context.Context, accountID, busName string, f Filte
 	if err != nil {
 		return nil, "", err
 	}
-	after, err := page.AfterSequence()
+	after, err := page.AfterPosition()
 	if err != nil {
 		return nil, "", err
 	}
@@ -199,7 +200,7 @@ func (s *Service) Search(ctx context.Context, accountID, busName string, f Filte
 	if err != nil {
 		return nil, "", fmt.Errorf("searching the events of bus %s: %w", busName, err)
 	}
-	return evs, domain.SequenceToken(next), nil
+	return evs, domain.PositionToken(next), nil
 }
 
 // DefaultTailRate is how many events per second a tail sends at most unless Service.TailRate says otherwise.

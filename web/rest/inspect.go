@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,8 +41,12 @@ type TestBusEventOutput struct {
 
 // StoredEvent is an event as the bus holds it.
 type StoredEvent struct {
-	// Sequence is the event's place in the bus's stream.
+	// Sequence is the event's place in the bus's stream. The events of one PutEvents call are stored together,
+	// at one sequence, each with its index.
 	Sequence uint64 `json:"sequence" example:"42"`
+	// Index is the event's place among those stored at its sequence (0 for the first, and for an event stored
+	// alone).
+	Index int `json:"index" example:"0"`
 	// StoredAt is when the bus stored it (the time the client set is the event's own "time").
 	StoredAt time.Time `json:"storedAt" example:"2026-12-01T12:00:00.123Z"`
 	// Event is the CloudEvent in the JSON format.
@@ -51,8 +56,9 @@ type StoredEvent struct {
 // StoredEventList is one page of a bus's events, oldest first.
 type StoredEventList struct {
 	Events []StoredEvent `json:"events"`
-	// NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
-	// with a selective filter may hold fewer than limit, even none, and a nextToken.
+	// NextToken asks for the next page; absent on the last page. A page reads at most 10,000 stored messages (an
+	// event, or the events of one PutEvents call), so a page with a selective filter may hold fewer than limit,
+	// even none, and a nextToken.
 	NextToken string `json:"nextToken,omitempty"`
 } //@name StoredEventList
 
@@ -116,12 +122,20 @@ func eventFilterOf(c *gin.Context) (inspect.Filter, error) {
 	return f, err
 }
 
+// eventPlace is what names a stored event in a tail: its sequence, and its index after a dot when not 0.
+func eventPlace(s inspect.Stored) string {
+	if s.Index == 0 {
+		return strconv.FormatUint(s.Sequence, 10)
+	}
+	return strconv.FormatUint(s.Sequence, 10) + "." + strconv.Itoa(s.Index)
+}
+
 func storedEventOf(s inspect.Stored) StoredEvent {
 	ev, err := cloudevent.Marshal(s.Event)
 	if err != nil {
 		ev = []byte("null") // a stored event always marshals; never fail a whole page for one
 	}
-	return StoredEvent{Sequence: s.Sequence, StoredAt: s.Time, Event: ev}
+	return StoredEvent{Sequence: s.Sequence, Index: s.Index, StoredAt: s.Time, Event: ev}
 }
 
 // searchEvents answers a page of a bus's events.
@@ -130,7 +144,8 @@ func storedEventOf(s inspect.Stored) StoredEvent {
 //	@Description	The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
 //	@Description	the bus's retention, selected by the time they were stored, their type, source and subject (exact
 //	@Description	values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-//	@Description	events, so it may hold fewer than limit, even none, and a nextToken.
+//	@Description	stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+//	@Description	even none, and a nextToken.
 //	@Tags			events
 //	@Produce		json
 //	@Param			X-Account-Id	header		string	false	"account (default: the caller's own)"
@@ -184,7 +199,8 @@ const tailKeepAlive = 15 * time.Second
 //	@Summary		Tail the events of a bus
 //	@Description	A Server-Sent Events stream of the events stored on the bus from now on that match the filter
 //	@Description	(type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-//	@Description	event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+//	@Description	event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+//	@Description	after its first) and a StoredEvent as data. A tail sends
 //	@Description	at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
 //	@Description	(TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
 //	@Description	replica (429 TooManyTails). A comment is sent every 15 s while quiet.
@@ -270,7 +286,7 @@ func (a *api) tailEvents(c *gin.Context) {
 				return err
 			}
 		}
-		return send("event", fmt.Sprint(te.Sequence), storedEventOf(te.Stored))
+		return send("event", eventPlace(te.Stored), storedEventOf(te.Stored))
 	})
 	if err != nil && !started {
 		a.writeError(c, err)

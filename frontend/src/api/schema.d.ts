@@ -2944,7 +2944,8 @@ export interface paths {
          * @description The events stored on the bus (PutEvents of every dialect, webhooks, sources), oldest first, within
          *     the bus's retention, selected by the time they were stored, their type, source and subject (exact
          *     values) and an event pattern. The search scans the bus's stream: a page reads at most 10,000
-         *     events, so it may hold fewer than limit, even none, and a nextToken.
+         *     stored messages (an event, or the events of one PutEvents call), so it may hold fewer than limit,
+         *     even none, and a nextToken.
          */
         get: {
             parameters: {
@@ -4948,7 +4949,8 @@ export interface paths {
          * Tail the events of a bus
          * @description A Server-Sent Events stream of the events stored on the bus from now on that match the filter
          *     (type, source, subject, pattern), in order. It starts with an event "ready" once it listens; each
-         *     event is an SSE event "event" with the id of its sequence and a StoredEvent as data. A tail sends
+         *     event is an SSE event "event" whose id is its sequence (sequence.index for the events of a call
+         *     after its first) and a StoredEvent as data. A tail sends
          *     at most 100 events a second: matching events beyond are not sent, and an SSE event "skipped"
          *     (TailSkipped) says how many before the next one. An account has at most 5 tails open at once per
          *     replica (429 TooManyTails). A comment is sent every 15 s while quiet.
@@ -13175,7 +13177,14 @@ export interface components {
             /** @description Event is the CloudEvent in the JSON format. */
             event?: Record<string, never>;
             /**
-             * @description Sequence is the event's place in the bus's stream.
+             * @description Index is the event's place among those stored at its sequence (0 for the first, and for an event stored
+             *     alone).
+             * @example 0
+             */
+            index?: number;
+            /**
+             * @description Sequence is the event's place in the bus's stream. The events of one PutEvents call are stored together,
+             *     at one sequence, each with its index.
              * @example 42
              */
             sequence?: number;
@@ -13188,8 +13197,9 @@ export interface components {
         StoredEventList: {
             events?: components["schemas"]["StoredEvent"][];
             /**
-             * @description NextToken asks for the next page; absent on the last page. A page reads at most 10,000 events, so a page
-             *     with a selective filter may hold fewer than limit, even none, and a nextToken.
+             * @description NextToken asks for the next page; absent on the last page. A page reads at most 10,000 stored messages (an
+             *     event, or the events of one PutEvents call), so a page with a selective filter may hold fewer than limit,
+             *     even none, and a nextToken.
              */
             nextToken?: string;
         };

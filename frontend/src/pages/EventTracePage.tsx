@@ -21,6 +21,7 @@ import {
   replayDone,
   replayText,
   stateLabels,
+  storedPlace,
   traceModel,
   type EventAttributes,
   type MatchedRule,
@@ -123,7 +124,7 @@ function Trace({ bus, trace, refetch }: { bus: string; trace: EventTrace; refetc
             stored.storedAt && (
               <>
                 <RelativeTime value={stored.storedAt} />
-                {stored.sequence ? `, sequence ${stored.sequence} of the bus's stream` : ''}
+                {stored.sequence ? `, ${storedPlace(stored)} of the bus's stream` : ''}
               </>
             ),
           ],

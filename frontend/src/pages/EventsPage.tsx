@@ -18,6 +18,7 @@ import {
   hasErrors,
   SCAN_PER_PAGE,
   searchQuery,
+  storedKey,
   tracePath,
   windowChoices,
   type EventFilters,
@@ -179,7 +180,7 @@ export function EventsPage() {
                     return (
                       // The ID's link is the way in for the keyboard and screen readers; a click anywhere on the row
                       // follows it too.
-                      <Table.Tr key={s.sequence} data-testid="event-row" data-id={a.id ?? ''} onClick={() => to && navigate(to)} style={{ cursor: to ? 'pointer' : undefined }}>
+                      <Table.Tr key={storedKey(s)} data-testid="event-row" data-id={a.id ?? ''} onClick={() => to && navigate(to)} style={{ cursor: to ? 'pointer' : undefined }}>
                         <Table.Td>
                           <RelativeTime value={s.storedAt} />
                         </Table.Td>

@@ -35,7 +35,7 @@ import {
   type TailStatus,
   type TailView,
 } from './tail';
-import { eventTracePath } from './events';
+import { eventTracePath, storedKey } from './events';
 import { streamTail } from './tailStream';
 import { PatternProblems } from '../components/PatternProblems';
 
@@ -79,7 +79,7 @@ function Tail({ bus }: { bus: string }) {
   const [status, setStatus] = useState<TailStatus>({ state: 'idle' });
   const [view, setView] = useState<TailView>(emptyView);
   const [now, setNow] = useState(() => Date.now());
-  const [expanded, setExpanded] = useState<ReadonlySet<number>>(new Set());
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const queue = useRef<Arrival[]>([]);
   const live = status.state === 'connecting' || status.state === 'listening';
 
@@ -146,10 +146,10 @@ function Tail({ bus }: { bus: string }) {
   }
   // Stable, so that the memoised list does not render again for it.
   const toggle = useCallback(
-    (sequence: number) =>
+    (key: string) =>
       setExpanded((s) => {
         const next = new Set(s);
-        if (!next.delete(sequence)) next.add(sequence);
+        if (!next.delete(key)) next.add(key);
         return next;
       }),
     [],
@@ -259,8 +259,8 @@ const EventTable = memo(function EventTable({
 }: {
   bus: string;
   events: StoredEvent[];
-  expanded: ReadonlySet<number>;
-  toggle: (sequence: number) => void;
+  expanded: ReadonlySet<string>;
+  toggle: (key: string) => void;
 }) {
   return (
     // The list scrolls in its own region, under its sticky header, so that the status and the buttons stay in sight.
@@ -280,7 +280,7 @@ const EventTable = memo(function EventTable({
         </Table.Thead>
         <Table.Tbody>
           {events.map((s) => (
-            <EventRow key={s.sequence} bus={bus} s={s} open={expanded.has(s.sequence ?? 0)} toggle={toggle} />
+            <EventRow key={storedKey(s)} bus={bus} s={s} open={expanded.has(storedKey(s))} toggle={toggle} />
           ))}
         </Table.Tbody>
       </Table>
@@ -288,10 +288,11 @@ const EventTable = memo(function EventTable({
   );
 });
 
-const EventRow = memo(function EventRow({ bus, s, open, toggle }: { bus: string; s: StoredEvent; open: boolean; toggle: (sequence: number) => void }) {
+const EventRow = memo(function EventRow({ bus, s, open, toggle }: { bus: string; s: StoredEvent; open: boolean; toggle: (key: string) => void }) {
   const f = eventFields(s);
   const seq = s.sequence ?? 0;
-  const detail = `tail-event-${seq}`;
+  const key = storedKey(s);
+  const detail = `tail-event-${key.replace('.', '-')}`;
   const at = s.storedAt ? Date.parse(s.storedAt) : NaN;
   return (
     <Fragment>
@@ -301,7 +302,7 @@ const EventRow = memo(function EventRow({ bus, s, open, toggle }: { bus: string;
             variant="subtle"
             color="gray"
             size="sm"
-            onClick={() => toggle(seq)}
+            onClick={() => toggle(key)}
             aria-expanded={open}
             aria-controls={open ? detail : undefined}
             aria-label={`${open ? 'Hide' : 'Show'} the JSON of event ${f.id || `number ${seq}`}`}

@@ -18,6 +18,8 @@ import {
   noLogText,
   replayBody,
   replayChoice,
+  storedKey,
+  storedPlace,
   replayDone,
   replayName,
   replayText,
@@ -367,5 +369,17 @@ describe('replay', () => {
     expect(replayText({ name: 'r', state: 'FAILED', eventsReplayed: 0, stateReason: 'the archive r was deleted' })).toBe('Replay r: failed after 0 events replayed: the archive r was deleted.');
     expect(replayDone({ state: 'COMPLETED' })).toBe(true);
     expect(replayDone({ state: 'STARTING' })).toBe(false);
+  });
+});
+
+describe('where an event is stored', () => {
+  it('names the events of one call apart, and says where each is', () => {
+    const first = { sequence: 42, index: 0 };
+    const third = { sequence: 42, index: 2 };
+    expect(storedKey(first)).not.toBe(storedKey(third));
+    expect(storedKey({ sequence: 42 })).toBe(storedKey(first));
+    expect(storedPlace(first)).toBe('sequence 42');
+    expect(storedPlace(third)).toBe('sequence 42, event 3 of its call');
+    expect(storedPlace({})).toBe('');
   });
 });

@@ -164,6 +164,20 @@ export interface EventAttributes {
 
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/**
+ * storedKey names a stored event among a bus's: its sequence, and its index among the events of one PutEvents call
+ * stored together at that sequence.
+ */
+export function storedKey(s: { sequence?: number; index?: number }): string {
+  return `${s.sequence ?? 0}.${s.index ?? 0}`;
+}
+
+/** storedPlace says where the bus stored an event: "sequence 42", "sequence 42, event 3 of its call". */
+export function storedPlace(s: { sequence?: number; index?: number }): string {
+  if (!s.sequence) return '';
+  return s.index ? `sequence ${s.sequence}, event ${s.index + 1} of its call` : `sequence ${s.sequence}`;
+}
+
 /** attributesOf reads a CloudEvent's attributes that the pages show; those it lacks are undefined. */
 export function attributesOf(event: unknown): EventAttributes {
   const e = (typeof event === 'object' && event !== null ? event : {}) as Record<string, unknown>;
