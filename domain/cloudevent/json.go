@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"strings"
 	"unicode/utf8"
 
@@ -26,10 +25,10 @@ import (
 // parameters, has the form */json or */*+json (json-format.md 3.1.1). The empty type is not, though data of no
 // type is read as JSON (see IsBinary).
 func IsJSONMedia(contentType string) bool {
-	media, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		media = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
-	}
+	// What mime.ParseMediaType takes for the media type, without parsing the parameters, which do not matter here
+	// (it is called for every event put and read).
+	base, _, _ := strings.Cut(contentType, ";")
+	media := strings.TrimSpace(strings.ToLower(base))
 	_, sub, ok := strings.Cut(media, "/")
 	return ok && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }

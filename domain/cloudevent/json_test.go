@@ -20,7 +20,8 @@ func TestIsJSONMedia(t *testing.T) {
 		"application/json": true, "application/json; charset=utf-8": true, "text/json": true, "foo/json": true,
 		"application/vnd.api+json": true, "Application/VND.Shop+JSON; v=1": true, "application/cloudevents+json": true,
 		"": false, "text/plain": false, "application/jsonx": false, "application/xml": false, "json": false,
-		"application/json-seq": false,
+		"application/json-seq": false, " application/json ; charset=utf-8": true, "application/json; charset=\"bad": true,
+		"application/json;;": true, "application/ json": false, "text/plain; x=application/json": false,
 	} {
 		if got := cloudevent.IsJSONMedia(ct); got != want {
 			t.Errorf("IsJSONMedia(%q) = %v, want %v", ct, got, want)
