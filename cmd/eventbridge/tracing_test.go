@@ -198,6 +198,45 @@ func TestTracingAcrossProcesses(t *testing.T) {
 	assert.True(t, strings.HasPrefix(plain.traceparent, "00-"+plainStore.SpanContext.TraceID().String()+"-"))
 	assert.Empty(t, plainStore.Links, "its parent is the request's span itself")
 	assert.Equal(t, plainStore.Parent.TraceID(), plainStore.SpanContext.TraceID())
+
+	// A call of two events is stored as one record batch: each event's route span is the child of its own store
+	// span, in its own trace, and the target sees that trace.
+	const batchTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	withTP := event("batch-a", "shop", "order.created", map[string]any{"n": 3})
+	withTP["traceparent"] = "00-" + batchTrace + "-" + clientSpan + "-01"
+	a.putBatch("tr", []map[string]any{withTP, event("batch-b", "shop", "order.created", map[string]any{"n": 4})})
+	seen := map[string]request{}
+	for len(seen) < 2 {
+		select {
+		case r := <-got:
+			seen[r.id] = r
+		case <-time.After(30 * time.Second):
+			require.FailNow(t, "the events of the batch did not arrive", "%v", seen)
+		}
+	}
+	byEvent := func(spans []tracetest.SpanStub, id string) tracetest.SpanStub {
+		for _, s := range spans {
+			if attrOf(s, "cloudevents.event_id") == id {
+				return s
+			}
+		}
+		return tracetest.SpanStub{}
+	}
+	require.Eventually(t, func() bool {
+		return byEvent(spansOf(workerSpans, "route "), "batch-a").SpanContext.IsValid() &&
+			byEvent(spansOf(workerSpans, "route "), "batch-b").SpanContext.IsValid()
+	}, 10*time.Second, 20*time.Millisecond, "both events' route spans ended")
+	traces := map[string]string{}
+	for _, id := range []string{"batch-a", "batch-b"} {
+		st, rt := byEvent(spansOf(cpSpans, "store tr"), id), byEvent(spansOf(workerSpans, "route "), id)
+		require.True(t, st.SpanContext.IsValid(), id)
+		assert.Equal(t, st.SpanContext.SpanID(), rt.Parent.SpanID(), "%s: route is a child of its own store span", id)
+		assert.Equal(t, st.SpanContext.TraceID(), rt.SpanContext.TraceID(), id)
+		assert.True(t, strings.HasPrefix(seen[id].traceparent, "00-"+st.SpanContext.TraceID().String()+"-"), id)
+		traces[id] = st.SpanContext.TraceID().String()
+	}
+	assert.Equal(t, batchTrace, traces["batch-a"], "the client's trace")
+	assert.NotEqual(t, traces["batch-a"], traces["batch-b"])
 }
 
 // otlpReceiver is an OTLP/HTTP traces endpoint: it decodes every protobuf request it gets.
