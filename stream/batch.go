@@ -91,7 +91,7 @@ func EncodeBatches(events []*event.Event, traces []string, maxBytes int) ([]Part
 			parts = append(parts, Part{Msg: assemble(run, tr), From: from, To: from + len(run)})
 		}
 		from += len(run)
-		run, size = run[:0:0], batchOverhead
+		run, size = run[:0], batchOverhead // assemble keeps nothing of run
 	}
 	for i, e := range events {
 		en, err := entryOf(e)

@@ -95,12 +95,26 @@ func Mark(e *event.Event, sc trace.SpanContext) {
 	if !sc.IsValid() {
 		return
 	}
-	h := Header{}
-	w3c.Inject(trace.ContextWithSpanContext(context.Background(), sc), h)
+	h := w3cHeader(sc)
 	e.SetExtension(TraceParent, h.Get(TraceParent))
 	if ts := h.Get(TraceState); ts != "" {
 		e.SetExtension(TraceState, ts)
 	}
+}
+
+// TraceParentOf is the W3C traceparent of sc ("" when sc is not valid).
+func TraceParentOf(sc trace.SpanContext) string {
+	if !sc.IsValid() {
+		return ""
+	}
+	return w3cHeader(sc).Get(TraceParent)
+}
+
+// w3cHeader holds the W3C trace context headers of sc.
+func w3cHeader(sc trace.SpanContext) Header {
+	h := Header{}
+	w3c.Inject(trace.ContextWithSpanContext(context.Background(), sc), h)
+	return h
 }
 
 // Unmark removes what Mark added.

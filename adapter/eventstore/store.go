@@ -183,7 +183,10 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 	ids := make([]string, 0, len(events))
 	var traces []string
 	var repeats map[int]int
-	first := make(map[string]int, len(events))
+	var first map[string]int // PutMsgID → index, for a call of several events
+	if len(events) > 1 {
+		first = make(map[string]int, len(events))
+	}
 	for i, e := range events {
 		if err := stream.Check(e, 0); err != nil {
 			results[i].Err = refused(err)
@@ -202,11 +205,13 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 			repeats[i] = j
 			continue
 		}
-		first[id] = i
+		if first != nil {
+			first[id] = i
+		}
 		kept = append(kept, i)
 		ids = append(ids, id)
 		if span != nil {
-			traces = append(traces, traceParent(span))
+			traces = append(traces, tracing.TraceParentOf(span.SpanContext()))
 		}
 	}
 	s.putKept(ctx, b, events, kept, ids, traces, spans, results)
@@ -282,13 +287,6 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 			results[i] = r
 		}
 	}
-}
-
-// traceParent is the W3C traceparent of span ("" when it has no valid context).
-func traceParent(span trace.Span) string {
-	h := nats.Header{}
-	tracing.Inject(trace.ContextWithSpan(context.Background(), span), h)
-	return h.Get(tracing.TraceParent)
 }
 
 // startStore starts the span of storing e on b. Its parent is the trace e started in (its traceparent extension,
