@@ -25,6 +25,10 @@ const (
 	// HeaderBatchTrace holds, one value per event in order, the W3C traceparent of the span that stored the event
 	// ("-" for none); absent when no event has one. EntryHeader gives it to the event's reader as "traceparent".
 	HeaderBatchTrace = "eb-batch-traceparent"
+	// HeaderBatchIDs holds, one value per event in order, the id the event has as its own (the Nats-Msg-Id it
+	// would have as a message of its own; EntryMsgID): set on the record batches of a router's copies, whose
+	// events' ids are hop ids (HopMsgID); absent on a bus's own batches, whose events' ids are their PutMsgIDs.
+	HeaderBatchIDs = "eb-batch-ids"
 )
 
 // ContentTypeBatch is the media type of a record batch's body.
@@ -35,14 +39,15 @@ const noValue = "-"
 
 // EncodeBatch returns events as one message: their JSON forms (cloudevent.Marshal) in a JSON array, HeaderBatch
 // their number, HeaderBatchTypes the types of their extensions that are not Strings (so that DecodeAll gives back
-// what Decode gives for a message of Encode), and HeaderBatchTrace the traceparents in traces (nil, or one per
-// event, "" for none). The caller sets the subject and Nats-Msg-Id. The events must have passed Check.
-func EncodeBatch(events []*event.Event, traces []string) (*nats.Msg, error) {
+// what Decode gives for a message of Encode), HeaderBatchTrace the traceparents in traces (nil, or one per
+// event, "" for none) and HeaderBatchIDs the ids in ids (nil, or one per event). The caller sets the subject and
+// Nats-Msg-Id. The events must have passed Check.
+func EncodeBatch(events []*event.Event, traces, ids []string) (*nats.Msg, error) {
 	if len(events) == 0 {
 		return nil, errors.New("a record batch holds at least one event")
 	}
-	if traces != nil && len(traces) != len(events) {
-		return nil, fmt.Errorf("%d traceparents for %d events", len(traces), len(events))
+	if err := perEvent(len(events), traces, ids); err != nil {
+		return nil, err
 	}
 	entries := make([]batchEntry, len(events))
 	for i, e := range events {
@@ -52,7 +57,18 @@ func EncodeBatch(events []*event.Event, traces []string) (*nats.Msg, error) {
 		}
 		entries[i] = en
 	}
-	return assemble(entries, traces), nil
+	return assemble(entries, traces, ids), nil
+}
+
+// perEvent checks that traces and ids are nil or have one value per event.
+func perEvent(n int, traces, ids []string) error {
+	if traces != nil && len(traces) != n {
+		return fmt.Errorf("%d traceparents for %d events", len(traces), n)
+	}
+	if ids != nil && len(ids) != n {
+		return fmt.Errorf("%d ids for %d events", len(ids), n)
+	}
+	return nil
 }
 
 // Part is one message of EncodeBatches: events[From:To] in order.
@@ -67,13 +83,14 @@ const batchOverhead = 256
 
 // EncodeBatches returns events, in order, as messages of at most maxBytes of headers and body each (0: no bound):
 // record batches (EncodeBatch) of consecutive events, and a message of Encode for an event that is alone in its
-// part, or whose JSON form cannot be made (its extension values). traces are as for EncodeBatch; an event alone in
-// its message gets no trace header (the caller injects its span's). The parts depend only on the events, traces
-// and maxBytes, so the same events put again make the same messages. An event that does not fit maxBytes even
-// alone is a message of its own that JetStream will refuse; Check keeps events well under a server's payload.
-func EncodeBatches(events []*event.Event, traces []string, maxBytes int) ([]Part, error) {
-	if traces != nil && len(traces) != len(events) {
-		return nil, fmt.Errorf("%d traceparents for %d events", len(traces), len(events))
+// part, or whose JSON form cannot be made (its extension values). traces and ids are as for EncodeBatch; an event
+// alone in its message gets neither (the caller sets its Nats-Msg-Id and injects its span's trace). The parts
+// depend only on the events, traces, ids and maxBytes, so the same events put again make the same messages. An
+// event that does not fit maxBytes even alone is a message of its own that JetStream will refuse; Check keeps
+// events well under a server's payload.
+func EncodeBatches(events []*event.Event, traces, ids []string, maxBytes int) ([]Part, error) {
+	if err := perEvent(len(events), traces, ids); err != nil {
+		return nil, err
 	}
 	var parts []Part
 	var run []batchEntry // the entries of events[from:from+len(run)]
@@ -84,11 +101,14 @@ func EncodeBatches(events []*event.Event, traces []string, maxBytes int) ([]Part
 		case 1:
 			parts = append(parts, Part{Msg: Encode(events[from]), From: from, To: from + 1})
 		default:
-			var tr []string
+			var tr, id []string
 			if traces != nil {
 				tr = traces[from : from+len(run)]
 			}
-			parts = append(parts, Part{Msg: assemble(run, tr), From: from, To: from + len(run)})
+			if ids != nil {
+				id = ids[from : from+len(run)]
+			}
+			parts = append(parts, Part{Msg: assemble(run, tr, id), From: from, To: from + len(run)})
 		}
 		from += len(run)
 		run, size = run[:0], batchOverhead // assemble keeps nothing of run
@@ -104,6 +124,9 @@ func EncodeBatches(events []*event.Event, traces []string, maxBytes int) ([]Part
 		n := en.size()
 		if traces != nil {
 			n += len(HeaderBatchTrace) + 4 + len(cmp.Or(traces[i], noValue))
+		}
+		if ids != nil {
+			n += len(HeaderBatchIDs) + 4 + len(ids[i])
 		}
 		if len(run) > 0 && maxBytes > 0 && size+n > maxBytes {
 			flush()
@@ -142,8 +165,9 @@ func entryOf(e *event.Event) (batchEntry, error) {
 	return batchEntry{json: j, types: cmp.Or(typesOf(e), noValue)}, nil
 }
 
-// assemble makes the record batch of entries, with traces (nil, or one per entry, "" for none).
-func assemble(entries []batchEntry, traces []string) *nats.Msg {
+// assemble makes the record batch of entries, with traces (nil, or one per entry, "" for none) and ids (nil, or
+// one per entry).
+func assemble(entries []batchEntry, traces, ids []string) *nats.Msg {
 	m := nats.NewMsg("")
 	n := 2
 	for _, en := range entries {
@@ -173,6 +197,9 @@ func assemble(entries []batchEntry, traces []string) *nats.Msg {
 			vals[i] = cmp.Or(tp, noValue)
 		}
 		m.Header[HeaderBatchTrace] = vals
+	}
+	if ids != nil {
+		m.Header[HeaderBatchIDs] = slices.Clone(ids)
 	}
 	m.Data = body
 	return m
@@ -223,6 +250,9 @@ func DecodeAll(m *nats.Msg) ([]*event.Event, error) {
 	if len(types) != 0 && len(types) != n {
 		return nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(types), HeaderBatchTypes)
 	}
+	if ids := m.Header.Values(HeaderBatchIDs); len(ids) != 0 && len(ids) != n {
+		return nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(ids), HeaderBatchIDs)
+	}
 	out := make([]*event.Event, n)
 	for i, en := range entries {
 		if en.Err != nil {
@@ -266,14 +296,17 @@ func retype(e *event.Event, typed string) error {
 	return nil
 }
 
-// EntryMsgID is the id of an event e of a message that DecodeAll read (headers h): the message's Nats-Msg-Id for a single
-// event; for an event of a record batch, the id it has stored alone, PutMsgID of its source and id (record batches
-// hold events put on a bus). The later hops of the event (routing, dead-lettering) hash it, so an event stored twice
-// (once alone and once in a batch, or in two batches: a call put again with other events) has one copy per rule
-// inside the duplicate window, as it had stored alone twice.
-func EntryMsgID(h nats.Header, e *event.Event) string {
+// EntryMsgID is the id of event e at index i of a message that DecodeAll read (headers h): the message's
+// Nats-Msg-Id for a single event; for an event of a record batch, the id it would have stored alone: its value of
+// HeaderBatchIDs (a router's copies), else PutMsgID of its source and id (a bus's own batches hold events put on
+// it). The later hops of the event (routing, dead-lettering, forwarding) hash it, so they are stored once inside
+// the duplicate window when they are retried, as they are for an event stored alone.
+func EntryMsgID(h nats.Header, i int, e *event.Event) string {
 	if !IsBatch(h) {
 		return h.Get(nats.MsgIdHdr)
+	}
+	if ids := h.Values(HeaderBatchIDs); i < len(ids) {
+		return ids[i]
 	}
 	return PutMsgID(e.Source(), e.ID())
 }
@@ -288,7 +321,7 @@ func EntryHeader(h nats.Header, i int) nats.Header {
 	out := nats.Header{}
 	for k, v := range h {
 		switch k {
-		case HeaderBatch, HeaderBatchTypes, HeaderBatchTrace, headerContentType:
+		case HeaderBatch, HeaderBatchTypes, HeaderBatchTrace, HeaderBatchIDs, headerContentType:
 		default:
 			out[k] = v
 		}

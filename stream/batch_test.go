@@ -80,7 +80,7 @@ func TestBatchReadsAsSingleEvents(t *testing.T) {
 	for _, e := range events {
 		require.NoError(t, Check(e, 0))
 	}
-	m, err := EncodeBatch(events, nil)
+	m, err := EncodeBatch(events, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "10", m.Header.Get(HeaderBatch))
 	assert.Empty(t, m.Header.Values(HeaderBatchTrace), "no traceparent given: none written")
@@ -120,7 +120,7 @@ func TestEntryHeaderGivesEachEventItsTrace(t *testing.T) {
 	t.Parallel()
 	events := batchCases()[:3]
 	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	m, err := EncodeBatch(events, []string{tp, "", strings.Replace(tp, "b7ad", "c8be", 1)})
+	m, err := EncodeBatch(events, []string{tp, "", strings.Replace(tp, "b7ad", "c8be", 1)}, nil)
 	require.NoError(t, err)
 	m.Header.Set(HeaderReplay, "r1")
 	h0 := EntryHeader(m.Header, 0)
@@ -132,16 +132,16 @@ func TestEntryHeaderGivesEachEventItsTrace(t *testing.T) {
 	assert.Empty(t, EntryHeader(m.Header, 1).Get("traceparent"), "the second event has none")
 	assert.Contains(t, EntryHeader(m.Header, 2).Get("traceparent"), "c8be")
 
-	_, err = EncodeBatch(events, []string{tp})
+	_, err = EncodeBatch(events, []string{tp}, nil)
 	assert.ErrorContains(t, err, "1 traceparents for 3 events")
-	_, err = EncodeBatch(nil, nil)
+	_, err = EncodeBatch(nil, nil, nil)
 	assert.Error(t, err)
 }
 
 // A batch that does not agree with itself is an error naming what is wrong, never a part of its events.
 func TestDecodeAllRefusesABrokenBatch(t *testing.T) {
 	t.Parallel()
-	good, err := EncodeBatch(batchCases()[:2], nil)
+	good, err := EncodeBatch(batchCases()[:2], nil, nil)
 	require.NoError(t, err)
 	with := func(mod func(m *nats.Msg)) *nats.Msg {
 		m := &nats.Msg{Header: nats.Header{}, Data: append([]byte(nil), good.Data...)}
@@ -183,7 +183,7 @@ func TestDecodeAllRefusesABrokenBatch(t *testing.T) {
 func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 	t.Parallel()
 	var events []*event.Event
-	var traces []string
+	var traces, ids []string
 	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	for round := range 6 {
 		for i, e := range batchCases() {
@@ -197,14 +197,15 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 			}
 			events = append(events, e)
 			traces = append(traces, map[bool]string{true: tp}[i%2 == 0])
+			ids = append(ids, HopMsgID(PutMsgID(e.Source(), e.ID()), "route", "r"))
 		}
 	}
 	msgID := strings.Repeat("f", 64)
 	for _, maxBytes := range []int{0, 1, 2 << 10, 8 << 10, 64 << 10} {
 		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
-			parts, err := EncodeBatches(events, traces, maxBytes)
+			parts, err := EncodeBatches(events, traces, ids, maxBytes)
 			require.NoError(t, err)
-			again, err := EncodeBatches(events, traces, maxBytes)
+			again, err := EncodeBatches(events, traces, ids, maxBytes)
 			require.NoError(t, err)
 			require.Len(t, again, len(parts))
 			next, batches := 0, 0
@@ -222,6 +223,8 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 					if IsBatch(part.Msg.Header) {
 						want := map[bool]string{true: tp}[traces[part.From+i] != ""]
 						require.Equal(t, want, EntryHeader(part.Msg.Header, i).Get("traceparent"))
+						require.Equal(t, ids[part.From+i], EntryMsgID(part.Msg.Header, i, e), "each event keeps its id")
+						require.Empty(t, EntryHeader(part.Msg.Header, i).Values(HeaderBatchIDs))
 					}
 				}
 				if part.To-part.From == 1 {
@@ -244,6 +247,8 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 			}
 		})
 	}
-	_, err := EncodeBatches(events, traces[:1], 0)
+	_, err := EncodeBatches(events, traces[:1], nil, 0)
 	require.ErrorContains(t, err, "1 traceparents for 60 events")
+	_, err = EncodeBatches(events, nil, ids[:2], 0)
+	require.ErrorContains(t, err, "2 ids for 60 events")
 }

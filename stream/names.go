@@ -70,10 +70,10 @@ func PutMsgID(source, id string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// PutBatchMsgID is the Nats-Msg-Id of a record batch put on a bus: it hashes the PutMsgIDs of its events in
-// order, so the same events put again in the same order (a retried call) are stored once inside the duplicate
-// window, and never collide with an event stored alone.
-func PutBatchMsgID(putIDs []string) string { return HopMsgID("batch", putIDs...) }
+// BatchMsgID is the Nats-Msg-Id of a record batch: it hashes the ids its events would have alone (EntryMsgID) in
+// order, so the same events stored again in the same order (a retried call, a router's copies of a record
+// retried) are stored once inside the duplicate window, and never collide with an event stored alone.
+func BatchMsgID(ids []string) string { return HopMsgID("batch", ids...) }
 
 // HopMsgID is the Nats-Msg-Id of a later hop of a message (routing to a rule, dead-lettering, forwarding): it
 // hashes the previous id with the hop, so a hop retried after a crash is stored once, and two legitimate copies

@@ -236,7 +236,7 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 	if maxPayload <= 0 { // not known (never connected): a NATS server's default
 		maxPayload = 1 << 20
 	}
-	parts, err := stream.EncodeBatches(batch, traces, maxPayload)
+	parts, err := stream.EncodeBatches(batch, traces, nil, maxPayload)
 	if err != nil { // only a mistake of ours: traces not one per event
 		for _, i := range kept {
 			results[i].Err = fmt.Errorf("encoding: %w", err)
@@ -254,7 +254,7 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 				tracing.Inject(trace.ContextWithSpan(ctx, spans[kept[part.From]]), m.Header)
 			}
 		} else {
-			m.Header.Set(nats.MsgIdHdr, stream.PutBatchMsgID(ids[part.From:part.To]))
+			m.Header.Set(nats.MsgIdHdr, stream.BatchMsgID(ids[part.From:part.To]))
 		}
 		f, err := s.js.PublishMsgAsync(m)
 		if err != nil {

@@ -63,7 +63,7 @@ func TestPutStoresDecodableEventsOnce(t *testing.T) {
 	msg, err := st.GetMsg(ctx, 1)
 	require.NoError(t, err)
 	require.Equal(t, "t.bus."+b.ID()+".in", msg.Subject)
-	require.Equal(t, stream.PutBatchMsgID([]string{stream.PutMsgID("bench", "id-1"), stream.PutMsgID("bench", "id-2")}),
+	require.Equal(t, stream.BatchMsgID([]string{stream.PutMsgID("bench", "id-1"), stream.PutMsgID("bench", "id-2")}),
 		msg.Header.Get("Nats-Msg-Id"))
 	stored, err := stream.DecodeAll(&nats.Msg{Subject: msg.Subject, Header: msg.Header, Data: msg.Data})
 	require.NoError(t, err)

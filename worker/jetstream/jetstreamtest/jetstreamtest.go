@@ -149,7 +149,7 @@ func (e *Env) ConsumerInfo(t testing.TB, stream, durable string) *jetstream.Cons
 }
 
 // Messages returns the events stored on subject in the stream streamName, in order, with their Nats-Msg-Id: each
-// event of a record batch with the batch's sequence and id, and its index.
+// event of a record batch with the batch's sequence and id, its index and its own id (stream.EntryMsgID).
 func (e *Env) Messages(t testing.TB, streamName, subject string) []Stored {
 	t.Helper()
 	ctx := context.Background()
@@ -170,7 +170,8 @@ func (e *Env) Messages(t testing.TB, streamName, subject string) []Stored {
 			t.Fatalf("stored message %d: %v", m.Sequence, err)
 		}
 		for i, ev := range evs {
-			out = append(out, Stored{Seq: m.Sequence, Index: i, MsgID: m.Header.Get(nats.MsgIdHdr), Event: ev})
+			out = append(out, Stored{Seq: m.Sequence, Index: i, MsgID: m.Header.Get(nats.MsgIdHdr),
+				EntryID: stream.EntryMsgID(m.Header, i, ev), Event: ev})
 		}
 	}
 }
@@ -181,5 +182,7 @@ type Stored struct {
 	// Index is the event's place in its message (0 but in a record batch).
 	Index int
 	MsgID string
-	Event *event.Event
+	// EntryID is the event's own id: MsgID for a message of one event.
+	EntryID string
+	Event   *event.Event
 }

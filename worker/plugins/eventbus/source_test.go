@@ -134,7 +134,7 @@ func TestSourceReadsTheEventsOfARecordBatch(t *testing.T) {
 	env.Stream(t, "ORIGIN", "origin.>")
 	env.Publish(t, "origin.ce", jetstreamtest.Event("one", "order.created", nil))
 	batch, err := stream.EncodeBatch([]*event.Event{jetstreamtest.Event("b0", "order.created", map[string]any{"n": 0}),
-		jetstreamtest.Event("b1", "order.paid", nil), jetstreamtest.Event("b2", "order.created", map[string]any{"n": 2})}, nil)
+		jetstreamtest.Event("b1", "order.paid", nil), jetstreamtest.Event("b2", "order.created", map[string]any{"n": 2})}, nil, nil)
 	require.NoError(t, err)
 	batch.Subject = "origin.ce"
 	_, err = env.JS.PublishMsg(context.Background(), batch)
