@@ -121,8 +121,8 @@ type Meta struct {
 	Timestamp time.Time
 	// Index is the event's place in a record batch (stream.EncodeBatch), 0 for a message of one event.
 	Index int
-	// MsgID is the record's Nats-Msg-Id header ("" when it has none); for an event of a record batch, that of the
-	// batch hashed with the event's index (stream.HopMsgID), so that each event has its own.
+	// MsgID is the record's Nats-Msg-Id header ("" when it has none); for an event of a record batch, the id it has
+	// alone (stream.EntryMsgID), so that each event has its own.
 	MsgID string
 	// Header holds the record's NATS headers (the router reads stream.HeaderReplay and its kin there); for an event
 	// of a record batch, stream.EntryHeader's. Read-only: it may be the message's own map.

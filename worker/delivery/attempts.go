@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,34 +62,61 @@ func keyPart(s string) string {
 	return s
 }
 
+// Progress is how far the events of a record batch are settled: every event before Index, and those of Settled
+// (after Index, in order), whose writes ran at the same time as the others'.
+type Progress struct {
+	Index   int
+	Settled []int
+}
+
+// settles reports whether the event at i is settled.
+func (p Progress) settles(i int) bool {
+	return i < p.Index || slices.Contains(p.Settled, i)
+}
+
 // Failed returns how many attempts of the record failed so far (0 when none was recorded), and for a record batch
-// the index of the event they were attempts of: the events before it are settled.
-func (a *Attempts) Failed(ctx context.Context, key string) (failed uint64, index int, err error) {
+// how far its events are settled.
+func (a *Attempts) Failed(ctx context.Context, key string) (failed uint64, p Progress, err error) {
 	e, err := a.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, 0, nil
+		return 0, Progress{}, nil
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, Progress{}, err
 	}
 	n, at, batched := strings.Cut(string(e.Value()), "@")
 	failed, err = strconv.ParseUint(n, 10, 64)
 	if err != nil || !batched {
-		return failed, 0, err
+		return failed, Progress{}, err
 	}
-	index, err = strconv.Atoi(at)
-	if err != nil || index < 0 {
-		return 0, 0, fmt.Errorf("attempts of %s: %q is not an index", key, at)
+	at, list, _ := strings.Cut(at, "+")
+	p.Index, err = strconv.Atoi(at)
+	if err != nil || p.Index < 0 {
+		return 0, Progress{}, fmt.Errorf("attempts of %s: %q is not an index", key, at)
 	}
-	return failed, index, nil
+	if list != "" {
+		for _, v := range strings.Split(list, ",") {
+			i, err := strconv.Atoi(v)
+			if err != nil || i <= p.Index {
+				return 0, Progress{}, fmt.Errorf("attempts of %s: %q is not an index after %d", key, v, p.Index)
+			}
+			p.Settled = append(p.Settled, i)
+		}
+	}
+	return failed, p, nil
 }
 
-// Record stores that n attempts of the record failed; of its event at index for a record batch (the events before
-// it are settled). The value is "n", or "n@index" past the first event.
-func (a *Attempts) Record(ctx context.Context, key string, n uint64, index int) error {
+// Record stores that n attempts of the record failed; for a record batch, with how far its events are settled.
+// The value is "n", or "n@index" past the first event, then "+i,j" for the events settled after it.
+func (a *Attempts) Record(ctx context.Context, key string, n uint64, p Progress) error {
 	v := strconv.FormatUint(n, 10)
-	if index > 0 {
-		v += "@" + strconv.Itoa(index)
+	if p.Index > 0 || len(p.Settled) > 0 {
+		v += "@" + strconv.Itoa(p.Index)
+	}
+	sep := "+"
+	for _, i := range p.Settled {
+		v += sep + strconv.Itoa(i)
+		sep = ","
 	}
 	_, err := a.kv.Put(ctx, key, []byte(v))
 	return err

@@ -145,6 +145,11 @@ type Task struct {
 
 	// selfLog is the sink when it writes its own bus-log records (connector.SelfLogging), else nil.
 	selfLog connector.SelfLogging
+	// batcher says that the sink stores what a record batch's events write together (connector.Batcher).
+	batcher bool
+	// batchSlots bounds the writers of record batches' events (handleAll, run); jobs hands them their writes.
+	batchSlots chan struct{}
+	jobs       chan func()
 }
 
 // Start connects the sink and starts reading. It returns once the task reads; an error means the sink did not
@@ -189,10 +194,13 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 		state:      rpc.StateRunning,
 		held:       map[uint64]bool{},
 		hl:         health{redact: cfg.Redact},
+		batchSlots: make(chan struct{}, cfg.MaxInFlight),
+		jobs:       make(chan func()),
 	}
 	if sl, ok := cfg.Sink.(connector.SelfLogging); ok && sl.LogsOwnRecords() {
 		t.selfLog = sl
 	}
+	_, t.batcher = cfg.Sink.(connector.Batcher)
 	t.writeCtx, t.cancelWrites = context.WithCancel(context.Background())
 	go t.read(cfg.MaxInFlight)
 	return t, nil
@@ -447,31 +455,31 @@ func (t *Task) unhold(seq uint64) {
 }
 
 // attempt returns the number of this attempt of a record: one more than its failed attempts recorded, or its
-// delivery count without Attempts (or when they cannot be read); and for a record batch the index of the event the
-// attempt is of (the events before it were settled by an earlier delivery).
-func (t *Task) attempt(md *jetstream.MsgMetadata) (uint64, int) {
+// delivery count without Attempts (or when they cannot be read); and for a record batch how far its events were
+// settled by earlier deliveries.
+func (t *Task) attempt(md *jetstream.MsgMetadata) (uint64, Progress) {
 	if t.cfg.Attempts == nil || md.NumDelivered <= 1 {
-		return md.NumDelivered, 0
+		return md.NumDelivered, Progress{}
 	}
 	ctx, cancel := context.WithTimeout(t.writeCtx, attemptsTimeout)
 	defer cancel()
-	failed, index, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
+	failed, p, err := t.cfg.Attempts.Failed(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream))
 	if err != nil {
 		t.log.Warn("reading the failed attempts of a record; counting its deliveries instead", "seq", md.Sequence.Stream, "err", err)
-		return md.NumDelivered, 0
+		return md.NumDelivered, Progress{}
 	}
-	return failed + 1, index
+	return failed + 1, p
 }
 
-// record stores in Attempts that failed attempts of the event at index of a record failed (the events before it
-// are settled), before the record is handed back.
-func (t *Task) record(md *jetstream.MsgMetadata, failed uint64, index int) {
+// record stores in Attempts that failed attempts of a record failed, and how far its events are settled, before
+// the record is handed back.
+func (t *Task) record(md *jetstream.MsgMetadata, failed uint64, p Progress) {
 	if t.cfg.Attempts == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), attemptsTimeout)
 	defer cancel()
-	if err := t.cfg.Attempts.Record(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream), failed, index); err != nil {
+	if err := t.cfg.Attempts.Record(ctx, attemptKey(md.Stream, md.Consumer, md.Sequence.Stream), failed, p); err != nil {
 		t.log.Warn("recording the failed attempts of a record", "seq", md.Sequence.Stream, "err", err)
 	}
 }
@@ -491,9 +499,17 @@ func (t *Task) forget(md *jetstream.MsgMetadata) {
 }
 
 // handle handles one record, md its metadata as the reader parsed it (mdErr when it could not): its one event, or
-// the events of a record batch in order from the first not settled yet. The message is acknowledged once every
-// event is settled (written, filtered, dead-lettered or dropped); an event to retry hands the message back with the
-// retry's delay, recording its index with its failed attempts (Attempts), so that the next delivery starts there.
+// the events of a record batch not settled yet. The message is acknowledged once every event is settled (written,
+// filtered, dead-lettered or dropped); an event to retry hands the message back with the retry's delay, recording
+// with its failed attempts (Attempts) how far the events are settled, so that the next delivery writes the others
+// only.
+//
+// A record batch's events are written one after the other when the sink is a connector.Batcher, else at the same
+// time (handleAll). The events of a record batch at its first attempt are written with one connector.Batch when
+// the sink is a Batcher: what they leave to it is stored (flushed) once every event is handled, or before an
+// event's failure is acted on, and what the task counts of their writes only then. When the flush fails, the
+// record comes back after BatchRetryDelay as a failed attempt of its first event, and its events are written one
+// at a time.
 func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error) {
 	if mdErr != nil {
 		t.n.undecodable.Add(1)
@@ -523,63 +539,269 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	if batch {
 		t.n.read.Add(uint64(len(events) - 1)) // the reader counted the message as one
 	}
-	attempt, from := t.attempt(md)
-	if from >= len(events) {
-		from = 0
+	attempt, done := t.attempt(md)
+	if done.Index >= len(events) {
+		done = Progress{}
 	}
+	r := &record{t: t, msg: msg, md: md, base: base, events: events, batch: batch, attempt: attempt, done: done}
 	stopProgress := t.keepAlive(msg)
-	failedBefore := attempt > 1 || from > 0
-	for i := from; i < len(events); i++ {
-		meta := base
-		meta.Attempt = 1
+	defer stopProgress()
+	if batch && !t.batcher && len(events) > 1 {
+		r.handleAll()
+	} else {
+		r.handleInOrder()
+	}
+}
+
+// record is one record being handled: its events, and how far they were settled before this attempt.
+type record struct {
+	t       *Task
+	msg     jetstream.Msg
+	md      *jetstream.MsgMetadata
+	base    connector.Meta
+	events  []*event.Event
+	batch   bool
+	attempt uint64
+	done    Progress
+}
+
+// meta is the metadata of the record's event at i, written at attempt.
+func (r *record) meta(i int, attempt uint64) connector.Meta {
+	meta := r.base
+	meta.Attempt = attempt
+	if r.batch {
+		meta.Index, meta.Header = i, stream.EntryHeader(r.msg.Headers(), i)
+		meta.MsgID = stream.EntryMsgID(r.msg.Headers(), i, r.events[i])
+	}
+	return meta
+}
+
+// acked acknowledges the record, all its events settled.
+func (r *record) acked() {
+	if r.attempt > 1 || r.done.Index > 0 || len(r.done.Settled) > 0 {
+		r.t.forget(r.md)
+	}
+	if err := r.msg.Ack(); err != nil {
+		r.t.log.Warn("ack", "err", err)
+	}
+}
+
+// handleInOrder writes the record's events not settled yet one after the other, the first at the record's attempt
+// and the others at their first, stopping at the first that is not settled.
+func (r *record) handleInOrder() {
+	t, from := r.t, r.done.Index
+	var w *batchWrites
+	if t.batcher && r.batch && r.attempt == 1 && from == 0 {
+		w = &batchWrites{}
+	}
+	// flushed stores what the events before i left to the Batch; false: it could not, and the record went back.
+	flushed := func(i int) bool {
+		if w == nil || w.flush(t.writeTimeout()) == nil {
+			return true
+		}
+		t.log.Warn("storing what a record batch's events wrote failed; the record comes back and its events are written one at a time",
+			"stream", r.base.Stream, "seq", r.base.Sequence, "events", i, "err", w.err)
+		t.record(r.md, r.attempt, r.done)
+		t.n.retried.Add(1)
+		if err := r.msg.NakWithDelay(BatchRetryDelay); err != nil {
+			t.log.Warn("nak", "err", err)
+		}
+		return false
+	}
+	// after is how far the events are settled when the one at i is not.
+	after := func(i int) Progress {
+		var settled []int
+		for _, k := range r.done.Settled {
+			if k > i {
+				settled = append(settled, k)
+			}
+		}
+		return Progress{Index: i, Settled: settled}
+	}
+	for i := from; i < len(r.events); i++ {
+		if r.done.settles(i) {
+			continue
+		}
+		attempt := uint64(1)
 		if i == from {
-			meta.Attempt = attempt
+			attempt = r.attempt
 		}
-		if batch {
-			meta.Index, meta.Header = i, stream.EntryHeader(msg.Headers(), i)
-			meta.MsgID = stream.EntryMsgID(msg.Headers(), events[i])
+		o, handBack := t.handleEvent(r.meta(i, attempt), r.events[i], w)
+		if (handBack || o.Action == Retry || o.Action == Fail || o.Action == GiveUp) && !flushed(i) {
+			return
 		}
-		o, handBack := t.handleEvent(meta, events[i])
 		switch {
 		case handBack:
 			// Stopped while writing: hand the record back at once; it was not a failure of the target.
-			stopProgress()
-			if i > 0 {
-				t.record(md, meta.Attempt-1, i)
+			if p := after(i); p.Index > 0 || len(p.Settled) > 0 {
+				t.record(r.md, attempt-1, p)
 			}
-			t.nak(msg)
+			t.nak(r.msg)
 			return
 		case o.Action == Retry:
-			stopProgress()
-			t.record(md, meta.Attempt, i)
-			if err := msg.NakWithDelay(o.Delay); err != nil {
+			t.record(r.md, attempt, after(i))
+			if err := r.msg.NakWithDelay(o.Delay); err != nil {
 				t.log.Warn("nak", "err", err)
 			}
 			return
 		case o.Action == Fail || o.Action == GiveUp:
-			stopProgress()
 			// Stop reading before handing the record back, or the reader could take it again at once.
 			t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
-				meta.Sequence, meta.Stream, o.Attempts, o.Err))
-			if i > 0 {
-				t.record(md, meta.Attempt-1, i)
+				r.base.Sequence, r.base.Stream, o.Attempts, o.Err))
+			if p := after(i); p.Index > 0 || len(p.Settled) > 0 {
+				t.record(r.md, attempt-1, p)
 			}
-			t.nak(msg)
+			t.nak(r.msg)
 			return
 		}
 	}
-	stopProgress()
-	if failedBefore {
-		t.forget(md)
+	if flushed(len(r.events)) {
+		r.acked()
 	}
-	if err := msg.Ack(); err != nil {
-		t.log.Warn("ack", "err", err)
+}
+
+// handleAll writes the record batch's events not settled yet at the same time, each at the record's attempt (they
+// all had theirs), with at most the task's MaxInFlight writes of record batches' events at once in the task (run). Once
+// every write returned, the record is acknowledged when every event is settled; else it is handed back with how far
+// its events are settled: failing the task when an event's outcome says so, else after the shortest delay of the
+// events to retry, else (the task stopped) at once.
+func (r *record) handleAll() {
+	t := r.t
+	type result struct {
+		o        Outcome
+		handBack bool
+		settled  bool
 	}
+	results := make([]result, len(r.events))
+	var wg sync.WaitGroup
+	for i := range r.events {
+		if r.done.settles(i) {
+			results[i].settled = true
+			continue
+		}
+		wg.Add(1)
+		t.run(func() {
+			defer wg.Done()
+			o, handBack := t.handleEvent(r.meta(i, r.attempt), r.events[i], nil)
+			settled := !handBack && o.Action != Retry && o.Action != Fail && o.Action != GiveUp
+			results[i] = result{o: o, handBack: handBack, settled: settled}
+		})
+	}
+	wg.Wait()
+	p := Progress{Index: -1}
+	var failed, retry *result
+	for i := range results {
+		res := &results[i]
+		switch {
+		case p.Index < 0 && !res.settled:
+			p.Index = i
+		case p.Index >= 0 && res.settled:
+			p.Settled = append(p.Settled, i)
+		}
+		switch {
+		case res.settled, res.handBack:
+		case res.o.Action == Retry:
+			if retry == nil || res.o.Delay < retry.o.Delay {
+				retry = res
+			}
+		case failed == nil:
+			failed = res
+		}
+	}
+	switch {
+	case p.Index < 0:
+		r.acked()
+	case failed != nil:
+		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
+			r.base.Sequence, r.base.Stream, failed.o.Attempts, failed.o.Err))
+		t.record(r.md, r.attempt-1, p)
+		t.nak(r.msg)
+	case retry != nil:
+		t.record(r.md, r.attempt, p)
+		if err := r.msg.NakWithDelay(retry.o.Delay); err != nil {
+			t.log.Warn("nak", "err", err)
+		}
+	default: // the task stopped while writing
+		t.record(r.md, r.attempt-1, p)
+		t.nak(r.msg)
+	}
+}
+
+// run hands job to an idle writer of record batches' events, or to a new one while there are fewer than the
+// task's MaxInFlight, else waits for one to be idle. Writers outlive their job for handlerIdle, as handlers do.
+func (t *Task) run(job func()) {
+	select {
+	case t.jobs <- job:
+		return
+	default:
+	}
+	select {
+	case t.batchSlots <- struct{}{}:
+		go t.writer(job)
+	case t.jobs <- job:
+	}
+}
+
+// writer runs job, then the jobs run hands it, until none came for handlerIdle.
+func (t *Task) writer(job func()) {
+	defer func() { <-t.batchSlots }()
+	idle := time.NewTimer(handlerIdle)
+	defer idle.Stop()
+	for {
+		job()
+		idle.Reset(handlerIdle)
+		select {
+		case job = <-t.jobs:
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// BatchRetryDelay is how long a record batch whose writes could not be stored together waits before its events
+// are written again, one at a time.
+const BatchRetryDelay = time.Second
+
+// batchWrites are the writes of a record batch's events with one connector.Batch, and what the task counts of
+// them once the Batch is stored.
+type batchWrites struct {
+	batch  connector.Batch
+	counts []func()
+	err    error
+}
+
+// flush stores the Batch within timeout, then counts the writes it held; it returns the error of a failed flush,
+// after which nothing of the writes is counted.
+func (w *batchWrites) flush(timeout time.Duration) error {
+	// Not the task's write context: a flush that a stop cut short could store copies that the record's next
+	// delivery, written one at a time, would store again under other ids.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	counts := w.counts
+	w.counts = nil
+	if w.err = w.batch.Flush(ctx); w.err != nil {
+		return w.err
+	}
+	for _, count := range counts {
+		count()
+	}
+	return nil
+}
+
+// writeTimeout bounds a write of the task's sink (connector.WriteTimeouter), DefaultWriteTimeout otherwise.
+func (t *Task) writeTimeout() time.Duration {
+	if wt, ok := t.cfg.Sink.(connector.WriteTimeouter); ok {
+		return wt.WriteTimeout()
+	}
+	return connector.DefaultWriteTimeout
 }
 
 // handleEvent makes one attempt to write one event of a record and counts, logs and traces its outcome; handBack
 // says that the task stopped while writing, so the record goes back without counting as a failure.
-func (t *Task) handleEvent(meta connector.Meta, e *event.Event) (o Outcome, handBack bool) {
+//
+// With w, the write is one of a record batch's with a connector.Batch: what it counts of a write the sink accepted
+// waits in w until the Batch is stored.
+func (t *Task) handleEvent(meta connector.Meta, e *event.Event, w *batchWrites) (o Outcome, handBack bool) {
 	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
 	report := new(connector.Report)
 	var began time.Time
@@ -587,6 +809,9 @@ func (t *Task) handleEvent(meta connector.Meta, e *event.Event) (o Outcome, hand
 		began = time.Now()
 	}
 	ctx := connector.WithReport(connector.WithMeta(t.writeCtx, meta), report)
+	if w != nil {
+		ctx = connector.WithBatch(ctx, &w.batch)
+	}
 	var span trace.Span
 	if t.cfg.Tracer != nil {
 		ctx, span = t.startSpan(ctx, meta, e)
@@ -617,25 +842,10 @@ func (t *Task) handleEvent(meta connector.Meta, e *event.Event) (o Outcome, hand
 	}
 	switch o.Action {
 	case Ack:
-		t.n.written.Add(1)
-		rs := report.Stats()
-		t.n.matched.Add(rs.Matched)
-		t.n.unmatched.Add(rs.Unmatched)
-		t.n.routed.Add(rs.Routed)
-		if to := report.RoutedTo(); len(to) > 0 {
-			t.routesMu.Lock()
-			if t.routedTo == nil {
-				t.routedTo = make(map[string]uint64, len(to))
-			}
-			for id, k := range to {
-				t.routedTo[id] += k
-			}
-			t.routesMu.Unlock()
-		}
-		latency := time.Since(meta.Timestamp)
-		t.n.latencyMicros.Add(uint64(max(latency.Microseconds(), 0)))
-		if t.cfg.Delivered != nil {
-			t.cfg.Delivered(latency)
+		if w != nil {
+			w.counts = append(w.counts, func() { t.written(meta, report) })
+		} else {
+			t.written(meta, report)
 		}
 	case Filtered:
 		t.n.filtered.Add(1)
@@ -659,6 +869,30 @@ func (t *Task) handleEvent(meta connector.Meta, e *event.Event) (o Outcome, hand
 		o.Action = Fail
 	}
 	return o, false
+}
+
+// written counts a write the sink accepted, with what the sink reported of it.
+func (t *Task) written(meta connector.Meta, report *connector.Report) {
+	t.n.written.Add(1)
+	rs := report.Stats()
+	t.n.matched.Add(rs.Matched)
+	t.n.unmatched.Add(rs.Unmatched)
+	t.n.routed.Add(rs.Routed)
+	if to := report.RoutedTo(); len(to) > 0 {
+		t.routesMu.Lock()
+		if t.routedTo == nil {
+			t.routedTo = make(map[string]uint64, len(to))
+		}
+		for id, k := range to {
+			t.routedTo[id] += k
+		}
+		t.routesMu.Unlock()
+	}
+	latency := time.Since(meta.Timestamp)
+	t.n.latencyMicros.Add(uint64(max(latency.Microseconds(), 0)))
+	if t.cfg.Delivered != nil {
+		t.cfg.Delivered(latency)
+	}
 }
 
 // follow records the outcome of an attempt in the task's health, and logs, at info level, when writes start to
