@@ -297,16 +297,21 @@ func (p *productPath) hops() hops {
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			id := msg.Headers().Get("ce-id")
-			if _, ok := times[id]; !ok {
-				continue
-			}
 			md, err := msg.Metadata()
 			require.NoError(p.b, err)
-			if strings.HasSuffix(msg.Subject(), ".in") {
-				stored[id] = md.Timestamp
-			} else {
-				routed[id] = md.Timestamp
+			// Record batches hold several events: each is stored or routed when its message is.
+			evs, err := stream.DecodeAll(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+			require.NoError(p.b, err)
+			for _, e := range evs {
+				id := e.ID()
+				if _, ok := times[id]; !ok {
+					continue
+				}
+				if strings.HasSuffix(msg.Subject(), ".in") {
+					stored[id] = md.Timestamp
+				} else {
+					routed[id] = md.Timestamp
+				}
 			}
 		}
 		require.NoError(p.b, batch.Error())

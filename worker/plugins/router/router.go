@@ -22,6 +22,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/domain/pattern"
@@ -132,6 +133,7 @@ var (
 	_ connector.Sink           = (*Sink)(nil)
 	_ connector.WriteTimeouter = (*Sink)(nil)
 	_ connector.SelfLogging    = (*Sink)(nil)
+	_ connector.Batcher        = (*Sink)(nil)
 )
 
 // New compiles the rule table into one matcher. Problems of the table are connector.FieldErrors of router.rules,
@@ -265,17 +267,23 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // record is retried. An archive's copy (Rule.Archive) is stored the same way, in Rule.Stream, with
 // stream.HeaderStoredAt the record's stored time.
 //
+// For an event of a record batch written with a connector.Batch (the runtime's, Batches), Write leaves its copies
+// to the Batch and returns: once the batch's events are handled, the runtime flushes them, and the copies for one
+// rule of the batch's events are stored as record batches (stream.EncodeBatches, at the server's max payload) whose
+// events keep the ids they would have alone (stream.HeaderBatchIDs). Copies to archives and to one target of a
+// replay stay messages of their own.
+//
 // The record's headers (connector.Meta.Header) restrict what it is routed to (replaySelection): a record a replay
 // stored (stream.HeaderReplay) is never archived; with stream.HeaderReplayRules it goes only to those rules; with
 // stream.HeaderReplayTarget <ruleId>.<targetId> only to that rule, and its copy goes to the target's redrive subject
 // (stream.Names.RedriveSubject of eb.bus.id) instead of the rule's. Rule ids the table does not have are ignored.
 //
-// Once every copy is stored, it counts the event's type for the report of event types (when the router reports
-// them) and reports the copies' rules to the task (connector.ReportRoutedTo), archives left out: 0 when no rule
-// matched, or only archives, or only rules whose FromSequence excludes the record. A record without JetStream
-// metadata, whose JSON form cannot be built, or whose replay headers cannot be read, is a permanent error; a copy
-// that was not stored is a retryable one. Then, when the bus's log is at INFO or TRACE, it writes the records of
-// what it matched (logRouted), archives left out, without waiting for them to be stored.
+// Once every copy is stored (or left to the Batch), it counts the event's type for the report of event types (when
+// the router reports them) and reports the copies' rules to the task (connector.ReportRoutedTo), archives left
+// out: 0 when no rule matched, or only archives, or only rules whose FromSequence excludes the record. A record
+// without JetStream metadata, whose JSON form cannot be built, or whose replay headers cannot be read, is a
+// permanent error; a copy that was not stored is a retryable one. Then, when the bus's log is at INFO or TRACE, it
+// writes the records of what it matched (logRouted), archives left out, without waiting for them to be stored.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	meta, ok := connector.MetaFrom(ctx)
 	if !ok {
@@ -294,18 +302,18 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	if err != nil {
 		return connector.Permanent(fmt.Errorf("router: matching: %w", err))
 	}
-	type pending struct {
-		rule    string
-		archive bool
-		f       jetstream.PubAckFuture
+	var later *copies // the Batch's copies, when the runtime gives one
+	if b, ok := connector.BatchFrom(ctx); ok {
+		later = b.Defer(s, func() connector.Flusher { return &copies{s: s} }).(*copies)
 	}
-	var futures []pending
-	var errs []error
+	now := &copies{s: s}                   // copies stored before Write returns
 	matched := make([]string, 0, len(all)) // rules, not archives, the record may go to
+	routed := make([]string, 0, len(all))  // rules, not archives, that get a copy
 	storedAt := meta.Timestamp
 	if storedAt.IsZero() {
 		storedAt = time.Now()
 	}
+	sc := trace.SpanContextFromContext(ctx) // the route span's, when the worker traces
 	for _, id := range all {
 		r := s.rules[id]
 		if !sel.allows(r) {
@@ -317,45 +325,34 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		if r.FromSequence >= meta.Sequence {
 			continue
 		}
+		if !r.Archive {
+			routed = append(routed, id)
+		}
+		msgID := stream.HopMsgID(meta.ID(), "route", r.ID)
+		expect := cmp.Or(r.Stream, meta.Stream)
+		if later != nil && !r.Archive && sel.target == "" {
+			later.add(r.ID, r.Subject, expect, e, msgID, sc)
+			continue
+		}
 		m := stream.Encode(e)
 		m.Subject = r.Subject
 		if sel.target != "" {
 			m.Subject = s.names.RedriveSubject(sel.busID, r.ID, sel.target)
 		}
-		m.Header.Set(nats.MsgIdHdr, stream.HopMsgID(meta.ID(), "route", r.ID))
+		m.Header.Set(nats.MsgIdHdr, msgID)
 		if r.Archive {
 			m.Header.Set(stream.HeaderStoredAt, stream.FormatStoredAt(storedAt))
 		}
-		tracing.Inject(ctx, m.Header) // the route span's context, when the worker traces
-		f, err := s.js.PublishMsgAsync(m, jetstream.WithExpectStream(cmp.Or(r.Stream, meta.Stream)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("rule %s: %w", r.ID, err))
-			continue
+		tracing.Inject(ctx, m.Header)
+		c := now
+		if later != nil {
+			c = later
 		}
-		futures = append(futures, pending{rule: r.ID, archive: r.Archive, f: f})
+		c.single(r.ID, m, expect)
 	}
-	timer := time.NewTimer(PublishTimeout)
-	defer timer.Stop()
-	for _, p := range futures {
-		select {
-		case <-p.f.Ok():
-		case err := <-p.f.Err():
-			errs = append(errs, fmt.Errorf("rule %s: %w", p.rule, err))
-		case <-ctx.Done():
-			return fmt.Errorf("router: waiting for copies to be stored: %w", ctx.Err())
-		case <-timer.C:
-			return errors.New("router: timed out waiting for copies to be stored")
-		}
-	}
-	if len(errs) > 0 {
+	if err := now.Flush(ctx); err != nil {
 		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
-			strconv.FormatUint(meta.Sequence, 10), errors.Join(errs...))
-	}
-	routed := make([]string, 0, len(futures))
-	for _, p := range futures {
-		if !p.archive {
-			routed = append(routed, p.rule)
-		}
+			strconv.FormatUint(meta.Sequence, 10), err)
 	}
 	if s.types != nil {
 		// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
@@ -370,6 +367,124 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
+}
+
+// Batches marks the router as a connector.Batcher.
+func (s *Sink) Batches() {}
+
+// copies are the copies of one Write, or of the events of one record batch (a connector.Flusher of its Batch),
+// waiting to be published.
+type copies struct {
+	s       *Sink
+	rules   []*ruleCopies // in the order of their first copy
+	byRule  map[string]*ruleCopies
+	singles []singleCopy
+}
+
+// ruleCopies are the copies of a record batch's events for one rule, stored as record batches.
+type ruleCopies struct {
+	rule, subject, stream string
+	events                []*event.Event
+	ids                   []string
+	spans                 []trace.SpanContext
+}
+
+// singleCopy is a copy stored as a message of its own.
+type singleCopy struct {
+	rule, stream string
+	msg          *nats.Msg
+}
+
+// add leaves a copy of e for rule (on subject, in stream) with the id msgID, made in the span sc, to be stored in
+// a record batch of the rule's copies.
+func (c *copies) add(rule, subject, streamName string, e *event.Event, msgID string, sc trace.SpanContext) {
+	rc := c.byRule[rule]
+	if rc == nil {
+		if c.byRule == nil {
+			c.byRule = map[string]*ruleCopies{}
+		}
+		rc = &ruleCopies{rule: rule, subject: subject, stream: streamName}
+		c.byRule[rule] = rc
+		c.rules = append(c.rules, rc)
+	}
+	rc.events = append(rc.events, e)
+	rc.ids = append(rc.ids, msgID)
+	rc.spans = append(rc.spans, sc)
+}
+
+// single leaves m, a copy for rule expected in streamName, to be stored as it is.
+func (c *copies) single(rule string, m *nats.Msg, streamName string) {
+	c.singles = append(c.singles, singleCopy{rule: rule, stream: streamName, msg: m})
+}
+
+// Flush publishes the copies together, a rule's as record batches of consecutive copies within the server's max
+// payload (an event alone in its part is a message of Encode, as Write stores it without a Batch), and returns
+// once JetStream acknowledged every one, or with the errors of those it did not. Each message's Nats-Msg-Id
+// hashes its events' ids, so the same record batch flushed again stores nothing twice.
+func (c *copies) Flush(ctx context.Context) error {
+	type pending struct {
+		rule string
+		f    jetstream.PubAckFuture
+	}
+	var futures []pending
+	var errs []error
+	publish := func(rule string, m *nats.Msg, streamName string) {
+		f, err := c.s.js.PublishMsgAsync(m, jetstream.WithExpectStream(streamName))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rule %s: %w", rule, err))
+			return
+		}
+		futures = append(futures, pending{rule: rule, f: f})
+	}
+	maxPayload := 0
+	if len(c.rules) > 0 {
+		maxPayload = int(c.s.js.Conn().MaxPayload())
+		if maxPayload <= 0 { // not known (never connected): a NATS server's default
+			maxPayload = 1 << 20
+		}
+	}
+	for _, rc := range c.rules {
+		traces := make([]string, len(rc.spans))
+		for i, sc := range rc.spans {
+			traces[i] = tracing.TraceParentOf(sc)
+		}
+		parts, err := stream.EncodeBatches(rc.events, traces, rc.ids, maxPayload)
+		if err != nil { // only a mistake of ours: not one id and trace per event
+			errs = append(errs, fmt.Errorf("rule %s: %w", rc.rule, err))
+			continue
+		}
+		for _, part := range parts {
+			m := part.Msg
+			m.Subject = rc.subject
+			if part.To-part.From == 1 {
+				m.Header.Set(nats.MsgIdHdr, rc.ids[part.From])
+				tracing.Inject(trace.ContextWithSpanContext(context.Background(), rc.spans[part.From]), m.Header)
+			} else {
+				m.Header.Set(nats.MsgIdHdr, stream.BatchMsgID(rc.ids[part.From:part.To]))
+			}
+			publish(rc.rule, m, rc.stream)
+		}
+	}
+	for _, sc := range c.singles {
+		publish(sc.rule, sc.msg, sc.stream)
+	}
+	c.rules, c.byRule, c.singles = nil, nil, nil
+	if len(futures) > 0 {
+		timer := time.NewTimer(PublishTimeout)
+		defer timer.Stop()
+		for _, p := range futures {
+			select {
+			case <-p.f.Ok():
+			case err := <-p.f.Err():
+				errs = append(errs, fmt.Errorf("rule %s: %w", p.rule, err))
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for copies to be stored: %w", ctx.Err())
+			case <-timer.C:
+				return errors.New("timed out waiting for copies to be stored")
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // selection is what a record's replay headers let it be routed to.

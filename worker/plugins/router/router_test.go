@@ -330,9 +330,10 @@ func TestRouterLogsResourcesAsStored(t *testing.T) {
 	assert.JSONEq(t, `["arn:a","arn:b"]`, string(x.Actual))
 }
 
-// A record batch on the bus's .in subject is routed event by event: each matching event gets its own copy, with the
-// hop id it has stored alone (its PutMsgID hashed with the rule), so that a batch routed again after a crash, or
-// an event stored again alone or in another batch, stores no second copy.
+// A record batch on the bus's .in subject is routed event by event, and its copies for a rule are stored together,
+// as one record batch in which each copy keeps the hop id it has stored alone (its PutMsgID hashed with the rule),
+// so that a batch routed again after a crash stores no second copy. An event put again in another call is routed
+// again: its copy is in another record batch.
 func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	t.Parallel()
 	env := busEnv(t)
@@ -344,7 +345,7 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 		newEvent("b1", "order.paid", "shop", nil),
 		newEvent("b2", "order.created", "shop", nil),
 	}
-	batch, err := stream.EncodeBatch(events, nil)
+	batch, err := stream.EncodeBatch(events, nil, nil)
 	require.NoError(t, err)
 	batch.Subject = names.BusIn(bus)
 	batch.Header.Set(nats.MsgIdHdr, "batch-1")
@@ -356,29 +357,77 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 10*time.Second, 10*time.Millisecond)
 	copies := env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))
 	assert.Equal(t, []string{"b0", "b2"}, ids(copies), "in the batch's order")
-	assert.Equal(t, stream.HopMsgID(stream.PutMsgID("shop", "b0"), "route", "created"), copies[0].MsgID)
-	assert.Equal(t, stream.HopMsgID(stream.PutMsgID("shop", "b2"), "route", "created"), copies[1].MsgID)
+	hops := []string{stream.HopMsgID(stream.PutMsgID("shop", "b0"), "route", "created"),
+		stream.HopMsgID(stream.PutMsgID("shop", "b2"), "route", "created")}
+	assert.Equal(t, hops, []string{copies[0].EntryID, copies[1].EntryID})
+	assert.Equal(t, copies[0].Seq, copies[1].Seq, "one record batch")
+	assert.Equal(t, stream.BatchMsgID(hops), copies[0].MsgID)
 	n := r.task.Counters()
 	assert.EqualValues(t, 3, n.Read)
 	assert.EqualValues(t, 2, n.Matched)
 	assert.EqualValues(t, 1, n.Unmatched)
+	assert.EqualValues(t, 2, n.Routed)
 
-	// Routed again (a crash before its ack): no copy is stored twice.
+	// Routed again (a crash before its ack; the runtime gives its events a Batch again): no copy is stored twice.
 	s := newRouter(t, env, rules)
+	var b connector.Batch
 	for i, e := range events {
 		meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: 1, Attempt: 1, Index: i,
-			MsgID: stream.EntryMsgID(batch.Header, e)}
-		require.NoError(t, s.Write(connector.WithMeta(context.Background(), meta), e))
+			MsgID: stream.EntryMsgID(batch.Header, i, e)}
+		require.NoError(t, s.Write(connector.WithBatch(connector.WithMeta(context.Background(), meta), &b), e))
 	}
+	require.Len(t, env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created")), 2, "nothing before the flush")
+	require.NoError(t, b.Flush(context.Background()))
 	assert.Len(t, env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created")), 2)
 
-	// b2 put again in another call, with an event not seen before: b2 is stored again, but not routed again.
-	again, err := stream.EncodeBatch([]*event.Event{newEvent("b3", "order.created", "shop", nil), events[2]}, nil)
+	// b2 put again in another call, with an event not seen before: both are routed, in a record batch of their own.
+	again, err := stream.EncodeBatch([]*event.Event{newEvent("b3", "order.created", "shop", nil), events[2]}, nil, nil)
 	require.NoError(t, err)
 	again.Subject = names.BusIn(bus)
 	again.Header.Set(nats.MsgIdHdr, "batch-2")
 	_, err = env.JS.PublishMsg(context.Background(), again)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 5 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []string{"b0", "b2", "b3"}, ids(env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))))
+	assert.Equal(t, []string{"b0", "b2", "b3", "b2"}, ids(env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))))
+}
+
+// When the copies of a record batch cannot all be stored together, the record comes back and its events are routed
+// one at a time, each copy a message of its own; the task counts each event once, when its copies are stored.
+func TestRouterRoutesABatchOneAtATimeWhenItsCopiesCannotBeStored(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
+		router.Rule{ID: "late", Subject: "late.copies", Stream: "LATE", Pattern: json.RawMessage(`{"source": ["shop"]}`)},
+	)
+	events := []*event.Event{
+		newEvent("b0", "order.created", "shop", nil),
+		newEvent("b1", "order.paid", "shop", nil),
+		newEvent("b2", "order.created", "shop", nil),
+	}
+	batch, err := stream.EncodeBatch(events, nil, nil)
+	require.NoError(t, err)
+	batch.Subject = names.BusIn(bus)
+	batch.Header.Set(nats.MsgIdHdr, "batch-1")
+	_, err = env.JS.PublishMsg(context.Background(), batch)
+	require.NoError(t, err)
+	r := startRouter(t, env, rules)
+	// The stream of rule late does not exist: the flush fails, and the record comes back.
+	require.Eventually(t, func() bool { return r.task.Counters().Retried > 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Zero(t, r.task.Counters().Written, "nothing counted of a flush that failed")
+	env.Stream(t, "LATE", "late.>")
+	require.Eventually(t, func() bool { return r.task.Counters().Written == 3 }, 20*time.Second, 10*time.Millisecond)
+	late := env.Messages(t, "LATE", "late.copies")
+	assert.Equal(t, []string{"b0", "b1", "b2"}, ids(late))
+	for _, c := range late {
+		assert.Equal(t, c.MsgID, c.EntryID, "a message of its own")
+	}
+	// The record batch of rule created's copies that the failed flush stored stays, and the events are routed
+	// again one at a time: delivery is at least once.
+	created := env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))
+	assert.Equal(t, []string{"b0", "b2", "b0", "b2"}, ids(created))
+	assert.NotEqual(t, created[2].Seq, created[3].Seq, "one at a time")
+	n := r.task.Counters()
+	assert.EqualValues(t, 3, n.Matched)
+	assert.EqualValues(t, 5, n.Routed)
 }
