@@ -1,0 +1,117 @@
+package cloudevent
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+// attributeCases are JSON forms of events (data left out) that the fast reader takes and that it leaves to the
+// SDK: orders, duplicates, escapes, types, names and values the SDK refuses.
+var attributeCases = []string{
+	`{"specversion":"1.0","id":"1","source":"shop","type":"order.created"}`,
+	`{"id":"1","source":"shop","type":"t","specversion":"1.0"}`,
+	`{"specversion":"1.0","id":"1","source":"/a/b?c=d#e","type":"t","subject":"s","time":"2026-12-04T10:00:00.123456789+01:00","datacontenttype":"application/json","dataschema":"https://schemas.example.com/x.json"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","subject":""}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","time":""}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","time":"yesterday"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","datacontenttype":""}`,
+	`{"datacontenttype":"","specversion":"1.0","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","dataschema":""}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","dataschema":"::"}`,
+	`{"specversion":"1.0","id":"1","source":"","type":"t"}`,
+	`{"specversion":"1.0","id":"1","source":"%zz","type":"t"}`,
+	`{"specversion":"1.0","id":"1","source":"Zoë","type":"t"}`,
+	`{"specversion":"1.0","id":"1","type":"t"}`,
+	`{"specversion":"0.3","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"2.0","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":1,"id":"1","source":"shop","type":"t"}`,
+	`{"id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","specversion":"1.0","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":"1","id":"2","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":1,"source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":true,"source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":null,"source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":"a\"b","source":"shop","type":"t\u00e9"}`,
+	`{"specversion":"1.0","id":"\ud800","source":"shop","type":"t"}`,
+	`{"spec\u0076ersion":"1.0","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","ext":"v","flag":true,"off":false}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","num":7,"big":2147483648,"neg":-1}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","nothing":null}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","obj":{"a":1},"arr":["x"]}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","Ext":"v"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","ext":"v","EXT":"w"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","ext":"v","ext":"w"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","ex-t":"v"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","schemaurl":"x","datacontentencoding":"base64"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","a23456789012345678901234567890":"long name"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","":"empty name"}`,
+	`{"ext":"before","specversion":"1.0","id":"1","source":"shop","type":"t"}`,
+	`{"specversion":"1.0","id":"1","source":"shop","type":"t","time":"2026-12-04T10:00:00Z","subject":"x\ty"}`,
+	"{\"specversion\":\"1.0\",\"id\":\"\xff\xfe\",\"source\":\"shop\",\"type\":\"t\"}",
+}
+
+// The fast reader of attributes makes the same event as the SDK's reader, or leaves the members to it (so that
+// the answer, errors included, is the SDK's).
+func TestFastAttributesReadAsTheSDK(t *testing.T) {
+	fast := 0
+	for _, c := range attributeCases {
+		t.Run(c, func(t *testing.T) {
+			members := membersOf(t, c)
+			if _, ok := fastV1(members); ok {
+				fast++
+			}
+			sameAsTheSDK(t, members)
+		})
+	}
+	require.GreaterOrEqual(t, fast, 10, "the fast reader reads the plain cases")
+}
+
+// FuzzFastAttributes checks TestFastAttributesReadAsTheSDK's property on any JSON object.
+func FuzzFastAttributes(f *testing.F) {
+	for _, c := range attributeCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		doc := gjson.Parse(raw)
+		if !gjson.Valid(raw) || !doc.IsObject() {
+			return
+		}
+		members := membersOf(t, raw)
+		for _, m := range members {
+			if m.v.Type == gjson.Number && strings.ContainsAny(m.v.Raw, ".eE") {
+				return // refused before the attributes are read
+			}
+		}
+		sameAsTheSDK(t, members)
+	})
+}
+
+func membersOf(t *testing.T, raw string) []member {
+	t.Helper()
+	require.True(t, gjson.Valid(raw), raw)
+	var members []member
+	gjson.Parse(raw).ForEach(func(k, v gjson.Result) bool {
+		if name := k.String(); name != "data" && name != "data_base64" { // read apart, as fromDoc does
+			members = append(members, member{name: name, k: k, v: v})
+		}
+		return true
+	})
+	return members
+}
+
+func sameAsTheSDK(t *testing.T, members []member) {
+	t.Helper()
+	want, wantErr := attributes(members, false)
+	got, err := attributes(members, true)
+	if wantErr != nil {
+		require.EqualError(t, err, wantErr.Error())
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, fmt.Sprint(want), fmt.Sprint(got))
+}
