@@ -708,13 +708,17 @@ func (r *record) handleAll() {
 			failed = res
 		}
 	}
+	// progressed: some events are settled that the record's last recorded attempts did not say.
+	progressed := p.Index > r.done.Index || len(p.Settled) != len(r.done.Settled)
 	switch {
 	case p.Index < 0:
 		r.acked()
 	case failed != nil:
 		t.fail(fmt.Errorf("record %d of stream %s could not be delivered after %d attempts: %w",
 			r.base.Sequence, r.base.Stream, failed.o.Attempts, failed.o.Err))
-		t.record(r.md, r.attempt-1, p)
+		if progressed {
+			t.record(r.md, r.attempt-1, p)
+		}
 		t.nak(r.msg)
 	case retry != nil:
 		t.record(r.md, r.attempt, p)
@@ -722,7 +726,9 @@ func (r *record) handleAll() {
 			t.log.Warn("nak", "err", err)
 		}
 	default: // the task stopped while writing
-		t.record(r.md, r.attempt-1, p)
+		if progressed {
+			t.record(r.md, r.attempt-1, p)
+		}
 		t.nak(r.msg)
 	}
 }
