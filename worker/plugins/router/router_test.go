@@ -340,17 +340,10 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	rules := rulesJSON(t,
 		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
 	)
-	events := []*event.Event{
-		newEvent("b0", "order.created", "shop", nil),
-		newEvent("b1", "order.paid", "shop", nil),
-		newEvent("b2", "order.created", "shop", nil),
-	}
-	batch, err := stream.EncodeBatch(events, nil, nil)
-	require.NoError(t, err)
-	batch.Subject = names.BusIn(bus)
-	batch.Header.Set(nats.MsgIdHdr, "batch-1")
+	events := threeEvents()
+	batch := inBatch(t, "batch-1", events...)
 	for range 2 { // the second is a duplicate the stream drops
-		_, err = env.JS.PublishMsg(context.Background(), batch)
+		_, err := env.JS.PublishMsg(context.Background(), batch)
 		require.NoError(t, err)
 	}
 	r := startRouter(t, env, rules)
@@ -381,14 +374,29 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	assert.Len(t, env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created")), 2)
 
 	// b2 put again in another call, with an event not seen before: both are routed, in a record batch of their own.
-	again, err := stream.EncodeBatch([]*event.Event{newEvent("b3", "order.created", "shop", nil), events[2]}, nil, nil)
-	require.NoError(t, err)
-	again.Subject = names.BusIn(bus)
-	again.Header.Set(nats.MsgIdHdr, "batch-2")
-	_, err = env.JS.PublishMsg(context.Background(), again)
+	_, err := env.JS.PublishMsg(context.Background(), inBatch(t, "batch-2", newEvent("b3", "order.created", "shop", nil), events[2]))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return r.task.Counters().Written == 5 }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"b0", "b2", "b3", "b2"}, ids(env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))))
+}
+
+// threeEvents are two events of type order.created (b0, b2) around one of another type (b1), from source shop.
+func threeEvents() []*event.Event {
+	return []*event.Event{
+		newEvent("b0", "order.created", "shop", nil),
+		newEvent("b1", "order.paid", "shop", nil),
+		newEvent("b2", "order.created", "shop", nil),
+	}
+}
+
+// inBatch is events as a record batch on the bus's .in subject, with Nats-Msg-Id msgID.
+func inBatch(t *testing.T, msgID string, events ...*event.Event) *nats.Msg {
+	t.Helper()
+	batch, err := stream.EncodeBatch(events, nil, nil)
+	require.NoError(t, err)
+	batch.Subject = names.BusIn(bus)
+	batch.Header.Set(nats.MsgIdHdr, msgID)
+	return batch
 }
 
 // When the copies of a record batch cannot all be stored together, the record comes back and its events are routed
@@ -400,16 +408,7 @@ func TestRouterRoutesABatchOneAtATimeWhenItsCopiesCannotBeStored(t *testing.T) {
 		router.Rule{ID: "created", Subject: names.RuleSubject(bus, "created"), Pattern: json.RawMessage(`{"type": ["order.created"]}`)},
 		router.Rule{ID: "late", Subject: "late.copies", Stream: "LATE", Pattern: json.RawMessage(`{"source": ["shop"]}`)},
 	)
-	events := []*event.Event{
-		newEvent("b0", "order.created", "shop", nil),
-		newEvent("b1", "order.paid", "shop", nil),
-		newEvent("b2", "order.created", "shop", nil),
-	}
-	batch, err := stream.EncodeBatch(events, nil, nil)
-	require.NoError(t, err)
-	batch.Subject = names.BusIn(bus)
-	batch.Header.Set(nats.MsgIdHdr, "batch-1")
-	_, err = env.JS.PublishMsg(context.Background(), batch)
+	_, err := env.JS.PublishMsg(context.Background(), inBatch(t, "batch-1", threeEvents()...))
 	require.NoError(t, err)
 	r := startRouter(t, env, rules)
 	// The stream of rule late does not exist: the flush fails, and the record comes back.
