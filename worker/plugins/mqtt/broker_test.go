@@ -82,11 +82,22 @@ func mosquittoBin(t testing.TB) string {
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+		// Never the port of another broker of this process: the kernel may hand a port out again once it is
+		// closed, before the broker it was for binds it, and a second broker whose listener failed on it would
+		// pass its start-up check against the first one (seen in CI: connection refused once the first stopped).
+		if _, taken := handedOut.LoadOrStore(port, true); !taken {
+			return port
+		}
+	}
 }
+
+// handedOut holds the ports freePort returned.
+var handedOut sync.Map
 
 // startBroker starts a private broker that accepts anonymous clients; tlsFiles, when set, adds a TLS listener
 // with those PEM files.
