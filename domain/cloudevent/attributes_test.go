@@ -2,9 +2,13 @@ package cloudevent
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -114,4 +118,83 @@ func sameAsTheSDK(t *testing.T, members []member) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, fmt.Sprint(want), fmt.Sprint(got))
+}
+
+// sdkAttributes is what the SDK writes of e without its data.
+func sdkAttributes(t testing.TB, e *event.Event) string {
+	t.Helper()
+	attrs := *e
+	attrs.DataEncoded, attrs.DataBase64 = nil, false
+	out, err := attrs.MarshalJSON()
+	require.NoError(t, err)
+	return string(out)
+}
+
+// plainAsTheSDK checks that plainAttributes writes e as the SDK does, when it writes it; it reports whether it did.
+func plainAsTheSDK(t testing.TB, e *event.Event) bool {
+	t.Helper()
+	got, ok := plainAttributes(e, 0)
+	if ok {
+		require.Equal(t, sdkAttributes(t, e), string(got))
+	}
+	return ok
+}
+
+// The writer of plain attributes writes what the SDK's writer does, byte for byte, or leaves the event to it.
+func TestPlainAttributesAsTheSDKWrites(t *testing.T) {
+	plain := 0
+	for _, c := range attributeCases {
+		e, err := attributes(membersOf(t, c), false)
+		if err != nil {
+			continue
+		}
+		if plainAsTheSDK(t, e) {
+			plain++
+		}
+	}
+	typed := event.New()
+	typed.SetID("x")
+	typed.SetSource("urn:x")
+	typed.SetType("t")
+	typed.SetTime(time.Date(2026, 12, 4, 10, 0, 0, 5, time.FixedZone("", 3600)))
+	typed.SetExtension("n", int32(-7))
+	typed.SetExtension("b", false)
+	typed.SetExtension("s", "Zoë <&>")
+	typed.SetDataSchema("https://example.com/s.json")
+	typed.SetDataContentType("application/json; charset=utf-8")
+	typed.SetSubject("ünï")
+	require.True(t, plainAsTheSDK(t, &typed))
+	plain++
+	for _, v := range []any{[]byte("bin"), types.URI{URL: url.URL{Scheme: "https", Host: "a"}}, types.Timestamp{Time: time.Unix(0, 0)}} {
+		e := typed.Clone()
+		e.SetExtension("other", v)
+		require.False(t, plainAsTheSDK(t, &e), "%T is left to the SDK", v)
+	}
+	quoted := typed.Clone()
+	quoted.SetSubject(`say "hi"`)
+	require.False(t, plainAsTheSDK(t, &quoted), "a quote is escaped by the SDK")
+	require.GreaterOrEqual(t, plain, 10)
+}
+
+// FuzzPlainAttributes checks TestPlainAttributesAsTheSDKWrites's property on any attribute values.
+func FuzzPlainAttributes(f *testing.F) {
+	f.Add("1", "shop", "t", "s", "v", int32(3), true, int64(1764842400123456789))
+	f.Add("a\"b", "/a?b=c", "t\u00e9", "", "\x01", int32(-1), false, int64(0))
+	f.Fuzz(func(t *testing.T, id, source, typ, subject, ext string, n int32, b bool, nanos int64) {
+		e := event.New()
+		e.SetID(id)
+		e.SetSource(source)
+		e.SetType(typ)
+		if subject != "" {
+			e.SetSubject(subject)
+		}
+		e.SetTime(time.Unix(0, nanos))
+		e.SetExtension("ext", ext)
+		e.SetExtension("num", n)
+		e.SetExtension("flag", b)
+		if e.FieldErrors != nil {
+			return
+		}
+		plainAsTheSDK(t, &e)
+	})
 }

@@ -3,8 +3,8 @@
 // +json carries its data as a JSON value (the SDK treats only application/json and text/json so, and writes and
 // reads the data of any other +json type as a string); data is kept byte for byte, numbers of any size or
 // precision included (the SDK's parser refuses 1e400 and rewrites nothing, but cannot skip some numbers); binary
-// data is data_base64. Attributes and extensions are written by the SDK, and read as the SDK reads them (by the
-// SDK's reader, or directly when they are plain). The router, input transformers, the structured modes of the
+// data is data_base64. Attributes and extensions are written and read as the SDK writes and reads them (by the
+// SDK, or directly when they are plain: byte for byte the same, as tests and fuzzing check). The router, input transformers, the structured modes of the
 // sinks, PutEvents and the sources all use this one form; patterns are matched against MatchView, the same form
 // with an Amazon EventBridge resources extension as the array it holds.
 package cloudevent
@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -86,13 +87,20 @@ func formOf(e *event.Event) dataForm {
 // 3.1.1 says: binary data (IsBinary) as data_base64, JSON data as the JSON value it is, byte for byte, other data
 // as a JSON string.
 func Marshal(e *event.Event) ([]byte, error) {
-	attrs := *e // a shallow copy: the SDK writes its attributes, without the data
-	attrs.DataEncoded, attrs.DataBase64 = nil, false
-	out, err := attrs.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
 	form := formOf(e)
+	extra := len(e.DataEncoded) + 16
+	if form == formBase64 {
+		extra = base64.StdEncoding.EncodedLen(len(e.DataEncoded)) + 16
+	}
+	out, ok := plainAttributes(e, extra)
+	if !ok {
+		attrs := *e // a shallow copy: the SDK writes its attributes, without the data
+		attrs.DataEncoded, attrs.DataBase64 = nil, false
+		var err error
+		if out, err = attrs.MarshalJSON(); err != nil {
+			return nil, err
+		}
+	}
 	if form == formNone {
 		return out, nil
 	}
@@ -119,6 +127,91 @@ func Marshal(e *event.Event) ([]byte, error) {
 		out = append(append(out, `"data":`...), s...)
 	}
 	return append(out, '}'), nil
+}
+
+// plainAttributes writes e's attributes and extensions as the SDK's writer does (its MarshalJSON of e without
+// data), byte for byte, with room for extra bytes more, when every value is plain: a CloudEvents 1.0 event whose
+// strings need no escape (no control character, quote or backslash) and whose extensions are strings, booleans or
+// Integers. ok false: e is not, and the SDK writes it (TestPlainAttributesAsTheSDKWrites).
+func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
+	ec, isV1 := e.Context.(*event.EventContextV1)
+	if !isV1 {
+		return nil, false
+	}
+	var source, schema, tm string
+	source = ec.Source.String()
+	if ec.DataSchema != nil {
+		schema = ec.DataSchema.String()
+	}
+	if ec.Time != nil {
+		tm = ec.Time.String()
+	}
+	size := 256 + len(ec.ID) + len(source) + len(ec.Type) + len(schema) + len(tm) + extra
+	if ec.Subject != nil {
+		size += len(*ec.Subject)
+	}
+	if ec.DataContentType != nil {
+		size += len(*ec.DataContentType)
+	}
+	for k, v := range ec.Extensions {
+		size += len(k) + 16
+		if s, isString := v.(string); isString {
+			size += len(s)
+		}
+	}
+	out = make([]byte, 0, size)
+	str := func(name, v string) bool {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		out = append(out, ',', '"')
+		out = append(out, name...)
+		out = append(out, '"', ':', '"')
+		out = append(out, v...)
+		out = append(out, '"')
+		return true
+	}
+	out = append(out, `{"specversion":"1.0"`...)
+	if !str("id", ec.ID) || !str("source", source) || !str("type", ec.Type) ||
+		ec.Subject != nil && !str("subject", *ec.Subject) ||
+		ec.DataContentType != nil && !str("datacontenttype", *ec.DataContentType) ||
+		ec.DataSchema != nil && !str("dataschema", schema) ||
+		ec.Time != nil && !str("time", tm) {
+		return nil, false
+	}
+	if len(ec.Extensions) > 0 {
+		names := make([]string, 0, len(ec.Extensions))
+		for k := range ec.Extensions {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			if !lowerAlnum(k) {
+				return nil, false
+			}
+			switch v := ec.Extensions[k].(type) {
+			case string:
+				if !str(k, v) {
+					return nil, false
+				}
+			case bool:
+				out = append(out, ',', '"')
+				out = append(out, k...)
+				out = append(out, '"', ':')
+				out = strconv.AppendBool(out, v)
+			case int32:
+				out = append(out, ',', '"')
+				out = append(out, k...)
+				out = append(out, '"', ':')
+				out = strconv.AppendInt(out, int64(v), 10)
+			default:
+				return nil, false
+			}
+		}
+	}
+	return append(out, '}'), true
 }
 
 // resourcesExtension is the extension that holds an Amazon EventBridge event's resources (domain/awsevent): the
