@@ -407,3 +407,34 @@ func TestEventTypesConfigValidation(t *testing.T) {
 		})
 	}
 }
+
+// The events of a record batch routed with a connector.Batch are counted once their copies are stored: a flush that
+// fails counts nothing, so the events routed again one at a time are counted once.
+func TestEventTypesOfABatchAreCountedOnceStored(t *testing.T) {
+	t.Parallel()
+	env := typesEnv(t)
+	s := newReportingRouter(t, env, time.Hour, nil,
+		router.Rule{ID: "late", Subject: "late.copies", Stream: "LATE", Pattern: json.RawMessage(`{"source": ["shop"]}`)})
+	events := []*event.Event{typedEvent(t, "b0", "shop", "order.created", "", nil), typedEvent(t, "b1", "shop", "order.paid", "", nil)}
+	write := func(b *connector.Batch) {
+		for i, e := range events {
+			ctx := connector.WithMeta(context.Background(), connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus),
+				Sequence: 1, Attempt: 1, Index: i, Timestamp: t0, MsgID: stream.PutMsgID(e.Source(), e.ID())})
+			if b != nil {
+				ctx = connector.WithBatch(ctx, b)
+			}
+			require.NoError(t, s.Write(ctx, e))
+		}
+	}
+	var b connector.Batch
+	write(&b)
+	require.Error(t, b.Flush(context.Background()), "the stream of rule late does not exist")
+	env.Stream(t, "LATE", "late.>")
+	write(nil) // routed again one at a time, as the task does after a failed flush
+	require.NoError(t, s.Close())
+	types, _ := merged(reports(t, env.JS))
+	require.Len(t, types, 2)
+	for k, o := range types {
+		assert.EqualValues(t, 1, o.Count, k)
+	}
+}

@@ -278,12 +278,13 @@ func (s *Sink) WriteTimeout() time.Duration { return PublishTimeout }
 // stream.HeaderReplayTarget <ruleId>.<targetId> only to that rule, and its copy goes to the target's redrive subject
 // (stream.Names.RedriveSubject of eb.bus.id) instead of the rule's. Rule ids the table does not have are ignored.
 //
-// Once every copy is stored (or left to the Batch), it counts the event's type for the report of event types (when
-// the router reports them) and reports the copies' rules to the task (connector.ReportRoutedTo), archives left
-// out: 0 when no rule matched, or only archives, or only rules whose FromSequence excludes the record. A record
-// without JetStream metadata, whose JSON form cannot be built, or whose replay headers cannot be read, is a
-// permanent error; a copy that was not stored is a retryable one. Then, when the bus's log is at INFO or TRACE, it
-// writes the records of what it matched (logRouted), archives left out, without waiting for them to be stored.
+// Once every copy is stored (with a Batch: once the Batch's flush stored them), it counts the event's type for the
+// report of event types (when the router reports them) and, when the bus's log is at INFO or TRACE, writes the
+// records of what it matched (logRouted), archives left out, without waiting for them to be stored. It reports the
+// copies' rules to the task (connector.ReportRoutedTo), archives left out: 0 when no rule matched, or only
+// archives, or only rules whose FromSequence excludes the record. A record without JetStream metadata, whose JSON
+// form cannot be built, or whose replay headers cannot be read, is a permanent error; a copy that was not stored
+// is a retryable one.
 func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 	meta, ok := connector.MetaFrom(ctx)
 	if !ok {
@@ -354,16 +355,23 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
 			strconv.FormatUint(meta.Sequence, 10), err)
 	}
-	if s.types != nil {
-		// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
-		at := meta.Timestamp
-		if at.IsZero() {
-			at = time.Now().UTC()
+	stored := func() {
+		if s.types != nil {
+			// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
+			at := meta.Timestamp
+			if at.IsZero() {
+				at = time.Now().UTC()
+			}
+			s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
 		}
-		s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
+		if s.log.Enabled(stream.LogInfo) {
+			s.logRouted(meta, e, view, matched, routed, sel, traceIDOf(ctx))
+		}
 	}
-	if s.log.Enabled(stream.LogInfo) {
-		s.logRouted(meta, e, view, matched, routed, sel, traceIDOf(ctx))
+	if later != nil {
+		later.stored = append(later.stored, stored) // once the Batch's copies are
+	} else {
+		stored()
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
@@ -379,6 +387,8 @@ type copies struct {
 	rules   []*ruleCopies // in the order of their first copy
 	byRule  map[string]*ruleCopies
 	singles []singleCopy
+	// stored are what the Writes do once their copies are stored: count the event types, write the bus log.
+	stored []func()
 }
 
 // ruleCopies are the copies of a record batch's events for one rule, stored as record batches.
@@ -468,7 +478,8 @@ func (c *copies) Flush(ctx context.Context) error {
 	for _, sc := range c.singles {
 		publish(sc.rule, sc.msg, sc.stream)
 	}
-	c.rules, c.byRule, c.singles = nil, nil, nil
+	stored := c.stored
+	c.rules, c.byRule, c.singles, c.stored = nil, nil, nil, nil
 	if len(futures) > 0 {
 		timer := time.NewTimer(PublishTimeout)
 		defer timer.Stop()
@@ -484,7 +495,13 @@ func (c *copies) Flush(ctx context.Context) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, f := range stored {
+		f()
+	}
+	return nil
 }
 
 // selection is what a record's replay headers let it be routed to.
