@@ -71,6 +71,15 @@ func perEvent(n int, traces, ids []string) error {
 	return nil
 }
 
+// MaxPayload is the largest message nc's server takes, for EncodeBatches: its max_payload, or a NATS server's
+// default (1 MiB) while it is not known (never connected).
+func MaxPayload(nc *nats.Conn) int {
+	if n := int(nc.MaxPayload()); n > 0 {
+		return n
+	}
+	return 1 << 20
+}
+
 // Part is one message of EncodeBatches: events[From:To] in order.
 type Part struct {
 	Msg      *nats.Msg

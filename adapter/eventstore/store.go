@@ -232,11 +232,7 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 	for k, i := range kept {
 		batch[k] = events[i]
 	}
-	maxPayload := int(s.js.Conn().MaxPayload())
-	if maxPayload <= 0 { // not known (never connected): a NATS server's default
-		maxPayload = 1 << 20
-	}
-	parts, err := stream.EncodeBatches(batch, traces, nil, maxPayload)
+	parts, err := stream.EncodeBatches(batch, traces, nil, stream.MaxPayload(s.js.Conn()))
 	if err != nil { // only a mistake of ours: traces not one per event
 		for _, i := range kept {
 			results[i].Err = fmt.Errorf("encoding: %w", err)

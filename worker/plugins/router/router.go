@@ -448,10 +448,7 @@ func (c *copies) Flush(ctx context.Context) error {
 	}
 	maxPayload := 0
 	if len(c.rules) > 0 {
-		maxPayload = int(c.s.js.Conn().MaxPayload())
-		if maxPayload <= 0 { // not known (never connected): a NATS server's default
-			maxPayload = 1 << 20
-		}
+		maxPayload = stream.MaxPayload(c.s.js.Conn())
 	}
 	for _, rc := range c.rules {
 		traces := make([]string, len(rc.spans))
