@@ -4,9 +4,9 @@
 // reads the data of any other +json type as a string); data is kept byte for byte, numbers of any size or
 // precision included (the SDK's parser refuses 1e400 and rewrites nothing, but cannot skip some numbers); binary
 // data is data_base64. Attributes and extensions are written and read as the SDK writes and reads them (by the
-// SDK, or directly when they are plain: byte for byte the same, as tests and fuzzing check). The router, input transformers, the structured modes of the
-// sinks, PutEvents and the sources all use this one form; patterns are matched against MatchView, the same form
-// with an Amazon EventBridge resources extension as the array it holds.
+// SDK, or directly when they are plain: byte for byte the same, as tests and fuzzing check). The router, input
+// transformers, the structured modes of the sinks, PutEvents and the sources all use this one form; patterns are
+// matched against MatchView, the same form with an Amazon EventBridge resources extension as the array it holds.
 package cloudevent
 
 import (
@@ -160,15 +160,19 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 		}
 	}
 	out = make([]byte, 0, size)
+	field := func(name string) { // ,"name":
+		out = append(out, ',', '"')
+		out = append(out, name...)
+		out = append(out, '"', ':')
+	}
 	str := func(name, v string) bool {
 		for i := 0; i < len(v); i++ {
 			if c := v[i]; c < 0x20 || c == '"' || c == '\\' {
 				return false
 			}
 		}
-		out = append(out, ',', '"')
-		out = append(out, name...)
-		out = append(out, '"', ':', '"')
+		field(name)
+		out = append(out, '"')
 		out = append(out, v...)
 		out = append(out, '"')
 		return true
@@ -197,14 +201,10 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 					return nil, false
 				}
 			case bool:
-				out = append(out, ',', '"')
-				out = append(out, k...)
-				out = append(out, '"', ':')
+				field(k)
 				out = strconv.AppendBool(out, v)
 			case int32:
-				out = append(out, ',', '"')
-				out = append(out, k...)
-				out = append(out, '"', ':')
+				field(k)
 				out = strconv.AppendInt(out, int64(v), 10)
 			default:
 				return nil, false
