@@ -273,13 +273,14 @@ func isStringArray(s string) bool {
 // Unmarshal reads one event in the JSON format: its attributes and extensions as the SDK reads them, its data as
 // json-format.md 3.1.2 says: data_base64 as the bytes it encodes; data of a JSON type (or of none) as the JSON
 // value, byte for byte; data of any other type must be a JSON string, read as its text. data and data_base64
-// together, or JSON that is not an object, are errors naming the problem. The event is not validated.
+// together, or JSON that is not an object, are errors naming the problem. The event is not validated. Data of a
+// JSON type is the part of raw that holds it, not a copy: raw must not change while the event is in use.
 func Unmarshal(raw []byte) (*event.Event, error) {
 	doc, err := parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	return fromDoc(doc)
+	return fromDoc(doc, raw)
 }
 
 // parse validates raw as JSON (gjson: no depth limit) and parses it.
@@ -294,22 +295,23 @@ func parse(raw []byte) (gjson.Result, error) {
 	return gjson.ParseBytes(raw), nil
 }
 
-// fromDoc reads the event of a parsed, valid JSON document (see Unmarshal).
-func fromDoc(doc gjson.Result) (*event.Event, error) {
+// fromDoc reads the event of a parsed, valid JSON document (see Unmarshal) of src, the bytes it was parsed from. A
+// JSON data member is not copied: the event's data is the part of src that holds it.
+func fromDoc(doc gjson.Result, src []byte) (*event.Event, error) {
 	if !doc.IsObject() {
 		return nil, fmt.Errorf("an event is a JSON object, not %s", kind(doc))
 	}
 	members := make([]member, 0, 16) // the attributes and extensions, in order
-	var data, data64 *gjson.Result
-	var source, dataschema string // as written, the first of each (what doc.Get would find), read in the same pass
+	var data, data64 gjson.Result    // Raw "" when absent
+	var source, dataschema string    // as written, the first of each (what doc.Get would find), read in the same pass
 	var seenSource, seenSchema bool
 	var notInteger error
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch name := k.String(); name {
 		case "data":
-			data = &v
+			data = v
 		case "data_base64":
-			data64 = &v
+			data64 = v
 		default:
 			switch {
 			case name == "source" && !seenSource:
@@ -338,20 +340,20 @@ func fromDoc(doc gjson.Result) (*event.Event, error) {
 		return nil, err
 	}
 	switch {
-	case data != nil && data64 != nil:
+	case data.Raw != "" && data64.Raw != "":
 		return nil, errors.New("data and data_base64 are both present; an event has one or the other")
-	case data64 != nil:
+	case data64.Raw != "":
 		if data64.Type != gjson.String {
-			return nil, fmt.Errorf("data_base64 must be a string of base64, not %s", kind(*data64))
+			return nil, fmt.Errorf("data_base64 must be a string of base64, not %s", kind(data64))
 		}
 		b, err := base64.StdEncoding.DecodeString(data64.String())
 		if err != nil {
 			return nil, fmt.Errorf("data_base64 is not base64: %w", err)
 		}
 		e.DataEncoded, e.DataBase64 = b, true
-	case data != nil:
+	case data.Raw != "":
 		if ct := e.DataContentType(); ct == "" || IsJSONMedia(ct) {
-			e.DataEncoded = []byte(data.Raw)
+			e.DataEncoded = within(src, data)
 			break
 		}
 		if data.Type == gjson.Null {
@@ -359,7 +361,7 @@ func fromDoc(doc gjson.Result) (*event.Event, error) {
 		}
 		if data.Type != gjson.String {
 			return nil, fmt.Errorf("data must be a JSON string when datacontenttype %q is not a JSON type, not %s",
-				e.DataContentType(), kind(*data))
+				e.DataContentType(), kind(data))
 		}
 		var s string
 		if err := json.Unmarshal([]byte(data.Raw), &s); err != nil {
@@ -368,6 +370,15 @@ func fromDoc(doc gjson.Result) (*event.Event, error) {
 		e.DataEncoded = []byte(s)
 	}
 	return e, nil
+}
+
+// within returns the bytes of src that hold v (a value of a document parsed from src), capped so that an append
+// copies them; a copy of v's text when they cannot be found.
+func within(src []byte, v gjson.Result) []byte {
+	if end := v.Index + len(v.Raw); v.Index > 0 && end <= len(src) && string(src[v.Index:end]) == v.Raw {
+		return src[v.Index:end:end]
+	}
+	return []byte(v.Raw)
 }
 
 // lowerAlnum reports whether name is lower-case letters and digits only.
@@ -482,7 +493,7 @@ func fastV1(members []member) (e *event.Event, ok bool) {
 				return nil, false
 			}
 			if text != "" {
-				ec.Subject = &text
+				ec.Subject = ptr(text)
 			}
 		case "time":
 			t, err := types.ParseTimestamp(text)
@@ -495,7 +506,7 @@ func fastV1(members []member) (e *event.Event, ok bool) {
 			if !once(datacontenttype) || text == "" {
 				return nil, false
 			}
-			ec.DataContentType = &text
+			ec.DataContentType = ptr(text)
 		case "dataschema":
 			if !once(dataschema) {
 				return nil, false
@@ -524,10 +535,11 @@ func fastV1(members []member) (e *event.Event, ok bool) {
 	if seen&specversion == 0 {
 		return nil, false
 	}
-	out := event.New()
-	out.Context = ec
-	return &out, true
+	return &event.Event{Context: ec}, true
 }
+
+// ptr returns a pointer to a copy of s: the only text of fastV1's loop that goes to the heap.
+func ptr(s string) *string { return &s }
 
 // URIError is a source or dataschema that the SDK would not keep as written: not a URI-reference (a URI) as RFC
 // 3986 writes one, with spaces, non-ASCII characters or control characters where percent-encodings belong.
@@ -562,7 +574,8 @@ type BatchEntry struct {
 
 // UnmarshalBatch reads a batch (application/cloudevents-batch+json): a JSON array, validated once however deeply
 // its events' data nests, each element read as Unmarshal reads an event, an element that cannot be read failing
-// alone. err is the batch failing as a whole: not JSON, or not an array.
+// alone. err is the batch failing as a whole: not JSON, or not an array. As with Unmarshal, the events' JSON data
+// are parts of raw.
 func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
 	doc, err := parse(raw)
 	if err != nil {
@@ -573,7 +586,7 @@ func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
 	}
 	out := []BatchEntry{}
 	doc.ForEach(func(_, v gjson.Result) bool {
-		e, err := fromDoc(v)
+		e, err := fromDoc(v, raw)
 		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw)})
 		return true
 	})

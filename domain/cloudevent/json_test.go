@@ -162,6 +162,32 @@ func TestUnmarshalBatch(t *testing.T) {
 	}
 }
 
+// TestUnmarshalSharesJSONData: an event's JSON data is the part of the bytes read that holds it, not a copy, and an
+// append to it copies rather than writing over what follows (the next event of a batch).
+func TestUnmarshalSharesJSONData(t *testing.T) {
+	raw := []byte(`[{"specversion":"1.0","id":"1","source":"/s","type":"t","data":{"a":1}},` +
+		`{"specversion":"1.0","id":"2","source":"/s","type":"t","datacontenttype":"text/plain","data":"x"}]`)
+	entries, err := cloudevent.UnmarshalBatch(raw)
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	first := entries[0].Event.DataEncoded
+	require.Equal(t, `{"a":1}`, string(first))
+	at := bytes.Index(raw, []byte(`{"a":1}`))
+	assert.Same(t, &raw[at], &first[0], "the data is read in place")
+	before := string(raw)
+	_ = append(first, "XXXXXXXX"...)
+	assert.Equal(t, before, string(raw), "an append to the data copies it")
+	assert.Equal(t, "x", string(entries[1].Event.DataEncoded))
+
+	single := []byte(`{"specversion":"1.0","id":"1","source":"/s","type":"t","data":[1,2]}`)
+	e, err := cloudevent.Unmarshal(single)
+	require.NoError(t, err)
+	assert.Same(t, &single[bytes.Index(single, []byte(`[1,2]`))], &e.DataEncoded[0])
+	assert.Equal(t, cap(e.DataEncoded), len(e.DataEncoded))
+	allocs := testing.AllocsPerRun(100, func() { _, _ = cloudevent.Unmarshal(single) })
+	assert.LessOrEqual(t, allocs, 8.0, "a plain event is read in a few allocations")
+}
+
 // TestMatchView: the form patterns see is Marshal's, but for a resources extension holding a JSON array of strings,
 // which appears as that array; anything else in that extension stays the string it is.
 func TestMatchView(t *testing.T) {
