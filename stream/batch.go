@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -317,26 +318,37 @@ func EntryMsgID(h nats.Header, i int, e *event.Event) string {
 	if ids := h.Values(HeaderBatchIDs); i < len(ids) {
 		return ids[i]
 	}
-	return PutMsgID(e.Source(), e.ID())
+	return PutMsgID(cloudevent.Source(e), e.ID())
 }
 
-// EntryHeader returns the headers a reader sees for event i of a message that DecodeAll read: the message's own
-// for a single event; for a batch, the message's headers without those of the batch, with the event's
-// traceparent (HeaderBatchTrace) as "traceparent".
-func EntryHeader(h nats.Header, i int) nats.Header {
+// EntryHeaders returns the headers a reader sees for each of the n events of a message that DecodeAll read: the
+// message's own for a single event; for a batch, the message's headers without those of the batch, with the event's
+// traceparent (HeaderBatchTrace) as "traceparent". The events without a traceparent share one map: the headers are
+// read-only.
+func EntryHeaders(h nats.Header, n int) []nats.Header {
+	out := make([]nats.Header, n)
 	if !IsBatch(h) {
-		return h
+		for i := range out {
+			out[i] = h
+		}
+		return out
 	}
-	out := nats.Header{}
+	common := nats.Header{}
 	for k, v := range h {
 		switch k {
 		case HeaderBatch, HeaderBatchTypes, HeaderBatchTrace, HeaderBatchIDs, headerContentType:
 		default:
-			out[k] = v
+			common[k] = v
 		}
 	}
-	if tps := h.Values(HeaderBatchTrace); i < len(tps) && tps[i] != noValue {
-		out.Set("traceparent", tps[i])
+	tps := h.Values(HeaderBatchTrace)
+	for i := range out {
+		out[i] = common
+		if i < len(tps) && tps[i] != noValue {
+			own := maps.Clone(common)
+			own.Set("traceparent", tps[i])
+			out[i] = own
+		}
 	}
 	return out
 }

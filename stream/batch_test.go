@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestDecodeAllReadsASingleEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "e1", got[0].ID())
-	assert.Equal(t, m.Header, EntryHeader(m.Header, 0))
+	assert.Equal(t, []nats.Header{m.Header}, EntryHeaders(m.Header, 1))
 }
 
 // Each event of a batch has its own traceparent in its entry's headers; the batch's own headers are not there, the
@@ -123,14 +124,24 @@ func TestEntryHeaderGivesEachEventItsTrace(t *testing.T) {
 	m, err := EncodeBatch(events, []string{tp, "", strings.Replace(tp, "b7ad", "c8be", 1)}, nil)
 	require.NoError(t, err)
 	m.Header.Set(HeaderReplay, "r1")
-	h0 := EntryHeader(m.Header, 0)
+	hs := EntryHeaders(m.Header, 3)
+	h0 := hs[0]
 	assert.Equal(t, tp, h0.Get("traceparent"))
 	assert.Equal(t, "r1", h0.Get(HeaderReplay))
 	for _, k := range []string{HeaderBatch, HeaderBatchTrace, HeaderBatchTypes, "content-type"} {
 		assert.Empty(t, h0.Values(k), k)
 	}
-	assert.Empty(t, EntryHeader(m.Header, 1).Get("traceparent"), "the second event has none")
-	assert.Contains(t, EntryHeader(m.Header, 2).Get("traceparent"), "c8be")
+	assert.Empty(t, hs[1].Get("traceparent"), "the second event has none")
+	assert.Equal(t, "r1", hs[1].Get(HeaderReplay))
+	assert.Contains(t, hs[2].Get("traceparent"), "c8be")
+
+	plain, err := EncodeBatch(events, nil, nil)
+	require.NoError(t, err)
+	plain.Header.Set(HeaderReplay, "r1")
+	hs = EntryHeaders(plain.Header, 3)
+	assert.Equal(t, nats.Header{HeaderReplay: {"r1"}}, hs[0])
+	assert.Equal(t, reflect.ValueOf(hs[0]).UnsafePointer(), reflect.ValueOf(hs[2]).UnsafePointer(),
+		"events without a trace share their headers")
 
 	_, err = EncodeBatch(events, []string{tp}, nil)
 	assert.ErrorContains(t, err, "1 traceparents for 3 events")
@@ -222,9 +233,9 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 					require.Equal(t, events[part.From+i].ID(), e.ID())
 					if IsBatch(part.Msg.Header) {
 						want := map[bool]string{true: tp}[traces[part.From+i] != ""]
-						require.Equal(t, want, EntryHeader(part.Msg.Header, i).Get("traceparent"))
+						require.Equal(t, want, EntryHeaders(part.Msg.Header, part.To-part.From)[i].Get("traceparent"))
 						require.Equal(t, ids[part.From+i], EntryMsgID(part.Msg.Header, i, e), "each event keeps its id")
-						require.Empty(t, EntryHeader(part.Msg.Header, i).Values(HeaderBatchIDs))
+						require.Empty(t, EntryHeaders(part.Msg.Header, part.To-part.From)[i].Values(HeaderBatchIDs))
 					}
 				}
 				if part.To-part.From == 1 {

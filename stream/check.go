@@ -73,7 +73,7 @@ func Check(e *event.Event, encodedSize int) error {
 		return checkString(field, v)
 	}
 	for _, a := range []struct{ name, value string }{
-		{"id", e.ID()}, {"source", e.Source()}, {"type", e.Type()}, {"subject", e.Subject()},
+		{"id", e.ID()}, {"source", cloudevent.Source(e)}, {"type", e.Type()}, {"subject", e.Subject()},
 		{"dataschema", e.DataSchema()}, {"datacontenttype", e.DataContentType()},
 	} {
 		if err := str(a.name, a.value); err != nil {
@@ -138,7 +138,7 @@ func checkString(field, v string) error {
 func largestAttribute(e *event.Event) string {
 	name, size := "", -1
 	for _, a := range []struct{ name, value string }{
-		{"id", e.ID()}, {"source", e.Source()}, {"type", e.Type()}, {"subject", e.Subject()}, {"dataschema", e.DataSchema()},
+		{"id", e.ID()}, {"source", cloudevent.Source(e)}, {"type", e.Type()}, {"subject", e.Subject()}, {"dataschema", e.DataSchema()},
 	} {
 		if len(a.value) > size {
 			name, size = a.name, len(a.value)

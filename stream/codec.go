@@ -117,7 +117,7 @@ func Encode(e *event.Event) *nats.Msg {
 	h := m.Header
 	h.Set(headerPrefix+"specversion", e.SpecVersion())
 	h.Set(headerPrefix+"id", e.ID())
-	h.Set(headerPrefix+"source", e.Source())
+	h.Set(headerPrefix+"source", cloudevent.Source(e))
 	h.Set(headerPrefix+"type", e.Type())
 	if v := e.Subject(); v != "" {
 		h.Set(headerPrefix+"subject", v)
@@ -222,7 +222,7 @@ func Decode(m *nats.Msg) (*event.Event, error) {
 // hasRequired checks that a stored event has the attributes every CloudEvent has.
 func hasRequired(e *event.Event) error {
 	for _, a := range [...]struct{ name, value string }{{"specversion", e.SpecVersion()}, {"id", e.ID()},
-		{"source", e.Source()}, {"type", e.Type()}} {
+		{"source", cloudevent.Source(e)}, {"type", e.Type()}} {
 		if a.value == "" {
 			return fmt.Errorf("stored message is not a valid CloudEvent: no %s", a.name)
 		}

@@ -61,13 +61,18 @@ func (n Names) Bucket(purpose string) string { return n.Cluster + "_" + purpose 
 // PutMsgID is the Nats-Msg-Id of an event put on a bus: hex SHA-256 of len(source)|source|id, so a retried
 // PutEvents is stored once inside the duplicate window.
 func PutMsgID(source, id string) string {
-	h := sha256.New()
-	h.Write([]byte(strconv.Itoa(len(source))))
-	h.Write([]byte{'|'})
-	h.Write([]byte(source))
-	h.Write([]byte{'|'})
-	h.Write([]byte(id))
-	return hex.EncodeToString(h.Sum(nil))
+	var buf [256]byte // on the stack: the hashed text of most events fits
+	b := strconv.AppendInt(buf[:0], int64(len(source)), 10)
+	b = append(append(append(append(b, '|'), source...), '|'), id...)
+	return hexSum(b)
+}
+
+// hexSum is the SHA-256 of b in lower-case hex, built in one allocation.
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // BatchMsgID is the Nats-Msg-Id of a record batch: it hashes the ids its events would have alone (EntryMsgID) in
@@ -79,13 +84,12 @@ func BatchMsgID(ids []string) string { return HopMsgID("batch", ids...) }
 // hashes the previous id with the hop, so a hop retried after a crash is stored once, and two legitimate copies
 // (two rules, two attempts) never collide.
 func HopMsgID(prevID string, hop ...string) string {
-	h := sha256.New()
-	h.Write([]byte(prevID))
+	var buf [256]byte
+	b := append(buf[:0], prevID...)
 	for _, s := range hop {
-		h.Write([]byte{'|'})
-		h.Write([]byte(s))
+		b = append(append(b, '|'), s...)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hexSum(b)
 }
 
 // LoggersSubject carries the log levels set with scope=cluster to every worker (core NATS): <cluster>.admin.loggers.

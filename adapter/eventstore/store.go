@@ -19,6 +19,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/tracing"
 )
@@ -197,7 +198,7 @@ func (s *Store) Put(ctx context.Context, b *bus.Bus, events []*event.Event) []bu
 			span = s.startStore(ctx, b, e)
 			spans[i] = span
 		}
-		id := stream.PutMsgID(e.Source(), e.ID())
+		id := stream.PutMsgID(cloudevent.Source(e), e.ID())
 		if j, ok := first[id]; ok {
 			if repeats == nil {
 				repeats = map[int]int{}

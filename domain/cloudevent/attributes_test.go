@@ -198,3 +198,40 @@ func FuzzPlainAttributes(f *testing.F) {
 		plainAsTheSDK(t, &e)
 	})
 }
+
+// sourceCases are sources that Source gives without building (plain paths) and that it leaves to the SDK.
+var sourceCases = []string{
+	"bench", "/shop/orders", "com.example.orders", "a-b_c~d.e/F/9", "", "/", "a//b", "//host/x", "///x", "./a",
+	"a:b", "urn:shop:orders", "https://shop.example.com/orders", "/a b", "/a%20b", "/Zo%C3%AB", "/a?b", "/a#b",
+	"mailto:x@example.com", "//", "a/../b", "/a/./b", "..", "HTTP://X/", "/a;b", "/a@b", "/a+b", "*",
+}
+
+// TestSourceAsTheSDKWrites: Source gives e.Source() for every source the SDK parses.
+func TestSourceAsTheSDKWrites(t *testing.T) {
+	for _, s := range sourceCases {
+		checkSource(t, s)
+	}
+	e := event.New()
+	e.SetSource("/shop/orders")
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = Source(&e) }), "a plain path is not built")
+}
+
+func FuzzSource(f *testing.F) {
+	for _, s := range sourceCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkSource)
+}
+
+// checkSource checks Source against the SDK for an event whose source is s as the SDK parses it.
+func checkSource(t *testing.T, s string) {
+	u := types.ParseURIRef(s)
+	if u == nil {
+		return
+	}
+	e := event.New()
+	e.Context.(*event.EventContextV1).Source = *u
+	if got, want := Source(&e), e.Source(); got != want {
+		t.Fatalf("Source of %q = %q, the SDK writes %q", s, got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
@@ -38,7 +39,7 @@ func (t *Task) logOutcome(e *event.Event, meta connector.Meta, o Outcome, f Fail
 		return
 	}
 	r := stream.LogRecord{
-		Type: typ, EventID: e.ID(), EventSource: e.Source(), EventType: e.Type(),
+		Type: typ, EventID: e.ID(), EventSource: cloudevent.Source(e), EventType: e.Type(),
 		StoredAt: meta.Timestamp, Sequence: meta.Sequence, Attempt: meta.Attempt,
 		LatencyMs: float64(took) / float64(time.Millisecond), TraceID: traceID,
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/tracing"
@@ -340,11 +341,11 @@ type made struct {
 func (m made) msgID(e *event.Event) string {
 	switch {
 	case m.record.MsgID == "":
-		return stream.PutMsgID(e.Source(), e.ID())
+		return stream.PutMsgID(cloudevent.Source(e), e.ID())
 	case m.of == 1:
 		return m.record.MsgID
 	}
-	return stream.HopMsgID(m.record.MsgID, stream.PutMsgID(e.Source(), e.ID()))
+	return stream.HopMsgID(m.record.MsgID, stream.PutMsgID(cloudevent.Source(e), e.ID()))
 }
 
 // addHeaders adds a record's extra headers (connector.SourceRecord.Header) to the message h, leaving out the names
@@ -486,7 +487,7 @@ func (t *SourceTask) deadLetter(r connector.SourceRecord, err error) *nats.Msg {
 		class = stream.DLQClassTransform
 	}
 	d := stream.DeadLetter{Reason: err.Error(), Attempts: 1, Connector: t.cfg.Connector, ErrorClass: class,
-		Subject: t.cfg.Subject, MsgID: cmp.Or(r.MsgID, stream.PutMsgID(e.Source(), e.ID()))}
+		Subject: t.cfg.Subject, MsgID: cmp.Or(r.MsgID, stream.PutMsgID(cloudevent.Source(e), e.ID()))}
 	if stream.Check(e, 0) == nil {
 		return stream.EncodeDeadLetter(t.cfg.DLQSubject, e, d)
 	}

@@ -544,6 +544,9 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		done = Progress{}
 	}
 	r := &record{t: t, msg: msg, md: md, base: base, events: events, batch: batch, attempt: attempt, done: done}
+	if batch {
+		r.headers = stream.EntryHeaders(msg.Headers(), len(events))
+	}
 	stopProgress := t.keepAlive(msg)
 	defer stopProgress()
 	if batch && !t.batcher && len(events) > 1 {
@@ -560,6 +563,7 @@ type record struct {
 	md      *jetstream.MsgMetadata
 	base    connector.Meta
 	events  []*event.Event
+	headers []nats.Header // of each event, when batch
 	batch   bool
 	attempt uint64
 	done    Progress
@@ -570,7 +574,7 @@ func (r *record) meta(i int, attempt uint64) connector.Meta {
 	meta := r.base
 	meta.Attempt = attempt
 	if r.batch {
-		meta.Index, meta.Header = i, stream.EntryHeader(r.msg.Headers(), i)
+		meta.Index, meta.Header = i, r.headers[i]
 		meta.MsgID = stream.EntryMsgID(r.msg.Headers(), i, r.events[i])
 	}
 	return meta

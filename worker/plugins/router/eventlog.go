@@ -34,7 +34,7 @@ var notReplayed = json.RawMessage(`{"reason":"the replay that stored the event d
 // The records are published asynchronously; it does not wait for them.
 func (s *Sink) logRouted(meta connector.Meta, e *event.Event, view []byte, matched, routed []string, sel selection, traceID string) {
 	base := stream.LogRecord{
-		EventID: e.ID(), EventSource: e.Source(), EventType: e.Type(), StoredAt: meta.Timestamp, Sequence: meta.Sequence,
+		EventID: e.ID(), EventSource: cloudevent.Source(e), EventType: e.Type(), StoredAt: meta.Timestamp, Sequence: meta.Sequence,
 		TraceID: traceID,
 	}
 	r := base

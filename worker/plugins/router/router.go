@@ -362,7 +362,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 			if at.IsZero() {
 				at = time.Now().UTC()
 			}
-			s.types.observe(e.Source(), e.Type(), e.DataContentType(), e.Data(), at)
+			s.types.observe(cloudevent.Source(e), e.Type(), e.DataContentType(), e.Data(), at)
 		}
 		if s.log.Enabled(stream.LogInfo) {
 			s.logRouted(meta, e, view, matched, routed, sel, traceIDOf(ctx))
