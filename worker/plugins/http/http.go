@@ -444,10 +444,9 @@ func (s *Sink) urlOf(e *event.Event) (string, error) {
 
 // encode returns the headers and body of e's request.
 func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, s.method, s.url, nil)
-	if err != nil {
-		return nil, nil, connector.Permanent(fmt.Errorf("http: building the request: %w", err))
-	}
+	// Only the headers and the body are written: send makes the request itself.
+	req := &http.Request{Header: make(http.Header, len(s.headers)+8)}
+	var err error
 	for k, v := range s.headers {
 		if lk := strings.ToLower(k); strings.HasPrefix(lk, "ce-") || lk == "content-type" || lk == "content-length" ||
 			strings.HasPrefix(lk, "webhook-") && s.signingKey != nil {
@@ -469,7 +468,12 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 	percentEncode(req.Header)
 	propagateTraceContext(ctx, e, req.Header)
 	if !s.structured && req.Body != nil {
-		body, err = io.ReadAll(req.Body)
+		if req.ContentLength > 0 {
+			body = make([]byte, req.ContentLength)
+			_, err = io.ReadFull(req.Body, body)
+		} else {
+			body, err = io.ReadAll(req.Body)
+		}
 		_ = req.Body.Close()
 		if err != nil {
 			return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
@@ -590,10 +594,13 @@ func Retryable(status int) bool {
 func percentEncode(h http.Header) {
 	const hex = "0123456789ABCDEF"
 	for k, vs := range h {
-		if !strings.HasPrefix(strings.ToLower(k), "ce-") {
+		if len(k) < 3 || !strings.EqualFold(k[:3], "ce-") {
 			continue
 		}
 		for i, v := range vs {
+			if !needsPercent(v) {
+				continue
+			}
 			var b strings.Builder
 			for j := 0; j < len(v); j++ {
 				c := v[j]
@@ -608,6 +615,16 @@ func percentEncode(h http.Header) {
 			vs[i] = b.String()
 		}
 	}
+}
+
+// needsPercent reports whether percentEncode changes v.
+func needsPercent(v string) bool {
+	for j := 0; j < len(v); j++ {
+		if c := v[j]; c <= ' ' || c >= 0x7f || c == '"' || c == '%' {
+			return true
+		}
+	}
+	return false
 }
 
 // traceparentRe is a W3C trace context traceparent: version, trace id, parent id, flags, in lowercase hex.
