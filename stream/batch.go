@@ -52,7 +52,7 @@ func EncodeBatch(events []*event.Event, traces, ids []string) (*nats.Msg, error)
 	}
 	entries := make([]batchEntry, len(events))
 	for i, e := range events {
-		en, err := entryOf(e)
+		en, err := entryOf(e, nil)
 		if err != nil {
 			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
 		}
@@ -93,14 +93,19 @@ const batchOverhead = 256
 
 // EncodeBatches returns events, in order, as messages of at most maxBytes of headers and body each (0: no bound):
 // record batches (EncodeBatch) of consecutive events, and a message of Encode for an event that is alone in its
-// part, or whose JSON form cannot be made (its extension values). traces and ids are as for EncodeBatch; an event
+// part, or whose JSON form cannot be made (its extension values). jsons is nil, or holds for each event its JSON
+// form as a record batch read by DecodeEntries holds it (nil: made with cloudevent.Marshal), which a batch holds as
+// it is. traces and ids are as for EncodeBatch; an event
 // alone in its message gets neither (the caller sets its Nats-Msg-Id and injects its span's trace). The parts
 // depend only on the events, traces, ids and maxBytes, so the same events put again make the same messages. An
 // event that does not fit maxBytes even alone is a message of its own that JetStream will refuse; Check keeps
 // events well under a server's payload.
-func EncodeBatches(events []*event.Event, traces, ids []string, maxBytes int) ([]Part, error) {
+func EncodeBatches(events []*event.Event, jsons [][]byte, traces, ids []string, maxBytes int) ([]Part, error) {
 	if err := perEvent(len(events), traces, ids); err != nil {
 		return nil, err
+	}
+	if jsons != nil && len(jsons) != len(events) {
+		return nil, fmt.Errorf("%d JSON forms for %d events", len(jsons), len(events))
 	}
 	var parts []Part
 	var run []batchEntry // the entries of events[from:from+len(run)]
@@ -124,7 +129,11 @@ func EncodeBatches(events []*event.Event, traces, ids []string, maxBytes int) ([
 		run, size = run[:0], batchOverhead // assemble keeps nothing of run
 	}
 	for i, e := range events {
-		en, err := entryOf(e)
+		var form []byte
+		if jsons != nil {
+			form = jsons[i]
+		}
+		en, err := entryOf(e, form)
 		if err != nil {
 			flush()
 			parts = append(parts, Part{Msg: Encode(e), From: i, To: i + 1})
@@ -160,8 +169,11 @@ func (en batchEntry) size() int {
 	return len(en.json) + 1 + len(HeaderBatchTypes) + 4 + len(en.types)
 }
 
-// entryOf encodes e for a record batch.
-func entryOf(e *event.Event) (batchEntry, error) {
+// entryOf encodes e for a record batch, whose JSON form is form when it is not nil.
+func entryOf(e *event.Event, form []byte) (batchEntry, error) {
+	if form != nil {
+		return batchEntry{json: form, types: cmp.Or(typesOf(e), noValue)}, nil
+	}
 	if e.DataEncoded != nil && len(e.DataEncoded) == 0 {
 		// Decode gives no data for an empty body; so does a batch.
 		c := *e
@@ -238,48 +250,56 @@ func IsBatch(h nats.Header) bool { return h.Get(HeaderBatch) != "" }
 // headers do not agree with its count is an error, as is any event of it that cannot be read: a batch is stored
 // whole or not at all, so a part of one is never delivered.
 func DecodeAll(m *nats.Msg) ([]*event.Event, error) {
+	events, _, err := DecodeEntries(m)
+	return events, err
+}
+
+// DecodeEntries is DecodeAll, with the JSON form of each event of a record batch as the batch holds it (a part of
+// m.Data, read-only; what cloudevent.Marshal writes for the event, which EncodeBatches can store again as it is);
+// jsons is nil for a message of Encode.
+func DecodeEntries(m *nats.Msg) (events []*event.Event, jsons [][]byte, err error) {
 	if !IsBatch(m.Header) {
 		e, err := Decode(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []*event.Event{e}, nil
+		return []*event.Event{e}, nil, nil
 	}
 	n, err := strconv.Atoi(m.Header.Get(HeaderBatch))
 	if err != nil || n < 1 {
-		return nil, fmt.Errorf("header %s: %q is not a number of events", HeaderBatch, m.Header.Get(HeaderBatch))
+		return nil, nil, fmt.Errorf("header %s: %q is not a number of events", HeaderBatch, m.Header.Get(HeaderBatch))
 	}
 	entries, err := cloudevent.UnmarshalBatch(m.Data)
 	if err != nil {
-		return nil, fmt.Errorf("record batch: %w", err)
+		return nil, nil, fmt.Errorf("record batch: %w", err)
 	}
 	if len(entries) != n {
-		return nil, fmt.Errorf("record batch of %d events holds %d", n, len(entries))
+		return nil, nil, fmt.Errorf("record batch of %d events holds %d", n, len(entries))
 	}
 	types := m.Header.Values(HeaderBatchTypes)
 	if len(types) != 0 && len(types) != n {
-		return nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(types), HeaderBatchTypes)
+		return nil, nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(types), HeaderBatchTypes)
 	}
 	if ids := m.Header.Values(HeaderBatchIDs); len(ids) != 0 && len(ids) != n {
-		return nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(ids), HeaderBatchIDs)
+		return nil, nil, fmt.Errorf("record batch of %d events: %d values of %s", n, len(ids), HeaderBatchIDs)
 	}
-	out := make([]*event.Event, n)
+	out, forms := make([]*event.Event, n), make([][]byte, n)
 	for i, en := range entries {
 		if en.Err != nil {
-			return nil, fmt.Errorf("event %d of the record batch: %w", i, en.Err)
+			return nil, nil, fmt.Errorf("event %d of the record batch: %w", i, en.Err)
 		}
 		e := en.Event
 		if len(types) > 0 && types[i] != noValue {
 			if err := retype(e, types[i]); err != nil {
-				return nil, fmt.Errorf("event %d of the record batch: %w", i, err)
+				return nil, nil, fmt.Errorf("event %d of the record batch: %w", i, err)
 			}
 		}
 		if err := hasRequired(e); err != nil {
-			return nil, fmt.Errorf("event %d of the record batch: %w", i, err)
+			return nil, nil, fmt.Errorf("event %d of the record batch: %w", i, err)
 		}
-		out[i] = e
+		out[i], forms[i] = e, en.JSON
 	}
-	return out, nil
+	return out, forms, nil
 }
 
 // retype gives e's extensions named in typed (HeaderTypes' syntax) their types back from their text.

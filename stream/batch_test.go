@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // batchCases are events of every form the store keeps: typed extensions, each form of data, none.
@@ -214,9 +216,9 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 	msgID := strings.Repeat("f", 64)
 	for _, maxBytes := range []int{0, 1, 2 << 10, 8 << 10, 64 << 10} {
 		t.Run(fmt.Sprint(maxBytes), func(t *testing.T) {
-			parts, err := EncodeBatches(events, traces, ids, maxBytes)
+			parts, err := EncodeBatches(events, nil, traces, ids, maxBytes)
 			require.NoError(t, err)
-			again, err := EncodeBatches(events, traces, ids, maxBytes)
+			again, err := EncodeBatches(events, nil, traces, ids, maxBytes)
 			require.NoError(t, err)
 			require.Len(t, again, len(parts))
 			next, batches := 0, 0
@@ -258,8 +260,47 @@ func TestEncodeBatchesFitsMaxBytes(t *testing.T) {
 			}
 		})
 	}
-	_, err := EncodeBatches(events, traces[:1], nil, 0)
+	_, err := EncodeBatches(events, nil, traces[:1], nil, 0)
 	require.ErrorContains(t, err, "1 traceparents for 60 events")
-	_, err = EncodeBatches(events, nil, ids[:2], 0)
+	_, err = EncodeBatches(events, nil, nil, ids[:2], 0)
 	require.ErrorContains(t, err, "2 ids for 60 events")
+}
+
+// The JSON form DecodeEntries gives of each event of a batch is what cloudevent.Marshal writes for the event read,
+// so a batch made again of those forms (a router's copies) is the batch that marshalling them again would make.
+func TestDecodeEntriesGivesTheJSONFormStored(t *testing.T) {
+	t.Parallel()
+	events := batchCases()
+	m, err := EncodeBatch(events, nil, nil)
+	require.NoError(t, err)
+	got, jsons, err := DecodeEntries(m)
+	require.NoError(t, err)
+	require.Len(t, jsons, len(events))
+	for i, e := range got {
+		c := *e
+		if c.DataEncoded != nil && len(c.DataEncoded) == 0 {
+			c.DataEncoded = nil // as EncodeBatch stores it
+		}
+		want, err := cloudevent.Marshal(&c)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(jsons[i]), "event %d", i)
+	}
+	ids := make([]string, len(got))
+	for i := range ids {
+		ids[i] = fmt.Sprint("id", i)
+	}
+	reused, err := EncodeBatches(got, jsons, nil, ids, 0)
+	require.NoError(t, err)
+	marshalled, err := EncodeBatches(got, nil, nil, ids, 0)
+	require.NoError(t, err)
+	require.Len(t, reused, 1)
+	require.Equal(t, marshalled[0].Msg.Header, reused[0].Msg.Header)
+	require.Equal(t, string(marshalled[0].Msg.Data), string(reused[0].Msg.Data))
+	_, err = EncodeBatches(got, jsons[:1], nil, nil, 0)
+	require.ErrorContains(t, err, "1 JSON forms for 10 events")
+
+	single, jsons, err := DecodeEntries(Encode(events[0]))
+	require.NoError(t, err)
+	require.Len(t, single, 1)
+	require.Nil(t, jsons, "a message of one event holds no JSON form")
 }

@@ -233,7 +233,7 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 	for k, i := range kept {
 		batch[k] = events[i]
 	}
-	parts, err := stream.EncodeBatches(batch, traces, nil, stream.MaxPayload(s.js.Conn()))
+	parts, err := stream.EncodeBatches(batch, nil, traces, nil, stream.MaxPayload(s.js.Conn()))
 	if err != nil { // only a mistake of ours: traces not one per event
 		for _, i := range kept {
 			results[i].Err = fmt.Errorf("encoding: %w", err)

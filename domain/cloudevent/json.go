@@ -230,23 +230,29 @@ func MatchView(e *event.Event) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return MatchViewOf(e, out), nil
+}
+
+// MatchViewOf is MatchView of e whose JSON form (Marshal's, or a record batch's entry of it) is out: out itself, or
+// a copy with the resources extension as its array.
+func MatchViewOf(e *event.Event, out []byte) []byte {
 	text, ok := extension(e, resourcesExtension).(string)
 	if !ok {
-		return out, nil
+		return out
 	}
 	array := strings.TrimSpace(text)
 	if !isStringArray(array) {
-		return out, nil
+		return out
 	}
 	// The SDK writes every extension as a top-level member; its value is the string text.
 	m := gjson.GetBytes(out, resourcesExtension)
 	end := m.Index + len(m.Raw)
 	if m.Type != gjson.String || m.Index <= 0 || end > len(out) || string(out[m.Index:end]) != m.Raw {
-		return out, nil
+		return out
 	}
 	view := make([]byte, 0, len(out)-len(m.Raw)+len(array))
 	view = append(append(view, out[:m.Index]...), array...)
-	return append(view, out[end:]...), nil
+	return append(view, out[end:]...)
 }
 
 // extension returns e's extension name (lower case), nil when it has none. For a CloudEvents 1.0 event it is a map
@@ -602,11 +608,13 @@ func KeptURIs(e *event.Event, source, dataschema string) error {
 	return nil
 }
 
-// BatchEntry is one event of a batch: the event or why it cannot be read, and its size in the batch.
+// BatchEntry is one event of a batch: the event or why it cannot be read, its size in the batch, and its JSON
+// form as the batch holds it (a part of the bytes read).
 type BatchEntry struct {
 	Event *event.Event
 	Err   error
 	Size  int
+	JSON  []byte
 }
 
 // UnmarshalBatch reads a batch (application/cloudevents-batch+json): a JSON array, validated once however deeply
@@ -624,7 +632,7 @@ func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
 	out := []BatchEntry{}
 	doc.ForEach(func(_, v gjson.Result) bool {
 		e, err := fromDoc(v, raw)
-		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw)})
+		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw), JSON: within(raw, v)})
 		return true
 	})
 	return out, nil

@@ -125,8 +125,12 @@ type Meta struct {
 	// alone (stream.EntryMsgID), so that each event has its own.
 	MsgID string
 	// Header holds the record's NATS headers (the router reads stream.HeaderReplay and its kin there); for an event
-	// of a record batch, stream.EntryHeader's. Read-only: it may be the message's own map.
+	// of a record batch, stream.EntryHeaders'. Read-only: it may be the message's own map.
 	Header nats.Header
+	// JSON is, for an event of a record batch, its JSON form as the batch holds it (stream.DecodeEntries: what
+	// cloudevent.Marshal writes for the event); nil for a message of one event. Read-only: it is a part of the
+	// message.
+	JSON []byte
 }
 
 // ID returns an id of the record that is stable across redeliveries: its Nats-Msg-Id, else stream:sequence.

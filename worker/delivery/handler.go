@@ -200,6 +200,11 @@ func WithTransforms(ts []connector.NamedTransform, next Handler) Handler {
 	}
 	return func(ctx context.Context, e *event.Event) Outcome {
 		m, _ := connector.MetaFrom(ctx)
+		if m.JSON != nil { // the form of the record read, not of what the transforms make of it
+			written := m
+			written.JSON = nil
+			ctx = connector.WithMeta(ctx, written)
+		}
 		records := []*event.Event{e}
 		for _, t := range ts {
 			var out []*event.Event

@@ -128,12 +128,15 @@ func withData(data string) fnTransform {
 type writtenSink struct {
 	errs    []error
 	written []string
+	forms   []string // the JSON form of each record written (connector.Meta.JSON)
 }
 
 func (s *writtenSink) Connect(context.Context) error { return nil }
 func (s *writtenSink) Close() error                  { return nil }
-func (s *writtenSink) Write(_ context.Context, e *event.Event) error {
+func (s *writtenSink) Write(ctx context.Context, e *event.Event) error {
 	s.written = append(s.written, e.ID()+":"+string(e.Data()))
+	m, _ := connector.MetaFrom(ctx)
+	s.forms = append(s.forms, string(m.JSON))
 	if len(s.errs) == 0 {
 		return nil
 	}
@@ -191,10 +194,14 @@ func TestTransformMiddleware(t *testing.T) {
 			e.SetSource("s")
 			e.SetType("t")
 			e.DataEncoded = []byte("in")
-			ctx := connector.WithMeta(context.Background(), connector.Meta{Attempt: 1, Timestamp: time.Now()})
+			form := `{"specversion":"1.0","id":"e1","source":"s","type":"t","data":"in"}`
+			ctx := connector.WithMeta(context.Background(), connector.Meta{Attempt: 1, Timestamp: time.Now(), JSON: []byte(form)})
 			o := h(ctx, &e)
 			require.Equal(t, tt.want, o.Action, "%v", o.Err)
 			assert.Equal(t, tt.wantWritten, sink.written)
+			for _, got := range sink.forms { // the form read is not the form of what the transforms made
+				assert.Equal(t, map[bool]string{true: form}[tt.ts == nil], got)
+			}
 			assert.Equal(t, "in", string(e.Data()), "the record itself is not modified")
 			assert.Equal(t, uint64(1), o.Attempts)
 			if tt.refused {

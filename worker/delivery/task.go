@@ -526,7 +526,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 		MsgID:     msg.Headers().Get(nats.MsgIdHdr),
 		Header:    msg.Headers(),
 	}
-	events, err := stream.DecodeAll(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
+	events, jsons, err := stream.DecodeEntries(&nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()})
 	if err != nil {
 		t.n.undecodable.Add(1)
 		t.log.Error("record is not a CloudEvent, terminated", "stream", base.Stream, "seq", base.Sequence, "err", err)
@@ -545,7 +545,7 @@ func (t *Task) handle(msg jetstream.Msg, md *jetstream.MsgMetadata, mdErr error)
 	}
 	r := &record{t: t, msg: msg, md: md, base: base, events: events, batch: batch, attempt: attempt, done: done}
 	if batch {
-		r.headers = stream.EntryHeaders(msg.Headers(), len(events))
+		r.headers, r.jsons = stream.EntryHeaders(msg.Headers(), len(events)), jsons
 	}
 	stopProgress := t.keepAlive(msg)
 	defer stopProgress()
@@ -564,6 +564,7 @@ type record struct {
 	base    connector.Meta
 	events  []*event.Event
 	headers []nats.Header // of each event, when batch
+	jsons   [][]byte      // the JSON form of each event, when batch
 	batch   bool
 	attempt uint64
 	done    Progress
@@ -574,7 +575,7 @@ func (r *record) meta(i int, attempt uint64) connector.Meta {
 	meta := r.base
 	meta.Attempt = attempt
 	if r.batch {
-		meta.Index, meta.Header = i, r.headers[i]
+		meta.Index, meta.Header, meta.JSON = i, r.headers[i], r.jsons[i]
 		meta.MsgID = stream.EntryMsgID(r.msg.Headers(), i, r.events[i])
 	}
 	return meta

@@ -295,8 +295,11 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		return connector.Permanent(err)
 	}
 	// Rules match the view (a resources extension as its array); the copies are the event itself (stream.Encode).
-	view, err := cloudevent.MatchView(e)
-	if err != nil {
+	// An event of a record batch has its JSON form already: the batch's (meta.JSON).
+	var view []byte
+	if meta.JSON != nil {
+		view = cloudevent.MatchViewOf(e, meta.JSON)
+	} else if view, err = cloudevent.MatchView(e); err != nil {
 		return connector.Permanent(fmt.Errorf("router: JSON form of the event: %w", err))
 	}
 	all, err := s.matcher.Match(view)
@@ -332,7 +335,7 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		msgID := stream.HopMsgID(meta.ID(), "route", r.ID)
 		expect := cmp.Or(r.Stream, meta.Stream)
 		if later != nil && !r.Archive && sel.target == "" {
-			later.add(r.ID, r.Subject, expect, e, msgID, sc)
+			later.add(r.ID, r.Subject, expect, e, meta.JSON, msgID, sc)
 			continue
 		}
 		m := stream.Encode(e)
@@ -395,6 +398,7 @@ type copies struct {
 type ruleCopies struct {
 	rule, subject, stream string
 	events                []*event.Event
+	jsons                 [][]byte // their JSON forms, nil for one that has none yet
 	ids                   []string
 	spans                 []trace.SpanContext
 }
@@ -405,9 +409,9 @@ type singleCopy struct {
 	msg          *nats.Msg
 }
 
-// add leaves a copy of e for rule (on subject, in stream) with the id msgID, made in the span sc, to be stored in
-// a record batch of the rule's copies.
-func (c *copies) add(rule, subject, streamName string, e *event.Event, msgID string, sc trace.SpanContext) {
+// add leaves a copy of e (whose JSON form is form, nil when it has none yet) for rule (on subject, in stream) with
+// the id msgID, made in the span sc, to be stored in a record batch of the rule's copies.
+func (c *copies) add(rule, subject, streamName string, e *event.Event, form []byte, msgID string, sc trace.SpanContext) {
 	rc := c.byRule[rule]
 	if rc == nil {
 		if c.byRule == nil {
@@ -418,6 +422,7 @@ func (c *copies) add(rule, subject, streamName string, e *event.Event, msgID str
 		c.rules = append(c.rules, rc)
 	}
 	rc.events = append(rc.events, e)
+	rc.jsons = append(rc.jsons, form)
 	rc.ids = append(rc.ids, msgID)
 	rc.spans = append(rc.spans, sc)
 }
@@ -455,7 +460,7 @@ func (c *copies) Flush(ctx context.Context) error {
 		for i, sc := range rc.spans {
 			traces[i] = tracing.TraceParentOf(sc)
 		}
-		parts, err := stream.EncodeBatches(rc.events, traces, rc.ids, maxPayload)
+		parts, err := stream.EncodeBatches(rc.events, rc.jsons, traces, rc.ids, maxPayload)
 		if err != nil { // only a mistake of ours: not one id and trace per event
 			errs = append(errs, fmt.Errorf("rule %s: %w", rc.rule, err))
 			continue

@@ -380,6 +380,36 @@ func TestRouterRoutesTheEventsOfABatch(t *testing.T) {
 	assert.Equal(t, []string{"b0", "b2", "b3", "b2"}, ids(env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "created"))))
 }
 
+// An event of a record batch comes with its JSON form as the batch holds it (connector.Meta.JSON): the router
+// matches that form (a resources extension as its array) and stores it as it is in the rule's record batch, rather
+// than making it again. The form below is spaced out, as Marshal never writes it, to tell the two apart.
+func TestRouterRoutesTheJSONFormOfABatchAsRead(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	rules := rulesJSON(t,
+		router.Rule{ID: "a", Subject: names.RuleSubject(bus, "a"), Pattern: json.RawMessage(`{"resources": ["arn:a"]}`)},
+	)
+	s := newRouter(t, env, rules)
+	var b connector.Batch
+	for i, id := range []string{"j0", "j1"} {
+		e := newEvent(id, "t", "shop", nil)
+		e.SetExtension("resources", `["arn:a"]`)
+		form := `{ "specversion": "1.0", "id": "` + id + `", "source": "shop", "type": "t", "resources": "[\"arn:a\"]" }`
+		meta := connector.Meta{Stream: names.BusStream(bus), Subject: names.BusIn(bus), Sequence: 1, Attempt: 1, Index: i,
+			MsgID: stream.PutMsgID("shop", id), JSON: []byte(form)}
+		require.NoError(t, s.Write(connector.WithBatch(connector.WithMeta(context.Background(), meta), &b), e))
+	}
+	require.NoError(t, b.Flush(context.Background()))
+	copies := env.Messages(t, names.BusStream(bus), names.RuleSubject(bus, "a"))
+	assert.Equal(t, []string{"j0", "j1"}, ids(copies))
+	require.Equal(t, copies[0].Seq, copies[1].Seq, "one record batch")
+	st, err := env.JS.Stream(context.Background(), names.BusStream(bus))
+	require.NoError(t, err)
+	m, err := st.GetMsg(context.Background(), copies[0].Seq)
+	require.NoError(t, err)
+	assert.Contains(t, string(m.Data), `{ "specversion": "1.0", "id": "j1"`, "the form read, stored as it is")
+}
+
 // threeEvents are two events of type order.created (b0, b2) around one of another type (b1), from source shop.
 func threeEvents() []*event.Event {
 	return []*event.Event{
