@@ -1,6 +1,7 @@
 package cloudevent_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,8 +14,9 @@ import (
 
 // BenchmarkJSONFormat measures this package's JSON format side by side with the SDK's own (the bare baseline, what
 // PutEvents, the router and the structured sinks used before), on a small event and one with 16 KiB of JSON data:
-// Unmarshal as PutEvents reads a structured entry, Marshal as the router builds the form it matches. It reports
-// the ratio of the two in the same run.
+// Unmarshal as PutEvents reads a structured entry, UnmarshalBatch of 100 such events as the router and the
+// targets read a record batch (the SDK: its JSON decoding of []event.Event), Marshal as PutEvents builds the form it
+// stores. It reports the ratio of the two in the same run.
 func BenchmarkJSONFormat(b *testing.B) {
 	for _, size := range []int{200, 16 << 10} {
 		items := strings.Repeat(`{"sku": "A-1", "qty": 2, "price": 12.5},`, size/40)
@@ -32,6 +34,26 @@ func BenchmarkJSONFormat(b *testing.B) {
 				bare += time.Since(start)
 				start = time.Now()
 				if _, err := cloudevent.Unmarshal(raw); err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+			}
+			b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "sdk-ns/op")
+			b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "ours-ns/op")
+			b.ReportMetric(float64(ours)/float64(bare), "ratio")
+		})
+		batch := []byte("[" + strings.TrimSuffix(strings.Repeat(string(raw)+",", 100), ",") + "]")
+		b.Run(fmt.Sprintf("unmarshal-batch/events=100x%dB", len(raw)), func(b *testing.B) {
+			var bare, ours time.Duration
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				var events []event.Event
+				if err := json.Unmarshal(batch, &events); err != nil {
+					b.Fatal(err)
+				}
+				bare += time.Since(start)
+				start = time.Now()
+				if _, err := cloudevent.UnmarshalBatch(batch); err != nil {
 					b.Fatal(err)
 				}
 				ours += time.Since(start)
