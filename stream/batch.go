@@ -24,7 +24,7 @@ const (
 	// event whose extensions are all Strings); absent when every event's are.
 	HeaderBatchTypes = "eb-batch-types"
 	// HeaderBatchTrace holds, one value per event in order, the W3C traceparent of the span that stored the event
-	// ("-" for none); absent when no event has one. EntryHeader gives it to the event's reader as "traceparent".
+	// ("-" for none); absent when no event has one. EntryHeaders gives it to the event's reader as "traceparent".
 	HeaderBatchTrace = "eb-batch-traceparent"
 	// HeaderBatchIDs holds, one value per event in order, the id the event has as its own (the Nats-Msg-Id it
 	// would have as a message of its own; EntryMsgID): set on the record batches of a router's copies, whose
