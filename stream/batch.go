@@ -107,6 +107,9 @@ func EncodeBatches(events []*event.Event, jsons [][]byte, traces, ids []string, 
 	if jsons != nil && len(jsons) != len(events) {
 		return nil, fmt.Errorf("%d JSON forms for %d events", len(jsons), len(events))
 	}
+	if len(events) == 1 { // alone in its part, whatever maxBytes: its JSON form is not needed
+		return []Part{{Msg: Encode(events[0]), From: 0, To: 1}}, nil
+	}
 	var parts []Part
 	var run []batchEntry // the entries of events[from:from+len(run)]
 	from, size := 0, batchOverhead

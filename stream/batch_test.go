@@ -304,3 +304,21 @@ func TestDecodeEntriesGivesTheJSONFormStored(t *testing.T) {
 	require.Len(t, single, 1)
 	require.Nil(t, jsons, "a message of one event holds no JSON form")
 }
+
+// An event alone is a message of Encode, made without its JSON form: a call of one event (a webhook, a binary
+// PutEvents) is not marshalled for nothing.
+func TestEncodeBatchesOfOneEventIsEncode(t *testing.T) {
+	for _, e := range batchCases() {
+		parts, err := EncodeBatches([]*event.Event{e}, nil, nil, nil, 1<<20)
+		require.NoError(t, err)
+		require.Len(t, parts, 1)
+		want := Encode(e)
+		require.Equal(t, want.Header, parts[0].Msg.Header)
+		require.Equal(t, want.Data, parts[0].Msg.Data)
+	}
+	e := batchCases()[2]
+	one := []*event.Event{e}
+	encode := testing.AllocsPerRun(50, func() { _ = Encode(e) })
+	batches := testing.AllocsPerRun(50, func() { _, _ = EncodeBatches(one, nil, nil, nil, 1<<20) })
+	assert.LessOrEqual(t, batches, encode+1, "Encode and the slice of parts")
+}
