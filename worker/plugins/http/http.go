@@ -604,7 +604,7 @@ func percentEncode(h http.Header) {
 			var b strings.Builder
 			for j := 0; j < len(v); j++ {
 				c := v[j]
-				if c <= ' ' || c >= 0x7f || c == '"' || c == '%' {
+				if percented(c) {
 					b.WriteByte('%')
 					b.WriteByte(hex[c>>4])
 					b.WriteByte(hex[c&15])
@@ -620,12 +620,15 @@ func percentEncode(h http.Header) {
 // needsPercent reports whether percentEncode changes v.
 func needsPercent(v string) bool {
 	for j := 0; j < len(v); j++ {
-		if c := v[j]; c <= ' ' || c >= 0x7f || c == '"' || c == '%' {
+		if percented(v[j]) {
 			return true
 		}
 	}
 	return false
 }
+
+// percented reports whether percentEncode writes c as %XX.
+func percented(c byte) bool { return c <= ' ' || c >= 0x7f || c == '"' || c == '%' }
 
 // traceparentRe is a W3C trace context traceparent: version, trace id, parent id, flags, in lowercase hex.
 var traceparentRe = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
