@@ -320,8 +320,11 @@ func (m *Main) Run(ctx context.Context) error {
 			Listen:       c.NATSListen,
 			SyncAlways:   c.FsyncAlways(),
 			SyncInterval: c.FsyncInterval(),
-			Credentials:  m.natsCreds,
-			MaxStore:     c.StorageBudget,
+			FlushFailed: func(err error) {
+				log.Error("flushing the event store to disk; the next flush tries again", "err", err)
+			},
+			Credentials: m.natsCreds,
+			MaxStore:    c.StorageBudget,
 		})
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -22,9 +23,12 @@ type ServerConfig struct {
 	StoreDir string
 	// Listen is host:port of a TCP listener for clients; empty means in-process connections only.
 	Listen string
-	// SyncAlways flushes every write to disk; otherwise writes are flushed every SyncInterval.
+	// SyncAlways flushes every write to disk; otherwise writes are flushed every SyncInterval (0: nats-server's
+	// default), by the server itself where the system can flush StoreDir's file system in one call (see flusher).
 	SyncAlways   bool
 	SyncInterval time.Duration
+	// FlushFailed, when set, is told of each flush of the file system that failed; the next one tries again.
+	FlushFailed func(error)
 	// ServerName names the server (default "eventbridge").
 	ServerName string
 	// MaxStore bounds the file storage of JetStream, which the maximum sizes of streams (a bus reserves its
@@ -48,6 +52,10 @@ type Server struct {
 	ns    *server.Server
 	opts  *server.Options
 	creds *Credentials
+	// flusher flushes StoreDir's file system every SyncInterval, when the server does it for nats-server.
+	flusher  *flusher
+	closeFS  func() error
+	stopOnce sync.Once
 }
 
 // StartServer starts an embedded nats-server with JetStream and waits until it accepts connections. Errors are
@@ -95,11 +103,45 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		}
 		opts.Host, opts.Port = host, p
 	}
+	srv := &Server{opts: opts, creds: cfg.Credentials}
+	if !cfg.SyncAlways && cfg.SyncInterval > 0 && cfg.SyncInterval < serverSyncInterval {
+		if err := os.MkdirAll(opts.StoreDir, 0o700); err != nil {
+			return nil, fmt.Errorf("jetstream: store directory: %w", err)
+		}
+		if flush, closeFS, err := openFileSystem(opts.StoreDir); err == nil {
+			opts.SyncInterval = serverSyncInterval
+			srv.flusher, srv.closeFS = newFlusher(cfg.SyncInterval, flush, cfg.FlushFailed), closeFS
+		} else if !errors.Is(err, errors.ErrUnsupported) {
+			return nil, fmt.Errorf("jetstream: store directory: %w", err)
+		}
+	}
 	ns, err := startNATS(opts)
 	if err != nil {
+		srv.stopFlushing()
 		return nil, err
 	}
-	return &Server{ns: ns, opts: opts, creds: cfg.Credentials}, nil
+	srv.ns = ns
+	return srv, nil
+}
+
+// Flushes counts the flushes of the store's file system the server made itself (see flusher); 0 when nats-server
+// flushes each stream.
+func (s *Server) Flushes() uint64 {
+	if s.flusher == nil {
+		return 0
+	}
+	return s.flusher.flushes.Load()
+}
+
+// stopFlushing flushes the store's file system a last time and stops. Safe to call twice.
+func (s *Server) stopFlushing() {
+	if s.flusher == nil {
+		return
+	}
+	s.stopOnce.Do(func() {
+		s.flusher.stop()
+		_ = s.closeFS()
+	})
 }
 
 // startNATS starts a nats-server with a copy of opts and waits until it accepts connections.
@@ -181,6 +223,7 @@ func (s *Server) Shutdown() {
 	ns := s.server()
 	ns.Shutdown()
 	ns.WaitForShutdown()
+	s.stopFlushing()
 }
 
 // ShutdownWithin stops the server as Shutdown does, waiting at most d, and reports whether it finished. The server
