@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,11 +116,16 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	env := jetstreamtest.Start(t)
 	env.Stream(t, "S", "s.>")
-	return &fixture{env: env, cfg: delivery.Config{
+	return &fixture{env: env, cfg: fixtureConfig()}
+}
+
+// fixtureConfig reads subject s.in of stream S through consumer d.
+func fixtureConfig() delivery.Config {
+	return delivery.Config{
 		Stream: "S", Subject: "s.in", Durable: "d", DeliverPolicy: jetstream.DeliverAllPolicy, Tasks: 1,
 		Tolerance: connector.ToleranceAll,
 		Retry:     delivery.RetryPolicy{MaxRetries: 5, MaxAge: -1, InitialDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond},
-	}}
+	}
 }
 
 func (f *fixture) start(t *testing.T, s connector.Sink, ackWait time.Duration) *delivery.Task {
@@ -613,4 +620,42 @@ func TestTaskStopsWhileParked(t *testing.T) {
 	f.env.PublishN(t, "s.in", "after", 1)
 	time.Sleep(200 * time.Millisecond)
 	assert.Empty(t, sink.Accepted(), "a stopped task reads nothing")
+}
+
+// A parked task reads its consumer 1 s after parking, then twice as long after each read (the longest gap is
+// ParkCheck): over its first 5 s parked, two reads besides the one it parked on (at about 1 and 3 s).
+func TestTaskParkedChecksItsConsumerLessAndLessOften(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var reads atomic.Int64
+	sub, err := f.env.Conn.Subscribe("$JS.API.CONSUMER.INFO.S.d", func(*nats.Msg) { reads.Add(1) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	task := f.startParking(t, newSink(), 50*time.Millisecond)
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, time.Millisecond)
+	parkedAt := reads.Load()
+	time.Sleep(5 * time.Second)
+	checks := reads.Load() - parkedAt
+	assert.GreaterOrEqual(t, checks, int64(1), "the first check comes 1 s after parking")
+	assert.LessOrEqual(t, checks, int64(2), "checks at 1 s and 3 s; the next is due at 7 s")
+	assert.Equal(t, uint64(1), task.Counters().Parked, "a check finding nothing leaves the task parked")
+}
+
+// A record that reaches the consumer without a publish to its subjects (here stored under a subject the stream
+// transforms) wakes no parked task: a check of the consumer finds it, every ParkCheck at the latest.
+func TestTaskParkedFindsARecordThatWokeNothing(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	_, err := env.JS.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{
+		Name: "S", Subjects: []string{"raw.>"}, Storage: jetstream.FileStorage,
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: "raw.>", Destination: "s.>"},
+	})
+	require.NoError(t, err)
+	f := &fixture{env: env, cfg: fixtureConfig()}
+	sink := newSink()
+	task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) { c.ParkCheck = 200 * time.Millisecond })
+	require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
+	id := env.PublishN(t, "raw.in", "unseen", 1)[0]
+	require.Eventually(t, func() bool { return slices.Contains(sink.Accepted(), id) }, wait, tick)
+	require.Eventually(t, func() bool { return f.settled(t, 1) }, wait, tick)
 }
