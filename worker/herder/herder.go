@@ -557,11 +557,12 @@ func (h *Herder) Status(name string) (rpc.ConnectorStatus, error) {
 	if err != nil {
 		h.log.Warn("reading the status of a connector", "connector", name, "err", err)
 	}
-	return h.status(e, stored), nil
+	return h.status(e, stored, h.liveIDs()), nil
 }
 
-// status combines a connector's record with the statuses its tasks' owners stored.
-func (h *Herder) status(e entry, stored connectorState) rpc.ConnectorStatus {
+// status combines a connector's record with the statuses its tasks' owners stored, of which those of the live
+// workers (liveIDs) count.
+func (h *Herder) status(e entry, stored connectorState, live map[string]bool) rpc.ConnectorStatus {
 	st := rpc.ConnectorStatus{Name: e.rec.Name, Tasks: []rpc.TaskState{}, Type: h.typeOf(e.rec.Config),
 		Connector: rpc.ConnectorState{State: e.rec.TargetState, WorkerID: h.cfg.WorkerID}}
 	// A connector is FAILED when its config could not be applied at its last revision (by the worker that
@@ -569,7 +570,6 @@ func (h *Herder) status(e entry, stored connectorState) rpc.ConnectorStatus {
 	if c := stored.connector; c != nil && c.Rev == e.rev && c.State == rpc.StateFailed {
 		st.Connector.State, st.Connector.Trace, st.Connector.WorkerID = c.State, c.Trace, c.WorkerID
 	}
-	live := h.liveIDs()
 	switch e.rec.TargetState {
 	case rpc.StateRunning:
 		for i := range tasksOf(e.rec.Config) {
@@ -628,6 +628,10 @@ func (h *Herder) Expanded(info, status bool, prefix string) map[string]rpc.Conne
 		}
 	}
 	out := make(map[string]rpc.ConnectorExpanded, len(entries))
+	var live map[string]bool
+	if status {
+		live = h.liveIDs()
+	}
 	for name, e := range entries {
 		var x rpc.ConnectorExpanded
 		if info {
@@ -635,7 +639,7 @@ func (h *Herder) Expanded(info, status bool, prefix string) map[string]rpc.Conne
 			x.Info = &i
 		}
 		if status {
-			s := h.status(e, all[name])
+			s := h.status(e, all[name], live)
 			x.Status = &s
 		}
 		out[name] = x
