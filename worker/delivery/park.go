@@ -27,16 +27,16 @@ import (
 // before them is counted pending by that read, and one published after them wakes the task, as does a reconnect
 // (a publish may have gone by while the connection was down). A record published before the subscriptions but
 // still on its way into the stream when the consumer was read (the server stores asynchronously) is found by a
-// check of the consumer parkFirstCheck (1 s) after parking. Later checks are a safety net only, for a record that
-// reached the consumer without a publish to its subjects (which nothing in this product does): each comes twice as
-// long after the last, up to every ParkCheck (±10%). At 2,000 buses a check of every parked task every 2 min was
-// a twentieth of the idle process's CPU, server and client; an idle task now checks six times an hour.
+// check of the consumer parkFirstCheck (1 s) after parking. Later checks, every ParkCheck (±10%), are a safety net
+// only, for a record that reached the consumer without a publish to its subjects (which nothing in this product
+// does). At 2,000 buses a check of every parked task every 2 min was a twentieth of the idle process's CPU, server
+// and client; it is now every 10 min.
 // A record that reached the pull request being given up comes back after its ack wait, as it would after any lost
 // delivery; its publish woke the task.
 const (
 	// ParkAfter is how long a task waits for a record before it parks.
 	ParkAfter = 10 * time.Second
-	// ParkCheck is the longest time between two checks of a parked task's consumer.
+	// ParkCheck is the time between two checks of a parked task's consumer after the first.
 	ParkCheck = 10 * time.Minute
 	// parkFirstCheck is the time from parking to the first check of the consumer (ParkCheck when shorter).
 	parkFirstCheck = time.Second
@@ -223,8 +223,7 @@ func (t *Task) unpark() bool {
 			p.close()
 		}
 	}()
-	gap := min(parkFirstCheck, t.cfg.ParkCheck)
-	timer := time.NewTimer(gap)
+	timer := time.NewTimer(min(parkFirstCheck, t.cfg.ParkCheck))
 	defer timer.Stop()
 	for woken := false; !woken; {
 		select {
@@ -247,10 +246,7 @@ func (t *Task) unpark() bool {
 				t.fail(fmt.Errorf("reading the consumer: %w", err))
 				return false
 			case err == nil && info.NumPending == 0 && info.NumAckPending == 0:
-				if gap = 2 * gap; gap >= t.cfg.ParkCheck {
-					gap = t.cfg.ParkCheck - t.cfg.ParkCheck/10 + rand.N(t.cfg.ParkCheck/5+1)
-				}
-				timer.Reset(gap)
+				timer.Reset(t.cfg.ParkCheck - t.cfg.ParkCheck/10 + rand.N(t.cfg.ParkCheck/5+1))
 			default: // records pending, or the consumer could not be read: pulling tells which
 				woken = true
 			}

@@ -47,7 +47,7 @@ type TaskConfig struct {
 	// Conn, when set, is the connection of Consumer's JetStream: the task parks on it when idle (see ParkAfter).
 	Conn *nats.Conn
 	// ParkAfter is how long the task waits for a record before it parks (default ParkAfter; negative: never).
-	// ParkCheck is the longest time between two checks of its consumer while parked (default ParkCheck).
+	// ParkCheck is the time between two checks of its consumer while parked, after the first (default ParkCheck).
 	ParkAfter, ParkCheck time.Duration
 	// Reconnects, when set, follows Conn's reconnects for every parked task of the worker (see Reconnects);
 	// without, each parked task follows them itself.
