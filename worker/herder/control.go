@@ -342,6 +342,7 @@ func (h *Herder) refresh(ctx context.Context, name string) {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			h.mu.Lock()
 			delete(h.records, name)
+			h.changes++
 			h.mu.Unlock()
 		}
 		return
@@ -436,6 +437,7 @@ func (h *Herder) Delete(ctx context.Context, name string) error {
 	}
 	h.mu.Lock()
 	delete(h.records, name)
+	h.changes++
 	h.mu.Unlock()
 	h.poke()
 	gone := cur

@@ -198,6 +198,9 @@ type Herder struct {
 	closed   bool
 	started  bool
 
+	// lists keeps the last encoding of the listings of every connector (see ExpandedJSON).
+	lists listings
+
 	// ops serializes the changes made through this worker, per connector.
 	opsMu sync.Mutex
 	ops   map[string]*sync.Mutex

@@ -73,6 +73,8 @@ type stateKV struct {
 	watcher  jetstream.KeyWatcher
 	mu       sync.Mutex
 	statuses map[string]keptStatus
+	// changes counts the writes the watcher delivered.
+	changes uint64
 }
 
 // follow keeps statuses current until the watcher stops.
@@ -87,8 +89,16 @@ func (s *stateKV) follow() {
 		} else {
 			delete(s.statuses, e.Key())
 		}
+		s.changes++
 		s.mu.Unlock()
 	}
+}
+
+// changeCount counts the writes of the status bucket seen so far: readAll answers the same while it is unchanged.
+func (s *stateKV) changeCount() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
 }
 
 // close stops following the status bucket.

@@ -32,7 +32,9 @@ type Herder interface {
 	ServerInfo() rpc.ServerInfo
 	Plugins(connectorsOnly bool) []rpc.PluginInfo
 	Connectors() []string
-	Expanded(info, status bool, prefix string) map[string]rpc.ConnectorExpanded
+	// ExpandedJSON is the info and/or status of every connector whose name starts with prefix, a JSON object by
+	// name (GET /connectors?expand=...).
+	ExpandedJSON(info, status bool, prefix string) ([]byte, error)
 	Info(name string) (rpc.ConnectorInfo, error)
 	Config(name string) (map[string]string, error)
 	Status(name string) (rpc.ConnectorStatus, error)
@@ -367,7 +369,14 @@ func (a *Handler) listConnectors(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, names)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.h.Expanded(info, status, prefix))
+	body, err := a.h.ExpandedJSON(info, status, prefix)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func (a *Handler) createConnector(w http.ResponseWriter, r *http.Request) {

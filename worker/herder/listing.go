@@ -1,0 +1,190 @@
+package herder
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/maphash"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
+)
+
+// Listings. The control plane lists every connector with its status every 10 s (the metrics history) and with its
+// config every 30 s (reconciliation). At 2,000 buses that is 4,000 connectors built and encoded each time, about a
+// tenth of an idle worker's CPU and much of its garbage, for answers that are the same while nothing happens. A
+// listing of every connector is therefore kept encoded with a stamp: a digest of everything it is built from (the
+// connectors' records, the stored statuses, the live workers, and what each local task reports, read as
+// localStatus reads it). A listing whose stamp is unchanged is answered from the kept bytes; any change, however
+// small (one counter of one task), builds it afresh. The stamp is read before the listing is built: what changes
+// during the build changes the next stamp.
+
+// listings keeps the last encoding of each kind of listing of every connector.
+type listings struct {
+	mu   sync.Mutex
+	kept map[[2]bool]keptListing // by (info, status)
+}
+
+type keptListing struct {
+	stamp uint64
+	body  []byte
+}
+
+var stampSeed = maphash.MakeSeed()
+
+// ExpandedJSON is Expanded encoded as JSON (with a final newline), answered from the last encoding when nothing
+// it is built from changed since (see listings). Listings by prefix are built each time.
+func (h *Herder) ExpandedJSON(info, status bool, prefix string) ([]byte, error) {
+	if prefix != "" {
+		return encodeListing(h.Expanded(info, status, prefix))
+	}
+	key := [2]bool{info, status}
+	stamp, ok := h.listingStamp(status)
+	if ok {
+		h.lists.mu.Lock()
+		k, found := h.lists.kept[key]
+		h.lists.mu.Unlock()
+		if found && k.stamp == stamp {
+			return k.body, nil
+		}
+	}
+	body, err := encodeListing(h.Expanded(info, status, ""))
+	if err != nil || !ok {
+		return body, err
+	}
+	h.lists.mu.Lock()
+	if h.lists.kept == nil {
+		h.lists.kept = map[[2]bool]keptListing{}
+	}
+	h.lists.kept[key] = keptListing{stamp: stamp, body: body}
+	h.lists.mu.Unlock()
+	return body, nil
+}
+
+func encodeListing(v map[string]rpc.ConnectorExpanded) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// listingStamp digests what a listing of every connector is built from: the records (their change count), and
+// with status the stored statuses (their change count), the live workers and every local task as localStatus
+// reads it. ok is false when something could not be digested: the listing is then built afresh.
+func (h *Herder) listingStamp(status bool) (stamp uint64, ok bool) {
+	var d maphash.Hash
+	d.SetSeed(stampSeed)
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	writeU64(&d, h.changes)
+	if !status {
+		return d.Sum64(), true
+	}
+	if h.state == nil {
+		return 0, false
+	}
+	writeU64(&d, h.state.changeCount())
+	for _, m := range h.live {
+		_, _ = d.WriteString(m.ID)
+		_ = d.WriteByte(0)
+	}
+	// The local tasks in any order: the sum of their digests.
+	var tasks uint64
+	var buf []byte
+	for id, lt := range h.local {
+		var t maphash.Hash
+		t.SetSeed(stampSeed)
+		_, _ = t.WriteString(id.Connector)
+		writeU64(&t, uint64(id.Task))
+		writeBool(&t, lt.lost, lt.releasing, lt.busy, lt.run == nil, lt.base == nil)
+		state, trace := lt.state()
+		_, _ = t.WriteString(state)
+		_ = t.WriteByte(0)
+		_, _ = t.WriteString(trace)
+		_ = t.WriteByte(0)
+		if lt.run != nil {
+			var err error
+			if buf, err = binary.Append(buf[:0], binary.LittleEndian, lt.run.Counters()); err != nil {
+				return 0, false // a field that is not a number: not digested, so not kept
+			}
+			_, _ = t.Write(buf)
+			writeRoutes(&t, lt.run.RoutedTo())
+			writeHealth(&t, lt.run.Health())
+		}
+		if lt.base != nil && !writeCounters(&t, *lt.base) || !writeCounters(&t, lt.carried) {
+			return 0, false
+		}
+		tasks += t.Sum64()
+	}
+	writeU64(&d, tasks)
+	writeU64(&d, uint64(len(h.local)))
+	return d.Sum64(), true
+}
+
+func writeU64(d *maphash.Hash, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	_, _ = d.Write(b[:])
+}
+
+func writeBool(d *maphash.Hash, vs ...bool) {
+	for _, v := range vs {
+		if v {
+			_ = d.WriteByte(1)
+		} else {
+			_ = d.WriteByte(0)
+		}
+	}
+}
+
+func writeTime(d *maphash.Hash, t time.Time) { writeU64(d, uint64(t.UnixNano())) }
+
+// writeRoutes digests copies per rule in any order.
+func writeRoutes(d *maphash.Hash, routes map[string]uint64) {
+	var sum uint64
+	for id, n := range routes {
+		sum += maphash.String(stampSeed, id) * (n + 1)
+	}
+	writeU64(d, sum)
+	writeU64(d, uint64(len(routes)))
+}
+
+func writeHealth(d *maphash.Hash, hl delivery.Health) {
+	writeTime(d, hl.LastSuccessAt)
+	writeU64(d, hl.FailuresSinceSuccess)
+	writeTime(d, hl.FailingSince)
+	writeBool(d, hl.RetryScheduled, hl.LastFailure == nil)
+	writeTime(d, hl.LastDeadLetteredAt)
+	if f := hl.LastFailure; f != nil {
+		writeTime(d, f.At)
+		writeU64(d, f.Attempt)
+		writeU64(d, uint64(f.Status))
+		for _, s := range []string{f.Class, f.Message, f.Response} {
+			_, _ = d.WriteString(s)
+			_ = d.WriteByte(0)
+		}
+	}
+}
+
+// writeCounters digests counters field by field; false when one is neither a number nor the routes per rule.
+func writeCounters(d *maphash.Hash, c rpc.TaskCounters) bool {
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Uint64:
+			writeU64(d, f.Uint())
+		case reflect.Map:
+			routes, ok := f.Interface().(map[string]uint64)
+			if !ok {
+				return false
+			}
+			writeRoutes(d, routes)
+		default:
+			return false
+		}
+	}
+	return true
+}
