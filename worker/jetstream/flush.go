@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -31,7 +30,6 @@ type flusher struct {
 	flushes atomic.Uint64
 	quit    chan struct{}
 	done    chan struct{}
-	once    sync.Once
 }
 
 func newFlusher(every time.Duration, flush func() error, failed func(error)) *flusher {
@@ -65,11 +63,9 @@ func (f *flusher) flushNow() {
 	f.flushes.Add(1)
 }
 
-// stop ends the timer and flushes a last time. Safe to call twice.
+// stop ends the timer and flushes a last time. Called once (Server.stopFlushing).
 func (f *flusher) stop() {
-	f.once.Do(func() {
-		close(f.quit)
-		<-f.done
-		f.flushNow()
-	})
+	close(f.quit)
+	<-f.done
+	f.flushNow()
 }
