@@ -94,8 +94,8 @@ type Config struct {
 	Logger  *slog.Logger
 	// Interval between periodic reconciliations (default 30s).
 	Interval time.Duration
-	// FullPassEvery makes every FullPassEvery-th periodic reconciliation a full pass even when nothing it can see
-	// changed (default 10; 1: every pass is full). See ReconcileAll.
+	// FullPassEvery makes every FullPassEvery-th periodic reconciliation a full pass, one that syncs every bus,
+	// even when nothing it can see changed (default 10; 1: every pass is full). See Reconcile.
 	FullPassEvery int
 	// States holds the states operators set on connectors (paused, stopped), which the adapter keeps; nil runs
 	// every connector.
@@ -155,6 +155,9 @@ type Adapter struct {
 	// one, so ReconcileAll knows which buses changed after its listing of every connector.
 	changes uint64
 	changed map[string]uint64
+	// held holds, by bus prefix, the digest of what the runtime holds of the bus as its last successful sync left
+	// it (heldDigest); a bus whose sync failed, or that a sync has not reached, has none.
+	held map[string][sha256.Size]byte
 	// reconcileMu keeps two ReconcileAll apart; the last complete pass is theirs.
 	reconcileMu sync.Mutex
 	last        passMark
@@ -168,12 +171,15 @@ type Adapter struct {
 }
 
 // passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
-// and the buses, and the count of changes applied through this adapter; and how many passes were skipped since.
+// and the buses, the count of changes applied through this adapter, and the stamps of the connections and API
+// destinations; how many periodic passes ran since the last full one; and how many buses the last pass synced.
 type passMark struct {
 	fingerprint [sha256.Size]byte
 	changes     uint64
-	skipped     int
+	stamps      string
+	sinceFull   int
 	complete    bool
+	synced      int
 }
 
 // busLock serializes the calls that apply one bus.
@@ -203,12 +209,31 @@ func (a *Adapter) lockBus(prefix string) (unlock func()) {
 	}
 }
 
-// markChanged records that a bus's connectors were just changed (under its lock).
-func (a *Adapter) markChanged(prefix string) {
+// markChanged records that a bus's connectors were just changed (under its lock), and what the runtime holds of
+// it now when the change was applied whole (held; nil when it failed or removed the bus).
+func (a *Adapter) markChanged(prefix string, held *[sha256.Size]byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.changes++
 	a.changed[prefix] = a.changes
+	a.setHeld(prefix, held)
+}
+
+// setHeld records (or with nil forgets) what the runtime holds of a bus after a sync; under a.mu.
+func (a *Adapter) setHeld(prefix string, held *[sha256.Size]byte) {
+	if held == nil {
+		delete(a.held, prefix)
+		return
+	}
+	a.held[prefix] = *held
+}
+
+// holds reports whether the runtime holds of a bus what its last successful sync left (digest now).
+func (a *Adapter) holds(prefix string, now [sha256.Size]byte) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	held, ok := a.held[prefix]
+	return ok && held == now
 }
 
 // changedSince reports whether a bus's connectors were changed after the count was at n.
@@ -252,7 +277,7 @@ func New(cfg Config) *Adapter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Adapter{cfg: cfg, buses: map[string]*busLock{}, changed: map[string]uint64{}}
+	return &Adapter{cfg: cfg, buses: map[string]*busLock{}, changed: map[string]uint64{}, held: map[string][sha256.Size]byte{}}
 }
 
 // Desired is one connector as the declared state wants it: its config, and the state it should be in
@@ -283,7 +308,8 @@ var everyEvent = json.RawMessage(`{"specversion":[{"exists":true}]}`)
 func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
 	prefix := busPrefix(b.AccountID(), b.Name())
 	defer a.lockBus(prefix)()
-	defer a.markChanged(prefix)
+	var held *[sha256.Size]byte
+	defer func() { a.markChanged(prefix, held) }()
 	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
 		return err
@@ -292,7 +318,10 @@ func (a *Adapter) SyncBus(ctx context.Context, b *bus.Bus) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.syncBus(ctx, b, actual, states)
+	_, after, err := a.syncBus(ctx, b, actual, states)
+	if err == nil {
+		held = &after
+	}
 	return err
 }
 
@@ -308,23 +337,25 @@ func (a *Adapter) desiredStates(ctx context.Context) (map[string]string, error) 
 	return states, nil
 }
 
-// syncBus applies one bus and returns the names of the connectors it wants; actual holds at least the bus's
+// syncBus applies one bus and returns the connectors it wants, and the digest of what the runtime holds of the bus
+// once they are applied (heldDigest; meaningful only without an error); actual holds at least the bus's
 // connectors, read under its lock.
-func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded, states map[string]string) (map[string]Desired, error) {
+func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc.ConnectorExpanded,
+	states map[string]string) (desired map[string]Desired, held [sha256.Size]byte, err error) {
 	rules, err := a.cfg.Rules.ListByBus(ctx, b.ID())
 	if err != nil {
-		return nil, err
+		return nil, held, err
 	}
 	targets, err := a.cfg.Targets.ListByBus(ctx, b.ID())
 	if err != nil {
-		return nil, err
+		return nil, held, err
 	}
 	rulesByID := make(map[string]*rule.Rule, len(rules))
 	for _, r := range rules {
 		rulesByID[r.ID()] = r
 	}
 
-	desired := map[string]Desired{}
+	desired = map[string]Desired{}
 	var unresolved []error
 	for _, t := range targets {
 		r, ok := rulesByID[t.RuleID()]
@@ -346,12 +377,12 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 	}
 	sources, err := a.desiredSources(ctx, b, actual)
 	if err != nil {
-		return nil, err
+		return nil, held, err
 	}
 	maps.Copy(desired, sources)
 	replays, err := a.desiredReplays(ctx, b)
 	if err != nil {
-		return nil, err
+		return nil, held, err
 	}
 	maps.Copy(desired, replays)
 	routerName := RouterName(b.AccountID(), b.Name())
@@ -359,27 +390,32 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 	var archives []*archive.Archive
 	if a.cfg.Archives != nil {
 		if archives, err = a.cfg.Archives.ListByBus(ctx, b.ID()); err != nil {
-			return nil, err
+			return nil, held, err
 		}
 	}
 	routerCfg, err := a.routerConfig(ctx, b, rules, archives, oldTable)
 	if err != nil {
-		return nil, err
+		return nil, held, err
 	}
 
 	errs := unresolved
 	prefix := busPrefix(b.AccountID(), b.Name())
+	after := make(map[string]heldConnector, len(desired)+1) // what the runtime holds once all is applied
 	for name, d := range desired {
 		d.State = mostStopped(d.State, states[name])
-		if err := a.apply(ctx, name, d, actual[name]); err != nil {
+		cfg, err := a.apply(ctx, name, d, actual[name])
+		if err != nil {
 			errs = append(errs, err)
 		}
+		after[name] = heldConnector{Config: cfg, State: mostStopped(d.State, ""), Operator: states[name]}
 	}
 	// The router last: target connectors (and their consumers) exist before events are routed to them.
 	desired[routerName] = Desired{Config: routerCfg, State: states[routerName]}
-	if err := a.apply(ctx, routerName, desired[routerName], actual[routerName]); err != nil {
+	cfg, err := a.apply(ctx, routerName, desired[routerName], actual[routerName])
+	if err != nil {
 		errs = append(errs, err)
 	}
+	after[routerName] = heldConnector{Config: cfg, State: mostStopped(states[routerName], ""), Operator: states[routerName]}
 	// Rules that existed before (in the old rule table or as a target's topic) and exist no more.
 	gone := map[string]bool{}
 	for id := range oldTable {
@@ -409,7 +445,11 @@ func (a *Adapter) syncBus(ctx context.Context, b *bus.Bus, actual map[string]rpc
 			errs = append(errs, err)
 		}
 	}
-	return desired, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return desired, held, err
+	}
+	held, err = heldDigest(b, after)
+	return desired, held, err
 }
 
 // keepSealed returns desired with each sealed value that seals the same plaintext as the runtime's value of its key
@@ -455,15 +495,16 @@ func mostStopped(x, y string) string {
 }
 
 // apply creates the connector in its desired state, or updates its config when it differs and then its state
-// (pause, stop, resume) when that differs. The config calls answer once the worker applied that config.
-func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.ConnectorExpanded) error {
+// (pause, stop, resume) when that differs, and returns the config the runtime holds then. The config calls answer
+// once the worker applied that config.
+func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.ConnectorExpanded) (map[string]string, error) {
 	if actual.Info == nil {
 		_, err := a.cfg.Runtime.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: name, Config: d.Config, InitialState: d.State})
 		if err == nil {
-			return nil
+			return d.Config, nil
 		}
 		if !rpc.IsConflict(err) {
-			return fmt.Errorf("creating connector %s: %w", name, err)
+			return nil, fmt.Errorf("creating connector %s: %w", name, err)
 		}
 		// Created meanwhile (by another replica): update it below; its state is seen by the next reconciliation.
 	}
@@ -472,11 +513,11 @@ func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.
 	}
 	if actual.Info == nil || !maps.Equal(actual.Info.Config, d.Config) {
 		if _, err := a.cfg.Runtime.PutConnectorConfig(ctx, name, d.Config); err != nil {
-			return fmt.Errorf("updating connector %s: %w", name, err)
+			return nil, fmt.Errorf("updating connector %s: %w", name, err)
 		}
 	}
 	if actual.Status == nil {
-		return nil
+		return d.Config, nil
 	}
 	var err error
 	switch want, have := mostStopped(d.State, ""), actual.Status.Connector.State; {
@@ -488,9 +529,9 @@ func (a *Adapter) apply(ctx context.Context, name string, d Desired, actual rpc.
 		err = a.cfg.Runtime.ResumeConnector(ctx, name)
 	}
 	if err != nil {
-		return fmt.Errorf("changing the state of connector %s: %w", name, err)
+		return nil, fmt.Errorf("changing the state of connector %s: %w", name, err)
 	}
-	return nil
+	return d.Config, nil
 }
 
 // routerTable reads the rule table of a router connector as the worker has it (nil when none).
@@ -611,7 +652,7 @@ func (a *Adapter) ruleOfTopic(b *bus.Bus, topics string) string {
 func (a *Adapter) RemoveBus(ctx context.Context, b *bus.Bus) error {
 	prefix := busPrefix(b.AccountID(), b.Name())
 	defer a.lockBus(prefix)()
-	defer a.markChanged(prefix)
+	defer a.markChanged(prefix, nil)
 	actual, err := a.busConnectors(ctx, prefix)
 	if err != nil {
 		return err
@@ -658,19 +699,47 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	if err != nil {
 		return err
 	}
-	if l := a.last; periodic && stamped && l.complete && l.fingerprint == fp && l.changes == listed &&
-		l.skipped+1 < a.cfg.FullPassEvery {
-		a.last.skipped++
+	l := a.last
+	// A periodic pass may skip what it saw unchanged unless it is due to be full: the whole pass when nothing it
+	// can see changed, or else each bus whose connectors the runtime holds as its last sync left them. It syncs
+	// the others.
+	partial := periodic && stamped && l.complete && l.stamps == strings.Join(stamps, "\n") &&
+		l.sinceFull+1 < a.cfg.FullPassEvery
+	if partial && l.fingerprint == fp && l.changes == listed {
+		a.last.sinceFull++
+		a.last.synced = 0
 		return nil
 	}
 	a.last = passMark{}
 	var errs []error
 	known := map[string]bool{}
 	wanted := map[string]bool{}
+	var held map[string][]string // the runtime's connectors by bus prefix, for a partial pass
+	if partial {
+		held = map[string][]string{}
+		for name := range actual {
+			if acc, busPart, ok := ownerOf(name); ok {
+				held[busPrefix(acc, busPart)] = append(held[busPrefix(acc, busPart)], name)
+			}
+		}
+	}
+	synced, prefixes := 0, make(map[string]bool, len(buses))
 	for _, b := range buses {
 		known[b.AccountID()+"."+namePart(b.Name())] = true
+		prefix := busPrefix(b.AccountID(), b.Name())
+		prefixes[prefix] = true
+		if partial && !a.changedSince(prefix, listed) {
+			names := held[prefix]
+			if now, err := heldDigest(b, heldBy(actual, names, states)); err == nil && a.holds(prefix, now) {
+				for _, name := range names {
+					wanted[name] = true
+				}
+				continue
+			}
+		}
 		// Each bus under its own lock: changes of other buses go on meanwhile. A bus changed since the listing
 		// above has its connectors read again, so that none of its changes is undone.
+		synced++
 		desired, err := a.reconcileBus(ctx, b, actual, listed, states)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
@@ -683,6 +752,11 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	for prefix, n := range a.changed {
 		if n <= listed {
 			delete(a.changed, prefix) // the next pass lists after it
+		}
+	}
+	for prefix := range a.held {
+		if !prefixes[prefix] {
+			delete(a.held, prefix) // a bus that is no more
 		}
 	}
 	a.mu.Unlock()
@@ -707,9 +781,57 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		}
 	}
 	if len(errs) == 0 {
-		a.last = passMark{fingerprint: fp, changes: listed, complete: true}
+		a.last = passMark{fingerprint: fp, changes: listed, stamps: strings.Join(stamps, "\n"), complete: true}
+		if partial {
+			a.last.sinceFull = l.sinceFull + 1
+		}
 	}
+	a.last.synced = synced
 	return errors.Join(errs...)
+}
+
+// heldConnector is a connector of a bus as a sync sees it: its config, the state it acts on (rpc.StatePaused,
+// rpc.StateStopped, or "" for any other) and the state operators set on it.
+type heldConnector struct {
+	Config   map[string]string
+	State    string
+	Operator string
+}
+
+// heldBy returns the named connectors of actual as a sync sees them.
+func heldBy(actual map[string]rpc.ConnectorExpanded, names []string, states map[string]string) map[string]heldConnector {
+	out := make(map[string]heldConnector, len(names))
+	for _, name := range names {
+		c := actual[name]
+		var h heldConnector
+		if c.Info != nil {
+			h.Config = c.Info.Config
+		}
+		if c.Status != nil {
+			if st := c.Status.Connector.State; st == rpc.StatePaused || st == rpc.StateStopped {
+				h.State = st
+			}
+		}
+		h.Operator = states[name]
+		out[name] = h
+	}
+	return out
+}
+
+// heldDigest digests a bus and its connectors as the runtime holds them (heldBy), or as a successful sync left
+// them. A bus with the same digest as after its last sync, whose rules, targets, sources, archives and replays
+// were not changed since, needs no sync: the sync would want what the runtime holds.
+func heldDigest(b *bus.Bus, connectors map[string]heldConnector) ([sha256.Size]byte, error) {
+	data, err := json.Marshal(struct {
+		ID, Account, Name, Description string
+		Retention                      bus.Retention
+		Log                            bus.LogConfig
+		Connectors                     map[string]heldConnector
+	}{b.ID(), b.AccountID(), b.Name(), b.Description(), b.Retention(), b.Log(), connectors})
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("digesting the connectors of bus %s: %w", b.ID(), err)
+	}
+	return sha256.Sum256(data), nil
 }
 
 // Stamper is a repository that tells, cheaply, whether anything in it changed: its stamp changes with every
@@ -792,20 +914,34 @@ func (a *Adapter) reconcileBus(ctx context.Context, b *bus.Bus, all map[string]r
 	if a.changedSince(prefix, listed) {
 		var err error
 		if actual, err = a.busConnectors(ctx, prefix); err != nil {
+			a.mu.Lock()
+			a.setHeld(prefix, nil)
+			a.mu.Unlock()
 			return nil, err
 		}
 	}
-	return a.syncBus(ctx, b, actual, states)
+	desired, held, err := a.syncBus(ctx, b, actual, states)
+	a.mu.Lock()
+	if err == nil {
+		a.setHeld(prefix, &held)
+	} else {
+		a.setHeld(prefix, nil)
+	}
+	a.mu.Unlock()
+	return desired, err
 }
 
 // Reconcile runs a periodic pass when this replica holds the lease (always without Config.Lease) and reports
 // whether it did. A periodic pass is ReconcileAll, skipped when nothing it can see changed since the last complete
 // pass: the runtime's connectors (configs and states), the operators' states, the buses, the connections and API
-// destinations (their Stamper), and the changes applied through this adapter; every Config.FullPassEvery-th pass
-// runs whatever it sees. What a skipped pass does not see
-// is a rule, target or source changed by another control-plane replica that could not apply it (the runtime was
-// unreachable from it): that waits for the next full pass (5 minutes by default). Skipping keeps an idle
-// installation of thousands of buses from reading every bus's rules, targets and sources every Interval.
+// destinations (their Stamper), and the changes applied through this adapter. When something did change but not
+// the connections and API destinations, the pass syncs only the buses that the runtime does not hold as their last
+// successful sync left them (a digest of each bus and its connectors' configs and states, kept per bus), or that
+// were changed through this adapter since its listing. Every Config.FullPassEvery-th pass syncs every bus. What a
+// skipped or partial pass does not see is a rule, target or source changed by another control-plane replica that
+// could not apply it (the runtime was unreachable from it): that waits for the next full pass (5 minutes by
+// default). Skipping keeps an installation of thousands of buses from reading every bus's rules, targets and
+// sources every Interval, and the pass after thousands of buses were created from syncing them all again.
 func (a *Adapter) Reconcile(ctx context.Context) (bool, error) {
 	if a.cfg.Lease != nil {
 		held, err := a.cfg.Lease.Acquire(ctx)

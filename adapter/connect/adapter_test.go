@@ -571,17 +571,16 @@ func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
 	require.NoError(t, e.client.DeleteConnector(ctx, "eb.acme.orders.router"))
 	reconcile()
 	require.Contains(t, e.connectors(t), "eb.acme.orders.router", "a change in the runtime is seen and repaired")
-	reconcile() // a pass that changed the runtime is followed by a full one, which sees it as it left it
 
+	// Another replica stores a rule and cannot apply it: no pass sees it until a full one.
 	cutOff := &rule.Service{Rules: ruleRepo, Buses: busRepo, Runtime: unreachable{}, Logger: slog.New(slog.DiscardHandler)}
 	_, err = cutOff.Create(ctx, "acme", "orders", rule.Spec{Name: "late", EventPattern: []byte(`{"source":["s"]}`)})
 	require.NoError(t, err)
 	routed := func() string { return e.connectors(t)["eb.acme.orders.router"].Info.Config["router.rules"] }
+	reconcile() // sees the repaired router: a partial pass, and the bus is held as its repair left it
+	require.Equal(t, "[]", routed(), "a bus the runtime holds as its last sync left it is not synced again")
 	reconcile()
-	reconcile()
-	require.Equal(t, "[]", routed(), "two passes that saw nothing changed were skipped")
-	reconcile()
-	require.Contains(t, routed(), `"source":["s"]`, "the third is a full pass")
+	require.Contains(t, routed(), `"source":["s"]`, "every third pass is full")
 
 	_, err = cutOff.Create(ctx, "acme", "orders", rule.Spec{Name: "later", EventPattern: []byte(`{"source":["t"]}`)})
 	require.NoError(t, err)
@@ -598,4 +597,66 @@ func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
 	connections.stamp = "2"
 	reconcile()
 	require.Contains(t, routed(), `"source":["u"]`, "a connection changed: a full pass")
+}
+
+// countingRules counts the reads of a bus's rules: every sync of a bus reads them once.
+type countingRules struct {
+	rule.Repository
+	reads atomic.Int64
+}
+
+func (r *countingRules) ListByBus(ctx context.Context, busID string) ([]*rule.Rule, error) {
+	r.reads.Add(1)
+	return r.Repository.ListByBus(ctx, busID)
+}
+
+func TestPeriodicPassSyncsOnlyTheBusesThatChanged(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	busRepo, rules := persistence.NewBusRepository(e.db), &countingRules{Repository: persistence.NewRuleRepository(e.db)}
+	a := connect.New(connect.Config{Runtime: e.client, Buses: busRepo, Rules: rules,
+		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
+		Logger: log, States: e.states, FullPassEvery: 5})
+	buses := &bus.Service{Buses: busRepo, Rules: rules.Repository.(bus.RuleCounter), Store: e.store, Runtime: a, Logger: log}
+	reconcile := func(synced int64, why string) {
+		t.Helper()
+		before := rules.reads.Load()
+		held, err := a.Reconcile(ctx)
+		require.NoError(t, err)
+		require.True(t, held)
+		require.Equal(t, synced, rules.reads.Load()-before, why)
+	}
+	reconcile(0, "the first pass is full, and there is no bus yet")
+	for _, name := range []string{"one", "two", "three"} {
+		_, err := buses.Create(ctx, "acme", name, "", bus.Retention{})
+		require.NoError(t, err)
+	}
+	require.Len(t, e.connectors(t), 3)
+	reconcile(0, "the runtime holds every bus as its creation left it: the pass after the creations syncs none")
+
+	require.NoError(t, e.client.DeleteConnector(ctx, "eb.acme.two.router"))
+	reconcile(1, "one bus's connectors changed in the runtime: that bus is synced")
+	require.Contains(t, e.connectors(t), "eb.acme.two.router", "and repaired")
+
+	require.NoError(t, e.states.SetDesiredState(ctx, "acme", "eb.acme.three.router", rpc.StatePaused, time.Now()))
+	reconcile(1, "an operator paused a connector: its bus is synced")
+	require.Equal(t, rpc.StatePaused, e.connectors(t)["eb.acme.three.router"].Status.Connector.State)
+
+	// Another replica stores a rule and cannot apply it: a partial pass does not see it, a full one does.
+	cutOff := &rule.Service{Rules: rules, Buses: busRepo, Runtime: unreachable{}, Logger: log}
+	_, err := cutOff.Create(ctx, "acme", "one", rule.Spec{Name: "late", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	routed := func() string { return e.connectors(t)["eb.acme.one.router"].Info.Config["router.rules"] }
+	reconcile(0, "the pause, as the last pass left it")
+	require.Equal(t, "[]", routed())
+	reconcile(3, "the fifth pass is full")
+	require.Contains(t, routed(), `"source":["s"]`)
+
+	// A bus the adapter knows nothing of as held is synced: here its connectors were removed and it still exists.
+	b, err := busRepo.Get(ctx, "acme", "two")
+	require.NoError(t, err)
+	require.NoError(t, a.RemoveBus(ctx, b))
+	reconcile(1, "a bus without a held digest is synced")
+	require.Contains(t, e.connectors(t), "eb.acme.two.router")
 }
