@@ -208,9 +208,11 @@ type Herder struct {
 	wake      chan struct{} // pokes the runtime loop
 	quit      chan struct{}
 	renewQuit chan struct{} // closed when Close handed every task over
-	loopDone  chan struct{}
-	closeOnce sync.Once
-	renewOnce sync.Once
+	// leaseTaken tells the watchdog that the renewal loop took a new lease.
+	leaseTaken chan struct{}
+	loopDone   chan struct{}
+	closeOnce  sync.Once
+	renewOnce  sync.Once
 }
 
 // New returns a herder; Start joins the cluster and runs its share of the tasks.
@@ -249,7 +251,8 @@ func New(cfg Config) (*Herder, error) {
 	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
 		taking: map[rpc.TaskID]bool{}, fresh: map[string]bool{}, placed: map[rpc.TaskID]string{}, slots: make(chan struct{}, startsAtOnce),
 		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{}),
-		gate: delivery.NewGate(delivery.DefaultGate)}, nil
+		leaseTaken: make(chan struct{}, 1),
+		gate:       delivery.NewGate(delivery.DefaultGate)}, nil
 }
 
 // SetURL sets the REST URL the worker announces to the other members; call it before Start.
