@@ -546,12 +546,12 @@ func (l *Leases) liveIncarnations() map[string]bool {
 // not claim keys or whose value does not decode are skipped.
 func (l *Leases) Holders(ctx context.Context) (map[rpc.TaskID]string, error) {
 	live := l.liveIncarnations()
-	out := map[rpc.TaskID]string{}
-	for _, e := range l.held.present() {
+	out := make(map[rpc.TaskID]string, l.held.size())
+	l.held.each(func(_ string, e viewEntry) {
 		if c, _ := e.parsed.(parsedClaim); c.ok && live[c.v.Incarnation] {
 			out[c.id] = c.v.Worker
 		}
-	}
+	})
 	return out, ctx.Err()
 }
 
