@@ -172,14 +172,13 @@ type Adapter struct {
 
 // passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
 // and the buses, the count of changes applied through this adapter, and the stamps of the connections and API
-// destinations; how many periodic passes ran since the last full one; and how many buses the last pass synced.
+// destinations; and how many periodic passes ran since the last full one.
 type passMark struct {
 	fingerprint [sha256.Size]byte
 	changes     uint64
 	stamps      string
 	sinceFull   int
 	complete    bool
-	synced      int
 }
 
 // busLock serializes the calls that apply one bus.
@@ -707,7 +706,6 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		l.sinceFull+1 < a.cfg.FullPassEvery
 	if partial && l.fingerprint == fp && l.changes == listed {
 		a.last.sinceFull++
-		a.last.synced = 0
 		return nil
 	}
 	a.last = passMark{}
@@ -719,11 +717,12 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		held = map[string][]string{}
 		for name := range actual {
 			if acc, busPart, ok := ownerOf(name); ok {
-				held[busPrefix(acc, busPart)] = append(held[busPrefix(acc, busPart)], name)
+				prefix := partsPrefix(acc, busPart)
+				held[prefix] = append(held[prefix], name)
 			}
 		}
 	}
-	synced, prefixes := 0, make(map[string]bool, len(buses))
+	prefixes := make(map[string]bool, len(buses))
 	for _, b := range buses {
 		known[b.AccountID()+"."+namePart(b.Name())] = true
 		prefix := busPrefix(b.AccountID(), b.Name())
@@ -739,7 +738,6 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		}
 		// Each bus under its own lock: changes of other buses go on meanwhile. A bus changed since the listing
 		// above has its connectors read again, so that none of its changes is undone.
-		synced++
 		desired, err := a.reconcileBus(ctx, b, actual, listed, states)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bus %s/%s: %w", b.AccountID(), b.Name(), err))
@@ -786,7 +784,6 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 			a.last.sinceFull = l.sinceFull + 1
 		}
 	}
-	a.last.synced = synced
 	return errors.Join(errs...)
 }
 

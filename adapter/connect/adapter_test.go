@@ -628,7 +628,8 @@ func TestPeriodicPassSyncsOnlyTheBusesThatChanged(t *testing.T) {
 		require.Equal(t, synced, rules.reads.Load()-before, why)
 	}
 	reconcile(0, "the first pass is full, and there is no bus yet")
-	for _, name := range []string{"one", "two", "three"} {
+	three := connect.RouterName("acme", "three.3/x") // a name escaped in its connectors' names
+	for _, name := range []string{"one", "two", "three.3/x"} {
 		_, err := buses.Create(ctx, "acme", name, "", bus.Retention{})
 		require.NoError(t, err)
 	}
@@ -639,9 +640,9 @@ func TestPeriodicPassSyncsOnlyTheBusesThatChanged(t *testing.T) {
 	reconcile(1, "one bus's connectors changed in the runtime: that bus is synced")
 	require.Contains(t, e.connectors(t), "eb.acme.two.router", "and repaired")
 
-	require.NoError(t, e.states.SetDesiredState(ctx, "acme", "eb.acme.three.router", rpc.StatePaused, time.Now()))
+	require.NoError(t, e.states.SetDesiredState(ctx, "acme", three, rpc.StatePaused, time.Now()))
 	reconcile(1, "an operator paused a connector: its bus is synced")
-	require.Equal(t, rpc.StatePaused, e.connectors(t)["eb.acme.three.router"].Status.Connector.State)
+	require.Equal(t, rpc.StatePaused, e.connectors(t)[three].Status.Connector.State)
 
 	// Another replica stores a rule and cannot apply it: a partial pass does not see it, a full one does.
 	cutOff := &rule.Service{Rules: rules, Buses: busRepo, Runtime: unreachable{}, Logger: log}

@@ -14,9 +14,10 @@ import (
 // namePart is name as a part of a connector name.
 func namePart(name string) string { return domain.ConnectorPart(name) }
 
-func busPrefix(accountID, busName string) string {
-	return "eb." + accountID + "." + namePart(busName) + "."
-}
+func busPrefix(accountID, busName string) string { return partsPrefix(accountID, namePart(busName)) }
+
+// partsPrefix is busPrefix from the parts of a connector name (ownerOf).
+func partsPrefix(accountID, busPart string) string { return "eb." + accountID + "." + busPart + "." }
 
 // RouterName is the router connector of a bus: eb.<account>.<bus>.router.
 func RouterName(accountID, busName string) string { return busPrefix(accountID, busName) + "router" }
