@@ -71,10 +71,12 @@ type Client struct {
 }
 
 // listing is one answer of a listing of every connector: a hash of its bytes (not the bytes: megabytes at
-// thousands of connectors) and what it decoded to, which does not change once kept.
+// thousands of connectors), its entity tag ("" when the worker sent none) and what it decoded to, which does not
+// change once kept.
 type listing struct {
-	sum uint64
-	out map[string]ConnectorExpanded
+	sum  uint64
+	etag string
+	out  map[string]ConnectorExpanded
 }
 
 // listingSeed seeds the hashes of listings.
@@ -137,11 +139,19 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 
 // call makes one request and returns the body of a successful answer.
 func (c *Client) call(ctx context.Context, method, path string, body any) ([]byte, error) {
+	data, _, _, err := c.callTagged(ctx, method, path, body, "")
+	return data, err
+}
+
+// callTagged is call with an entity tag: a request with ifNoneMatch set sends it as If-None-Match, and an answer
+// 304 Not Modified comes back as notModified, with no data and no error. etag is the answer's ETag.
+func (c *Client) callTagged(ctx context.Context, method, path string, body any, ifNoneMatch string) (data []byte,
+	etag string, notModified bool, err error) {
 	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, err
+			return nil, "", false, err
 		}
 		payload = b
 	}
@@ -150,7 +160,6 @@ func (c *Client) call(ctx context.Context, method, path string, body any) ([]byt
 	start := c.current % len(bases)
 	c.mu.Unlock()
 	var resp *http.Response
-	var err error
 	for i := range bases {
 		idx := (start + i) % len(bases)
 		var rd io.Reader
@@ -159,7 +168,7 @@ func (c *Client) call(ctx context.Context, method, path string, body any) ([]byt
 		}
 		req, rerr := http.NewRequestWithContext(ctx, method, bases[idx]+path, rd)
 		if rerr != nil {
-			return nil, rerr
+			return nil, "", false, rerr
 		}
 		req.Header.Set("Accept", "application/json")
 		if c.Token != "" {
@@ -167,6 +176,9 @@ func (c *Client) call(ctx context.Context, method, path string, body any) ([]byt
 		}
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		if ifNoneMatch != "" {
+			req.Header.Set("If-None-Match", ifNoneMatch)
 		}
 		resp, err = c.HTTP.Do(req)
 		if err == nil {
@@ -176,25 +188,29 @@ func (c *Client) call(ctx context.Context, method, path string, body any) ([]byt
 			break
 		}
 		if !unreachable(err) {
-			return nil, err
+			return nil, "", false, err
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", false, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if ifNoneMatch != "" && resp.StatusCode == http.StatusNotModified {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		return nil, resp.Header.Get("ETag"), true, nil
+	}
+	data, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, err
+		return nil, "", false, err
 	}
 	if resp.StatusCode >= 300 {
 		var er ErrorResponse
 		if json.Unmarshal(data, &er) != nil || er.Message == "" {
 			er.Message = strings.TrimSpace(string(data))
 		}
-		return nil, &Error{Status: resp.StatusCode, Code: er.ErrorCode, Message: er.Message}
+		return nil, "", false, &Error{Status: resp.StatusCode, Code: er.ErrorCode, Message: er.Message}
 	}
-	return data, nil
+	return data, resp.Header.Get("ETag"), false, nil
 }
 
 func conn(name string) string { return "/connectors/" + url.PathEscape(name) }
@@ -227,30 +243,38 @@ func (c *Client) ListConnectorStatuses(ctx context.Context) (map[string]Connecto
 	return c.listAll(ctx, "/connectors?expand=status")
 }
 
-// listAll lists every connector at path; an answer of the same bytes as the last one at path (the same 64-bit
-// hash) is not decoded again. The map is the caller's; the statuses and infos it points to are shared with other callers and must not
-// be changed.
+// listAll lists every connector at path. It sends the entity tag of its last answer at path, and a worker whose
+// listing did not change since answers 304 without a body; an answer of the same bytes as the last one at path
+// (the same 64-bit hash: a worker without tags, or another worker) is not decoded again. The map is the caller's;
+// the statuses and infos it points to are shared with other callers and must not be changed.
 func (c *Client) listAll(ctx context.Context, path string) (map[string]ConnectorExpanded, error) {
-	data, err := c.call(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	sum := maphash.Bytes(listingSeed, data)
 	c.mu.Lock()
 	last, ok := c.listings[path]
 	c.mu.Unlock()
-	if ok && last.sum == sum {
+	var tag string
+	if ok {
+		tag = last.etag
+	}
+	data, etag, notModified, err := c.callTagged(ctx, http.MethodGet, path, nil, tag)
+	if err != nil {
+		return nil, err
+	}
+	if notModified {
 		return maps.Clone(last.out), nil
 	}
-	out := map[string]ConnectorExpanded{}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("decoding answer of GET %s: %w", path, err)
+	sum := maphash.Bytes(listingSeed, data)
+	out := last.out
+	if !ok || last.sum != sum {
+		out = map[string]ConnectorExpanded{}
+		if err := json.Unmarshal(data, &out); err != nil {
+			return nil, fmt.Errorf("decoding answer of GET %s: %w", path, err)
+		}
 	}
 	c.mu.Lock()
 	if c.listings == nil {
 		c.listings = map[string]listing{}
 	}
-	c.listings[path] = listing{sum: sum, out: out}
+	c.listings[path] = listing{sum: sum, etag: etag, out: out}
 	c.mu.Unlock()
 	return maps.Clone(out), nil
 }

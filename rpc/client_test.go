@@ -79,3 +79,46 @@ func TestListingsDecodeOnlyWhatChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotSame(t, third["a"].Status, all["a"].Status, "each listing has its own last answer")
 }
+
+// A listing of every connector sends the tag of its last answer, and a 304 answer is the last answer again, in a
+// map of the caller's own; an answer with another tag is decoded.
+func TestListingsSendTheirTag(t *testing.T) {
+	t.Parallel()
+	var version atomic.Int64
+	var full, notModified atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		etag := fmt.Sprintf(`"v%d"`, version.Load())
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		full.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"a":{"status":{"name":"a","connector":{"state":"RUNNING","worker_id":"w%d"},"tasks":[],"type":"sink"}}}`,
+			version.Load())
+	}))
+	t.Cleanup(srv.Close)
+	c := rpc.NewClient(srv.URL)
+	ctx := context.Background()
+	first, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	delete(first, "a")
+	second, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	require.Contains(t, second, "a", "the caller's map is its own")
+	assert.Equal(t, "w0", second["a"].Status.Connector.WorkerID)
+	assert.Equal(t, int64(1), full.Load())
+	assert.Equal(t, int64(1), notModified.Load(), "the second listing sent the first one's tag")
+
+	version.Store(1)
+	third, err := c.ListConnectorStatuses(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "w1", third["a"].Status.Connector.WorkerID, "a new tag: the answer is decoded")
+	assert.Equal(t, int64(2), full.Load())
+
+	_, err = c.ListConnectors(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), full.Load(), "each kind of listing has its own tag")
+}

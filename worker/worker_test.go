@@ -667,3 +667,60 @@ func TestConfigValidation(t *testing.T) {
 	_, err := worker.New(worker.Config{})
 	assert.Error(t, err, "a NATS connection is required")
 }
+
+// A listing of every connector has an ETag; a request that sends it as If-None-Match while nothing changed is
+// answered 304 Not Modified without a body, and one with another tag gets the listing.
+func TestListingNotModified(t *testing.T) {
+	t.Parallel()
+	env := busEnv(t)
+	w, client := startWorker(t, env)
+	ctx := context.Background()
+	hook := newTarget(t)
+	_, err := client.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName("r1"), Config: targetConfig("r1", hook.srv.URL)})
+	require.NoError(t, err)
+	get := func(ifNoneMatch string) (int, string, []byte) {
+		req, err := http.NewRequest(http.MethodGet, w.URL()+"/connectors?expand=status&expand=info", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		if ifNoneMatch != "" {
+			req.Header.Set("If-None-Match", ifNoneMatch)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header.Get("ETag"), body
+	}
+	var tag string
+	require.Eventually(t, func() bool { // the task has started and its status is written: nothing changes then
+		code, etag, body := get("")
+		if code != http.StatusOK || etag == "" || !strings.Contains(string(body), `"RUNNING"`) {
+			return false
+		}
+		code, again, body := get(etag)
+		tag = etag
+		return code == http.StatusNotModified && again == etag && len(body) == 0
+	}, wait, tick, "an unchanged listing is answered 304 to the holder of its tag")
+
+	code, etag, body := get(`"another"`)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, tag, etag)
+	assert.Contains(t, string(body), targetName("r1"))
+
+	code, etag, _ = get(tag)
+	require.Equal(t, http.StatusNotModified, code)
+	req, err := http.NewRequest(http.MethodGet, w.URL()+"/connectors?expand=status&expand=info", nil)
+	require.NoError(t, err)
+	req.Header.Set("If-None-Match", etag)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a tag is no credential")
+
+	require.NoError(t, client.PauseConnector(ctx, targetName("r1")))
+	require.Eventually(t, func() bool {
+		code, etag, body := get(tag)
+		return code == http.StatusOK && etag != tag && strings.Contains(string(body), `"PAUSED"`)
+	}, wait, tick, "a change gives the listing a new tag")
+}

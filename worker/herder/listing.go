@@ -3,6 +3,7 @@ package herder
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"reflect"
 	"sync"
@@ -35,24 +36,33 @@ type keptListing struct {
 var stampSeed = maphash.MakeSeed()
 
 // ExpandedJSON is Expanded encoded as JSON (with a final newline), answered from the last encoding when nothing
-// it is built from changed since (see listings). Listings by prefix are built each time.
-func (h *Herder) ExpandedJSON(info, status bool, prefix string) ([]byte, error) {
+// it is built from changed since (see listings). A listing of every connector has an entity tag, etag, that
+// changes with its stamp; when it equals ifNoneMatch, the tag the caller got with the answer it holds, body is nil:
+// the caller's answer is the current one (HTTP's 304 Not Modified), and nothing is built or sent. Listings by
+// prefix are built each time and have no tag.
+func (h *Herder) ExpandedJSON(info, status bool, prefix, ifNoneMatch string) (body []byte, etag string, err error) {
 	if prefix != "" {
-		return encodeListing(h.Expanded(info, status, prefix))
+		body, err := encodeListing(h.Expanded(info, status, prefix))
+		return body, "", err
 	}
 	key := [2]bool{info, status}
 	stamp, ok := h.listingStamp(status)
 	if ok {
+		// The worker's id and the kind of listing: another worker's listing, or another kind, never has the tag.
+		etag = fmt.Sprintf(`"%s-%t-%t-%x"`, h.cfg.WorkerID, info, status, stamp)
+		if etag == ifNoneMatch {
+			return nil, etag, nil
+		}
 		h.lists.mu.Lock()
 		k, found := h.lists.kept[key]
 		h.lists.mu.Unlock()
 		if found && k.stamp == stamp {
-			return k.body, nil
+			return k.body, etag, nil
 		}
 	}
-	body, err := encodeListing(h.Expanded(info, status, ""))
+	body, err = encodeListing(h.Expanded(info, status, ""))
 	if err != nil || !ok {
-		return body, err
+		return body, "", err
 	}
 	h.lists.mu.Lock()
 	if h.lists.kept == nil {
@@ -60,7 +70,7 @@ func (h *Herder) ExpandedJSON(info, status bool, prefix string) ([]byte, error) 
 	}
 	h.lists.kept[key] = keptListing{stamp: stamp, body: body}
 	h.lists.mu.Unlock()
-	return body, nil
+	return body, etag, nil
 }
 
 func encodeListing(v map[string]rpc.ConnectorExpanded) ([]byte, error) {

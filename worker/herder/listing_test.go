@@ -35,9 +35,16 @@ func TestListingKeptWhileNothingChanges(t *testing.T) {
 		require.NoError(t, err)
 	}
 	listing := func() []byte {
-		b, err := h.ExpandedJSON(true, true, "")
+		b, _, err := h.ExpandedJSON(true, true, "", "")
 		require.NoError(t, err)
 		return b
+	}
+	tag := func() string {
+		b, etag, err := h.ExpandedJSON(true, true, "", "")
+		require.NoError(t, err)
+		require.NotNil(t, b)
+		require.NotEmpty(t, etag)
+		return etag
 	}
 	fresh := func() []byte {
 		b, err := encodeListing(h.Expanded(true, true, ""))
@@ -75,12 +82,29 @@ func TestListingKeptWhileNothingChanges(t *testing.T) {
 	require.NotEmpty(t, again)
 	assert.Same(t, &before[0], &again[0], "nothing changed: the kept encoding is answered")
 	assert.Len(t, tasks(before, "ls.r1"), 1)
+	was := tag()
+	body, etag, err := h.ExpandedJSON(true, true, "", was)
+	require.NoError(t, err)
+	assert.Nil(t, body, "nothing changed: the caller's copy is current")
+	assert.Equal(t, was, etag)
+	body, etag, err = h.ExpandedJSON(false, true, "", was)
+	require.NoError(t, err)
+	assert.NotNil(t, body, "another kind of listing never has the tag")
+	assert.NotEqual(t, was, etag)
+	body, etag, err = h.ExpandedJSON(true, true, "ls.r1", was)
+	require.NoError(t, err)
+	assert.NotNil(t, body, "a listing by prefix has no tag")
+	assert.Empty(t, etag)
 
 	env.Publish(t, names.RuleSubject("b1", "r1"), jetstreamtest.Event("e1", "t", map[string]any{"n": 1}))
 	settled("a task's counters changed", func(b []byte) bool {
 		ts := tasks(b, "ls.r1")
 		return len(ts) == 1 && ts[0].Counters != nil && ts[0].Counters.Written == 1
 	})
+	body, etag, err = h.ExpandedJSON(true, true, "", was)
+	require.NoError(t, err)
+	assert.NotNil(t, body, "a changed listing is answered whole to a caller with the old tag")
+	assert.NotEqual(t, was, etag)
 
 	require.NoError(t, h.Pause(ctx, "ls.r2"))
 	settled("a connector paused", func(b []byte) bool {
@@ -93,7 +117,7 @@ func TestListingKeptWhileNothingChanges(t *testing.T) {
 	require.NoError(t, json.Unmarshal(listing(), &all))
 	assert.NotContains(t, all, "ls.r2", "a deleted connector is gone from the next listing")
 
-	_, err := h.Create(ctx, "ls.r3", logConfig(names, "r3"), "")
+	_, err = h.Create(ctx, "ls.r3", logConfig(names, "r3"), "")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(listing(), &all))
 	assert.Contains(t, all, "ls.r3", "a new connector is in the next listing")

@@ -33,8 +33,9 @@ type Herder interface {
 	Plugins(connectorsOnly bool) []rpc.PluginInfo
 	Connectors() []string
 	// ExpandedJSON is the info and/or status of every connector whose name starts with prefix, a JSON object by
-	// name (GET /connectors?expand=...).
-	ExpandedJSON(info, status bool, prefix string) ([]byte, error)
+	// name (GET /connectors?expand=...), with its entity tag ("" for none); a nil body with a tag equal to
+	// ifNoneMatch means the caller's copy is current.
+	ExpandedJSON(info, status bool, prefix, ifNoneMatch string) (body []byte, etag string, err error)
 	Info(name string) (rpc.ConnectorInfo, error)
 	Config(name string) (map[string]string, error)
 	Status(name string) (rpc.ConnectorStatus, error)
@@ -356,7 +357,9 @@ func (a *Handler) listPlugins(w http.ResponseWriter, r *http.Request) {
 
 // listConnectors answers the names, or with expand=status and/or expand=info a map name → {status, info}. With
 // prefix=P (an extension of Kafka Connect's API) the map holds only the connectors whose names start with P, so a
-// caller interested in one bus does not read every status of the cluster.
+// caller interested in one bus does not read every status of the cluster. A map of every connector has an ETag,
+// and a request whose If-None-Match is that tag is answered 304 Not Modified without a body: the control plane
+// lists thousands of connectors every few seconds, and while nothing changes it need not read them again.
 func (a *Handler) listConnectors(w http.ResponseWriter, r *http.Request) {
 	expand := r.URL.Query()["expand"]
 	info, status := slices.Contains(expand, "info"), slices.Contains(expand, "status")
@@ -369,10 +372,17 @@ func (a *Handler) listConnectors(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, names)
 		return
 	}
-	body, err := a.h.ExpandedJSON(info, status, prefix)
+	body, etag, err := a.h.ExpandedJSON(info, status, prefix, r.Header.Get("If-None-Match"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if etag != "" {
+		w.Header().Set("ETag", etag)
+		if body == nil {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
