@@ -200,6 +200,7 @@ func (t *Task) tryPark() {
 	}
 	t.parked = p
 	t.n.parked.Add(1)
+	t.asleep.Store(true) // after the count: Asleep reads asleep first
 	t.iter.Drain()
 	if i, ok := t.cfg.Sink.(connector.Idler); ok {
 		i.Idle() // the task holds no record: no Write runs
@@ -252,6 +253,7 @@ func (t *Task) unpark() bool {
 			}
 		}
 	}
+	t.asleep.Store(false)
 	if !t.cfg.Gate.enter(t.stopping) {
 		return false
 	}

@@ -171,6 +171,9 @@ func (t *SourceTask) fail(err error) {
 // RoutedTo is nil: a source routes nothing.
 func (t *SourceTask) RoutedTo() map[string]uint64 { return nil }
 
+// Asleep reports that a source task never parks.
+func (t *SourceTask) Asleep() (parks uint64, asleep bool) { return 0, false }
+
 // Health returns what the task knows of how its reads and writes go: a failed read or store is a failed attempt
 // (retried), a batch read and stored a success.
 func (t *SourceTask) Health() Health { return t.hl.get() }

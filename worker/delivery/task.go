@@ -136,6 +136,8 @@ type Task struct {
 	// parked is set, by the reader loop only, from the moment the task parks until it pulls again; iter is
 	// replaced then (under mu, which halt takes to read it).
 	parked *parking
+	// asleep is true from when the task parked (after its Parked count grew) until something woke it.
+	asleep atomic.Bool
 
 	n  counters
 	hl health
@@ -218,6 +220,14 @@ func (t *Task) RoutedTo() map[string]uint64 {
 	t.routesMu.Lock()
 	defer t.routesMu.Unlock()
 	return maps.Clone(t.routedTo)
+}
+
+// Asleep reports whether the task is parked now, and how many times it parked. While it stays parked (the same
+// count, asleep) it reads and writes nothing: its counters and health do not change. asleep is read before the
+// count, which grows before asleep is set: a task that woke and parked again between two calls has another count.
+func (t *Task) Asleep() (parks uint64, asleep bool) {
+	asleep = t.asleep.Load()
+	return t.n.parked.Load(), asleep
 }
 
 // Health returns what the task knows of how its writes go.

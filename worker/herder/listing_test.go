@@ -182,6 +182,7 @@ func (f *fakeRunner) State() (string, string)        { return f.state, f.trace }
 func (f *fakeRunner) Counters() delivery.Counters    { return f.n }
 func (f *fakeRunner) Health() delivery.Health        { return f.hl }
 func (f *fakeRunner) RoutedTo() map[string]uint64    { return f.routes }
+func (f *fakeRunner) Asleep() (uint64, bool)         { return 0, false }
 func (f *fakeRunner) Abort()                         {}
 func (f *fakeRunner) Stop(ctx context.Context) error { return nil }
 

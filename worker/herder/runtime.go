@@ -46,9 +46,19 @@ type runner interface {
 	Counters() delivery.Counters
 	Health() delivery.Health
 	RoutedTo() map[string]uint64
+	// Asleep reports whether the task is parked now, and how many times it parked: while a task stays parked
+	// (the same count, asleep), nothing it counts or reports of its writes changes.
+	Asleep() (parks uint64, asleep bool)
 	// Abort stops the task at once: no effect after it returns, even without NATS.
 	Abort()
 	Stop(ctx context.Context) error
+}
+
+// sleep is a runner's Asleep at one moment.
+type sleep struct {
+	run    runner
+	parks  uint64
+	asleep bool
 }
 
 // localTask is a task this worker holds the claim of. Its fields are guarded by Herder.mu; the loop goroutine
@@ -80,6 +90,8 @@ type localTask struct {
 	wroteN    delivery.Counters // the counters last written
 	wroteH    delivery.Health   // the health last written
 	wroteAt   time.Time         // when the status was last written
+	// wroteSleep is the runner and what its Asleep said before counters equal to those last written were read.
+	wroteSleep sleep
 
 	// base is what the task did before this worker ran it, as its status key held it when this worker first wrote
 	// it (nil until then); carried what the runners this worker stopped did (restarts). The task's totals are
@@ -831,6 +843,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		base StoredTask
 		n    delivery.Counters
 		hl   delivery.Health
+		sl   sleep
 		rev  uint64
 		// read: the task's totals so far are to be read from its key before the first write; c is what its runner
 		// did, carried what the runners before it did.
@@ -838,6 +851,11 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		c, carried rpc.TaskCounters
 	}
 	var todo []pending
+	type slept struct {
+		lt *localTask
+		sl sleep
+	}
+	var asleep []slept
 	for _, lt := range h.local {
 		if lt.lost || lt.releasing || lt.busy {
 			continue // a busy task's status is written once its step ends
@@ -845,15 +863,28 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		state, trace := lt.state()
 		base := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
 			Rev: lt.rev, Gen: lt.gen}
+		changed := lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
+			base.Gen != lt.written.Gen // a change of state is written at once
 		var n delivery.Counters
 		var hl delivery.Health
+		var sl sleep
 		if lt.run != nil {
+			sl.run = lt.run
+			sl.parks, sl.asleep = lt.run.Asleep()
+			if !changed && sl.asleep && sl == lt.wroteSleep {
+				// Parked since before its last write: its counters and health are those written. Reading them
+				// touched a dozen objects per task, every second, at thousands of idle tasks.
+				continue
+			}
 			n, hl = lt.run.Counters(), lt.run.Health()
 		}
-		if lt.wroteAt.IsZero() || base.TaskState != lt.written.TaskState || base.Rev != lt.written.Rev ||
-			base.Gen != lt.written.Gen {
-			// A change of state is written at once.
-		} else if (n == lt.wroteN && hl.Equal(lt.wroteH)) || now.Sub(lt.wroteAt) < countersInterval {
+		if !changed && n == lt.wroteN && hl.Equal(lt.wroteH) {
+			if sl != lt.wroteSleep {
+				asleep = append(asleep, slept{lt, sl}) // what is written holds as of sl too
+			}
+			continue
+		}
+		if !changed && now.Sub(lt.wroteAt) < countersInterval {
 			continue
 		}
 		st := base
@@ -863,9 +894,16 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 			st.Counters, st.Health = &c, healthOf(hl)
 		}
 		st.Totals = lt.totals(c)
-		todo = append(todo, pending{lt, st, base, n, hl, lt.statusRev, lt.base == nil, c, lt.carried})
+		todo = append(todo, pending{lt, st, base, n, hl, sl, lt.statusRev, lt.base == nil, c, lt.carried})
 	}
 	h.mu.RUnlock()
+	if len(asleep) > 0 {
+		h.mu.Lock()
+		for _, a := range asleep {
+			a.lt.wroteSleep = a.sl
+		}
+		h.mu.Unlock()
+	}
 	// startsAtOnce writes at a time, within callTimeout for all: what is left, or failed, is written by a later
 	// round (a task's status is written until it is stored), and a round logs one warning for its failures.
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -904,6 +942,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 				}
 				h.mu.Lock()
 				p.lt.statusRev, p.lt.written, p.lt.wroteN, p.lt.wroteH, p.lt.wroteAt = rev, p.base, p.n, p.hl, now
+				p.lt.wroteSleep = p.sl
 				if readBase != nil && p.lt.base == nil {
 					p.lt.base = readBase
 				}
