@@ -223,8 +223,9 @@ func (t *Task) RoutedTo() map[string]uint64 {
 }
 
 // Asleep reports whether the task is parked now, and how many times it parked. While it stays parked (the same
-// count, asleep) it reads and writes nothing: its counters and health do not change. asleep is read before the
-// count, which grows before asleep is set: a task that woke and parked again between two calls has another count.
+// count, asleep) it reads and writes nothing: its counters and health do not change, and it has not failed (a
+// failure clears asleep before it sets the state). asleep is read before the count, which grows before asleep is
+// set: a task that woke and parked again between two calls has another count.
 func (t *Task) Asleep() (parks uint64, asleep bool) {
 	asleep = t.asleep.Load()
 	return t.n.parked.Load(), asleep
@@ -296,6 +297,7 @@ func (t *Task) halt() {
 }
 
 func (t *Task) fail(err error) {
+	t.asleep.Store(false) // before the state: a task seen asleep has not failed (Asleep)
 	t.mu.Lock()
 	first := t.state != rpc.StateFailed
 	if first {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,32 @@ func TestStatusOfAParkedTaskIsNotReadAgain(t *testing.T) {
 	h.writeStatuses(ctx)
 	assert.Positive(t, other.reads.Load(), "another runner is read")
 	assert.Equal(t, uint64(7), stored())
+}
+
+// stateReads counts the reads of a runner's state.
+type stateReads struct {
+	sleepyRunner
+	states atomic.Int64
+}
+
+func (r *stateReads) State() (string, string) {
+	r.states.Add(1)
+	return r.sleepyRunner.State()
+}
+
+// The supervisor does not read the state of a parked task (it has not failed: a failure wakes it), and schedules
+// the restart of a failed one.
+func TestSupervisorSkipsParkedTasks(t *testing.T) {
+	run := &stateReads{sleepyRunner: sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}, parks: 1, asleep: true}}
+	lt := &localTask{id: rpc.TaskID{Connector: "c", Task: 0}, run: run}
+	h := &Herder{cfg: Config{RestartBackoffInitial: time.Minute, RestartBackoffMax: time.Hour},
+		log: slog.New(slog.DiscardHandler), local: map[rpc.TaskID]*localTask{lt.id: lt}, records: map[string]entry{}}
+	now := time.Now()
+	assert.True(t, h.supervise(now).IsZero())
+	assert.Zero(t, run.states.Load(), "parked: its state is not read")
+
+	run.asleep, run.state = false, rpc.StateFailed
+	next := h.supervise(now)
+	assert.Positive(t, run.states.Load())
+	assert.Equal(t, now.Add(time.Minute), next, "failed: its restart is scheduled")
 }

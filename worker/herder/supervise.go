@@ -61,6 +61,11 @@ func (h *Herder) supervise(now time.Time) (next time.Time) {
 		if lt.lost || lt.releasing || lt.busy {
 			continue
 		}
+		if lt.run != nil {
+			if _, asleep := lt.run.Asleep(); asleep {
+				continue // parked: it has not failed (reading its state took a lock per task, every second)
+			}
+		}
 		if s, _ := lt.state(); s != rpc.StateFailed {
 			continue
 		}
