@@ -567,11 +567,11 @@ func (l *Leases) Version() string {
 func (l *Leases) Orphans() map[rpc.TaskID]uint64 {
 	live := l.liveIncarnations()
 	out := map[rpc.TaskID]uint64{}
-	for _, e := range l.held.present() {
+	l.held.each(func(_ string, e viewEntry) {
 		if c, _ := e.parsed.(parsedClaim); c.ok && !live[c.v.Incarnation] {
 			out[c.id] = e.revision
 		}
-	}
+	})
 	return out
 }
 
