@@ -201,6 +201,12 @@ type Herder struct {
 	// lists keeps the last encoding of the listings of every connector (see ExpandedJSON).
 	lists listings
 
+	// suspects are the local tasks the supervisor reads: those that reported a failure (taskFailed) or did not
+	// start, until it sees them running again. Taken after mu when both are held; a task reports without holding
+	// either.
+	suspectsMu sync.Mutex
+	suspects   map[rpc.TaskID]bool
+
 	// ops serializes the changes made through this worker, per connector.
 	opsMu sync.Mutex
 	ops   map[string]*sync.Mutex
@@ -409,10 +415,27 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 	h.changes++
 }
 
-// taskFailed is called by a local task that failed: the loop writes its status and supervises it at once.
-func (h *Herder) taskFailed() {
+// taskFailed is called by local task id when it failed: the loop writes its status and supervises it at once.
+func (h *Herder) taskFailed(id rpc.TaskID) {
+	h.suspect(id)
 	h.look.Store(true)
 	h.poke()
+}
+
+// failedFunc is the Failed callback of local task i of connector name.
+func (h *Herder) failedFunc(name string, i int) func() {
+	id := rpc.TaskID{Connector: name, Task: i}
+	return func() { h.taskFailed(id) }
+}
+
+// suspect has the supervisor read task id at its next look.
+func (h *Herder) suspect(id rpc.TaskID) {
+	h.suspectsMu.Lock()
+	defer h.suspectsMu.Unlock()
+	if h.suspects == nil {
+		h.suspects = map[rpc.TaskID]bool{}
+	}
+	h.suspects[id] = true
 }
 
 // poke wakes the runtime loop.
@@ -758,7 +781,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
 			Reconnects: h.reconnects, Gate: h.gate,
-			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.taskFailed,
+			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.failedFunc(name, i),
 			Redact: h.redactor(pr.cfg), EventLog: pr.dc.EventLog(h.cfg.JetStream, name, log),
 			Tracer: h.cfg.Tracer, SpanName: spanName(sink, name),
 		})

@@ -533,6 +533,7 @@ func (h *Herder) start(ctx context.Context, lt *localTask, e entry) {
 	lt.sup.startedAt, lt.sup.nextAt, lt.sup.lastErr = time.Now(), time.Time{}, ""
 	if err != nil {
 		lt.trace = err.Error()
+		h.suspect(lt.id) // FAILED: the supervisor restarts it
 		h.log.Error("task did not start", "connector", lt.id.Connector, "task", lt.id.Task, "err", err)
 	}
 }

@@ -25,7 +25,7 @@ func (h *Herder) startSourceTask(ctx context.Context, name string, pr prepared, 
 			Source: src, Transforms: transforms, JetStream: h.cfg.JetStream,
 			Subject: pr.values.String(connector.KeyOutputSubject), Stream: pr.values.String(connector.KeyOutputStream),
 			Tolerance: pr.values.String(connector.KeyErrorsTolerance), DLQSubject: pr.values.String(connector.KeyDLQTopic),
-			Connector: name, Offsets: offsets, Logger: env.Log(), Used: h.topicUsed(name), Failed: h.taskFailed,
+			Connector: name, Offsets: offsets, Logger: env.Log(), Used: h.topicUsed(name), Failed: h.failedFunc(name, env.Task),
 			Redact: h.redactor(pr.cfg), Tracer: h.cfg.Tracer,
 		})
 	}

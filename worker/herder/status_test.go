@@ -113,17 +113,41 @@ func (r *stateReads) State() (string, string) {
 
 // The supervisor does not read the state of a parked task (it has not failed: a failure wakes it), and schedules
 // the restart of a failed one.
-func TestSupervisorSkipsParkedTasks(t *testing.T) {
-	run := &stateReads{sleepyRunner: sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}, parks: 1, asleep: true}}
+// The supervisor reads only the tasks that reported a failure or did not start, not every local task every second.
+func TestSupervisorReadsOnlySuspects(t *testing.T) {
+	run := &stateReads{sleepyRunner: sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}}}
 	lt := &localTask{id: rpc.TaskID{Connector: "c", Task: 0}, run: run}
+	notStarted := &localTask{id: rpc.TaskID{Connector: "c", Task: 1}, trace: "boom"} // no runner: FAILED
 	h := &Herder{cfg: Config{RestartBackoffInitial: time.Minute, RestartBackoffMax: time.Hour},
-		log: slog.New(slog.DiscardHandler), local: map[rpc.TaskID]*localTask{lt.id: lt}, records: map[string]entry{}}
+		log: slog.New(slog.DiscardHandler), records: map[string]entry{},
+		local: map[rpc.TaskID]*localTask{lt.id: lt, notStarted.id: notStarted}}
 	now := time.Now()
 	assert.True(t, h.supervise(now).IsZero())
-	assert.Zero(t, run.states.Load(), "parked: its state is not read")
+	assert.Zero(t, run.states.Load(), "a task that reported nothing is not read")
 
-	run.asleep, run.state = false, rpc.StateFailed
-	next := h.supervise(now)
+	h.suspect(notStarted.id) // as start does when the task does not start
+	assert.Equal(t, now.Add(time.Minute), h.supervise(now), "a task that did not start: its restart is scheduled")
+	assert.Zero(t, run.states.Load())
+
+	run.state = rpc.StateFailed
+	assert.Equal(t, now.Add(time.Minute), h.supervise(now))
+	assert.Zero(t, run.states.Load(), "failed without reporting (no task does): not read")
+	h.failedFunc("c", 0)() // as the task reports it
+	assert.Equal(t, now.Add(time.Minute), h.supervise(now), "failed: its restart is scheduled")
 	assert.Positive(t, run.states.Load())
-	assert.Equal(t, now.Add(time.Minute), next, "failed: its restart is scheduled")
+	assert.False(t, lt.sup.nextAt.IsZero())
+
+	// Seen running again (restarted, or a failure that cleared): it is read no more.
+	run.state = rpc.StateRunning
+	h.supervise(now)
+	reads := run.states.Load()
+	h.supervise(now)
+	assert.Equal(t, reads, run.states.Load(), "running again: no longer read")
+
+	// A suspect that is no longer local is forgotten.
+	delete(h.local, notStarted.id)
+	h.supervise(now)
+	h.suspectsMu.Lock()
+	assert.Empty(t, h.suspects)
+	h.suspectsMu.Unlock()
 }
