@@ -96,7 +96,7 @@ func (r *ArchiveRepository) List(ctx context.Context, accountID, busID string, p
 // ListByBus returns every archive of the bus ordered by name.
 func (r *ArchiveRepository) ListByBus(ctx context.Context, busID string) ([]*archive.Archive, error) {
 	var rows []archiveRow
-	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing archives", outcomes{})
 	}
 	return fromRows(rows, archiveFromRow), nil

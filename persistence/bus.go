@@ -140,7 +140,7 @@ func (r *BusRepository) Update(ctx context.Context, accountID, name string, fn f
 // ListAll returns every bus of every account, ordered by account and name.
 func (r *BusRepository) ListAll(ctx context.Context) ([]*bus.Bus, error) {
 	var rows []busRow
-	if err := r.db.session(ctx).Order("account_id").Order("name").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Order("account_id").Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing buses", outcomes{})
 	}
 	return fromRows(rows, busFromRow), nil

@@ -138,7 +138,7 @@ func (r *ReplayRepository) List(ctx context.Context, accountID string, f replay.
 // ListActiveByBus returns the bus's replays in STARTING or RUNNING, ordered by name.
 func (r *ReplayRepository) ListActiveByBus(ctx context.Context, busID string) ([]*replay.Replay, error) {
 	var rows []replayRow
-	if err := r.db.session(ctx).Where("bus_id = ? AND state IN ?", busID, []string{string(replay.Starting), string(replay.Running)}).
+	if err := r.db.hotRead(ctx).Where("bus_id = ? AND state IN ?", busID, []string{string(replay.Starting), string(replay.Running)}).
 		Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing replays", outcomes{})
 	}
@@ -148,7 +148,7 @@ func (r *ReplayRepository) ListActiveByBus(ctx context.Context, busID string) ([
 // ListUnfinished returns every account's replays in STARTING, RUNNING or CANCELLING.
 func (r *ReplayRepository) ListUnfinished(ctx context.Context) ([]*replay.Replay, error) {
 	var rows []replayRow
-	if err := r.db.session(ctx).Where("state IN ?", unfinished).Order("id").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Where("state IN ?", unfinished).Order("id").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing replays", outcomes{})
 	}
 	return fromRows(rows, replayFromRow), nil

@@ -115,7 +115,7 @@ func (r *RuleRepository) List(ctx context.Context, busID string, page domain.Pag
 // ListByBus returns every rule of the bus ordered by name.
 func (r *RuleRepository) ListByBus(ctx context.Context, busID string) ([]*rule.Rule, error) {
 	var rows []ruleRow
-	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing rules", outcomes{})
 	}
 	return fromRows(rows, ruleFromRow), nil

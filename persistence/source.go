@@ -178,7 +178,7 @@ func (r *SourceRepository) List(ctx context.Context, busID string, page domain.P
 // ListByBus returns every source of the bus ordered by name.
 func (r *SourceRepository) ListByBus(ctx context.Context, busID string) ([]*source.Source, error) {
 	var rows []sourceRow
-	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Where("bus_id = ?", busID).Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing sources", outcomes{})
 	}
 	return sourcesFromRows(rows)

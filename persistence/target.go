@@ -248,7 +248,7 @@ func (r *TargetRepository) ListByRule(ctx context.Context, ruleID string) ([]*ta
 // ListByBus returns the targets of every rule of the bus, ordered by rule id and name.
 func (r *TargetRepository) ListByBus(ctx context.Context, busID string) ([]*target.Target, error) {
 	var rows []targetRow
-	if err := r.db.session(ctx).Where("bus_id = ?", busID).Order("rule_id").Order("name").Find(&rows).Error; err != nil {
+	if err := r.db.hotRead(ctx).Where("bus_id = ?", busID).Order("rule_id").Order("name").Find(&rows).Error; err != nil {
 		return nil, translate(err, "listing targets", outcomes{})
 	}
 	return targetsFromRows(rows)
