@@ -91,7 +91,8 @@ bench-side:
 	$(GO) test -run '^$$' -bench 'SideBySide' -benchtime 1x -count $(BENCH_COUNT) ./cmd/eventbridge/
 
 # The scale runs of docs/benchmarks.md, not in CI (about 15 and 30 minutes): 2,000 buses of 1 MiB, each with a rule
-# and an http target, on one embedded worker, then 10 minutes idle; then a simulated cluster of three workers in
+# and an http target, on one embedded worker, then 10 minutes idle; then the bare baseline of that idle (JetStream
+# alone with the same streams, consumers and subscriptions, BenchmarkScaleIdleFloor); then a simulated cluster of three workers in
 # one process on one embedded JetStream with 10,000 buses and 30,000 targets (handover, failover), creation
 # capped at 15 minutes (the run goes on with the buses made by then). Their figures are
 # logged as `figure | ...` lines. `make test-slow` runs the same tests with 300 and 200 buses.
@@ -103,6 +104,8 @@ SCALE_CLUSTER_CREATE_S ?= 900
 bench-scale:
 	EB_SCALE_BUSES=$(SCALE_BUSES) EB_SCALE_IDLE_S=$(SCALE_IDLE_S) $(GO) test -tags slow -count=1 -timeout 60m \
 	  -run 'TestSlowScaleIdle' -v ./cmd/eventbridge/
+	EB_SCALE_BUSES=$(SCALE_BUSES) EB_SCALE_IDLE_S=$(SCALE_IDLE_S) $(GO) test -tags slow -count=1 -timeout 60m \
+	  -run '^$$' -bench 'ScaleIdleFloor' -benchtime 1x ./cmd/eventbridge/
 	EB_SCALE_CLUSTER_BUSES=$(SCALE_CLUSTER_BUSES) EB_SCALE_CLUSTER_IDLE_S=$(SCALE_CLUSTER_IDLE_S) \
 	  EB_SCALE_CLUSTER_CREATE_S=$(SCALE_CLUSTER_CREATE_S) $(GO) test -tags slow -count=1 -timeout 90m -run 'TestSlowScaleCluster' -v ./worker/
 

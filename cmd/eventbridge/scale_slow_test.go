@@ -40,7 +40,7 @@ func (f scaleFigures) log(what string, format string, args ...any) {
 	}
 }
 
-func envInt(t *testing.T, name string, def int) int {
+func envInt(t testing.TB, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
@@ -51,7 +51,7 @@ func envInt(t *testing.T, name string, def int) int {
 }
 
 // procStat reads a process's CPU time (user + system) and resident memory from /proc.
-func procStat(t *testing.T, pid int) (cpu time.Duration, rss int64, threads int) {
+func procStat(t testing.TB, pid int) (cpu time.Duration, rss int64, threads int) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)
