@@ -111,8 +111,6 @@ func (r *stateReads) State() (string, string) {
 	return r.sleepyRunner.State()
 }
 
-// The supervisor does not read the state of a parked task (it has not failed: a failure wakes it), and schedules
-// the restart of a failed one.
 // The supervisor reads only the tasks that reported a failure or did not start, not every local task every second.
 func TestSupervisorReadsOnlySuspects(t *testing.T) {
 	run := &stateReads{sleepyRunner: sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}}}
