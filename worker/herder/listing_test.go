@@ -170,6 +170,31 @@ func TestStampDigestsEveryHealthField(t *testing.T) {
 	}
 }
 
+// The stamp digests a task's totals field by field: each field of rpc.TaskCounters, set alone, changes the digest,
+// so a field added to it without being digested fails here.
+func TestStampDigestsEveryCounter(t *testing.T) {
+	digest := func(c rpc.TaskCounters) uint64 {
+		var d maphash.Hash
+		d.SetSeed(stampSeed)
+		writeCounters(&d, &c)
+		return d.Sum64()
+	}
+	zero := digest(rpc.TaskCounters{})
+	ct := reflect.TypeFor[rpc.TaskCounters]()
+	for i := range ct.NumField() {
+		var c rpc.TaskCounters
+		switch f := reflect.ValueOf(&c).Elem().Field(i); f.Kind() {
+		case reflect.Uint64:
+			f.SetUint(7)
+		case reflect.Map:
+			f.Set(reflect.ValueOf(map[string]uint64{"r1": 7}))
+		default:
+			t.Fatalf("TaskCounters.%s of kind %s: teach this test and writeCounters", ct.Field(i).Name, f.Kind())
+		}
+		assert.NotEqual(t, zero, digest(c), "TaskCounters.%s is not digested", ct.Field(i).Name)
+	}
+}
+
 // fakeRunner reports what the test sets.
 type fakeRunner struct {
 	state, trace string
