@@ -226,12 +226,20 @@ func (c *Client) ListConnectors(ctx context.Context) (map[string]ConnectorExpand
 	return c.ListConnectorsWithPrefix(ctx, "")
 }
 
+// ListConnectorsStamped is ListConnectors with the listing's stamp: a hash of the answer's bytes, the same for
+// two calls exactly when the worker answered the same listing (or 304 to the tag of the last). A caller that keeps
+// what it computed from a listing with its stamp need not compute it again while the stamp stays.
+func (c *Client) ListConnectorsStamped(ctx context.Context) (map[string]ConnectorExpanded, uint64, error) {
+	return c.listAll(ctx, "/connectors?expand=status&expand=info")
+}
+
 // ListConnectorsWithPrefix calls GET /connectors?expand=status&expand=info&prefix=P: the connectors whose names
 // start with P ("" lists all, see listAll).
 func (c *Client) ListConnectorsWithPrefix(ctx context.Context, prefix string) (map[string]ConnectorExpanded, error) {
 	path := "/connectors?expand=status&expand=info"
 	if prefix == "" {
-		return c.listAll(ctx, path)
+		out, _, err := c.listAll(ctx, path)
+		return out, err
 	}
 	out := map[string]ConnectorExpanded{}
 	return out, c.do(ctx, http.MethodGet, path+"&prefix="+url.QueryEscape(prefix), nil, &out)
@@ -240,14 +248,21 @@ func (c *Client) ListConnectorsWithPrefix(ctx context.Context, prefix string) (m
 // ListConnectorStatuses calls GET /connectors?expand=status: every connector's status without its config (Info
 // is nil), for callers that read only counters and states (see listAll).
 func (c *Client) ListConnectorStatuses(ctx context.Context) (map[string]ConnectorExpanded, error) {
+	out, _, err := c.ListConnectorStatusesStamped(ctx)
+	return out, err
+}
+
+// ListConnectorStatusesStamped is ListConnectorStatuses with the listing's stamp (see ListConnectorsStamped).
+func (c *Client) ListConnectorStatusesStamped(ctx context.Context) (map[string]ConnectorExpanded, uint64, error) {
 	return c.listAll(ctx, "/connectors?expand=status")
 }
 
 // listAll lists every connector at path. It sends the entity tag of its last answer at path, and a worker whose
 // listing did not change since answers 304 without a body; an answer of the same bytes as the last one at path
 // (the same 64-bit hash: a worker without tags, or another worker) is not decoded again. The map is the caller's;
-// the statuses and infos it points to are shared with other callers and must not be changed.
-func (c *Client) listAll(ctx context.Context, path string) (map[string]ConnectorExpanded, error) {
+// the statuses and infos it points to are shared with other callers and must not be changed. stamp is the hash of
+// the answer's bytes (the last answer's on a 304).
+func (c *Client) listAll(ctx context.Context, path string) (_ map[string]ConnectorExpanded, stamp uint64, _ error) {
 	c.mu.Lock()
 	last, ok := c.listings[path]
 	c.mu.Unlock()
@@ -257,17 +272,17 @@ func (c *Client) listAll(ctx context.Context, path string) (map[string]Connector
 	}
 	data, etag, notModified, err := c.callTagged(ctx, http.MethodGet, path, nil, tag)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if notModified {
-		return maps.Clone(last.out), nil
+		return maps.Clone(last.out), last.sum, nil
 	}
 	sum := maphash.Bytes(listingSeed, data)
 	out := last.out
 	if !ok || last.sum != sum {
 		out = map[string]ConnectorExpanded{}
 		if err := json.Unmarshal(data, &out); err != nil {
-			return nil, fmt.Errorf("decoding answer of GET %s: %w", path, err)
+			return nil, 0, fmt.Errorf("decoding answer of GET %s: %w", path, err)
 		}
 	}
 	c.mu.Lock()
@@ -276,7 +291,7 @@ func (c *Client) listAll(ctx context.Context, path string) (map[string]Connector
 	}
 	c.listings[path] = listing{sum: sum, etag: etag, out: out}
 	c.mu.Unlock()
-	return maps.Clone(out), nil
+	return maps.Clone(out), sum, nil
 }
 
 // CreateConnector calls POST /connectors; a 409 means it exists.

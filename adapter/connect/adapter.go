@@ -19,6 +19,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/archive"
 	"github.com/eventbridge-go/eventbridge/domain/bus"
 	"github.com/eventbridge-go/eventbridge/domain/health"
+	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/rule"
 	"github.com/eventbridge-go/eventbridge/domain/runtime"
 	"github.com/eventbridge-go/eventbridge/domain/source"
@@ -163,11 +164,30 @@ type Adapter struct {
 	last        passMark
 	// health is the health of each target and source connector at the last pass (guarded by reconcileMu).
 	health map[string]string
+	// listed is the digest of the connectors of the last pass's listing, by the listing's stamp (guarded by
+	// reconcileMu): while the runtime answers the same listing, a pass does not digest thousands of configs again.
+	listed struct {
+		stamp  uint64
+		digest [sha256.Size]byte
+		ok     bool
+	}
 	// ruleNames holds the name of every rule id in a router's table or totals, "" for one that no table names (a
 	// deleted rule): a rule's name never changes, so Counters reads statuses only and lists the routers' configs
 	// only when it meets an id it has not seen; reconciliation renews it (learnRuleNames; guarded by namesMu).
 	namesMu   sync.Mutex
 	ruleNames map[string]string
+	// namesFrom is the stamp of the listing ruleNames was learned from (when namesKnown), and namesGen counts the
+	// times ruleNames was set.
+	namesFrom  uint64
+	namesKnown bool
+	namesGen   uint64
+	// counted is what Counters last answered, with the stamp of the listing of statuses and the namesGen it was
+	// computed from (guarded by namesMu): the history samples every 10 s, and while nothing moves the answer is
+	// the same.
+	counted struct {
+		stamp, names uint64
+		out          map[string][]history.Counters
+	}
 }
 
 // passMark is what a complete ReconcileAll saw: the fingerprint of the runtime's connectors, the operators' states
@@ -676,12 +696,12 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	a.reconcileMu.Lock()
 	defer a.reconcileMu.Unlock()
 	listed := a.changeCount()
-	actual, err := a.cfg.Runtime.ListConnectors(ctx)
+	actual, stamp, err := a.cfg.Runtime.ListConnectorsStamped(ctx)
 	if err != nil {
 		return fmt.Errorf("listing connectors: %w", err)
 	}
 	a.noteHealth(actual, time.Now())
-	a.learnRuleNames(actual)
+	a.learnRuleNames(actual, stamp)
 	states, err := a.desiredStates(ctx)
 	if err != nil {
 		return err
@@ -694,7 +714,14 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	if err != nil {
 		return err
 	}
-	fp, err := fingerprint(actual, states, buses, stamps)
+	if !a.listed.ok || a.listed.stamp != stamp {
+		digest, err := connectorsDigest(actual)
+		if err != nil {
+			return err
+		}
+		a.listed.stamp, a.listed.digest, a.listed.ok = stamp, digest, true
+	}
+	fp, err := fingerprint(a.listed.digest, states, buses, stamps)
 	if err != nil {
 		return err
 	}
@@ -861,11 +888,8 @@ func (a *Adapter) stamps(ctx context.Context) (stamps []string, stamped bool, er
 	return stamps, stamped, nil
 }
 
-// fingerprint digests what a periodic pass reads before it looks at any bus's rules, targets and sources: the
-// runtime's connectors with their configs and states (not their tasks'), the operators' states, the buses, and
-// the stamps of the connections and API destinations.
-func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]string, buses []*bus.Bus,
-	stamps []string) ([sha256.Size]byte, error) {
+// connectorsDigest digests the runtime's connectors with their configs and states (not their tasks').
+func connectorsDigest(actual map[string]rpc.ConnectorExpanded) ([sha256.Size]byte, error) {
 	type connectorKey struct {
 		Config map[string]string
 		State  string
@@ -881,6 +905,18 @@ func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]stri
 		}
 		connectors[name] = k
 	}
+	data, err := json.Marshal(connectors)
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("digesting the runtime's connectors: %w", err)
+	}
+	return sha256.Sum256(data), nil
+}
+
+// fingerprint digests what a periodic pass reads before it looks at any bus's rules, targets and sources: the
+// runtime's connectors (their connectorsDigest), the operators' states, the buses, and the stamps of the
+// connections and API destinations.
+func fingerprint(connectors [sha256.Size]byte, states map[string]string, buses []*bus.Bus,
+	stamps []string) ([sha256.Size]byte, error) {
 	type busKey struct {
 		ID, Account, Name, Description string
 		Retention                      bus.Retention
@@ -890,7 +926,7 @@ func fingerprint(actual map[string]rpc.ConnectorExpanded, states map[string]stri
 		keys[i] = busKey{b.ID(), b.AccountID(), b.Name(), b.Description(), b.Retention()}
 	}
 	data, err := json.Marshal(struct {
-		Connectors map[string]connectorKey
+		Connectors [sha256.Size]byte
 		States     map[string]string
 		Buses      []busKey
 		Stamps     []string

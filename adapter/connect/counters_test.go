@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -134,4 +135,14 @@ func TestCountersReadConfigsOnlyForNewRules(t *testing.T) {
 		require.NoError(t, err)
 		return one[router].Status != nil && one[router].Status == two[router].Status
 	}, 20*time.Second, 100*time.Millisecond, "idle listings are the same answer")
+	// And the counters of the same listing are the last answer again, not built anew.
+	require.Eventually(t, func() bool {
+		one, err := sampler.Counters(ctx)
+		require.NoError(t, err)
+		two, err := sampler.Counters(ctx)
+		require.NoError(t, err)
+		return reflect.ValueOf(one).UnsafePointer() == reflect.ValueOf(two).UnsafePointer()
+	}, 20*time.Second, 100*time.Millisecond, "idle counters are the same answer")
+	put("b", 1)
+	assert.Equal(t, map[string]uint64{"b": 4}, matched(8), "a counter moved: the answer is built anew")
 }

@@ -142,42 +142,63 @@ func addCounts(into, counts map[string]uint64) map[string]uint64 {
 // target's from its connector's totals. The call reads statuses only (the history samples every 10 s; listing
 // every connector's config too cost more than all the rest of the sample): the names of the rules a router routed
 // to come from the routers' configs, read again only when a router reports an id not seen before.
+//
+// While the runtime answers the same listing of statuses (its stamp) and the names are the same, the answer is the
+// last one again, not built anew: the map and its slices are shared by the calls and must not be changed.
 func (a *Adapter) Counters(ctx context.Context) (map[string][]history.Counters, error) {
-	all, err := a.cfg.Runtime.ListConnectorStatuses(ctx)
+	all, stamp, err := a.cfg.Runtime.ListConnectorStatusesStamped(ctx)
 	if err != nil {
 		return nil, err
 	}
-	names, err := a.routedRuleNames(ctx, all)
+	a.namesMu.Lock()
+	c, gen := a.counted, a.namesGen
+	a.namesMu.Unlock()
+	if c.out != nil && c.stamp == stamp && c.names == gen {
+		return c.out, nil
+	}
+	names, gen, err := a.routedRuleNames(ctx, all)
 	if err != nil {
 		return nil, err
 	}
-	return countersOf(all, names), nil
+	out := countersOf(all, names)
+	a.namesMu.Lock()
+	a.counted.stamp, a.counted.names, a.counted.out = stamp, gen, out
+	a.namesMu.Unlock()
+	return out, nil
 }
 
 // routedRuleNames returns the names of the rules the routers among all routed to, by rule id ("" for an id no
 // router's table names): a.ruleNames, learned again from one listing of every connector's config when a router
-// reports an id not there.
-func (a *Adapter) routedRuleNames(ctx context.Context, all map[string]rpc.ConnectorExpanded) (map[string]string, error) {
+// reports an id not there; gen is a.namesGen for them.
+func (a *Adapter) routedRuleNames(ctx context.Context, all map[string]rpc.ConnectorExpanded) (_ map[string]string, gen uint64, _ error) {
 	a.namesMu.Lock()
-	known := a.ruleNames
+	known, gen := a.ruleNames, a.namesGen
 	a.namesMu.Unlock()
 	for id := range routedIDs(all) {
 		if _, ok := known[id]; !ok {
-			full, err := a.cfg.Runtime.ListConnectors(ctx)
+			full, stamp, err := a.cfg.Runtime.ListConnectorsStamped(ctx)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			return a.learnRuleNames(full), nil
+			names, gen := a.learnRuleNames(full, stamp)
+			return names, gen, nil
 		}
 	}
-	return known, nil
+	return known, gen, nil
 }
 
-// learnRuleNames sets a.ruleNames from every connector, listed with its config (all): the names of the rules in
-// the routers' tables, and "" for the ids the routers routed to that no table names any more (deleted rules).
-// Reconciliation calls it with the listing it makes anyway, so a deleted rule's name goes within a pass. The map
-// is not changed once set: callers read it unlocked.
-func (a *Adapter) learnRuleNames(all map[string]rpc.ConnectorExpanded) map[string]string {
+// learnRuleNames sets a.ruleNames from every connector, listed with its config (all, whose listing has stamp):
+// the names of the rules in the routers' tables, and "" for the ids the routers routed to that no table names any
+// more (deleted rules). Reconciliation calls it with the listing it makes anyway, so a deleted rule's name goes
+// within a pass; a listing with the stamp of the one the names were learned from is not read again. The map is not
+// changed once set: callers read it unlocked. It returns the names and a.namesGen for them.
+func (a *Adapter) learnRuleNames(all map[string]rpc.ConnectorExpanded, stamp uint64) (map[string]string, uint64) {
+	a.namesMu.Lock()
+	if a.namesKnown && a.namesFrom == stamp {
+		defer a.namesMu.Unlock()
+		return a.ruleNames, a.namesGen
+	}
+	a.namesMu.Unlock()
 	names := map[string]string{}
 	for name, c := range all {
 		if isRouter(name) {
@@ -190,9 +211,10 @@ func (a *Adapter) learnRuleNames(all map[string]rpc.ConnectorExpanded) map[strin
 		}
 	}
 	a.namesMu.Lock()
-	a.ruleNames = names
-	a.namesMu.Unlock()
-	return names
+	defer a.namesMu.Unlock()
+	a.ruleNames, a.namesFrom, a.namesKnown = names, stamp, true
+	a.namesGen++
+	return names, a.namesGen
 }
 
 // routedIDs yields the rule ids in the routers' totals among all (an id once per router that routed to it).
