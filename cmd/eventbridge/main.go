@@ -552,7 +552,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer m.background.Done()
-		services.Replays.Watch(runCtx, replayWatchInterval)
+		services.Replays.Watch(runCtx, replayWatchInterval, replayIdleWatchInterval)
 	}()
 	id.accounts.Purgers = []account.Purger{services.Sources, services.Replays, services.Archives, services.Rules, services.Buses, services.APIDestinations,
 		services.Connections, store, connectorStates, id.users, id.keys, services.AccessKeys, services.Tags, putThrottle}
@@ -590,8 +590,13 @@ func (m *Main) Run(ctx context.Context) error {
 // past their retention.
 const HousekeepingInterval = 10 * time.Minute
 
-// replayWatchInterval is how often the progress of running replays is read from the runtime.
-const replayWatchInterval = time.Second
+// replayWatchInterval is how often the progress of running replays is read from the runtime; while none is
+// unfinished, the replays are read every replayIdleWatchInterval (and at once when this replica starts or cancels
+// one).
+const (
+	replayWatchInterval     = time.Second
+	replayIdleWatchInterval = 10 * time.Second
+)
 
 // housekeeping runs each of jobs at once and then every HousekeepingInterval until ctx ends; a failure is
 // logged and tried again next time.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/eventbridge-go/eventbridge/domain"
@@ -69,6 +70,23 @@ type Service struct {
 	Clock  domain.Clock
 	// MaxUnfinished is the quota of replays per account that have not ended; 0 means DefaultMaxUnfinished.
 	MaxUnfinished int
+
+	wakeOnce sync.Once
+	wake     chan struct{}
+}
+
+// woken receives a value when Start or Cancel on this replica asks Watch to look now.
+func (s *Service) woken() chan struct{} {
+	s.wakeOnce.Do(func() { s.wake = make(chan struct{}, 1) })
+	return s.wake
+}
+
+// poke makes a waiting Watch check at once.
+func (s *Service) poke() {
+	select {
+	case s.woken() <- struct{}{}:
+	default:
+	}
 }
 
 // Spec is what a caller asks of a replay.
@@ -127,6 +145,7 @@ func (s *Service) Start(ctx context.Context, accountID string, spec Spec) (*Repl
 	}
 	s.log(ctx, r, "")
 	s.sync(ctx, b)
+	s.poke()
 	return r, nil
 }
 
@@ -198,6 +217,7 @@ func (s *Service) Cancel(ctx context.Context, accountID, name string) (*Replay, 
 	if err != nil {
 		return nil, err
 	}
+	defer s.poke() // a cancel the runtime did not settle is retried by Watch
 	return s.settleCancel(context.WithoutCancel(ctx), r), nil
 }
 
@@ -267,26 +287,43 @@ func (s *Service) log(ctx context.Context, r *Replay, ended State) {
 // them RUNNING, COMPLETED (their connector replayed the whole window; it is removed) or FAILED (their task failed,
 // or their archive or bus is gone), and finishes cancelling those a cancel could not. Every replica may watch: what it writes
 // is what the runtime says.
-func (s *Service) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
+//
+// While no replay is unfinished it checks every idle instead (a read of the replays every second was a tenth of
+// an idle installation's CPU), and at once when Start or Cancel on this replica asks it to: a replay started on
+// another replica is followed by that replica's Watch, and by this one within idle.
+func (s *Service) Watch(ctx context.Context, interval, idle time.Duration) {
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if err := s.Check(ctx); err != nil && ctx.Err() == nil {
-			s.Logger.Warn("following replays", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.woken():
 		}
+		n, err := s.check(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.Logger.Warn("following replays", "err", err)
+		}
+		wait := interval
+		if err == nil && n == 0 {
+			wait = idle
+		}
+		t.Reset(wait)
 	}
 }
 
 // Check is one pass of Watch.
 func (s *Service) Check(ctx context.Context) error {
+	_, err := s.check(ctx)
+	return err
+}
+
+// check is Check; it returns how many replays were unfinished.
+func (s *Service) check(ctx context.Context) (int, error) {
 	rs, err := s.Replays.ListUnfinished(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, r := range rs {
 		if r.State == Cancelling {
@@ -299,7 +336,7 @@ func (s *Service) Check(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return len(rs), err
 		}
 		if a, err := s.Archives.Get(ctx, r.AccountID, r.ArchiveName); errors.Is(err, archive.ErrNotFound) || (err == nil && a.ID() != r.ArchiveID) {
 			s.end(ctx, r, Failed, "the archive "+r.ArchiveName+" was deleted", nil)
@@ -335,7 +372,7 @@ func (s *Service) Check(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return len(rs), nil
 }
 
 func (s *Service) sync(ctx context.Context, b *bus.Bus) {
