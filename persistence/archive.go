@@ -102,6 +102,12 @@ func (r *ArchiveRepository) ListByBus(ctx context.Context, busID string) ([]*arc
 	return fromRows(rows, archiveFromRow), nil
 }
 
+// StampsByBus returns, by bus id, a stamp of the bus's archives that changes with every create, update and delete
+// of one of them (connect.BusStamper).
+func (r *ArchiveRepository) StampsByBus(ctx context.Context) (map[string]string, error) {
+	return stampsByBus(r.db.session(ctx).Model(&archiveRow{}), "archives")
+}
+
 // NamesByBus returns the names of the bus's archives, sorted.
 func (r *ArchiveRepository) NamesByBus(ctx context.Context, busID string) ([]string, error) {
 	var names []string

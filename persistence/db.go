@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,4 +215,23 @@ func stamp(q *gorm.DB, what string) (string, error) {
 		return "", fmt.Errorf("reading the stamp of %s: %w", what, err)
 	}
 	return fmt.Sprintf("%d/%s", out.N, out.Last.String), nil
+}
+
+// stampsByBus is stamp for each bus of a table with a bus_id column: by bus id, the count of its rows and their
+// latest updated_at, for the buses that have rows (a bus without any has no entry). One grouped query for every
+// bus, so that the runtime adapter's full pass learns which buses changed without reading each bus's rows.
+func stampsByBus(q *gorm.DB, what string) (map[string]string, error) {
+	var rows []struct {
+		BusID string
+		N     int64
+		Last  sql.NullString
+	}
+	if err := q.Select("bus_id, COUNT(*) AS n, MAX(updated_at) AS last").Group("bus_id").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("reading the stamps of %s by bus: %w", what, err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.BusID] = strconv.FormatInt(r.N, 10) + "/" + r.Last.String
+	}
+	return out, nil
 }

@@ -145,6 +145,12 @@ func (r *ReplayRepository) ListActiveByBus(ctx context.Context, busID string) ([
 	return fromRows(rows, replayFromRow), nil
 }
 
+// StampsByBus returns, by bus id, a stamp of the bus's replays that changes with every create, update and delete
+// of one of them (connect.BusStamper).
+func (r *ReplayRepository) StampsByBus(ctx context.Context) (map[string]string, error) {
+	return stampsByBus(r.db.session(ctx).Model(&replayRow{}), "replays")
+}
+
 // ListUnfinished returns every account's replays in STARTING, RUNNING or CANCELLING.
 func (r *ReplayRepository) ListUnfinished(ctx context.Context) ([]*replay.Replay, error) {
 	var rows []replayRow

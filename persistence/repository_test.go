@@ -63,6 +63,7 @@ var repositoryCases = []struct {
 	{"target delete", testTargetDelete},
 	{"plugin target config round-trips", testPluginTarget},
 	{"times round-trip in UTC", testTimesRoundTrip},
+	{"rules and targets are stamped by bus", testStampsByBus},
 }
 
 func TestRepositories(t *testing.T) {
@@ -858,4 +859,58 @@ func testPluginTarget(t *testing.T, r repos) {
 	require.Equal(t, target.Type("mqtt"), got.Type())
 	require.Equal(t, spec.Config, got.Config())
 	require.Equal(t, target.SecretMask, got.PublicConfig()["mqtt.password"])
+}
+
+func testStampsByBus(t *testing.T, r repos) {
+	acc := newAccount()
+	one, two := createBus(t, r, acc, "one"), createBus(t, r, acc, "two")
+	stamps := func() (rules, targets map[string]string) {
+		t.Helper()
+		rules, err := r.rules.StampsByBus(ctx)
+		require.NoError(t, err)
+		targets, err = r.targets.StampsByBus(ctx)
+		require.NoError(t, err)
+		return rules, targets
+	}
+	rules, targets := stamps()
+	assert.NotContains(t, rules, one.ID(), "a bus without rules has no stamp")
+	assert.NotContains(t, targets, one.ID())
+
+	ru := createRule(t, r, one, "a")
+	rules1, targets1 := stamps()
+	assert.Contains(t, rules1, one.ID(), "a rule created")
+	assert.NotContains(t, rules1, two.ID(), "on the other bus")
+	assert.NotContains(t, targets1, one.ID())
+	rules2, _ := stamps()
+	assert.Equal(t, rules1[one.ID()], rules2[one.ID()], "nothing changed")
+
+	_, err := r.rules.Update(ctx, one.ID(), "a", func(ru *rule.Rule) error {
+		return ru.Change("changed", []byte(`{"source": ["shop"]}`), rule.CloudEvents, rule.Enabled, time.Now())
+	})
+	require.NoError(t, err)
+	rules3, _ := stamps()
+	assert.NotEqual(t, rules2[one.ID()], rules3[one.ID()], "a rule changed")
+
+	createRule(t, r, two, "b")
+	rules4, _ := stamps()
+	assert.Equal(t, rules3[one.ID()], rules4[one.ID()], "a rule of another bus created")
+	assert.Contains(t, rules4, two.ID())
+
+	createTarget(t, r, ru, "hook")
+	_, targets5 := stamps()
+	assert.Contains(t, targets5, one.ID(), "a target created")
+	_, err = r.targets.Update(ctx, ru.ID(), "hook", func(tg *target.Target) error {
+		spec := httpSpec("hook")
+		spec.HTTP.Method = "POST"
+		return tg.Change(spec, nil, time.Now())
+	})
+	require.NoError(t, err)
+	_, targets6 := stamps()
+	assert.NotEqual(t, targets5[one.ID()], targets6[one.ID()], "a target changed")
+
+	createRule(t, r, one, "c")
+	rules7, _ := stamps()
+	require.NoError(t, r.rules.Delete(ctx, one.ID(), "c"))
+	rules8, _ := stamps()
+	assert.NotEqual(t, rules7[one.ID()], rules8[one.ID()], "a rule deleted")
 }

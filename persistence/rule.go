@@ -121,6 +121,12 @@ func (r *RuleRepository) ListByBus(ctx context.Context, busID string) ([]*rule.R
 	return fromRows(rows, ruleFromRow), nil
 }
 
+// StampsByBus returns, by bus id, a stamp of the bus's rules that changes with every create, update and delete
+// of one of them (connect.BusStamper).
+func (r *RuleRepository) StampsByBus(ctx context.Context) (map[string]string, error) {
+	return stampsByBus(r.db.session(ctx).Model(&ruleRow{}), "rules")
+}
+
 // NamesByBus returns the names of the bus's rules, sorted.
 func (r *RuleRepository) NamesByBus(ctx context.Context, busID string) ([]string, error) {
 	var names []string

@@ -184,6 +184,12 @@ func (r *SourceRepository) ListByBus(ctx context.Context, busID string) ([]*sour
 	return sourcesFromRows(rows)
 }
 
+// StampsByBus returns, by bus id, a stamp of the bus's sources that changes with every create, update and delete
+// of one of them (connect.BusStamper).
+func (r *SourceRepository) StampsByBus(ctx context.Context) (map[string]string, error) {
+	return stampsByBus(r.db.session(ctx).Model(&sourceRow{}), "sources")
+}
+
 // NamesByBus returns the names of the bus's sources, sorted.
 func (r *SourceRepository) NamesByBus(ctx context.Context, busID string) ([]string, error) {
 	var names []string

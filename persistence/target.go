@@ -254,6 +254,12 @@ func (r *TargetRepository) ListByBus(ctx context.Context, busID string) ([]*targ
 	return targetsFromRows(rows)
 }
 
+// StampsByBus returns, by bus id, a stamp of the bus's targets that changes with every create, update and delete
+// of one of them (connect.BusStamper).
+func (r *TargetRepository) StampsByBus(ctx context.Context) (map[string]string, error) {
+	return stampsByBus(r.db.session(ctx).Model(&targetRow{}), "targets")
+}
+
 // Update loads the target with its row locked, lets fn change it and stores its type, configuration, input
 // transformer, retry policy and update time, in one transaction. target.ErrNotFound when it does not exist; fn's
 // error is returned as is and nothing is stored. It returns the target as stored.

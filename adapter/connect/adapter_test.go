@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -660,4 +661,67 @@ func TestPeriodicPassSyncsOnlyTheBusesThatChanged(t *testing.T) {
 	require.NoError(t, a.RemoveBus(ctx, b))
 	reconcile(1, "a bus without a held digest is synced")
 	require.Contains(t, e.connectors(t), "eb.acme.two.router")
+}
+
+// countingStampedRules counts the reads of a bus's rules, and stamps them by bus (connect.BusStamper).
+type countingStampedRules struct {
+	*persistence.RuleRepository
+	reads atomic.Int64
+}
+
+func (r *countingStampedRules) ListByBus(ctx context.Context, busID string) ([]*rule.Rule, error) {
+	r.reads.Add(1)
+	return r.RuleRepository.ListByBus(ctx, busID)
+}
+
+// With repositories that stamp their rows by bus, a full pass syncs only the buses whose rows changed since their
+// last sync by a full pass (and those a partial pass syncs); every twelfth full pass syncs every bus.
+func TestFullPassSyncsOnlyTheBusesWhoseRowsChanged(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	busRepo := persistence.NewBusRepository(e.db)
+	rules := &countingStampedRules{RuleRepository: persistence.NewRuleRepository(e.db)}
+	a := connect.New(connect.Config{Runtime: e.client, Buses: busRepo, Rules: rules,
+		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
+		Logger: log, States: e.states, FullPassEvery: 2})
+	buses := &bus.Service{Buses: busRepo, Rules: rules.RuleRepository, Store: e.store, Runtime: a, Logger: log}
+	reconcile := func(synced int64, why string) {
+		t.Helper()
+		before := rules.reads.Load()
+		held, err := a.Reconcile(ctx)
+		require.NoError(t, err)
+		require.True(t, held)
+		require.Equal(t, synced, rules.reads.Load()-before, why)
+	}
+	reconcile(0, "the first pass syncs every bus, and there is none yet")
+	for _, name := range []string{"one", "two", "three"} {
+		_, err := buses.Create(ctx, "acme", name, "", bus.Retention{})
+		require.NoError(t, err)
+	}
+	reconcile(0, "partial: the runtime holds every bus as its creation left it")
+	reconcile(3, "the first full pass after the creations: no bus was synced by a full pass yet")
+	reconcile(0, "partial")
+	reconcile(0, "full: no bus's rows changed since the last full pass synced it")
+
+	// Another replica stores a rule and cannot apply it: a partial pass does not see it, the next full pass syncs
+	// that bus alone.
+	cutOff := &rule.Service{Rules: rules.RuleRepository, Buses: busRepo, Runtime: unreachable{}, Logger: log}
+	_, err := cutOff.Create(ctx, "acme", "one", rule.Spec{Name: "late", EventPattern: []byte(`{"source":["s"]}`)})
+	require.NoError(t, err)
+	routed := func() string { return e.connectors(t)["eb.acme.one.router"].Info.Config["router.rules"] }
+	reconcile(0, "partial")
+	require.Equal(t, "[]", routed())
+	reconcile(1, "full: the bus whose rules changed")
+	require.Contains(t, routed(), `"source":["s"]`)
+
+	// The third full pass since the one that synced every bus was the one above; the twelfth syncs every bus.
+	for full := 4; full <= 12; full++ {
+		reconcile(0, "partial")
+		want := int64(0)
+		if full == 12 {
+			want = 3
+		}
+		reconcile(want, fmt.Sprintf("full pass %d since the last that synced every bus", full))
+	}
 }

@@ -406,6 +406,9 @@ func (m *Main) Run(ctx context.Context) error {
 	sourceRepo := persistence.NewSourceRepository(db)
 	archives, replays := persistence.NewArchiveRepository(db), persistence.NewReplayRepository(db)
 	connectorStates := persistence.NewConnectorStateRepository(db)
+	// The rows a sync of a bus reads are stamped by bus, so that a full reconciliation pass syncs the buses whose
+	// rows changed, not every bus.
+	_ = []connect.BusStamper{rules, targets, sourceRepo, archives, replays}
 	m.lease = persistence.NewLease(db, "reconciler", replicaID(c.HTTPAddr), connect.LeaseTTL(c.ReconcileInterval))
 	// The control plane's metrics read the health and counters of targets and sources from the runtime when
 	// scraped, through the adapter made next.
