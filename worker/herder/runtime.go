@@ -866,6 +866,14 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		if lt.lost || lt.releasing || lt.busy {
 			continue // a busy task's status is written once its step ends
 		}
+		if lt.run != nil && !lt.wroteAt.IsZero() && lt.rev == lt.written.Rev && lt.gen == lt.written.Gen {
+			// Parked since before its last write, with the same record: nothing of it changed, its state neither
+			// (a task's failure wakes it first). Not even its state is read: at thousands of idle tasks, that
+			// lock every second was most of the round.
+			if parks, asleep := lt.run.Asleep(); asleep && (sleep{lt.run, parks, asleep}) == lt.wroteSleep {
+				continue
+			}
+		}
 		state, trace := lt.state()
 		base := StoredTask{TaskState: rpc.TaskState{ID: lt.id.Task, State: state, WorkerID: h.cfg.WorkerID, Trace: trace},
 			Rev: lt.rev, Gen: lt.gen}

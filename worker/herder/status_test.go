@@ -22,6 +22,7 @@ type sleepyRunner struct {
 	parks  uint64
 	asleep bool
 	reads  atomic.Int64
+	states atomic.Int64
 }
 
 func (r *sleepyRunner) Counters() delivery.Counters {
@@ -29,10 +30,14 @@ func (r *sleepyRunner) Counters() delivery.Counters {
 	return r.fakeRunner.Counters()
 }
 func (r *sleepyRunner) Asleep() (uint64, bool) { return r.parks, r.asleep }
+func (r *sleepyRunner) State() (string, string) {
+	r.states.Add(1)
+	return r.fakeRunner.State()
+}
 
-// A task parked since its status was last written is not read again: its counters and health cannot have changed.
-// A task that woke (another count of parks), that is awake, or whose state changed is read, and written when its
-// counters changed.
+// A task parked since its status was last written is not read again, not even its state: its counters and health
+// cannot have changed, and a failure wakes it first. A task that woke (another count of parks), that is awake, or
+// whose state changed is read, and written when its counters changed.
 func TestStatusOfAParkedTaskIsNotReadAgain(t *testing.T) {
 	t.Parallel()
 	env := jetstreamtest.Start(t)
@@ -68,7 +73,9 @@ func TestStatusOfAParkedTaskIsNotReadAgain(t *testing.T) {
 	assert.True(t, round(), "the first status is read and written")
 	assert.Equal(t, uint64(1), stored())
 	backdate()
+	states := run.states.Load()
 	assert.False(t, round(), "parked since: not read")
+	assert.Equal(t, states, run.states.Load(), "parked since: its state is not read either")
 
 	run.n.Written, run.parks = 2, 2 // woke, wrote, parked again
 	assert.True(t, round())
@@ -86,8 +93,11 @@ func TestStatusOfAParkedTaskIsNotReadAgain(t *testing.T) {
 	assert.True(t, round())
 	assert.False(t, round())
 
-	run.state = rpc.StatePaused
+	run.state, run.asleep = rpc.StatePaused, false // a change of state wakes the task (delivery.Task.fail)
 	assert.True(t, round(), "a change of state is read and written whatever else")
+	run.asleep = true
+	assert.True(t, round(), "parked again: read once")
+	assert.False(t, round())
 
 	other := &sleepyRunner{fakeRunner: fakeRunner{state: rpc.StatePaused}, parks: run.parks, asleep: true}
 	other.n.Written = 7
