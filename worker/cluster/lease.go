@@ -532,11 +532,11 @@ func parseLease(_ string, value []byte) any {
 // liveIncarnations returns the incarnations whose lease this worker saw written within TTL.
 func (l *Leases) liveIncarnations() map[string]bool {
 	live := map[string]bool{}
-	for _, e := range l.live.present() {
+	l.live.each(func(_ string, e viewEntry) {
 		if inc, _ := e.parsed.(string); inc != "" {
 			live[inc] = true
 		}
-	}
+	})
 	return live
 }
 

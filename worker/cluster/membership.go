@@ -139,7 +139,7 @@ func Join(ctx context.Context, cfg MembershipConfig) (*Membership, error) {
 	if _, err := kv.Put(ctx, cfg.Self.ID, val); err != nil {
 		return nil, fmt.Errorf("cluster: joining as %s: %w", cfg.Self.ID, err)
 	}
-	members, err := watchView(ctx, kv, cfg.Expiry, nil)
+	members, err := watchView(ctx, kv, cfg.Expiry, parseMember)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: following KV bucket %s: %w", bucket, err)
 	}
@@ -183,19 +183,34 @@ func (m *Membership) stop() {
 // Live returns the members whose heartbeat this worker saw within Expiry, sorted by ID, from a watcher of the
 // members bucket that follows every heartbeat; a member that leaves is removed at once. A member that stopped
 // heartbeating stays listed until Expiry after its last beat was seen. Entries that do not decode are skipped.
+// Each heartbeat is decoded once, when the watcher delivers it: the runtime loop asks ten times a second.
 func (m *Membership) Live(ctx context.Context) ([]Member, error) {
 	var out []Member
-	for key, e := range m.view.present() {
-		var mem Member
-		if json.Unmarshal(e.value, &mem) != nil || mem.ID != key {
-			m.cfg.Logger.Warn("cluster: skipping an undecodable member", "key", key)
-			continue
+	var bad []string
+	m.view.each(func(key string, e viewEntry) {
+		mem, ok := e.parsed.(Member)
+		if !ok {
+			bad = append(bad, key)
+			return
 		}
 		mem.LastHeartbeat = e.written
 		out = append(out, mem)
+	})
+	for _, key := range bad {
+		m.cfg.Logger.Warn("cluster: skipping an undecodable member", "key", key)
 	}
 	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return out, ctx.Err()
+}
+
+// parseMember decodes a member's heartbeat (viewEntry.parsed): a Member, or nil when it does not decode or names
+// another key.
+func parseMember(key string, value []byte) any {
+	var mem Member
+	if json.Unmarshal(value, &mem) != nil || mem.ID != key {
+		return nil
+	}
+	return mem
 }
 
 // Leave stops heartbeating and deletes this worker's key, so the other workers see the departure at once instead

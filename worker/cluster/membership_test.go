@@ -136,3 +136,28 @@ func TestMemberExpiresWithoutLeave(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, live)
 }
+
+// A key of the members bucket that does not hold a member of its name (not JSON, or another worker's id) is not
+// listed; the members around it are.
+func TestLiveSkipsWhatIsNotAMember(t *testing.T) {
+	t.Parallel()
+	env := jetstreamtest.Start(t)
+	ctx := context.Background()
+	m, self := join(t, env.JS, "w1")
+	kv := bucket(t, env.JS, cluster.MembersBucketPurpose)
+	require.Eventually(t, func() bool {
+		// Each key is written again as a heartbeat would, so that none expires however slow the machine.
+		for key, value := range map[string]string{"w0": "not json", "w2": `{"id":"w3","url":"http://w3:8083"}`,
+			"w4": `{"id":"w4","url":"http://w4:8083"}`} {
+			_, err := kv.Put(ctx, key, []byte(value))
+			require.NoError(t, err)
+		}
+		live, err := m.Live(ctx)
+		require.NoError(t, err)
+		var ids []string
+		for _, mem := range live {
+			ids = append(ids, mem.ID)
+		}
+		return assert.ObjectsAreEqual([]string{self.ID, "w4"}, ids)
+	}, 5*time.Second, 10*time.Millisecond)
+}

@@ -83,16 +83,9 @@ func (v *view) wait(ctx context.Context) error {
 	}
 }
 
-// present returns every key seen written within ttl (every key when ttl is 0), with its last write.
-func (v *view) present() map[string]viewEntry {
-	out := map[string]viewEntry{}
-	v.each(func(k string, e viewEntry) { out[k] = e })
-	return out
-}
-
 // each calls fn with every key seen written within ttl (every key when ttl is 0) and its last write, under the
-// view's lock: fn must not call the view. Unlike present, it copies nothing: a worker's full round reads thousands
-// of claims.
+// view's lock: fn must not call the view. It copies nothing: a worker's full round reads thousands of claims, and
+// its loop reads the members ten times a second.
 func (v *view) each(fn func(key string, e viewEntry)) {
 	now := time.Now()
 	v.mu.Lock()

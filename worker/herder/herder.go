@@ -181,7 +181,7 @@ type Herder struct {
 	// The runtime loop's own: what its last full round saw, when it ran (fullAt and fullTook are written under mu),
 	// and whether it must run again.
 	swept  time.Time // when the loop last swept the claims of dead workers
-	seen   string
+	seen   roundSeen
 	fullAt time.Time
 	// fullTook is how long the last full round took (see fullRoundDue), without the steps it started.
 	fullTook time.Duration

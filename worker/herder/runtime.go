@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,6 +172,15 @@ func healthOf(x delivery.Health) *rpc.TaskHealth {
 	return out
 }
 
+// roundSeen is what a round of the loop sees that a full round is computed from: when it is the last full round's,
+// a round only supervises and writes statuses (see reconcile). Comparable: the loop compares it ten times a second.
+type roundSeen struct {
+	changes uint64 // Herder.changes
+	members string // the live members' ids, in order
+	lease   bool   // whether the worker holds a lease
+	claims  string // cluster.Leases.Version
+}
+
 // loop reconciles this worker's tasks with the assignment until Close.
 func (h *Herder) loop(done chan struct{}) {
 	defer close(done)
@@ -313,10 +323,8 @@ func desired(records map[string]entry) []rpc.TaskID {
 // line: it releases what is no longer its own, applies changed configs and restart requests, claims the tasks
 // newly assigned to it and starts them, restarts failed tasks when due, and writes their statuses.
 func (h *Herder) reconcile() {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
 	me := h.cfg.WorkerID
-	if live, err := h.members.Live(ctx); err == nil {
+	if live, err := h.members.Live(context.Background()); err == nil {
 		h.mu.Lock()
 		h.live = live
 		h.mu.Unlock()
@@ -328,7 +336,8 @@ func (h *Herder) reconcile() {
 	for _, m := range h.live {
 		members = append(members, m.ID)
 	}
-	seen := fmt.Sprint(h.changes, members, h.lease != nil, h.leases.Version())
+	seen := roundSeen{changes: h.changes, members: strings.Join(members, "\x00"), lease: h.lease != nil,
+		claims: h.leases.Version()}
 	fullAt, fullTook := h.fullAt, h.fullTook
 	h.mu.RUnlock()
 	// A round with nothing new to see only supervises the local tasks and writes their statuses; the rest runs when
@@ -353,6 +362,8 @@ func (h *Herder) reconcile() {
 	h.mu.Unlock()
 	h.again.Store(false)
 	h.look.Store(false) // this round writes the statuses
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
 	holders, holdersErr := h.leases.Holders(ctx)
 	if holdersErr != nil {
 		h.again.Store(true)
