@@ -200,6 +200,8 @@ type Herder struct {
 
 	// lists keeps the last encoding of the listings of every connector (see ExpandedJSON).
 	lists listings
+	// stampMu keeps two listing stamps apart: they keep the digests of parked runners (localTask.stamped).
+	stampMu sync.Mutex
 
 	// suspects are the local tasks the supervisor reads: those that reported a failure (taskFailed) or did not
 	// start, until it sees them running again. Taken after mu when both are held; a task reports without holding

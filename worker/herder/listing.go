@@ -86,6 +86,8 @@ func encodeListing(v map[string]rpc.ConnectorExpanded) ([]byte, error) {
 func (h *Herder) listingStamp(status bool) (stamp uint64, ok bool) {
 	var d maphash.Hash
 	d.SetSeed(stampSeed)
+	h.stampMu.Lock()
+	defer h.stampMu.Unlock()
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	writeU64(&d, h.changes)
@@ -108,15 +110,11 @@ func (h *Herder) listingStamp(status bool) (stamp uint64, ok bool) {
 		_, _ = t.WriteString(id.Connector)
 		writeU64(&t, uint64(id.Task))
 		writeBool(&t, lt.lost, lt.releasing, lt.busy, lt.run == nil, lt.base == nil)
-		state, trace := lt.state()
-		_, _ = t.WriteString(state)
-		_ = t.WriteByte(0)
-		_, _ = t.WriteString(trace)
-		_ = t.WriteByte(0)
 		if lt.run != nil {
-			writeTaskCounters(&t, lt.run.Counters())
-			writeRoutes(&t, lt.run.RoutedTo())
-			writeHealth(&t, lt.run.Health())
+			writeU64(&t, runDigest(lt))
+		} else {
+			state, trace := lt.state()
+			writeStrings(&t, state, trace)
 		}
 		if lt.base != nil {
 			writeCounters(&t, lt.base)
@@ -127,6 +125,36 @@ func (h *Herder) listingStamp(status bool) (stamp uint64, ok bool) {
 	writeU64(&d, tasks)
 	writeU64(&d, uint64(len(h.local)))
 	return d.Sum64(), true
+}
+
+// runDigest digests what a local task's runner reports, as localStatus reads it: its state, counters, routes and
+// health. A runner that stays parked reports the same (its state neither changes: a failure wakes it first), so
+// its digest is kept while Asleep answers the same: a stamp reads nothing else of thousands of idle tasks. Asleep
+// is read first, as writeStatuses does. Called with Herder.mu read-locked and Herder.stampMu held.
+func runDigest(lt *localTask) uint64 {
+	parks, asleep := lt.run.Asleep()
+	sl := sleep{lt.run, parks, asleep}
+	if asleep && lt.stamped.sl == sl {
+		return lt.stamped.sum
+	}
+	var d maphash.Hash
+	d.SetSeed(stampSeed)
+	state, trace := lt.state()
+	writeStrings(&d, state, trace)
+	writeTaskCounters(&d, lt.run.Counters())
+	writeRoutes(&d, lt.run.RoutedTo())
+	writeHealth(&d, lt.run.Health())
+	sum := d.Sum64()
+	lt.stamped.sl, lt.stamped.sum = sl, sum
+	return sum
+}
+
+// writeStrings digests strings, each ended by a zero byte.
+func writeStrings(d *maphash.Hash, ss ...string) {
+	for _, s := range ss {
+		_, _ = d.WriteString(s)
+		_ = d.WriteByte(0)
+	}
 }
 
 func writeU64(d *maphash.Hash, v uint64) {
@@ -178,19 +206,24 @@ func writeHealth(d *maphash.Hash, hl delivery.Health) {
 // and boxing them for reflect was most of a stamp's garbage. TestStampDigestsEveryCounter fails for a field added
 // to rpc.TaskCounters and not here.
 func writeCounters(d *maphash.Hash, c *rpc.TaskCounters) {
-	for _, v := range [...]uint64{c.Read, c.Written, c.Retried, c.Dropped, c.Failed, c.Undecodable, c.Filtered,
-		c.TransformFailed, c.DeadLettered, c.Matched, c.Unmatched, c.Routed, c.LogDropped, c.LatencyMicros,
-		c.Duplicates} {
-		writeU64(d, v)
-	}
+	writeU64s(d, c.Read, c.Written, c.Retried, c.Dropped, c.Failed, c.Undecodable, c.Filtered, c.TransformFailed,
+		c.DeadLettered, c.Matched, c.Unmatched, c.Routed, c.LogDropped, c.LatencyMicros, c.Duplicates)
 	writeRoutes(d, c.RoutedTo)
 }
 
 // writeTaskCounters digests what a running task counted, field by field (see writeCounters).
 func writeTaskCounters(d *maphash.Hash, n delivery.Counters) {
-	for _, v := range [...]uint64{n.Read, n.Written, n.Retried, n.Dropped, n.Failed, n.Undecodable, n.Nacked,
-		n.Redelivered, n.Parked, n.Filtered, n.TransformFailed, n.DeadLettered, n.Matched, n.Unmatched, n.Routed,
-		n.LogDropped, n.LatencyMicros, n.Duplicates} {
-		writeU64(d, v)
+	writeU64s(d, n.Read, n.Written, n.Retried, n.Dropped, n.Failed, n.Undecodable, n.Nacked, n.Redelivered,
+		n.Parked, n.Filtered, n.TransformFailed, n.DeadLettered, n.Matched, n.Unmatched, n.Routed, n.LogDropped,
+		n.LatencyMicros, n.Duplicates)
+}
+
+// writeU64s digests numbers in one write.
+func writeU64s(d *maphash.Hash, vs ...uint64) {
+	var buf [24 * 8]byte
+	b := buf[:0]
+	for _, v := range vs {
+		b = binary.LittleEndian.AppendUint64(b, v)
 	}
+	_, _ = d.Write(b)
 }

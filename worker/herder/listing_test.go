@@ -266,3 +266,32 @@ func TestListingStampSeesEveryChange(t *testing.T) {
 	again, _ := h.listingStamp(false)
 	assert.Equal(t, info, again, "a listing of configs does not depend on tasks")
 }
+
+// A runner that stays parked is not read again by the stamps of status listings: its digest is kept while Asleep
+// answers the same. One that woke (another count), or that is awake, is read at every stamp.
+func TestStampKeepsTheDigestOfAParkedRunner(t *testing.T) {
+	run := &sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}, parks: 1, asleep: true}
+	lt := &localTask{id: rpc.TaskID{Connector: "c", Task: 0}, run: run}
+	h := &Herder{state: &stateKV{}, local: map[rpc.TaskID]*localTask{lt.id: lt}}
+	stamp := func() uint64 {
+		s, ok := h.listingStamp(true)
+		require.True(t, ok)
+		return s
+	}
+	first := stamp()
+	reads := run.reads.Load()
+	assert.Equal(t, first, stamp())
+	assert.Equal(t, reads, run.reads.Load(), "parked since the last stamp: not read")
+
+	run.parks, run.n.Written = 2, 5 // woke, wrote, parked again
+	second := stamp()
+	assert.NotEqual(t, first, second, "another count of parks: read")
+	assert.Equal(t, reads+1, run.reads.Load())
+
+	run.asleep = false
+	stamp()
+	stamp()
+	assert.Equal(t, reads+3, run.reads.Load(), "awake: read at every stamp")
+	run.n.Written = 6
+	assert.NotEqual(t, second, stamp())
+}

@@ -98,6 +98,12 @@ type localTask struct {
 	wroteAt   time.Time         // when the status was last written
 	// wroteSleep is the runner and what its Asleep said before counters equal to those last written were read.
 	wroteSleep sleep
+	// stamped is the digest of what the runner reported when a listing stamp last read it parked (guarded by
+	// Herder.stampMu; see runDigest).
+	stamped struct {
+		sl  sleep
+		sum uint64
+	}
 
 	// base is what the task did before this worker ran it, as its status key held it when this worker first wrote
 	// it (nil until then); carried what the runners this worker stopped did (restarts). The task's totals are
