@@ -137,6 +137,11 @@ func (r *BusRepository) Update(ctx context.Context, accountID, name string, fn f
 	return busFromRow(stored), nil
 }
 
+// Stamp returns a stamp of every bus that changes with every create, update and delete of one (connect.Stamper).
+func (r *BusRepository) Stamp(ctx context.Context) (string, error) {
+	return stamp(r.db.session(ctx).Model(&busRow{}), "buses")
+}
+
 // ListAll returns every bus of every account, ordered by account and name.
 func (r *BusRepository) ListAll(ctx context.Context) ([]*bus.Bus, error) {
 	var rows []busRow

@@ -174,6 +174,13 @@ type Adapter struct {
 		digest [sha256.Size]byte
 		ok     bool
 	}
+	// read is every bus as the last pass read it, with the stamp of the buses read before (guarded by
+	// reconcileMu): while the stamp stays, a pass does not read thousands of buses again.
+	read struct {
+		stamp string
+		all   []*bus.Bus
+		ok    bool
+	}
 	// ruleNames holds the name of every rule id in a router's table or totals, "" for one that no table names (a
 	// deleted rule): a rule's name never changes, so Counters reads statuses only and lists the routers' configs
 	// only when it meets an id it has not seen; reconciliation renews it (learnRuleNames; guarded by namesMu).
@@ -751,7 +758,7 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 	if err != nil {
 		return err
 	}
-	buses, err := a.cfg.Buses.ListAll(ctx)
+	buses, err := a.allBuses(ctx)
 	if err != nil {
 		return err
 	}
@@ -880,6 +887,28 @@ func (a *Adapter) reconcileAll(ctx context.Context, periodic bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// allBuses returns every bus: the last pass's when Config.Buses stamps its rows (Stamper) and the stamp did not
+// change since. Called with reconcileMu held.
+func (a *Adapter) allBuses(ctx context.Context) ([]*bus.Bus, error) {
+	s, stamps := a.cfg.Buses.(Stamper)
+	var st string
+	if stamps {
+		var err error
+		if st, err = s.Stamp(ctx); err != nil {
+			return nil, err
+		}
+		if a.read.ok && a.read.stamp == st {
+			return a.read.all, nil
+		}
+	}
+	all, err := a.cfg.Buses.ListAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.read.stamp, a.read.all, a.read.ok = st, all, stamps
+	return all, nil
 }
 
 // rowsSynced reports whether the bus's rows have the stamps they had before its last sync by a full pass.

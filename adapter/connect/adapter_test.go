@@ -715,8 +715,16 @@ func TestFullPassSyncsOnlyTheBusesWhoseRowsChanged(t *testing.T) {
 	reconcile(1, "full: the bus whose rules changed")
 	require.Contains(t, routed(), `"source":["s"]`)
 
-	// The third full pass since the one that synced every bus was the one above; the twelfth syncs every bus.
-	for full := 4; full <= 12; full++ {
+	// Another replica changes a bus and does not reach the runtime: the buses' stamp changed, so they are read
+	// again, and the bus differs from what its last sync left: a partial pass syncs it.
+	description := "changed elsewhere"
+	_, err = busRepo.Update(ctx, "acme", "two", func(b *bus.Bus) error { return b.Apply(bus.Patch{Description: &description}) })
+	require.NoError(t, err)
+	reconcile(1, "partial: the bus another replica changed")
+	reconcile(0, "full pass 4: nothing else changed")
+
+	// The fourth full pass since the one that synced every bus was the one above; the twelfth syncs every bus.
+	for full := 5; full <= 12; full++ {
 		reconcile(0, "partial")
 		want := int64(0)
 		if full == 12 {
