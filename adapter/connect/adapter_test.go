@@ -600,6 +600,19 @@ func TestPeriodicPassSkipsWhenNothingChanged(t *testing.T) {
 	require.Contains(t, routed(), `"source":["u"]`, "a connection changed: a full pass")
 }
 
+// periodicPasses returns a function that runs a periodic pass of a and requires that it synced that many buses,
+// as told by reads: the reads of a bus's rules, once per sync.
+func periodicPasses(t *testing.T, a *connect.Adapter, reads *atomic.Int64) func(synced int64, why string) {
+	return func(synced int64, why string) {
+		t.Helper()
+		before := reads.Load()
+		held, err := a.Reconcile(context.Background())
+		require.NoError(t, err)
+		require.True(t, held)
+		require.Equal(t, synced, reads.Load()-before, why)
+	}
+}
+
 // countingRules counts the reads of a bus's rules: every sync of a bus reads them once.
 type countingRules struct {
 	rule.Repository
@@ -620,14 +633,7 @@ func TestPeriodicPassSyncsOnlyTheBusesThatChanged(t *testing.T) {
 		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
 		Logger: log, States: e.states, FullPassEvery: 5})
 	buses := &bus.Service{Buses: busRepo, Rules: rules.Repository.(bus.RuleCounter), Store: e.store, Runtime: a, Logger: log}
-	reconcile := func(synced int64, why string) {
-		t.Helper()
-		before := rules.reads.Load()
-		held, err := a.Reconcile(ctx)
-		require.NoError(t, err)
-		require.True(t, held)
-		require.Equal(t, synced, rules.reads.Load()-before, why)
-	}
+	reconcile := periodicPasses(t, a, &rules.reads)
 	reconcile(0, "the first pass is full, and there is no bus yet")
 	three := connect.RouterName("acme", "three.3/x") // a name escaped in its connectors' names
 	for _, name := range []string{"one", "two", "three.3/x"} {
@@ -686,14 +692,7 @@ func TestFullPassSyncsOnlyTheBusesWhoseRowsChanged(t *testing.T) {
 		Targets: persistence.NewTargetRepository(e.db), Streams: e.store, Physical: stream.Names{Cluster: "t"},
 		Logger: log, States: e.states, FullPassEvery: 2})
 	buses := &bus.Service{Buses: busRepo, Rules: rules.RuleRepository, Store: e.store, Runtime: a, Logger: log}
-	reconcile := func(synced int64, why string) {
-		t.Helper()
-		before := rules.reads.Load()
-		held, err := a.Reconcile(ctx)
-		require.NoError(t, err)
-		require.True(t, held)
-		require.Equal(t, synced, rules.reads.Load()-before, why)
-	}
+	reconcile := periodicPasses(t, a, &rules.reads)
 	reconcile(0, "the first pass syncs every bus, and there is none yet")
 	for _, name := range []string{"one", "two", "three"} {
 		_, err := buses.Create(ctx, "acme", name, "", bus.Retention{})

@@ -195,6 +195,16 @@ func TestStampDigestsEveryCounter(t *testing.T) {
 	}
 }
 
+// statusStamps returns a function that reads the stamp of h's listing of statuses.
+func statusStamps(t *testing.T, h *Herder) func() uint64 {
+	return func() uint64 {
+		t.Helper()
+		s, ok := h.listingStamp(true)
+		require.True(t, ok)
+		return s
+	}
+}
+
 // fakeRunner reports what the test sets.
 type fakeRunner struct {
 	state, trace string
@@ -217,11 +227,7 @@ func TestListingStampSeesEveryChange(t *testing.T) {
 	run := &fakeRunner{state: rpc.StateRunning}
 	lt := &localTask{id: rpc.TaskID{Connector: "c", Task: 0}, run: run}
 	h := &Herder{state: &stateKV{}, local: map[rpc.TaskID]*localTask{lt.id: lt}}
-	stamp := func() uint64 {
-		s, ok := h.listingStamp(true)
-		require.True(t, ok)
-		return s
-	}
+	stamp := statusStamps(t, h)
 	last := stamp()
 	changed := func(what string) {
 		t.Helper()
@@ -273,11 +279,7 @@ func TestStampKeepsTheDigestOfAParkedRunner(t *testing.T) {
 	run := &sleepyRunner{fakeRunner: fakeRunner{state: rpc.StateRunning}, parks: 1, asleep: true}
 	lt := &localTask{id: rpc.TaskID{Connector: "c", Task: 0}, run: run}
 	h := &Herder{state: &stateKV{}, local: map[rpc.TaskID]*localTask{lt.id: lt}}
-	stamp := func() uint64 {
-		s, ok := h.listingStamp(true)
-		require.True(t, ok)
-		return s
-	}
+	stamp := statusStamps(t, h)
 	first := stamp()
 	reads := run.reads.Load()
 	assert.Equal(t, first, stamp())
