@@ -235,11 +235,12 @@ func (s *Service) settleCancel(ctx context.Context, r *Replay) *Replay {
 }
 
 // end puts a replay in a final state (with its last progress when p is set), and records it in the bus's log when
-// this call ended it.
+// this call ended it. A replay being cancelled ends CANCELLED only: a check that read it before the cancel and
+// found it completed (or failed) does not end it otherwise, since the cancel was acknowledged as CANCELLING.
 func (s *Service) end(ctx context.Context, r *Replay, st State, reason string, p *Progress) *Replay {
 	ended := false
 	out, err := s.Replays.Update(ctx, r.AccountID, r.Name, func(cur *Replay) error {
-		if cur.State.Ended() {
+		if cur.State.Ended() || (cur.State == Cancelling && st != Cancelled) {
 			return nil
 		}
 		if p != nil {

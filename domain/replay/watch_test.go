@@ -58,3 +58,35 @@ func TestWatchIdlesWhileNoReplayIsUnfinished(t *testing.T) {
 		return repo.reads.Load() == n
 	}, 5*time.Second, time.Millisecond, "and once a read succeeds with none unfinished, idle again")
 }
+
+// oneReplay holds one replay and changes it as Repository.Update does.
+type oneReplay struct {
+	Repository
+	r Replay
+}
+
+func (o *oneReplay) Update(_ context.Context, _, _ string, fn func(*Replay) error) (*Replay, error) {
+	cur := o.r
+	if err := fn(&cur); err != nil {
+		return nil, err
+	}
+	o.r = cur
+	out := cur
+	return &out, nil
+}
+
+// A replay being cancelled ends CANCELLED: a check that read it RUNNING before the cancel and found it completed
+// does not make it COMPLETED (the cancel was answered CANCELLING), and what ended stays ended.
+func TestACancelledReplayEndsCancelled(t *testing.T) {
+	repo := &oneReplay{r: Replay{AccountID: "acme", Name: "r", State: Running}}
+	s := &Service{Replays: repo, Logger: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	read := repo.r // the check's read, before the cancel
+	repo.r.State = Cancelling
+	assert.Equal(t, Cancelling, s.end(ctx, &read, Completed, "", nil).State, "the check's completion does not end it")
+	assert.Equal(t, Cancelled, s.end(ctx, &read, Cancelled, "", nil).State, "the cancel ends it")
+	assert.Equal(t, Cancelled, s.end(ctx, &read, Failed, "late", nil).State, "ended stays ended")
+
+	repo.r.State = Running
+	assert.Equal(t, Completed, s.end(ctx, &read, Completed, "", nil).State, "not being cancelled: it completes")
+}
