@@ -214,7 +214,12 @@ func stamp(q *gorm.DB, what string) (string, error) {
 	if err := q.Select("COUNT(*) AS n, MAX(updated_at) AS last").Scan(&out).Error; err != nil {
 		return "", fmt.Errorf("reading the stamp of %s: %w", what, err)
 	}
-	return fmt.Sprintf("%d/%s", out.N, out.Last.String), nil
+	return stampText(out.N, out.Last), nil
+}
+
+// stampText is a stamp as text: the count of rows and their latest updated_at.
+func stampText(n int64, last sql.NullString) string {
+	return strconv.FormatInt(n, 10) + "/" + last.String
 }
 
 // stampsByBus is stamp for each bus of a table with a bus_id column: by bus id, the count of its rows and their
@@ -231,7 +236,7 @@ func stampsByBus(q *gorm.DB, what string) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(rows))
 	for _, r := range rows {
-		out[r.BusID] = strconv.FormatInt(r.N, 10) + "/" + r.Last.String
+		out[r.BusID] = stampText(r.N, r.Last)
 	}
 	return out, nil
 }

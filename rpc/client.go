@@ -230,19 +230,21 @@ func (c *Client) ListConnectors(ctx context.Context) (map[string]ConnectorExpand
 // two calls exactly when the worker answered the same listing (or 304 to the tag of the last). A caller that keeps
 // what it computed from a listing with its stamp need not compute it again while the stamp stays.
 func (c *Client) ListConnectorsStamped(ctx context.Context) (map[string]ConnectorExpanded, uint64, error) {
-	return c.listAll(ctx, "/connectors?expand=status&expand=info")
+	return c.listAll(ctx, listingPath)
 }
+
+// listingPath lists every connector with its status and config.
+const listingPath = "/connectors?expand=status&expand=info"
 
 // ListConnectorsWithPrefix calls GET /connectors?expand=status&expand=info&prefix=P: the connectors whose names
 // start with P ("" lists all, see listAll).
 func (c *Client) ListConnectorsWithPrefix(ctx context.Context, prefix string) (map[string]ConnectorExpanded, error) {
-	path := "/connectors?expand=status&expand=info"
 	if prefix == "" {
-		out, _, err := c.listAll(ctx, path)
+		out, _, err := c.listAll(ctx, listingPath)
 		return out, err
 	}
 	out := map[string]ConnectorExpanded{}
-	return out, c.do(ctx, http.MethodGet, path+"&prefix="+url.QueryEscape(prefix), nil, &out)
+	return out, c.do(ctx, http.MethodGet, listingPath+"&prefix="+url.QueryEscape(prefix), nil, &out)
 }
 
 // ListConnectorStatuses calls GET /connectors?expand=status: every connector's status without its config (Info

@@ -82,7 +82,7 @@ func encodeListing(v map[string]rpc.ConnectorExpanded) ([]byte, error) {
 
 // listingStamp digests what a listing of every connector is built from: the records (their change count), and
 // with status the stored statuses (their change count), the live workers and every local task as localStatus
-// reads it. ok is false when something could not be digested: the listing is then built afresh.
+// reads it. ok is false without a status bucket to digest: the listing is then built afresh.
 func (h *Herder) listingStamp(status bool) (stamp uint64, ok bool) {
 	var d maphash.Hash
 	d.SetSeed(stampSeed)

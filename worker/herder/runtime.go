@@ -885,8 +885,8 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		}
 		if lt.run != nil && !lt.wroteAt.IsZero() && lt.rev == lt.written.Rev && lt.gen == lt.written.Gen {
 			// Parked since before its last write, with the same record: nothing of it changed, its state neither
-			// (a task's failure wakes it first). Not even its state is read: at thousands of idle tasks, that
-			// lock every second was most of the round.
+			// (a task's failure wakes it first). Nothing of it is read: at thousands of idle tasks, its lock and
+			// the dozen objects of its counters and health, every second, were most of the round.
 			if parks, asleep := lt.run.Asleep(); asleep && (sleep{lt.run, parks, asleep}) == lt.wroteSleep {
 				continue
 			}
@@ -901,12 +901,7 @@ func (h *Herder) writeStatuses(ctx context.Context) {
 		var sl sleep
 		if lt.run != nil {
 			sl.run = lt.run
-			sl.parks, sl.asleep = lt.run.Asleep()
-			if !changed && sl.asleep && sl == lt.wroteSleep {
-				// Parked since before its last write: its counters and health are those written. Reading them
-				// touched a dozen objects per task, every second, at thousands of idle tasks.
-				continue
-			}
+			sl.parks, sl.asleep = lt.run.Asleep() // a task parked since its last write was skipped above
 			n, hl = lt.run.Counters(), lt.run.Health()
 		}
 		if !changed && n == lt.wroteN && hl.Equal(lt.wroteH) {
