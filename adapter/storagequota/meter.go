@@ -6,9 +6,11 @@
 // (a bus with its own maxBytes, its dead letters), reserved whole whatever they hold, plus the bytes its streams
 // without a size hold (buses with no maxBytes of their own, its archives: history kept on purpose, never trimmed). The installation's footprint adds its own streams
 // (worker state, audit records) to every account's. The meter reads every stream's size and limits from JetStream
-// every Interval when JetStream's usage changed (and every 30 s), only the installation's own streams when they
-// account for the change; a reservation (Reserve) counts at once, and until a reading shows the bus's stream with that size,
-// so two buses created in a row are both counted.
+// every Interval when JetStream's usage changed: the bytes stored, the bytes its streams with a size of their own
+// reserve, or the number of streams (another replica's bus created, resized or deleted changes one of them). Only the
+// installation's own streams are read when they account for the change, and every stream at least every 5 minutes
+// (fullReadingEvery). A reservation (Reserve) counts at once, and until a reading shows the bus's stream with that
+// size, so two buses created in a row are both counted.
 //
 // History goes first: when an account's footprint reaches TrimAt of its quota, or the installation's reaches TrimAt
 // of its budget, or a bus with a size of its own holds TrimAt of it, the meter deletes the events every consumer
@@ -85,9 +87,11 @@ type Meter struct {
 	owners  sync.Map // bus id → account id
 
 	// What the last full reading saw of JetStream's account usage, and when: an interval in which the usage did
-	// not change skips the listing of every stream (at thousands of buses it was the meter's whole cost).
-	lastStore uint64
+	// not change skips the listing of every stream (at thousands of buses it was the meter's whole cost). fullEvery
+	// is how long the next full reading may wait while the usage stays the same.
+	last      usage
 	lastFull  time.Time
+	fullEvery time.Duration
 	// own are the installation's own streams at the last reading (worker state, the metrics history, audit
 	// records): written while everything else idles, they are read one by one rather than by a listing of every
 	// stream when only they changed.
@@ -95,8 +99,21 @@ type Meter struct {
 }
 
 // fullReadingEvery bounds how long the meter goes without listing every stream while JetStream's usage stays the
-// same.
-const fullReadingEvery = 30 * time.Second
+// same. What the usage does not show is a change that leaves all three figures as they were: within one Interval,
+// a stream created and another of the same size deleted, or sizes swapped between two streams, by another replica.
+// A listing that found a bus's stream whose bus it could not read (created by another replica and not committed yet,
+// or being deleted) waits only unownedReadingEvery.
+const (
+	fullReadingEvery    = 5 * time.Minute
+	unownedReadingEvery = 30 * time.Second
+)
+
+// usage is what JetStream tells of all streams at once (its account info): bytes stored, bytes reserved by streams
+// with a size of their own, and the number of streams.
+type usage struct {
+	store, reserved uint64
+	streams         int
+}
 
 // reservation is what Reserve took for one bus: maxBytes in place of prev, counted for account until a reading
 // shows its stream with maxBytes, or pendingFor passed.
@@ -150,17 +167,20 @@ func (m *Meter) Check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the event store's usage: %w", err)
 	}
+	now := usage{store: ai.Store, reserved: ai.ReservedStore, streams: ai.Streams}
 	m.mu.RLock()
-	recent := time.Since(m.lastFull) < fullReadingEvery && len(m.pending) == 0
-	same := recent && ai.Store == m.lastStore
+	recent := time.Since(m.lastFull) < m.fullEvery && len(m.pending) == 0
+	same := recent && now == m.last
+	// The installation's own streams may account for a change of the bytes stored alone.
+	ownMayTell := recent && now.reserved == m.last.reserved && now.streams == m.last.streams
 	m.mu.RUnlock()
 	if same {
-		return nil // nothing was stored, trimmed or expired since the last reading
+		return nil // nothing was stored, trimmed, expired, created, resized or deleted since the last reading
 	}
-	if recent && m.onlyOwnChanged(ctx, ai.Store) {
+	if ownMayTell && m.onlyOwnChanged(ctx, now.store) {
 		return nil
 	}
-	uses, err := m.read(ctx)
+	uses, unowned, err := m.read(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,7 +197,7 @@ func (m *Meter) Check(ctx context.Context) error {
 				m.logger().Info("trimmed delivered events", "stream", u.name, "account", u.account, "freedBytes", freed)
 			}
 		}
-		if uses, err = m.read(ctx); err != nil {
+		if uses, unowned, err = m.read(ctx); err != nil {
 			return err
 		}
 		accounts, total = footprints(uses)
@@ -191,8 +211,12 @@ func (m *Meter) Check(ctx context.Context) error {
 			m.own = append(m.own, u)
 		}
 	}
+	m.fullEvery = fullReadingEvery
+	if unowned {
+		m.fullEvery = unownedReadingEvery
+	}
 	if ai != nil {
-		m.lastStore, m.lastFull = ai.Store, time.Now()
+		m.last, m.lastFull = now, time.Now()
 	} else {
 		m.lastFull = time.Time{}
 	}
@@ -206,7 +230,7 @@ func (m *Meter) Check(ctx context.Context) error {
 // between the two reads) answers false: the caller lists every stream.
 func (m *Meter) onlyOwnChanged(ctx context.Context, store uint64) bool {
 	m.mu.RLock()
-	own, last := slices.Clone(m.own), m.lastStore
+	own, last := slices.Clone(m.own), m.last.store
 	m.mu.RUnlock()
 	var delta, used int64
 	for i, u := range own {
@@ -229,10 +253,10 @@ func (m *Meter) onlyOwnChanged(ctx context.Context, store uint64) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.lastStore != last {
+	if m.last.store != last {
 		return false // a full reading came in between
 	}
-	m.own, m.lastStore = own, store
+	m.own, m.last.store = own, store
 	m.total.Used += used
 	return true
 }
@@ -262,11 +286,11 @@ func (m *Meter) store(uses []streamUse, accounts map[string]Footprint, total Foo
 	m.accounts, m.total = accounts, total
 }
 
-// read lists every stream of the event store, with the account it belongs to ("" for the installation's own).
-func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
+// read lists every stream of the event store, with the account it belongs to ("" for the installation's own), and
+// whether it left out a bus's stream whose bus it could not read.
+func (m *Meter) read(ctx context.Context) (uses []streamUse, unowned bool, err error) {
 	busPrefix, dlqPrefix, logPrefix := m.Names.BusStream(""), m.Names.DLQStream(""), m.Names.LogStream("")
 	archivePrefix := m.Names.ArchivePrefix()
-	var uses []streamUse
 	lister := m.JS.ListStreams(ctx)
 	for info := range lister.Info() {
 		u := streamUse{name: info.Config.Name, maxBytes: info.Config.MaxBytes, bytes: int64(info.State.Bytes)}
@@ -274,6 +298,7 @@ func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
 		case strings.HasPrefix(u.name, busPrefix):
 			acc, ok := m.owner(ctx, strings.TrimPrefix(u.name, busPrefix))
 			if !ok {
+				unowned = true
 				continue
 			}
 			u.account, u.bus, u.busID = acc, true, strings.TrimPrefix(u.name, busPrefix)
@@ -290,9 +315,9 @@ func (m *Meter) read(ctx context.Context) ([]streamUse, error) {
 		uses = append(uses, u)
 	}
 	if err := lister.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return uses, nil
+	return uses, unowned, nil
 }
 
 // owner returns the account of a bus, remembered once read; false for a stream whose bus is gone.

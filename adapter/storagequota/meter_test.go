@@ -3,6 +3,7 @@ package storagequota_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,23 +83,61 @@ func oneBus(t *testing.T) (*jetstreamtest.Env, *persistence.BusRepository, strea
 	return env, buses, names, b
 }
 
-// TestCheckSkipsListingWhileUsageIsUnchanged: with thousands of buses, listing every stream every interval was the
-// meter's whole cost. A reading while JetStream's usage is the same as at the last one lists nothing (a size given
-// to a stream behind the meter's back is not seen), and the next event stored makes the next reading list all.
-func TestCheckSkipsListingWhileUsageIsUnchanged(t *testing.T) {
+// listingsCounted is a JetStream that counts the listings of every stream made through it.
+type listingsCounted struct {
+	jetstream.JetStream
+	n atomic.Int32
+}
+
+func (c *listingsCounted) ListStreams(ctx context.Context, opts ...jetstream.StreamListOpt) jetstream.StreamInfoLister {
+	c.n.Add(1)
+	return c.JetStream.ListStreams(ctx, opts...)
+}
+
+// TestCheckListsStreamsOnlyWhenUsageChanged: with thousands of buses, listing every stream every interval was the
+// meter's whole cost. A reading while JetStream's usage is the same as at the last one lists nothing. What another
+// replica does to a bus changes the usage and is seen at the next reading: a size given to a bus's stream, a bus
+// created without a size, a bus deleted; and so is an event stored. A swap of sizes between two streams leaves the
+// usage as it was and waits for the next full reading (fullReadingEvery).
+func TestCheckListsStreamsOnlyWhenUsageChanged(t *testing.T) {
 	ctx := context.Background()
 	env, buses, names, b := oneBus(t)
-	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 64 << 20}
+	js := &listingsCounted{JetStream: env.JS}
+	m := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: 64 << 20}
 	require.NoError(t, m.Check(ctx))
-	assert.Zero(t, m.Footprint("acme").Bytes())
+	require.EqualValues(t, 1, js.n.Load())
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 1, js.n.Load(), "usage unchanged: no listing")
 
 	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 8<<20, 1)) // not through Reserve
 	require.NoError(t, m.Check(ctx))
-	assert.Zero(t, m.Footprint("acme").Reserved, "usage unchanged: no listing")
+	assert.EqualValues(t, 2, js.n.Load())
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "a size given to a stream behind the meter's back")
+
+	other, err := bus.New("other", "two", "", bus.Retention{}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, buses.Create(ctx, other))
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, other.ID(), time.Hour, 0, 1))
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 3, js.n.Load(), "a stream created without a size")
+
+	// Sizes swapped behind the meter's back: the usage is the same, the footprints wait for a full reading.
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 0, 1))
+	require.NoError(t, names.EnsureBusStream(ctx, env.JS, other.ID(), time.Hour, 8<<20, 1))
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 3, js.n.Load(), "a swap of sizes does not change the usage")
+	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved)
 
 	env.Publish(t, names.BusIn(b.ID()), jetstreamtest.Event("e1", "t", nil))
 	require.NoError(t, m.Check(ctx))
-	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "an event stored: the next reading lists every stream")
+	assert.EqualValues(t, 4, js.n.Load(), "an event stored")
+	assert.Zero(t, m.Footprint("acme").Reserved)
+	assert.EqualValues(t, 8<<20, m.Footprint("other").Reserved)
+
+	require.NoError(t, env.JS.DeleteStream(ctx, names.BusStream(other.ID())))
+	require.NoError(t, m.Check(ctx))
+	assert.EqualValues(t, 5, js.n.Load(), "a stream deleted")
+	assert.Zero(t, m.Footprint("other").Reserved)
 }
 
 // TestCheckReadsOnlyTheInstallationsStreamsWhenOnlyTheyChanged: the installation's own streams (worker state, the
@@ -109,26 +148,31 @@ func TestCheckReadsOnlyTheInstallationsStreamsWhenOnlyTheyChanged(t *testing.T) 
 	env, buses, names, b := oneBus(t)
 	own, err := env.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "t_OWN", Subjects: []string{"t.own"}})
 	require.NoError(t, err)
-	m := &storagequota.Meter{JS: env.JS, Names: names, Buses: buses, Quota: 64 << 20}
+	js := &listingsCounted{JetStream: env.JS}
+	m := &storagequota.Meter{JS: js, Names: names, Buses: buses, Quota: 64 << 20}
 	require.NoError(t, m.Check(ctx))
 	before := m.Total().Used
+	require.EqualValues(t, 1, js.n.Load())
 
-	require.NoError(t, names.EnsureBusStream(ctx, env.JS, b.ID(), time.Hour, 8<<20, 1)) // not through Reserve
 	_, err = env.JS.Publish(ctx, "t.own", make([]byte, 1024))
 	require.NoError(t, err)
 	require.NoError(t, m.Check(ctx))
-	assert.Zero(t, m.Footprint("acme").Reserved, "only the installation's stream changed: no listing")
+	assert.EqualValues(t, 1, js.n.Load(), "only the installation's stream changed: no listing")
 	info, err := own.Info(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, before+int64(info.State.Bytes), m.Total().Used, "the installation's footprint follows its stream")
 	require.NoError(t, m.Check(ctx))
-	assert.Zero(t, m.Footprint("acme").Reserved, "unchanged since")
+	assert.EqualValues(t, 1, js.n.Load(), "unchanged since")
 
 	env.Publish(t, names.BusIn(b.ID()), jetstreamtest.Event("e1", "t", nil))
 	_, err = env.JS.Publish(ctx, "t.own", make([]byte, 10))
 	require.NoError(t, err)
 	require.NoError(t, m.Check(ctx))
-	assert.EqualValues(t, 8<<20, m.Footprint("acme").Reserved, "a bus's stream changed too: the reading lists every stream")
+	assert.EqualValues(t, 2, js.n.Load(), "a bus's stream changed too: the reading lists every stream")
+	info, err = own.Info(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, m.Footprint("acme").Used, "the bus's event")
+	assert.Equal(t, before+int64(info.State.Bytes)+m.Footprint("acme").Used, m.Total().Used)
 }
 
 // TestArchivesCountInTheirAccount: what an archive's stream holds counts in its account's footprint (from the
