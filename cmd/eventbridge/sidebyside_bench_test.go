@@ -106,10 +106,13 @@ func BenchmarkSideBySide(b *testing.B) {
 		env := jetstreamtest.StartWith(b, ebjs.ServerConfig{SyncInterval: time.Second})
 		env.Stream(b, "BARE", "bare.>")
 		var prod, best, bare float64
+		var prodCPU, bareCPU, prodBusy time.Duration
 		bestCallers := 0
 		for i := range b.N {
 			evs := sbEvents(fmt.Sprintf("put%d", i), sbEventsPerOp)
+			cpu, start := processCPU(), time.Now()
 			prod += sbPutEvents(b, p.a, evs, sbCallers)
+			prodCPU, prodBusy = prodCPU+processCPU()-cpu, prodBusy+time.Since(start)
 			// Saturated: the best rate over more callers, as asynchronous publishes keep as many in flight as
 			// the server takes.
 			top, at := 0.0, 0
@@ -121,7 +124,9 @@ func BenchmarkSideBySide(b *testing.B) {
 			}
 			best, bestCallers = best+top, at
 			p.settle() // the router has read what was put: the bare run has the machine to itself
+			cpu = processCPU()
 			bare += sbPublish(b, env.JS, evs)
+			bareCPU += processCPU() - cpu
 		}
 		b.ReportMetric(prod/float64(b.N), "product_put/s")
 		b.ReportMetric(bare/float64(b.N), "bare_publish/s")
@@ -129,6 +134,12 @@ func BenchmarkSideBySide(b *testing.B) {
 		b.ReportMetric(best/float64(b.N), "product_best_put/s")
 		b.ReportMetric(best/bare, "ratio_best")
 		b.ReportMetric(float64(bestCallers), "best_callers") // of the last op
+		// The process's CPU: per event put with sbCallers callers (the calling client included) and per event
+		// published by the bare client (its message building excluded), and how busy the product's run kept it.
+		perEvent := float64(b.N * sbEventsPerOp)
+		b.ReportMetric(float64(prodCPU.Microseconds())/perEvent, "product_cpu_us/event")
+		b.ReportMetric(float64(bareCPU.Microseconds())/perEvent, "bare_cpu_us/event")
+		b.ReportMetric(100*prodCPU.Seconds()/prodBusy.Seconds(), "product_cpu_%")
 		b.ReportMetric(0, "ns/op")
 	})
 	b.Run("webhook", func(b *testing.B) {
