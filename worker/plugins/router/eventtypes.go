@@ -50,27 +50,35 @@ type eventTypes struct {
 	mu      sync.Mutex
 	types   map[typeKey]*seenType
 	dropped int64
-	// wake is signalled when the aggregate stops being empty: the reporter waits on it while idle, with no timer.
-	wake chan struct{}
+	// spawn, when set, starts the reporting goroutine; reporting tells whether one runs. An idle router has none:
+	// the first event counted starts it, and it ends after an interval in which nothing was counted.
+	spawn     func()
+	reporting bool
 }
 
 func newEventTypes() *eventTypes {
-	return &eventTypes{types: map[typeKey]*seenType{}, wake: make(chan struct{}, 1)}
+	return &eventTypes{types: map[typeKey]*seenType{}}
 }
 
-// signal wakes the reporter (never blocks). Called with a.mu held, when the aggregate was empty.
+// signal starts the reporting goroutine unless one runs. Called with a.mu held, when the aggregate stops being
+// empty.
 func (a *eventTypes) signal() {
-	select {
-	case a.wake <- struct{}{}:
-	default:
+	if !a.reporting && a.spawn != nil {
+		a.reporting = true
+		a.spawn()
 	}
 }
 
-// empty reports whether nothing was counted since the last take.
-func (a *eventTypes) empty() bool {
+// quiet reports whether nothing was counted since the last take, and if so marks the reporting goroutine, which
+// asks, as ended: the next event counted starts another.
+func (a *eventTypes) quiet() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.types) == 0 && a.dropped == 0
+	if len(a.types) == 0 && a.dropped == 0 {
+		a.reporting = false
+		return true
+	}
+	return false
 }
 
 // observe counts one event of (source, typ) stored at, whose data is data of datacontenttype contentType. Write
@@ -183,8 +191,9 @@ type reportPublisher interface {
 }
 
 // reporter publishes a router's event types to its bus's subject of the event-types stream every interval while
-// the router routes, from a goroutine started by start and stopped by stop. An idle router's reporter waits for the
-// next event counted with no timer: idle buses cost nothing per second.
+// the router routes, from a goroutine that the first event counted starts (between start and stop) and that ends
+// after an interval in which nothing was counted. An idle router's reporter has no goroutine and no timer: idle
+// buses cost nothing per second, and no memory for a goroutine each.
 type reporter struct {
 	pub      reportPublisher
 	subject  string
@@ -193,64 +202,72 @@ type reporter struct {
 	types    *eventTypes
 	log      *slog.Logger
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running sync.WaitGroup
 	// failures counts the reports in a row that could not be published, to log the first failure and the recovery
-	// rather than every interval. Only the reporting goroutine touches it.
+	// rather than every interval. One reporting goroutine at a time touches it (the next starts after the last
+	// marked itself ended, under the aggregate's lock).
 	failures int
 }
 
-// start runs the reporting goroutine until stop.
+// start lets the events counted start the reporting goroutine, until stop.
 func (r *reporter) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel, r.done = cancel, make(chan struct{})
-	go r.run(ctx)
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.types.mu.Lock()
+	defer r.types.mu.Unlock()
+	r.types.spawn = func() {
+		r.running.Add(1)
+		go r.run()
+	}
+	if len(r.types.types) > 0 || r.types.dropped > 0 {
+		r.types.signal() // counted before start
+	}
 }
 
-func (r *reporter) run(ctx context.Context) {
-	defer close(r.done)
+// run publishes a report every interval until an interval in which nothing was counted, or stop.
+func (r *reporter) run() {
+	defer r.running.Done()
 	for {
-		// Idle: nothing counted, no timer; the first event counted wakes the reporter.
+		timer := time.NewTimer(r.interval)
 		select {
-		case <-ctx.Done():
+		case <-r.ctx.Done():
+			timer.Stop()
 			return
-		case <-r.types.wake:
+		case <-timer.C:
 		}
-		// Busy: a report every interval until an interval in which nothing was counted.
-		for {
-			timer := time.NewTimer(r.interval)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
+		if r.types.quiet() {
+			return // the next event counted starts another goroutine
+		}
+		_, _, err := r.flush(r.ctx, ReportPublishTimeout)
+		switch {
+		case r.ctx.Err() != nil: // stop interrupted the report; it publishes what was kept
+		case err != nil:
+			if r.failures == 0 {
+				r.log.Warn("event types: publishing the router's report failed; its counts go with the next one",
+					"subject", r.subject, "err", err)
 			}
-			if r.types.empty() {
-				break // an event counted from now on signals wake again
-			}
-			_, _, err := r.flush(ctx, ReportPublishTimeout)
-			switch {
-			case ctx.Err() != nil: // stop interrupted the report; it publishes what was kept
-			case err != nil:
-				if r.failures == 0 {
-					r.log.Warn("event types: publishing the router's report failed; its counts go with the next one",
-						"subject", r.subject, "err", err)
-				}
-				r.failures++
-			case r.failures > 0:
-				r.log.Info("event types: the router's reports are published again", "subject", r.subject,
-					"failed_reports", r.failures)
-				r.failures = 0
-			}
+			r.failures++
+		case r.failures > 0:
+			r.log.Info("event types: the router's reports are published again", "subject", r.subject,
+				"failed_reports", r.failures)
+			r.failures = 0
 		}
 	}
 }
 
+// stop ends the reporting goroutine, if one runs, and no other starts; then it publishes what was counted and is
 // left, waiting at most ReportCloseTimeout: what it cannot publish then is lost, and logged. It blocks until done.
 func (r *reporter) stop() {
 	if r.cancel != nil {
+		r.types.mu.Lock()
+		r.types.spawn = nil // no goroutine starts from now on
+		r.types.mu.Unlock()
 		r.cancel()
-		<-r.done
+		r.running.Wait()
+		r.types.mu.Lock()
+		r.types.reporting = false
+		r.types.mu.Unlock()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ReportCloseTimeout)
 	defer cancel()

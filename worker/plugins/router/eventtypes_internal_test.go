@@ -188,19 +188,48 @@ func (p *countingPublisher) count() int {
 	return len(p.msgs)
 }
 
-// TestReporterWakesOnTheFirstEventAfterIdling: the reporter of an idle router waits with no timer, and the first
-// event counted after a quiet spell is reported within an interval, each time.
+// TestReporterWakesOnTheFirstEventAfterIdling: the reporter of an idle router has no goroutine and no timer, and
+// the first event counted after a quiet spell is reported within an interval, each time; an event counted before
+// start is reported too.
 func TestReporterWakesOnTheFirstEventAfterIdling(t *testing.T) {
 	pub := &countingPublisher{}
 	r := &reporter{pub: pub, subject: "t.eventtypes.b", busID: "b", interval: 20 * time.Millisecond, types: newEventTypes(),
 		log: slog.New(slog.DiscardHandler)}
+	reporting := func() bool {
+		r.types.mu.Lock()
+		defer r.types.mu.Unlock()
+		return r.types.reporting
+	}
+	r.types.observe("shop", "early", "application/json", []byte(`{}`), at)
 	r.start()
 	defer r.stop()
-	for round := 1; round <= 3; round++ {
+	require.Eventually(t, func() bool { return pub.count() == 1 }, 2*time.Second, 5*time.Millisecond,
+		"the event counted before start is reported")
+	for round := 2; round <= 4; round++ {
+		require.Eventually(t, func() bool { return !reporting() }, 2*time.Second, 5*time.Millisecond,
+			"round %d: the goroutine ends after a quiet interval", round)
 		time.Sleep(100 * time.Millisecond) // idle: several intervals with nothing
 		require.Equal(t, round-1, pub.count(), "nothing is published while idle")
+		require.False(t, reporting(), "no goroutine while idle")
 		r.types.observe("shop", "t", "application/json", []byte(`{}`), at)
+		require.True(t, reporting(), "the first event starts the goroutine")
 		require.Eventually(t, func() bool { return pub.count() == round }, 2*time.Second, 5*time.Millisecond,
 			"round %d: the event is reported", round)
 	}
+}
+
+// TestStoppedReporterStartsNoGoroutine: an event counted after stop (a Write racing Close) starts no goroutine; it
+// is lost with the router, as what stop could not publish is.
+func TestStoppedReporterStartsNoGoroutine(t *testing.T) {
+	pub := &countingPublisher{}
+	r := &reporter{pub: pub, subject: "t.eventtypes.b", busID: "b", interval: time.Hour, types: newEventTypes(),
+		log: slog.New(slog.DiscardHandler)}
+	r.start()
+	r.types.observe("shop", "t", "application/json", []byte(`{}`), at)
+	r.stop() // ends the goroutine the event started, and publishes the event
+	require.Equal(t, 1, pub.count())
+	r.types.observe("shop", "t", "application/json", []byte(`{}`), at)
+	r.types.mu.Lock()
+	defer r.types.mu.Unlock()
+	require.False(t, r.types.reporting)
 }
