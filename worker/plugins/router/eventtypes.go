@@ -69,12 +69,15 @@ func (a *eventTypes) signal() {
 	}
 }
 
+// empty reports whether nothing was counted since the last take. Called with a.mu held.
+func (a *eventTypes) empty() bool { return len(a.types) == 0 && a.dropped == 0 }
+
 // quiet reports whether nothing was counted since the last take, and if so marks the reporting goroutine, which
 // asks, as ended: the next event counted starts another.
 func (a *eventTypes) quiet() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.types) == 0 && a.dropped == 0 {
+	if a.empty() {
 		a.reporting = false
 		return true
 	}
@@ -90,7 +93,7 @@ func (a *eventTypes) quiet() bool {
 func (a *eventTypes) observe(source, typ, contentType string, data []byte, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.types) == 0 && a.dropped == 0 {
+	if a.empty() {
 		a.signal()
 	}
 	t, ok := a.types[typeKey{source, typ}]
@@ -220,7 +223,7 @@ func (r *reporter) start() {
 		r.running.Add(1)
 		go r.run()
 	}
-	if len(r.types.types) > 0 || r.types.dropped > 0 {
+	if !r.types.empty() {
 		r.types.signal() // counted before start
 	}
 }
