@@ -50,15 +50,15 @@ func EncodeBatch(events []*event.Event, traces, ids []string) (*nats.Msg, error)
 	if err := perEvent(len(events), traces, ids); err != nil {
 		return nil, err
 	}
-	entries := make([]batchEntry, len(events))
+	body := make([]byte, 0, bodySize(events, nil))
+	types := make([]string, len(events))
 	for i, e := range events {
-		en, err := entryOf(e, nil)
-		if err != nil {
+		var err error
+		if body, types[i], err = appendEntry(body, e, nil); err != nil {
 			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
 		}
-		entries[i] = en
 	}
-	return assemble(entries, traces, ids), nil
+	return assemble(body, types, traces, ids), nil
 }
 
 // perEvent checks that traces and ids are nil or have one value per event.
@@ -111,71 +111,114 @@ func EncodeBatches(events []*event.Event, jsons [][]byte, traces, ids []string, 
 		return []Part{{Msg: Encode(events[0]), From: 0, To: 1}}, nil
 	}
 	var parts []Part
-	var run []batchEntry // the entries of events[from:from+len(run)]
+	// The run: events[from:from+len(types)], whose entries body holds, written in place as a record batch's body;
+	// size bounds its message.
+	var body []byte
+	var types []string
 	from, size := 0, batchOverhead
+	left := bodySize(events, jsons) // what the entries of the events not yet in a part take, about
 	flush := func() {
-		switch len(run) {
+		switch len(types) {
 		case 0:
 		case 1:
 			parts = append(parts, Part{Msg: Encode(events[from]), From: from, To: from + 1})
 		default:
 			var tr, id []string
 			if traces != nil {
-				tr = traces[from : from+len(run)]
+				tr = traces[from : from+len(types)]
 			}
 			if ids != nil {
-				id = ids[from : from+len(run)]
+				id = ids[from : from+len(types)]
 			}
-			parts = append(parts, Part{Msg: assemble(run, tr, id), From: from, To: from + len(run)})
+			parts = append(parts, Part{Msg: assemble(body, types, tr, id), From: from, To: from + len(types)})
 		}
-		from += len(run)
-		run, size = run[:0], batchOverhead // assemble keeps nothing of run
+		from += len(types)
+		body, types, size = nil, nil, batchOverhead // the part's message has the body: the next run has its own
 	}
 	for i, e := range events {
 		var form []byte
 		if jsons != nil {
 			form = jsons[i]
 		}
-		en, err := entryOf(e, form)
+		if body == nil {
+			body = make([]byte, 0, roomFor(left, maxBytes))
+		}
+		mark := len(body)
+		en, typ, err := appendEntry(body, e, form)
 		if err != nil {
 			flush()
 			parts = append(parts, Part{Msg: Encode(e), From: i, To: i + 1})
 			from = i + 1
 			continue
 		}
-		n := en.size()
+		body = en
+		left -= len(body) - mark
+		n := entrySize(len(body)-mark, typ)
 		if traces != nil {
 			n += len(HeaderBatchTrace) + 4 + len(cmp.Or(traces[i], noValue))
 		}
 		if ids != nil {
 			n += len(HeaderBatchIDs) + 4 + len(ids[i])
 		}
-		if len(run) > 0 && maxBytes > 0 && size+n > maxBytes {
+		if len(types) > 0 && maxBytes > 0 && size+n > maxBytes {
+			// The entry starts the next run: the run before it ends at its comma.
+			entry := body[mark+1:]
+			body = body[:mark]
 			flush()
+			body = append(append(make([]byte, 0, roomFor(left+len(entry), maxBytes)), '['), entry...)
 		}
-		run = append(run, en)
+		types = append(types, typ)
 		size += n
 	}
 	flush()
 	return parts, nil
 }
 
-// batchEntry is one event of a record batch, encoded.
-type batchEntry struct {
-	json  []byte
-	types string // HeaderTypes' value, noValue for none
+// entrySize bounds what an entry of json bytes (its comma or bracket included) whose HeaderBatchTypes value is
+// types adds to its batch's message: its JSON form, the comma, and the header's value ("Name: value\r\n").
+func entrySize(json int, types string) int {
+	return json + len(HeaderBatchTypes) + 4 + len(types)
 }
 
-// size bounds what the entry adds to its batch's message: its JSON form, a comma, and its value of
-// HeaderBatchTypes ("Name: value\r\n").
-func (en batchEntry) size() int {
-	return len(en.json) + 1 + len(HeaderBatchTypes) + 4 + len(en.types)
+// roomFor is the room a record batch's body is made with when its entries take about left bytes, under maxBytes
+// (0: no bound).
+func roomFor(left, maxBytes int) int {
+	if maxBytes > 0 {
+		left = min(left, maxBytes)
+	}
+	return max(left, 0) + 2
 }
 
-// entryOf encodes e for a record batch, whose JSON form is form when it is not nil.
-func entryOf(e *event.Event, form []byte) (batchEntry, error) {
+// bodySize is about what the entries of events take in a record batch's body (jsons as for EncodeBatches), for the
+// room a body is made with: an estimate, exact for the JSON forms given, that the body grows past when short.
+func bodySize(events []*event.Event, jsons [][]byte) int {
+	n := 2
+	for i, e := range events {
+		if jsons != nil && jsons[i] != nil {
+			n += len(jsons[i]) + 1
+			continue
+		}
+		d := len(e.DataEncoded)
+		if e.DataBase64 {
+			d = d*4/3 + 4
+		}
+		n += d + 256 + 1
+	}
+	return n
+}
+
+// appendEntry appends to body (a record batch's body: its opening bracket and the entries before) e's entry: a
+// comma unless it is the first, then its JSON form, form when not nil, else what cloudevent.Marshal writes. It
+// returns the body and the entry's HeaderBatchTypes value; on an error, the body as it was.
+func appendEntry(body []byte, e *event.Event, form []byte) ([]byte, string, error) {
+	if len(body) == 0 {
+		body = append(body, '[')
+	} else {
+		body = append(body, ',')
+	}
+	types := cmp.Or(typesOf(e), noValue)
 	if form != nil {
-		return batchEntry{json: form, types: cmp.Or(typesOf(e), noValue)}, nil
+		return append(body, form...), types, nil
 	}
 	if e.DataEncoded != nil && len(e.DataEncoded) == 0 {
 		// Decode gives no data for an empty body; so does a batch.
@@ -183,37 +226,22 @@ func entryOf(e *event.Event, form []byte) (batchEntry, error) {
 		c.DataEncoded = nil
 		e = &c
 	}
-	j, err := cloudevent.Marshal(e)
+	out, err := cloudevent.AppendMarshal(body, e)
 	if err != nil {
-		return batchEntry{}, err
+		return body[:len(body)-1], "", err
 	}
-	return batchEntry{json: j, types: cmp.Or(typesOf(e), noValue)}, nil
+	return out, types, nil
 }
 
-// assemble makes the record batch of entries, with traces (nil, or one per entry, "" for none) and ids (nil, or
-// one per entry).
-func assemble(entries []batchEntry, traces, ids []string) *nats.Msg {
+// assemble makes the record batch of body (its opening bracket and its entries, comma-separated; assemble closes
+// it and the message keeps it), types their HeaderBatchTypes values, traces (nil, or one per entry, "" for none)
+// and ids (nil, or one per entry).
+func assemble(body []byte, types, traces, ids []string) *nats.Msg {
 	m := nats.NewMsg("")
-	n := 2
-	for _, en := range entries {
-		n += len(en.json) + 1
-	}
-	body := make([]byte, 0, n)
-	body = append(body, '[')
-	types := make([]string, len(entries))
-	anyTyped := false
-	for i, en := range entries {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, en.json...)
-		types[i] = en.types
-		anyTyped = anyTyped || en.types != noValue
-	}
 	body = append(body, ']')
-	m.Header.Set(HeaderBatch, strconv.Itoa(len(entries)))
+	m.Header.Set(HeaderBatch, strconv.Itoa(len(types)))
 	m.Header.Set(headerContentType, ContentTypeBatch)
-	if anyTyped {
+	if slices.ContainsFunc(types, func(t string) bool { return t != noValue }) {
 		m.Header[HeaderBatchTypes] = types
 	}
 	if slices.ContainsFunc(traces, func(tp string) bool { return tp != "" }) {

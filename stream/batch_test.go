@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -321,4 +322,35 @@ func TestEncodeBatchesOfOneEventIsEncode(t *testing.T) {
 	encode := testing.AllocsPerRun(50, func() { _ = Encode(e) })
 	batches := testing.AllocsPerRun(50, func() { _, _ = EncodeBatches(one, nil, nil, nil, 1<<20) })
 	assert.LessOrEqual(t, batches, encode+1, "Encode and the slice of parts")
+}
+
+// A record batch's events are written in place in the body its message keeps, each once: the bytes EncodeBatches
+// allocates for a batch of events with 4 KiB of JSON data each are about its body's, not twice them (a JSON form
+// per event, then the body they were copied into).
+func TestEncodeBatchesWritesEventsInPlace(t *testing.T) {
+	data := []byte(`{"pad":"` + strings.Repeat("0123456789abcdef", 256) + `"}`)
+	events := make([]*event.Event, 10)
+	for i := range events {
+		e := event.New()
+		e.SetID(fmt.Sprint("id-", i))
+		e.SetSource("/bench")
+		e.SetType("put")
+		e.SetDataContentType("application/json")
+		e.DataEncoded = data
+		events[i] = &e
+	}
+	parts, err := EncodeBatches(events, nil, nil, nil, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	body := len(parts[0].Msg.Data)
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		_, _ = EncodeBatches(events, nil, nil, nil, 1<<20)
+	}
+	runtime.ReadMemStats(&after)
+	perCall := float64(after.TotalAlloc-before.TotalAlloc) / runs
+	assert.Less(t, perCall, 1.3*float64(body), "allocated %.0f bytes for a body of %d", perCall, body)
+	t.Logf("allocated %.0f bytes for a body of %d", perCall, body)
 }

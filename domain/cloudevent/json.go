@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
@@ -87,29 +88,35 @@ func formOf(e *event.Event) dataForm {
 // Marshal returns e in the JSON format: its attributes as the SDK writes them, then its data as json-format.md
 // 3.1.1 says: binary data (IsBinary) as data_base64, JSON data as the JSON value it is, byte for byte, other data
 // as a JSON string.
-func Marshal(e *event.Event) ([]byte, error) {
+func Marshal(e *event.Event) ([]byte, error) { return AppendMarshal(nil, e) }
+
+// AppendMarshal appends Marshal's form of e to dst and returns the extended slice, so that several events can be
+// written one after the other in one buffer (a record batch). On an error it returns dst as it was.
+func AppendMarshal(dst []byte, e *event.Event) ([]byte, error) {
 	form := formOf(e)
 	extra := len(e.DataEncoded) + 16
 	if form == formBase64 {
 		extra = base64.StdEncoding.EncodedLen(len(e.DataEncoded)) + 16
 	}
-	out, ok := plainAttributes(e, extra)
+	start := len(dst)
+	out, ok := plainAttributes(dst, e, extra)
 	if !ok {
 		attrs := *e // a shallow copy: the SDK writes its attributes, without the data
 		attrs.DataEncoded, attrs.DataBase64 = nil, false
-		var err error
-		if out, err = attrs.MarshalJSON(); err != nil {
-			return nil, err
+		sdk, err := attrs.MarshalJSON()
+		if err != nil {
+			return dst, err
 		}
+		out = append(out, sdk...)
 	}
 	if form == formNone {
 		return out, nil
 	}
-	if len(out) < 2 || out[len(out)-1] != '}' {
-		return nil, errors.New("cloudevent: the SDK wrote no JSON object")
+	if len(out)-start < 2 || out[len(out)-1] != '}' {
+		return dst, errors.New("cloudevent: the SDK wrote no JSON object")
 	}
 	out = out[:len(out)-1]
-	if len(out) > 1 {
+	if len(out)-start > 1 {
 		out = append(out, ',')
 	}
 	data := e.Data()
@@ -123,21 +130,22 @@ func Marshal(e *event.Event) ([]byte, error) {
 	default:
 		s, err := json.Marshal(string(data))
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		out = append(append(out, `"data":`...), s...)
 	}
 	return append(out, '}'), nil
 }
 
-// plainAttributes writes e's attributes and extensions as the SDK's writer does (its MarshalJSON of e without
-// data), byte for byte, with room for extra bytes more, when every value is plain: a CloudEvents 1.0 event whose
-// strings need no escape (no control character, quote or backslash) and whose extensions are strings, booleans or
-// Integers. ok false: e is not, and the SDK writes it (TestPlainAttributesAsTheSDKWrites).
-func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
+// plainAttributes appends to dst e's attributes and extensions as the SDK's writer does (its MarshalJSON of e
+// without data), byte for byte, with room for extra bytes more, when every value is plain: a CloudEvents 1.0 event
+// whose strings need no escape (no control character, quote or backslash) and whose extensions are strings,
+// booleans or Integers. ok false: e is not, and the SDK writes it (TestPlainAttributesAsTheSDKWrites); out is then
+// dst, perhaps with more room.
+func plainAttributes(dst []byte, e *event.Event, extra int) (out []byte, ok bool) {
 	ec, isV1 := e.Context.(*event.EventContextV1)
 	if !isV1 {
-		return nil, false
+		return dst, false
 	}
 	var source, schema, tm string
 	source = uriText(&ec.Source.URL)
@@ -160,7 +168,8 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 			size += len(s)
 		}
 	}
-	out = make([]byte, 0, size)
+	start := len(dst)
+	out = slices.Grow(dst, size)
 	field := func(name string) { // ,"name":
 		out = append(out, ',', '"')
 		out = append(out, name...)
@@ -184,7 +193,7 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 		ec.DataContentType != nil && !str("datacontenttype", *ec.DataContentType) ||
 		ec.DataSchema != nil && !str("dataschema", schema) ||
 		ec.Time != nil && !str("time", tm) {
-		return nil, false
+		return out[:start], false
 	}
 	if len(ec.Extensions) > 0 {
 		names := make([]string, 0, len(ec.Extensions))
@@ -194,12 +203,12 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 		slices.Sort(names)
 		for _, k := range names {
 			if !lowerAlnum(k) {
-				return nil, false
+				return out[:start], false
 			}
 			switch v := ec.Extensions[k].(type) {
 			case string:
 				if !str(k, v) {
-					return nil, false
+					return out[:start], false
 				}
 			case bool:
 				field(k)
@@ -208,7 +217,7 @@ func plainAttributes(e *event.Event, extra int) (out []byte, ok bool) {
 				field(k)
 				out = strconv.AppendInt(out, int64(v), 10)
 			default:
-				return nil, false
+				return out[:start], false
 			}
 		}
 	}
@@ -290,7 +299,10 @@ func Unmarshal(raw []byte) (*event.Event, error) {
 	return fromDoc(doc, raw)
 }
 
-// parse validates raw as JSON (gjson: no depth limit) and parses it.
+// parse validates raw as JSON (gjson: no depth limit) and parses it. The document's strings are raw's bytes, not a
+// copy of them (gjson.ParseBytes copies the whole of raw, a batch's every event, to read a few attributes): raw
+// must not change while the document, or an event read from it, is in use, which the events' data, parts of raw,
+// already asked of every caller.
 func parse(raw []byte) (gjson.Result, error) {
 	if !gjson.ValidBytes(raw) {
 		var v any
@@ -299,7 +311,7 @@ func parse(raw []byte) (gjson.Result, error) {
 		}
 		return gjson.Result{}, errors.New("not valid JSON")
 	}
-	return gjson.ParseBytes(raw), nil
+	return gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))), nil
 }
 
 // fromDoc reads the event of a parsed, valid JSON document (see Unmarshal) of src, the bytes it was parsed from. A

@@ -132,6 +132,17 @@ func TestMarshalRoundTrip(t *testing.T) {
 		if string(back.Data()) != c.data || back.DataContentType() != c.ct || back.Extensions()["count"] != int32(42) {
 			t.Errorf("%q %q: read back %q %q %v", c.ct, c.data, back.DataContentType(), back.Data(), back.Extensions())
 		}
+		// Appended after other bytes, as a record batch writes its events: the same form, what was there kept,
+		// written in place when there is room for it.
+		buf := make([]byte, 0, 4096)
+		buf = append(buf, `[{"earlier":1},`...)
+		appended, err := cloudevent.AppendMarshal(buf, &e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(appended) != `[{"earlier":1},`+string(out) || &appended[0] != &buf[0] {
+			t.Errorf("%q %q: appended %s", c.ct, c.data, appended)
+		}
 	}
 }
 
