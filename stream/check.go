@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
-	"github.com/tidwall/gjson"
 
 	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
@@ -164,7 +163,8 @@ func checkData(e *event.Event) error {
 	if ct != "" && !cloudevent.IsJSONMedia(ct) {
 		return nil
 	}
-	if !gjson.ValidBytes(data) {
+	valid, depth := cloudevent.ValidJSON(data)
+	if !valid {
 		if ct == "" || e.DataBase64 {
 			return nil // bytes: Encode marks them binary
 		}
@@ -173,7 +173,7 @@ func checkData(e *event.Event) error {
 		}
 		return invalid("data", "the data is not valid JSON, while datacontenttype is %q", ct)
 	}
-	if jsonDepth(data) > MaxDataDepth {
+	if depth > MaxDataDepth {
 		return invalid("data", "the data nests more than %d levels deep (objects and arrays)", MaxDataDepth)
 	}
 	return nil

@@ -68,14 +68,14 @@ func formOf(e *event.Event) dataForm {
 	}
 	switch ct := e.DataContentType(); {
 	case ct == "":
-		if e.DataBase64 || len(bytes.TrimSpace(data)) != len(data) || !gjson.ValidBytes(data) {
+		if e.DataBase64 || len(bytes.TrimSpace(data)) != len(data) || !isJSON(data) {
 			return formBase64
 		}
 		return formJSON
 	case IsJSONMedia(ct):
 		// Data of a JSON type not marked binary is JSON: the store's invariant (stream.Check) and Unmarshal make
 		// sure of it, so it is not read again here (the router marshals every event).
-		if e.DataBase64 && !gjson.ValidBytes(data) {
+		if e.DataBase64 && !isJSON(data) {
 			return formBase64
 		}
 		return formJSON
@@ -299,12 +299,12 @@ func Unmarshal(raw []byte) (*event.Event, error) {
 	return fromDoc(doc, raw)
 }
 
-// parse validates raw as JSON (gjson: no depth limit) and parses it. The document's strings are raw's bytes, not a
+// parse validates raw as JSON (ValidJSON: no depth limit) and parses it. The document's strings are raw's bytes, not a
 // copy of them (gjson.ParseBytes copies the whole of raw, a batch's every event, to read a few attributes): raw
 // must not change while the document, or an event read from it, is in use, which the events' data, parts of raw,
 // already asked of every caller.
 func parse(raw []byte) (gjson.Result, error) {
-	if !gjson.ValidBytes(raw) {
+	if !isJSON(raw) {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return gjson.Result{}, fmt.Errorf("not valid JSON: %w", err)
