@@ -29,7 +29,8 @@ const (
 	ReportMaxBytes = 512 << 10
 	// ReportPublishTimeout bounds the wait for JetStream to store one message of a report.
 	ReportPublishTimeout = 5 * time.Second
-	// ReportCloseTimeout bounds the last report, which Close publishes.
+	// ReportCloseTimeout bounds the wait for JetStream to store the last report, which Close publishes (its
+	// encoding, CPU work that a loaded machine slows, does not count).
 	ReportCloseTimeout = 2 * time.Second
 )
 
@@ -242,7 +243,7 @@ func (r *reporter) run() {
 		if r.types.quiet() {
 			return // the next event counted starts another goroutine
 		}
-		_, _, err := r.flush(r.ctx, ReportPublishTimeout)
+		_, _, err := r.flush(r.ctx, ReportPublishTimeout, 0)
 		switch {
 		case r.ctx.Err() != nil: // stop interrupted the report; it publishes what was kept
 		case err != nil:
@@ -260,7 +261,8 @@ func (r *reporter) run() {
 }
 
 // stop ends the reporting goroutine, if one runs, and no other starts; then it publishes what was counted and is
-// left, waiting at most ReportCloseTimeout: what it cannot publish then is lost, and logged. It blocks until done.
+// left, waiting at most ReportCloseTimeout for JetStream once the report is encoded: what it cannot publish then
+// is lost, and logged. It blocks until done.
 func (r *reporter) stop() {
 	if r.cancel != nil {
 		r.types.mu.Lock()
@@ -272,35 +274,26 @@ func (r *reporter) stop() {
 		r.types.reporting = false
 		r.types.mu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ReportCloseTimeout)
-	defer cancel()
-	if types, dropped, err := r.flush(ctx, ReportCloseTimeout); err != nil {
+	if types, dropped, err := r.flush(context.Background(), ReportCloseTimeout, ReportCloseTimeout); err != nil {
 		r.log.Warn("event types: the router's last report could not be published; its counts are lost",
 			"subject", r.subject, "types", types, "dropped", dropped, "err", err)
 	}
 }
 
 // flush publishes what was counted since the last report, if anything, in messages of at most ReportMaxBytes,
-// waiting up to timeout (and no longer than ctx) for each to be stored. It stops at the first message that could
-// not be stored and puts that message's types and those of the following ones back into the aggregate, to go with
-// the next report; then it returns how many types and dropped events it put back, and the error. A message that
-// timed out waiting for its acknowledgement may have been stored nonetheless: its counts are then reported twice,
-// as those of an event delivered twice are.
-func (r *reporter) flush(ctx context.Context, timeout time.Duration) (keptTypes int, keptDropped int64, err error) {
+// waiting up to timeout (and no longer than ctx) for each to be stored, and up to within for all of them when
+// within is not 0, counted once they are encoded. It stops at the first message that could not be encoded or
+// stored and puts that message's types and those of the following ones back into the aggregate, to go with the
+// next report; then it returns how many types and dropped events it put back, and the error. A message that timed
+// out waiting for its acknowledgement may have been stored nonetheless: its counts are then reported twice, as
+// those of an event delivered twice are.
+func (r *reporter) flush(ctx context.Context, timeout, within time.Duration) (keptTypes int, keptDropped int64, err error) {
 	types, dropped := r.types.take()
 	if len(types) == 0 && dropped == 0 {
 		return 0, 0, nil
 	}
 	parts := splitReport(r.busID, types)
-	for i, part := range parts {
-		d := int64(0)
-		if i == 0 {
-			d = dropped
-		}
-		err := r.publish(ctx, timeout, stream.EventTypesReport{BusID: r.busID, Types: part, Dropped: d})
-		if err == nil {
-			continue
-		}
+	keep := func(i int, d int64, err error) (int, int64, error) {
 		var rest []stream.ObservedType
 		for _, p := range parts[i:] {
 			rest = append(rest, p...)
@@ -308,18 +301,38 @@ func (r *reporter) flush(ctx context.Context, timeout time.Duration) (keptTypes 
 		r.types.restore(rest, d)
 		return len(rest), d, err
 	}
+	bodies := make([][]byte, len(parts))
+	for i, part := range parts {
+		rep := stream.EventTypesReport{BusID: r.busID, Types: part}
+		if i == 0 {
+			rep.Dropped = dropped
+		}
+		if rep.Types == nil {
+			rep.Types = []stream.ObservedType{} // a report of dropped events only
+		}
+		if bodies[i], err = stream.EncodeEventTypesReport(rep); err != nil {
+			return keep(0, dropped, err)
+		}
+	}
+	if within > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, within)
+		defer cancel()
+	}
+	for i, body := range bodies {
+		if err := r.publish(ctx, timeout, body); err != nil {
+			d := int64(0)
+			if i == 0 {
+				d = dropped
+			}
+			return keep(i, d, err)
+		}
+	}
 	return 0, 0, nil
 }
 
 // publish stores one message of a report.
-func (r *reporter) publish(ctx context.Context, timeout time.Duration, rep stream.EventTypesReport) error {
-	if rep.Types == nil {
-		rep.Types = []stream.ObservedType{} // a report of dropped events only
-	}
-	body, err := stream.EncodeEventTypesReport(rep)
-	if err != nil {
-		return err
-	}
+func (r *reporter) publish(ctx context.Context, timeout time.Duration, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if _, err := r.pub.PublishMsg(ctx, &nats.Msg{Subject: r.subject, Data: body}); err != nil {

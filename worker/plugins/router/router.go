@@ -250,7 +250,8 @@ func (s *Sink) Connect(context.Context) error {
 }
 
 // Close stops reporting the event types and publishes what was counted since the last report, waiting at most
-// ReportCloseTimeout (what it could not publish is logged and lost). It returns nil.
+// ReportCloseTimeout for JetStream once the report is encoded (what it could not publish is logged and lost). It
+// returns nil.
 func (s *Sink) Close() error {
 	if s.report != nil {
 		s.report.stop()
