@@ -3,6 +3,7 @@ package cloudevent
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -210,10 +211,12 @@ var sourceCases = []string{
 	"mailto:x@example.com", "//", "a/../b", "/a/./b", "..", "HTTP://X/", "/a;b", "/a@b", "/a+b", "*",
 }
 
-// TestSourceAsTheSDKWrites: Source gives e.Source() for every source the SDK parses.
+// TestSourceAsTheSDKWrites: Source gives e.Source() for every source the SDK parses, and sourceRef parses each as
+// the SDK does.
 func TestSourceAsTheSDKWrites(t *testing.T) {
 	for _, s := range sourceCases {
 		checkSource(t, s)
+		checkSourceRef(t, s)
 	}
 	e := event.New()
 	e.SetSource("/shop/orders")
@@ -225,6 +228,25 @@ func FuzzSource(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkSource)
+}
+
+func FuzzSourceRef(f *testing.F) {
+	for _, s := range sourceCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkSourceRef)
+}
+
+// checkSourceRef checks sourceRef against the SDK's parser for s.
+func checkSourceRef(t *testing.T, s string) {
+	got, ok := sourceRef(s)
+	want := types.ParseURIRef(s)
+	if ok != (want != nil) {
+		t.Fatalf("sourceRef(%q) ok %v, the SDK parses %v", s, ok, want)
+	}
+	if ok && !reflect.DeepEqual(got.URL, want.URL) {
+		t.Fatalf("sourceRef(%q) = %#v, the SDK parses %#v", s, got.URL, want.URL)
+	}
 }
 
 // checkSource checks Source against the SDK for an event whose source is s as the SDK parses it.

@@ -502,11 +502,11 @@ func fastV1(members []member) (e *event.Event, ok bool) {
 			}
 			ec.Type = text
 		case "source":
-			u := types.ParseURIRef(text)
-			if !once(source) || u == nil {
+			u, ok := sourceRef(text)
+			if !once(source) || !ok {
 				return nil, false
 			}
-			ec.Source = *u
+			ec.Source = u
 		case "subject":
 			if !once(subject) {
 				return nil, false
@@ -569,6 +569,19 @@ func Source(e *event.Event) string {
 		return uriText(&ec.Source.URL)
 	}
 	return e.Source()
+}
+
+// sourceRef is what types.ParseURIRef makes of text (false for nil), without parsing a plain path: url.Parse
+// makes a URL of its path alone (FuzzSourceRef). Every event read has a source, most of them plain.
+func sourceRef(text string) (types.URIRef, bool) {
+	if text != "" && plainPath(text) {
+		return types.URIRef{URL: url.URL{Path: text}}, true
+	}
+	u := types.ParseURIRef(text)
+	if u == nil {
+		return types.URIRef{}, false
+	}
+	return *u, true
 }
 
 // uriText is u.String(), without building it for a plain path (see Source).
