@@ -144,14 +144,14 @@ func EncodeBatches(events []*event.Event, jsons [][]byte, traces, ids []string, 
 			body = make([]byte, 0, roomFor(left, maxBytes))
 		}
 		mark := len(body)
-		en, typ, err := appendEntry(body, e, form)
+		grown, typ, err := appendEntry(body, e, form)
 		if err != nil {
 			flush()
 			parts = append(parts, Part{Msg: Encode(e), From: i, To: i + 1})
 			from = i + 1
 			continue
 		}
-		body = en
+		body = grown
 		left -= len(body) - mark
 		n := entrySize(len(body)-mark, typ)
 		if traces != nil {

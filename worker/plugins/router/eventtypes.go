@@ -293,10 +293,14 @@ func (r *reporter) flush(ctx context.Context, timeout, within time.Duration) (ke
 		return 0, 0, nil
 	}
 	parts := splitReport(r.busID, types)
-	keep := func(i int, d int64, err error) (int, int64, error) {
+	keep := func(i int, err error) (int, int64, error) { // parts[i:] go back, with dropped when the first does
 		var rest []stream.ObservedType
 		for _, p := range parts[i:] {
 			rest = append(rest, p...)
+		}
+		d := int64(0)
+		if i == 0 {
+			d = dropped
 		}
 		r.types.restore(rest, d)
 		return len(rest), d, err
@@ -311,7 +315,7 @@ func (r *reporter) flush(ctx context.Context, timeout, within time.Duration) (ke
 			rep.Types = []stream.ObservedType{} // a report of dropped events only
 		}
 		if bodies[i], err = stream.EncodeEventTypesReport(rep); err != nil {
-			return keep(0, dropped, err)
+			return keep(0, err)
 		}
 	}
 	if within > 0 {
@@ -321,11 +325,7 @@ func (r *reporter) flush(ctx context.Context, timeout, within time.Duration) (ke
 	}
 	for i, body := range bodies {
 		if err := r.publish(ctx, timeout, body); err != nil {
-			d := int64(0)
-			if i == 0 {
-				d = dropped
-			}
-			return keep(i, d, err)
+			return keep(i, err)
 		}
 	}
 	return 0, 0, nil
