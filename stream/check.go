@@ -63,7 +63,7 @@ func tooLarge(field, format string, args ...any) error {
 // Check reports whether e may be stored; encodedSize is its size as the request carried it (0 when unknown: the
 // size of its attributes and data is taken). Errors are *CheckError.
 func Check(e *event.Event, encodedSize int) error {
-	if err := e.Validate(); err != nil {
+	if err := cloudevent.Validate(e); err != nil {
 		return invalid("", "invalid CloudEvent: %s", strings.TrimSpace(err.Error()))
 	}
 	attrs := 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eventbridge-go/eventbridge/domain"
 	"github.com/eventbridge-go/eventbridge/domain/account"
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 )
 
 // Size limits of events put on a bus.
@@ -317,7 +318,7 @@ func ValidateEvent(e *event.Event, encodedSize int) error {
 	if encodedSize > MaxEventSize {
 		return ErrEventTooLarge.With("event is %d bytes; at most %d are allowed", encodedSize, MaxEventSize)
 	}
-	if err := e.Validate(); err != nil {
+	if err := cloudevent.Validate(e); err != nil {
 		return ErrInvalidEvent.With("invalid CloudEvent: %s", err.Error())
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 // PutEvents, the router and the structured sinks used before), on a small event and one with 16 KiB of JSON data:
 // Unmarshal as PutEvents reads a structured entry, UnmarshalBatch of 100 such events as the router and the
 // targets read a record batch (the SDK: its JSON decoding of []event.Event), Marshal as PutEvents builds the form it
-// stores. It reports the ratio of the two in the same run.
+// stores, and Validate as PutEvents and the store check an event. It reports the ratio of the two in the same run.
 func BenchmarkJSONFormat(b *testing.B) {
 	for _, size := range []int{200, 16 << 10} {
 		items := strings.Repeat(`{"sku": "A-1", "qty": 2, "price": 12.5},`, size/40)
@@ -56,6 +56,11 @@ func BenchmarkJSONFormat(b *testing.B) {
 				return err
 			})
 		})
+		if size == 200 {
+			b.Run("validate", func(b *testing.B) {
+				sideBySide(b, e.Validate, func() error { return cloudevent.Validate(e) })
+			})
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/eventbridge-go/eventbridge/domain/cloudevent"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 )
 
@@ -156,7 +157,7 @@ func NewSet(cfg connector.Values, _ connector.Env) (connector.Transform, error) 
 func (t *Set) Apply(_ context.Context, e *event.Event) ([]*event.Event, error) {
 	out := e.Clone()
 	t.set(&out)
-	if err := out.Validate(); err != nil {
+	if err := cloudevent.Validate(&out); err != nil {
 		return nil, fmt.Errorf("setting %s: %w", t.name, err)
 	}
 	return []*event.Event{&out}, nil

@@ -353,17 +353,17 @@ func redactURLs(urls string) string {
 func (s *Source) toEvents(msg jetstream.Msg, md *jetstream.MsgMetadata) []*event.Event {
 	m := &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()}
 	if stream.IsBatch(m.Header) {
-		if evs, err := stream.DecodeAll(m); err == nil && !slices.ContainsFunc(evs, func(e *event.Event) bool { return e.Validate() != nil }) {
+		if evs, err := stream.DecodeAll(m); err == nil && !slices.ContainsFunc(evs, func(e *event.Event) bool { return cloudevent.Validate(e) != nil }) {
 			return evs
 		}
 	}
 	if m.Header.Get("ce-specversion") != "" {
-		if e, err := stream.Decode(m); err == nil && e.Validate() == nil {
+		if e, err := stream.Decode(m); err == nil && cloudevent.Validate(e) == nil {
 			return []*event.Event{e}
 		}
 	}
 	if ct := m.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/cloudevents+json") || ct == "" {
-		if e, err := cloudevent.Unmarshal(m.Data); err == nil && e.Validate() == nil {
+		if e, err := cloudevent.Unmarshal(m.Data); err == nil && cloudevent.Validate(e) == nil {
 			return []*event.Event{e}
 		}
 	}

@@ -408,7 +408,7 @@ func binaryEvent(m message) *event.Event {
 		ct = attrs["datacontenttype"]
 	}
 	setPayload(&e, ct, m.payload)
-	if err := e.Validate(); err != nil {
+	if err := cloudevent.Validate(&e); err != nil {
 		return nil
 	}
 	return &e
@@ -425,7 +425,7 @@ func structuredEvent(m message) *event.Event {
 		return nil
 	}
 	e, err := cloudevent.Unmarshal(m.payload)
-	if err != nil || e.SpecVersion() == "" || e.Validate() != nil {
+	if err != nil || e.SpecVersion() == "" || cloudevent.Validate(e) != nil {
 		return nil
 	}
 	return e
