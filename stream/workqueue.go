@@ -2,18 +2,27 @@ package stream
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// DrainPullExpiry is how long a pull request of DrainWorkQueue waits at the server for messages. An idle queue
+// costs one request this often, and the server's heartbeat in between, where a fetch of a second cost a request,
+// its timeout and a subscription each second.
+const DrainPullExpiry = 30 * time.Second
+
+// DrainGather is how long a batch of DrainWorkQueue gathers messages after its first: the messages of a burst are
+// handled together, and a message waits at most this long after it arrived.
+const DrainGather = 250 * time.Millisecond
+
 // DrainWorkQueue takes the messages of the work-queue stream streamName through its durable consumer durable
-// (created or updated here; explicit acknowledgements, 30 s to acknowledge), batch at a time, and hands each
-// non-empty batch to handle, which acknowledges what it stored and terminates what it cannot read; what it leaves
-// unacknowledged comes back after the ack wait. It returns when ctx ends (ctx's error) or when fetching or handle
-// fails (that error). The control-plane replicas share the consumer, so each message goes to one of them.
+// (created or updated here; explicit acknowledgements, 30 s to acknowledge), at most batch at a time, and hands
+// each batch to handle, which acknowledges what it stored and terminates what it cannot read; what it leaves
+// unacknowledged comes back after the ack wait. Messages arrive as they are stored (one pull request stays open);
+// a batch holds what arrived within DrainGather of its first. It returns when ctx ends (ctx's error) or when
+// reading or handle fails (that error). The control-plane replicas share the consumer, so each message goes to one
+// of them.
 func DrainWorkQueue(ctx context.Context, js jetstream.JetStream, streamName, durable string, batch int,
 	handle func(ctx context.Context, msgs []jetstream.Msg) error) error {
 	cons, err := js.CreateOrUpdateConsumer(ctx, streamName, jetstream.ConsumerConfig{
@@ -25,25 +34,31 @@ func DrainWorkQueue(ctx context.Context, js jetstream.JetStream, streamName, dur
 	if batch <= 0 {
 		batch = 100
 	}
-	for ctx.Err() == nil {
-		fetched, err := cons.Fetch(batch, jetstream.FetchMaxWait(time.Second))
+	it, err := cons.Messages(jetstream.PullMaxMessages(batch), jetstream.PullExpiry(DrainPullExpiry))
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for {
+		first, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return err
 		}
-		var msgs []jetstream.Msg
-		for m := range fetched.Messages() {
+		msgs := []jetstream.Msg{first}
+		gather, cancel := context.WithTimeout(ctx, DrainGather)
+		for len(msgs) < batch {
+			m, err := it.Next(jetstream.NextContext(gather))
+			if err != nil {
+				break // the window closed, or the iterator failed: the next Next tells which
+			}
 			msgs = append(msgs, m)
 		}
-		if err := fetched.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
-			!errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		if len(msgs) == 0 {
-			continue
-		}
+		cancel()
 		if err := handle(ctx, msgs); err != nil {
 			return err
 		}
 	}
-	return ctx.Err()
 }
