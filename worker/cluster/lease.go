@@ -250,11 +250,19 @@ func (l *Leases) encode(incarnation string, acquired, renewed time.Time) []byte 
 	b, _ := json.Marshal(leaseValue{
 		Worker:      l.cfg.WorkerID,
 		Incarnation: incarnation,
-		Acquired:    acquired.UTC().Format(time.RFC3339Nano),
-		Renewed:     renewed.UTC().Format(time.RFC3339Nano),
+		Acquired:    stamp(acquired),
+		Renewed:     stamp(renewed),
 	})
 	return b
 }
+
+// stampLayout is RFC 3339 with nine digits of fraction always: a renewal's value is as long as the one it
+// replaces, so the bytes the leases bucket stores stay the same while a worker only renews (RFC3339Nano drops
+// trailing zeros, and the storage meter read every installation stream whenever the bytes stored changed: every
+// other second of an idle worker). time.RFC3339Nano parses it.
+const stampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 
 func newIncarnation() string {
 	b := make([]byte, 8)
@@ -454,7 +462,7 @@ func (l *Leases) gone(ctx context.Context, worker, incarnation string) (bool, er
 func (l *Leases) Claim(ctx context.Context, lease *Lease, task rpc.TaskID) (*Claim, error) {
 	key := ClaimKey(task)
 	val, _ := json.Marshal(claimValue{Worker: lease.Worker, Incarnation: lease.Incarnation,
-		Claimed: time.Now().UTC().Format(time.RFC3339Nano)})
+		Claimed: stamp(time.Now())})
 	rev, err := l.claims.Create(ctx, key, val)
 	if ebjs.IsRevisionConflict(err) {
 		var e jetstream.KeyValueEntry

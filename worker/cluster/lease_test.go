@@ -598,3 +598,26 @@ func TestRenewAfterARenewalStoredLate(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, a.Renew(ctx, lease), cluster.ErrLeaseLost)
 }
+
+// A renewal's value is as long as the one it replaces whatever the time, so the bytes the leases bucket stores do
+// not change while a worker only renews (the storage meter reads every installation stream when they change), and
+// its times read back as written.
+func TestLeaseValueHasOneLengthWhateverTheTime(t *testing.T) {
+	acquired := time.Date(2026, 12, 5, 22, 0, 0, 123456789, time.UTC)
+	want := len(cluster.LeaseValue("w1", "inc", acquired, acquired))
+	for _, renewed := range []time.Time{
+		acquired.Add(time.Second), acquired.Truncate(time.Second), acquired.Truncate(time.Millisecond),
+		acquired.Add(-3 * time.Nanosecond), time.Date(2026, 12, 5, 22, 0, 0, 0, time.FixedZone("CET", 3600)),
+	} {
+		v := cluster.LeaseValue("w1", "inc", acquired, renewed)
+		assert.Equal(t, want, len(v), "%s", v)
+		var got struct{ Acquired, Renewed string }
+		require.NoError(t, json.Unmarshal(v, &got))
+		at, err := time.Parse(time.RFC3339Nano, got.Renewed)
+		require.NoError(t, err)
+		assert.True(t, at.Equal(renewed), "%s read back as %s", renewed, at)
+		at, err = time.Parse(time.RFC3339Nano, got.Acquired)
+		require.NoError(t, err)
+		assert.True(t, at.Equal(acquired))
+	}
+}
