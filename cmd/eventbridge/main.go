@@ -769,10 +769,13 @@ func (m *Main) ready(ctx context.Context) error {
 }
 
 // Healing the embedded event store: when its write probe has timed out for healAfter while the process can open
-// files again, the embedded nats-server is restarted in place, at most once per healEvery.
+// files again, the embedded nats-server is restarted in place, at most once per healEvery. The store is probed
+// every healProbeEvery while it takes writes (a write a second was the largest part of an idle process's writes
+// to disk) and every readyProbeInterval once a probe timed out.
 const (
-	healAfter = 10 * time.Second
-	healEvery = time.Minute
+	healAfter      = 10 * time.Second
+	healEvery      = time.Minute
+	healProbeEvery = 5 * time.Second
 )
 
 // healStore watches the embedded event store's write probe and restarts the embedded nats-server when the store
@@ -780,7 +783,7 @@ const (
 // failed to write one of its files (out of file descriptors, say) until the stream is loaded again, which a
 // restart does. A probe that fails quickly (a missing stream, a refusal) is not this and heals nothing.
 func (m *Main) healStore(ctx context.Context, log *slog.Logger, dataDir string) {
-	t := time.NewTicker(readyProbeInterval)
+	t := time.NewTimer(healProbeEvery)
 	defer t.Stop()
 	var failingSince, lastRestart time.Time
 	for {
@@ -790,6 +793,11 @@ func (m *Main) healStore(ctx context.Context, log *slog.Logger, dataDir string) 
 		case <-t.C:
 		}
 		err := m.storeTakesWrites(ctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Reset(readyProbeInterval)
+		} else {
+			t.Reset(healProbeEvery)
+		}
 		switch {
 		case err == nil || !errors.Is(err, context.DeadlineExceeded):
 			failingSince = time.Time{}
