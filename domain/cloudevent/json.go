@@ -654,7 +654,7 @@ func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
 	if !doc.IsArray() {
 		return nil, fmt.Errorf("a batch is a JSON array, not %s", kind(doc))
 	}
-	out := []BatchEntry{}
+	out := make([]BatchEntry, 0, 16) // a PutEvents call holds at most 10 (Amazon EventBridge's limit); grown from there
 	doc.ForEach(func(_, v gjson.Result) bool {
 		e, err := fromDoc(v, raw)
 		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw), JSON: within(raw, v)})
