@@ -770,8 +770,8 @@ func (m *Main) ready(ctx context.Context) error {
 
 // Healing the embedded event store: when its write probe has timed out for healAfter while the process can open
 // files again, the embedded nats-server is restarted in place, at most once per healEvery. The store is probed
-// every healProbeEvery while it takes writes (a write a second was the largest part of an idle process's writes
-// to disk) and every readyProbeInterval once a probe timed out.
+// every healProbeEvery while it takes writes (not every second: a write to the store, idle or not) and every
+// readyProbeInterval once a probe timed out.
 const (
 	healAfter      = 10 * time.Second
 	healEvery      = time.Minute
@@ -793,13 +793,14 @@ func (m *Main) healStore(ctx context.Context, log *slog.Logger, dataDir string) 
 		case <-t.C:
 		}
 		err := m.storeTakesWrites(ctx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			t.Reset(readyProbeInterval)
-		} else {
-			t.Reset(healProbeEvery)
+		timedOut := errors.Is(err, context.DeadlineExceeded)
+		wait := healProbeEvery
+		if timedOut {
+			wait = readyProbeInterval
 		}
+		t.Reset(wait)
 		switch {
-		case err == nil || !errors.Is(err, context.DeadlineExceeded):
+		case !timedOut:
 			failingSince = time.Time{}
 			continue
 		case failingSince.IsZero():
