@@ -62,6 +62,25 @@ func BenchmarkJSONFormat(b *testing.B) {
 			})
 		}
 	}
+	// The body of a PutEvents call of BenchmarkSideBySide/putevents: 10 events of 1 KiB, most of it a string in data.
+	body := putEventsBody()
+	b.Run(fmt.Sprintf("unmarshal-batch/putevents=10x%dB", len(body)/10), func(b *testing.B) {
+		sideBySide(b, func() error {
+			var events []event.Event
+			return json.Unmarshal(body, &events)
+		}, func() error {
+			_, err := cloudevent.UnmarshalBatch(body)
+			return err
+		})
+	})
+}
+
+// putEventsBody is the body of a PutEvents call of 10 events of 1 KiB, as BenchmarkSideBySide/putevents puts them.
+func putEventsBody() []byte {
+	pad := strings.Repeat("0123456789abcdef", 52)
+	ev := `{"specversion":"1.0","id":"put0-123","source":"bench","type":"put","datacontenttype":"application/json",` +
+		`"data":{"i":123,"pad":"` + pad + `"}}`
+	return []byte("[" + strings.TrimSuffix(strings.Repeat(ev+",", 10), ",") + "]")
 }
 
 // sideBySide runs the SDK's way (sdk) and ours one after the other b.N times and reports the time of each and their
@@ -89,10 +108,7 @@ func sideBySide(b *testing.B, sdk, ours func() error) {
 // gjson.ValidBytes (what PutEvents, the router and the store's check used before it), on the body of a PutEvents
 // call of 10 events of 1 KiB, and reports the bytes each reads per second.
 func BenchmarkValidJSON(b *testing.B) {
-	pad := strings.Repeat("0123456789abcdef", 52)
-	ev := `{"specversion":"1.0","id":"put0-123","source":"bench","type":"put","datacontenttype":"application/json",` +
-		`"data":{"i":123,"pad":"` + pad + `"}}`
-	batch := []byte("[" + strings.TrimSuffix(strings.Repeat(ev+",", 10), ",") + "]")
+	batch := putEventsBody()
 	var std, g, ours time.Duration
 	for range b.N {
 		start := time.Now()

@@ -292,7 +292,12 @@ func isStringArray(s string) bool {
 // together, or JSON that is not an object, are errors naming the problem. The event is not validated. Data of a
 // JSON type is the part of raw that holds it, not a copy: raw must not change while the event is in use.
 func Unmarshal(raw []byte) (*event.Event, error) {
-	doc, err := parse(raw)
+	if i := skipSpace(raw, 0); i < len(raw) && raw[i] == '{' {
+		if members, end := scanObject(raw, i, make([]member, 0, 16)); end >= 0 && skipSpace(raw, end) == len(raw) {
+			return fromMembers(members, raw)
+		}
+	}
+	doc, err := parse(raw) // not JSON, or not an object: the error says which
 	if err != nil {
 		return nil, err
 	}
@@ -314,44 +319,50 @@ func parse(raw []byte) (gjson.Result, error) {
 	return gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))), nil
 }
 
-// fromDoc reads the event of a parsed, valid JSON document (see Unmarshal) of src, the bytes it was parsed from. A
-// JSON data member is not copied: the event's data is the part of src that holds it.
+// fromDoc reads the event of a parsed, valid JSON document (see Unmarshal) of src, the bytes it was parsed from, as
+// fromMembers does: the error path of Unmarshal and UnmarshalBatch (scanObject reads every object they take).
 func fromDoc(doc gjson.Result, src []byte) (*event.Event, error) {
 	if !doc.IsObject() {
 		return nil, fmt.Errorf("an event is a JSON object, not %s", kind(doc))
 	}
-	members := make([]member, 0, 16) // the attributes and extensions, in order
-	var data, data64 gjson.Result    // Raw "" when absent
-	var source, dataschema string    // as written, the first of each (what doc.Get would find), read in the same pass
-	var seenSource, seenSchema bool
-	var notInteger error
+	var members []member
 	doc.ForEach(func(k, v gjson.Result) bool {
-		switch name := k.String(); name {
+		members = append(members, member{name: k.String(), k: k, v: v})
+		return true
+	})
+	return fromMembers(members, src)
+}
+
+// fromMembers reads the event of an object's members (every member, in order, data included), read from src. A
+// JSON data member is not copied: the event's data is the part of src that holds it. members is reused: the
+// attributes and extensions are moved to its front.
+func fromMembers(members []member, src []byte) (*event.Event, error) {
+	attrs := members[:0]          // the attributes and extensions, in order
+	var data, data64 gjson.Result // Raw "" when absent
+	var source, dataschema string // as written, the first of each (what doc.Get would find), read in the same pass
+	var seenSource, seenSchema bool
+	for _, m := range members {
+		switch k, v := m.k, m.v; m.name {
 		case "data":
 			data = v
 		case "data_base64":
 			data64 = v
 		default:
 			switch {
-			case name == "source" && !seenSource:
+			case m.name == "source" && !seenSource:
 				source, seenSource = v.String(), true
-			case name == "dataschema" && !seenSchema:
+			case m.name == "dataschema" && !seenSchema:
 				dataschema, seenSchema = v.String(), true
 			}
 			// The only number an attribute can hold is an Integer, written with "only the integer component"
 			// (json-format.md 2.2); the SDK would take 1.5 as 1 and 1e3 as 1000.
 			if v.Type == gjson.Number && strings.ContainsAny(v.Raw, ".eE") {
-				notInteger = fmt.Errorf("%s: %s is not an Integer (a whole number written without a fraction or an exponent)", k.String(), v.Raw)
-				return false
+				return nil, fmt.Errorf("%s: %s is not an Integer (a whole number written without a fraction or an exponent)", k.String(), v.Raw)
 			}
-			members = append(members, member{name: name, k: k, v: v})
+			attrs = append(attrs, m)
 		}
-		return true
-	})
-	if notInteger != nil {
-		return nil, notInteger
 	}
-	e, err := attributes(members, true)
+	e, err := attributes(attrs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -647,6 +658,15 @@ type BatchEntry struct {
 // alone. err is the batch failing as a whole: not JSON, or not an array. As with Unmarshal, the events' JSON data
 // are parts of raw.
 func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
+	if out, ok := scanBatch(raw); ok {
+		return out, nil
+	}
+	return parseBatch(raw) // not JSON, or not an array: the error says which
+}
+
+// parseBatch is UnmarshalBatch with raw parsed by gjson: its error path, and what TestScanReadsAsGJSON holds
+// scanBatch to.
+func parseBatch(raw []byte) ([]BatchEntry, error) {
 	doc, err := parse(raw)
 	if err != nil {
 		return nil, err
@@ -654,13 +674,119 @@ func UnmarshalBatch(raw []byte) ([]BatchEntry, error) {
 	if !doc.IsArray() {
 		return nil, fmt.Errorf("a batch is a JSON array, not %s", kind(doc))
 	}
-	out := make([]BatchEntry, 0, 16) // a PutEvents call holds at most 10 (Amazon EventBridge's limit); grown from there
+	var out []BatchEntry
 	doc.ForEach(func(_, v gjson.Result) bool {
 		e, err := fromDoc(v, raw)
 		out = append(out, BatchEntry{Event: e, Err: err, Size: len(v.Raw), JSON: within(raw, v)})
 		return true
 	})
 	return out, nil
+}
+
+// scanBatch is UnmarshalBatch of raw when it is a valid JSON array, reading it once: each element's span, each of
+// its members and the validation of every value come from one pass (scanObject, endOfValue), where parsing it with
+// gjson after validating it read every event's data three times. ok false: raw is not a valid JSON array, and
+// UnmarshalBatch's error path says why.
+func scanBatch(raw []byte) (out []BatchEntry, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	out = make([]BatchEntry, 0, 16) // a PutEvents call holds at most 10 (Amazon EventBridge's limit); grown from there
+	members := make([]member, 0, 16)
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
+		return out, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		start := i
+		var end int
+		var entry BatchEntry
+		if i < len(raw) && raw[i] == '{' {
+			if members, end = scanObject(raw, i, members[:0]); end < 0 {
+				return nil, false
+			}
+			entry.Event, entry.Err = fromMembers(members, raw)
+		} else {
+			if end, _ = endOfValue(raw, i); end < 0 {
+				return nil, false
+			}
+			entry.Err = fmt.Errorf("an event is a JSON object, not %s", kind(result(raw, start, end)))
+		}
+		entry.Size, entry.JSON = end-start, raw[start:end:end]
+		out = append(out, entry)
+		switch i = skipSpace(raw, end); {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == ']':
+			return out, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// scanObject reads the members of the JSON object that starts at i of raw, validating each, appends them to members
+// (each key and value as gjson's ForEach gives them) and returns them and where the object ends (past its '}');
+// end -1 when no valid object starts at i.
+func scanObject(raw []byte, i int, members []member) (_ []member, end int) {
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
+		return members, i + 1
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, -1
+		}
+		keyEnd := endOfString(raw, i)
+		if keyEnd < 0 {
+			return nil, -1
+		}
+		k := result(raw, i, keyEnd)
+		if i = skipSpace(raw, keyEnd); i >= len(raw) || raw[i] != ':' {
+			return nil, -1
+		}
+		i = skipSpace(raw, i+1)
+		valueEnd, _ := endOfValue(raw, i)
+		if valueEnd < 0 {
+			return nil, -1
+		}
+		members = append(members, member{name: k.Str, k: k, v: result(raw, i, valueEnd)})
+		switch i = skipSpace(raw, valueEnd); {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == '}':
+			return members, i + 1
+		default:
+			return nil, -1
+		}
+	}
+}
+
+// result is the valid JSON value raw[start:end] as gjson's ForEach gives a member's key or value: its text a part of
+// raw's bytes (not a copy), its Index start.
+func result(raw []byte, start, end int) gjson.Result {
+	text := unsafe.String(unsafe.SliceData(raw[start:]), end-start)
+	r := gjson.Result{Raw: text, Index: start}
+	switch text[0] {
+	case '{', '[':
+		r.Type = gjson.JSON
+	case '"':
+		if strings.IndexByte(text, '\\') >= 0 {
+			r.Str = gjson.Parse(text).Str // unescaped as gjson does
+		} else {
+			r.Str = text[1 : len(text)-1]
+		}
+		r.Type = gjson.String
+	case 't':
+		r.Type = gjson.True
+	case 'f':
+		r.Type = gjson.False
+	case 'n':
+		r.Type = gjson.Null
+	default:
+		r.Type = gjson.Number
+		r.Num, _ = strconv.ParseFloat(text, 64)
+	}
+	return r
 }
 
 func kind(r gjson.Result) string {

@@ -10,13 +10,22 @@ import (
 // data once, without recursion, and skips the plain runs of a string eight bytes at a time: every event put or
 // routed is validated, and most of an event's bytes are in strings. FuzzValidJSON holds it to encoding/json.Valid.
 func ValidJSON(data []byte) (ok bool, depth int) {
+	end, depth := endOfValue(data, skipSpace(data, 0))
+	if end < 0 || skipSpace(data, end) != len(data) {
+		return false, 0
+	}
+	return true, depth
+}
+
+// endOfValue returns where the JSON value that starts at i ends (past it, white space after it not skipped) and
+// how deeply its objects and arrays nest, reading it as ValidJSON does; end -1 when no valid value starts at i.
+func endOfValue(data []byte, i int) (end, depth int) {
 	var buf [64]byte
 	open := buf[:0] // the objects and arrays the value at i is in, innermost last: '{' or '['
-	i := skipSpace(data, 0)
 	for {
 		// A value starts at i.
 		if i >= len(data) {
-			return false, 0
+			return -1, 0
 		}
 		switch c := data[i]; {
 		case c == '{' || c == '[':
@@ -30,41 +39,41 @@ func ValidJSON(data []byte) (ok bool, depth int) {
 			}
 			if c == '{' {
 				if i = memberValue(data, i); i < 0 {
-					return false, 0
+					return -1, 0
 				}
 			}
 			continue
 		case c == '"':
 			if i = endOfString(data, i); i < 0 {
-				return false, 0
+				return -1, 0
 			}
 		case c == '-' || '0' <= c && c <= '9':
 			if i = endOfNumber(data, i); i < 0 {
-				return false, 0
+				return -1, 0
 			}
 		case c == 't':
 			if i = literal(data, i, "true"); i < 0 {
-				return false, 0
+				return -1, 0
 			}
 		case c == 'f':
 			if i = literal(data, i, "false"); i < 0 {
-				return false, 0
+				return -1, 0
 			}
 		case c == 'n':
 			if i = literal(data, i, "null"); i < 0 {
-				return false, 0
+				return -1, 0
 			}
 		default:
-			return false, 0
+			return -1, 0
 		}
 		// A value ended before i: close what it ends, then go on to the next value of its array or object.
 		for {
-			i = skipSpace(data, i)
 			if len(open) == 0 {
-				return i == len(data), depth
+				return i, depth
 			}
+			i = skipSpace(data, i)
 			if i >= len(data) {
-				return false, 0
+				return -1, 0
 			}
 			top := open[len(open)-1]
 			if data[i] == top+2 {
@@ -73,12 +82,12 @@ func ValidJSON(data []byte) (ok bool, depth int) {
 				continue
 			}
 			if data[i] != ',' {
-				return false, 0
+				return -1, 0
 			}
 			i = skipSpace(data, i+1)
 			if top == '{' {
 				if i = memberValue(data, i); i < 0 {
-					return false, 0
+					return -1, 0
 				}
 			}
 			break
