@@ -26,6 +26,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/cloudevents/sdk-go/v2/types"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -462,6 +463,10 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 			return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 		}
 		req.Header.Set("Content-Type", "application/cloudevents+json")
+	} else if binaryHeaders(e, req.Header) {
+		if data := e.Data(); len(data) > 0 {
+			body = data // read only from here on: send reads it, addBodyParams makes another
+		}
 	} else if err := cehttp.WriteRequest(ctx, binding.ToMessage(e), req); err != nil {
 		return nil, nil, connector.Permanent(fmt.Errorf("http: encoding the event: %w", err))
 	}
@@ -484,6 +489,62 @@ func (s *Sink) encode(ctx context.Context, e *event.Event) (http.Header, []byte,
 		req.Header.Del("Content-Length")
 	}
 	return req.Header, body, nil
+}
+
+// binaryHeaders sets on h the headers of e in binary mode as the SDK's HTTP binding writes them (cehttp.WriteRequest
+// of binding.ToMessage(e): its attributes as Ce- headers but datacontenttype as Content-Type, blank ones left out,
+// the time in UTC, each extension as Ce- and its name with the first letter upper-cased) when e is a v1.0 event
+// whose extensions are strings, booleans or Integers with names that start with a lower-case letter; ok false: it
+// is not, and the SDK writes them. The SDK's writer builds the source's text and a binding message for every event
+// delivered, and its body is a copy of the data (TestBinaryHeadersAsTheSDKWrites).
+func binaryHeaders(e *event.Event, h http.Header) (ok bool) {
+	ec, isV1 := e.Context.(*event.EventContextV1)
+	if !isV1 {
+		return false
+	}
+	for k, v := range ec.Extensions {
+		switch v.(type) {
+		case string, bool, int32:
+		default:
+			return false
+		}
+		if k == "" || k[0] < 'a' || k[0] > 'z' {
+			return false
+		}
+	}
+	set := func(key, v string) {
+		if v != "" {
+			h[key] = []string{v}
+		}
+	}
+	set("Ce-Id", ec.ID)
+	set("Ce-Source", cloudevent.Source(e))
+	set("Ce-Specversion", event.CloudEventsVersionV1)
+	set("Ce-Type", ec.Type)
+	if ec.DataContentType != nil {
+		set("Content-Type", *ec.DataContentType)
+	}
+	if ec.DataSchema != nil {
+		set("Ce-Dataschema", ec.DataSchema.String())
+	}
+	if ec.Subject != nil {
+		set("Ce-Subject", *ec.Subject)
+	}
+	if ec.Time != nil && !ec.Time.IsZero() {
+		set("Ce-Time", types.FormatTime(ec.Time.Time))
+	}
+	for k, v := range ec.Extensions {
+		key := "Ce-" + string(k[0]-'a'+'A') + k[1:]
+		switch v := v.(type) {
+		case string:
+			h[key] = []string{v}
+		case bool:
+			h[key] = []string{strconv.FormatBool(v)}
+		case int32:
+			h[key] = []string{strconv.Itoa(int(v))}
+		}
+	}
+	return true
 }
 
 // addBodyParams adds the body parameters to the JSON object of the data: the body itself in binary mode, its
