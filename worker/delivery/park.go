@@ -21,7 +21,8 @@ import (
 // parks: it gives up its pull request and subscribes instead (core NATS, no JetStream state) to its consumer's
 // filter subjects, where every publish to the bus or rule it reads also arrives. The first such message, a
 // reconnect of the connection, or a check of the consumer that finds records pending wakes it; it then pulls as
-// before. A parked task costs the server one subscription, the client an idle goroutine, and nothing per second.
+// before. A parked task costs the server one subscription, the client the task's waiting goroutine (its
+// subscriptions are channel subscriptions, which have none of their own), and nothing per second.
 //
 // Nothing is missed: the subscriptions are in place (flushed) before the consumer is read, so a record stored
 // before them is counted pending by that read, and one published after them wakes the task, as does a reconnect
@@ -113,10 +114,14 @@ func (g Gate) leave() {
 	}
 }
 
+// wakeRoom is the room of a parked task's wake channel for each subject it subscribes to: its first message, and
+// the few that can arrive before the subscription's AutoUnsubscribe is in place.
+const wakeRoom = 8
+
 // parking is a parked task's subscriptions and listeners.
 type parking struct {
 	subs []*nats.Subscription
-	wake chan struct{}
+	wake chan *nats.Msg // the subscriptions' messages: the first wakes the task
 	// reconnected is closed when the connection reconnects; own is the task's own listener behind it, when the
 	// task has no Reconnects.
 	reconnected <-chan struct{}
@@ -167,7 +172,11 @@ func (t *Task) tryPark() {
 	defer t.cfg.Gate.leave()
 	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 	defer cancel()
-	p := &parking{wake: make(chan struct{}, 1)}
+	// Channel subscriptions: nats.go runs a goroutine for every subscription with a callback, which at 2,000 idle
+	// buses was 6,000 goroutines waiting. Each subscription is removed after its first message (AutoUnsubscribe,
+	// which the server applies too), so the channel, with room for a few per subject, never fills: a full channel
+	// would drop the message and report a slow consumer.
+	p := &parking{wake: make(chan *nats.Msg, wakeRoom*len(subjects))}
 	// Reconnects are followed from before the subscriptions: one after they were made wakes the task.
 	if t.cfg.Reconnects != nil {
 		p.reconnected = t.cfg.Reconnects.Next()
@@ -176,20 +185,18 @@ func (t *Task) tryPark() {
 		p.reconnected = p.own.Next()
 	}
 	for _, s := range subjects {
-		// One message wakes the task; the others, until it unsubscribes on waking, are dropped here. (Not
-		// AutoUnsubscribe(1) after subscribing: nats.go then races with the delivery of a first message.)
-		sub, err := t.cfg.Conn.Subscribe(s, func(*nats.Msg) {
-			select {
-			case p.wake <- struct{}{}:
-			default:
-			}
-		})
+		// One message wakes the task. A message delivered before AutoUnsubscribe took effect is in the channel and
+		// the subscription is removed at once: the channel holds at most a few per subject.
+		sub, err := t.cfg.Conn.ChanSubscribe(s, p.wake)
+		if err == nil {
+			p.subs = append(p.subs, sub)
+			err = sub.AutoUnsubscribe(1)
+		}
 		if err != nil {
 			p.close()
 			t.log.Debug("not parking: subscribing to the consumer's subjects", "subject", s, "err", err)
 			return
 		}
-		p.subs = append(p.subs, sub)
 	}
 	if err := t.cfg.Conn.FlushWithContext(ctx); err != nil {
 		p.close()
