@@ -395,6 +395,8 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		}
 		code, token, err := s.send(ctx, target, hdr, body, e.ID())
 		if code == http.StatusUnauthorized && attempt == 0 && s.auth.invalidate(token) {
+			// The retry's headers are a copy: the transport may still read the first request's.
+			hdr = hdr.Clone()
 			continue
 		}
 		return err
@@ -512,9 +514,18 @@ func binaryHeaders(e *event.Event, h http.Header) (ok bool) {
 			return false
 		}
 	}
+	// One array holds every header's value, as Header.Clone makes them: a value of its own each would be an
+	// allocation per header of every event delivered. Each value's slice ends at its capacity, so an append to one
+	// copies it rather than writing over the next.
+	vals := make([]string, 0, 8+len(ec.Extensions)) // the eight attributes and the extensions
+	put := func(key, v string) {
+		vals = append(vals, v)
+		n := len(vals)
+		h[key] = vals[n-1 : n : n]
+	}
 	set := func(key, v string) {
 		if v != "" {
-			h[key] = []string{v}
+			put(key, v)
 		}
 	}
 	set("Ce-Id", ec.ID)
@@ -537,11 +548,11 @@ func binaryHeaders(e *event.Event, h http.Header) (ok bool) {
 		key := "Ce-" + string(k[0]-'a'+'A') + k[1:]
 		switch v := v.(type) {
 		case string:
-			h[key] = []string{v}
+			put(key, v)
 		case bool:
-			h[key] = []string{strconv.FormatBool(v)}
+			put(key, strconv.FormatBool(v))
 		case int32:
-			h[key] = []string{strconv.Itoa(int(v))}
+			put(key, strconv.Itoa(int(v)))
 		}
 	}
 	return true
@@ -588,7 +599,7 @@ func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []
 	if err != nil {
 		return 0, "", connector.Permanent(fmt.Errorf("http: building the request: %w", err))
 	}
-	req.Header = hdr.Clone()
+	req.Header = hdr // encode made it for this event; a retry after a 401 sends a copy
 	token, err := s.auth.apply(ctx, req)
 	if err != nil {
 		return 0, "", err
@@ -596,9 +607,7 @@ func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []
 	if s.signingKey != nil {
 		signWebhook(req.Header, s.signingKey, id, s.now(), body)
 	}
-	rctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	resp, err := s.client.Do(req.WithContext(rctx))
+	resp, err := s.client.Do(req) // the client's Timeout bounds the request, its answer's body included
 	if err != nil {
 		if errors.Is(err, egress.ErrRefused) {
 			return 0, token, connector.Permanent(fmt.Errorf("http: %s %s: %w", s.method, s.url, err))
@@ -606,12 +615,13 @@ func (s *Sink) send(ctx context.Context, target string, hdr http.Header, body []
 		return 0, token, fmt.Errorf("http: %s %s: %w", s.method, s.url, err)
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 		return code, token, nil
 	}
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	err = connector.WithStatus(fmt.Errorf("http: %s %s answered %d: %s", s.method, s.url, code,
 		strings.TrimSpace(string(snippet))), code, strings.TrimSpace(string(snippet)))
 	if Retryable(code) {

@@ -26,7 +26,7 @@ import (
 )
 
 // newSink builds an http sink from plugin keys, validating them first.
-func newSink(t *testing.T, cfg map[string]string, allowPrivate bool) connector.Sink {
+func newSink(t testing.TB, cfg map[string]string, allowPrivate bool) connector.Sink {
 	t.Helper()
 	spec := httpsink.Plugin().Spec
 	require.Empty(t, spec.Validate(cfg))
