@@ -39,8 +39,11 @@ import (
 // One benchmark iteration is one batch of latBatch events. Each runs as "burst" (batches sent back to back by one
 // caller) and "paced" (one batch every latPace, by the clock). Latency is measured per event from just before the
 // call that sends its batch (PutEvents, the HTTP posts, the JetStream publishes) to its receipt; the benchmark keeps
-// an id → send-time map. events/s counts the events received (the matching half for the product path and the
-// bare HTTP client, all events for JetStream) over the time from the first send to the last receipt.
+// an id → send-time map. events/s counts the events received (the matching half for the product path and the bare
+// HTTP client, all events for JetStream) over the time from the first send to the last receipt. The product's and
+// the bare HTTP client's requests are encoded before their run starts (PutEvents' batches, the bare client's event
+// data): the callers' JSON encoding is not what is compared, as PutEvents' side by side leaves it out too. It was
+// in the time before 2026-12-06, on the product's side in its one caller's loop, between its calls.
 
 const (
 	latBatch = 100
@@ -234,15 +237,22 @@ func newProductPath(b *testing.B) *productPath {
 	p.a.must("PUT", "/api/v1/buses/bench/rules/half/targets/t", httpTarget(srv.URL), 201)
 	// Warm up: the connectors start, the target's connections open.
 	for i := range 5 {
-		p.put("warm", i)
+		p.put(p.call("warm", i))
 	}
 	p.rec.wait(b, 5*latBatch/2)
 	p.rec.reset()
 	return p
 }
 
-// put sends batch i (latBatch events, half of them matching) in one PutEvents call.
-func (p *productPath) put(prefix string, batch int) {
+// putCall is one PutEvents call of a run, made before the run starts: the callers' encoding is left out of both
+// sides' time (the bare client's events are encoded before its run too), as PutEvents' side by side leaves it out.
+type putCall struct {
+	body []byte   // latBatch events in the JSON format, half of them matching
+	ids  []string // the matching events'
+}
+
+// call makes batch i of the run named prefix.
+func (p *productPath) call(prefix string, batch int) putCall {
 	evs := make([]map[string]any, latBatch)
 	var ids []string
 	for j := range evs {
@@ -254,17 +264,26 @@ func (p *productPath) put(prefix string, batch int) {
 	}
 	body, err := json.Marshal(evs)
 	require.NoError(p.b, err)
-	p.rec.sending(ids)
-	status, out := p.a.do(http.MethodPost, "/api/v1/buses/bench/events", "application/cloudevents-batch+json", body)
+	return putCall{body: body, ids: ids}
+}
+
+// put sends c in one PutEvents call.
+func (p *productPath) put(c putCall) {
+	p.rec.sending(c.ids)
+	status, out := p.a.do(http.MethodPost, "/api/v1/buses/bench/events", "application/cloudevents-batch+json", c.body)
 	require.Equal(p.b, http.StatusOK, status, string(out))
 }
 
 // run puts n batches (prefix names the run) and waits for their matching events; it returns what the receiver
 // saw, PutEvents' accepted events per second and how late a paced run was.
 func (p *productPath) run(prefix string, n int, paced bool) (latStats, float64, time.Duration) {
+	calls := make([]putCall, n)
+	for i := range calls {
+		calls[i] = p.call(prefix, i)
+	}
 	p.rec.reset()
 	start := time.Now()
-	late := drive(n, paced, func(i int) { p.put(prefix, i) })
+	late := drive(n, paced, func(i int) { p.put(calls[i]) })
 	putRate := float64(n*latBatch) / time.Since(start).Seconds()
 	put, got, cpu := time.Now(), p.rec.got.Load(), processCPU()
 	p.rec.wait(p.b, int64(n*latBatch/2))
@@ -404,7 +423,7 @@ func newBareHTTP(b *testing.B, conc int) *bareHTTP {
 	h.url = latencyReceiver(b, h.rec).URL
 	b.Cleanup(h.client.CloseIdleConnections)
 	for i := range 5 {
-		h.send("warm", i)
+		h.send(h.batch("warm", i))
 	}
 	h.rec.wait(b, 5*latBatch/2)
 	h.wg.Wait()
@@ -412,17 +431,22 @@ func newBareHTTP(b *testing.B, conc int) *bareHTTP {
 	return h
 }
 
-func (h *bareHTTP) post(ev map[string]any) {
+// bareEvent is one request of the bare client: a matching event, its data encoded before the run starts.
+type bareEvent struct {
+	attrs map[string]any
+	data  []byte
+}
+
+func (h *bareHTTP) post(ev bareEvent) {
 	defer h.wg.Done()
 	defer func() { <-h.sem }()
-	data, _ := json.Marshal(ev["data"])
-	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(data))
+	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(ev.data))
 	if err != nil {
 		panic(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for _, k := range []string{"specversion", "id", "source", "type"} {
-		req.Header.Set("ce-"+k, ev[k].(string))
+		req.Header.Set("ce-"+k, ev.attrs[k].(string))
 	}
 	req.Header.Set("ce-time", time.Now().UTC().Format(time.RFC3339Nano))
 	resp, err := h.client.Do(req)
@@ -434,16 +458,25 @@ func (h *bareHTTP) post(ev map[string]any) {
 	resp.Body.Close()
 }
 
-// send posts the matching events of batch i.
-func (h *bareHTTP) send(prefix string, batch int) {
-	var evs []map[string]any
-	var ids []string
+// batch makes the matching events of batch i of the run named prefix.
+func (h *bareHTTP) batch(prefix string, batch int) []bareEvent {
+	var evs []bareEvent
 	for j := range latBatch {
 		if i := batch*latBatch + j; i%2 == 0 {
 			ev := latEvent(prefix, i)
-			evs = append(evs, ev)
-			ids = append(ids, ev["id"].(string))
+			data, err := json.Marshal(ev["data"])
+			require.NoError(h.b, err)
+			evs = append(evs, bareEvent{attrs: ev, data: data})
 		}
+	}
+	return evs
+}
+
+// send posts evs.
+func (h *bareHTTP) send(evs []bareEvent) {
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.attrs["id"].(string)
 	}
 	h.rec.sending(ids)
 	for _, ev := range evs {
@@ -455,8 +488,12 @@ func (h *bareHTTP) send(prefix string, batch int) {
 
 // run sends n batches and waits for them; it returns what the receiver saw and how late a paced run was.
 func (h *bareHTTP) run(prefix string, n int, paced bool) (latStats, time.Duration) {
+	batches := make([][]bareEvent, n)
+	for i := range batches {
+		batches[i] = h.batch(prefix, i)
+	}
 	h.rec.reset()
-	late := drive(n, paced, func(i int) { h.send(prefix, i) })
+	late := drive(n, paced, func(i int) { h.send(batches[i]) })
 	h.rec.wait(h.b, int64(n*latBatch/2))
 	h.wg.Wait()
 	return h.rec.stats(h.b), late
