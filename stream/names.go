@@ -85,11 +85,40 @@ func BatchMsgID(ids []string) string { return HopMsgID("batch", ids...) }
 // (two rules, two attempts) never collide.
 func HopMsgID(prevID string, hop ...string) string {
 	var buf [256]byte
-	b := append(buf[:0], prevID...)
+	n := len(prevID)
 	for _, s := range hop {
-		b = append(append(b, '|'), s...)
+		n += 1 + len(s)
 	}
-	return hexSum(b)
+	if n <= len(buf) {
+		b := append(buf[:0], prevID...)
+		for _, s := range hop {
+			b = append(append(b, '|'), s...)
+		}
+		return hexSum(b)
+	}
+	// A longer text (a batch's ids: 64 bytes each) is hashed in pieces of the buffer's size, not gathered first.
+	h := sha256.New()
+	b := buf[:0]
+	write := func(s string) {
+		for len(s) > 0 {
+			if len(b) == cap(b) {
+				h.Write(b)
+				b = b[:0]
+			}
+			k := copy(b[len(b):cap(b)], s)
+			b, s = b[:len(b)+k], s[k:]
+		}
+	}
+	write(prevID)
+	for _, s := range hop {
+		write("|")
+		write(s)
+	}
+	h.Write(b)
+	var sum [sha256.Size]byte
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h.Sum(sum[:0]))
+	return string(out[:])
 }
 
 // LoggersSubject carries the log levels set with scope=cluster to every worker (core NATS): <cluster>.admin.loggers.

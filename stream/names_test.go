@@ -27,5 +27,16 @@ func TestMsgIDsKeepTheirForm(t *testing.T) {
 	assert.Equal(t, sum("m1"), stream.HopMsgID("m1"))
 	assert.Equal(t, sum(long+"|"+long), stream.HopMsgID(long, long))
 	assert.Equal(t, sum("batch|a|b"), stream.BatchMsgID([]string{"a", "b"}))
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = stream.PutMsgID("shop", strings.Repeat("i", i)) // 64 bytes each: hashed in pieces
+	}
+	assert.Equal(t, sum("batch|"+strings.Join(ids, "|")), stream.BatchMsgID(ids))
+	for n := 250; n <= 520; n++ { // around the buffer's size and its multiples
+		prev, hop := strings.Repeat("p", n/3), strings.Repeat("h", n-n/3)
+		assert.Equal(t, sum(prev+"|"+hop+"|"+prev), stream.HopMsgID(prev, hop, prev), "length %d", n)
+	}
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = stream.BatchMsgID(ids) }), 3.0,
+		"a batch's ids are not gathered into one text")
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = stream.PutMsgID("shop", "1") }), 1.0)
 }

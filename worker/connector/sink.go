@@ -150,8 +150,44 @@ func WithMeta(ctx context.Context, m Meta) context.Context {
 
 // MetaFrom returns the record metadata the runtime put in ctx.
 func MetaFrom(ctx context.Context) (Meta, bool) {
-	m, ok := ctx.Value(metaKey{}).(Meta)
-	return m, ok
+	switch m := ctx.Value(metaKey{}).(type) {
+	case *Meta: // WithWrite's
+		return *m, true
+	case Meta:
+		return m, true
+	}
+	return Meta{}, false
+}
+
+// WithWrite returns ctx carrying m (WithMeta), a Report of its own (WithReport), which it returns, and b unless it
+// is nil (WithBatch): what the runtime puts in the ctx of every Write, in one allocation rather than five (three
+// context values, m boxed, the Report), made for every event written.
+func WithWrite(ctx context.Context, m Meta, b *Batch) (context.Context, *Report) {
+	w := &writeContext{Context: ctx, meta: m, batch: b}
+	return w, &w.report
+}
+
+// writeContext is WithWrite's ctx: it answers the keys of WithMeta, WithReport and WithBatch itself, and asks its
+// parent for any other, as the values of context.WithValue do.
+type writeContext struct {
+	context.Context
+	meta   Meta
+	report Report
+	batch  *Batch
+}
+
+func (w *writeContext) Value(key any) any {
+	switch key.(type) {
+	case metaKey:
+		return &w.meta
+	case reportKey:
+		return &w.report
+	case batchKey:
+		if w.batch != nil {
+			return w.batch
+		}
+	}
+	return w.Context.Value(key)
 }
 
 type retryAfterError struct {

@@ -230,3 +230,48 @@ func TestMeta(t *testing.T) {
 	got.MsgID = "abc"
 	assert.Equal(t, "abc", got.ID())
 }
+
+// TestWithWrite: the one value of a write answers as WithMeta, WithReport and WithBatch do, a value put on top of
+// it wins, other keys and the parent's cancellation reach through, and it is one allocation.
+func TestWithWrite(t *testing.T) { // not parallel: AllocsPerRun
+	type otherKey struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), otherKey{}, "v"))
+	m := connector.Meta{Stream: "S", Sequence: 12, Attempt: 2, JSON: []byte(`{}`)}
+
+	ctx, report := connector.WithWrite(parent, m, nil)
+	got, ok := connector.MetaFrom(ctx)
+	require.True(t, ok)
+	assert.Equal(t, m, got)
+	_, ok = connector.BatchFrom(ctx)
+	assert.False(t, ok, "no Batch given")
+	connector.ReportRoutedTo(ctx, []string{"r1"})
+	assert.Equal(t, connector.RecordStats{Matched: 1, Routed: 1}, report.Stats(), "what the sink reports reaches the Report returned")
+	assert.Equal(t, "v", ctx.Value(otherKey{}), "other keys are the parent's")
+
+	var b connector.Batch
+	withBatch, _ := connector.WithWrite(parent, m, &b)
+	gotBatch, ok := connector.BatchFrom(withBatch)
+	require.True(t, ok)
+	assert.Same(t, &b, gotBatch)
+
+	written := m
+	written.JSON = nil
+	got, _ = connector.MetaFrom(connector.WithMeta(ctx, written))
+	assert.Nil(t, got.JSON, "WithMeta on top of it wins")
+	inner := new(connector.Report)
+	connector.ReportMatched(connector.WithReport(ctx, inner), 0)
+	assert.Equal(t, uint64(1), inner.Stats().Unmatched)
+	assert.Equal(t, uint64(0), report.Stats().Unmatched, "WithReport on top of it wins")
+
+	child, stop := context.WithTimeout(ctx, time.Hour)
+	defer stop()
+	cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parent's cancellation did not reach a child of the write's ctx")
+	}
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { kept, _ = connector.WithWrite(parent, m, &b) }), 1.0)
+}
+
+var kept context.Context // what TestWithWrite makes, kept so that it is made on the heap as the runtime's is

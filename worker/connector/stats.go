@@ -25,6 +25,20 @@ func (r *Report) RoutedTo() map[string]uint64 {
 	return maps.Clone(r.to)
 }
 
+// AddRoutedTo adds the copies reported per rule (ReportRoutedTo) to to, which the caller guards, and returns it, as
+// append does: a map made when to is nil and there is something to add. It is RoutedTo without a copy per record.
+func (r *Report) AddRoutedTo(to map[string]uint64) map[string]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if to == nil && len(r.to) > 0 {
+		to = make(map[string]uint64, len(r.to))
+	}
+	for id, k := range r.to {
+		to[id] += k
+	}
+	return to
+}
+
 // RecordStats are the counts of a Report.
 type RecordStats struct {
 	// Matched counts the records written that matched at least one rule.

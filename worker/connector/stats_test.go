@@ -37,4 +37,11 @@ func TestReportRoutedTo(t *testing.T) {
 	assert.Equal(t, map[string]uint64{"r1": 2, "r2": 1}, to)
 	to["r1"] = 100
 	assert.Equal(t, uint64(2), r.RoutedTo()["r1"], "a copy")
+
+	sum := r.AddRoutedTo(map[string]uint64{"r1": 5, "r3": 1})
+	assert.Equal(t, map[string]uint64{"r1": 7, "r2": 1, "r3": 1}, sum, "added to what the map held")
+	assert.Equal(t, map[string]uint64{"r1": 7, "r2": 1, "r3": 1}, new(connector.Report).AddRoutedTo(sum),
+		"an empty report adds nothing")
+	assert.Nil(t, new(connector.Report).AddRoutedTo(nil), "no map made for nothing")
+	assert.Equal(t, map[string]uint64{"r1": 2, "r2": 1}, r.AddRoutedTo(nil), "a map made for what there is")
 }

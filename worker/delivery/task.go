@@ -825,16 +825,16 @@ func (t *Task) writeTimeout() time.Duration {
 // With w, the write is one of a record batch's with a connector.Batch: what it counts of a write the sink accepted
 // waits in w until the Batch is stored.
 func (t *Task) handleEvent(meta connector.Meta, e *event.Event, w *batchWrites) (o Outcome, handBack bool) {
-	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
-	report := new(connector.Report)
 	var began time.Time
 	if t.cfg.EventLog != nil {
 		began = time.Now()
 	}
-	ctx := connector.WithReport(connector.WithMeta(t.writeCtx, meta), report)
+	var batch *connector.Batch
 	if w != nil {
-		ctx = connector.WithBatch(ctx, &w.batch)
+		batch = &w.batch
 	}
+	// A report per attempt: what the sink reports of an attempt that is not accepted is dropped with it.
+	ctx, report := connector.WithWrite(t.writeCtx, meta, batch)
 	var span trace.Span
 	if t.cfg.Tracer != nil {
 		ctx, span = t.startSpan(ctx, meta, e)
@@ -866,9 +866,11 @@ func (t *Task) handleEvent(meta connector.Meta, e *event.Event, w *batchWrites) 
 	switch o.Action {
 	case Ack:
 		if w != nil {
-			w.counts = append(w.counts, func() { t.written(meta, report) })
+			// The stored time only: a closure over meta would move every attempt's meta to the heap.
+			stored := meta.Timestamp
+			w.counts = append(w.counts, func() { t.written(stored, report) })
 		} else {
-			t.written(meta, report)
+			t.written(meta.Timestamp, report)
 		}
 	case Filtered:
 		t.n.filtered.Add(1)
@@ -894,24 +896,19 @@ func (t *Task) handleEvent(meta connector.Meta, e *event.Event, w *batchWrites) 
 	return o, false
 }
 
-// written counts a write the sink accepted, with what the sink reported of it.
-func (t *Task) written(meta connector.Meta, report *connector.Report) {
+// written counts a write the sink accepted of a record stored at stored, with what the sink reported of it.
+func (t *Task) written(stored time.Time, report *connector.Report) {
 	t.n.written.Add(1)
 	rs := report.Stats()
 	t.n.matched.Add(rs.Matched)
 	t.n.unmatched.Add(rs.Unmatched)
 	t.n.routed.Add(rs.Routed)
-	if to := report.RoutedTo(); len(to) > 0 {
+	if rs.Routed > 0 {
 		t.routesMu.Lock()
-		if t.routedTo == nil {
-			t.routedTo = make(map[string]uint64, len(to))
-		}
-		for id, k := range to {
-			t.routedTo[id] += k
-		}
+		t.routedTo = report.AddRoutedTo(t.routedTo)
 		t.routesMu.Unlock()
 	}
-	latency := time.Since(meta.Timestamp)
+	latency := time.Since(stored)
 	t.n.latencyMicros.Add(uint64(max(latency.Microseconds(), 0)))
 	if t.cfg.Delivered != nil {
 		t.cfg.Delivered(latency)

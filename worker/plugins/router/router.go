@@ -359,26 +359,41 @@ func (s *Sink) Write(ctx context.Context, e *event.Event) error {
 		return fmt.Errorf("router: storing copies of stream %s sequence %s: %w", meta.Stream,
 			strconv.FormatUint(meta.Sequence, 10), err)
 	}
-	stored := func() {
-		if s.types != nil {
-			// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
-			at := meta.Timestamp
-			if at.IsZero() {
-				at = time.Now().UTC()
-			}
-			s.types.observe(cloudevent.Source(e), e.Type(), e.DataContentType(), e.Data(), at)
-		}
-		if s.log.Enabled(stream.LogInfo) {
-			s.logRouted(meta, e, view, matched, routed, sel, traceIDOf(ctx))
-		}
+	done := routedEvent{e: e, at: meta.Timestamp}
+	if s.log.Enabled(stream.LogInfo) {
+		m, traceID := meta, traceIDOf(ctx) // meta itself, captured, would be moved to the heap for every event
+		done.log = func() { s.logRouted(m, e, view, matched, routed, sel, traceID) }
 	}
 	if later != nil {
-		later.stored = append(later.stored, stored) // once the Batch's copies are
+		later.stored = append(later.stored, done) // once the Batch's copies are
 	} else {
-		stored()
+		s.routed(done)
 	}
 	connector.ReportRoutedTo(ctx, routed)
 	return nil
+}
+
+// routedEvent is what a Write does once its copies are stored: count the event's type (e stored at at) and, when
+// the bus's log is at INFO or TRACE, write what it matched (log). A value, not a closure: one for every event routed.
+type routedEvent struct {
+	e   *event.Event
+	at  time.Time
+	log func()
+}
+
+// routed does what r says once its event's copies are stored.
+func (s *Sink) routed(r routedEvent) {
+	if s.types != nil {
+		// Counted once stored: a Write that failed and is retried counts once, when it succeeds.
+		at := r.at
+		if at.IsZero() {
+			at = time.Now().UTC()
+		}
+		s.types.observe(cloudevent.Source(r.e), r.e.Type(), r.e.DataContentType(), r.e.Data(), at)
+	}
+	if r.log != nil {
+		r.log()
+	}
 }
 
 // Batches marks the router as a connector.Batcher.
@@ -392,7 +407,7 @@ type copies struct {
 	byRule  map[string]*ruleCopies
 	singles []singleCopy
 	// stored are what the Writes do once their copies are stored: count the event types, write the bus log.
-	stored []func()
+	stored []routedEvent
 }
 
 // ruleCopies are the copies of a record batch's events for one rule, stored as record batches.
@@ -501,8 +516,8 @@ func (c *copies) Flush(ctx context.Context) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	for _, f := range stored {
-		f()
+	for _, r := range stored {
+		c.s.routed(r)
 	}
 	return nil
 }
