@@ -26,6 +26,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/history"
 	"github.com/eventbridge-go/eventbridge/domain/session"
 	"github.com/eventbridge-go/eventbridge/domain/source"
+	"github.com/eventbridge-go/eventbridge/gcpace"
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/tracing"
@@ -58,6 +59,9 @@ type Config struct {
 	ReconcileInterval time.Duration
 	// Replicas is the number of copies of every stream and KV bucket on an external NATS cluster.
 	Replicas int
+	// GCHeadroomMiB is the least the heap may grow between two garbage collections, in MiB (gcpace; 0: the
+	// runtime's own pacing).
+	GCHeadroomMiB int
 	// Quotas of the deployment: buses per account, rules per bus, connections and API destinations per account.
 	QuotaBuses           int
 	QuotaRulesPerBus     int
@@ -264,6 +268,9 @@ func (c Config) Validate() error {
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		return fmt.Errorf("--replicas %d must be between 1 and 5", c.Replicas)
+	}
+	if c.GCHeadroomMiB < 0 || c.GCHeadroomMiB > 1<<20 {
+		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", c.GCHeadroomMiB)
 	}
 	if c.Replicas > 1 && c.NATS == "" {
 		return fmt.Errorf("--replicas %d needs a NATS cluster (--nats): the embedded server keeps one copy", c.Replicas)
@@ -493,6 +500,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		fs.IntVar(p, name, def, usage+" (env "+env+")")
 	}
 	quota(&c.Replicas, "replicas", "EB_REPLICAS", 1, "copies of every stream and KV bucket on a NATS cluster (1 to 5; 3 in production)")
+	quota(&c.GCHeadroomMiB, "gc-headroom-mib", "EB_GC_HEADROOM_MIB", gcpace.DefaultHeadroom>>20, gcpace.FlagUsage)
 	quota(&c.Listener.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", lim.MaxHeaderBytes, "largest request header block, in bytes (0: net/http's 1 MiB)")
 	quota(&c.Listener.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", lim.MaxConnections, "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
 	busMiB := 10 << 10

@@ -60,6 +60,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/target"
 	"github.com/eventbridge-go/eventbridge/domain/user"
 	"github.com/eventbridge-go/eventbridge/frontend"
+	"github.com/eventbridge-go/eventbridge/gcpace"
 	"github.com/eventbridge-go/eventbridge/migrations"
 	"github.com/eventbridge-go/eventbridge/persistence"
 	"github.com/eventbridge-go/eventbridge/rpc"
@@ -234,6 +235,7 @@ func (m *Main) NATSCredentials() *ebjs.Credentials { return m.natsCreds }
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	log := m.Logger
+	gcpace.Start(int64(c.GCHeadroomMiB)<<20, log) // for the process's life
 	if err := privateDir(c.DataDir, log); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}

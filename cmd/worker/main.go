@@ -37,6 +37,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/eventbridge-go/eventbridge/gcpace"
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/tracing"
@@ -122,6 +123,9 @@ type Main struct {
 	// EgressAllow lists the non-public addresses, CIDR prefixes and hosts plugins may reach although not public
 	// (--egress-allow, comma-separated; see egress.Config.Allow).
 	EgressAllow []string
+	// GCHeadroomMiB is the least the heap may grow between two garbage collections, in MiB (gcpace; 0: the
+	// runtime's own pacing).
+	GCHeadroomMiB int
 	// Replicas is the number of copies of the worker's KV buckets on the NATS cluster (default 1).
 	Replicas int
 	// MasterKeyFile is the path of the master key file (64 hex characters); MasterKey is its key, read by
@@ -170,12 +174,13 @@ type Main struct {
 // NewMain returns a program with the defaults.
 func NewMain() *Main {
 	return &Main{
-		RESTAddr:     "127.0.0.1:8083",
-		ClusterID:    worker.DefaultClusterID,
-		LogLevel:     slog.LevelInfo,
-		CloseTimeout: 60 * time.Second,
-		Getenv:       os.Getenv,
-		Stderr:       os.Stderr,
+		RESTAddr:      "127.0.0.1:8083",
+		ClusterID:     worker.DefaultClusterID,
+		LogLevel:      slog.LevelInfo,
+		CloseTimeout:  60 * time.Second,
+		GCHeadroomMiB: gcpace.DefaultHeadroom >> 20,
+		Getenv:        os.Getenv,
+		Stderr:        os.Stderr,
 	}
 }
 
@@ -247,6 +252,7 @@ func (m *Main) ParseFlags(args []string) error {
 	dur(&m.Limits.IdleTimeout, "http-idle-timeout", "EB_HTTP_IDLE_TIMEOUT", "how long an idle keep-alive connection is kept (0: no limit)")
 	num(&m.Limits.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", "largest request header block, in bytes (0: net/http's 1 MiB)")
 	num(&m.Limits.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
+	num(&m.GCHeadroomMiB, "gc-headroom-mib", "EB_GC_HEADROOM_MIB", gcpace.FlagUsage)
 	if badEnv != nil {
 		return badEnv
 	}
@@ -255,6 +261,9 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := m.Limits.Validate(); err != nil {
 		return fmt.Errorf("--http-*: %w", err)
+	}
+	if m.GCHeadroomMiB < 0 || m.GCHeadroomMiB > 1<<20 {
+		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", m.GCHeadroomMiB)
 	}
 	if showVersion {
 		return ErrVersion
@@ -349,6 +358,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// Every logger writes through levels, which /admin/loggers changes at run time; --log-level is root's.
 	levels := loggers.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: loggers.LevelTrace}), m.LogLevel)
 	log := levels.Logger(loggers.Root)
+	gcpace.Start(int64(m.GCHeadroomMiB)<<20, log) // for the process's life
 	if m.TracerProvider == nil {
 		var err error
 		if m.tracing, err = tracing.Start(ctx, m.Tracing, log); err != nil {

@@ -128,6 +128,22 @@ func TestParseFlags(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "EB_HTTP_IDLE_TIMEOUT")
 
+	// The collector's headroom: 128 MiB by default, from the environment or the flag; a negative one is refused.
+	m = NewMain()
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token}))
+	assert.Equal(t, 128, m.GCHeadroomMiB)
+	m = NewMain()
+	m.Getenv = func(k string) string { return map[string]string{"EB_GC_HEADROOM_MIB": "0"}[k] }
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token}))
+	assert.Equal(t, 0, m.GCHeadroomMiB)
+	m = NewMain()
+	m.Getenv = func(string) string { return "" }
+	m.Stderr = io.Discard
+	err = m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token, "--gc-headroom-mib", "-5"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--gc-headroom-mib")
+
 	m = NewMain()
 	m.Stderr = io.Discard
 	assert.ErrorIs(t, m.ParseFlags([]string{"--help"}), flag.ErrHelp)
