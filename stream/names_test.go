@@ -39,4 +39,6 @@ func TestMsgIDsKeepTheirForm(t *testing.T) {
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = stream.BatchMsgID(ids) }), 3.0,
 		"a batch's ids are not gathered into one text")
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = stream.PutMsgID("shop", "1") }), 1.0)
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { _ = stream.HopMsgID(ids[0], "route", "r") }), 1.0,
+		"a short hop id is hashed from the stack")
 }
