@@ -145,16 +145,13 @@ type metaKey struct{}
 
 // WithMeta returns ctx carrying m; the runtime calls it before Write.
 func WithMeta(ctx context.Context, m Meta) context.Context {
-	return context.WithValue(ctx, metaKey{}, m)
+	return context.WithValue(ctx, metaKey{}, &m) // a pointer, as WithWrite's: MetaFrom reads one kind
 }
 
 // MetaFrom returns the record metadata the runtime put in ctx.
 func MetaFrom(ctx context.Context) (Meta, bool) {
-	switch m := ctx.Value(metaKey{}).(type) {
-	case *Meta: // WithWrite's
+	if m, ok := ctx.Value(metaKey{}).(*Meta); ok {
 		return *m, true
-	case Meta:
-		return m, true
 	}
 	return Meta{}, false
 }
