@@ -387,6 +387,17 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// minorFaults is the number of minor page faults the process took so far: memory touched for the first time since
+// it was mapped (or since the runtime gave it back to the system). On the 2-vCPU VM of docs/benchmarks.md each costs
+// about 11 µs, so a run that grows the heap pays for it in its rate.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
+}
+
 // BenchmarkLatencyProduct: one bus, a router with two rules (one matches half of the events), one HTTP target
 // connector delivering to a local receiver.
 func BenchmarkLatencyProduct(b *testing.B) {

@@ -39,18 +39,32 @@ import (
 //     (product_best_put/s, ratio_best).
 //   - webhook: requests answered per second by a webhook source (1 KiB JSON bodies, sbCallers callers) against
 //     single-event binary-mode PutEvents of the same bodies to the same bus. Goal: ratio ≥ 0.8.
+//
+// Each comparison first runs both sides once, untimed, at the size of a timed run (warm), so that neither measures
+// the process growing its heap to what the run needs: memory touched for the first time costs a page fault, about
+// 11 µs each on the VM of docs/benchmarks.md, and the side measured first in a new process took tens of thousands
+// of them that the other side, measured after it in the grown heap, did not. Each reports the page faults of its
+// timed runs (product_faults, bare_faults: per run, minorFaults).
 func BenchmarkSideBySide(b *testing.B) {
 	b.Run("delivery-burst", func(b *testing.B) {
 		p := newProductPath(b)
 		h := newBareHTTP(b, taskdelivery.MaxInFlight)
+		warmDelivery(p, h)
 		var prod, bare, put, drain, drainCPU float64
+		var faults [2]int64
 		for i := range b.N {
+			f := minorFaults()
 			ps, putRate, _ := p.run(fmt.Sprintf("p%d", i), sbBatches, false)
+			p.settle()
+			faults[0] += minorFaults() - f
+			f = minorFaults()
 			hs, _ := h.run(fmt.Sprintf("h%d", i), sbBatches, false)
+			faults[1] += minorFaults() - f
 			prod, bare, put = prod+ps.rate, bare+hs.rate, put+putRate
 			drain, drainCPU = drain+ps.drain, drainCPU+ps.drainCPU
 		}
 		n := float64(b.N)
+		reportFaults(b, faults, n)
 		b.StopTimer()
 		best, bestConc := 0.0, 0
 		for _, conc := range []int{16, 32, 64, 128, 256} {
@@ -76,17 +90,25 @@ func BenchmarkSideBySide(b *testing.B) {
 		p := newProductPath(b)
 		h := newBareHTTP(b, taskdelivery.MaxInFlight)
 		var prod, bare float64
+		warmDelivery(p, h)
 		var late time.Duration
 		var hs hops
+		var faults [2]int64
 		for i := range b.N {
+			f := minorFaults()
 			ps, _, pl := p.run(fmt.Sprintf("p%d", i), sbBatches, true)
+			faults[0] += minorFaults() - f
 			ph := p.hops()
 			hs = hops{hs.storeP50 + ph.storeP50, hs.storeP99 + ph.storeP99, hs.routeP50 + ph.routeP50,
 				hs.routeP99 + ph.routeP99, hs.deliverP50 + ph.deliverP50, hs.deliverP99 + ph.deliverP99}
+			p.settle()
+			f = minorFaults()
 			bs, hl := h.run(fmt.Sprintf("h%d", i), sbBatches, true)
+			faults[1] += minorFaults() - f
 			prod, bare, late = prod+ps.p99, bare+bs.p99, max(late, pl, hl)
 		}
 		n := float64(b.N)
+		reportFaults(b, faults, n)
 		b.ReportMetric(prod/n, "product_p99_ms")
 		b.ReportMetric(bare/n, "bare_p99_ms")
 		b.ReportMetric((prod-bare)/n, "diff_p99_ms")
@@ -108,12 +130,19 @@ func BenchmarkSideBySide(b *testing.B) {
 		var prod, best, bare float64
 		var prodCPU, bareCPU, prodBusy time.Duration
 		bestCallers := 0
+		// Warm: each side once at the size of a timed run.
+		warm := sbEvents("warm", sbEventsPerOp)
+		sbPutEvents(b, p.a, sbBodies(b, warm), sbCallers)
+		p.settle()
+		sbPublish(b, env.JS, warm)
+		var faults [2]int64
 		for i := range b.N {
 			evs := sbEvents(fmt.Sprintf("put%d", i), sbEventsPerOp)
 			bodies := sbBodies(b, evs) // the callers' encoding, left out of the process's CPU
-			cpu, start := processCPU(), time.Now()
+			cpu, start, f := processCPU(), time.Now(), minorFaults()
 			prod += sbPutEvents(b, p.a, bodies, sbCallers)
 			prodCPU, prodBusy = prodCPU+processCPU()-cpu, prodBusy+time.Since(start)
+			faults[0] += minorFaults() - f
 			// Saturated: the best rate over more callers, as asynchronous publishes keep as many in flight as
 			// the server takes.
 			top, at := 0.0, 0
@@ -125,10 +154,12 @@ func BenchmarkSideBySide(b *testing.B) {
 			}
 			best, bestCallers = best+top, at
 			p.settle() // the router has read what was put: the bare run has the machine to itself
-			cpu = processCPU()
+			cpu, f = processCPU(), minorFaults()
 			bare += sbPublish(b, env.JS, evs)
 			bareCPU += processCPU() - cpu
+			faults[1] += minorFaults() - f
 		}
+		reportFaults(b, faults, float64(b.N))
 		b.ReportMetric(prod/float64(b.N), "product_put/s")
 		b.ReportMetric(bare/float64(b.N), "bare_publish/s")
 		b.ReportMetric(prod/bare, "ratio")
@@ -154,24 +185,35 @@ func BenchmarkSideBySide(b *testing.B) {
 			map[string]any{"name": "in", "type": "http", "config": map[string]any{}}, 201), &src))
 		require.NotEmpty(b, src.Webhook.URLs)
 		hook := src.Webhook.URLs[0]
+		webhook := func(ev map[string]any, data []byte) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, hook, bytes.NewReader(data))
+			req.Header.Set("Content-Type", "application/json")
+			return req
+		}
+		binary := func(ev map[string]any, data []byte) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, p.a.base+"/api/v1/buses/bench/events", bytes.NewReader(data))
+			req.Header.Set("Authorization", "Bearer "+p.a.key)
+			req.Header.Set("Content-Type", "application/json")
+			for _, k := range []string{"specversion", "id", "source", "type"} {
+				req.Header.Set("ce-"+k, ev[k].(string))
+			}
+			return req
+		}
+		// Warm: each side once at the size of a timed run.
+		sbPost(b, sbEvents("warm-hook", sbEventsPerOp/2), webhook)
+		sbPost(b, sbEvents("warm-put", sbEventsPerOp/2), binary)
 		var prod, bare float64
+		var faults [2]int64
 		for i := range b.N {
 			evs := sbEvents(fmt.Sprintf("hook%d", i), sbEventsPerOp/2)
-			prod += sbPost(b, evs, func(ev map[string]any, data []byte) *http.Request {
-				req, _ := http.NewRequest(http.MethodPost, hook, bytes.NewReader(data))
-				req.Header.Set("Content-Type", "application/json")
-				return req
-			})
-			bare += sbPost(b, evs, func(ev map[string]any, data []byte) *http.Request {
-				req, _ := http.NewRequest(http.MethodPost, p.a.base+"/api/v1/buses/bench/events", bytes.NewReader(data))
-				req.Header.Set("Authorization", "Bearer "+p.a.key)
-				req.Header.Set("Content-Type", "application/json")
-				for _, k := range []string{"specversion", "id", "source", "type"} {
-					req.Header.Set("ce-"+k, ev[k].(string))
-				}
-				return req
-			})
+			f := minorFaults()
+			prod += sbPost(b, evs, webhook)
+			faults[0] += minorFaults() - f
+			f = minorFaults()
+			bare += sbPost(b, evs, binary)
+			faults[1] += minorFaults() - f
 		}
+		reportFaults(b, faults, float64(b.N))
 		b.ReportMetric(prod/float64(b.N), "webhook_answered/s")
 		b.ReportMetric(bare/float64(b.N), "putevents_binary/s")
 		b.ReportMetric(prod/bare, "ratio")
@@ -185,6 +227,20 @@ const (
 	sbPutBatch    = 10     // events per PutEvents call
 	sbCallers     = 8      // concurrent HTTP callers of PutEvents and webhook runs
 )
+
+// warmDelivery runs the product's path and the bare client once each, untimed, at the size of a timed run, and
+// waits until the product's consumers have caught up.
+func warmDelivery(p *productPath, h *bareHTTP) {
+	p.run("warm-p", sbBatches, false)
+	p.settle()
+	h.run("warm-h", sbBatches, false)
+}
+
+// reportFaults reports the page faults of the timed runs of each side (product, bare), per run of n.
+func reportFaults(b *testing.B, faults [2]int64, n float64) {
+	b.ReportMetric(float64(faults[0])/n, "product_faults")
+	b.ReportMetric(float64(faults[1])/n, "bare_faults")
+}
 
 // sbEvents returns n events of about 1 KiB in their JSON form.
 func sbEvents(prefix string, n int) []map[string]any {
