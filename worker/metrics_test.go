@@ -128,6 +128,21 @@ func TestMetrics(t *testing.T) {
 			map[string]string{"connector": routerName(), "task": "0", "state": rpc.StateRunning}) == 1
 	}, wait, tick)
 
+	// A deleted connector's latency series go with it; the router's stay.
+	require.NoError(t, client.DeleteConnector(ctx, targetName("r1")))
+	latencyOf := func(connector string) bool {
+		for _, m := range getMetrics(t, w.URL()+worker.MetricsPath)["eventbridge_worker_delivery_latency_seconds"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "connector" && l.GetValue() == connector {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	require.Eventually(t, func() bool { return !latencyOf(targetName("r1")) }, wait, tick)
+	assert.True(t, latencyOf(routerName()))
+
 	// The in-process handler serves the metrics too, and the API next to them.
 	authorized := func(method, path string) *http.Request {
 		r := httptest.NewRequest(method, path, nil)

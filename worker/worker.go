@@ -194,8 +194,13 @@ func New(cfg Config) (*Worker, error) {
 	// before Start runs any task.
 	var m *metrics.Metrics
 	h, err := herder.New(herder.Config{
-		ObserveDelivery: func(connector string, task int, d time.Duration) {
-			m.Observer().ObserveDelivery(connector, task, d)
+		ObserveDelivery: func(connector string, task int) func(time.Duration) {
+			return m.Observer().Task(connector, task)
+		},
+		ForgetConnector: func(name string) {
+			if m != nil { // set before Start, which reads the configs
+				m.Observer().Forget(name)
+			}
 		},
 		JetStream:      js,
 		LeaseJetStream: leaseJS,

@@ -341,8 +341,7 @@ func (h *Herder) refresh(ctx context.Context, name string) {
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			h.mu.Lock()
-			delete(h.records, name)
-			h.changes++
+			h.dropRecord(name)
 			h.mu.Unlock()
 		}
 		return
@@ -436,8 +435,7 @@ func (h *Herder) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("deleting connector %s: %w", name, err)
 	}
 	h.mu.Lock()
-	delete(h.records, name)
-	h.changes++
+	h.dropRecord(name)
 	h.mu.Unlock()
 	h.poke()
 	gone := cur

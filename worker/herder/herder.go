@@ -97,8 +97,12 @@ type Config struct {
 	RestartBackoffInitial time.Duration
 	RestartBackoffMax     time.Duration
 	RestartResetAfter     time.Duration
-	// ObserveDelivery, when set, receives the put-to-delivery latency of every record a task writes.
-	ObserveDelivery func(connector string, task int, latency time.Duration)
+	// ObserveDelivery, when set, is asked once per task started for what receives the put-to-delivery latency of
+	// every record the task writes (nil: nothing).
+	ObserveDelivery func(connector string, task int) func(latency time.Duration)
+	// ForgetConnector, when set, is told the name of every connector this worker's cache of configs no longer
+	// holds (deleted, here or by another worker), so that what was kept per connector can go.
+	ForgetConnector func(name string)
 	// Tracer, when set, is given to every task (delivery.TaskConfig.Tracer, SourceTaskConfig.Tracer).
 	Tracer trace.Tracer
 	// MasterKey (32 bytes) encrypts the secret values of configs (rpc.EncryptSecret) before they are stored or
@@ -402,8 +406,7 @@ func (h *Herder) observe(e jetstream.KeyValueEntry) {
 		return
 	}
 	if e.Operation() != jetstream.KeyValuePut {
-		delete(h.records, k)
-		h.changes++
+		h.dropRecord(k)
 		return
 	}
 	var rec record
@@ -747,12 +750,23 @@ func (h *Herder) ensureInput(ctx context.Context, pr prepared) (jetstream.Consum
 	return delivery.EnsureConsumer(ctx, h.cfg.JetStream, pr.dc, delivery.AckWait)
 }
 
-// deliveredFunc reports task i's delivery latencies to Config.ObserveDelivery (nil when not set).
+// deliveredFunc is what receives task i's delivery latencies, from Config.ObserveDelivery (nil when not set).
 func (h *Herder) deliveredFunc(connector string, i int) func(time.Duration) {
 	if h.cfg.ObserveDelivery == nil {
 		return nil
 	}
-	return func(d time.Duration) { h.cfg.ObserveDelivery(connector, i, d) }
+	return h.cfg.ObserveDelivery(connector, i)
+}
+
+// dropRecord removes name's record from the cache, with h.mu held, and tells Config.ForgetConnector when there was
+// one (a watch replays the tombstones of connectors deleted long ago: nothing of them is kept).
+func (h *Herder) dropRecord(name string) {
+	_, held := h.records[name]
+	delete(h.records, name)
+	h.changes++
+	if held && h.cfg.ForgetConnector != nil {
+		h.cfg.ForgetConnector(name)
+	}
 }
 
 // startTask starts task i of a connector: a sink task reading its consumer, or a source task.

@@ -83,12 +83,15 @@ func newObserver() *Observer {
 	}, []string{"connector", "task"})}
 }
 
-// ObserveDelivery records that task of connector delivered a record d after it was put.
-func (o *Observer) ObserveDelivery(connector string, task int, d time.Duration) {
+// Task returns what records that task of connector delivered a record d after it was put (nil for a nil
+// Observer). The series is looked up once, here, not at every record; once Forget removed it, what Task returned
+// before records nothing that a scrape sees, so a task still stopping does not bring a deleted connector back.
+func (o *Observer) Task(connector string, task int) func(d time.Duration) {
 	if o == nil {
-		return
+		return nil
 	}
-	o.latency.WithLabelValues(connector, strconv.Itoa(task)).Observe(d.Seconds())
+	h := o.latency.WithLabelValues(connector, strconv.Itoa(task))
+	return func(d time.Duration) { h.Observe(d.Seconds()) }
 }
 
 // Forget removes the latency series of a connector, for when it is deleted.
