@@ -68,6 +68,10 @@ func (m *Metrics) Observer() *Observer { return m.observer }
 // Handler serves the registry in the Prometheus exposition formats (GET /metrics).
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
+// LatencyBuckets are the upper bounds, in seconds, of the delivery latency histogram's buckets: from a millisecond,
+// for a local receiver, to five minutes, for a record that waited out its retries.
+var LatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
+
 // Observer records how long deliveries took. A nil *Observer records nothing.
 type Observer struct {
 	latency *prometheus.HistogramVec
@@ -79,7 +83,7 @@ func newObserver() *Observer {
 		Subsystem: Subsystem,
 		Name:      "delivery_latency_seconds",
 		Help:      "Time from a record's storage in its stream to its acceptance by the sink, by connector and task.",
-		Buckets:   []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		Buckets:   LatencyBuckets,
 	}, []string{"connector", "task"})}
 }
 

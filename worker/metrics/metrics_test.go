@@ -234,8 +234,7 @@ func BenchmarkObserveDelivery(b *testing.B) {
 		}
 	})
 	b.Run("bare", func(b *testing.B) {
-		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bare",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}})
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "bare", Buckets: metrics.LatencyBuckets})
 		for b.Loop() {
 			h.Observe((3 * time.Millisecond).Seconds())
 		}
