@@ -86,7 +86,7 @@ bench:
 
 # The side-by-side goals of docs/benchmarks.md alone (also part of `make bench`): each line reports the product's
 # figure, the bare baseline's, measured one after the other in the same benchmark (both warmed for 12 s first), and
-# their ratio. About 4 minutes.
+# their ratio: the medians over seven such pairs, with the range of the goal's figure. About 9 minutes.
 BENCH_COUNT ?= 3
 bench-side:
 	$(GO) test -run '^$$' -bench 'SideBySide' -benchtime 1x -count $(BENCH_COUNT) ./cmd/eventbridge/

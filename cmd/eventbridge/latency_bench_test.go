@@ -307,8 +307,25 @@ func (p *productPath) hops() hops {
 	p.rec.mu.Lock()
 	times := maps.Clone(p.rec.times)
 	p.rec.mu.Unlock()
-	cons, err := p.js.OrderedConsumer(p.b.Context(), p.stream, jetstream.OrderedConsumerConfig{})
+	if len(times) == 0 {
+		return hops{}
+	}
+	// From the first of these events put on: the stream holds every run of the process before them too.
+	first := time.Now()
+	for _, t := range times {
+		if t[0].Before(first) {
+			first = t[0]
+		}
+	}
+	from := first.Add(-time.Second)
+	cons, err := p.js.OrderedConsumer(p.b.Context(), p.stream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &from})
 	require.NoError(p.b, err)
+	defer func() { // not left behind for settle to wait on as later runs add to the stream
+		if info := cons.CachedInfo(); info != nil {
+			require.NoError(p.b, p.js.DeleteConsumer(p.b.Context(), p.stream, info.Name))
+		}
+	}()
 	stored, routed := map[string]time.Time{}, map[string]time.Time{}
 	for {
 		batch, err := cons.FetchNoWait(1000)
