@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,29 @@ func TestPercent(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, gcpace.Percent(c.live, c.headroom), "live %d MiB, headroom %d MiB", c.live/mib, c.headroom/mib)
 	}
+}
+
+func TestHeadroom(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name        string
+		live, floor int64
+		rate        float64 // bytes/s
+		want        int64
+	}{
+		{"idle: the floor", 40 * mib, 128 * mib, 0, 128 * mib},
+		{"slow allocation: the floor", 40 * mib, 128 * mib, 10 * mib, 128 * mib},
+		{"a large live heap: itself", 336 * mib, 128 * mib, 10 * mib, 336 * mib},
+		{"under load: what LoadWindow allocates", 40 * mib, 128 * mib, 50 * mib, 250 * mib},
+		{"under heavy load: LoadFactor × the floor", 40 * mib, 128 * mib, 1000 * mib, 384 * mib},
+		{"a large live heap under heavy load: itself when more", 500 * mib, 128 * mib, 1000 * mib, 500 * mib},
+		{"no floor: the live heap whatever the load", 40 * mib, 0, 1000 * mib, 40 * mib},
+	} {
+		assert.Equal(t, c.want/mib, gcpace.Headroom(c.live, c.floor, c.rate)/mib, c.name)
+	}
+	assert.Equal(t, 5*time.Second, gcpace.LoadWindow, "the table above assumes it")
+	assert.Equal(t, 3, gcpace.LoadFactor, "the table above assumes it")
 }
 
 // TestStartPacesEveryCollection: the percent is set from the live heap at the start and again after collections,
@@ -72,4 +96,52 @@ func TestStartLeavesGOGCToTheOperator(t *testing.T) {
 	defer stop()
 	p := debug.SetGCPercent(100)
 	assert.Equal(t, 100, p, "GOGC set: the runtime's pacing")
+}
+
+// TestStartGivesALoadedProcessMoreHeadroom: while the process allocates fast, collections set a percent that lets
+// the heap grow by more than the floor (up to LoadFactor × it); once it stops, the floor again. Not parallel: the GC
+// percent is the process's.
+func TestStartGivesALoadedProcessMoreHeadroom(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set for this test process")
+	}
+	const floor = 8 << 20
+	percent := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
+	live := make([]byte, 16<<20) // more than the floor: at rest, paced as GOGC=100
+	for i := range live {
+		live[i] = 1
+	}
+	stop := gcpace.Start(floor, slog.New(slog.DiscardHandler))
+	defer stop()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return percent() == 100
+	}, 10*time.Second, 100*time.Millisecond, "at rest, a live heap past the floor grows by itself")
+
+	done := make(chan struct{})
+	var allocating sync.WaitGroup
+	allocating.Go(func() { // hundreds of MB/s of garbage: LoadWindow's worth is far past LoadFactor × the floor
+		var sink []byte
+		for {
+			select {
+			case <-done:
+				runtime.KeepAlive(sink)
+				return
+			default:
+				sink = make([]byte, 64<<10)
+			}
+		}
+	})
+	// The floor × LoadFactor past a live heap of about 16 MiB and what the test binary keeps: between 100% and 150%.
+	require.Eventually(t, func() bool { return percent() > 100 }, 10*time.Second, 10*time.Millisecond,
+		"under load, the heap grows by more than itself")
+	close(done)
+	allocating.Wait()
+	assert.LessOrEqual(t, percent(), 100*(16+gcpace.LoadFactor*8)/16, "at most LoadFactor × the floor")
+	require.Eventually(t, func() bool {
+		time.Sleep(100 * time.Millisecond) // little allocated between two collections
+		runtime.GC()
+		return percent() == 100
+	}, 10*time.Second, 10*time.Millisecond, "at rest again, the live heap's own pacing")
+	runtime.KeepAlive(live)
 }
