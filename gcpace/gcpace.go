@@ -4,8 +4,9 @@
 // the goroutines delivering events. Start lets the heap grow by at least a headroom instead, and by the live heap
 // when that is more, so a large process is paced as before and a small one collects several times less often.
 // While a small process allocates fast, its heap may also grow by what it allocates in LoadWindow, up to LoadFactor
-// times the headroom: busy, it collects about once per LoadWindow; idle again, it keeps the headroom's memory only. In a container with a memory limit it sets the runtime's soft limit to 90% of it, so the headroom
-// never takes the process past it.
+// times the headroom: busy, it collects about once per LoadWindow; idle again, it keeps the headroom's memory only.
+// In a container with a memory limit it sets the runtime's soft limit to 90% of it, so the headroom never takes the
+// process past it.
 package gcpace
 
 import (
@@ -27,9 +28,9 @@ const DefaultHeadroom = 128 << 20
 
 // Under load, the heap of a process with less than the headroom live may grow by what the process allocated in
 // LoadWindow (at the rate since the last adjustment: a collection, or a tick every LoadWindow), up to LoadFactor
-// times the headroom. On 2 cores, a process delivering 5,000 events/s
-// allocated about 100 MB/s: with the headroom alone (128 MiB) it collected every 1.3 s, and each collection's
-// pauses and assists put a few of its batches in the tail of delivery latency (docs/benchmarks.md).
+// times the headroom. On 2 cores, a process delivering 5,000 events/s allocated about 100 MB/s: with the headroom
+// alone (128 MiB) it collected every 1.3 s, and each collection's pauses and mark phase put a few of its batches in
+// the tail of delivery latency (docs/benchmarks.md).
 const (
 	LoadWindow = 5 * time.Second
 	LoadFactor = 3
