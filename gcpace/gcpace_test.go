@@ -119,24 +119,10 @@ func TestStartGivesALoadedProcessMoreHeadroom(t *testing.T) {
 	rest := percent()
 	require.Greater(t, rest, 100, "at rest, a small heap grows by the floor")
 
-	done := make(chan struct{})
-	var allocating sync.WaitGroup
-	allocating.Go(func() { // hundreds of MB/s of garbage: LoadWindow's worth is far past LoadFactor × the floor
-		var sink []byte
-		for {
-			select {
-			case <-done:
-				runtime.KeepAlive(sink)
-				return
-			default:
-				sink = make([]byte, 64<<10)
-			}
-		}
-	})
+	stopLoad := load() // LoadWindow's worth is far past LoadFactor × the floor
 	require.Eventually(t, func() bool { return percent() >= 2*rest }, 10*time.Second, 10*time.Millisecond,
 		"under load, the heap grows by more than the floor (at rest: %d%%)", rest)
-	close(done)
-	allocating.Wait()
+	stopLoad()
 	assert.LessOrEqual(t, percent(), (gcpace.LoadFactor+1)*rest, "at most LoadFactor × the floor")
 
 	// No collection from here on (nothing is allocated): the pacer's own ticks give the headroom back.
@@ -160,6 +146,19 @@ func TestStartLeavesALargeProcessToTheRuntime(t *testing.T) {
 	}
 	stop := gcpace.Start(8<<20, slog.New(slog.DiscardHandler))
 	defer stop()
+	stopLoad := load()
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		assert.Equal(t, 100, percent(), "16 MiB live against a floor of 8 MiB, under load")
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopLoad()
+	runtime.KeepAlive(live)
+}
+
+// load allocates garbage, hundreds of MB/s, until the stop it returns is called.
+func load() (stop func()) {
 	done := make(chan struct{})
 	var allocating sync.WaitGroup
 	allocating.Go(func() {
@@ -174,15 +173,10 @@ func TestStartLeavesALargeProcessToTheRuntime(t *testing.T) {
 			}
 		}
 	})
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		runtime.GC()
-		assert.Equal(t, 100, percent(), "16 MiB live against a floor of 8 MiB, under load")
-		time.Sleep(50 * time.Millisecond)
+	return func() {
+		close(done)
+		allocating.Wait()
 	}
-	close(done)
-	allocating.Wait()
-	runtime.KeepAlive(live)
 }
 
 func numGC() uint32 {
