@@ -22,7 +22,7 @@ import (
 // filter subjects, where every publish to the bus or rule it reads also arrives. The first such message, a
 // reconnect of the connection, or a check of the consumer that finds records pending wakes it; it then pulls as
 // before. A parked task costs the server one subscription, the client the task's waiting goroutine (its
-// subscriptions are channel subscriptions, which have none of their own), and nothing per second.
+// subscriptions are channel subscriptions on the worker's one channel, see Wakes), and nothing per second.
 //
 // Nothing is missed: the subscriptions are in place (flushed) before the consumer is read, so a record stored
 // before them is counted pending by that read, and one published after them wakes the task, as does a reconnect
@@ -45,44 +45,142 @@ const (
 	parkTimeout    = 5 * time.Second
 )
 
-// Reconnects tells the parked tasks of one connection when it reconnected (a publish may have gone by while it was
-// down), through one status listener for all of them: a listener per parked task took the connection's lock for
-// writing twice per park, which in a wake storm of thousands of tasks held up every publish and answer on the
-// connection. Safe for concurrent use.
-type Reconnects struct {
+// Wakes wakes the parked tasks of one connection: at the first message on one of a task's subscriptions, and at a
+// reconnect of the connection (a publish may have gone by while it was down), which one status listener follows for
+// all of them (a listener per parked task took the connection's lock for writing twice per park, which in a wake
+// storm of thousands of tasks held up every publish and answer on the connection). Every parked subscription is a
+// channel subscription on one channel, read by one goroutine: nats.go runs a goroutine for every subscription with
+// a callback, which at 2,000 idle buses was 6,000 goroutines waiting. The subscriptions are not auto-unsubscribed
+// (nats.go reads a channel subscription's limit without its lock as messages arrive, a data race with setting it);
+// the reader unsubscribes a task's subscriptions as soon as it wakes the task, one task at a time, so the messages
+// of a busy subject stop at once. Should the channel ever fill, nats.go drops a message (and reports a slow
+// consumer): a task may then miss its wake, so the reader, which sees the channel full, wakes every parked task
+// (each pulls, finds what is pending or nothing, and parks again). Safe for concurrent use.
+type Wakes struct {
 	nc     *nats.Conn
 	status chan nats.Status
+	msgs   chan *nats.Msg // every parked subscription's messages
+	done   chan struct{}  // closed by Stop
+	stop   sync.Once
 
-	mu   sync.Mutex
-	next chan struct{} // closed at the next reconnect
+	mu     sync.Mutex
+	next   chan struct{}                   // closed at the next reconnect
+	parked map[*nats.Subscription]*parking // subscriptions of the tasks not woken yet
 }
 
-// WatchReconnects follows nc's reconnects until Stop.
-func WatchReconnects(nc *nats.Conn) *Reconnects {
-	r := &Reconnects{nc: nc, status: nc.StatusChanged(nats.CONNECTED), next: make(chan struct{})}
+// wakeRoom is the room of a connection's channel for its parked subscriptions' messages: the first of each wakes a
+// task, the few that follow before the reader unsubscribes it are dropped.
+const wakeRoom = 4096
+
+// WatchWakes follows nc's reconnects and its parked tasks' subscriptions until Stop.
+func WatchWakes(nc *nats.Conn) *Wakes { return watchWakes(nc, wakeRoom) }
+
+func watchWakes(nc *nats.Conn, room int) *Wakes {
+	w := &Wakes{nc: nc, status: nc.StatusChanged(nats.CONNECTED), msgs: make(chan *nats.Msg, room),
+		done: make(chan struct{}), next: make(chan struct{}), parked: make(map[*nats.Subscription]*parking)}
 	go func() {
-		for range r.status { // until Stop closes it
-			r.mu.Lock()
-			close(r.next)
-			r.next = make(chan struct{})
-			r.mu.Unlock()
+		for range w.status { // until Stop closes it
+			w.mu.Lock()
+			close(w.next)
+			w.next = make(chan struct{})
+			w.mu.Unlock()
 		}
 	}()
-	return r
+	go w.read()
+	return w
 }
 
-// Next returns a channel closed at the connection's next reconnect.
-func (r *Reconnects) Next() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.next
+// reconnected returns a channel closed at the connection's next reconnect.
+func (w *Wakes) reconnected() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next
 }
 
-// Stop stops following the connection.
-func (r *Reconnects) Stop() { r.nc.RemoveStatusListener(r.status) }
+// subscribe subscribes p to subject, unless a message already woke it.
+func (w *Wakes) subscribe(p *parking, subject string) error {
+	w.mu.Lock() // before the subscription: its first message waits for it to be known here
+	defer w.mu.Unlock()
+	if p.woke {
+		return nil
+	}
+	sub, err := w.nc.ChanSubscribe(subject, w.msgs)
+	if err != nil {
+		return err
+	}
+	p.subs = append(p.subs, sub)
+	w.parked[sub] = p
+	return nil
+}
+
+// read wakes the task of every message's subscription, or every parked task when the channel filled.
+func (w *Wakes) read() {
+	for {
+		select {
+		case <-w.done:
+			return
+		case m := <-w.msgs:
+			// Full before this receive, or filled again since: a message may have been dropped meanwhile (a drop
+			// needs a full channel, and only this goroutine empties it).
+			full := len(w.msgs) >= cap(w.msgs)-1
+			w.mu.Lock()
+			var woken []*parking
+			if p, ok := w.parked[m.Sub]; ok && !full {
+				woken = append(woken, w.wake(p))
+			} else if full {
+				for _, p := range w.parked {
+					if !p.woke {
+						woken = append(woken, w.wake(p))
+					}
+				}
+			}
+			w.mu.Unlock()
+			for _, p := range woken {
+				for _, s := range p.subs {
+					_ = s.Unsubscribe()
+				}
+			}
+		}
+	}
+}
+
+// wake wakes p and forgets its subscriptions (the caller unsubscribes them). w.mu is held.
+func (w *Wakes) wake(p *parking) *parking {
+	p.woke = true
+	for _, s := range p.subs {
+		delete(w.parked, s)
+	}
+	close(p.woken)
+	return p
+}
+
+// release forgets p's subscriptions and unsubscribes them, unless a message woke p (and the reader unsubscribed them).
+func (w *Wakes) release(p *parking) {
+	w.mu.Lock()
+	woke := p.woke
+	p.woke = true
+	for _, s := range p.subs {
+		delete(w.parked, s)
+	}
+	w.mu.Unlock()
+	if !woke {
+		for _, s := range p.subs {
+			_ = s.Unsubscribe()
+		}
+	}
+}
+
+// Stop stops following the connection; its parked tasks are no longer woken by their subscriptions. Later calls do
+// nothing.
+func (w *Wakes) Stop() {
+	w.stop.Do(func() {
+		w.nc.RemoveStatusListener(w.status)
+		close(w.done)
+	})
+}
 
 // Gate bounds how many tasks of a worker park or wake at the same time (subscribing, reading their consumer,
-// starting to pull again, unsubscribing): the first event after a quiet spell wakes every parked task of every bus
+// starting to pull again): the first event after a quiet spell wakes every parked task of every bus
 // it reaches, and thousands of them doing so together queue on their connection's lock and the server's loops,
 // where the worker's other traffic waits with them. A task holds a place only for its transition, not while it
 // works or waits. The zero Gate (nil) bounds nothing.
@@ -114,24 +212,20 @@ func (g Gate) leave() {
 	}
 }
 
-// wakeRoom is the room of a parked task's wake channel for each subject it subscribes to: its first message, and
-// the few that can arrive before the subscription's AutoUnsubscribe is in place.
-const wakeRoom = 8
-
-// parking is a parked task's subscriptions and listeners.
+// parking is a parked task's subscriptions and wakes.
 type parking struct {
-	subs []*nats.Subscription
-	wake chan *nats.Msg // the subscriptions' messages: the first wakes the task
-	// reconnected is closed when the connection reconnects; own is the task's own listener behind it, when the
-	// task has no Reconnects.
+	wakes *Wakes
+	// subs and woke are guarded by wakes.mu; subs is not changed once woke is set.
+	subs  []*nats.Subscription
+	woke  bool
+	woken chan struct{} // closed at the first message of subs
+	// reconnected is closed when the connection reconnects; own is the task's own Wakes, when the task has none.
 	reconnected <-chan struct{}
-	own         *Reconnects
+	own         *Wakes
 }
 
 func (p *parking) close() {
-	for _, s := range p.subs {
-		_ = s.Unsubscribe()
-	}
+	p.wakes.release(p)
 	if p.own != nil {
 		p.own.Stop()
 	}
@@ -172,27 +266,15 @@ func (t *Task) tryPark() {
 	defer t.cfg.Gate.leave()
 	ctx, cancel := context.WithTimeout(t.writeCtx, parkTimeout)
 	defer cancel()
-	// Channel subscriptions: nats.go runs a goroutine for every subscription with a callback, which at 2,000 idle
-	// buses was 6,000 goroutines waiting. Each subscription is removed after its first message (AutoUnsubscribe,
-	// which the server applies too), so the channel, with room for a few per subject, never fills: a full channel
-	// would drop the message and report a slow consumer.
-	p := &parking{wake: make(chan *nats.Msg, wakeRoom*len(subjects))}
-	// Reconnects are followed from before the subscriptions: one after they were made wakes the task.
-	if t.cfg.Reconnects != nil {
-		p.reconnected = t.cfg.Reconnects.Next()
-	} else {
-		p.own = WatchReconnects(t.cfg.Conn)
-		p.reconnected = p.own.Next()
+	p := &parking{wakes: t.cfg.Wakes, woken: make(chan struct{})}
+	if p.wakes == nil {
+		p.own = WatchWakes(t.cfg.Conn)
+		p.wakes = p.own
 	}
+	// Reconnects are followed from before the subscriptions: one after they were made wakes the task.
+	p.reconnected = p.wakes.reconnected()
 	for _, s := range subjects {
-		// One message wakes the task. A message delivered before AutoUnsubscribe took effect is in the channel and
-		// the subscription is removed at once: the channel holds at most a few per subject.
-		sub, err := t.cfg.Conn.ChanSubscribe(s, p.wake)
-		if err == nil {
-			p.subs = append(p.subs, sub)
-			err = sub.AutoUnsubscribe(1)
-		}
-		if err != nil {
+		if err := p.wakes.subscribe(p, s); err != nil {
 			p.close()
 			t.log.Debug("not parking: subscribing to the consumer's subjects", "subject", s, "err", err)
 			return
@@ -238,7 +320,7 @@ func (t *Task) unpark() bool {
 		select {
 		case <-t.stopping:
 			return false
-		case <-p.wake:
+		case <-p.woken:
 			woken = true
 		case <-p.reconnected:
 			woken = true // a publish may have gone by while the connection was down

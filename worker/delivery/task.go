@@ -49,9 +49,8 @@ type TaskConfig struct {
 	// ParkAfter is how long the task waits for a record before it parks (default ParkAfter; negative: never).
 	// ParkCheck is the time between two checks of its consumer while parked, after the first (default ParkCheck).
 	ParkAfter, ParkCheck time.Duration
-	// Reconnects, when set, follows Conn's reconnects for every parked task of the worker (see Reconnects);
-	// without, each parked task follows them itself.
-	Reconnects *Reconnects
+	// Wakes, when set, wakes every parked task of the worker (see Wakes); without, each parked task has its own.
+	Wakes *Wakes
 	// Gate, when set, bounds how many of the worker's tasks park or wake at the same time (see Gate).
 	Gate Gate
 	// Failed, when set, is called (once, without blocking) when the task fails.

@@ -496,19 +496,19 @@ func (f *fixture) startParking(t *testing.T, s connector.Sink, parkAfter time.Du
 }
 
 // A reconnect of the connection wakes a parked task (a publish may have gone by while it was down), whether the task
-// follows reconnects itself or through the worker's Reconnects; a parked task with nothing new parks again.
+// follows reconnects itself or through the worker's Wakes; a parked task with nothing new parks again.
 func TestTaskParkedWakesOnReconnect(t *testing.T) {
 	t.Parallel()
 	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			f := newFixture(t)
-			var r *delivery.Reconnects
+			var r *delivery.Wakes
 			if shared {
-				r = delivery.WatchReconnects(f.env.Conn)
+				r = delivery.WatchWakes(f.env.Conn)
 				t.Cleanup(r.Stop)
 			}
 			sink := newSink()
-			task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) { c.Reconnects = r })
+			task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) { c.Wakes = r })
 			require.Eventually(t, func() bool { return task.Counters().Parked == 1 }, wait, tick)
 			time.Sleep(200 * time.Millisecond)
 			require.Equal(t, uint64(1), task.Counters().Parked, "nothing wakes a parked task but a publish or a reconnect")

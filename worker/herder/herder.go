@@ -158,8 +158,8 @@ type Herder struct {
 	attempts *delivery.Attempts // failed attempts of records waiting for a retry
 	members  *cluster.Membership
 	leases   *cluster.Leases
-	// reconnects tells the parked tasks that the connection reconnected (set by Start, stopped by Close).
-	reconnects *delivery.Reconnects
+	// wakes wakes the parked tasks (set by Start, stopped by Close).
+	wakes *delivery.Wakes
 	// gate bounds how many of the worker's tasks park or wake at the same time.
 	gate delivery.Gate
 
@@ -311,7 +311,7 @@ func (h *Herder) Start(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.kv, h.offsets, h.state, h.leases, h.topics, h.attempts = kv, offsets, state, leases, topics, attempts
-	h.reconnects = delivery.WatchReconnects(h.cfg.JetStream.Conn())
+	h.wakes = delivery.WatchWakes(h.cfg.JetStream.Conn())
 	h.mu.Unlock()
 	watcher, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -471,7 +471,7 @@ func (h *Herder) Close(ctx context.Context) error {
 	}
 	defer func() {
 		h.mu.RLock()
-		state, leases, reconnects := h.state, h.leases, h.reconnects
+		state, leases, wakes := h.state, h.leases, h.wakes
 		h.mu.RUnlock()
 		if state != nil {
 			state.close()
@@ -479,8 +479,8 @@ func (h *Herder) Close(ctx context.Context) error {
 		if leases != nil {
 			leases.Close()
 		}
-		if reconnects != nil {
-			reconnects.Stop()
+		if wakes != nil {
+			wakes.Stop()
 		}
 	}()
 	h.mu.Lock()
@@ -796,7 +796,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
-			Reconnects: h.reconnects, Gate: h.gate,
+			Wakes: h.wakes, Gate: h.gate,
 			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.failedFunc(name, i),
 			Redact: h.redactor(pr.cfg), EventLog: pr.dc.EventLog(h.cfg.JetStream, name, log),
 			Tracer: h.cfg.Tracer, SpanName: spanName(sink, name),

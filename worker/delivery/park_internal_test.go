@@ -1,0 +1,110 @@
+package delivery
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
+)
+
+// woken waits for p's wake.
+func woken(t *testing.T, p *parking, name string) {
+	t.Helper()
+	select {
+	case <-p.woken:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was not woken", name)
+	}
+}
+
+// When the connection's channel of parked subscriptions fills, nats.go drops messages, and the tasks of those
+// messages would sleep on: the reader, finding the channel full, wakes every parked task, and unsubscribes them all.
+func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
+	env := jetstreamtest.Start(t)
+	nc := env.Conn
+	subsBefore := nc.NumSubscriptions()
+	w := watchWakes(nc, 2)
+	t.Cleanup(w.Stop)
+	const tasks = 10
+	ps := make([]*parking, tasks)
+	for i := range ps {
+		ps[i] = &parking{wakes: w, woken: make(chan struct{})}
+		require.NoError(t, w.subscribe(ps[i], fmt.Sprintf("w.%d", i)))
+	}
+	require.NoError(t, nc.Flush())
+
+	// The reader takes at most one message and waits here: two more fill the channel, the rest are dropped.
+	w.mu.Lock()
+	for i := range ps {
+		require.NoError(t, nc.Publish(fmt.Sprintf("w.%d", i), nil))
+	}
+	require.NoError(t, nc.Flush())
+	dropped := func() int {
+		n := 0
+		for _, p := range ps {
+			d, err := p.subs[0].Dropped()
+			require.NoError(t, err)
+			n += d
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return dropped() == tasks-3 }, 10*time.Second, 10*time.Millisecond,
+		"one message in the reader, two in the channel, the rest dropped")
+	w.mu.Unlock()
+	for i, p := range ps {
+		woken(t, p, fmt.Sprintf("task %d", i))
+	}
+	require.Eventually(t, func() bool { return nc.NumSubscriptions() == subsBefore }, 10*time.Second,
+		10*time.Millisecond, "every subscription is gone")
+	w.mu.Lock()
+	assert.Empty(t, w.parked)
+	w.mu.Unlock()
+	w.Stop() // and again at cleanup: a herder may be closed twice
+}
+
+// A task is woken once by the first message on any of its subjects, which ends all its subscriptions; one it would
+// make after that is not made, and releasing it then changes nothing. A task released unwoken is unsubscribed and
+// forgotten.
+func TestWakesWakesATaskOnceAndForgetsIt(t *testing.T) {
+	env := jetstreamtest.Start(t)
+	nc := env.Conn
+	subsBefore := nc.NumSubscriptions()
+	w := WatchWakes(nc)
+	t.Cleanup(w.Stop)
+
+	p := &parking{wakes: w, woken: make(chan struct{})}
+	require.NoError(t, w.subscribe(p, "w.a"))
+	require.NoError(t, w.subscribe(p, "w.b"))
+	quiet := &parking{wakes: w, woken: make(chan struct{})}
+	require.NoError(t, w.subscribe(quiet, "w.quiet"))
+	require.NoError(t, nc.Flush())
+	require.Equal(t, subsBefore+3, nc.NumSubscriptions())
+
+	for range 3 {
+		require.NoError(t, nc.Publish("w.a", nil))
+		require.NoError(t, nc.Publish("w.b", nil))
+	}
+	require.NoError(t, nc.Flush())
+	woken(t, p, "the task")
+	require.Eventually(t, func() bool { return nc.NumSubscriptions() == subsBefore+1 }, 10*time.Second,
+		10*time.Millisecond, "the woken task's subscriptions are gone, the other task's stays")
+	require.NoError(t, w.subscribe(p, "w.c"))
+	assert.Len(t, p.subs, 2, "no subscription after the wake")
+	p.close()
+
+	quiet.close()
+	assert.Equal(t, subsBefore, nc.NumSubscriptions())
+	select {
+	case <-quiet.woken:
+		t.Fatal("a released task is not woken")
+	default:
+	}
+	w.mu.Lock()
+	assert.Empty(t, w.parked)
+	w.mu.Unlock()
+	w.Stop() // and again at cleanup: a herder may be closed twice
+}
