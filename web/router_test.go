@@ -86,6 +86,18 @@ func TestRouter(t *testing.T) {
 			status: http.StatusOK, contains: []string{"swagger-ui"},
 		},
 		{
+			name: "swagger UI starts on the API's document", method: http.MethodGet, url: "/swagger/swagger-initializer.js",
+			status: http.StatusOK, contains: []string{`url: "doc.json"`, "SwaggerUIBundle("},
+		},
+		{
+			name: "swagger UI's files", method: http.MethodGet, url: "/swagger/swagger-ui-bundle.js",
+			status: http.StatusOK, contains: []string{"SwaggerUIBundle"},
+		},
+		{
+			name: "no other file under /swagger", method: http.MethodGet, url: "/swagger/secrets.json",
+			status: http.StatusNotFound,
+		},
+		{
 			name: "swagger document", method: http.MethodGet, url: "/swagger/doc.json",
 			status: http.StatusOK, contains: []string{`"title": "EventBridge-Go API"`, `"/api/v1/buses/{bus}/events"`},
 		},
