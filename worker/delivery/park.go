@@ -144,12 +144,18 @@ func (w *Wakes) read() {
 	}
 }
 
-// wake wakes p and forgets its subscriptions (the caller unsubscribes them). w.mu is held.
-func (w *Wakes) wake(p *parking) *parking {
-	p.woke = true
+// forget marks p woken and forgets its subscriptions; it reports whether p was woken before. w.mu is held.
+func (w *Wakes) forget(p *parking) (woke bool) {
+	woke, p.woke = p.woke, true
 	for _, s := range p.subs {
 		delete(w.parked, s)
 	}
+	return woke
+}
+
+// wake wakes p and forgets its subscriptions (the caller unsubscribes them). w.mu is held.
+func (w *Wakes) wake(p *parking) *parking {
+	w.forget(p)
 	close(p.woken)
 	return p
 }
@@ -157,11 +163,7 @@ func (w *Wakes) wake(p *parking) *parking {
 // release forgets p's subscriptions and unsubscribes them, unless a message woke p (and the reader unsubscribed them).
 func (w *Wakes) release(p *parking) {
 	w.mu.Lock()
-	woke := p.woke
-	p.woke = true
-	for _, s := range p.subs {
-		delete(w.parked, s)
-	}
+	woke := w.forget(p)
 	w.mu.Unlock()
 	if !woke {
 		for _, s := range p.subs {
