@@ -183,7 +183,7 @@ func Headroom(live, floor int64, rate float64) int64 {
 		return max(floor, int64(min(rate*LoadWindow.Seconds(), float64(LoadFactor*floor))))
 	}
 	spacing := float64(live) / (1 << 20) * MarkSpacing.Seconds()
-	return min(live, max(floor, int64(min(rate*spacing, float64(live)))))
+	return max(floor, int64(min(rate*spacing, float64(live)))) // floor ≤ live here
 }
 
 // Percent is the GC percent that lets a heap of live bytes grow by headroom before the next collection: 100 (the
