@@ -70,6 +70,10 @@ func TestStartPacesEveryCollection(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		t.Skip("GOGC is set for this test process")
 	}
+	// The live heap the pacer starts from is the last collection's: not what an earlier test (or run, with
+	// -count) left allocating.
+	runtime.GC()
+	runtime.GC()
 	stop := gcpace.Start(64<<20, slog.New(slog.DiscardHandler))
 	percent := func() int { p := debug.SetGCPercent(100); debug.SetGCPercent(p); return p }
 	assert.Greater(t, percent(), 100, "the test's small heap gets the headroom at once")
@@ -142,7 +146,10 @@ func TestStartGivesALoadedProcessMoreHeadroom(t *testing.T) {
 
 // TestStartPacesALargeProcessByItsLoad: with more than the floor live, under load the heap grows by its live heap
 // (GOGC=100), never more; idle again, by the floor only (here half the live heap), within two LoadWindows. Not
-// parallel: the GC percent is the process's.
+// parallel: the GC percent is the process's. Each collection sets the percent from the rate since the one before:
+// on a loaded machine (CI runs packages side by side on 2 cores) the allocating goroutine may get no core between
+// two of them, and that window is paced as idle; so the test asks that the load reach GOGC=100, not that every
+// window does.
 func TestStartPacesALargeProcessByItsLoad(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		t.Skip("GOGC is set for this test process")
@@ -155,10 +162,14 @@ func TestStartPacesALargeProcessByItsLoad(t *testing.T) {
 	stop := gcpace.Start(8<<20, slog.New(slog.DiscardHandler))
 	defer stop()
 	stopLoad := load()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return percent() == 100
+	}, 10*time.Second, 50*time.Millisecond, "16 MiB live against a floor of 8 MiB, under load: GOGC=100")
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		runtime.GC()
-		assert.Equal(t, 100, percent(), "16 MiB live against a floor of 8 MiB, under load")
+		assert.LessOrEqual(t, percent(), 100, "under load, never more than the live heap")
 		time.Sleep(50 * time.Millisecond)
 	}
 	stopLoad()
