@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -88,14 +89,22 @@ func startEventBridge(t *testing.T) (base, key, dataDir string) {
 	return base, strings.TrimSpace(string(b)), data
 }
 
-// privateFiles lists the files and directories under dir that others than their owner may read or enter.
+// privateFiles lists the files and directories under dir that others than their owner may read or enter. The
+// process is running: a file it renames or removes between the listing of its directory and its reading (a
+// consumer's state written to a .tmp file, then renamed) is skipped.
 func privateFiles(t *testing.T, dir string) (open []string) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
