@@ -38,6 +38,10 @@ type Store struct {
 	// Tracer, when set, makes a span of every event stored (tracing.Tracer; nil: tracing off, events stored as
 	// they came).
 	Tracer trace.Tracer
+	// Publisher, when set, is the context Put publishes events on: a connection of PutEvents' own, so that its
+	// acknowledgements never wait behind the control plane's JetStream requests on the store's connection (nil:
+	// the store's context).
+	Publisher jetstream.JetStream
 }
 
 var _ bus.EventStore = (*Store)(nil)
@@ -233,7 +237,11 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 	for k, i := range kept {
 		batch[k] = events[i]
 	}
-	parts, err := stream.EncodeBatches(batch, nil, traces, nil, stream.MaxPayload(s.js.Conn()))
+	pub := s.js
+	if s.Publisher != nil {
+		pub = s.Publisher
+	}
+	parts, err := stream.EncodeBatches(batch, nil, traces, nil, stream.MaxPayload(pub.Conn()))
 	if err != nil { // only a mistake of ours: traces not one per event
 		for _, i := range kept {
 			results[i].Err = fmt.Errorf("encoding: %w", err)
@@ -253,7 +261,7 @@ func (s *Store) putKept(ctx context.Context, b *bus.Bus, events []*event.Event, 
 		} else {
 			m.Header.Set(nats.MsgIdHdr, stream.BatchMsgID(ids[part.From:part.To]))
 		}
-		f, err := s.js.PublishMsgAsync(m)
+		f, err := pub.PublishMsgAsync(m)
 		if err != nil {
 			for _, i := range kept[part.From:part.To] {
 				results[i].Err = fmt.Errorf("publishing: %w", err)

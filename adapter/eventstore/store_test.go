@@ -195,3 +195,29 @@ func TestCreateStreamEnsuresTheAccountDLQStream(t *testing.T) {
 	require.Equal(t, stream.DLQRetention, info.Config.MaxAge)
 	require.Equal(t, stream.DuplicateWindow, info.Config.Duplicates)
 }
+
+// With a Publisher, Put publishes on its connection, and the store's own connection carries none of the events:
+// PutEvents' acknowledgements do not share a connection with the control plane's JetStream requests.
+func TestPutPublishesOnThePublisher(t *testing.T) {
+	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{})
+	s := New(env.JS, "t", 1)
+	putNC := jetstreamtest.Connect(t, env.Server)
+	pub, err := jetstream.New(putNC)
+	require.NoError(t, err)
+	s.Publisher = pub
+	ctx := context.Background()
+	b, err := bus.New("default", "orders", "", bus.Retention{}, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.CreateStream(ctx, b))
+
+	own, put := env.Conn.Stats(), putNC.Stats()
+	for i := range 5 {
+		for _, r := range s.Put(ctx, b, []*event.Event{newEvent(2 * i), newEvent(2*i + 1)}) {
+			require.NoError(t, r.Err)
+		}
+	}
+	require.EqualValues(t, 5, putNC.Stats().OutMsgs-put.OutMsgs, "one record batch per call, on the publisher's connection")
+	require.EqualValues(t, 5, putNC.Stats().InMsgs-put.InMsgs, "and its acknowledgements")
+	require.Zero(t, env.Conn.Stats().OutMsgs-own.OutMsgs, "nothing on the store's own connection")
+	require.Len(t, env.Messages(t, "t_BUS_"+b.ID(), "t.bus."+b.ID()+".in"), 10, "every event stored")
+}

@@ -153,6 +153,8 @@ type Main struct {
 	natsCreds    *ebjs.Credentials
 	natsServer   *ebjs.Server
 	nc           *nats.Conn
+	// putNC is PutEvents' connection: the event store publishes events on it (eventstore.Store.Publisher).
+	putNC *nats.Conn
 	// workerNC is the embedded worker's connection and workerLeaseNC that of its lease and membership heartbeat (nil
 	// with --runtime-url).
 	workerNC, workerLeaseNC *nats.Conn
@@ -350,6 +352,12 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	names := stream.Names{Cluster: c.ClusterID}
 	store := eventstore.New(js, c.ClusterID, c.Replicas)
+	if m.putNC, err = connectNATS("eventbridge-put"); err != nil {
+		return fmt.Errorf("connecting to NATS: %w", err)
+	}
+	if store.Publisher, err = jetstream.New(m.putNC); err != nil {
+		return err
+	}
 	store.DLQ = stream.DLQLimits{MaxAge: c.DeadLetterRetention, MaxBytes: c.DeadLetterMaxBytes}
 	store.Log = stream.LogLimits{MaxAge: c.BusLogRetention, MaxBytes: c.BusLogMaxBytes}
 	store.Tracer = tracer
@@ -889,7 +897,7 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("worker: %w", err))
 		}
 	}
-	for _, nc := range []*nats.Conn{m.workerNC, m.workerLeaseNC, m.nc} {
+	for _, nc := range []*nats.Conn{m.workerNC, m.workerLeaseNC, m.putNC, m.nc} {
 		if nc == nil {
 			continue
 		}
