@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -358,6 +359,12 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
+// Lanes of a uint64 read as eight bytes, for str.
+const (
+	lanes01 = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
 // str scans the string at e.pos and, when want, returns its decoded bytes (invalid UTF-8 becomes U+FFFD, as with
 // encoding/json).
 func (e *flatEvent) str(want bool) ([]byte, error) {
@@ -366,6 +373,19 @@ func (e *flatEvent) str(want bool) ([]byte, error) {
 	start := i
 	escaped, wide := false, false
 	for {
+		// Eight bytes at a time while none is a quote, a backslash or a control character (a lane of x that is
+		// zero after the xor, or below 0x20, sets its high bit; a borrow only sets lanes above a lane that is such
+		// a byte, so none is set without one); bytes of 0x80 and above only mark the string wide. Eight bytes
+		// that hold such a byte are read one at a time below.
+		for i+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[i:])
+			q, b := x^(lanes01*'"'), x^(lanes01*'\\')
+			if (((q-lanes01)&^q)|((b-lanes01)&^b)|((x-lanes01*0x20)&^x))&lanes80 != 0 {
+				break
+			}
+			wide = wide || x&lanes80 != 0
+			i += 8
+		}
 		for i < len(data) && strPlain[data[i]] {
 			i++
 		}

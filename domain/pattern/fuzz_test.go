@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -94,6 +95,41 @@ func FuzzMatcherMatch(f *testing.F) {
 		}
 		if !slices.IsSorted(ids) {
 			t.Fatalf("ids not sorted: %v", ids)
+		}
+	})
+}
+
+// FuzzScanString: the event scanner reads a string as encoding/json does, eight bytes at a time or one: it refuses
+// exactly the strings json.Valid refuses, whether a condition names the string (its text decoded, held to
+// json.Unmarshal's) or not (skipped), and finds where each ends.
+func FuzzScanString(f *testing.F) {
+	for _, s := range []string{"", "x", "0123456789abcdef0123", `a\"b`, `\\`, `tab\there`, "\u00e9t\u00c9", `\ud83d\ude00`,
+		"caf\xc3\xa9 au lait, quite long", "bad\xff utf-8 and more than eight", "ctl\x01after eight bytes", `\q`, `\u12`,
+		"\x7f\x80\x20\x1f\"", "unterminated and long enough"} {
+		f.Add([]byte(s))
+	}
+	pr := newProgram()
+	a := pr.add("a")
+	f.Fuzz(func(t *testing.T, text []byte) {
+		named := append(append([]byte(`{"a":"`), text...), `","b":1}`...)
+		skipped := append(append([]byte(`{"b":"`), text...), `","a":"x"}`...)
+		valid := json.Valid(named)
+		var e flatEvent
+		err := e.scan(named, pr.root, pr.npaths())
+		if (err == nil) != valid {
+			t.Fatalf("scan of %q: error %v, json.Valid %v", named, err, valid)
+		}
+		if err == nil {
+			var want struct{ A string }
+			if uerr := json.Unmarshal(named, &want); uerr != nil {
+				t.Fatal(uerr)
+			}
+			if l := e.first(a); l < 0 || string(e.leaves[l].str) != want.A {
+				t.Fatalf("scan of %q: leaf %d, want %q", named, l, want.A)
+			}
+		}
+		if err := e.scan(skipped, pr.root, pr.npaths()); (err == nil) != json.Valid(skipped) {
+			t.Fatalf("scan of %q: error %v, json.Valid %v", skipped, err, !valid)
 		}
 	})
 }
