@@ -197,10 +197,12 @@ type Herder struct {
 	// failed or a step ended meanwhile (look).
 	lightAt time.Time
 	look    atomic.Bool
-	// lookedAt is when a round last looked at the local tasks because of look (see lookGap).
-	lookedAt time.Time
-	closed   bool
-	started  bool
+	// lookedAt is when a round last looked at the local tasks because of look (see lookGap); lookLater pokes the
+	// loop when the gap after it ends, for a look asked for within it. Only the loop uses them.
+	lookedAt  time.Time
+	lookLater *time.Timer
+	closed    bool
+	started   bool
 
 	// lists keeps the last encoding of the listings of every connector (see ExpandedJSON).
 	lists listings
