@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
@@ -198,7 +199,7 @@ func TestSlowAdapterKeepsARemoteWorkerClusterInStep(t *testing.T) {
 	bin, err := buildWorkerBinary()
 	require.NoError(t, err)
 	dataDir := t.TempDir()
-	natsAddr, w1Addr, w2Addr := freePort(t), freePort(t), freePort(t)
+	natsAddr, w1Addr, w2Addr := listenertest.Addr(t), listenertest.Addr(t), listenertest.Addr(t)
 	tokenFile, _ := writeTokenFile(t)
 	m := startMain(t, dataDir, "--nats-listen", natsAddr, "--runtime", "http://"+w1Addr+",http://"+w2Addr,
 		"--reconcile-interval", "500ms", "--cluster-token-file", tokenFile)

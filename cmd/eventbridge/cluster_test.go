@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/worker"
 )
@@ -18,7 +19,7 @@ import (
 // the embedded NATS server; the two share the tasks of the channels declared through the API, and events flow
 // whichever worker runs them.
 func TestEmbeddedWorkerJoinsACluster(t *testing.T) {
-	natsAddr := freePort(t)
+	natsAddr := listenertest.Addr(t)
 	m := startMain(t, t.TempDir(), "--nats-listen", natsAddr, "--worker-id", "cp")
 	defer func() { require.NoError(t, m.Close()) }()
 	a := apiOf(t, m)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 )
 
 // process is the eventbridge binary running as a child process.
@@ -27,8 +29,8 @@ type process struct {
 
 func startProcess(t *testing.T, bin, dataDir string) *process {
 	t.Helper()
-	addr := freePort(t)
-	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freePort(t), "--data-dir", dataDir,
+	addr := listenertest.Addr(t)
+	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", listenertest.Addr(t), "--data-dir", dataDir,
 		"--allow-private-targets", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,24 +10,17 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/persistence/persistencetest"
 	"github.com/eventbridge-go/eventbridge/worker"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // TestEndToEndOnMySQLWithARemoteWorker runs the control plane on MariaDB, with its embedded NATS server listening
 // on TCP and a worker of its own (as cmd/worker runs it) joined over that port as the remote runtime. The first
 // --runtime URL is a worker that is down: the control plane fails over to the next.
 func TestEndToEndOnMySQLWithARemoteWorker(t *testing.T) {
 	dsn := persistencetest.NewMySQLDatabase(t)
-	natsAddr, workerAddr := freePort(t), freePort(t)
+	natsAddr, workerAddr := listenertest.Addr(t), listenertest.Addr(t)
 	// A worker that is down: port 1 is below the range the system hands out for ":0", so no other test's server
 	// takes it meanwhile (a port found free and closed again was once taken by another test's console, whose HTML
 	// answer is no dial failure to fail over from).

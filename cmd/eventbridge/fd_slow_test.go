@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 )
 
 // TestSlowRecoversFromFileDescriptorExhaustion is the scenario in a child process whose soft and hard
@@ -28,9 +30,9 @@ func TestSlowRecoversFromFileDescriptorExhaustion(t *testing.T) {
 	require.NoError(t, err, "prlimit (util-linux) lowers the child's file-descriptor limit")
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	addr := freePort(t)
+	addr := listenertest.Addr(t)
 	var logs syncBuffer
-	cmd := exec.Command(prlimit, "--nofile=400:400", bin, "--http-addr", addr, "--worker-addr", freePort(t),
+	cmd := exec.Command(prlimit, "--nofile=400:400", bin, "--http-addr", addr, "--worker-addr", listenertest.Addr(t),
 		"--data-dir", dir, "--http-max-connections", "0", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())

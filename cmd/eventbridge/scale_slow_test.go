@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 )
 
 // scaleFigures are what TestSlowScaleIdle measures, logged as `figure | test | what | value |` lines.
@@ -76,8 +78,8 @@ type scaleProcess struct {
 
 func startScaleProcess(t *testing.T, bin, dir string, extra ...string) *scaleProcess {
 	t.Helper()
-	p := &scaleProcess{addr: freePort(t), done: make(chan struct{})}
-	args := append([]string{"--http-addr", p.addr, "--worker-addr", freePort(t), "--data-dir", dir,
+	p := &scaleProcess{addr: listenertest.Addr(t), done: make(chan struct{})}
+	args := append([]string{"--http-addr", p.addr, "--worker-addr", listenertest.Addr(t), "--data-dir", dir,
 		"--allow-private-targets", "--log-level", "warn"}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	w := &lockedWriter{mu: &p.mu, w: &p.out}

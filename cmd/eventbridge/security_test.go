@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/rpc/rpctest"
 	"github.com/eventbridge-go/eventbridge/worker"
@@ -183,7 +184,7 @@ func TestNATSListenRequiresCredentials(t *testing.T) {
 	}
 	t.Parallel()
 	dataDir := t.TempDir()
-	natsAddr := freePort(t)
+	natsAddr := listenertest.Addr(t)
 	m := startMain(t, dataDir, "--nats-listen", natsAddr, "--worker-id", "cp")
 	defer func() { require.NoError(t, m.Close()) }()
 	creds := m.NATSCredentials()
@@ -208,7 +209,7 @@ func TestNATSListenRequiresCredentials(t *testing.T) {
 	require.NoError(t, err)
 	run := func(args ...string) (*exec.Cmd, *bytes.Buffer) {
 		var out bytes.Buffer
-		cmd := exec.Command(bin, append([]string{"--nats", url, "--rest-addr", freePort(t), "--worker-id", "w2",
+		cmd := exec.Command(bin, append([]string{"--nats", url, "--rest-addr", listenertest.Addr(t), "--worker-id", "w2",
 			"--cluster-token-file", filepath.Join(dataDir, "cluster-token"), "--master-key", filepath.Join(dataDir, "master.key"),
 			"--log-level", "warn"}, args...)...)
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -242,11 +243,11 @@ func TestTLS(t *testing.T) {
 	require.True(t, pool.AppendCertsFromPEM(caPEM))
 
 	// A remote worker over TLS, on the control plane's embedded NATS server.
-	natsAddr := freePort(t)
+	natsAddr := listenertest.Addr(t)
 	cert, err := tls.LoadX509KeyPair(files.Cert, files.Key)
 	require.NoError(t, err)
 	dataDir := t.TempDir()
-	workerAddr := freePort(t)
+	workerAddr := listenertest.Addr(t)
 	m := startMain(t, dataDir, "--nats-listen", natsAddr, "--tls-cert", files.Cert, "--tls-key", files.Key,
 		"--runtime", "https://"+workerAddr, "--runtime-ca-file", files.CA, "--cluster-token-file", tokenFile)
 	defer func() { require.NoError(t, m.Close()) }()

@@ -22,6 +22,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/tracing"
 	"github.com/eventbridge-go/eventbridge/worker"
 )
@@ -59,7 +60,7 @@ func TestTracingAcrossProcesses(t *testing.T) {
 	cpProvider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(cpSpans))
 	workerProvider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(workerSpans))
 
-	natsAddr, workerAddr := freePort(t), freePort(t)
+	natsAddr, workerAddr := listenertest.Addr(t), listenertest.Addr(t)
 	tokenFile, token := writeTokenFile(t)
 	m := NewMain()
 	require.NoError(t, m.ParseFlags([]string{"--http-addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "warn",

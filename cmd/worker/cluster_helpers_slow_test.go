@@ -26,6 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -167,7 +168,7 @@ func newCluster(t *testing.T) *cluster {
 func (c *cluster) start(id string) *workerProc {
 	t := c.t
 	t.Helper()
-	w := &workerProc{id: id, addr: freeAddr(t), out: &syncBuffer{}, done: make(chan struct{})}
+	w := &workerProc{id: id, addr: listenertest.Addr(t), out: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(c.bin, append(slices.Clone(c.natsArgs), "--cluster-id", clusterID, "--worker-id", id,
 		"--rest-addr", w.addr, "--allow-private-targets", "--log-level", "warn")...)
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/listener"
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
@@ -264,7 +264,7 @@ func TestBinaryStopsCleanlyOnSIGTERM(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 
-	addr := freeAddr(t)
+	addr := listenertest.Addr(t)
 	var out syncBuffer
 	cmd := exec.Command(bin, "--rest-addr", addr, "--worker-id", "bin1", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "EB_NATS="+ns.URL, "EB_ALLOW_PRIVATE_TARGETS=true",
@@ -320,13 +320,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // jsClient is a test client of an external NATS.

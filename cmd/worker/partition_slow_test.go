@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
 	wcluster "github.com/eventbridge-go/eventbridge/worker/cluster"
@@ -115,7 +116,7 @@ func TestSlowClusterPartitionFencing(t *testing.T) {
 		return w
 	}
 	w1 := start("w1", n.nsIP+":8083", "ip", "netns", "exec", n.name)
-	w2 := start("w2", freeAddr(t))
+	w2 := start("w2", listenertest.Addr(t))
 	require.Eventually(t, func() bool {
 		info, err := w2.client().ClusterInfo(context.Background())
 		return err == nil && len(info.Workers) == 2

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/securityprovider"
 
 	"github.com/eventbridge-go/eventbridge/docs/client"
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 )
 
 // receiver is the README's printer: an HTTP server that records the ce-id of every event it is sent.
@@ -63,9 +63,9 @@ func startEventBridge(t *testing.T) (base, key, dataDir string) {
 	out, err := exec.Command("go", append(args, "github.com/eventbridge-go/eventbridge/cmd/eventbridge")...).CombinedOutput()
 	require.NoError(t, err, string(out))
 
-	addr := freePort(t)
+	addr := listenertest.Addr(t)
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", freePort(t), "--data-dir", data,
+	cmd := exec.Command(bin, "--http-addr", addr, "--worker-addr", listenertest.Addr(t), "--data-dir", data,
 		"--allow-private-targets", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
@@ -118,14 +118,6 @@ func privateFiles(t *testing.T, dir string) (open []string) {
 		return nil
 	}))
 	return open
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -22,6 +22,7 @@ import (
 	mqtt3 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 )
 
@@ -80,25 +81,6 @@ func mosquittoBin(t testing.TB) string {
 	return p
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		require.NoError(t, l.Close())
-		// Never the port of another broker of this process: the kernel may hand a port out again once it is
-		// closed, before the broker it was for binds it, and a second broker whose listener failed on it would
-		// pass its start-up check against the first one (seen in CI: connection refused once the first stopped).
-		if _, taken := handedOut.LoadOrStore(port, true); !taken {
-			return port
-		}
-	}
-}
-
-// handedOut holds the ports freePort returned.
-var handedOut sync.Map
-
 // startBroker starts a private broker that accepts anonymous clients; tlsFiles, when set, adds a TLS listener
 // with those PEM files.
 func startBroker(t testing.TB, tlsFiles *tlsFiles) *broker {
@@ -109,13 +91,13 @@ func startBroker(t testing.TB, tlsFiles *tlsFiles) *broker {
 // startBrokerWith is startBroker; anonymous false refuses every client (no password file: nobody is known).
 func startBrokerWith(t testing.TB, tlsFiles *tlsFiles, anonymous bool) *broker {
 	t.Helper()
-	b := &broker{t: t, bin: mosquittoBin(t), dir: t.TempDir(), port: freePort(t)}
+	b := &broker{t: t, bin: mosquittoBin(t), dir: t.TempDir(), port: listenertest.Port(t)}
 	if tlsFiles != nil {
-		b.tlsPort = freePort(t)
+		b.tlsPort = listenertest.Port(t)
 		b.tlsConf = fmt.Sprintf("listener %d 127.0.0.1\ncafile %s\ncertfile %s\nkeyfile %s\n",
 			b.tlsPort, tlsFiles.ca, tlsFiles.cert, tlsFiles.key)
 	}
-	b.wsPort = freePort(t)
+	b.wsPort = listenertest.Port(t)
 	b.tlsConf += fmt.Sprintf("listener %d 127.0.0.1\nprotocol websockets\n", b.wsPort)
 	conf := fmt.Sprintf("per_listener_settings false\nmax_queued_messages 0\nallow_anonymous %t\npersistence true\npersistence_location %s/\n"+
 		"log_dest file %s\nlistener %d 127.0.0.1\n%s",

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/eventbridge-go/eventbridge/listener/listenertest"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/delivery"
 	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
@@ -294,7 +295,7 @@ func clearRetained(t *testing.T, brokerURL, topic string) {
 
 // A record whose topic cannot be built is given up at once; an unreachable broker is retried.
 func TestSinkErrors(t *testing.T) {
-	closed := "tcp://127.0.0.1:" + fmt.Sprint(freePort(t)) // nothing listens there
+	closed := "tcp://127.0.0.1:" + fmt.Sprint(listenertest.Port(t)) // nothing listens there
 	s, err := mqtt.New(sinkValues(map[string]string{mqtt.KeyURL: closed, mqtt.KeyTopic: "t/{subject}/{$.data.x}",
 		mqtt.KeyConnectTimeout: "1s"}), connector.Env{Egress: localBrokers, Connector: "errors"})
 	require.NoError(t, err)
