@@ -101,7 +101,7 @@ SCALE_BUSES  ?= 2000
 SCALE_IDLE_S ?= 600
 SCALE_CLUSTER_BUSES  ?= 10000
 SCALE_CLUSTER_IDLE_S ?= 120
-SCALE_CLUSTER_CREATE_S ?= 900
+SCALE_CLUSTER_CREATE_S ?= 1500
 bench-scale:
 	EB_SCALE_BUSES=$(SCALE_BUSES) EB_SCALE_IDLE_S=$(SCALE_IDLE_S) $(GO) test -tags slow -count=1 -timeout 60m \
 	  -run 'TestSlowScaleIdle' -v ./cmd/eventbridge/
