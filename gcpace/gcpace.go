@@ -6,9 +6,11 @@
 //   - A small process (less than the headroom live) grows by at least the headroom, and while it allocates fast by
 //     what it allocates in LoadWindow, up to LoadFactor times the headroom: busy, it collects about once per
 //     LoadWindow; idle again, it keeps the headroom's memory only.
-//   - A large process grows by what it allocates in MarkSpacing per MiB live, at least the headroom and at most its
-//     live heap (GOGC=100): busy, it is paced as the runtime paces it; idle, it keeps the headroom over its live heap
-//     rather than as much again, and its collections cost about a hundredth of a core at most.
+//   - A large process grows by what it allocates in MarkSpacing per MiB live, at most its live heap (GOGC=100), and
+//     at least what it allocated in the last ForcedPeriod, between a quarter of the headroom and the headroom: busy,
+//     it is paced as the runtime paces it; idle, it keeps over its live heap what it allocates between two of the
+//     runtime's forced collections rather than as much again, and its collections cost about a hundredth of a core
+//     at most.
 //
 // In a container with a memory limit it sets the runtime's soft limit to 90% of it, so the headroom never takes the
 // process past it.
@@ -47,6 +49,13 @@ const (
 // heap. At 2,000 idle buses (340 MB live) the heap then grows by the headroom between collections, rather than by
 // its live heap: a heap goal of 742 MB became 477.
 const MarkSpacing = 100 * time.Millisecond
+
+// ForcedPeriod is how often the runtime collects whatever the heap (its forcegcperiod: 2 minutes). A process with
+// more than the headroom live that allocated less than the headroom in the last ForcedPeriod keeps no more than
+// that over its live heap (and at least a quarter of the headroom): a larger goal would make no collection fewer.
+// The rate is the last ForcedPeriod's, not the last LoadWindow's: a quiet window after a busy one would lower the
+// goal below what was allocated since the last collection and start one at once.
+const ForcedPeriod = 2 * time.Minute
 
 // FlagUsage is the usage of the binaries' --gc-headroom-mib.
 const FlagUsage = "the least the heap grows between two garbage collections, in MiB: more memory for fewer " +
@@ -104,6 +113,13 @@ type pacer struct {
 	percent   int
 	allocs    uint64    // bytes allocated to the heap, at the last adjust
 	allocated time.Time // when it was read
+	past      []reading // the adjusts' readings of the last ForcedPeriod, and the one before it
+}
+
+// reading is the bytes allocated to the heap at a time.
+type reading struct {
+	at     time.Time
+	allocs uint64
 }
 
 // tick adjusts every LoadWindow until the pacer stops.
@@ -133,8 +149,8 @@ func (p *pacer) arm() {
 	})
 }
 
-// adjust sets the percent that lets the heap grow by Headroom past the live heap, at the rate of allocation since
-// the last adjust (none the first time); nothing once stopped.
+// adjust sets the percent that lets the heap grow by Headroom past the live heap, at the rates of allocation since
+// the last adjust and over the last ForcedPeriod (none the first time); nothing once stopped.
 func (p *pacer) adjust() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -152,7 +168,15 @@ func (p *pacer) adjust() {
 		}
 	}
 	p.allocs, p.allocated = allocs, now
-	percent := Percent(live, Headroom(live, p.headroom.Load(), rate))
+	p.past = append(p.past, reading{at: now, allocs: allocs})
+	for len(p.past) > 2 && now.Sub(p.past[1].at) >= ForcedPeriod {
+		p.past = p.past[1:]
+	}
+	var recent float64
+	if d := now.Sub(p.past[0].at).Seconds(); d > 0 && allocs > p.past[0].allocs {
+		recent = float64(allocs-p.past[0].allocs) / d
+	}
+	percent := Percent(live, Headroom(live, p.headroom.Load(), rate, recent))
 	if percent != p.percent {
 		debug.SetGCPercent(percent)
 		p.percent = percent
@@ -172,18 +196,22 @@ func (p *pacer) stop() {
 	running = nil
 }
 
-// Headroom is how much a heap of live bytes may grow before the next collection, with the headroom floor (bytes)
-// and an allocation rate in bytes per second. Below floor live: the more of floor and what rate allocates in
-// LoadWindow, at most LoadFactor × floor. From floor on: what rate allocates in MarkSpacing per MiB live, at least
-// floor and at most live (GOGC=100). A large process under load stays paced as the runtime paces it: at 1,000
-// buses, 25 s of creation with LoadFactor × floor left 576 MiB resident after two idle minutes against 500 MiB
-// without it (fragmentation of a heap grown larger).
-func Headroom(live, floor int64, rate float64) int64 {
+// Headroom is how much a heap of live bytes may grow before the next collection, with the headroom floor (bytes),
+// the allocation rate since the last adjustment and the rate over the last ForcedPeriod (recent), in bytes per
+// second. Below floor live: the more of floor and what rate allocates in LoadWindow, at most LoadFactor × floor.
+// From floor on: what rate allocates in MarkSpacing per MiB live, at most live (GOGC=100), and at least what
+// recent allocates in ForcedPeriod, between floor/4 and floor. A large process
+// under load stays paced as the runtime paces it: at 1,000 buses, 25 s of creation with LoadFactor × floor left
+// 576 MiB resident after two idle minutes against 500 MiB without it (fragmentation of a heap grown larger). At a
+// steady rate, collections stay at least MarkSpacing per MiB live apart whatever the lower bound: the headroom is
+// at least what that time allocates.
+func Headroom(live, floor int64, rate, recent float64) int64 {
 	if live < floor {
 		return max(floor, int64(min(rate*LoadWindow.Seconds(), float64(LoadFactor*floor))))
 	}
 	spacing := float64(live) / (1 << 20) * MarkSpacing.Seconds()
-	return max(floor, int64(min(rate*spacing, float64(live)))) // floor ≤ live here
+	idle := max(floor/4, int64(min(recent*ForcedPeriod.Seconds(), float64(floor))))
+	return max(idle, int64(min(rate*spacing, float64(live)))) // idle ≤ floor ≤ live here
 }
 
 // Percent is the GC percent that lets a heap of live bytes grow by headroom before the next collection: 100 (the

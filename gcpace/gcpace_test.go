@@ -39,28 +39,32 @@ func TestHeadroom(t *testing.T) {
 	t.Parallel()
 	const mib = 1 << 20
 	for _, c := range []struct {
-		name        string
-		live, floor int64
-		rate        float64 // bytes/s
-		want        int64
+		name         string
+		live, floor  int64
+		rate, recent float64 // bytes/s: since the last adjustment, over the last ForcedPeriod
+		want         int64
 	}{
-		{"idle: the floor", 40 * mib, 128 * mib, 0, 128 * mib},
-		{"slow allocation: the floor", 40 * mib, 128 * mib, 10 * mib, 128 * mib},
-		{"under load: what LoadWindow allocates", 40 * mib, 128 * mib, 50 * mib, 250 * mib},
-		{"under heavy load: LoadFactor × the floor", 40 * mib, 128 * mib, 1000 * mib, 384 * mib},
-		{"a large live heap, idle: the floor", 336 * mib, 128 * mib, 0, 128 * mib},
-		{"a large live heap allocating slowly: the floor", 336 * mib, 128 * mib, 1 * mib, 128 * mib},
-		{"a large live heap allocating: what MarkSpacing per MiB live allocates", 336 * mib, 128 * mib, 5 * mib, 168 * mib},
-		{"a large live heap under load: itself", 336 * mib, 128 * mib, 50 * mib, 336 * mib},
-		{"a live heap of the floor under heavy load: itself", 128 * mib, 128 * mib, 1000 * mib, 128 * mib},
-		{"a large live heap under heavy load: itself", 200 * mib, 128 * mib, 1000 * mib, 200 * mib},
-		{"no floor: the live heap under load", 40 * mib, 0, 1000 * mib, 40 * mib},
+		{"idle: the floor", 40 * mib, 128 * mib, 0, 0, 128 * mib},
+		{"slow allocation: the floor", 40 * mib, 128 * mib, 10 * mib, 10 * mib, 128 * mib},
+		{"under load: what LoadWindow allocates", 40 * mib, 128 * mib, 50 * mib, 1 * mib, 250 * mib},
+		{"under heavy load: LoadFactor × the floor", 40 * mib, 128 * mib, 1000 * mib, 0, 384 * mib},
+		{"a large live heap, idle: a quarter of the floor", 336 * mib, 128 * mib, 0, 0, 32 * mib},
+		{"a large live heap allocating little: what ForcedPeriod allocated", 336 * mib, 128 * mib, 0.4 * mib, 0.4 * mib, 48 * mib},
+		{"a quiet window after a busier ForcedPeriod: what ForcedPeriod allocated", 336 * mib, 128 * mib, 0, 0.75 * mib, 90 * mib},
+		{"a large live heap allocating slowly: the floor", 336 * mib, 128 * mib, 1.1 * mib, 1.1 * mib, 128 * mib},
+		{"a large live heap allocating: what MarkSpacing per MiB live allocates", 336 * mib, 128 * mib, 5 * mib, 5 * mib, 168 * mib},
+		{"a burst after a quiet ForcedPeriod: what MarkSpacing per MiB live allocates", 336 * mib, 128 * mib, 5 * mib, 0, 168 * mib},
+		{"a large live heap under load: itself", 336 * mib, 128 * mib, 50 * mib, 50 * mib, 336 * mib},
+		{"a live heap of the floor under heavy load: itself", 128 * mib, 128 * mib, 1000 * mib, 1000 * mib, 128 * mib},
+		{"a large live heap under heavy load: itself", 200 * mib, 128 * mib, 1000 * mib, 1000 * mib, 200 * mib},
+		{"no floor: the live heap under load", 40 * mib, 0, 1000 * mib, 1000 * mib, 40 * mib},
 	} {
-		assert.Equal(t, c.want/mib, gcpace.Headroom(c.live, c.floor, c.rate)/mib, c.name)
+		assert.Equal(t, c.want/mib, gcpace.Headroom(c.live, c.floor, c.rate, c.recent)/mib, c.name)
 	}
 	assert.Equal(t, 5*time.Second, gcpace.LoadWindow, "the table above assumes it")
 	assert.Equal(t, 3, gcpace.LoadFactor, "the table above assumes it")
 	assert.Equal(t, 100*time.Millisecond, gcpace.MarkSpacing, "the table above assumes it")
+	assert.Equal(t, 2*time.Minute, gcpace.ForcedPeriod, "the table above assumes it")
 }
 
 // TestStartPacesEveryCollection: the percent is set from the live heap at the start and again after collections,
@@ -145,7 +149,8 @@ func TestStartGivesALoadedProcessMoreHeadroom(t *testing.T) {
 }
 
 // TestStartPacesALargeProcessByItsLoad: with more than the floor live, under load the heap grows by its live heap
-// (GOGC=100), never more; idle again, by the floor only (here half the live heap), within two LoadWindows. Not
+// (GOGC=100), never more; idle again, by the floor only (here half the live heap: the load is in the last
+// ForcedPeriod), within two LoadWindows. Not
 // parallel: the GC percent is the process's. Each collection sets the percent from the rate since the one before:
 // on a loaded machine (CI runs packages side by side on 2 cores) the allocating goroutine may get no core between
 // two of them, and that window is paced as idle; so the test asks that the load reach GOGC=100, not that every
@@ -174,7 +179,7 @@ func TestStartPacesALargeProcessByItsLoad(t *testing.T) {
 	}
 	stopLoad()
 	require.Eventually(t, func() bool { return percent() < 75 }, 3*gcpace.LoadWindow, 50*time.Millisecond,
-		"idle, the floor over the live heap: about 50%%")
+		"idle, the floor over the live heap (about 50%%): what the last ForcedPeriod allocated, at most the floor")
 	runtime.KeepAlive(live)
 }
 
