@@ -200,11 +200,10 @@ func (p *pacer) stop() {
 // the allocation rate since the last adjustment and the rate over the last ForcedPeriod (recent), in bytes per
 // second. Below floor live: the more of floor and what rate allocates in LoadWindow, at most LoadFactor × floor.
 // From floor on: what rate allocates in MarkSpacing per MiB live, at most live (GOGC=100), and at least what
-// recent allocates in ForcedPeriod, between floor/4 and floor. A large process
-// under load stays paced as the runtime paces it: at 1,000 buses, 25 s of creation with LoadFactor × floor left
-// 576 MiB resident after two idle minutes against 500 MiB without it (fragmentation of a heap grown larger). At a
-// steady rate, collections stay at least MarkSpacing per MiB live apart whatever the lower bound: the headroom is
-// at least what that time allocates.
+// recent allocates in ForcedPeriod, between floor/4 and floor. A large process under load stays paced as the
+// runtime paces it: at 1,000 buses, 25 s of creation with LoadFactor × floor left 576 MiB resident after two idle
+// minutes against 500 MiB without it (fragmentation of a heap grown larger). At a steady rate, collections stay at
+// least MarkSpacing per MiB live apart whatever the lower bound: the headroom is at least what that time allocates.
 func Headroom(live, floor int64, rate, recent float64) int64 {
 	if live < floor {
 		return max(floor, int64(min(rate*LoadWindow.Seconds(), float64(LoadFactor*floor))))
