@@ -221,12 +221,12 @@ func TestSlowScaleIdle(t *testing.T) {
 	busy := float64(cpu1-cpu0) / float64(time.Since(t0))
 	fig.log("idle CPU", "%.1f%% of one core over %s", 100*busy, idle)
 	fig.log("resident memory", "%d MiB (%d threads)", rss>>20, threads)
-	m := goMetrics(admin.must("GET", "/metrics", nil, 200))
+	m := admin.scrape()
+	mib := func(name string) int64 { return int64(value(m, name, nil)) >> 20 }
 	fig.log("memory: heap in use / next collection at / free heap kept / stacks / goroutines",
-		"%d / %d / %d / %d MiB / %d", int64(m["go_memstats_heap_inuse_bytes"])>>20,
-		int64(m["go_memstats_next_gc_bytes"])>>20,
-		int64(m["go_memstats_heap_idle_bytes"]-m["go_memstats_heap_released_bytes"])>>20,
-		int64(m["go_memstats_stack_inuse_bytes"])>>20, int64(m["go_goroutines"]))
+		"%d / %d / %d / %d MiB / %d", mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_next_gc_bytes"),
+		int64(value(m, "go_memstats_heap_idle_bytes", nil)-value(m, "go_memstats_heap_released_bytes", nil))>>20,
+		mib("go_memstats_stack_inuse_bytes"), int64(value(m, "go_goroutines", nil)))
 	lost := p.count("lease lost") - lostBefore
 	fig.log("leases lost while idle", "%d (%d since start)", lost, p.count("lease lost"))
 	assert.Zero(t, p.count("lease lost"), "the worker lost its lease: its tasks stopped")
@@ -252,19 +252,4 @@ func TestSlowScaleIdle(t *testing.T) {
 	startScaleProcess(t, bin, dir, extra...)
 	r.waitFor(t, want) // every event, none twice
 	fig.log("events lost / delivered twice after SIGTERM and restart", "0 / 0 of %d", len(want))
-}
-
-// goMetrics reads the unlabelled samples of a Prometheus text exposition (the Go runtime's among them).
-func goMetrics(text []byte) map[string]float64 {
-	out := map[string]float64{}
-	for line := range strings.Lines(string(text)) {
-		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			out[name] = v
-		}
-	}
-	return out
 }
