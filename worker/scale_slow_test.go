@@ -176,7 +176,9 @@ func TestSlowScaleCluster(t *testing.T) {
 			defer func() { trace.Stop(); _ = fh.Close() }()
 		}
 		start := time.Now()
-		peak, stop := make(chan int), make(chan struct{})
+		peak, stop := make(chan int, 1), make(chan struct{})
+		end := sync.OnceFunc(func() { close(stop) })
+		defer end() // a round that fails stops its watcher too
 		go func() { // the most files open at once during the round
 			most := 0
 			for {
@@ -191,7 +193,7 @@ func TestSlowScaleCluster(t *testing.T) {
 		}()
 		want := scalePutRound(t, env.JS, buses, busID, name)
 		missing := recv.await(want, rulesPerBus, 5*time.Minute)
-		close(stop)
+		end()
 		assert.Zero(t, missing, "%s: events not delivered to all three targets", name)
 		fig("one event per bus delivered to its 3 targets: "+name, "%d deliveries in %s, %d duplicates so far, at most %d files open",
 			buses*rulesPerBus, time.Since(start).Round(time.Millisecond), recv.duplicates(), <-peak)
