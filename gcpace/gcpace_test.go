@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,30 @@ func TestHeadroom(t *testing.T) {
 	assert.Equal(t, 3, gcpace.LoadFactor, "the table above assumes it")
 	assert.Equal(t, 100*time.Millisecond, gcpace.MarkSpacing, "the table above assumes it")
 	assert.Equal(t, 2*time.Minute, gcpace.ForcedPeriod, "the table above assumes it")
+}
+
+func TestRelease(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name              string
+		live, held, floor int64
+		rate              float64 // bytes/s, since the last adjustment
+		want              bool
+	}{
+		{"a large heap fallen quiet, holding what its creation left", 240 * mib, 140 * mib, 128 * mib, 0.33 * mib, true},
+		{"a large idle heap holding what it allocates in ForcedPeriod", 240 * mib, 40 * mib, 128 * mib, 0.33 * mib, false},
+		{"a large idle heap holding that and the scavenger's slack", 240 * mib, 68 * mib, 128 * mib, 0.33 * mib, false},
+		{"a large heap under load: what it holds is what the load needs", 240 * mib, 200 * mib, 128 * mib, 50 * mib, false},
+		{"a small heap fallen quiet after a burst", 40 * mib, 300 * mib, 128 * mib, 0, true},
+		{"a small idle heap holding its floor", 40 * mib, 140 * mib, 128 * mib, 0, false},
+		{"a small heap under load", 40 * mib, 300 * mib, 128 * mib, 100 * mib, false},
+		{"a small heap under load, its collector lagging", 40 * mib, 500 * mib, 128 * mib, 20 * mib, false},
+		{"a large heap under load, its collector lagging", 240 * mib, 500 * mib, 128 * mib, 20 * mib, false},
+		{"a heap allocating a little less than a quarter of the floor per LoadWindow", 240 * mib, 300 * mib, 128 * mib, 6 * mib, true},
+	} {
+		assert.Equal(t, c.want, gcpace.Release(c.live, c.held, c.floor, c.rate), c.name)
+	}
 }
 
 // TestStartPacesEveryCollection: the percent is set from the live heap at the start and again after collections,
@@ -180,6 +205,40 @@ func TestStartPacesALargeProcessByItsLoad(t *testing.T) {
 	stopLoad()
 	require.Eventually(t, func() bool { return percent() < 75 }, 3*gcpace.LoadWindow, 50*time.Millisecond,
 		"idle, the floor over the live heap (about 50%%): what the last ForcedPeriod allocated, at most the floor")
+	runtime.KeepAlive(live)
+}
+
+// TestStartReturnsTheHeapWhenTheLoadFalls: once the load stops, the pacer collects and returns the free heap to the
+// system within two LoadWindows, once, rather than leaving it to the runtime's scavenger. Not parallel: the
+// collections are the process's.
+func TestStartReturnsTheHeapWhenTheLoadFalls(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set for this test process")
+	}
+	sample := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}, {Name: "/memory/classes/heap/free:bytes"}}
+	read := func() (forced, free uint64) {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64(), sample[1].Value.Uint64()
+	}
+	const floor = 8 << 20
+	live := make([]byte, 16<<20) // more than the floor: paced as a large process
+	for i := range live {
+		live[i] = 1
+	}
+	stop := gcpace.Start(floor, slog.New(slog.DiscardHandler))
+	defer stop()
+	stopLoad := load()
+	time.Sleep(time.Second)
+	stopLoad()
+	before, _ := read()
+	// Nothing calls for a collection from here on: a forced one is the pacer's.
+	require.Eventually(t, func() bool {
+		forced, free := read()
+		return forced > before && free < floor
+	}, 3*gcpace.LoadWindow, 20*time.Millisecond, "quiet, the heap collected and its free memory returned")
+	time.Sleep(gcpace.LoadWindow + time.Second)
+	forced, _ := read()
+	assert.Equal(t, before+1, forced, "once, not at every adjustment")
 	runtime.KeepAlive(live)
 }
 
