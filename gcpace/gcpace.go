@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,19 +61,22 @@ const MarkSpacing = 100 * time.Millisecond
 const ForcedPeriod = 2 * time.Minute
 
 // Release says whether a process should collect and return its free heap to the system now (debug.FreeOSMemory):
-// when it is quiet (at rate, over the last LoadWindow at least, it allocates less than a quarter of the floor per
-// LoadWindow) and held, what its heap holds
-// beyond the live heap (garbage, and free memory not yet returned), exceeds by a quarter of the floor what the
-// current rate needs, the headroom it would get had it allocated at that rate for the whole ForcedPeriod. That is
-// when the load fell: after a burst, or once thousands of buses are created, the heap holds what the busy spell
-// needed, and the runtime's scavenger returns free memory over minutes (at 1,000 buses about 60 MiB were still held
-// 2 minutes after their creation). Under load the heap may hold more than its headroom too (the collector lags
-// behind a fast allocator), and returning it would only have it faulted in again. The collection costs what the
-// runtime's forced one would, and the pacer releases at most once per ForcedPeriod.
+// when it is Quiet at rate (over the last LoadWindow at least) and held, what its heap holds beyond the live heap
+// (garbage, and free memory not yet returned), exceeds by a quarter of the floor what the current rate needs, the
+// headroom it would get had it allocated at that rate for the whole ForcedPeriod. That is when the load fell: after
+// a burst, or once thousands of buses are created, the heap holds what the busy spell needed, and the runtime's
+// scavenger returns free memory over minutes (at 1,000 buses 41 to 86 MiB were still held 2 minutes after their
+// creation). Under load the heap may hold more than its headroom too (the collector lags behind a fast allocator),
+// and returning it would only have it faulted in again. The pacer releases once per quiet spell, and at most once
+// per ForcedPeriod: the collection costs what one of the runtime's would, and a process idle for long keeps what the
+// scavenger leaves it.
 func Release(live, held, floor int64, rate float64) bool {
-	quiet := rate*LoadWindow.Seconds() < float64(floor/4)
-	return quiet && held >= Headroom(live, floor, rate, rate)+floor/4
+	return Quiet(rate, floor) && held >= Headroom(live, floor, rate, rate)+floor/4
 }
+
+// Quiet says whether a process allocating at rate is quiet: it allocates less than a quarter of the floor per
+// LoadWindow.
+func Quiet(rate float64, floor int64) bool { return rate*LoadWindow.Seconds() < float64(floor/4) }
 
 // FlagUsage is the usage of the binaries' --gc-headroom-mib.
 const FlagUsage = "the least the heap grows between two garbage collections, in MiB: more memory for fewer " +
@@ -133,6 +137,7 @@ type pacer struct {
 	allocated time.Time // when it was read
 	past      []reading // the adjusts' readings of the last ForcedPeriod, and the one before it
 	released  time.Time // when the heap was last returned (Release)
+	spell     bool      // it was returned in this quiet spell
 }
 
 // reading is the bytes allocated to the heap at a time.
@@ -203,19 +208,22 @@ func (p *pacer) adjust() {
 	}
 	// Release judges the rate over a whole LoadWindow at least: the rate since the last adjust may span a few
 	// milliseconds between two collections of a busy process.
-	windowed := -1.0
-	for i := len(p.past) - 1; i >= 0; i-- {
-		if d := now.Sub(p.past[i].at); d >= LoadWindow {
-			windowed = float64(allocs-p.past[i].allocs) / d.Seconds()
-			break
-		}
+	windowed := -1.0 // none yet
+	if i := sort.Search(len(p.past), func(i int) bool { return now.Sub(p.past[i].at) < LoadWindow }) - 1; i >= 0 {
+		windowed = float64(allocs-p.past[i].allocs) / now.Sub(p.past[i].at).Seconds()
 	}
 	// Objects count the garbage not yet swept; free is the heap's memory neither used nor returned.
 	held := int64(p.sample[2].Value.Uint64()+p.sample[3].Value.Uint64()) - live
-	if windowed < 0 || now.Sub(p.released) < ForcedPeriod || !Release(live, held, floor, windowed) {
+	switch {
+	case windowed < 0:
+		return
+	case !Quiet(windowed, floor):
+		p.spell = false
+		return
+	case p.spell || now.Sub(p.released) < ForcedPeriod || !Release(live, held, floor, windowed):
 		return
 	}
-	p.released = now
+	p.released, p.spell = now, true
 	// Not on the caller's goroutine: adjust runs on the finalizers' goroutine too, and the collection's own adjust
 	// waits for p.mu.
 	go debug.FreeOSMemory()
