@@ -130,20 +130,26 @@ type pacer struct {
 	stopped  atomic.Bool
 	done     chan struct{} // closed by stop
 
-	mu        sync.Mutex // adjust's, from the finalizer's goroutine and tick
-	sample    []metrics.Sample
-	percent   int
-	allocs    uint64    // bytes allocated to the heap, at the last adjust
-	allocated time.Time // when it was read
-	past      []reading // the adjusts' readings of the last ForcedPeriod, and the one before it
-	released  time.Time // when the heap was last returned (Release)
-	spell     bool      // it was returned in this quiet spell
+	mu       sync.Mutex // adjust's, from the finalizer's goroutine and tick
+	sample   []metrics.Sample
+	percent  int
+	past     []reading // the adjusts' readings of the last ForcedPeriod and the one before it (the last: the last adjust's)
+	released time.Time // when the heap was last returned (Release)
+	spell    bool      // it was returned in this quiet spell
 }
 
 // reading is the bytes allocated to the heap at a time.
 type reading struct {
 	at     time.Time
 	allocs uint64
+}
+
+// rateTo is the rate of allocation from r to later, in bytes per second.
+func (r reading) rateTo(later reading) float64 {
+	if d := later.at.Sub(r.at).Seconds(); d > 0 && later.allocs > r.allocs {
+		return float64(later.allocs-r.allocs) / d
+	}
+	return 0
 }
 
 // tick adjusts every LoadWindow until the pacer stops.
@@ -184,22 +190,16 @@ func (p *pacer) adjust() {
 	metrics.Read(p.sample)
 	now := time.Now()
 	live := int64(p.sample[0].Value.Uint64())
-	allocs := p.sample[1].Value.Uint64()
+	current := reading{at: now, allocs: p.sample[1].Value.Uint64()}
 	var rate float64
-	if !p.allocated.IsZero() {
-		if d := now.Sub(p.allocated).Seconds(); d > 0 && allocs > p.allocs {
-			rate = float64(allocs-p.allocs) / d
-		}
+	if len(p.past) > 0 {
+		rate = p.past[len(p.past)-1].rateTo(current)
 	}
-	p.allocs, p.allocated = allocs, now
-	p.past = append(p.past, reading{at: now, allocs: allocs})
+	p.past = append(p.past, current)
 	for len(p.past) > 2 && now.Sub(p.past[1].at) >= ForcedPeriod {
 		p.past = p.past[1:]
 	}
-	var recent float64
-	if d := now.Sub(p.past[0].at).Seconds(); d > 0 && allocs > p.past[0].allocs {
-		recent = float64(allocs-p.past[0].allocs) / d
-	}
+	recent := p.past[0].rateTo(current)
 	floor := p.headroom.Load()
 	percent := Percent(live, Headroom(live, floor, rate, recent))
 	if percent != p.percent {
@@ -210,7 +210,7 @@ func (p *pacer) adjust() {
 	// milliseconds between two collections of a busy process.
 	windowed := -1.0 // none yet
 	if i := sort.Search(len(p.past), func(i int) bool { return now.Sub(p.past[i].at) < LoadWindow }) - 1; i >= 0 {
-		windowed = float64(allocs-p.past[i].allocs) / now.Sub(p.past[i].at).Seconds()
+		windowed = p.past[i].rateTo(current)
 	}
 	// Objects count the garbage not yet swept; free is the heap's memory neither used nor returned.
 	held := int64(p.sample[2].Value.Uint64()+p.sample[3].Value.Uint64()) - live

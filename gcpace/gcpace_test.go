@@ -74,7 +74,7 @@ func TestRelease(t *testing.T) {
 	for _, c := range []struct {
 		name              string
 		live, held, floor int64
-		rate              float64 // bytes/s, since the last adjustment
+		rate              float64 // bytes/s, over the last LoadWindow at least
 		want              bool
 	}{
 		{"a large heap fallen quiet, holding what its creation left", 240 * mib, 140 * mib, 128 * mib, 0.33 * mib, true},
@@ -177,11 +177,10 @@ func TestStartGivesALoadedProcessMoreHeadroom(t *testing.T) {
 
 // TestStartPacesALargeProcessByItsLoad: with more than the floor live, under load the heap grows by its live heap
 // (GOGC=100), never more; idle again, by the floor only (here half the live heap: the load is in the last
-// ForcedPeriod), within two LoadWindows. Not
-// parallel: the GC percent is the process's. Each collection sets the percent from the rate since the one before:
-// on a loaded machine (CI runs packages side by side on 2 cores) the allocating goroutine may get no core between
-// two of them, and that window is paced as idle; so the test asks that the load reach GOGC=100, not that every
-// window does.
+// ForcedPeriod), within two LoadWindows. Not parallel: the GC percent is the process's. Each collection sets the
+// percent from the rate since the one before: on a loaded machine (CI runs packages side by side on 2 cores) the
+// allocating goroutine may get no core between two of them, and that window is paced as idle; so the test asks that
+// the load reach GOGC=100, not that every window does.
 func TestStartPacesALargeProcessByItsLoad(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
 		t.Skip("GOGC is set for this test process")
