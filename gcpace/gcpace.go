@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -31,6 +32,8 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // DefaultHeadroom is the least the heap may grow between two collections by default: 128 MiB.
@@ -84,6 +87,14 @@ const FlagUsage = "the least the heap grows between two garbage collections, in 
 	"(what it allocates in 5 s), or up to what is live when that is more (0: the Go runtime's own pacing; GOGC " +
 	"in the environment wins, and in a container with a memory limit the collector keeps under 90% of it unless " +
 	"GOMEMLIMIT says otherwise)"
+
+// Collector is the Go runtime's Prometheus collector with the counts of collections: go_gc_cycles_total_gc_cycles_total
+// for all, go_gc_cycles_forced_gc_cycles_total for those the process asked for, which are the pacer's releases (the
+// binaries call neither runtime.GC nor debug.FreeOSMemory otherwise).
+func Collector() prometheus.Collector {
+	return collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/`)}))
+}
 
 var (
 	mu      sync.Mutex

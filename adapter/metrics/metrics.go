@@ -17,6 +17,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/gcpace"
 )
 
 // Reporter reads the summarized runtime state of every target and source (connect.Adapter.Reports).
@@ -71,7 +72,7 @@ func New(cfg Config) *Metrics {
 			Help: "Periodic reconciliations of the declared channels with the runtime, by outcome (ok, error)."}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.webhooks, m.passes,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
+		gcpace.Collector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
 	m.passes.WithLabelValues("ok")
 	m.passes.WithLabelValues("error")
 	return m

@@ -119,6 +119,9 @@ func TestControlPlaneMetrics(t *testing.T) {
 	assert.GreaterOrEqual(t, value(after, "eventbridge_api_auth_failures_total", map[string]string{"reason": "unauthenticated"}), 1.0)
 	assert.Equal(t, 0.0, value(after, "eventbridge_target_health", target("down", map[string]string{"state": "HEALTHY"})))
 	assert.Greater(t, value(after, "go_goroutines", nil), 0.0)
+	forced := value(after, "go_gc_cycles_forced_gc_cycles_total", nil) // gcpace's releases
+	assert.GreaterOrEqual(t, forced, 0.0, "the collections the process forced are counted")
+	assert.GreaterOrEqual(t, value(after, "go_gc_cycles_total_gc_cycles_total", nil), forced)
 
 	// Instance administrators only.
 	status, _ = stranger.do(http.MethodGet, "/metrics", "", nil)

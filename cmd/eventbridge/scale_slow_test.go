@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -214,6 +215,10 @@ func TestSlowScaleIdle(t *testing.T) {
 	// Idle: no event, nothing changes. Let the last tasks settle first.
 	time.Sleep(5 * time.Second)
 	lostBefore := p.count("lease lost")
+	cycles := func(m map[string]*dto.MetricFamily) (total, forced float64) {
+		return value(m, "go_gc_cycles_total_gc_cycles_total", nil), value(m, "go_gc_cycles_forced_gc_cycles_total", nil)
+	}
+	total0, forced0 := cycles(admin.scrape())
 	cpu0, _, _ := procStat(t, p.cmd.Process.Pid)
 	t0 := time.Now()
 	time.Sleep(idle)
@@ -227,6 +232,8 @@ func TestSlowScaleIdle(t *testing.T) {
 		"%d / %d / %d / %d MiB / %d", mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_next_gc_bytes"),
 		int64(value(m, "go_memstats_heap_idle_bytes", nil)-value(m, "go_memstats_heap_released_bytes", nil))>>20,
 		mib("go_memstats_stack_inuse_bytes"), int64(value(m, "go_goroutines", nil)))
+	total1, forced1 := cycles(m)
+	fig.log("collections while idle: all / forced (gcpace's releases)", "%.0f / %.0f", total1-total0, forced1-forced0)
 	lost := p.count("lease lost") - lostBefore
 	fig.log("leases lost while idle", "%d (%d since start)", lost, p.count("lease lost"))
 	assert.Zero(t, p.count("lease lost"), "the worker lost its lease: its tasks stopped")

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/eventbridge-go/eventbridge/gcpace"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
@@ -44,7 +45,7 @@ func New(src Source) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		newCollector(src),
-		collectors.NewGoCollector(),
+		gcpace.Collector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	o := newObserver()

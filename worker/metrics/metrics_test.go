@@ -171,6 +171,7 @@ func TestScrapeReadsTheSourceEachTime(t *testing.T) {
 func TestRuntimeAndProcessCollectors(t *testing.T) {
 	mfs := scrape(t, metrics.New(source{}).Handler())
 	assert.Contains(t, mfs, "go_goroutines")
+	assert.Contains(t, mfs, "go_gc_cycles_forced_gc_cycles_total", "the collections gcpace's releases forced")
 	assert.Contains(t, mfs, "process_cpu_seconds_total")
 	assert.NotContains(t, mfs, "eventbridge_worker_task_state", "no connector, no series")
 }
