@@ -70,11 +70,36 @@ const ForcedPeriod = 2 * time.Minute
 // a burst, or once thousands of buses are created, the heap holds what the busy spell needed, and the runtime's
 // scavenger returns free memory over minutes (at 1,000 buses 41 to 86 MiB were still held 2 minutes after their
 // creation). Under load the heap may hold more than its headroom too (the collector lags behind a fast allocator),
-// and returning it would only have it faulted in again. The pacer releases once per quiet spell, and at most once
-// per ForcedPeriod: the collection costs what one of the runtime's would, and a process idle for long keeps what the
-// scavenger leaves it.
+// and returning it would only have it faulted in again. Releases says when the pacer does it.
 func Release(live, held, floor int64, rate float64) bool {
 	return Quiet(rate, floor) && held >= Headroom(live, floor, rate, rate)+floor/4
+}
+
+// Releases is what the pacer remembers of its releases, to release once per quiet spell: a process released
+// releases again only once it has been busy over a ForcedPeriod since, at the rate over that period. A busy
+// LoadWindow is not enough: at 2,000 idle buses one scrape of the metrics allocates 40 to 80 MB, more than a quarter
+// of the default floor, and a spell ended by every scrape released every ForcedPeriod (three times in 10 idle
+// minutes, where once was meant). Once released, a process keeps what the scavenger leaves it, as the runtime would.
+type Releases struct {
+	last  time.Time // of the last release
+	spell bool      // the process has not been busy over a ForcedPeriod since
+}
+
+// Due says whether to release at now (and then counts it done): the process is not in the spell of its last release,
+// and Release holds for its live and held heap, the floor, the rate over the last LoadWindow (windowed) and the rate
+// over the last ForcedPeriod (recent).
+func (r *Releases) Due(now time.Time, live, held, floor int64, windowed, recent float64) bool {
+	if r.spell {
+		if now.Sub(r.last) < ForcedPeriod || Quiet(recent, floor) {
+			return false
+		}
+		r.spell = false // busy since: a new spell starts when it falls quiet, maybe now
+	}
+	if !Release(live, held, floor, windowed) {
+		return false
+	}
+	r.last, r.spell = now, true
+	return true
 }
 
 // Quiet says whether a process allocating at rate is quiet: it allocates less than a quarter of the floor per
@@ -145,8 +170,7 @@ type pacer struct {
 	sample   []metrics.Sample
 	percent  int
 	past     []reading // the adjusts' readings of the last ForcedPeriod and the one before it (the last: the last adjust's)
-	released time.Time // when the heap was last returned (Release)
-	spell    bool      // it was returned in this quiet spell
+	releases Releases
 }
 
 // reading is the bytes allocated to the heap at a time.
@@ -219,22 +243,15 @@ func (p *pacer) adjust() {
 	}
 	// Release judges the rate over a whole LoadWindow at least: the rate since the last adjust may span a few
 	// milliseconds between two collections of a busy process.
-	windowed := -1.0 // none yet
-	if i := sort.Search(len(p.past), func(i int) bool { return now.Sub(p.past[i].at) < LoadWindow }) - 1; i >= 0 {
-		windowed = p.past[i].rateTo(current)
+	i := sort.Search(len(p.past), func(i int) bool { return now.Sub(p.past[i].at) < LoadWindow }) - 1
+	if i < 0 { // not yet a LoadWindow of readings
+		return
 	}
 	// Objects count the garbage not yet swept; free is the heap's memory neither used nor returned.
 	held := int64(p.sample[2].Value.Uint64()+p.sample[3].Value.Uint64()) - live
-	switch {
-	case windowed < 0:
-		return
-	case !Quiet(windowed, floor):
-		p.spell = false
-		return
-	case p.spell || now.Sub(p.released) < ForcedPeriod || !Release(live, held, floor, windowed):
+	if !p.releases.Due(now, live, held, floor, p.past[i].rateTo(current), recent) {
 		return
 	}
-	p.released, p.spell = now, true
 	// Not on the caller's goroutine: adjust runs on the finalizers' goroutine too, and the collection's own adjust
 	// waits for p.mu.
 	go debug.FreeOSMemory()

@@ -95,6 +95,58 @@ func TestRelease(t *testing.T) {
 	assert.False(t, gcpace.Quiet(7*mib, 128*mib), "35 MB per LoadWindow: more")
 }
 
+// Once per quiet spell: a process released releases again only after a ForcedPeriod busy at its rate, not after a
+// busy LoadWindow such as a scrape of the metrics.
+func TestReleasesOncePerQuietSpell(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	const live, floor = 240 * mib, 128 * mib
+	type step struct {
+		at               time.Duration // since the first step
+		held             int64
+		windowed, recent float64 // bytes/s
+		want             bool
+	}
+	for _, c := range []struct {
+		name  string
+		steps []step
+	}{
+		{"fallen quiet after the creation of buses: at once, then not again while idle", []step{
+			{0, 300 * mib, 40 * mib, 40 * mib, false},
+			{5 * time.Second, 300 * mib, 0.3 * mib, 30 * mib, true},
+			{10 * time.Second, 200 * mib, 0.3 * mib, 30 * mib, false},
+			{3 * time.Minute, 200 * mib, 0.3 * mib, 0.3 * mib, false},
+			{30 * time.Minute, 200 * mib, 0.3 * mib, 0.3 * mib, false},
+		}},
+		{"a scrape's 60 MB in a LoadWindow does not start a spell", []step{
+			{0, 300 * mib, 0.3 * mib, 30 * mib, true},
+			{30 * time.Second, 100 * mib, 12 * mib, 1 * mib, false},
+			{35 * time.Second, 160 * mib, 0.3 * mib, 1 * mib, false},
+			{3 * time.Minute, 160 * mib, 12 * mib, 1 * mib, false},
+			{3*time.Minute + 5*time.Second, 160 * mib, 0.3 * mib, 1 * mib, false},
+		}},
+		{"busy over a ForcedPeriod since: once more when it falls quiet", []step{
+			{0, 300 * mib, 0.3 * mib, 30 * mib, true},
+			{time.Minute, 300 * mib, 40 * mib, 20 * mib, false},
+			{2 * time.Minute, 300 * mib, 40 * mib, 30 * mib, false},
+			{2*time.Minute + 5*time.Second, 300 * mib, 0.3 * mib, 30 * mib, true},
+			{2*time.Minute + 10*time.Second, 300 * mib, 0.3 * mib, 30 * mib, false},
+		}},
+		{"busy over a ForcedPeriod but never quiet, then quiet with nothing to return", []step{
+			{0, 300 * mib, 0.3 * mib, 30 * mib, true},
+			{5 * time.Minute, 300 * mib, 40 * mib, 40 * mib, false},
+			{5*time.Minute + 5*time.Second, 30 * mib, 0.3 * mib, 30 * mib, false},
+			{5*time.Minute + 10*time.Second, 300 * mib, 0.3 * mib, 30 * mib, true},
+		}},
+	} {
+		var r gcpace.Releases
+		start := time.Now()
+		for i, s := range c.steps {
+			assert.Equal(t, s.want, r.Due(start.Add(s.at), live, s.held, floor, s.windowed, s.recent), "%s: step %d", c.name, i)
+		}
+	}
+}
+
 // TestStartPacesEveryCollection: the percent is set from the live heap at the start and again after collections,
 // follows the live heap as it grows, and goes back to the runtime's default once stopped. Not parallel: the GC
 // percent is the process's.
