@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -32,8 +31,6 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // DefaultHeadroom is the least the heap may grow between two collections by default: 128 MiB.
@@ -77,7 +74,7 @@ func Release(live, held, floor int64, rate float64) bool {
 
 // Releases is what the pacer remembers of its releases, to release once per quiet spell: a process released
 // releases again only once it has been busy over a ForcedPeriod since, at the rate over that period. A busy
-// LoadWindow is not enough: at 2,000 idle buses one scrape of the metrics allocates 40 to 80 MB, more than a quarter
+// LoadWindow is not enough: at 2,000 idle buses one scrape of the metrics allocates 70 to 80 MB, more than a quarter
 // of the default floor, and a spell ended by every scrape released every ForcedPeriod (three times in 10 idle
 // minutes, where once was meant). Once released, a process keeps what the scavenger leaves it, as the runtime would.
 type Releases struct {
@@ -112,14 +109,6 @@ const FlagUsage = "the least the heap grows between two garbage collections, in 
 	"(what it allocates in 5 s), or up to what is live when that is more (0: the Go runtime's own pacing; GOGC " +
 	"in the environment wins, and in a container with a memory limit the collector keeps under 90% of it unless " +
 	"GOMEMLIMIT says otherwise)"
-
-// Collector is the Go runtime's Prometheus collector with the counts of collections: go_gc_cycles_total_gc_cycles_total
-// for all, go_gc_cycles_forced_gc_cycles_total for those the process asked for, which are the pacer's releases (the
-// binaries call neither runtime.GC nor debug.FreeOSMemory otherwise).
-func Collector() prometheus.Collector {
-	return collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
-		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/`)}))
-}
 
 var (
 	mu      sync.Mutex

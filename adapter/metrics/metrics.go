@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -17,7 +18,6 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
-	"github.com/eventbridge-go/eventbridge/gcpace"
 )
 
 // Reporter reads the summarized runtime state of every target and source (connect.Adapter.Reports).
@@ -72,7 +72,7 @@ func New(cfg Config) *Metrics {
 			Help: "Periodic reconciliations of the declared channels with the runtime, by outcome (ok, error)."}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.webhooks, m.passes,
-		gcpace.Collector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
 	m.passes.WithLabelValues("ok")
 	m.passes.WithLabelValues("error")
 	return m
@@ -186,3 +186,7 @@ func (r *resources) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// gcCycles adds the collector's cycles to the Go collector's series, as the worker's metrics do: all, and those the
+// process forced (gcpace's releases of the free heap).
+var gcCycles = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/`)}

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/eventbridge-go/eventbridge/gcpace"
 	"github.com/eventbridge-go/eventbridge/rpc"
 )
 
@@ -45,7 +45,7 @@ func New(src Source) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		newCollector(src),
-		gcpace.Collector(),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	o := newObserver()
@@ -106,3 +106,8 @@ func (o *Observer) Forget(connector string) {
 	}
 	o.latency.DeletePartialMatch(prometheus.Labels{"connector": connector})
 }
+
+// gcCycles adds the collector's cycles to the Go collector's series: go_gc_cycles_total_gc_cycles_total, and
+// go_gc_cycles_forced_gc_cycles_total, the collections the process forced, which are gcpace's releases of the free
+// heap (the binaries call neither runtime.GC nor debug.FreeOSMemory otherwise).
+var gcCycles = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/`)}
