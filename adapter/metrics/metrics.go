@@ -72,7 +72,8 @@ func New(cfg Config) *Metrics {
 			Help: "Periodic reconciliations of the declared channels with the runtime, by outcome (ok, error)."}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.authFails, m.events, m.webhooks, m.passes,
-		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &resources{m: m})
 	m.passes.WithLabelValues("ok")
 	m.passes.WithLabelValues("error")
 	return m
