@@ -12,7 +12,8 @@
 //     runtime's forced collections rather than as much again, and its collections cost about a hundredth of a core
 //     at most.
 //   - A process that falls quiet returns what its heap holds beyond that at once (Release), rather than over the
-//     minutes the runtime's scavenger takes.
+//     minutes the runtime's scavenger takes, once per quiet spell: again only after it has been busy for a
+//     ForcedPeriod (Releases), not after a burst such as one scrape of its metrics.
 //
 // In a container with a memory limit it sets the runtime's soft limit to 90% of it, so the headroom never takes the
 // process past it.
