@@ -18,6 +18,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/domain/health"
 	"github.com/eventbridge-go/eventbridge/domain/source"
 	"github.com/eventbridge-go/eventbridge/domain/target"
+	"github.com/eventbridge-go/eventbridge/scrape"
 )
 
 // Reporter reads the summarized runtime state of every target and source (connect.Adapter.Reports).
@@ -123,21 +124,43 @@ type slogErrors struct{ log *slog.Logger }
 func (s slogErrors) Println(v ...any) { s.log.Warn("serving metrics", "err", v) }
 
 var (
-	healthStates   = []string{health.Pending, health.Healthy, health.Retrying, health.Failing, health.DeadLettering, health.Paused, health.Stopped, health.Failed}
-	targetHealth   = prometheus.NewDesc("eventbridge_target_health", "1 for the health state a target is in, 0 for the others (docs/health.md).", []string{"account", "bus", "rule", "target", "state"}, nil)
-	targetRecords  = prometheus.NewDesc("eventbridge_target_records", "What a target did since it was created, over pauses, restarts and moves between workers, by outcome.", []string{"account", "bus", "rule", "target", "outcome"}, nil)
-	sourceHealth   = prometheus.NewDesc("eventbridge_source_health", "1 for the health state a source is in, 0 for the others.", []string{"account", "bus", "source", "state"}, nil)
-	sourceRecords  = prometheus.NewDesc("eventbridge_source_records", "What a source did since it was created, by outcome.", []string{"account", "bus", "source", "outcome"}, nil)
+	healthStates = []string{health.Pending, health.Healthy, health.Retrying, health.Failing, health.DeadLettering, health.Paused, health.Stopped, health.Failed}
+	targetID     = scrape.NewNames("account", "bus", "rule", "target")
+	sourceID     = scrape.NewNames("account", "bus", "source")
+	targetHealth = scrape.NewFamily("eventbridge_target_health", "1 for the health state a target is in, 0 for the others (docs/health.md).",
+		prometheus.GaugeValue, targetID, "state", healthStates...)
+	targetRecords = scrape.NewFamily("eventbridge_target_records", "What a target did since it was created, over pauses, restarts and moves between workers, by outcome.",
+		prometheus.GaugeValue, targetID, "outcome", targetOutcomes...)
+	sourceHealth = scrape.NewFamily("eventbridge_source_health", "1 for the health state a source is in, 0 for the others.",
+		prometheus.GaugeValue, sourceID, "state", healthStates...)
+	sourceRecords = scrape.NewFamily("eventbridge_source_records", "What a source did since it was created, by outcome.",
+		prometheus.GaugeValue, sourceID, "outcome", sourceOutcomes...)
 	runtimeAnswers = prometheus.NewDesc("eventbridge_runtime_reachable", "1 when the worker runtime answered the status of its connectors at this scrape, else 0.", nil, nil)
 )
+
+// The outcomes of eventbridge_target_records and eventbridge_source_records, in the order of targetCounts and
+// sourceCounts.
+var (
+	targetOutcomes = []string{"read", "delivered", "retried", "dead_lettered", "dropped", "failed", "filtered"}
+	sourceOutcomes = []string{"read", "written", "failed", "dropped", "filtered"}
+)
+
+func targetCounts(n *target.Counters) [7]uint64 {
+	return [...]uint64{n.Read, n.Delivered, n.Retried, n.DeadLettered, n.Dropped, n.Failed, n.Filtered}
+}
+
+func sourceCounts(n *source.Counters) [5]uint64 {
+	return [...]uint64{n.Read, n.Written, n.Failed, n.Dropped, n.Filtered}
+}
 
 // resources collects the health and counters of targets and sources at each scrape.
 type resources struct{ m *Metrics }
 
 func (r *resources) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{targetHealth, targetRecords, sourceHealth, sourceRecords, runtimeAnswers} {
-		ch <- d
+	for _, f := range []*scrape.Family{targetHealth, targetRecords, sourceHealth, sourceRecords} {
+		ch <- f.Desc()
 	}
+	ch <- runtimeAnswers
 }
 
 func (r *resources) Collect(ch chan<- prometheus.Metric) {
@@ -154,35 +177,30 @@ func (r *resources) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(runtimeAnswers, prometheus.GaugeValue, 1)
-	gauge := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
-	}
-	states := func(d *prometheus.Desc, current string, labels ...string) {
+	states := func(f *scrape.Family, l scrape.Labels, current string) {
 		for _, s := range healthStates {
-			var v uint64
+			var v float64
 			if s == current {
 				v = 1
 			}
-			gauge(d, v, append(labels, s)...)
+			ch <- f.Metric(l, s, v)
 		}
 	}
 	for _, t := range targets {
-		id := []string{t.Account, t.Bus, t.Rule, t.Target}
-		states(targetHealth, t.Status.Health, id...)
+		l := targetID.With(t.Account, t.Bus, t.Rule, t.Target)
+		states(targetHealth, l, t.Status.Health)
 		if n := t.Status.Counters; n != nil {
-			for outcome, v := range map[string]uint64{"read": n.Read, "delivered": n.Delivered, "retried": n.Retried,
-				"dead_lettered": n.DeadLettered, "dropped": n.Dropped, "failed": n.Failed, "filtered": n.Filtered} {
-				gauge(targetRecords, v, append(id, outcome)...)
+			for i, v := range targetCounts(n) {
+				ch <- targetRecords.Metric(l, targetOutcomes[i], float64(v))
 			}
 		}
 	}
 	for _, s := range sources {
-		id := []string{s.Account, s.Bus, s.Source}
-		states(sourceHealth, s.Status.Health, id...)
+		l := sourceID.With(s.Account, s.Bus, s.Source)
+		states(sourceHealth, l, s.Status.Health)
 		if n := s.Status.Counters; n != nil {
-			for outcome, v := range map[string]uint64{"read": n.Read, "written": n.Written, "failed": n.Failed,
-				"dropped": n.Dropped, "filtered": n.Filtered} {
-				gauge(sourceRecords, v, append(id, outcome)...)
+			for i, v := range sourceCounts(n) {
+				ch <- sourceRecords.Metric(l, sourceOutcomes[i], float64(v))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/scrape"
 )
 
 // States are the states a connector or task gauge reports, each as a series that is 1 for the current state and 0
@@ -18,24 +19,30 @@ func States() []string {
 
 // counter is one eventbridge_worker_task_records_<name>_total series of a task.
 type counter struct {
-	desc  *prometheus.Desc
-	value func(*rpc.TaskCounters) uint64
+	family *scrape.Family
+	value  func(*rpc.TaskCounters) uint64
 }
+
+// The labels that identify a connector and a task in the series.
+var (
+	connectorID = scrape.NewNames("connector")
+	taskID      = scrape.NewNames("connector", "task")
+)
 
 // collector reads a Source at scrape time.
 type collector struct {
 	src            Source
 	counters       []counter
-	taskState      *prometheus.Desc
-	connectorState *prometheus.Desc
+	taskState      *scrape.Family
+	connectorState *scrape.Family
 	states         []string
 }
 
 func newCollector(src Source) *collector {
-	taskLabels := []string{"connector", "task"}
 	c := func(name, help string, value func(*rpc.TaskCounters) uint64) counter {
 		return counter{
-			desc:  prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "task_records_"+name+"_total"), help, taskLabels, nil),
+			family: scrape.NewFamily(prometheus.BuildFQName(Namespace, Subsystem, "task_records_"+name+"_total"), help,
+				prometheus.CounterValue, taskID, ""),
 			value: value,
 		}
 	}
@@ -67,20 +74,21 @@ func newCollector(src Source) *collector {
 			c("routed", "Copies a routing sink stored, one per rule a record matched, since the task started.",
 				func(n *rpc.TaskCounters) uint64 { return n.Routed }),
 		},
-		taskState: prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "task_state"),
-			"State of a task: 1 for its current state, 0 for the others.", []string{"connector", "task", "state"}, nil),
-		connectorState: prometheus.NewDesc(prometheus.BuildFQName(Namespace, Subsystem, "connector_state"),
-			"State of a connector: 1 for its current state, 0 for the others.", []string{"connector", "state"}, nil),
+		taskState: scrape.NewFamily(prometheus.BuildFQName(Namespace, Subsystem, "task_state"),
+			"State of a task: 1 for its current state, 0 for the others.", prometheus.GaugeValue, taskID, "state", States()...),
+		connectorState: scrape.NewFamily(prometheus.BuildFQName(Namespace, Subsystem, "connector_state"),
+			"State of a connector: 1 for its current state, 0 for the others.", prometheus.GaugeValue, connectorID, "state",
+			States()...),
 		states: States(),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, n := range c.counters {
-		ch <- n.desc
+		ch <- n.family.Desc()
 	}
-	ch <- c.taskState
-	ch <- c.connectorState
+	ch <- c.taskState.Desc()
+	ch <- c.connectorState.Desc()
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -89,22 +97,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if err != nil {
 			continue // deleted since Connectors
 		}
-		c.emitStates(ch, c.connectorState, st.Connector.State, name)
+		c.emitStates(ch, c.connectorState, connectorID.With(name), st.Connector.State)
 		for _, t := range st.Tasks {
-			task := strconv.Itoa(t.ID)
-			c.emitStates(ch, c.taskState, t.State, name, task)
+			l := taskID.With(name, strconv.Itoa(t.ID))
+			c.emitStates(ch, c.taskState, l, t.State)
 			if t.Counters == nil {
 				continue
 			}
 			for _, n := range c.counters {
-				ch <- prometheus.MustNewConstMetric(n.desc, prometheus.CounterValue, float64(n.value(t.Counters)), name, task)
+				ch <- n.family.Metric(l, "", float64(n.value(t.Counters)))
 			}
 		}
 	}
 }
 
-// emitStates sends one series per state of desc: 1 for current, 0 for the others.
-func (c *collector) emitStates(ch chan<- prometheus.Metric, desc *prometheus.Desc, current string, labels ...string) {
+// emitStates sends one series per state of f for the subject l: 1 for current, 0 for the others.
+func (c *collector) emitStates(ch chan<- prometheus.Metric, f *scrape.Family, l scrape.Labels, current string) {
 	states := c.states
 	if current != "" && !slices.Contains(states, current) {
 		states = append(slices.Clip(states), current)
@@ -114,6 +122,6 @@ func (c *collector) emitStates(ch chan<- prometheus.Metric, desc *prometheus.Des
 		if s == current {
 			v = 1
 		}
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append(labels, s)...)
+		ch <- f.Metric(l, s, v)
 	}
 }
