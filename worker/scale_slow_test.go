@@ -67,7 +67,25 @@ func TestSlowScaleCluster(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	env := jetstreamtest.StartWith(t, ebjs.ServerConfig{SyncInterval: time.Second})
+	// The server's store is a folder of its own, not the test's: nats-server stops consumers one at a time, about
+	// 10 ms each (ebjs.Server.ShutdownWithin), so the 40,000 of 10,000 buses would take 7 minutes after the last
+	// figure. The cleanup waits a minute at most, then leaves the rest to the process's exit and the store on disk.
+	storeDir, err := os.MkdirTemp("", "scale-cluster-")
+	require.NoError(t, err)
+	srv, err := ebjs.StartServer(ebjs.ServerConfig{SyncInterval: time.Second, StoreDir: storeDir, ServerName: "test",
+		MaxStore: 1 << 40})
+	require.NoError(t, err)
+	t.Cleanup(func() { // registered before the workers' and connections': runs after they closed
+		began := time.Now()
+		if !srv.ShutdownWithin(time.Minute) {
+			fig("NATS server shutdown", "not ended after %s (%d consumers); store left in %s", time.Minute, tasks, storeDir)
+			return
+		}
+		fig("NATS server shutdown", "%s (%d consumers)", time.Since(began).Round(100*time.Millisecond), tasks)
+		_ = os.RemoveAll(storeDir)
+	})
+	js, err := jetstream.New(jetstreamtest.Connect(t, srv))
+	require.NoError(t, err)
 	warnings := &logBuffer{}
 	t.Cleanup(func() { // registered first: runs last, after the workers closed, on a failure too
 		if path := os.Getenv("EB_SCALE_LOG"); path != "" {
@@ -80,11 +98,11 @@ func TestSlowScaleCluster(t *testing.T) {
 	var ws []*worker.Worker
 	var conns, leaseConns []*nats.Conn
 	for i := range 3 {
-		nc := jetstreamtest.Connect(t, env.Server)
+		nc := jetstreamtest.Connect(t, srv)
 		conns = append(conns, nc)
 		var leaseNC *nats.Conn
 		if os.Getenv("EB_SCALE_ONE_CONN") == "" {
-			leaseNC = jetstreamtest.Connect(t, env.Server)
+			leaseNC = jetstreamtest.Connect(t, srv)
 			leaseConns = append(leaseConns, leaseNC)
 		}
 		w, err := worker.New(worker.Config{Token: testToken, NATS: nc, LeaseNATS: leaseNC,
@@ -119,7 +137,7 @@ func TestSlowScaleCluster(t *testing.T) {
 		wg.Go(func() {
 			for i := range work {
 				start := time.Now()
-				err := createScaleBus(ctx, env.JS, client, busID(i), recv.srv.URL, rulesPerBus)
+				err := createScaleBus(ctx, js, client, busID(i), recv.srv.URL, rulesPerBus)
 				mu.Lock()
 				latencies = append(latencies, time.Since(start))
 				if err != nil && failure == nil {
@@ -191,7 +209,7 @@ func TestSlowScaleCluster(t *testing.T) {
 				}
 			}
 		}()
-		want := scalePutRound(t, env.JS, buses, busID, name)
+		want := scalePutRound(t, js, buses, busID, name)
 		missing := recv.await(want, rulesPerBus, 5*time.Minute)
 		end()
 		assert.Zero(t, missing, "%s: events not delivered to all three targets", name)
