@@ -118,7 +118,11 @@ func (f *Family) Desc() *prometheus.Desc { return f.desc }
 // returns an invalid metric, which the scrape reports as an error, when l was made with other Names.
 func (f *Family) Metric(l Labels, value string, v float64) prometheus.Metric {
 	if l.names != f.names {
-		return prometheus.NewInvalidMetric(f.desc, fmt.Errorf("scrape: labels %q for the family %s", l.names.names, f.desc))
+		var names []string
+		if l.names != nil {
+			names = l.names.names
+		}
+		return prometheus.NewInvalidMetric(f.desc, fmt.Errorf("scrape: labels %q for the family %s", names, f.desc))
 	}
 	s := series{family: f, value: v, n: len(f.order)}
 	for k, i := range f.order {

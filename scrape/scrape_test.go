@@ -1,10 +1,14 @@
 package scrape_test
 
 import (
+	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -126,8 +130,44 @@ func TestMistakes(t *testing.T) {
 	}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"fam"`)
+	_, err = gather(t, collector{families: []*scrape.Family{f}, send: func(ch chan<- prometheus.Metric) {
+		ch <- f.Metric(scrape.Labels{}, "", 1)
+	}})
+	require.Error(t, err, "labels of no names")
 	assert.Panics(t, func() { scrape.NewNames("a", "b", "a") })
 	assert.Panics(t, func() { scrape.NewNames("a", "b", "c", "d", "e", "f", "g", "h") })
 	assert.Panics(t, func() { scrape.NewFamily("x", "help", prometheus.GaugeValue, a, "connector") })
 	assert.Panics(t, func() { a.With("one", "two") })
+}
+
+// TestConcurrentScrapes: three scrapes at once, two of them in the protobuf format (which caches sizes in the
+// messages), read the same pairs of states; run with -race.
+func TestConcurrentScrapes(t *testing.T) {
+	id := scrape.NewNames("connector")
+	f := scrape.NewFamily("state", "state", prometheus.GaugeValue, id, "state", "RUNNING", "PAUSED")
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{families: []*scrape.Family{f}, send: func(ch chan<- prometheus.Metric) {
+		for i := range 100 {
+			l := id.With(fmt.Sprint("c", i))
+			ch <- f.Metric(l, "RUNNING", 1)
+			ch <- f.Metric(l, "PAUSED", 0)
+		}
+	}})
+	var wg sync.WaitGroup
+	for _, format := range []expfmt.Format{expfmt.NewFormat(expfmt.TypeProtoDelim), expfmt.NewFormat(expfmt.TypeProtoDelim),
+		expfmt.NewFormat(expfmt.TypeTextPlain)} {
+		wg.Go(func() {
+			for range 20 {
+				mfs, err := reg.Gather()
+				assert.NoError(t, err)
+				var buf bytes.Buffer
+				enc := expfmt.NewEncoder(&buf, format)
+				for _, mf := range mfs {
+					assert.NoError(t, enc.Encode(mf))
+				}
+				assert.Greater(t, buf.Len(), 200*10)
+			}
+		})
+	}
+	wg.Wait()
 }
