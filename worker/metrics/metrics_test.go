@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/eventbridge-go/eventbridge/rpc"
+	"github.com/eventbridge-go/eventbridge/scrape/scrapetest"
 	"github.com/eventbridge-go/eventbridge/worker/metrics"
 )
 
@@ -274,31 +275,9 @@ func BenchmarkScrape(b *testing.B) {
 	}
 	h := metrics.New(src).Handler()
 	b.ReportAllocs()
-	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	for b.Loop() {
-		w := &discard{header: http.Header{}}
-		h.ServeHTTP(w, req)
-		if w.code != http.StatusOK || w.n < 1<<20 {
-			b.Fatalf("answered %d with %d bytes", w.code, w.n)
+		if n := scrapetest.Scrape(b, h); n < 1<<20 {
+			b.Fatalf("a scrape of %d bytes", n)
 		}
 	}
-}
-
-// discard is a ResponseWriter that counts what it is sent, as a connection takes it.
-type discard struct {
-	header http.Header
-	code   int
-	n      int
-}
-
-func (d *discard) Header() http.Header { return d.header }
-
-func (d *discard) WriteHeader(code int) { d.code = code }
-
-func (d *discard) Write(p []byte) (int, error) {
-	if d.code == 0 {
-		d.code = http.StatusOK
-	}
-	d.n += len(p)
-	return len(p), nil
 }
