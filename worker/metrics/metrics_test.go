@@ -264,7 +264,8 @@ func BenchmarkObserveDelivery(b *testing.B) {
 }
 
 // BenchmarkScrape: one scrape of a worker's /metrics with 4,000 connectors of one running task each (2,000 buses:
-// a router and a target each), about 100,000 series of theirs, their statuses ready as the worker keeps them.
+// a router and a target each), about 100,000 series of theirs, their statuses ready as the worker keeps them:
+// idle, then after every task delivered once (its delivery latency histogram, client_golang's, 19 more lines).
 func BenchmarkScrape(b *testing.B) {
 	src := source{statuses: map[string]rpc.ConnectorStatus{}}
 	for i := range 4000 {
@@ -273,11 +274,19 @@ func BenchmarkScrape(b *testing.B) {
 		src.statuses[name] = rpc.ConnectorStatus{Name: name, Connector: rpc.ConnectorState{State: rpc.StateRunning},
 			Tasks: []rpc.TaskState{{ID: 0, State: rpc.StateRunning, Counters: &rpc.TaskCounters{Read: uint64(i), Written: 6}}}}
 	}
-	h := metrics.New(src).Handler()
-	b.ReportAllocs()
-	for b.Loop() {
-		if n := scrapetest.Scrape(b, h); n < 1<<20 {
-			b.Fatalf("a scrape of %d bytes", n)
+	m := metrics.New(src)
+	h := m.Handler()
+	scrape := func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if n := scrapetest.Scrape(b, h); n < 1<<20 {
+				b.Fatalf("a scrape of %d bytes", n)
+			}
 		}
 	}
+	b.Run("idle", scrape)
+	for _, name := range src.names {
+		m.Observer().Task(name, 0)(3 * time.Millisecond)
+	}
+	b.Run("delivered", scrape)
 }
