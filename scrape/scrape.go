@@ -84,10 +84,13 @@ type Family struct {
 	known map[string]*dto.LabelPair
 }
 
-// NewFamily returns a family named name of kind (prometheus.CounterValue, prometheus.GaugeValue) whose series carry
-// the subject's labels and, unless last is "", the label last with one of values (a value not among them is
-// reported as well, at the cost of an allocation).
+// NewFamily returns a family named name of kind (prometheus.CounterValue or prometheus.GaugeValue; it panics for
+// another) whose series carry the subject's labels and, unless last is "", the label last with one of values (a value
+// not among them is reported as well, at the cost of an allocation).
 func NewFamily(name, help string, kind prometheus.ValueType, names *Names, last string, values ...string) *Family {
+	if kind != prometheus.CounterValue && kind != prometheus.GaugeValue {
+		panic(fmt.Sprintf("scrape: family %s of kind %v, not a counter or a gauge", name, kind))
+	}
 	labels := slices.Clone(names.names)
 	if last != "" {
 		if slices.Contains(labels, last) {
@@ -136,18 +139,14 @@ func (f *Family) Metric(l Labels, value string, v float64) prometheus.Metric {
 		}
 		s.labels[k] = p
 	}
-	switch f.kind {
-	case prometheus.CounterValue:
+	if f.kind == prometheus.CounterValue {
 		return &counterSeries{series: s}
-	case prometheus.GaugeValue:
-		return &gaugeSeries{series: s}
 	}
-	untyped := s
-	return &untyped
+	return &gaugeSeries{series: s}
 }
 
-// series is one constant series (untyped); its label pairs are shared with the other series of its subject and
-// family. The registry reads what Write gives it and never changes it.
+// series is one constant series; its label pairs are shared with the other series of its subject and family. The
+// registry reads what Write gives it and never changes it.
 type series struct {
 	family *Family
 	labels [maxLabels]*dto.LabelPair
@@ -156,13 +155,6 @@ type series struct {
 }
 
 func (s *series) Desc() *prometheus.Desc { return s.family.desc }
-
-// Write fills m with the series' labels, sorted by name, and value.
-func (s *series) Write(m *dto.Metric) error {
-	m.Label = s.labels[:s.n:s.n]
-	m.Untyped = &dto.Untyped{Value: &s.value}
-	return nil
-}
 
 // counterSeries and gaugeSeries hold the value of their kind with the series: one allocation each.
 type counterSeries struct {

@@ -138,6 +138,7 @@ func TestMistakes(t *testing.T) {
 	assert.Panics(t, func() { scrape.NewNames("a", "b", "c", "d", "e", "f", "g", "h") })
 	assert.Panics(t, func() { scrape.NewFamily("x", "help", prometheus.GaugeValue, a, "connector") })
 	assert.Panics(t, func() { a.With("one", "two") })
+	assert.Panics(t, func() { scrape.NewFamily("u", "help", prometheus.UntypedValue, a, "") })
 }
 
 // TestConcurrentScrapes: three scrapes at once, two of them in the protobuf format (which caches sizes in the
