@@ -257,7 +257,7 @@ func TestSlowScaleCluster(t *testing.T) {
 		closeTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), spread)
 	round("after the handover")
 
-	// One warning per lease lost (the herder's); a renewal's own error may say "lease lost" too.
+	// One warning per lease lost (the herder's); a release of a claim that moved says "lease lost" too.
 	lost := logCount(warnings, `msg="worker's lease lost: stopping every task"`)
 	fig("leases lost while healthy (before the failover)", "%d", lost)
 	assert.Zero(t, lost, "a healthy worker lost its lease (before the failover)")
