@@ -1,5 +1,5 @@
-// Package rpctest makes what tests of the worker REST API over TLS need: a certificate authority and a server
-// certificate it signed, written as PEM files.
+// Package rpctest makes what tests over TLS need (the worker REST API's, an https target's): a certificate
+// authority and a server certificate it signed, written as PEM files.
 package rpctest
 
 import (
@@ -30,22 +30,39 @@ type TLSFiles struct {
 // directory of t. Failures fail the test.
 func NewTLSFiles(t testing.TB) TLSFiles {
 	t.Helper()
-	dir := t.TempDir()
+	f, err := WriteTLSFiles(t.TempDir())
+	if err != nil {
+		t.Fatalf("test certificate: %v", err)
+	}
+	return f
+}
+
+// WriteTLSFiles is NewTLSFiles for a TestMain, which has no testing.TB: it writes the files in dir, which the caller
+// removes.
+func WriteTLSFiles(dir string) (TLSFiles, error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 	caTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "eventbridge test CA"},
 		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 	ca, err := x509.ParseCertificate(caDER)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
 		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
@@ -53,23 +70,22 @@ func NewTLSFiles(t testing.TB) TLSFiles {
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
-	check(t, err)
+	if err != nil {
+		return TLSFiles{}, err
+	}
 
 	f := TLSFiles{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, "cert.pem"), Key: filepath.Join(dir, "key.pem")}
-	write := func(path, typ string, der []byte) {
-		check(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
+	for _, w := range []struct {
+		path, typ string
+		der       []byte
+	}{{f.CA, "CERTIFICATE", caDER}, {f.Cert, "CERTIFICATE", der}, {f.Key, "EC PRIVATE KEY", keyDER}} {
+		if err := os.WriteFile(w.path, pem.EncodeToMemory(&pem.Block{Type: w.typ, Bytes: w.der}), 0o600); err != nil {
+			return TLSFiles{}, err
+		}
 	}
-	write(f.CA, "CERTIFICATE", caDER)
-	write(f.Cert, "CERTIFICATE", der)
-	write(f.Key, "EC PRIVATE KEY", keyDER)
-	return f
-}
-
-func check(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("test certificate: %v", err)
-	}
+	return f, nil
 }

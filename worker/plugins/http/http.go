@@ -78,7 +78,8 @@ const (
 	KeyWebhookSigningSecret = "webhook.signing_secret"
 )
 
-// maxInFlight is the runtime's bound of concurrent writes of a task: it bounds the queue of a rate limit.
+// maxInFlight is the runtime's bound of concurrent writes of a task (delivery.MaxInFlight): it bounds the queue of a
+// rate limit, and the connections the task opens to its target.
 const maxInFlight = 64
 
 // Content modes.
@@ -314,11 +315,15 @@ func newSink(cfg connector.Values, env connector.Env, o options) (*Sink, error) 
 		return nil, fmt.Errorf("http: %w", err)
 	}
 	transport := &http.Transport{
-		Proxy:                 nil,               // a proxy would hide the target's address from the check, and env is not ours to read
-		DialContext:           guard.DialContext, // every connection, the token endpoint's too, resolved and checked
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   64,
+		Proxy:               nil,               // a proxy would hide the target's address from the check, and env is not ours to read
+		DialContext:         guard.DialContext, // every connection, the token endpoint's too, resolved and checked
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        maxInFlight,
+		MaxIdleConnsPerHost: maxInFlight,
+		// Without a bound, a write that found no idle connection dialed a new one while another was being put
+		// back: 64 writes in flight opened 64–116 connections over 641 deliveries (http2_test.go). With it, a write
+		// waits for the first free one, and a task holds at most one connection per write in flight.
+		MaxConnsPerHost:       maxInFlight,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   s.timeout,
 		ExpectContinueTimeout: time.Second,
