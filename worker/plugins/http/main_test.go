@@ -8,7 +8,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/rpc/rpctest"
 )
 
-// trusted is a certificate authority the tests' processes trust as the system's (SSL_CERT_FILE, as a user trusts
+// trusted is a certificate authority the test process trusts as one of the system's (SSL_CERT_FILE, as a user trusts
 // an internal CA), and a server certificate for 127.0.0.1 it signed: the https targets of http2_test.go.
 var trusted rpctest.TLSFiles
 
