@@ -130,6 +130,8 @@ func TestSlowScaleCluster(t *testing.T) {
 		ws = append(ws, w)
 	}
 	recv := newCountingReceiver(t)
+	stall := stallsOf(t, srv)
+	const stallWhat = "what holds a renewal up %s: most goroutines runnable / longest timer lateness, NATS request, lease read"
 
 	// Eight callers create the buses, each through the next worker's REST API: the stream, the router, then the
 	// three targets; a bus's latency runs from its stream's creation to its last target's answer.
@@ -140,6 +142,7 @@ func TestSlowScaleCluster(t *testing.T) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	began := time.Now()
+	stall.start()
 	if path := os.Getenv("EB_SCALE_CREATE_CPUPROFILE"); path != "" {
 		fh, err := os.Create(path)
 		require.NoError(t, err)
@@ -191,6 +194,7 @@ func TestSlowScaleCluster(t *testing.T) {
 	}
 	fig("buses created (stream, router, 3 targets each; 8 callers)", "%d in %s", buses, created.Round(time.Second))
 	fig("bus create latency p50 / p99 / max", "%s / %s / %s", pct(0.5), pct(0.99), latencies[len(latencies)-1].Round(time.Millisecond))
+	fig(fmt.Sprintf(stallWhat, "while buses were created"), "%s", stall.stop())
 	spread := scaleAwaitOwners(t, ws, tasks, 10*time.Minute)
 	fig("tasks per worker after creation", "%v", spread)
 
@@ -208,6 +212,7 @@ func TestSlowScaleCluster(t *testing.T) {
 			require.NoError(t, trace.Start(fh))
 			defer func() { trace.Stop(); _ = fh.Close() }()
 		}
+		stall.start()
 		start := time.Now()
 		peak, stop := make(chan int, 1), make(chan struct{})
 		end := sync.OnceFunc(func() { close(stop) })
@@ -230,6 +235,7 @@ func TestSlowScaleCluster(t *testing.T) {
 		assert.Zero(t, missing, "%s: events not delivered to all three targets", name)
 		fig("one event per bus delivered to its 3 targets: "+name, "%d deliveries in %s, %d duplicates so far, at most %d files open",
 			buses*rulesPerBus, time.Since(start).Round(time.Millisecond), recv.duplicates(), <-peak)
+		fig(fmt.Sprintf(stallWhat, "in the round "+name), "%s", stall.stop())
 	}
 	round("after creation")
 
