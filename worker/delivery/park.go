@@ -214,6 +214,49 @@ func (g Gate) leave() {
 	}
 }
 
+// DefaultWaking is the number of places of a worker's waking gate (TaskConfig.Waking).
+const DefaultWaking = 64
+
+// WakeHold is the longest a woken task keeps its place in the waking gate: until its first record is handled, or
+// this long, whichever comes first. A target that does not answer holds a place no longer than this.
+const WakeHold = 250 * time.Millisecond
+
+// waking is a place in a worker's waking gate, held by a woken task from before it pulls again until its first
+// record is handled, or for WakeHold at most. The first event after a quiet spell wakes every parked task it reaches
+// (thousands, in a simulated cluster); the gate of the transitions lets them pull again 16 at a time, but each then
+// handled its record at once, all of them together on a starved machine, and with 12,000 tasks in one 2-core process
+// a storm delivered 139–1,212 of 27,000 events twice (0–13 with this gate, docs/benchmarks.md). A task waiting for
+// a place is blocked, not runnable, and holds no pull request.
+type waking struct {
+	once  sync.Once
+	gate  Gate
+	timer *time.Timer
+}
+
+// hold takes a place of g (false when stopping closes first) and gives it back when released or after d.
+func (g Gate) hold(d time.Duration, stopping <-chan struct{}) (*waking, bool) {
+	if g == nil {
+		return nil, true
+	}
+	if !g.enter(stopping) {
+		return nil, false
+	}
+	w := &waking{gate: g}
+	w.timer = time.AfterFunc(d, w.release)
+	return w, true
+}
+
+// release gives the place back, once; a nil waking holds none.
+func (w *waking) release() {
+	if w == nil {
+		return
+	}
+	w.once.Do(func() {
+		w.timer.Stop()
+		w.gate.leave()
+	})
+}
+
 // parking is a parked task's subscriptions and wakes.
 type parking struct {
 	wakes *Wakes
@@ -346,7 +389,12 @@ func (t *Task) unpark() bool {
 		}
 	}
 	t.asleep.Store(false)
+	w, ok := t.cfg.Waking.hold(t.cfg.WakeHold, t.stopping)
+	if !ok {
+		return false
+	}
 	if !t.cfg.Gate.enter(t.stopping) {
+		w.release()
 		return false
 	}
 	p.close()
@@ -354,6 +402,7 @@ func (t *Task) unpark() bool {
 	iter, err := t.cfg.Consumer.Messages(jetstream.PullMaxMessages(t.cfg.MaxInFlight), jetstream.PullExpiry(PullExpiry))
 	t.cfg.Gate.leave()
 	if err != nil {
+		w.release()
 		t.fail(fmt.Errorf("reading the consumer: %w", err))
 		return false
 	}
@@ -361,8 +410,10 @@ func (t *Task) unpark() bool {
 	defer t.mu.Unlock()
 	if t.isStopping() { // halt drained the previous iterator: this one is not read
 		iter.Stop()
+		w.release()
 		return false
 	}
 	t.iter = iter
+	t.woke = w
 	return true
 }

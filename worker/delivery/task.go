@@ -53,6 +53,10 @@ type TaskConfig struct {
 	Wakes *Wakes
 	// Gate, when set, bounds how many of the worker's tasks park or wake at the same time (see Gate).
 	Gate Gate
+	// Waking, when set, bounds how many of the worker's woken tasks handle their first record at the same time
+	// (see waking); a woken task holds its place for WakeHold at most (default WakeHold).
+	Waking   Gate
+	WakeHold time.Duration
 	// Failed, when set, is called (once, without blocking) when the task fails.
 	Failed func()
 	// Redact, when set, removes the secret values of the connector's config from what Health shows of a failure
@@ -135,6 +139,9 @@ type Task struct {
 	// parked is set, by the reader loop only, from the moment the task parks until it pulls again; iter is
 	// replaced then (under mu, which halt takes to read it).
 	parked *parking
+	// woke, set by unpark and read by the reader loop only, is the waking place the task holds until the first
+	// record it reads after waking is handled.
+	woke *waking
 	// asleep is true from when the task parked (after its Parked count grew) until something woke it.
 	asleep atomic.Bool
 
@@ -167,6 +174,9 @@ func Start(ctx context.Context, cfg TaskConfig) (*Task, error) {
 	}
 	if cfg.ParkCheck <= 0 {
 		cfg.ParkCheck = ParkCheck
+	}
+	if cfg.WakeHold <= 0 {
+		cfg.WakeHold = WakeHold
 	}
 	if cfg.Handler == nil {
 		cfg.Handler = Write(cfg.Sink)
@@ -327,6 +337,7 @@ func (t *Task) read(slots int) {
 		if t.parked != nil {
 			t.parked.close()
 		}
+		t.woke.release()
 	}()
 	sem := make(chan struct{}, slots)
 	handlers := make(chan received)
@@ -338,7 +349,10 @@ func (t *Task) read(slots int) {
 			return
 		}
 		msg, err := t.next()
+		woke := t.woke // the first record after waking, or nothing came
+		t.woke = nil
 		if err != nil {
+			woke.release()
 			<-sem
 			switch {
 			case errors.Is(err, nats.ErrTimeout): // idle for ParkAfter
@@ -377,6 +391,7 @@ func (t *Task) read(slots int) {
 			t.cfg.Used(msg.Subject())
 		}
 		if t.isStopping() {
+			woke.release()
 			t.nak(msg)
 			<-sem
 			continue
@@ -386,11 +401,12 @@ func (t *Task) read(slots int) {
 			// Handed out again while this task still handles it: the handling in progress acks it.
 			t.n.redelivered.Add(1)
 			t.log.Debug("record handed out again while being handled; not handled twice", "seq", md.Sequence.Stream)
+			woke.release()
 			<-sem
 			continue
 		}
 		t.inflight.Add(1)
-		r := received{msg, md, mdErr}
+		r := received{msg, md, mdErr, woke}
 		select {
 		case handlers <- r: // an idle handler takes it
 		default:
@@ -404,6 +420,7 @@ type received struct {
 	msg   jetstream.Msg
 	md    *jetstream.MsgMetadata
 	mdErr error
+	woke  *waking // released once the record is handled: the first after the task woke
 }
 
 // handlerIdle is how long a handler goroutine waits for its next record before it ends.
@@ -417,6 +434,7 @@ func (t *Task) handler(r received, handlers <-chan received, sem <-chan struct{}
 	defer idle.Stop()
 	for {
 		t.handle(r.msg, r.md, r.mdErr)
+		r.woke.release()
 		<-sem
 		t.inflight.Done()
 		idle.Reset(handlerIdle)

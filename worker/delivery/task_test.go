@@ -551,6 +551,59 @@ func TestTaskWakesThroughTheGate(t *testing.T) {
 	assert.Len(t, sink.Accepted(), 1)
 }
 
+// A woken task takes a place in its worker's waking gate before it pulls again, and keeps it until its first record
+// is handled, then gives it back, once; a first record whose write does not end holds it for the task's WakeHold only.
+func TestTaskHoldsAWakingPlaceThroughItsFirstRecord(t *testing.T) {
+	t.Parallel()
+	start := func(t *testing.T, hold time.Duration) (*fixture, *recordingSink, delivery.Gate, func(uint64) bool) {
+		f := newFixture(t)
+		waking := delivery.NewGate(1)
+		sink := newSink()
+		sink.Block = make(chan struct{})
+		task := f.startParking(t, sink, 50*time.Millisecond, func(c *delivery.TaskConfig) {
+			c.Waking, c.WakeHold = waking, hold
+		})
+		parked := func(n uint64) bool { return task.Counters().Parked == n && f.info(t).NumWaiting == 0 }
+		require.Eventually(t, func() bool { return parked(1) }, wait, tick)
+		return f, sink, waking, parked
+	}
+	writing := func(sink *recordingSink) int { n, _ := sink.InWrite(); return n }
+	t.Run("until its first record is handled", func(t *testing.T) {
+		t.Parallel()
+		f, sink, waking, parked := start(t, time.Hour) // only the handling gives the place back
+		waking <- struct{}{}                           // another woken task holds the only place
+		f.env.PublishN(t, "s.in", "waits", 1)
+		time.Sleep(300 * time.Millisecond)
+		assert.Zero(t, writing(sink), "woken, the task waits for a waking place before it pulls")
+		<-waking
+		require.Eventually(t, func() bool { return writing(sink) == 1 }, wait, tick)
+		assert.Len(t, waking, 1, "the task holds the place while it writes its first record")
+		close(sink.Block)
+		require.Eventually(t, func() bool { return len(waking) == 0 }, wait, tick, "handled: the place is given back")
+		require.Eventually(t, func() bool { return parked(2) }, wait, tick)
+		for i := range 3 {
+			id := f.env.PublishN(t, "s.in", fmt.Sprintf("prompt%d", i), 1)[0]
+			require.Eventually(t, func() bool { return slices.Contains(sink.Accepted(), id) }, wait, tick)
+			require.Eventually(t, func() bool { return len(waking) == 0 }, wait, tick)
+			require.Eventually(t, func() bool { return parked(uint64(i) + 3) }, wait, tick)
+		}
+		waking <- struct{}{} // given back once each time: the place is free for another task
+		<-waking
+	})
+	t.Run("for its WakeHold when the write does not end", func(t *testing.T) {
+		t.Parallel()
+		f, sink, waking, _ := start(t, 200*time.Millisecond)
+		f.env.PublishN(t, "s.in", "stuck", 1)
+		require.Eventually(t, func() bool { return writing(sink) == 1 }, wait, tick)
+		require.Eventually(t, func() bool { return len(waking) == 0 }, wait, tick, "the place is given back")
+		assert.Equal(t, 1, writing(sink), "while the write goes on")
+		close(sink.Block)
+		require.Eventually(t, func() bool { return len(sink.Accepted()) == 1 }, wait, tick)
+		waking <- struct{}{} // given back once: the place is free
+		<-waking
+	})
+}
+
 // An idle task gives up its pull request (the server holds none for the consumer) and a publish wakes it.
 func TestTaskParksWhenIdleAndWakesOnPublish(t *testing.T) {
 	t.Parallel()

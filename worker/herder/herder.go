@@ -162,6 +162,8 @@ type Herder struct {
 	wakes *delivery.Wakes
 	// gate bounds how many of the worker's tasks park or wake at the same time.
 	gate delivery.Gate
+	// waking bounds how many of the worker's woken tasks handle their first record at the same time.
+	waking delivery.Gate
 
 	// used remembers when this worker last recorded that a connector used a subject (topicsRemembered).
 	used sync.Map
@@ -266,7 +268,7 @@ func New(cfg Config) (*Herder, error) {
 		taking: map[rpc.TaskID]bool{}, fresh: map[string]bool{}, placed: map[rpc.TaskID]string{}, slots: make(chan struct{}, startsAtOnce),
 		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{}),
 		leaseTaken: make(chan struct{}, 1),
-		gate:       delivery.NewGate(delivery.DefaultGate)}, nil
+		gate:       delivery.NewGate(delivery.DefaultGate), waking: delivery.NewGate(delivery.DefaultWaking)}, nil
 }
 
 // SetURL sets the REST URL the worker announces to the other members; call it before Start.
@@ -798,7 +800,7 @@ func (h *Herder) startTask(ctx context.Context, name string, pr prepared, i int)
 		t, err = delivery.Start(ctx, delivery.TaskConfig{
 			Consumer: cons, Sink: sink, Handler: pr.dc.ChainDLQ(h.cfg.JetStream, name, sink, transforms...),
 			AckWait: delivery.AckWait, Attempts: h.attempts, Logger: log, Conn: h.cfg.JetStream.Conn(),
-			Wakes: h.wakes, Gate: h.gate,
+			Wakes: h.wakes, Gate: h.gate, Waking: h.waking,
 			Delivered: h.deliveredFunc(name, i), Used: h.topicUsed(name), Failed: h.failedFunc(name, i),
 			Redact: h.redactor(pr.cfg), EventLog: pr.dc.EventLog(h.cfg.JetStream, name, log),
 			Tracer: h.cfg.Tracer, SpanName: spanName(sink, name),
