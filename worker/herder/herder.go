@@ -191,10 +191,12 @@ type Herder struct {
 	fullAt time.Time
 	// fullTook is how long the last full round took (see fullRoundDue), without the steps it started.
 	fullTook time.Duration
-	// steps are the takes and restarts running in the background (step); slots bounds them to startsAtOnce.
-	steps sync.WaitGroup
-	slots chan struct{}
-	again atomic.Bool
+	// steps are the runners of the takes and restarts waiting in queued (step), at most startsAtOnce of them.
+	steps   sync.WaitGroup
+	stepsMu sync.Mutex
+	queued  []func()
+	runners int
+	again   atomic.Bool
 	// lightAt is when the loop next looks at the local tasks in a round with nothing new to see, unless a task
 	// failed or a step ended meanwhile (look).
 	lightAt time.Time
@@ -265,7 +267,7 @@ func New(cfg Config) (*Herder, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Herder{cfg: cfg, log: log, records: map[string]entry{}, local: map[rpc.TaskID]*localTask{},
-		taking: map[rpc.TaskID]bool{}, fresh: map[string]bool{}, placed: map[rpc.TaskID]string{}, slots: make(chan struct{}, startsAtOnce),
+		taking: map[rpc.TaskID]bool{}, fresh: map[string]bool{}, placed: map[rpc.TaskID]string{},
 		ops: map[string]*sync.Mutex{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), renewQuit: make(chan struct{}),
 		leaseTaken: make(chan struct{}, 1),
 		gate:       delivery.NewGate(delivery.DefaultGate), waking: delivery.NewGate(delivery.DefaultWaking)}, nil

@@ -224,13 +224,17 @@ func fullRoundDue(now, last time.Time, took time.Duration, changed bool) bool {
 	return !now.Before(last.Add(fullPace * took))
 }
 
-// step runs fn in the background with one of the worker's startsAtOnce places and a timeout of its own, counted
-// from when it got the place, so that the loop goes on meanwhile: a restart waits up to StopTimeout for the records
-// being written, and no other task waits on it. When lease is set and is no longer the worker's valid lease by
-// then, fn does not run and a later round looks again. done runs in any case, then the loop is poked: the task is
-// the rounds' again. Only the loop starts steps (Close waits for them after the loop ended).
+// step runs fn in the background in one of the worker's startsAtOnce runners, with a timeout of its own counted
+// from when a runner took it, so that the loop goes on meanwhile: a restart waits up to StopTimeout for the records
+// being written, and no other task waits on it. Steps wait their turn in a queue, in the order they came, rather
+// than each in a goroutine of its own: a handover queued thousands at once. When lease is set and is no longer the
+// worker's valid lease by then, fn does not run and a later round looks again; once the herder closes, queued
+// steps do not run. done runs in any case, then the loop is poked: the task is the rounds' again. Only the loop
+// (and Start, before it) queues steps; Close waits for the runners after the loop ended.
 func (h *Herder) step(lease *cluster.Lease, timeout time.Duration, fn func(ctx context.Context), done func()) {
-	h.steps.Go(func() {
+	h.stepsMu.Lock()
+	defer h.stepsMu.Unlock()
+	h.queued = append(h.queued, func() {
 		defer func() {
 			done()
 			h.mu.Lock()
@@ -240,11 +244,10 @@ func (h *Herder) step(lease *cluster.Lease, timeout time.Duration, fn func(ctx c
 			h.poke()
 		}()
 		select {
-		case h.slots <- struct{}{}:
 		case <-h.quit:
 			return
+		default:
 		}
-		defer func() { <-h.slots }()
 		if lease != nil && h.validLease() != lease {
 			h.again.Store(true)
 			return
@@ -253,6 +256,28 @@ func (h *Herder) step(lease *cluster.Lease, timeout time.Duration, fn func(ctx c
 		defer cancel()
 		fn(ctx)
 	})
+	if h.runners < startsAtOnce {
+		h.runners++
+		h.steps.Go(h.runSteps)
+	}
+}
+
+// runSteps runs queued steps one after the other until none is left.
+func (h *Herder) runSteps() {
+	for {
+		h.stepsMu.Lock()
+		if len(h.queued) == 0 {
+			h.queued = nil // what a handover queued is not kept
+			h.runners--
+			h.stepsMu.Unlock()
+			return
+		}
+		next := h.queued[0]
+		h.queued[0] = nil
+		h.queued = h.queued[1:]
+		h.stepsMu.Unlock()
+		next()
+	}
 }
 
 // takeFresh takes at once, between full rounds, the tasks of the connectors stored since the last full round that
