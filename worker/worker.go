@@ -26,6 +26,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/listener"
 	"github.com/eventbridge-go/eventbridge/rpc"
 	"github.com/eventbridge-go/eventbridge/stream"
+	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
@@ -74,6 +75,14 @@ type Config struct {
 	Replicas int
 	// StopTimeout bounds how long stopping a task waits for the records being written (default 30s).
 	StopTimeout time.Duration
+	// LeaseTTL is how long the server keeps a worker's lease after its last renewal (default 2.5s, at least 1s, at
+	// most 5m): a killed or partitioned worker's tasks move to others that long after. The worker renews it every
+	// 500 ms and stops its own tasks when four fifths of it pass without a renewal answered (2s by default), and
+	// its membership expires after as long. Longer keeps the leases of workers that miss their renewals for
+	// seconds (thousands of tasks waking at once on a starved machine), at the cost of a slower failover. Every
+	// worker of a cluster must use the same: the leases bucket keeps it, and a worker configured otherwise does
+	// not start.
+	LeaseTTL time.Duration
 	// Token is the installation's cluster token (required, see rpc.CheckToken): the REST API answers 401 to a
 	// request without it, on every route but GET / and GET /healthz. Workers never call each other's REST API
 	// (any worker answers any request from the shared KV state), so the token is only checked, never sent.
@@ -122,6 +131,9 @@ func (c Config) Validate() error {
 	if err := c.egress().Validate(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	if c.LeaseTTL != 0 && (c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL) {
+		return fmt.Errorf("worker: the lease TTL must be between %v and %v, not %v", MinLeaseTTL, MaxLeaseTTL, c.LeaseTTL)
+	}
 	if n := len(c.MasterKey); n != 0 && n != rpc.MasterKeySize {
 		return fmt.Errorf("worker: the master key must be %d bytes, not %d", rpc.MasterKeySize, n)
 	}
@@ -149,7 +161,28 @@ func (c *Config) setDefaults() {
 	if c.Registry == nil {
 		c.Registry = connector.Default()
 	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
 }
+
+// The default and bounds of Config.LeaseTTL: a renewal every 500 ms needs a local deadline well past it, and a
+// lease of minutes already leaves a dead worker's tasks undelivered that long.
+const (
+	DefaultLeaseTTL = cluster.DefaultLeaseTTL
+	MinLeaseTTL     = time.Second
+	MaxLeaseTTL     = 5 * time.Minute
+)
+
+// LeaseTTLUsage is the help of the --lease-ttl flag of the programs that run a worker.
+const LeaseTTLUsage = "how long after its last renewal a worker's lease expires, 1s to 5m: a killed or partitioned " +
+	"worker's tasks move after it; longer keeps the leases of workers starved of CPU at thousands of tasks, at the " +
+	"cost of a slower failover. Every worker of a cluster must use the same"
+
+// leaseLocal is how long a lease stays valid on its worker after a renewal was sent, and how long a member is kept
+// after its last heartbeat: four fifths of its TTL, the margin the defaults have (2s of 2.5s) for the server's
+// expiry being late and the machines' clock rates.
+func leaseLocal(ttl time.Duration) time.Duration { return ttl * 4 / 5 }
 
 // Worker runs connectors and serves the REST API.
 type Worker struct {
@@ -214,8 +247,12 @@ func New(cfg Config) (*Worker, error) {
 		Egress:      cfg.egress(),
 		Replicas:    cfg.Replicas,
 		StopTimeout: cfg.StopTimeout,
-		MasterKey:   cfg.MasterKey,
-		Tracer:      cfg.Tracer,
+		LeaseTTL:    cfg.LeaseTTL,
+		LeaseLocal:  leaseLocal(cfg.LeaseTTL),
+		// a member is kept as long after its last heartbeat as a lease stays valid after its last renewal
+		MemberExpiry: leaseLocal(cfg.LeaseTTL),
+		MasterKey:    cfg.MasterKey,
+		Tracer:       cfg.Tracer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

@@ -62,6 +62,9 @@ type Config struct {
 	// GCHeadroomMiB is the least the heap may grow between two garbage collections, in MiB (gcpace; 0: the
 	// runtime's own pacing).
 	GCHeadroomMiB int
+	// LeaseTTL is how long the server keeps the embedded worker's lease after its last renewal
+	// (worker.Config.LeaseTTL); every worker of a cluster must use the same.
+	LeaseTTL time.Duration
 	// Quotas of the deployment: buses per account, rules per bus, connections and API destinations per account.
 	QuotaBuses           int
 	QuotaRulesPerBus     int
@@ -272,6 +275,9 @@ func (c Config) Validate() error {
 	if c.GCHeadroomMiB < 0 || c.GCHeadroomMiB > 1<<20 {
 		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", c.GCHeadroomMiB)
 	}
+	if c.LeaseTTL < worker.MinLeaseTTL || c.LeaseTTL > worker.MaxLeaseTTL {
+		return fmt.Errorf("--lease-ttl %v must be between %v and %v", c.LeaseTTL, worker.MinLeaseTTL, worker.MaxLeaseTTL)
+	}
 	if c.Replicas > 1 && c.NATS == "" {
 		return fmt.Errorf("--replicas %d needs a NATS cluster (--nats): the embedded server keeps one copy", c.Replicas)
 	}
@@ -471,6 +477,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	dur(&c.SessionIdleTimeout, "session-idle-timeout", "EB_SESSION_IDLE_TIMEOUT", session.DefaultIdleTimeout, "a console session not used for so long ends")
 	dur(&c.SessionMaxAge, "session-max-age", "EB_SESSION_MAX_AGE", session.DefaultMaxAge, "a console session ends so long after sign-in")
 	dur(&c.AuditRetention, "audit-retention", "EB_AUDIT_RETENTION", audit.DefaultRetention, "how long audit entries are kept (2160h: 90 days)")
+	dur(&c.LeaseTTL, "lease-ttl", "EB_LEASE_TTL", worker.DefaultLeaseTTL, "of the embedded worker: "+worker.LeaseTTLUsage)
 	dur(&c.NATSStopTimeout, "nats-stop-timeout", "EB_NATS_STOP_TIMEOUT", 5*time.Second, "how long the embedded NATS server may take to stop at shutdown; then the process exits, leaving the rest as after a crash (nothing acknowledged is lost)")
 	dur(&c.StorageCheckInterval, "storage-check-interval", "EB_STORAGE_CHECK_INTERVAL", storagequota.DefaultInterval, "how often what accounts keep in the event store is read against their quotas and the budget")
 	dur(&c.MaxBusRetention.MaxAge, "max-bus-retention-age", "EB_MAX_BUS_RETENTION_AGE", bus.MaxMaxAge, "the longest retention.maxAge of a bus")

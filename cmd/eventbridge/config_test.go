@@ -25,7 +25,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		Listener: listener.Defaults, PutEventsRate: 10_000, DeadLetterMaxBytes: 256 << 20, DeadLetterRetention: 14 * 24 * time.Hour,
 		BusLogMaxBytes: 256 << 20, BusLogRetention: 24 * time.Hour, EventTypesInterval: 5 * time.Second, MetricsHistoryInterval: 10 * time.Second,
 		MaxBusRetention:     bus.Retention{MaxBytes: 10 << 30, MaxAge: 365 * 24 * time.Hour},
-		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second, NATSStopTimeout: 5 * time.Second,
+		AccountStorageQuota: 10 << 30, StorageCheckInterval: 2 * time.Second, NATSStopTimeout: 5 * time.Second, LeaseTTL: 2500 * time.Millisecond,
 		Health: health.DefaultRules()}, c)
 	require.Equal(t, "sqlite://data/eventbridge.db", c.DSN())
 	require.Nil(t, c.RuntimeURLs())
@@ -46,6 +46,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		"EB_MAX_BUS_RETENTION_AGE": "720h", "EB_ACCOUNT_STORAGE_QUOTA_MIB": "4096", "EB_STORAGE_BUDGET_MIB": "20480",
 		"EB_STORAGE_CHECK_INTERVAL":  "5s",
 		"EB_NATS_STOP_TIMEOUT":       "20s",
+		"EB_LEASE_TTL":               "10s",
 		"EB_HEALTH_FAILING_ATTEMPTS": "3", "EB_HEALTH_FAILING_AFTER": "1m", "EB_HEALTH_DEAD_LETTER_WINDOW": "10m",
 		"EB_BUS_LOG_MAX_MIB": "32", "EB_BUS_LOG_RETENTION": "2h", "EB_EVENT_TYPES_INTERVAL": "1s", "EB_METRICS_HISTORY_INTERVAL": "2s", "EB_AWS_REGION": "eu-central-1",
 	}
@@ -64,7 +65,7 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 		DeadLetterMaxBytes: 64 << 20, DeadLetterRetention: 48 * time.Hour, BusLogMaxBytes: 32 << 20, BusLogRetention: 2 * time.Hour, EventTypesInterval: time.Second, MetricsHistoryInterval: 2 * time.Second,
 		MaxBusRetention:     bus.Retention{MaxBytes: 2 << 30, MaxAge: 720 * time.Hour},
 		AccountStorageQuota: 4 << 30, StorageBudget: 20 << 30, StorageCheckInterval: 5 * time.Second, NATSStopTimeout: 20 * time.Second,
-		Health: health.Rules{FailingAttempts: 3, FailingAfter: time.Minute, DeadLetterWindow: 10 * time.Minute}}, c)
+		LeaseTTL: 10 * time.Second, Health: health.Rules{FailingAttempts: 3, FailingAfter: time.Minute, DeadLetterWindow: 10 * time.Minute}}, c)
 	require.Equal(t, []string{"10.0.0.0/8", "broker.internal"}, c.EgressAllowList())
 	require.Equal(t, []string{"https://eb.example.com", "http://eb.internal:8080"}, c.PublicURLList())
 	require.Equal(t, "https://eb.example.com", c.WebhookBaseURL())
@@ -96,6 +97,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"too many replicas", []string{"--nats", "nats://n:4222", "--replicas", "7"}, nil, "--replicas"},
 		{"replicas of the embedded server", []string{"--replicas", "3"}, nil, "--replicas"},
 		{"negative gc headroom", []string{"--gc-headroom-mib", "-1"}, nil, "--gc-headroom-mib"},
+		{"lease TTL too short", []string{"--lease-ttl", "900ms"}, nil, "--lease-ttl 900ms must be between 1s and 5m0s"},
+		{"lease TTL too long", nil, map[string]string{"EB_LEASE_TTL": "1h"}, "--lease-ttl 1h0m0s must be between 1s and 5m0s"},
+		{"lease TTL env not a duration", nil, map[string]string{"EB_LEASE_TTL": "long"}, "EB_LEASE_TTL"},
 		{"gc headroom not a number", nil, map[string]string{"EB_GC_HEADROOM_MIB": "lots"}, "--gc-headroom-mib"},
 		{"reconcile interval too short", []string{"--reconcile-interval", "1ms"}, nil, "--reconcile-interval"},
 		{"reconcile interval env not a duration", nil, map[string]string{"EB_RECONCILE_INTERVAL": "often"}, "EB_RECONCILE_INTERVAL"},

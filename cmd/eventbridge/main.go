@@ -394,6 +394,7 @@ func (m *Main) Run(ctx context.Context) error {
 			AllowPrivateTargets: c.AllowPrivateTargets,
 			EgressAllow:         c.EgressAllowList(),
 			MasterKey:           m.masterKey,
+			LeaseTTL:            c.LeaseTTL,
 			Limits:              c.Listener,
 			Logger:              log.With("component", "worker"),
 			Loggers:             m.levels,

@@ -156,6 +156,9 @@ type Main struct {
 	TracerProvider trace.TracerProvider
 	// CloseTimeout bounds a clean stop (default 60s).
 	CloseTimeout time.Duration
+	// LeaseTTL is how long the server keeps this worker's lease after its last renewal (worker.Config.LeaseTTL;
+	// default 2.5s); every worker of a cluster must use the same.
+	LeaseTTL time.Duration
 
 	// Getenv reads the environment (default os.Getenv); Stderr receives the log (default os.Stderr).
 	Getenv func(string) string
@@ -253,6 +256,10 @@ func (m *Main) ParseFlags(args []string) error {
 	num(&m.Limits.MaxHeaderBytes, "http-max-header-bytes", "EB_HTTP_MAX_HEADER_BYTES", "largest request header block, in bytes (0: net/http's 1 MiB)")
 	num(&m.Limits.MaxConnections, "http-max-connections", "EB_HTTP_MAX_CONNECTIONS", "connections each listener holds open at once; more wait (default: a quarter of the file-descriptor limit, at most 10000; 0: no cap)")
 	num(&m.GCHeadroomMiB, "gc-headroom-mib", "EB_GC_HEADROOM_MIB", gcpace.FlagUsage)
+	if m.LeaseTTL == 0 {
+		m.LeaseTTL = worker.DefaultLeaseTTL
+	}
+	dur(&m.LeaseTTL, "lease-ttl", "EB_LEASE_TTL", worker.LeaseTTLUsage)
 	if badEnv != nil {
 		return badEnv
 	}
@@ -261,6 +268,9 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := m.Limits.Validate(); err != nil {
 		return fmt.Errorf("--http-*: %w", err)
+	}
+	if m.LeaseTTL < worker.MinLeaseTTL || m.LeaseTTL > worker.MaxLeaseTTL {
+		return fmt.Errorf("--lease-ttl %v must be between %v and %v", m.LeaseTTL, worker.MinLeaseTTL, worker.MaxLeaseTTL)
 	}
 	if m.GCHeadroomMiB < 0 || m.GCHeadroomMiB > 1<<20 {
 		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", m.GCHeadroomMiB)
@@ -430,6 +440,7 @@ func (m *Main) Run(ctx context.Context) error {
 		AllowPrivateTargets: m.AllowPrivateTargets,
 		EgressAllow:         m.EgressAllow,
 		MasterKey:           m.MasterKey,
+		LeaseTTL:            m.LeaseTTL,
 		Logger:              log,
 		Loggers:             levels,
 		Tracer:              tracing.Tracer(m.TracerProvider),

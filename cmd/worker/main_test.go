@@ -143,6 +143,22 @@ func TestParseFlags(t *testing.T) {
 	err = m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token, "--gc-headroom-mib", "-5"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--gc-headroom-mib")
+	m = NewMain()
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token}))
+	assert.Equal(t, 2500*time.Millisecond, m.LeaseTTL, "the default lease TTL")
+	m = NewMain()
+	m.Getenv = func(k string) string { return map[string]string{"EB_LEASE_TTL": "10s"}[k] }
+	require.NoError(t, m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token}))
+	assert.Equal(t, 10*time.Second, m.LeaseTTL)
+	for _, bad := range []string{"500ms", "6m0s"} {
+		m = NewMain()
+		m.Getenv = func(string) string { return "" }
+		m.Stderr = io.Discard
+		err = m.ParseFlags([]string{"--nats", "x", "--cluster-token-file", token, "--lease-ttl", bad})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "--lease-ttl "+bad+" must be between 1s and 5m0s")
+	}
 
 	m = NewMain()
 	m.Stderr = io.Discard

@@ -100,7 +100,8 @@ type LeaseConfig struct {
 	// WorkerID is the key of this worker's lease and is written into every claim; it must be a valid KV key.
 	WorkerID string
 	// TTL is the max age of the leases bucket (default 2.5s): the server removes a worker's lease TTL after its
-	// last write. It is a bucket setting: every worker of a cluster must use the same value.
+	// last write. It is a bucket setting: every worker of a cluster must use the same value, and OpenLeases refuses
+	// a bucket that exists with another.
 	TTL time.Duration
 	// Local is how long the lease stays valid on this worker after its last acquire or renewal was sent (default
 	// 2s). It must be shorter than TTL: the margin covers the server's expiry being at most late, never early, and
@@ -169,7 +170,8 @@ type Leases struct {
 
 // OpenLeases ensures the leases bucket (max age cfg.TTL, enforced by the server) and the claims bucket (no max age),
 // both with history 5 and file storage, so a restarted server still knows who holds what, and follows both. Errors:
-// an invalid cfg, or a bucket could not be ensured or read.
+// an invalid cfg, a leases bucket that exists with another TTL (ensureBucket), or a bucket could not be ensured or
+// read.
 func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -177,12 +179,12 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 	cfg = cfg.withDefaults()
 	open := func(js jetstream.JetStream, purpose, doc string, ttl time.Duration, parse func(string, []byte) any) (jetstream.KeyValue, *view, error) {
 		bucket := cfg.Names.Bucket(purpose)
-		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		kv, err := ensureBucket(ctx, js, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
 			Replicas: cfg.Replicas,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", bucket, err)
+			return nil, nil, err
 		}
 		v, err := watchView(ctx, kv, ttl, parse)
 		if err != nil {
@@ -209,6 +211,37 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		return nil, err
 	}
 	return &Leases{cfg: cfg, kv: kv, claims: claims, live: live, held: held, dead: map[string]bool{}}, nil
+}
+
+// ensureBucket creates the bucket of kvc, or updates it (its description and replicas) when it exists with the same
+// max age; it refuses one that exists with another max age. The leases bucket's max age is what every worker's
+// local deadline is shorter than: were a worker to shorten it, the lease of a worker started with a longer one would
+// vanish on the server while that worker still ran its tasks, and another would take them. So no worker changes
+// it: to change the lease TTL of a cluster, every worker stops and the bucket is deleted.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, kvc.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, kvc)
+		if errors.Is(err, jetstream.ErrBucketExists) { // another worker created it meanwhile, with another config
+			kv, err = js.KeyValue(ctx, kvc.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", kvc.Bucket, err)
+	}
+	if st.TTL() != kvc.TTL {
+		return nil, fmt.Errorf("cluster: KV bucket %s keeps a key %v after its last write, and this worker is configured "+
+			"for %v (the lease TTL): every worker of a cluster must use the same lease TTL; to change it, stop every "+
+			"worker and delete the bucket", kvc.Bucket, st.TTL(), kvc.TTL)
+	}
+	if kv, err = js.CreateOrUpdateKeyValue(ctx, kvc); err != nil {
+		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
+	}
+	return kv, nil
 }
 
 // Close stops following the buckets.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -619,5 +620,67 @@ func TestLeaseValueHasOneLengthWhateverTheTime(t *testing.T) {
 		at, err = time.Parse(time.RFC3339Nano, got.Acquired)
 		require.NoError(t, err)
 		assert.True(t, at.Equal(acquired))
+	}
+}
+
+// The leases bucket keeps the TTL it was created with: a worker configured for another is refused with an error that
+// names both, and leaves the bucket as it was (shortening it would make a running worker's lease vanish on the
+// server while that worker still ran its tasks); one configured for the same opens it.
+func TestLeasesBucketKeepsItsTTL(t *testing.T) {
+	js := jetstreamtest.Start(t).JS
+	ctx := context.Background()
+	l := openLeases(t, js, "w1")
+	defer l.Close()
+	for _, ttl := range []time.Duration{testTTL / 2, 2 * testTTL} {
+		_, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{
+			JetStream: js, Names: testNames, WorkerID: "w2", TTL: ttl, Local: testLocal / 2,
+		})
+		require.Error(t, err, "a TTL of %v", ttl)
+		assert.Contains(t, err.Error(), testNames.Bucket(cluster.LeasesBucketPurpose))
+		assert.Contains(t, err.Error(), testTTL.String(), "names the bucket's TTL")
+		assert.Contains(t, err.Error(), ttl.String(), "names the worker's")
+		assert.Contains(t, err.Error(), "every worker of a cluster must use the same lease TTL")
+		st, err := bucket(t, js, cluster.LeasesBucketPurpose).Status(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, testTTL, st.TTL(), "the bucket is left as it was")
+	}
+	same := openLeases(t, js, "w2")
+	same.Close()
+}
+
+// Workers starting together on a new cluster with different TTLs: the bucket gets one of them, and every worker
+// configured otherwise is refused.
+func TestLeasesBucketCreatedOnceByWorkersStartingTogether(t *testing.T) {
+	js := jetstreamtest.Start(t).JS
+	ctx := context.Background()
+	ttls := []time.Duration{testTTL, 2 * testTTL, testTTL, 2 * testTTL, testTTL, 2 * testTTL}
+	errs := make([]error, len(ttls))
+	opened := make([]*cluster.Leases, len(ttls))
+	start := make(chan struct{})
+	done := make(chan int)
+	for i, ttl := range ttls {
+		go func() {
+			<-start
+			opened[i], errs[i] = cluster.OpenLeases(ctx, cluster.LeaseConfig{
+				JetStream: js, Names: testNames, WorkerID: "w" + strconv.Itoa(i), TTL: ttl, Local: testLocal,
+			})
+			done <- i
+		}()
+	}
+	close(start)
+	for range ttls {
+		<-done
+	}
+	st, err := bucket(t, js, cluster.LeasesBucketPurpose).Status(ctx)
+	require.NoError(t, err)
+	for i, ttl := range ttls {
+		if ttl == st.TTL() {
+			assert.NoError(t, errs[i], "w%d, configured as the bucket", i)
+			if opened[i] != nil {
+				opened[i].Close()
+			}
+		} else {
+			assert.Error(t, errs[i], "w%d, configured for %v, the bucket keeps %v", i, ttl, st.TTL())
+		}
 	}
 }
