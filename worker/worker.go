@@ -81,8 +81,11 @@ type Config struct {
 	// its membership expires after as long. Longer keeps the leases of workers that miss their renewals for
 	// seconds (thousands of tasks waking at once on a starved machine), at the cost of a slower failover. Every
 	// worker of a cluster must use the same: the leases bucket keeps it, and a worker configured otherwise does
-	// not start.
+	// not start, unless it is SoleWorker.
 	LeaseTTL time.Duration
+	// SoleWorker says that no other worker can reach the NATS server (the control plane's embedded server without
+	// a listener): the worker then makes the leases bucket take its LeaseTTL, since no worker runs with another.
+	SoleWorker bool
 	// Token is the installation's cluster token (required, see rpc.CheckToken): the REST API answers 401 to a
 	// request without it, on every route but GET / and GET /healthz. Workers never call each other's REST API
 	// (any worker answers any request from the shared KV state), so the token is only checked, never sent.
@@ -249,6 +252,7 @@ func New(cfg Config) (*Worker, error) {
 		StopTimeout: cfg.StopTimeout,
 		LeaseTTL:    cfg.LeaseTTL,
 		LeaseLocal:  leaseLocal(cfg.LeaseTTL),
+		SoleWorker:  cfg.SoleWorker,
 		// a member is kept as long after its last heartbeat as a lease stays valid after its last renewal
 		MemberExpiry: leaseLocal(cfg.LeaseTTL),
 		MasterKey:    cfg.MasterKey,

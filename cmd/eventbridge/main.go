@@ -395,10 +395,12 @@ func (m *Main) Run(ctx context.Context) error {
 			EgressAllow:         c.EgressAllowList(),
 			MasterKey:           m.masterKey,
 			LeaseTTL:            c.LeaseTTL,
-			Limits:              c.Listener,
-			Logger:              log.With("component", "worker"),
-			Loggers:             m.levels,
-			Tracer:              tracer,
+			// an in-process server that listens nowhere: no other worker can join, so the lease TTL may change
+			SoleWorker: c.NATS == "" && c.NATSListen == "",
+			Limits:     c.Listener,
+			Logger:     log.With("component", "worker"),
+			Loggers:    m.levels,
+			Tracer:     tracer,
 		})
 		if err != nil {
 			return err

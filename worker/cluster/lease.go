@@ -109,6 +109,10 @@ type LeaseConfig struct {
 	Local time.Duration
 	// Replicas of the buckets (default 1).
 	Replicas int
+	// Sole says that no other worker can reach the NATS server (a server in this process with no listener): the
+	// worker may then change the TTL of an existing leases bucket, which a worker of a cluster may not (see
+	// ensureBucket).
+	Sole bool
 }
 
 func (c LeaseConfig) withDefaults() LeaseConfig {
@@ -182,7 +186,7 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		kv, err := ensureBucket(ctx, js, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
 			Replicas: cfg.Replicas,
-		})
+		}, cfg.Sole)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -217,8 +221,16 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 // max age; it refuses one that exists with another max age. The leases bucket's max age is what every worker's
 // local deadline is shorter than: were a worker to shorten it, the lease of a worker started with a longer one would
 // vanish on the server while that worker still ran its tasks, and another would take them. So no worker changes
-// it: to change the lease TTL of a cluster, every worker stops and the bucket is deleted.
-func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+// it: to change the lease TTL of a cluster, every worker stops and the bucket is deleted. A sole worker (no other
+// can reach the server, so none runs with the TTL it replaces) updates it.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.KeyValueConfig, sole bool) (jetstream.KeyValue, error) {
+	if sole {
+		kv, err := js.CreateOrUpdateKeyValue(ctx, kvc)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
+		}
+		return kv, nil
+	}
 	kv, err := js.KeyValue(ctx, kvc.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, kvc)

@@ -684,3 +684,18 @@ func TestLeasesBucketCreatedOnceByWorkersStartingTogether(t *testing.T) {
 		}
 	}
 }
+
+// A sole worker (no other can reach the server) makes the leases bucket take its TTL: none runs with the old one.
+func TestSoleWorkerChangesTheLeasesTTL(t *testing.T) {
+	js := jetstreamtest.Start(t).JS
+	ctx := context.Background()
+	openLeases(t, js, "w1").Close()
+	l, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{
+		JetStream: js, Names: testNames, WorkerID: "w1", TTL: 2 * testTTL, Local: testLocal, Sole: true,
+	})
+	require.NoError(t, err)
+	defer l.Close()
+	st, err := bucket(t, js, cluster.LeasesBucketPurpose).Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2*testTTL, st.TTL())
+}

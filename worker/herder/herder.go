@@ -114,6 +114,9 @@ type Config struct {
 	MemberExpiry time.Duration
 	LeaseTTL     time.Duration
 	LeaseLocal   time.Duration
+	// SoleWorker: no other worker can reach the NATS server, so this one may change the cluster's lease TTL
+	// (cluster.LeaseConfig.Sole).
+	SoleWorker bool
 }
 
 // record is the value stored in KV under the connector's name.
@@ -303,7 +306,8 @@ func (h *Herder) Start(ctx context.Context) error {
 	}
 	leases, err := cluster.OpenLeases(ctx, cluster.LeaseConfig{JetStream: h.cfg.JetStream,
 		LeaseJetStream: h.cfg.LeaseJetStream, Names: h.cfg.Names,
-		WorkerID: h.cfg.WorkerID, TTL: h.cfg.LeaseTTL, Local: h.cfg.LeaseLocal, Replicas: h.cfg.Replicas})
+		WorkerID: h.cfg.WorkerID, TTL: h.cfg.LeaseTTL, Local: h.cfg.LeaseLocal, Replicas: h.cfg.Replicas,
+		Sole: h.cfg.SoleWorker})
 	if err != nil {
 		return fmt.Errorf("herder: %w", err)
 	}
