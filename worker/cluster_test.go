@@ -26,8 +26,14 @@ import (
 // startMember starts a worker of the cluster on nc.
 func startMember(t *testing.T, nc *nats.Conn, id string) *worker.Worker {
 	t.Helper()
+	return startMemberWithLease(t, nc, id, 0)
+}
+
+// startMemberWithLease starts a worker of the cluster on nc with a lease TTL (0: the default).
+func startMemberWithLease(t *testing.T, nc *nats.Conn, id string, leaseTTL time.Duration) *worker.Worker {
+	t.Helper()
 	w, err := worker.New(worker.Config{Token: testToken, NATS: nc, WorkerID: id, RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
-		Registry: registry(t), StopTimeout: 5 * time.Second})
+		Registry: registry(t), StopTimeout: 5 * time.Second, LeaseTTL: leaseTTL})
 	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(func() { _ = w.Close(context.Background()) })
@@ -242,19 +248,30 @@ func proxiedEnv(t *testing.T, timeout time.Duration) (*jetstreamtest.Env, *block
 }
 
 // A worker cut off from NATS stops its tasks on its own, at its lease's local deadline, before another worker can
-// take them: the claim history never shows a task owned twice.
+// take them: the claim history never shows a task owned twice. So with the default lease TTL and a longer one:
+// the worker keeps its task until four fifths of the TTL after its last renewal, which it sent at most a
+// heartbeat (500 ms) before the cut.
 func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	t.Parallel()
+	for _, ttl := range []time.Duration{worker.DefaultLeaseTTL, 5 * time.Second} {
+		t.Run("lease TTL "+ttl.String(), func(t *testing.T) {
+			t.Parallel()
+			testCutOffWorkerStopsBeforeTakeover(t, ttl)
+		})
+	}
+}
+
+func testCutOffWorkerStopsBeforeTakeover(t *testing.T, ttl time.Duration) {
 	ctx := context.Background()
 	env, proxy, nc1 := proxiedEnv(t, time.Second)
-	w1 := startMember(t, nc1, "w1")
+	w1 := startMemberWithLease(t, nc1, "w1", ttl)
 	c1 := rpc.NewClient(w1.URL(), rpc.WithToken(testToken))
 	tg := newTarget(t)
 	for _, id := range []string{"r1", "r2"} {
 		_, err := c1.CreateConnector(ctx, rpc.CreateConnectorRequest{Name: targetName(id), Config: targetConfig(id, tg.srv.URL)})
 		require.NoError(t, err)
 	}
-	w2 := startMember(t, env.Conn, "w2")
+	w2 := startMemberWithLease(t, env.Conn, "w2", ttl)
 	require.Eventually(t, func() bool {
 		own := owners(t, w1, w2)
 		return len(own) == 2 && own[rpc.TaskID{Connector: targetName("r1")}] != own[rpc.TaskID{Connector: targetName("r2")}]
@@ -312,6 +329,8 @@ func TestClusterCutOffWorkerStopsBeforeTakeover(t *testing.T) {
 	t.Logf("cut off at 0: w1 stopped its task at %v, w2 took its claim at %v",
 		stopped.Sub(blocked).Round(time.Millisecond), takenAt.Sub(blocked).Round(time.Millisecond))
 	assert.True(t, stopped.Before(takenAt), "the cut-off worker stopped before the task was taken over")
+	assert.GreaterOrEqual(t, stopped.Sub(blocked), ttl*4/5-500*time.Millisecond,
+		"the cut-off worker kept its task until its lease's local deadline")
 
 	// Events reach the target through w2 (an event the server handed to w1's last pull request before it expired
 	// is redelivered after the consumer's AckWait); back online, w1 rejoins.
