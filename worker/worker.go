@@ -134,7 +134,7 @@ func (c Config) Validate() error {
 	if err := c.egress().Validate(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	if c.LeaseTTL != 0 && (c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL) {
+	if c.LeaseTTL != 0 && CheckLeaseTTL(c.LeaseTTL) != nil {
 		return fmt.Errorf("worker: the lease TTL must be between %v and %v, not %v", MinLeaseTTL, MaxLeaseTTL, c.LeaseTTL)
 	}
 	if n := len(c.MasterKey); n != 0 && n != rpc.MasterKeySize {
@@ -176,6 +176,15 @@ const (
 	MinLeaseTTL     = time.Second
 	MaxLeaseTTL     = 5 * time.Minute
 )
+
+// CheckLeaseTTL reports a lease TTL out of its bounds, as "<ttl> must be between <min> and <max>", for the programs
+// to prefix with their flag.
+func CheckLeaseTTL(ttl time.Duration) error {
+	if ttl < MinLeaseTTL || ttl > MaxLeaseTTL {
+		return fmt.Errorf("%v must be between %v and %v", ttl, MinLeaseTTL, MaxLeaseTTL)
+	}
+	return nil
+}
 
 // LeaseTTLUsage is the help of the --lease-ttl flag of the programs that run a worker.
 const LeaseTTLUsage = "how long after its last renewal a worker's lease expires, 1s to 5m: a killed or partitioned " +

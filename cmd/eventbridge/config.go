@@ -275,8 +275,8 @@ func (c Config) Validate() error {
 	if c.GCHeadroomMiB < 0 || c.GCHeadroomMiB > 1<<20 {
 		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", c.GCHeadroomMiB)
 	}
-	if c.LeaseTTL < worker.MinLeaseTTL || c.LeaseTTL > worker.MaxLeaseTTL {
-		return fmt.Errorf("--lease-ttl %v must be between %v and %v", c.LeaseTTL, worker.MinLeaseTTL, worker.MaxLeaseTTL)
+	if err := worker.CheckLeaseTTL(c.LeaseTTL); err != nil {
+		return fmt.Errorf("--lease-ttl %w", err)
 	}
 	if c.Replicas > 1 && c.NATS == "" {
 		return fmt.Errorf("--replicas %d needs a NATS cluster (--nats): the embedded server keeps one copy", c.Replicas)

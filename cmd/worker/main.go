@@ -269,8 +269,8 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := m.Limits.Validate(); err != nil {
 		return fmt.Errorf("--http-*: %w", err)
 	}
-	if m.LeaseTTL < worker.MinLeaseTTL || m.LeaseTTL > worker.MaxLeaseTTL {
-		return fmt.Errorf("--lease-ttl %v must be between %v and %v", m.LeaseTTL, worker.MinLeaseTTL, worker.MaxLeaseTTL)
+	if err := worker.CheckLeaseTTL(m.LeaseTTL); err != nil {
+		return fmt.Errorf("--lease-ttl %w", err)
 	}
 	if m.GCHeadroomMiB < 0 || m.GCHeadroomMiB > 1<<20 {
 		return fmt.Errorf("--gc-headroom-mib %d must be between 0 and 1048576 (MiB)", m.GCHeadroomMiB)

@@ -186,7 +186,7 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 		kv, err := ensureBucket(ctx, js, jetstream.KeyValueConfig{
 			Bucket: bucket, Description: doc, History: leaseHistory, TTL: ttl, Storage: jetstream.FileStorage,
 			Replicas: cfg.Replicas,
-		}, cfg.Sole)
+		}, cfg.Sole || ttl == 0) // the claims bucket has no max age to keep
 		if err != nil {
 			return nil, nil, err
 		}
@@ -221,10 +221,11 @@ func OpenLeases(ctx context.Context, cfg LeaseConfig) (*Leases, error) {
 // max age; it refuses one that exists with another max age. The leases bucket's max age is what every worker's
 // local deadline is shorter than: were a worker to shorten it, the lease of a worker started with a longer one would
 // vanish on the server while that worker still ran its tasks, and another would take them. So no worker changes
-// it: to change the lease TTL of a cluster, every worker stops and the bucket is deleted. A sole worker (no other
-// can reach the server, so none runs with the TTL it replaces) updates it.
-func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.KeyValueConfig, sole bool) (jetstream.KeyValue, error) {
-	if sole {
+// it: to change the lease TTL of a cluster, every worker stops and the bucket is deleted. With update (a sole
+// worker, which no other runs beside with the TTL it replaces, or a bucket without max age) it creates or updates
+// the bucket in one call.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.KeyValueConfig, update bool) (jetstream.KeyValue, error) {
+	if update {
 		kv, err := js.CreateOrUpdateKeyValue(ctx, kvc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
