@@ -232,26 +232,29 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.Key
 		}
 		return kv, nil
 	}
-	kv, err := js.KeyValue(ctx, kvc.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, kvc)
-		if errors.Is(err, jetstream.ErrBucketExists) { // another worker created it meanwhile, with another config
-			kv, err = js.KeyValue(ctx, kvc.Bucket)
+	// The bucket's stream (named KV_<bucket> by the key-value store's design, ADR-8), read once: its max age is
+	// the keys' TTL.
+	s, err := js.Stream(ctx, "KV_"+kvc.Bucket)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		kv, err := js.CreateKeyValue(ctx, kvc)
+		if err == nil {
+			return kv, nil
 		}
+		if !errors.Is(err, jetstream.ErrBucketExists) {
+			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
+		}
+		s, err = js.Stream(ctx, "KV_"+kvc.Bucket) // another worker created it meanwhile, with another config
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
-	}
-	st, err := kv.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", kvc.Bucket, err)
 	}
-	if st.TTL() != kvc.TTL {
+	if ttl := s.CachedInfo().Config.MaxAge; ttl != kvc.TTL {
 		return nil, fmt.Errorf("cluster: KV bucket %s keeps a key %v after its last write, and this worker is configured "+
 			"for %v (the lease TTL): every worker of a cluster must use the same lease TTL; to change it, stop every "+
-			"worker and delete the bucket", kvc.Bucket, st.TTL(), kvc.TTL)
+			"worker and delete the bucket", kvc.Bucket, ttl, kvc.TTL)
 	}
-	if kv, err = js.CreateOrUpdateKeyValue(ctx, kvc); err != nil {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, kvc)
+	if err != nil {
 		return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
 	}
 	return kv, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -698,4 +699,27 @@ func TestSoleWorkerChangesTheLeasesTTL(t *testing.T) {
 	st, err := bucket(t, js, cluster.LeasesBucketPurpose).Status(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2*testTTL, st.TTL())
+}
+
+// A worker joining a cluster reads the leases bucket's config once (its max age against the worker's TTL) before
+// updating it; each read is a request to the JetStream API that every worker's start makes.
+func TestJoiningReadsTheLeasesBucketOnce(t *testing.T) {
+	env := jetstreamtest.Start(t)
+	first := openLeases(t, env.JS, "w1")
+	defer first.Close()
+	requests := map[string]int{}
+	sub, err := env.Conn.Subscribe("$JS.API.>", func(m *nats.Msg) { requests[m.Subject]++ })
+	require.NoError(t, err)
+	require.NoError(t, env.Conn.Flush())
+	joined := openLeases(t, env.JS, "w2")
+	joined.Close()
+	require.NoError(t, env.Conn.Flush())
+	require.NoError(t, sub.Unsubscribe())
+	leases := "KV_" + testNames.Bucket(cluster.LeasesBucketPurpose)
+	claims := "KV_" + testNames.Bucket(cluster.ClaimsBucketPurpose)
+	t.Log(requests)
+	assert.Equal(t, 1, requests["$JS.API.STREAM.INFO."+leases], "the leases bucket is read once")
+	assert.Equal(t, 1, requests["$JS.API.STREAM.UPDATE."+leases], "and updated once")
+	assert.Zero(t, requests["$JS.API.STREAM.INFO."+claims], "the claims bucket, without a max age to keep, is not read")
+	assert.Equal(t, 1, requests["$JS.API.STREAM.UPDATE."+claims], "but updated once")
 }
