@@ -95,7 +95,7 @@ bench-side:
 # and an http target, on one embedded worker, then 10 minutes idle; then the bare baseline of that idle (JetStream
 # alone with the same streams, consumers and subscriptions, BenchmarkScaleIdleFloor); then a simulated cluster of three workers in
 # one process on one embedded JetStream with 10,000 buses and 30,000 targets (handover, failover), creation
-# capped at 15 minutes (the run goes on with the buses made by then). Their figures are
+# capped at 25 minutes (the run goes on with the buses made by then). Their figures are
 # logged as `figure | ...` lines. `make test-slow` runs the same tests with 300 and 200 buses.
 SCALE_BUSES  ?= 2000
 SCALE_IDLE_S ?= 600
