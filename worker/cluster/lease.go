@@ -236,12 +236,12 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.Key
 	// the keys' TTL.
 	s, err := js.Stream(ctx, "KV_"+kvc.Bucket)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		kv, err := js.CreateKeyValue(ctx, kvc)
-		if err == nil {
+		kv, cerr := js.CreateKeyValue(ctx, kvc)
+		if cerr == nil {
 			return kv, nil
 		}
-		if !errors.Is(err, jetstream.ErrBucketExists) {
-			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, err)
+		if !errors.Is(cerr, jetstream.ErrBucketExists) {
+			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, cerr)
 		}
 		s, err = js.Stream(ctx, "KV_"+kvc.Bucket) // another worker created it meanwhile, with another config
 	}

@@ -681,7 +681,8 @@ func TestLeasesBucketCreatedOnceByWorkersStartingTogether(t *testing.T) {
 				opened[i].Close()
 			}
 		} else {
-			assert.Error(t, errs[i], "w%d, configured for %v, the bucket keeps %v", i, ttl, st.TTL())
+			assert.ErrorContains(t, errs[i], "every worker of a cluster must use the same lease TTL",
+				"w%d, configured for %v, the bucket keeps %v", i, ttl, st.TTL())
 		}
 	}
 }
@@ -707,14 +708,19 @@ func TestJoiningReadsTheLeasesBucketOnce(t *testing.T) {
 	env := jetstreamtest.Start(t)
 	first := openLeases(t, env.JS, "w1")
 	defer first.Close()
-	requests := map[string]int{}
-	sub, err := env.Conn.Subscribe("$JS.API.>", func(m *nats.Msg) { requests[m.Subject]++ })
+	// The connection's reader puts each request in seen as it reads it; a flush's answer comes after them all.
+	seen := make(chan *nats.Msg, 1000)
+	sub, err := env.Conn.ChanSubscribe("$JS.API.>", seen)
 	require.NoError(t, err)
 	require.NoError(t, env.Conn.Flush())
 	joined := openLeases(t, env.JS, "w2")
 	joined.Close()
 	require.NoError(t, env.Conn.Flush())
 	require.NoError(t, sub.Unsubscribe())
+	requests := map[string]int{}
+	for len(seen) > 0 {
+		requests[(<-seen).Subject]++
+	}
 	leases := "KV_" + testNames.Bucket(cluster.LeasesBucketPurpose)
 	claims := "KV_" + testNames.Bucket(cluster.ClaimsBucketPurpose)
 	t.Log(requests)
