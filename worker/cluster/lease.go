@@ -234,7 +234,8 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.Key
 	}
 	// The bucket's stream (named KV_<bucket> by the key-value store's design, ADR-8), read once: its max age is
 	// the keys' TTL.
-	s, err := js.Stream(ctx, "KV_"+kvc.Bucket)
+	name := "KV_" + kvc.Bucket
+	s, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		kv, cerr := js.CreateKeyValue(ctx, kvc)
 		if cerr == nil {
@@ -243,7 +244,7 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, kvc jetstream.Key
 		if !errors.Is(cerr, jetstream.ErrBucketExists) {
 			return nil, fmt.Errorf("cluster: ensuring KV bucket %s: %w", kvc.Bucket, cerr)
 		}
-		s, err = js.Stream(ctx, "KV_"+kvc.Bucket) // another worker created it meanwhile, with another config
+		s, err = js.Stream(ctx, name) // another worker created it meanwhile, with another config
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: reading KV bucket %s: %w", kvc.Bucket, err)
