@@ -28,6 +28,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/cluster"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
+	"github.com/eventbridge-go/eventbridge/worker/delivery"
 	"github.com/eventbridge-go/eventbridge/worker/egress"
 	"github.com/eventbridge-go/eventbridge/worker/herder"
 	"github.com/eventbridge-go/eventbridge/worker/loggers"
@@ -190,6 +191,29 @@ func CheckLeaseTTL(ttl time.Duration) error {
 const LeaseTTLUsage = "how long after its last renewal a worker's lease expires, 1s to 5m: a killed or partitioned " +
 	"worker's tasks move after it; longer keeps the leases of workers starved of CPU at thousands of tasks, at the " +
 	"cost of a slower failover. Every worker of a cluster must use the same"
+
+// LogNATSErrors is the option of the programs' NATS connections that logs on log what nats.go reports
+// asynchronously (a slow consumer, a permissions violation), naming the connection and the subscription's subject;
+// without a handler nats.go prints them on the standard error, past the log's format and levels. A parked task's
+// wake dropped for want of room (delivery.WakeDropped) is logged at debug, since the worker then wakes every parked
+// task and nothing is lost; any other at warning.
+func LogNATSErrors(log *slog.Logger) nats.Option {
+	return nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		level, subject := slog.LevelWarn, ""
+		if sub != nil {
+			subject = sub.Subject
+		}
+		if delivery.WakeDropped(sub, err) {
+			level = slog.LevelDebug
+		}
+		var name string
+		if nc != nil {
+			name = nc.Opts.Name // set before the connection and never changed
+		}
+		log.Log(context.Background(), level, "NATS asynchronous error", "connection", name, "subject", subject,
+			"err", err)
+	})
+}
 
 // leaseLocal is how long a lease stays valid on its worker after a renewal was sent, and how long a member is kept
 // after its last heartbeat: four fifths of its TTL, the margin the defaults have (2s of 2.5s) for the server's

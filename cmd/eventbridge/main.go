@@ -310,13 +310,7 @@ func (m *Main) Run(ctx context.Context) error {
 	natsOpts := []nats.Option{
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
 		nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			subject := ""
-			if sub != nil {
-				subject = sub.Subject
-			}
-			log.Warn("NATS asynchronous error", "subject", subject, "err", err)
-		}),
+		worker.LogNATSErrors(log),
 	}
 	if c.NATS == "" {
 		srv, err := ebjs.StartServer(ebjs.ServerConfig{

@@ -392,6 +392,7 @@ func (m *Main) Run(ctx context.Context) error {
 			nats.ReconnectHandler(func(nc *nats.Conn) {
 				log.Info("reconnected to NATS", "connection", name, "url", nc.ConnectedUrlRedacted())
 			}),
+			worker.LogNATSErrors(log),
 		)...)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to NATS at %s: %w", redactURLs(m.NATSURL), err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -242,6 +243,42 @@ func TestRunAgainstExternalNATS(t *testing.T) {
 		"the binary links the built-in plugins")
 	require.NoError(t, m.Close())
 	assert.Contains(t, log.String(), "worker started")
+}
+
+// What nats.go reports asynchronously reaches the worker's log, naming the connection, rather than nats.go's own
+// lines on the standard error: a slow consumer as a warning, a parked task's dropped wake (a message dropped on a
+// channel subscription, which loses nothing) at debug, below the default level.
+func TestRunLogsNATSAsynchronousErrors(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	m := NewMain()
+	m.Stderr = &log
+	m.Getenv = func(string) string { return "" }
+	require.NoError(t, m.ParseFlags(append(startNATS(t).args(t), "--rest-addr", "127.0.0.1:0", "--worker-id", "w1")))
+	require.NoError(t, m.Run(context.Background()))
+	t.Cleanup(func() { _ = m.Close() })
+
+	hold := make(chan struct{})
+	defer close(hold)
+	busy, err := m.nc.Subscribe("test.busy", func(*nats.Msg) { <-hold })
+	require.NoError(t, err)
+	require.NoError(t, busy.SetPendingLimits(1, -1))
+	parked, err := m.nc.ChanSubscribe("test.parked", make(chan *nats.Msg, 1))
+	require.NoError(t, err)
+	for range 3 {
+		require.NoError(t, m.nc.Publish("test.parked", nil))
+		require.NoError(t, m.nc.Publish("test.busy", nil))
+	}
+	require.NoError(t, m.nc.Flush())
+	require.Eventually(t, func() bool {
+		return strings.Contains(log.String(),
+			`level=WARN msg="NATS asynchronous error" connection="eventbridge-worker w1" subject=test.busy`)
+	}, 10*time.Second, 10*time.Millisecond, "%s", &log)
+	dropped, err := parked.Dropped()
+	require.NoError(t, err)
+	assert.Positive(t, dropped, "the channel subscription dropped messages")
+	// Reported in the order dropped: the parked subscription's (its second message) before the busy one's.
+	assert.NotContains(t, log.String(), "test.parked", "a dropped wake is below the log's level (info)")
 }
 
 func TestRunRefusesServerWithoutJetStream(t *testing.T) {

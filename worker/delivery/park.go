@@ -113,6 +113,14 @@ func (w *Wakes) subscribe(p *parking, subject string) error {
 	return nil
 }
 
+// WakeDropped reports whether err, which nats.go reported for sub, is a message it dropped on a parked task's
+// subscription because the channel of the connection's Wakes had no room: nothing is lost by it, since the reader,
+// finding that channel full, wakes every parked task. A wake storm at tens of thousands of parked tasks had nats.go
+// report thousands of them. Wakes' subscriptions are the worker's only channel subscriptions.
+func WakeDropped(sub *nats.Subscription, err error) bool {
+	return sub != nil && errors.Is(err, nats.ErrSlowConsumer) && sub.Type() == nats.ChanSubscription
+}
+
 // read wakes the task of every message's subscription, or every parked task when the channel filled.
 func (w *Wakes) read() {
 	for {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,6 +65,72 @@ func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
 	assert.Empty(t, w.parked)
 	w.mu.Unlock()
 	w.Stop() // and again at cleanup: a herder may be closed twice
+}
+
+// What nats.go reports of the messages a full channel of parked subscriptions dropped is told apart from every
+// other asynchronous error, so that the programs log the wakes, which lose nothing, below the others: a slow
+// consumer of a subscription with a callback is not a dropped wake, and nor is another error on a parked
+// subscription.
+func TestWakeDroppedTellsTheDroppedWakesApart(t *testing.T) {
+	env := jetstreamtest.Start(t)
+	type report struct {
+		sub *nats.Subscription
+		err error
+	}
+	reports := make(chan report, 100)
+	nc, err := env.Server.Connect(t.Name(), nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		reports <- report{sub, err}
+	}))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	w := watchWakes(nc, 2)
+	t.Cleanup(w.Stop)
+	const tasks = 10
+	ps := make([]*parking, tasks)
+	for i := range ps {
+		ps[i] = &parking{wakes: w, woken: make(chan struct{})}
+		require.NoError(t, w.subscribe(ps[i], fmt.Sprintf("w.%d", i)))
+	}
+	require.NoError(t, nc.Flush())
+	w.mu.Lock() // as above: the reader holds one message, the channel two, the rest are dropped
+	for i := range ps {
+		require.NoError(t, nc.Publish(fmt.Sprintf("w.%d", i), nil))
+	}
+	require.NoError(t, nc.Flush())
+	var wakes []report
+	for len(wakes) < tasks-3 {
+		select {
+		case r := <-reports:
+			wakes = append(wakes, r)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("nats.go reported %d slow consumers of %d dropped wakes", len(wakes), tasks-3)
+		}
+	}
+	w.mu.Unlock()
+	for _, r := range wakes {
+		assert.ErrorIs(t, r.err, nats.ErrSlowConsumer)
+		assert.True(t, WakeDropped(r.sub, r.err), "a dropped wake on %s", r.sub.Subject)
+		assert.False(t, WakeDropped(r.sub, nats.ErrPermissionViolation), "another error on a parked subscription")
+	}
+
+	hold := make(chan struct{})
+	sub, err := nc.Subscribe("callback", func(*nats.Msg) { <-hold })
+	require.NoError(t, err)
+	require.NoError(t, sub.SetPendingLimits(1, -1))
+	for range 3 {
+		require.NoError(t, nc.Publish("callback", nil))
+	}
+	require.NoError(t, nc.Flush())
+	select {
+	case r := <-reports:
+		assert.Same(t, sub, r.sub)
+		assert.ErrorIs(t, r.err, nats.ErrSlowConsumer)
+		assert.False(t, WakeDropped(r.sub, r.err), "a slow consumer with a callback is no dropped wake")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no slow consumer reported for the subscription with a callback")
+	}
+	close(hold)
+	assert.False(t, WakeDropped(nil, nats.ErrSlowConsumer), "an error of no subscription")
 }
 
 // A task is woken once by the first message on any of its subjects, which ends all its subscriptions; one it would
