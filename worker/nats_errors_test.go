@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,20 +30,10 @@ func TestLogNATSErrors(t *testing.T) {
 			10*time.Millisecond, "the log holds %q: %s", want, &out)
 	}
 
-	hold := make(chan struct{})
-	defer close(hold)
-	sub, err := nc.Subscribe("busy", func(*nats.Msg) { <-hold })
-	require.NoError(t, err)
-	require.NoError(t, sub.SetPendingLimits(1, -1))
-	wakes, err := nc.ChanSubscribe("parked", make(chan *nats.Msg, 1))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = wakes.Unsubscribe() })
-	for range 3 {
-		require.NoError(t, nc.Publish("busy", nil))
-		require.NoError(t, nc.Publish("parked", nil))
-	}
-	require.NoError(t, nc.Flush())
-	logged(`level=WARN msg="NATS asynchronous error" connection="w1 tasks" subject=busy err="nats: slow consumer, messages dropped"`)
-	logged(`level=DEBUG msg="NATS asynchronous error" connection="w1 tasks" subject=parked err="nats: slow consumer, messages dropped"`)
+	jetstreamtest.SlowConsumers(t, nc, "busy", "parked")
+	const report = `msg="NATS asynchronous error" connection="w1 tasks"`
+	const slow = ` err="nats: slow consumer, messages dropped"`
+	logged(`level=WARN ` + report + ` subject=busy` + slow)
+	logged(`level=DEBUG ` + report + ` subject=parked` + slow)
 	assert.Equal(t, 2, strings.Count(out.String(), "NATS asynchronous error"), "one report of each: %s", &out)
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/eventbridge-go/eventbridge/stream"
 	"github.com/eventbridge-go/eventbridge/worker/connector"
 	ebjs "github.com/eventbridge-go/eventbridge/worker/jetstream"
+	"github.com/eventbridge-go/eventbridge/worker/jetstream/jetstreamtest"
 	httpsink "github.com/eventbridge-go/eventbridge/worker/plugins/http"
 )
 
@@ -258,26 +259,12 @@ func TestRunLogsNATSAsynchronousErrors(t *testing.T) {
 	require.NoError(t, m.Run(context.Background()))
 	t.Cleanup(func() { _ = m.Close() })
 
-	hold := make(chan struct{})
-	defer close(hold)
-	busy, err := m.nc.Subscribe("test.busy", func(*nats.Msg) { <-hold })
-	require.NoError(t, err)
-	require.NoError(t, busy.SetPendingLimits(1, -1))
-	parked, err := m.nc.ChanSubscribe("test.parked", make(chan *nats.Msg, 1))
-	require.NoError(t, err)
-	for range 3 {
-		require.NoError(t, m.nc.Publish("test.parked", nil))
-		require.NoError(t, m.nc.Publish("test.busy", nil))
-	}
-	require.NoError(t, m.nc.Flush())
+	jetstreamtest.SlowConsumers(t, m.nc, "test.busy", "test.parked")
 	require.Eventually(t, func() bool {
 		return strings.Contains(log.String(),
 			`level=WARN msg="NATS asynchronous error" connection="eventbridge-worker w1" subject=test.busy`)
 	}, 10*time.Second, 10*time.Millisecond, "%s", &log)
-	dropped, err := parked.Dropped()
-	require.NoError(t, err)
-	assert.Positive(t, dropped, "the channel subscription dropped messages")
-	// Reported in the order dropped: the parked subscription's (its second message) before the busy one's.
+	// nats.go reported the parked subscription first: its report was handled by now.
 	assert.NotContains(t, log.String(), "test.parked", "a dropped wake is below the log's level (info)")
 }
 

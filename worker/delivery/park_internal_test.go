@@ -22,6 +22,18 @@ func woken(t *testing.T, p *parking, name string) {
 	}
 }
 
+// parkOnEach parks n tasks on w, task i on subject w.<i>.
+func parkOnEach(t *testing.T, w *Wakes, n int) []*parking {
+	t.Helper()
+	ps := make([]*parking, n)
+	for i := range ps {
+		ps[i] = &parking{wakes: w, woken: make(chan struct{})}
+		require.NoError(t, w.subscribe(ps[i], fmt.Sprintf("w.%d", i)))
+	}
+	require.NoError(t, w.nc.Flush())
+	return ps
+}
+
 // When the connection's channel of parked subscriptions fills, nats.go drops messages, and the tasks of those
 // messages would sleep on: the reader, finding the channel full, wakes every parked task, and unsubscribes them all.
 func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
@@ -31,12 +43,7 @@ func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
 	w := watchWakes(nc, 2)
 	t.Cleanup(w.Stop)
 	const tasks = 10
-	ps := make([]*parking, tasks)
-	for i := range ps {
-		ps[i] = &parking{wakes: w, woken: make(chan struct{})}
-		require.NoError(t, w.subscribe(ps[i], fmt.Sprintf("w.%d", i)))
-	}
-	require.NoError(t, nc.Flush())
+	ps := parkOnEach(t, w, tasks)
 
 	// The reader takes at most one message and waits here: two more fill the channel, the rest are dropped.
 	w.mu.Lock()
@@ -86,12 +93,7 @@ func TestWakeDroppedTellsTheDroppedWakesApart(t *testing.T) {
 	w := watchWakes(nc, 2)
 	t.Cleanup(w.Stop)
 	const tasks = 10
-	ps := make([]*parking, tasks)
-	for i := range ps {
-		ps[i] = &parking{wakes: w, woken: make(chan struct{})}
-		require.NoError(t, w.subscribe(ps[i], fmt.Sprintf("w.%d", i)))
-	}
-	require.NoError(t, nc.Flush())
+	ps := parkOnEach(t, w, tasks)
 	w.mu.Lock() // as above: the reader holds one message, the channel two, the rest are dropped
 	for i := range ps {
 		require.NoError(t, nc.Publish(fmt.Sprintf("w.%d", i), nil))

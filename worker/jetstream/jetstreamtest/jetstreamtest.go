@@ -186,3 +186,38 @@ type Stored struct {
 	EntryID string
 	Event   *event.Event
 }
+
+// SlowConsumers has nats.go report a slow consumer on nc for each of two subscriptions, each sent more messages
+// than it has room for: one with a callback on busy, held until the test ends, and a channel subscription on parked,
+// as a parked task's wake is. nats.go reports the parked one first, in the order it dropped their messages.
+func SlowConsumers(t testing.TB, nc *nats.Conn, busy, parked string) {
+	t.Helper()
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	sub, err := nc.Subscribe(busy, func(*nats.Msg) { <-hold })
+	if err != nil {
+		t.Fatalf("subscribing to %s: %v", busy, err)
+	}
+	if err := sub.SetPendingLimits(1, -1); err != nil {
+		t.Fatalf("limiting %s: %v", busy, err)
+	}
+	wake, err := nc.ChanSubscribe(parked, make(chan *nats.Msg, 1))
+	if err != nil {
+		t.Fatalf("subscribing to %s: %v", parked, err)
+	}
+	// parked: 1 in the channel, then dropped; busy: 1 in the callback, 1 pending, then dropped.
+	for range 3 {
+		if err := nc.Publish(parked, nil); err != nil {
+			t.Fatalf("publishing: %v", err)
+		}
+		if err := nc.Publish(busy, nil); err != nil {
+			t.Fatalf("publishing: %v", err)
+		}
+	}
+	if err := nc.Flush(); err != nil { // answered once the connection read every message
+		t.Fatalf("flushing: %v", err)
+	}
+	if n, err := wake.Dropped(); err != nil || n == 0 {
+		t.Fatalf("the channel subscription dropped %d messages (%v)", n, err)
+	}
+}
