@@ -60,8 +60,9 @@ func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
 		}
 		return n
 	}
-	require.Eventually(t, func() bool { return dropped() == tasks-3 }, 10*time.Second, 10*time.Millisecond,
-		"one message in the reader, two in the channel, the rest dropped")
+	// Flushed: the connection has read every message, so the drops are made.
+	assert.Contains(t, []int{tasks - 3, tasks - 2}, dropped(),
+		"two messages in the channel, one in the reader unless it had not taken the first yet, the rest dropped")
 	w.mu.Unlock()
 	for i, p := range ps {
 		woken(t, p, fmt.Sprintf("task %d", i))
