@@ -34,6 +34,18 @@ func parkOnEach(t *testing.T, w *Wakes, n int) []*parking {
 	return ps
 }
 
+// dropped counts the messages nats.go dropped on the first subscriptions of ps.
+func dropped(t *testing.T, ps []*parking) int {
+	t.Helper()
+	n := 0
+	for _, p := range ps {
+		d, err := p.subs[0].Dropped()
+		require.NoError(t, err)
+		n += d
+	}
+	return n
+}
+
 // When the connection's channel of parked subscriptions fills, nats.go drops messages, and the tasks of those
 // messages would sleep on: the reader, finding the channel full, wakes every parked task, and unsubscribes them all.
 func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
@@ -51,17 +63,8 @@ func TestWakesWakesEveryParkedTaskWhenItsChannelFilled(t *testing.T) {
 		require.NoError(t, nc.Publish(fmt.Sprintf("w.%d", i), nil))
 	}
 	require.NoError(t, nc.Flush())
-	dropped := func() int {
-		n := 0
-		for _, p := range ps {
-			d, err := p.subs[0].Dropped()
-			require.NoError(t, err)
-			n += d
-		}
-		return n
-	}
 	// Flushed: the connection has read every message, so the drops are made.
-	assert.Contains(t, []int{tasks - 3, tasks - 2}, dropped(),
+	assert.Contains(t, []int{tasks - 3, tasks - 2}, dropped(t, ps),
 		"two messages in the channel, one in the reader unless it had not taken the first yet, the rest dropped")
 	w.mu.Unlock()
 	for i, p := range ps {
@@ -100,15 +103,8 @@ func TestWakeDroppedTellsTheDroppedWakesApart(t *testing.T) {
 		require.NoError(t, nc.Publish(fmt.Sprintf("w.%d", i), nil))
 	}
 	require.NoError(t, nc.Flush()) // answered once the connection read every message: the drops are made
-	// The subscriptions that dropped a message: 7, or 8 when the reader had not taken the first yet.
-	dropping := 0
-	for _, p := range ps {
-		n, err := p.subs[0].Dropped()
-		require.NoError(t, err)
-		if n > 0 {
-			dropping++
-		}
-	}
+	// The subscriptions that dropped their message: 7, or 8 when the reader had not taken the first yet.
+	dropping := dropped(t, ps)
 	require.GreaterOrEqual(t, dropping, tasks-3)
 	var wakes []report
 	for len(wakes) < dropping {
