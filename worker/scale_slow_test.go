@@ -122,18 +122,20 @@ func TestSlowScaleCluster(t *testing.T) {
 	var ws []*worker.Worker
 	var conns, leaseConns []*nats.Conn
 	for i := range 3 {
-		nc := jetstreamtest.Connect(t, srv)
+		// The connections report NATS's asynchronous errors to the worker's log, as cmd/worker's do (dropped wakes
+		// at debug), rather than nats.go printing them on stderr.
+		log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: scaleLogLevel()})).With(
+			"worker", fmt.Sprintf("w%d", i+1))
+		nc := jetstreamtest.Connect(t, srv, worker.LogNATSErrors(log))
 		conns = append(conns, nc)
 		var leaseNC *nats.Conn
 		if os.Getenv("EB_SCALE_ONE_CONN") == "" {
-			leaseNC = jetstreamtest.Connect(t, srv)
+			leaseNC = jetstreamtest.Connect(t, srv, worker.LogNATSErrors(log))
 			leaseConns = append(leaseConns, leaseNC)
 		}
 		w, err := worker.New(worker.Config{Token: testToken, NATS: nc, LeaseNATS: leaseNC,
 			WorkerID: fmt.Sprintf("w%d", i+1), RESTAddr: "127.0.0.1:0", AllowPrivateTargets: true,
-			Registry: registry(t), StopTimeout: 5 * time.Second, LeaseTTL: leaseTTL,
-			Logger: slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: scaleLogLevel()})).With(
-				"worker", fmt.Sprintf("w%d", i+1))})
+			Registry: registry(t), StopTimeout: 5 * time.Second, LeaseTTL: leaseTTL, Logger: log})
 		require.NoError(t, err)
 		require.NoError(t, w.Start(ctx))
 		t.Cleanup(func() { _ = w.Close(context.Background()) })

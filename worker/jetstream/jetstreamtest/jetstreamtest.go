@@ -62,10 +62,10 @@ func StartWith(t testing.TB, cfg ebjs.ServerConfig) *Env {
 	return &Env{Server: srv, Conn: nc, JS: jetstreamOf(t, nc), Credentials: cfg.Credentials}
 }
 
-// Connect opens another in-process connection, closed when the test ends.
-func Connect(t testing.TB, srv *ebjs.Server) *nats.Conn {
+// Connect opens another in-process connection with opts besides the server's own, closed when the test ends.
+func Connect(t testing.TB, srv *ebjs.Server, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := srv.Connect(t.Name())
+	nc, err := srv.Connect(t.Name(), opts...)
 	if err != nil {
 		t.Fatalf("connecting to NATS: %v", err)
 	}
